@@ -1,0 +1,57 @@
+"""Shared CLI plumbing: settings on the context, one error boundary, JSON output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from kgservice.config import ConfigError, Settings
+from kgservice.families.lexicon import LexiconError
+from kgservice.notation.errors import NotationErrors
+from kgservice.service import KnowledgeBase
+from kgservice.stores.base import IngestConflict, StoreError
+
+err = Console(stderr=True)
+out = Console()
+T = TypeVar("T")
+
+# exit codes: 2 = the input was wrong (fix it and retry), 1 = the service failed
+BAD_INPUT = 2
+FAILED = 1
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    return ctx.obj["settings"]
+
+
+@contextmanager
+def knowledge_base(ctx: typer.Context) -> Iterator[KnowledgeBase]:
+    kb = KnowledgeBase(settings_of(ctx))
+    with errors_reported():
+        try:
+            yield kb
+        finally:
+            kb.close()
+
+
+@contextmanager
+def errors_reported() -> Iterator[None]:
+    """Turn known failures into one clear stderr message and a non-zero exit, no traceback."""
+    try:
+        yield
+    except (NotationErrors, IngestConflict, ConfigError, LexiconError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(BAD_INPUT) from None
+    except (StoreError, OSError) as exc:
+        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(FAILED) from None
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")

@@ -1,0 +1,120 @@
+"""Configuration: the only global state. Read once from env vars and an optional TOML file.
+
+Precedence: explicit CLI flags > environment > config file > defaults. Secrets (Neo4j
+password, Qdrant API key, LLM keys) come only from the environment or from a config file
+that only its owner can read; they are never printed (``Settings.public()`` masks them).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+SECRET_FIELDS = {"neo4j_password", "qdrant_api_key"}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path(".kg")
+    backend: str = "embedded"  # embedded | neo4j
+    neo4j_uri: str | None = None
+    neo4j_user: str = "neo4j"
+    neo4j_password: str | None = None
+    neo4j_database: str = "neo4j"
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    qdrant_collection: str = "kg_nodes"
+    embedder: str = "default"
+    llm_model: str = "kgoffline/scripted"
+    lexicon_files: tuple[Path, ...] = ()
+    tau: dict[str, float] = field(default_factory=dict)
+    epsilon: float = 0.05
+    max_hops: int = 3
+    read_only: bool = False
+
+    def public(self) -> dict[str, Any]:
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name in SECRET_FIELDS:
+                v = "***" if v else None
+            out[f.name] = str(v) if isinstance(v, Path) else v
+        return out
+
+    def with_overrides(self, **kw: Any) -> "Settings":
+        return replace(self, **{k: v for k, v in kw.items() if v is not None})
+
+
+_ENV = {
+    "KG_DATA_DIR": ("data_dir", Path),
+    "KG_BACKEND": ("backend", str),
+    "KG_NEO4J_URI": ("neo4j_uri", str),
+    "KG_NEO4J_USER": ("neo4j_user", str),
+    "NEO4J_PASSWORD": ("neo4j_password", str),
+    "KG_NEO4J_PASSWORD": ("neo4j_password", str),
+    "KG_NEO4J_DATABASE": ("neo4j_database", str),
+    "KG_QDRANT_URL": ("qdrant_url", str),
+    "KG_QDRANT_API_KEY": ("qdrant_api_key", str),
+    "KG_EMBEDDER": ("embedder", str),
+    "KG_LLM_MODEL": ("llm_model", str),
+    "KG_EPSILON": ("epsilon", float),
+    "KG_MAX_HOPS": ("max_hops", int),
+    "KG_READ_ONLY": ("read_only", lambda v: v.lower() in ("1", "true", "yes")),
+}
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = tomllib.loads(path.read_text("utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    known = {f.name for f in fields(Settings)}
+    unknown = set(raw) - known
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting(s) {sorted(unknown)}; known: {sorted(known)}")
+    if SECRET_FIELDS & set(raw):
+        mode = path.stat().st_mode
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise ConfigError(
+                f"{path} holds a secret ({', '.join(sorted(SECRET_FIELDS & set(raw)))}) but is readable by "
+                f"group/others (mode {oct(mode & 0o777)}); run: chmod 600 {path}"
+            )
+    return raw
+
+
+def load_settings(config_file: Path | None = None, env: dict[str, str] | None = None) -> Settings:
+    env = dict(os.environ if env is None else env)
+    values: dict[str, Any] = {}
+    path = config_file or (Path(env["KG_CONFIG"]) if env.get("KG_CONFIG") else None)
+    if path is not None:
+        if not path.exists():
+            raise ConfigError(f"config file not found: {path}")
+        values.update(_read_file(path))
+    for var, (name, conv) in _ENV.items():
+        if env.get(var):
+            try:
+                values[name] = conv(env[var])
+            except ValueError:
+                raise ConfigError(f"environment variable {var}={env[var]!r} is not a valid {name}") from None
+    if env.get("KG_LEXICON"):
+        values["lexicon_files"] = tuple(Path(p) for p in env["KG_LEXICON"].split(os.pathsep) if p)
+    if "lexicon_files" in values:
+        values["lexicon_files"] = tuple(Path(p) for p in values["lexicon_files"])
+    if "data_dir" in values:
+        values["data_dir"] = Path(values["data_dir"])
+    if values.get("neo4j_uri") and "backend" not in values:
+        values["backend"] = "neo4j"
+    settings = Settings(**values)
+    if settings.backend not in ("embedded", "neo4j"):
+        raise ConfigError(f"backend must be 'embedded' or 'neo4j', got {settings.backend!r}")
+    if settings.backend == "neo4j" and not settings.neo4j_uri:
+        raise ConfigError("backend 'neo4j' needs KG_NEO4J_URI (e.g. bolt://127.0.0.1:7687)")
+    return settings

@@ -1,0 +1,65 @@
+"""Spreading activation (DESIGN §4.3): a per-hop frontier loop driven from Python.
+
+Each hop asks the store for the frontier's relation edges (one Cypher call per hop on
+Neo4j), so ε really prunes: a node whose incoming energy this hop is below ε does not
+spread. Energy only ranks (invariant 2); it never makes a fact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kgservice.families import SPREAD_KINDS
+from kgservice.stores.base import GraphStore
+
+DEFAULT_TAU = {"synonym": 0.9, "belongs_to": 0.7, "of": 0.5, "content": 0.3, "related_to": 0.2}
+
+
+@dataclass(frozen=True)
+class SpreadParams:
+    tau: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_TAU))
+    epsilon: float = 0.05
+    max_hops: int = 3
+    e0: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_hops <= 10:
+            raise ValueError(f"max_hops (K) must be 1..10, got {self.max_hops}")
+        if not 0 < self.epsilon < 1:
+            raise ValueError(f"epsilon must be in (0, 1), got {self.epsilon}")
+        for kind in self.tau:
+            if kind not in SPREAD_KINDS:
+                raise ValueError(f"tau given for {kind!r}, which spreading activation does not walk")
+
+    def key(self) -> tuple:
+        return (tuple(sorted(self.tau.items())), self.epsilon, self.max_hops, self.e0)
+
+
+@dataclass
+class SpreadResult:
+    energy: dict[str, float]
+    hops: int
+
+    def ranked(self, limit: int | None = None) -> list[tuple[str, float]]:
+        items = sorted(self.energy.items(), key=lambda kv: (-kv[1], kv[0]))
+        return items[:limit] if limit else items
+
+
+def spread_activation(
+    store: GraphStore,
+    seeds: Mapping[str, float] | list[str],
+    params: SpreadParams = SpreadParams(),
+) -> SpreadResult:
+    """Seeds start with E0 (times a per-seed weight such as vector similarity, if given)."""
+    weights = dict(seeds) if isinstance(seeds, Mapping) else {s: 1.0 for s in seeds}
+    energy: dict[str, float] = {s: params.e0 * w for s, w in weights.items()}
+    frontier = {s: e for s, e in energy.items() if e >= params.epsilon}
+    hops = 0
+    while frontier and hops < params.max_hops:
+        hops += 1
+        incoming = store.spread_step(frontier, params.tau)
+        for node, e in incoming.items():
+            energy[node] = energy.get(node, 0.0) + e
+        frontier = {n: e for n, e in incoming.items() if e >= params.epsilon}
+    return SpreadResult(energy=energy, hops=hops)

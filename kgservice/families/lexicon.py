@@ -1,0 +1,102 @@
+"""Predicate families: every predicate maps to a family base member through a lexicon.
+
+The lexicon is data (``lexicon.json`` next to this file, plus an optional user file of the
+same shape), so a corpus in a new language needs a file, not code. Unknown predicates
+become their own content family, keyed by the normalised predicate text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from kgservice.ids import normalise_label
+
+# Families whose units become node-to-node relation edges (spread + closures).
+RELATION_KINDS = ("synonym", "belongs_to", "of", "content", "related_to")
+# Families that spreading activation walks; superseded/narrows are directed-only paths.
+SPREAD_KINDS = RELATION_KINDS
+ALL_KINDS = RELATION_KINDS + ("superseded", "narrows")
+
+
+class LexiconError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class FamilyInfo:
+    kind: str
+    base: str
+    inverse: bool = False
+
+
+@dataclass
+class Lexicon:
+    members: dict[str, FamilyInfo] = field(default_factory=dict)
+    tau: dict[str, float] = field(default_factory=dict)
+    content_bases: set[str] = field(default_factory=set)
+
+    @classmethod
+    def load(cls, extra: list[Path] | None = None, tau_overrides: dict[str, float] | None = None) -> "Lexicon":
+        lex = cls()
+        default = resources.files("kgservice.families").joinpath("lexicon.json").read_text("utf-8")
+        lex.merge(json.loads(default), source="built-in lexicon")
+        for path in extra or []:
+            try:
+                data = json.loads(Path(path).read_text("utf-8"))
+            except FileNotFoundError:
+                raise LexiconError(f"lexicon file not found: {path}") from None
+            except json.JSONDecodeError as exc:
+                raise LexiconError(f"{path}:{exc.lineno}:{exc.colno}: lexicon is not valid JSON: {exc.msg}") from None
+            lex.merge(data, source=str(path))
+        for kind, value in (tau_overrides or {}).items():
+            if kind not in ALL_KINDS:
+                raise LexiconError(f"unknown family kind {kind!r} in tau overrides; known: {', '.join(ALL_KINDS)}")
+            lex.tau[kind] = float(value)
+        return lex
+
+    def merge(self, data: dict[str, Any], source: str) -> None:
+        for kind, spec in (data.get("kinds") or {}).items():
+            if kind not in ALL_KINDS or kind == "content":
+                raise LexiconError(f"{source}: unknown family kind {kind!r}; known: {', '.join(k for k in ALL_KINDS if k != 'content')}")
+            base = spec.get("base") or self._base_of(kind)
+            if base is None:
+                raise LexiconError(f"{source}: family {kind!r} needs a 'base'")
+            if "tau" in spec:
+                self.tau[kind] = float(spec["tau"])
+            for word in [base, *spec.get("members", [])]:
+                self.members[normalise_label(word)] = FamilyInfo(kind, base)
+            for word in spec.get("inverse_members", []):
+                self.members[normalise_label(word)] = FamilyInfo(kind, base, inverse=True)
+        content = data.get("content") or {}
+        if "tau" in content:
+            self.tau["content"] = float(content["tau"])
+        for base, words in (content.get("families") or {}).items():
+            self.content_bases.add(base)
+            for word in [base, *words]:
+                self.members[normalise_label(word)] = FamilyInfo("content", base)
+
+    def _base_of(self, kind: str) -> str | None:
+        for info in self.members.values():
+            if info.kind == kind:
+                return info.base
+        return None
+
+    def resolve(self, predicate: str) -> FamilyInfo:
+        key = normalise_label(predicate)
+        info = self.members.get(key)
+        if info is not None:
+            return info
+        return FamilyInfo("content", key)
+
+    def tau_of(self, kind: str) -> float:
+        return self.tau.get(kind, 0.0)
+
+    def base_of_kind(self, kind: str) -> str:
+        base = self._base_of(kind)
+        if base is None:
+            raise LexiconError(f"no base member for family kind {kind!r}")
+        return base

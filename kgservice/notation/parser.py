@@ -1,0 +1,241 @@
+"""Parser for the unit text notation of DESIGN.md §1.
+
+Grammar (one unit per line, modifier rows indented under it)::
+
+    unit     := [ '#' ID ] node pred value+
+    modrow   := INDENT '()' pred value
+    node     := '{' text '}'          entry / derived concept
+    literal  := '(' text ')'
+    pred     := '[' text ']'
+    value    := node | literal | '#' ID
+    comment  := '%' ...              (whole line)
+
+Inside a bracketed text a backslash escapes the next character, so labels may contain
+``}``, ``)`` or ``]``. The parser collects every error in the file and raises them
+together; callers store nothing from a file that fails.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgservice.families import Lexicon
+from kgservice.ids import content_unit_id, normalise_label
+from kgservice.model import Mod, Mode, Unit, Value
+from kgservice.notation.errors import NotationError, NotationErrors
+
+_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:\-]*")
+_CLOSERS = {"{": "}", "(": ")", "[": "]"}
+MAX_LINE = 100_000
+SUPERSEDES_SLOTS = {"supersedes", "取代", "replaces"}
+
+
+class _LineError(Exception):
+    def __init__(self, column: int, message: str):
+        self.column = column
+        self.message = message
+
+
+@dataclass
+class _Token:
+    kind: str  # '{', '(', '[', '#'
+    text: str
+    column: int  # 1-based column of the opening character
+
+
+class _Scanner:
+    def __init__(self, line: str, start: int = 0):
+        self.line = line
+        self.pos = start
+
+    def skip_ws(self) -> None:
+        while self.pos < len(self.line) and self.line[self.pos] in " \t":
+            self.pos += 1
+
+    def at_end(self) -> bool:
+        self.skip_ws()
+        return self.pos >= len(self.line)
+
+    def token(self, allowed: str, what: str) -> _Token:
+        self.skip_ws()
+        col = self.pos + 1
+        if self.pos >= len(self.line):
+            raise _LineError(col, f"expected {what}, found end of line")
+        ch = self.line[self.pos]
+        if ch not in allowed:
+            raise _LineError(col, f"expected {what}, found {self.line[self.pos:self.pos + 12]!r}")
+        if ch == "#":
+            m = _ID.match(self.line, self.pos + 1)
+            if not m:
+                raise _LineError(col + 1, "expected a unit id after '#' (letters, digits, _ - . :)")
+            self.pos = m.end()
+            return _Token("#", m.group(0), col)
+        closer = _CLOSERS[ch]
+        out: list[str] = []
+        i = self.pos + 1
+        while i < len(self.line):
+            c = self.line[i]
+            if c == "\\" and i + 1 < len(self.line):
+                out.append(self.line[i + 1])
+                i += 2
+                continue
+            if c == closer:
+                self.pos = i + 1
+                text = "".join(out).strip()
+                if not text and ch != "(":
+                    raise _LineError(col, f"empty {ch}{closer}")
+                if self.pos < len(self.line) and self.line[self.pos] not in " \t":
+                    raise _LineError(self.pos + 1, f"expected a space after {closer!r}")
+                return _Token(ch, text, col)
+            if c in "\r\n":
+                break
+            out.append(c)
+            i += 1
+        raise _LineError(col, f"unclosed {ch!r}: expected {closer!r} before end of line")
+
+
+def _value(tok: _Token) -> Value:
+    if tok.kind == "{":
+        return Value(node=tok.text)
+    if tok.kind == "(":
+        if not tok.text:
+            raise _LineError(tok.column, "empty literal '()' is only allowed to open a modifier row")
+        return Value(literal=tok.text)
+    return Value(unit=tok.text)
+
+
+@dataclass
+class _Pending:
+    line: int
+    uid: str | None
+    subject: str
+    predicate: str
+    args: list[Value]
+    mods: list[Mod]
+    supersedes: list[str]
+
+
+def parse_units(
+    text: str,
+    lexicon: Lexicon,
+    source: str = "<text>",
+    doc: str | None = None,
+    mode: Mode = "manual",
+) -> list[Unit]:
+    """Parse unit notation; raise :class:`NotationErrors` listing every bad line."""
+    errors: list[NotationError] = []
+    pending: list[_Pending] = []
+    current: _Pending | None = None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip("\r\n")
+        if len(line) > MAX_LINE:
+            errors.append(NotationError(source, lineno, 1, f"line is {len(line)} characters, over the {MAX_LINE} limit"))
+            current = None
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("%"):
+            continue
+        indented = line[0] in " \t"
+        try:
+            if indented:
+                if current is None:
+                    col = len(line) - len(line.lstrip()) + 1
+                    raise _LineError(col, "modifier row with no unit above it")
+                _parse_mod(line, current)
+            else:
+                current = _parse_unit_line(line, lineno)
+                pending.append(current)
+        except _LineError as exc:
+            errors.append(NotationError(source, lineno, exc.column, exc.message))
+            if not indented:
+                current = None
+    units: list[Unit] = []
+    seen: dict[str, int] = {}
+    for p in pending:
+        unit = _build(p, lexicon, doc, mode)
+        if unit.id in seen:
+            errors.append(NotationError(source, p.line, 1, f"unit id #{unit.id} already defined on line {seen[unit.id]}"))
+            continue
+        seen[unit.id] = p.line
+        units.append(unit)
+    if errors:
+        raise NotationErrors(errors)
+    return units
+
+
+def _parse_unit_line(line: str, lineno: int) -> _Pending:
+    sc = _Scanner(line)
+    uid: str | None = None
+    first = sc.token("#{", "'#id' or a subject node '{X}'")
+    if first.kind == "#":
+        uid = first.text
+        first = sc.token("{", "a subject node '{X}' after the unit id")
+    pred = sc.token("[", "a predicate '[P]' after the subject")
+    args: list[Value] = []
+    while not sc.at_end():
+        tok = sc.token("{(#", "an argument '{X}', '(literal)' or '#unit'")
+        if tok.kind == "#":
+            raise _LineError(tok.column, "a '#unit' reference is only allowed as a modifier value")
+        args.append(_value(tok))
+    if not args:
+        raise _LineError(len(line) + 1, "expected at least one argument '{X}' or '(literal)' after the predicate")
+    return _Pending(lineno, uid, first.text, pred.text, args, [], [])
+
+
+def _parse_mod(line: str, current: _Pending) -> None:
+    sc = _Scanner(line)
+    sc.skip_ws()
+    col = sc.pos + 1
+    if not line.startswith("()", sc.pos):
+        raise _LineError(col, "expected '()' to open a modifier row (indented lines are modifier rows)")
+    sc.pos += 2
+    slot = sc.token("[", "a slot '[name]' after '()'")
+    val_tok = sc.token("{(#", "a modifier value '{X}', '(literal)' or '#unit'")
+    if not sc.at_end():
+        raise _LineError(sc.pos + 1, "expected end of line: a modifier row has exactly one value")
+    value = _value(val_tok)
+    if normalise_label(slot.text) in SUPERSEDES_SLOTS:
+        if value.unit is None:
+            raise _LineError(val_tok.column, "a [supersedes] row needs a '#unit' value")
+        current.supersedes.append(value.unit)
+        return
+    current.mods.append(Mod(slot=slot.text, value=value))
+
+
+def _build(p: _Pending, lexicon: Lexicon, doc: str | None, mode: Mode) -> Unit:
+    info = lexicon.resolve(p.predicate)
+    fields = dict(
+        subject=p.subject,
+        predicate=p.predicate,
+        family=info.base,
+        kind=info.kind,
+        inverse=info.inverse,
+        args=tuple(p.args),
+        mods=tuple(p.mods),
+        supersedes=tuple(p.supersedes),
+        doc=doc,
+        mode=mode,
+    )
+    if p.uid is not None:
+        return Unit(id=p.uid, explicit_id=True, **fields)
+    # Content id: derived from the canonical text, so the same fact re-ingested is a no-op.
+    from kgservice.notation.serializer import format_unit
+
+    probe = Unit(id="_", explicit_id=False, **fields)
+    return probe.model_copy(update={"id": content_unit_id(format_unit(probe, with_id=False))})
+
+
+def parse_file(path: Path, lexicon: Lexicon, doc: str | None = None, mode: Mode = "manual") -> list[Unit]:
+    """Read a unit file (UTF-8) and parse it; encoding problems are reported with a line number."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise NotationErrors([NotationError(str(path), line, col, f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x})")]) from None
+    return parse_units(text, lexicon, source=str(path), doc=doc or Path(path).name, mode=mode)

@@ -1,0 +1,105 @@
+"""The knowledge base as one object: settings -> store, lexicon, embedder, vectors.
+
+The CLI and the pipelines talk to this, not to backends, so switching from the embedded
+default to Neo4j + a Qdrant server is configuration only. Heavy parts (embedding model,
+Qdrant client) open lazily: `kg stats` should not load a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from kgservice.config import Settings
+from kgservice.expansion.spread import DEFAULT_TAU, SpreadParams
+from kgservice.families import Lexicon
+from kgservice.ids import node_id
+from kgservice.model import IngestReport, Unit
+from kgservice.stores.base import GraphStore, StoreError
+from kgservice.stores.factory import open_store
+
+
+class ReadOnlyError(StoreError):
+    pass
+
+
+@dataclass
+class EntryHit:
+    node_id: str
+    label: str
+    score: float
+
+
+class KnowledgeBase:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
+    @cached_property
+    def lexicon(self) -> Lexicon:
+        return Lexicon.load(list(self.settings.lexicon_files), self.settings.tau)
+
+    @cached_property
+    def store(self) -> GraphStore:
+        return open_store(self.settings)
+
+    @cached_property
+    def embedder(self):
+        from kgservice.vectors.embedder import make_embedder
+
+        return make_embedder(self.settings.embedder)
+
+    @cached_property
+    def vectors(self):
+        from kgservice.vectors.qdrant_store import VectorStore
+
+        s = self.settings
+        if s.qdrant_url:
+            return VectorStore(dim=self.embedder.dim, model_name=self.embedder.name, url=s.qdrant_url,
+                               api_key=s.qdrant_api_key, collection=s.qdrant_collection)
+        return VectorStore(dim=self.embedder.dim, model_name=self.embedder.name,
+                           path=s.data_dir / "qdrant", collection=s.qdrant_collection)
+
+    def spread_params(self, **over: float | int) -> SpreadParams:
+        tau = {k: self.lexicon.tau.get(k, v) for k, v in DEFAULT_TAU.items()}
+        return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
+                            max_hops=int(over.get("max_hops") or self.settings.max_hops))
+
+    # -- writes ------------------------------------------------------------------
+    def ingest_units(self, units: Sequence[Unit], embed: bool = True,
+                     progress: Callable[[int], None] | None = None) -> IngestReport:
+        """Graph first (atomic), then vectors for the entry/derived nodes it added.
+
+        If embedding fails after the graph batch landed, the graph is still consistent and
+        `kg doctor --repair` embeds the missing nodes; vectors never point at absent nodes."""
+        if self.settings.read_only:
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
+        report = self.store.ingest(units, progress=progress)
+        if embed and report.new_embeddable_nodes:
+            self.embed_nodes(report.new_embeddable_nodes)
+        return report
+
+    def embed_nodes(self, ids: Sequence[str], batch: int = 256) -> int:
+        nodes = self.store.get_nodes(ids)
+        for i in range(0, len(nodes), batch):
+            chunk = nodes[i:i + batch]
+            vecs = self.embedder.embed([n.label for n in chunk])
+            self.vectors.upsert([n.id for n in chunk], vecs, [{"label": n.label, "kind": n.kind.value} for n in chunk])
+        return len(nodes)
+
+    # -- reads -------------------------------------------------------------------
+    def resolve_node(self, text: str) -> str | None:
+        nid = node_id(text)
+        return nid if self.store.get_nodes([nid]) else None
+
+    def vector_entry(self, text: str, top_k: int = 5, threshold: float = 0.3) -> list[EntryHit]:
+        vec = self.embedder.embed([text])[0]
+        hits = self.vectors.search(vec, top_k=top_k, threshold=threshold)
+        nodes = {n.id: n for n in self.store.get_nodes([h[0] for h in hits])}
+        return [EntryHit(nid, nodes[nid].label, score) for nid, score in hits if nid in nodes]
+
+    def close(self) -> None:
+        if "vectors" in self.__dict__:
+            self.vectors.close()
+        if "store" in self.__dict__:
+            self.store.close()

@@ -1,0 +1,21 @@
+"""Open the graph store the settings ask for; the only place that knows both backends."""
+
+from __future__ import annotations
+
+from kgservice.config import Settings
+from kgservice.stores.base import GraphStore
+
+
+def open_store(settings: Settings) -> GraphStore:
+    if settings.backend == "neo4j":
+        from kgservice.stores.neo4j_store import Neo4jStore  # driver import only when used
+
+        return Neo4jStore.connect(
+            uri=settings.neo4j_uri or "",
+            user=settings.neo4j_user,
+            password=settings.neo4j_password,
+            database=settings.neo4j_database,
+        )
+    from kgservice.stores.embedded import EmbeddedStore
+
+    return EmbeddedStore(settings.data_dir / "graph")
