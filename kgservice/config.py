@@ -32,8 +32,16 @@ class Settings:
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
     qdrant_collection: str = "kg_nodes"
+    vector_backend: str = "qdrant"  # qdrant (client: local path or server url) | edge (qdrant-edge-py) | auto
     embedder: str = "default"
-    llm_model: str = "kgoffline/scripted"
+    llm_model: str = "kgoffline/scripted"  # any litellm model; kgoffline/scripted|rules are offline (kgservice.llm.offline)
+    llm_api_base: str | None = None  # e.g. a local OpenAI-compatible server; keys come from litellm's usual env vars
+    llm_timeout: float = 60.0  # seconds per provider call
+    llm_max_retries: int = 3  # extra attempts on provider errors / timeouts (tenacity, exponential backoff)
+    llm_retry_wait: float = 1.0  # backoff base in seconds (0 in tests)
+    llm_repair_attempts: int = 2  # follow-up requests that show the model its invalid JSON and the error
+    llm_recordings: tuple[Path, ...] = ()  # extra recorded-response files (JSONL) for the kgoffline provider
+    llm_record: Path | None = None  # append every completion (request hash + response, no request text) here
     lexicon_files: tuple[Path, ...] = ()
     tau: dict[str, float] = field(default_factory=dict)
     epsilon: float = 0.05
@@ -63,8 +71,15 @@ _ENV = {
     "KG_NEO4J_DATABASE": ("neo4j_database", str),
     "KG_QDRANT_URL": ("qdrant_url", str),
     "KG_QDRANT_API_KEY": ("qdrant_api_key", str),
+    "KG_VECTOR_BACKEND": ("vector_backend", str),
     "KG_EMBEDDER": ("embedder", str),
     "KG_LLM_MODEL": ("llm_model", str),
+    "KG_LLM_API_BASE": ("llm_api_base", str),
+    "KG_LLM_TIMEOUT": ("llm_timeout", float),
+    "KG_LLM_MAX_RETRIES": ("llm_max_retries", int),
+    "KG_LLM_RETRY_WAIT": ("llm_retry_wait", float),
+    "KG_LLM_REPAIR_ATTEMPTS": ("llm_repair_attempts", int),
+    "KG_LLM_RECORD": ("llm_record", Path),
     "KG_EPSILON": ("epsilon", float),
     "KG_MAX_HOPS": ("max_hops", int),
     "KG_READ_ONLY": ("read_only", lambda v: v.lower() in ("1", "true", "yes")),
@@ -108,6 +123,12 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         values["lexicon_files"] = tuple(Path(p) for p in env["KG_LEXICON"].split(os.pathsep) if p)
     if "lexicon_files" in values:
         values["lexicon_files"] = tuple(Path(p) for p in values["lexicon_files"])
+    if env.get("KG_LLM_RECORDINGS"):
+        values["llm_recordings"] = tuple(Path(p) for p in env["KG_LLM_RECORDINGS"].split(os.pathsep) if p)
+    if "llm_recordings" in values:
+        values["llm_recordings"] = tuple(Path(p) for p in values["llm_recordings"])
+    if values.get("llm_record") is not None:
+        values["llm_record"] = Path(values["llm_record"])
     if "data_dir" in values:
         values["data_dir"] = Path(values["data_dir"])
     if values.get("neo4j_uri") and "backend" not in values:

@@ -85,7 +85,6 @@ class Unit(BaseModel):
     doc: str | None = None
     mode: Mode = "manual"
     ingested_at: str | None = None
-    explicit_id: bool = Field(default=True, exclude=True)
 
     @property
     def subject_id(self) -> str:

@@ -51,14 +51,13 @@ class KnowledgeBase:
 
     @cached_property
     def vectors(self):
-        from kgservice.vectors.qdrant_store import VectorStore
+        from kgservice.vectors import open_vector_store
 
         s = self.settings
-        if s.qdrant_url:
-            return VectorStore(dim=self.embedder.dim, model_name=self.embedder.name, url=s.qdrant_url,
-                               api_key=s.qdrant_api_key, collection=s.qdrant_collection)
-        return VectorStore(dim=self.embedder.dim, model_name=self.embedder.name,
-                           path=s.data_dir / "qdrant", collection=s.qdrant_collection)
+        return open_vector_store(
+            dim=self.embedder.dim, model_name=self.embedder.name, backend=s.vector_backend,
+            url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
+            path=None if s.qdrant_url else str(s.data_dir / "qdrant"))
 
     def spread_params(self, **over: float | int) -> SpreadParams:
         tau = {k: self.lexicon.tau.get(k, v) for k, v in DEFAULT_TAU.items()}

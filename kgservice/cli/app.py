@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -133,7 +134,8 @@ def expand(
             out.print(f"[bold]directed expansion of {nid}[/bold]: {len(res.nodes)} nodes, {len(units)} units"
                       + (f", {len(res.superseded)} superseded skipped" if res.superseded else ""))
             for u in units:
-                out.print(f"  {format_unit(u).splitlines()[0]}   [dim]<- {'; '.join(res.units[u.id])}[/dim]", highlight=False)
+                out.print(f"  {escape(format_unit(u).splitlines()[0])}   [dim]<- {escape('; '.join(res.units[u.id]))}[/dim]",
+                          highlight=False, soft_wrap=True)
             return
         params = kb.spread_params(epsilon=epsilon or 0, max_hops=hops or 0)
         result = spread_activation(kb.store, [nid], params)
@@ -146,7 +148,7 @@ def expand(
         table.add_column("node")
         table.add_column("energy", justify="right")
         for n, e in ranked:
-            table.add_row(n, f"{e:.4f}")
+            table.add_row(escape(n), f"{e:.4f}")
         out.print(table)
 
 
@@ -197,7 +199,7 @@ def search(
             print_json([h.__dict__ for h in hits])
             return
         for h in hits:
-            out.print(f"{h.score:.3f}  {h.label}", highlight=False)
+            out.print(f"{h.score:.3f}  {escape(h.label)}", highlight=False)
         if not hits:
             out.print("no entry node above the threshold")
 

@@ -221,11 +221,11 @@ def _build(p: _Pending, lexicon: Lexicon, doc: str | None, mode: Mode) -> Unit:
         mode=mode,
     )
     if p.uid is not None:
-        return Unit(id=p.uid, explicit_id=True, **fields)
+        return Unit(id=p.uid, **fields)
     # Content id: derived from the canonical text, so the same fact re-ingested is a no-op.
     from kgservice.notation.serializer import format_unit
 
-    probe = Unit(id="_", explicit_id=False, **fields)
+    probe = Unit(id="_", **fields)
     return probe.model_copy(update={"id": content_unit_id(format_unit(probe, with_id=False))})
 
 

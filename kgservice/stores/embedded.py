@@ -78,11 +78,15 @@ class EmbeddedStore(GraphStore):
 
     def _persist(self) -> None:
         tmp = self.path.with_suffix(".tmp")
-        with tmp.open("wb") as fh:
-            pickle.dump((FORMAT_VERSION, self.s), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        try:
+            with tmp.open("wb") as fh:
+                pickle.dump((FORMAT_VERSION, self.s), fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         self._loaded_mtime = self.path.stat().st_mtime_ns
 
     # -- writes ---------------------------------------------------------------
@@ -192,13 +196,17 @@ class EmbeddedStore(GraphStore):
 
     def synonym_class(self, node_id: str) -> list[str]:
         seen = {node_id}
-        todo = [node_id]
-        while todo:
-            n = todo.pop()
-            for m in self._edges(n, "synonym", True) + self._edges(n, "synonym", False):
-                if m not in seen:
-                    seen.add(m)
-                    todo.append(m)
+        frontier = [node_id]
+        for _ in range(MAX_CLOSURE_DEPTH):
+            nxt = []
+            for n in frontier:
+                for m in self._edges(n, "synonym", True) + self._edges(n, "synonym", False):
+                    if m not in seen:
+                        seen.add(m)
+                        nxt.append(m)
+            frontier = nxt
+            if not frontier:
+                break
         return sorted(seen)
 
     def belongs_to_parents(self, node_ids: Sequence[str]) -> list[str]:

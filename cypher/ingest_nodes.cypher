@@ -1,0 +1,10 @@
+// ingest_nodes: merge the nodes of a batch; a node seen as derived stays derived.
+// parameters: $nodes (list of {id, label, kind})
+// returns: created (how many nodes were new)
+UNWIND $nodes AS n
+MERGE (x:Node {id: n.id})
+  ON CREATE SET x.label = n.label, x.kind = n.kind, x._new = true
+SET x.kind = CASE WHEN n.kind = 'derived' THEN 'derived' ELSE x.kind END
+WITH x, coalesce(x._new, false) AS created
+REMOVE x._new
+RETURN count(CASE WHEN created THEN 1 END) AS created

@@ -1,0 +1,14 @@
+// ingest_supersessions: old -[:SUPERSEDED_BY]-> new between units, and retire the old
+// unit's node-to-node edges (live = false) so closures and spreading skip them.
+// parameters: $pairs (list of {old, new})
+// returns: linked (pairs written)
+UNWIND $pairs AS p
+MATCH (o:Unit {id: p.old}), (n:Unit {id: p.new})
+MERGE (o)-[:SUPERSEDED_BY]->(n)
+WITH o, p
+CALL (o, p) {
+  MATCH (o)-[:SUBJECT]->(s:Node)-[r]-(:Node)
+  WHERE r.unit = p.old
+  SET r.live = false
+}
+RETURN count(p) AS linked

@@ -1,0 +1,9 @@
+// schema: constraints and indexes, applied idempotently on every connect.
+// parameters: none. returns: nothing.
+// Statements are separated by ';' at line end; each is IF NOT EXISTS.
+CREATE CONSTRAINT node_id IF NOT EXISTS FOR (n:Node) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT unit_id IF NOT EXISTS FOR (u:Unit) REQUIRE u.id IS UNIQUE;
+CREATE INDEX node_kind IF NOT EXISTS FOR (n:Node) ON (n.kind);
+CREATE INDEX node_label IF NOT EXISTS FOR (n:Node) ON (n.label);
+CREATE INDEX unit_doc IF NOT EXISTS FOR (u:Unit) ON (u.doc);
+CREATE INDEX unit_family IF NOT EXISTS FOR (u:Unit) ON (u.family);

@@ -1,0 +1,254 @@
+"""The same vector store interface over ``qdrant-edge-py`` (Qdrant's own storage and search
+engine, in-process): fast upserts and HNSW search for the one-user embedded default.
+
+Layout under ``path``: ``<collection>/`` is the edge shard, ``<collection>.kg.json`` records
+the embedding model name and dim (the shard has no collection metadata). One process owns a
+shard: a second opener gets :class:`VectorStoreLocked`.
+
+Search is exact by default (``exact=True``): measured on 20k x 384 random unit vectors
+(2 cpus) an exact scan costs ~1 ms/query batched, ~3.5 ms alone, with recall 1.0, while the
+HNSW index built by :meth:`optimize` (8 s) gave recall@10 0.84 / 0.93 / 0.98 at
+hnsw_ef 256 / 512 / 1024. Use ``exact=False`` (+ ``optimize()`` after bulk loads) only for
+collections far larger than a team knowledge graph's entry nodes.
+
+``qdrant-edge-py`` is optional (beta); :func:`edge_available` says whether it is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .qdrant_store import (
+    VectorStoreError,
+    VectorStoreLocked,
+    VectorStoreMismatch,
+    as_matrix,
+    finish_hits,
+    locked_message,
+    mismatch_message,
+    node_id_of,
+    point_id,
+    prepare_upsert,
+)
+
+__all__ = ["EdgeVectorStore", "edge_available"]
+
+_BATCH = 1024
+_SCHEMA = 1
+
+
+def edge_available() -> bool:
+    return importlib.util.find_spec("qdrant_edge") is not None
+
+
+class EdgeVectorStore:
+    def __init__(
+        self,
+        *,
+        dim: int,
+        model_name: str,
+        path: Path | str,
+        collection: str = "kg_nodes",
+        recreate: bool = False,
+        exact: bool = True,
+        hnsw_ef: int = 512,
+    ):
+        try:
+            import qdrant_edge as qe
+        except ImportError as exc:
+            raise ImportError(
+                "EdgeVectorStore needs qdrant-edge-py: pip install 'qdrant-edge-py>=0.9,<0.10'"
+            ) from exc
+        if int(dim) <= 0:
+            raise ValueError(f"dim must be positive, got {dim}")
+        if not model_name:
+            raise ValueError("model_name is required (the embedder's stable name)")
+        self._qe = qe
+        self.dim = int(dim)
+        self.model_name = str(model_name)
+        self.collection = collection
+        self.path = Path(path)
+        self.shard_path = self.path / collection
+        self.meta_path = self.path / f"{collection}.kg.json"
+        self.exact = exact
+        self.hnsw_ef = hnsw_ef
+        self._lock = threading.RLock()
+        self._closed = True
+        self.path.mkdir(parents=True, exist_ok=True)
+
+        if recreate:
+            self._check_not_locked()
+            shutil.rmtree(self.shard_path, ignore_errors=True)
+            self.meta_path.unlink(missing_ok=True)
+        exists = (self.shard_path / "edge_config.json").exists()
+        if exists:
+            self._check_meta()
+        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine))
+        try:
+            if exists:
+                self._shard = qe.EdgeShard.load(str(self.shard_path))
+            else:
+                self._shard = qe.EdgeShard.create(str(self.shard_path), config)
+        except Exception as exc:
+            if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
+                raise VectorStoreLocked(locked_message(self.shard_path)) from exc
+            raise
+        self._closed = False
+        if not exists:
+            self._write_meta()
+
+    # ------------------------------------------------------------------ setup
+
+    def _check_not_locked(self) -> None:
+        if (self.shard_path / "edge_config.json").exists():
+            try:
+                self._qe.EdgeShard.load(str(self.shard_path)).close()
+            except Exception as exc:
+                if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
+                    raise VectorStoreLocked(locked_message(self.shard_path)) from exc
+
+    def _write_meta(self) -> None:
+        tmp = self.meta_path.with_suffix(".tmp")
+        tmp.write_text(
+            json.dumps({"kg_model_name": self.model_name, "kg_dim": self.dim, "kg_vectors_schema": _SCHEMA}, indent=2)
+        )
+        tmp.replace(self.meta_path)
+
+    def _check_meta(self) -> None:
+        problems = []
+        try:
+            meta = json.loads(self.meta_path.read_text())
+        except FileNotFoundError:
+            meta = {}
+        except ValueError:
+            meta = {}
+        try:
+            cfg = json.loads((self.shard_path / "edge_config.json").read_text())
+            vec = (cfg.get("vectors") or {}).get("", {})
+            stored_dim = vec.get("size")
+        except (OSError, ValueError, AttributeError):
+            stored_dim = None
+        stored_model = meta.get("kg_model_name")
+        if stored_dim is None:
+            stored_dim = meta.get("kg_dim")
+        if stored_model is None:
+            problems.append(f"no recorded model (configured: {self.model_name!r})")
+        elif stored_model != self.model_name:
+            problems.append(f"model {stored_model!r} (configured: {self.model_name!r})")
+        if stored_dim is not None and int(stored_dim) != self.dim:
+            problems.append(f"dim {stored_dim} (configured: {self.dim})")
+        if problems:
+            raise VectorStoreMismatch(mismatch_message(self.collection, str(self.path), problems))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise VectorStoreError(f"EdgeVectorStore at {self.shard_path} is closed")
+
+    # ------------------------------------------------------------------ API
+
+    def upsert(self, ids: list[str], vectors: np.ndarray, payloads: list[dict] | None = None) -> None:
+        qe = self._qe
+        self._check_open()
+        rows = prepare_upsert(ids, vectors, payloads, self.dim)
+        with self._lock:
+            for start in range(0, len(rows), _BATCH):
+                pts = [qe.Point(id=pid, vector=vec, payload=pl) for _, pid, vec, pl in rows[start : start + _BATCH]]
+                self._shard.update(qe.UpdateOperation.upsert_points(pts))
+
+    def search(self, vector: np.ndarray, top_k: int = 10, threshold: float = 0.0) -> list[tuple[str, float]]:
+        return self.search_many(as_matrix(vector, self.dim)[:1], top_k, threshold)[0]
+
+    def search_many(
+        self, vectors: np.ndarray, top_k: int = 10, threshold: float = 0.0
+    ) -> list[list[tuple[str, float]]]:
+        qe = self._qe
+        self._check_open()
+        m = as_matrix(vectors, self.dim)
+        if m.shape[0] == 0 or top_k <= 0:
+            return [[] for _ in range(m.shape[0])]
+        params = qe.SearchParams(exact=True) if self.exact else qe.SearchParams(hnsw_ef=self.hnsw_ef)
+        reqs = [
+            qe.QueryRequest(
+                limit=int(top_k),
+                query=qe.Query.Nearest(row.tolist()),
+                with_payload=["node_id"],
+                score_threshold=float(threshold) - 1e-6,
+                params=params,
+            )
+            for row in m
+        ]
+        with self._lock:
+            results = self._shard.query_batch(qe.QueryBatchRequest(reqs))
+        return [finish_hits(points, threshold) for points in results]
+
+    def delete(self, ids: Iterable[str]) -> None:
+        qe = self._qe
+        self._check_open()
+        pids = [point_id(str(i)) for i in ids]
+        with self._lock:
+            for start in range(0, len(pids), _BATCH):
+                self._shard.update(qe.UpdateOperation.delete_points(pids[start : start + _BATCH]))
+
+    def ids(self) -> set[str]:
+        qe = self._qe
+        self._check_open()
+        found: set[str] = set()
+        offset = None
+        with self._lock:
+            while True:
+                records, offset = self._shard.scroll(
+                    qe.ScrollRequest(offset=offset, limit=1024, with_payload=["node_id"], with_vector=False)
+                )
+                found.update(node_id_of(r.payload, r.id) for r in records)
+                if offset is None:
+                    break
+        return found
+
+    def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        self._check_open()
+        with self._lock:
+            recs = self._shard.retrieve([point_id(i) for i in ids], with_payload=["node_id"], with_vector=True)
+        return {node_id_of(r.payload, r.id): np.asarray(r.vector, dtype=np.float32) for r in recs}
+
+    def count(self) -> int:
+        self._check_open()
+        with self._lock:
+            return int(self._shard.count(self._qe.CountRequest(exact=True)))
+
+    def optimize(self) -> None:
+        """Merge segments and build the HNSW index (blocking); call after bulk loads."""
+        self._check_open()
+        with self._lock:
+            self._shard.optimize()
+
+    def close(self) -> None:
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        with self._lock:
+            try:
+                self._shard.flush()
+            finally:
+                self._shard.close()
+
+    def __enter__(self) -> EdgeVectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        return f"EdgeVectorStore({str(self.shard_path)!r}, model={self.model_name!r}, dim={self.dim})"

@@ -1,0 +1,91 @@
+"""Predicate lexicon and settings: families, user extension, τ overrides, secret handling."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from kgservice.config import ConfigError, load_settings
+from kgservice.families import Lexicon
+from kgservice.families.lexicon import LexiconError
+
+
+@pytest.mark.parametrize(
+    "predicate, kind, base",
+    [
+        ("同义", "synonym", "同义"), ("Also Known As", "synonym", "同义"), ("aka", "synonym", "同义"),
+        ("is a", "belongs_to", "属于"), ("属于", "belongs_to", "属于"), ("subclass of", "belongs_to", "属于"),
+        ("has", "of", "的"), ("的", "of", "的"),
+        ("causes", "content", "导致"), ("引起", "content", "导致"), ("造成", "content", "导致"),
+        ("related to", "related_to", "相关于"), ("相关于", "related_to", "相关于"),
+        ("replaced by", "superseded", "被取代"), ("narrows", "narrows", "派生"),
+        ("orbits", "content", "orbits"),  # unknown predicate: its own content family
+    ],
+)
+def test_predicates_map_to_family_base(lexicon, predicate, kind, base):
+    info = lexicon.resolve(predicate)
+    assert (info.kind, info.base) == (kind, base)
+
+
+def test_inverse_members_are_flagged(lexicon):
+    assert lexicon.resolve("supersedes").inverse and lexicon.resolve("attribute of").inverse
+    assert not lexicon.resolve("replaced by").inverse
+
+
+def test_default_tau(lexicon):
+    assert {k: lexicon.tau_of(k) for k in ("synonym", "belongs_to", "of", "content", "related_to")} == {
+        "synonym": 0.9, "belongs_to": 0.7, "of": 0.5, "content": 0.3, "related_to": 0.2}
+
+
+def test_user_lexicon_extends_and_overrides(tmp_path):
+    user = tmp_path / "lex.json"
+    user.write_text(json.dumps({"kinds": {"synonym": {"members": ["idem"], "tau": 0.95}},
+                                "content": {"families": {"治疗": ["treats", "cures"]}}}), "utf-8")
+    lex = Lexicon.load([user], tau_overrides={"content": 0.4})
+    assert lex.resolve("idem").kind == "synonym" and lex.tau_of("synonym") == 0.95
+    assert (lex.resolve("cures").kind, lex.resolve("cures").base) == ("content", "治疗")
+    assert lex.tau_of("content") == 0.4
+
+
+def test_bad_user_lexicon_names_file_and_position(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kinds": {', "utf-8")
+    with pytest.raises(LexiconError, match=r"bad.json:1:\d+"):
+        Lexicon.load([bad])
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('{"kinds": {"synonyms": {"members": []}}}', "utf-8")
+    with pytest.raises(LexiconError, match="unknown family kind 'synonyms'"):
+        Lexicon.load([wrong])
+
+
+def test_settings_precedence_and_backend_inference(tmp_path):
+    cfg = tmp_path / "kg.toml"
+    cfg.write_text('data_dir = "from-file"\nepsilon = 0.1\n', "utf-8")
+    s = load_settings(cfg, env={"KG_EPSILON": "0.2"})
+    assert str(s.data_dir) == "from-file" and s.epsilon == 0.2 and s.backend == "embedded"
+    s2 = load_settings(None, env={"KG_NEO4J_URI": "bolt://127.0.0.1:7687", "NEO4J_PASSWORD": "pw-secret"})
+    assert s2.backend == "neo4j"
+    assert "pw-secret" not in json.dumps(s2.public())
+
+
+def test_secret_in_world_readable_config_is_refused(tmp_path):
+    cfg = tmp_path / "kg.toml"
+    cfg.write_text('neo4j_password = "x"\n', "utf-8")
+    os.chmod(cfg, 0o644)
+    with pytest.raises(ConfigError, match="chmod 600"):
+        load_settings(cfg, env={})
+    os.chmod(cfg, 0o600)
+    assert load_settings(cfg, env={}).neo4j_password == "x"
+
+
+def test_config_errors_are_specific(tmp_path):
+    cfg = tmp_path / "kg.toml"
+    cfg.write_text('colour = "red"\n', "utf-8")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        load_settings(cfg, env={})
+    with pytest.raises(ConfigError, match="KG_MAX_HOPS"):
+        load_settings(None, env={"KG_MAX_HOPS": "three"})
+    with pytest.raises(ConfigError, match="needs KG_NEO4J_URI"):
+        load_settings(None, env={"KG_BACKEND": "neo4j"})
