@@ -59,6 +59,12 @@ class KnowledgeBase:
             url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
             path=None if s.qdrant_url else str(s.data_dir / "qdrant"))
 
+    @cached_property
+    def caches(self):
+        from kgservice.caches import open_caches
+
+        return open_caches(self)
+
     def spread_params(self, **over: float | int) -> SpreadParams:
         tau = {k: self.lexicon.tau.get(k, v) for k, v in DEFAULT_TAU.items()}
         return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
@@ -76,6 +82,7 @@ class KnowledgeBase:
         report = self.store.ingest(units, progress=progress)
         if embed and report.new_embeddable_nodes:
             self.embed_nodes(report.new_embeddable_nodes)
+        self.caches.invalidate(report.touched_nodes)
         return report
 
     def embed_nodes(self, ids: Sequence[str], batch: int = 256) -> int:
@@ -98,6 +105,8 @@ class KnowledgeBase:
         return [EntryHit(nid, nodes[nid].label, score) for nid, score in hits if nid in nodes]
 
     def close(self) -> None:
+        if "caches" in self.__dict__:
+            self.caches.close()
         if "vectors" in self.__dict__:
             self.vectors.close()
         if "store" in self.__dict__:

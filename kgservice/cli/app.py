@@ -206,6 +206,9 @@ def search(
 
 def _register_optional() -> None:
     """Command groups that live in their own packages register themselves here."""
+    from kgservice.pipeline.cli import register as register_pipeline
+
+    register_pipeline(app)  # kg ask, kg ingest-text, kg cache stats|clear
     try:
         from kgservice.graphify.cli import register
     except ImportError:

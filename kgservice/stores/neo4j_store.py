@@ -44,7 +44,8 @@ class Neo4jStore(GraphStore):
 
         if not password:
             raise StoreError("Neo4j needs a password: set NEO4J_PASSWORD (or neo4j_password in a chmod-600 config file)")
-        driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), connection_timeout=5.0)
+        driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), connection_timeout=5.0,
+                                            notifications_min_severity="OFF")
 
         @retry(retry=retry_if_exception_type((ServiceUnavailable, OSError)), stop=stop_after_attempt(attempts),
                wait=wait_exponential(multiplier=0.2, max=3), reraise=True)
