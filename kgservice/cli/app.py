@@ -157,11 +157,24 @@ def export(
     ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="Where to write graph.json.")] = Path("graphify-out/graph.json"),
     no_communities: Annotated[bool, typer.Option("--no-communities", help="Skip Louvain community detection.")] = False,
+    memory_dir: Annotated[Optional[Path], typer.Option("--memory-dir", help="Saved results (save-result) to feed back as units first; default: memory/ next to graph.json.")] = None,
+    no_memory: Annotated[bool, typer.Option("--no-memory", help="Do not ingest saved results.")] = False,
 ) -> None:
-    """Write the graph.json mirror (networkx node_link, edges under `links`, graphify fields)."""
+    """Write the graph.json mirror (networkx node_link, edges under `links`, graphify fields).
+
+    Saved answers (`save-result`) are ingested as units first, so they come back as nodes."""
     from kgservice.export.graphjson import write_graph_json
 
     with knowledge_base(ctx) as kb:
+        mem = memory_dir or path.parent / "memory"
+        if not no_memory and mem.is_dir() and not kb.settings.read_only:
+            from kgservice.graphify.memory import memory_units
+            from kgservice.notation import parse_units
+
+            lines = memory_units(mem, path if path.exists() else None)
+            if lines:
+                report = kb.ingest_units(parse_units("\n".join(lines), kb.lexicon, source=str(mem), doc="memory"))
+                out.print(f"saved results from {mem}: {report.units_added} new unit(s), {report.units_unchanged} already in")
         counts = write_graph_json(kb.store, path, communities=not no_communities)
         out.print(f"wrote {path}: {counts['nodes']} nodes, {counts['links']} links, {counts['units']} units")
 
@@ -204,16 +217,21 @@ def search(
             out.print("no entry node above the threshold")
 
 
-def _register_optional() -> None:
-    """Command groups that live in their own packages register themselves here."""
-    from kgservice.pipeline.cli import register as register_pipeline
+COMMAND_MODULES = ("kgservice.pipeline.cli", "kgservice.graphify.cli", "kgservice.admin.cli", "kgservice.cli.demo")
 
-    register_pipeline(app)  # kg ask, kg ingest-text, kg cache stats|clear
-    try:
-        from kgservice.graphify.cli import register
-    except ImportError:
-        return
-    register(app)
+
+def _register_optional() -> None:
+    """Command groups that live in their own packages add themselves through `register(app)`."""
+    import importlib
+    import importlib.util
+
+    for name in COMMAND_MODULES:
+        try:
+            present = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # parent package not there (yet)
+            present = False
+        if present:
+            importlib.import_module(name).register(app)
 
 
 _register_optional()

@@ -1,0 +1,3 @@
+from kgservice.graphify.cli import main
+
+main()

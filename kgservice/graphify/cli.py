@@ -1,0 +1,340 @@
+"""The five graphify-compatible commands, for ``kg`` and as a drop-in ``graphify`` script.
+
+``register(app)`` adds ``query``, ``path``, ``explain``, ``save-result`` and ``reflect``
+to a Typer app; ``main()`` runs them as a standalone ``graphify`` console script. Output
+goes to stdout/stderr as plain text (no markup, it is read by agents and scripts), and the
+exit codes are graphify's: 0 answered, 1 bad graph file / I/O, 2 usage, 3 ambiguous name,
+4 no matching node.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from kgservice.graphify import EXIT_ERROR, EXIT_USAGE
+
+QUERY_HELP = "Answer a question from graph.json: vocabulary expansion, seeds, BFS (or --dfs) traversal."
+PATH_HELP = "Shortest path between two nodes of graph.json (directed unless --undirected)."
+EXPLAIN_HELP = "One node of graph.json: what it is, its neighbours, and learned lessons."
+SAVE_HELP = "Save a Q&A result (with an optional outcome) under the memory dir, for reflect and re-ingest."
+GRAPH_HELP = "graph.json to read (default graphify-out/graph.json)."
+MEMORY_HELP = "Memory directory (default graphify-out/memory)."
+REFLECT_HELP = "Aggregate saved outcomes into a deterministic LESSONS.md (and the learning sidecar)."
+
+
+def _out(text: str, err: bool = False) -> None:
+    if not text:
+        return
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text if text.endswith("\n") else text + "\n")
+
+
+def _fail(message: str, code: int = EXIT_ERROR) -> "typer.Exit":
+    _out(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _load(graph: Optional[Path]):
+    from kgservice.graphify.loader import GraphLoadError, default_graph_path, load_graph
+
+    gp = Path(graph) if graph is not None else default_graph_path()
+    if not gp.exists():
+        raise _fail(f"graph file not found: {gp.resolve()}")
+    if gp.suffix != ".json":
+        raise _fail("graph file must be a .json file")
+    try:
+        return load_graph(gp)
+    except GraphLoadError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _budget(value: str) -> int:
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise _fail(f"--budget must be a positive integer (tokens, ~4 characters each), got {value!r}", EXIT_USAGE)
+    return n
+
+
+def query_cmd(
+    question: Annotated[str, typer.Argument(help="The question (free text, any language).")],
+    dfs: Annotated[bool, typer.Option("--dfs", help="Depth-first (6 hops) instead of breadth-first (3 hops).")] = False,
+    budget: Annotated[str, typer.Option(
+        "--budget", help="Cap the answer at about N tokens (4 characters each).")] = "2000",
+    context: Annotated[Optional[List[str]], typer.Option(
+        "--context", help="Only edges of this context / kind / relation (repeatable).")] = None,
+    seed: Annotated[Optional[List[str]], typer.Option(
+        "--seed", help="Start at this node (id, label or file; repeatable) instead of keyword seeds.")] = None,
+    graph: Annotated[Optional[Path], typer.Option("--graph", help=GRAPH_HELP)] = None,
+    no_expand: Annotated[bool, typer.Option(
+        "--no-expand", help="Skip vocabulary expansion: seed on the question as graphify's CLI does.")] = False,
+    llm_model: Annotated[Optional[str], typer.Option(
+        "--llm-model", help="Let this LLM choose the expansion tokens (still only graph vocabulary).")] = None,
+) -> None:
+    n = _budget(budget)
+    if seed is not None and any(not s for s in seed):
+        raise _fail("--seed needs a value (node id, label or file path)", EXIT_USAGE)
+    g = _load(graph)
+    from kgservice.graphify.query import run_query
+
+    res = run_query(g, question, mode="dfs" if dfs else "bfs", budget=n, contexts=context or None,
+                    seeds=seed or None, expand=not no_expand, llm_model=llm_model)
+    _out("\n".join(res.notes), err=True)
+    _out(res.text)
+    raise typer.Exit(res.exit_code)
+
+
+def path_cmd(
+    source: Annotated[str, typer.Argument(help="Start node (label, id, file or path::symbol).")],
+    target: Annotated[str, typer.Argument(help="End node.")],
+    graph: Annotated[Optional[Path], typer.Option("--graph", help=GRAPH_HELP)] = None,
+    undirected: Annotated[bool, typer.Option("--undirected", help="Ignore edge direction.")] = False,
+    directed: Annotated[bool, typer.Option("--directed", help="Follow edge direction (the default).")] = False,
+) -> None:
+    if directed and undirected:
+        raise _fail("--directed and --undirected are mutually exclusive")
+    g = _load(graph)
+    from kgservice.graphify.path import run_path
+
+    res = run_path(g, source, target, undirected=undirected)
+    _out(res.stderr, err=True)
+    _out(res.stdout)
+    raise typer.Exit(res.exit_code)
+
+
+def explain_cmd(
+    node: Annotated[str, typer.Argument(help="Node label, id, file or path::symbol.")],
+    all_: Annotated[bool, typer.Option(
+        "--all", help="List every connection (default: the 20 most connected).")] = False,
+    graph: Annotated[Optional[Path], typer.Option("--graph", help=GRAPH_HELP)] = None,
+) -> None:
+    g = _load(graph)
+    from kgservice.graphify.explain import run_explain
+
+    res = run_explain(g, node, show_all=all_)
+    _out(res.text)
+    raise typer.Exit(res.exit_code)
+
+
+def save_result_cmd(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Option("--question", help="The question asked.")],
+    answer: Annotated[Optional[str], typer.Option("--answer", help="The answer to save.")] = None,
+    answer_file: Annotated[Optional[Path], typer.Option(
+        "--answer-file", help="Read the answer from this file.")] = None,
+    type_: Annotated[str, typer.Option("--type", help="query | path_query | explain.")] = "query",
+    nodes: Annotated[Optional[List[str]], typer.Option("--nodes", help="Cited node labels: --nodes A B C.")] = None,
+    outcome: Annotated[Optional[str], typer.Option("--outcome", help="useful | dead_end | corrected.")] = None,
+    correction: Annotated[Optional[str], typer.Option(
+        "--correction", help="What the right answer was (with --outcome corrected).")] = None,
+    memory_dir: Annotated[Optional[Path], typer.Option("--memory-dir", help=MEMORY_HELP)] = None,
+) -> None:
+    from kgservice.graphify.loader import default_out_dir
+    from kgservice.graphify.memory import OUTCOMES, save_result
+
+    cited = list(nodes or [])
+    if ctx.args:
+        if nodes is None:
+            raise _fail(f"unexpected arguments: {' '.join(ctx.args)}", EXIT_USAGE)
+        cited += list(ctx.args)  # `--nodes A B C`: click hands B and C over as extra args
+    if outcome is not None and outcome not in OUTCOMES:
+        raise _fail(f"--outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}", EXIT_USAGE)
+    if answer_file is not None:
+        try:
+            answer = Path(answer_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise _fail(f"could not read --answer-file: {exc}") from None
+    elif not answer:
+        raise _fail("--answer or --answer-file is required", EXIT_USAGE)
+    path = save_result(question, answer or "", memory_dir or default_out_dir() / "memory", query_type=type_,
+                       nodes=cited or None, outcome=outcome, correction=correction)
+    _out(f"Saved to {path}")
+
+
+def reflect_cmd(
+    memory_dir: Annotated[Optional[Path], typer.Option("--memory-dir", help=MEMORY_HELP)] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Output (default graphify-out/reflections/LESSONS.md).")] = None,
+    graph: Annotated[Optional[Path], typer.Option(
+        "--graph", help="graph.json, for community grouping and dropping gone nodes "
+                        "(default: graphify-out/graph.json when present).")] = None,
+    analysis: Annotated[Optional[Path], typer.Option(
+        "--analysis", help=".graphify_analysis.json (default: next to --graph).")] = None,
+    labels: Annotated[Optional[Path], typer.Option(
+        "--labels", help=".graphify_labels.json (default: next to --graph).")] = None,
+    half_life_days: Annotated[float, typer.Option(
+        "--half-life-days", help="A signal's weight halves every N days.")] = 30.0,
+    min_corroboration: Annotated[int, typer.Option(
+        "--min-corroboration", help="Distinct useful results needed to prefer a node.")] = 2,
+    if_stale: Annotated[bool, typer.Option(
+        "--if-stale", help="Skip when LESSONS.md is already newer than every input.")] = False,
+) -> None:
+    from kgservice.graphify.loader import default_out_dir
+    from kgservice.graphify.reflect import lessons_fresh, reflect
+
+    base = default_out_dir()
+    memory_dir = memory_dir or base / "memory"
+    out = out or base / "reflections" / "LESSONS.md"
+    if graph is None and (base / "graph.json").exists():
+        graph = base / "graph.json"
+    analysis_path = labels_path = None
+    if graph is not None:
+        analysis_path = analysis or graph.parent / ".graphify_analysis.json"
+        labels_path = labels or graph.parent / ".graphify_labels.json"
+    if if_stale and lessons_fresh(out, memory_dir, [graph, analysis_path, labels_path]):
+        _out(f"Lessons already up to date -> {out} (skipped; omit --if-stale to force)")
+        return
+    out_path, agg = reflect(memory_dir, out, graph, analysis_path, labels_path,
+                            half_life_days=half_life_days, min_corroboration=min_corroboration)
+    c = agg["counts"]
+    _out(f"Reflected {agg['total']} memories ({c['useful']} useful, {c['dead_end']} dead ends, "
+         f"{c['corrected']} corrected) -> {out_path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the five commands to ``app`` (the ``kg`` app, or the standalone ``graphify`` one)."""
+    app.command("query", help=QUERY_HELP)(query_cmd)
+    app.command("path", help=PATH_HELP)(path_cmd)
+    app.command("explain", help=EXPLAIN_HELP)(explain_cmd)
+    app.command("save-result", help=SAVE_HELP,
+                context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(save_result_cmd)
+    app.command("reflect", help=REFLECT_HELP)(reflect_cmd)
+
+
+# --- fast path for the standalone script ----------------------------------------------------
+# Building the Typer app (click + pydantic adapters) costs more than answering a query on a
+# small graph, so the ``graphify`` script parses plain, valid command lines itself and hands
+# everything else (help, errors, anything unusual) to Typer. The table mirrors the
+# signatures above (whose defaults apply to what it leaves out); tests check both agree.
+_FAST = {
+    # command: (function, positional names, flags, single-value options, repeatable options)
+    "query": (query_cmd, ("question",), {"--dfs": "dfs", "--no-expand": "no_expand"},
+              {"--budget": ("budget", str), "--graph": ("graph", Path), "--llm-model": ("llm_model", str)},
+              {"--context": "context", "--seed": "seed"}),
+    "path": (path_cmd, ("source", "target"), {"--undirected": "undirected", "--directed": "directed"},
+             {"--graph": ("graph", Path)}, {}),
+    "explain": (explain_cmd, ("node",), {"--all": "all_"}, {"--graph": ("graph", Path)}, {}),
+    "save-result": (save_result_cmd, (), {},
+                    {"--question": ("question", str), "--answer": ("answer", str),
+                     "--answer-file": ("answer_file", Path), "--type": ("type_", str),
+                     "--outcome": ("outcome", str), "--correction": ("correction", str),
+                     "--memory-dir": ("memory_dir", Path)},
+                    {"--nodes": "nodes"}),
+    "reflect": (reflect_cmd, (), {"--if-stale": "if_stale"},
+                {"--memory-dir": ("memory_dir", Path), "--out": ("out", Path), "--graph": ("graph", Path),
+                 "--analysis": ("analysis", Path), "--labels": ("labels", Path),
+                 "--half-life-days": ("half_life_days", float), "--min-corroboration": ("min_corroboration", int)},
+                {}),
+}
+
+
+class _FastCtx:
+    """Stands in for the Typer context: the fast path already gathered ``--nodes A B C``."""
+
+    args: list = []
+
+
+def _fast_parse(argv: list[str]):
+    """(function, kwargs) for a plain valid command line, else None (let Typer handle it)."""
+    if not argv or argv[0] not in _FAST:
+        return None
+    cmd = argv[0]
+    fn, positional, flags, values, multi = _FAST[cmd]
+    kwargs: dict = {}
+    pos: list[str] = []
+    greedy: str | None = None
+    args = argv[1:]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-h", "--help", "--") or (a.startswith("-") and a != "-" and not a.startswith("--")):
+            return None
+        if a.startswith("--"):
+            greedy = None
+            name, eq, inline = a.partition("=")
+            if name in flags and not eq:
+                kwargs[flags[name]] = True
+            elif name in values or name in multi:
+                if eq:
+                    val = inline
+                elif i + 1 < len(args):
+                    i += 1
+                    val = args[i]
+                else:
+                    return None
+                if name in values:
+                    key, conv = values[name]
+                    try:
+                        kwargs[key] = conv(val)
+                    except ValueError:
+                        return None
+                else:
+                    kwargs[multi[name]] = kwargs.get(multi[name], []) + [val]
+                    if cmd == "save-result" and not eq:
+                        greedy = multi[name]
+            else:
+                return None
+        elif greedy is not None:
+            kwargs[greedy].append(a)
+        else:
+            pos.append(a)
+        i += 1
+    if len(pos) != len(positional):
+        return None
+    kwargs.update(zip(positional, pos, strict=True))
+    if cmd == "save-result":
+        if "question" not in kwargs:
+            return None
+        kwargs["ctx"] = _FastCtx()
+    return fn, kwargs
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(name="graphify", help="graphify-compatible query / path / explain / save-result / reflect "
+                      "over graphify-out/graph.json (served by kgservice).",
+                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+    register(app)
+    return app
+
+
+def main() -> None:
+    import gc
+
+    gc.disable()  # one short-lived process over one big JSON tree: cyclic GC only costs time
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(encoding="utf-8", errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+    try:
+        try:
+            fast = _fast_parse(sys.argv[1:])
+            if fast is None:
+                build_app()(prog_name="graphify")
+            else:
+                fn, kwargs = fast
+                try:
+                    fn(**kwargs)
+                except typer.Exit as exc:
+                    sys.exit(exc.exit_code)
+                sys.exit(0)
+        finally:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""Load graph.json (ours or graphify's) into a light, read-only graph.
+
+Reads networkx node_link data: nodes under ``nodes``, edges under ``links`` (networkx
+>= 3.4 default and graphify's writer) or ``edges`` (older writers). No networkx import:
+the commands need adjacency and attributes only, and start-up time matters.
+
+Semantics kept from networkx's ``node_link_graph`` so graphify's answers can be
+reproduced: node order is file order, nodes named only by a link are appended in link
+order, a repeated node id merges its attributes. Each link keeps its stored arc
+(``source`` -> ``target``) and its true direction (``_src``/``_tgt`` markers, which
+graphify writes for links persisted in flipped order, win when they name the same two
+endpoints).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+_EMPTY: list[int] = []
+
+
+class GraphLoadError(Exception):
+    """graph.json is missing, not JSON, or not node_link shaped."""
+
+
+def default_out_dir() -> Path:
+    """graphify's output dir: ``graphify-out`` unless ``GRAPHIFY_OUT`` says otherwise."""
+    value = (os.environ.get("GRAPHIFY_OUT") or "").strip()
+    if not value:
+        return Path("graphify-out")
+    norm = os.path.normpath(value)
+    if norm == "." or all(part == ".." for part in Path(norm).parts):
+        return Path("graphify-out")
+    return Path(value)
+
+
+def default_graph_path() -> Path:
+    return default_out_dir() / "graph.json"
+
+
+@dataclass(slots=True)
+class Link:
+    u: str  # stored arc tail
+    v: str  # stored arc head
+    src: str  # true source
+    tgt: str  # true target
+    data: dict
+
+
+@dataclass
+class Graph:
+    path: Path
+    order: list[str]
+    attrs: dict[str, dict]
+    links: list[Link]
+    directed: bool = False  # the file's own flag (graphify's query honours it)
+    multigraph: bool = False
+    raw: dict = field(default_factory=dict, repr=False)
+    _out: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    _in: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # -- basic accessors ------------------------------------------------------------
+    def __contains__(self, nid: object) -> bool:
+        return nid in self.attrs
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def label(self, nid: str) -> str:
+        """Display label: ``label`` when present (even empty, like ``dict.get``), else the id."""
+        d = self.attrs.get(nid, {})
+        lab = d.get("label", nid)
+        return str(lab) if lab is not None else str(nid)
+
+    def label_or_id(self, nid: str) -> str:
+        """``label or id`` (an empty label falls back to the id)."""
+        lab = self.attrs.get(nid, {}).get("label")
+        return str(lab) if lab else str(nid)
+
+    # -- adjacency (built while loading) ------------------------------------------------
+    def out_links(self, nid: str) -> list[int]:
+        """Indices of links stored with ``nid`` as the arc tail, file order."""
+        return self._out.get(nid, _EMPTY)
+
+    def in_links(self, nid: str) -> list[int]:
+        return self._in.get(nid, _EMPTY)
+
+    def link_count(self, nid: str) -> int:
+        """Links touching ``nid`` (parallel links each count, a self-loop twice)."""
+        return len(self._out.get(nid, _EMPTY)) + len(self._in.get(nid, _EMPTY))
+
+    def incident(self, nid: str) -> list[int]:
+        """Every link touching ``nid`` (a self-loop once)."""
+        seen = list(self.out_links(nid))
+        seen += [i for i in self.in_links(nid) if self.links[i].u != nid]
+        return seen
+
+    # -- degrees with networkx's semantics for the graph class graphify would load ----
+    def degree(self, nid: str, *, directed: bool, multigraph: bool) -> int:
+        """Degree as ``G.degree(nid)`` of the networkx class (di/multi) a reader builds."""
+        outs = self.out_links(nid)
+        ins = self.in_links(nid)
+        if multigraph:
+            # every link counts once per endpoint; a self-loop counts twice
+            return len(outs) + len(ins)
+        if directed:
+            succ = {self.links[i].v for i in outs}
+            pred = {self.links[i].u for i in ins}
+            return len(succ) + len(pred)
+        nbrs = {self.links[i].v for i in outs} | {self.links[i].u for i in ins}
+        return len(nbrs) + (1 if nid in nbrs else 0)
+
+
+def load_graph(path: str | Path) -> Graph:
+    """Read ``path``; raise :class:`GraphLoadError` with a readable reason on failure."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise GraphLoadError(f"graph file not found: {p.resolve()}") from None
+    except OSError as exc:
+        raise GraphLoadError(f"could not read graph: {exc}") from None
+    collecting = gc.isenabled()
+    gc.disable()  # millions of fresh containers, none cyclic: collections would only cost time
+    try:
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise GraphLoadError(f"graph.json is corrupted ({exc}). Rebuild it (kg export or graphify update).") from None
+        return graph_from_data(data, p)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def graph_from_data(data: Any, path: Path | None = None) -> Graph:
+    if not isinstance(data, dict) or not isinstance(data.get("nodes", []), list):
+        raise GraphLoadError("not a node_link graph: expected an object with a 'nodes' list")
+    raw_links = data.get("links")
+    if raw_links is None:
+        raw_links = data.get("edges", [])
+    if not isinstance(raw_links, list):
+        raise GraphLoadError("not a node_link graph: 'links' must be a list")
+    order: list[str] = []
+    attrs: dict[str, dict] = {}
+    for n in data.get("nodes", []):
+        if not isinstance(n, dict) or "id" not in n:
+            continue
+        nid = n["id"]
+        if nid.__class__ is not str:
+            nid = str(nid)
+        if nid in attrs:
+            attrs[nid].update(n)
+        else:
+            order.append(nid)
+            attrs[nid] = n
+    links: list[Link] = []
+    out: dict[str, list[int]] = {}
+    inn: dict[str, list[int]] = {}
+    append = links.append
+    for lk in raw_links:
+        try:
+            u = lk["source"]
+            v = lk["target"]
+        except (KeyError, TypeError):
+            continue
+        if u.__class__ is not str:
+            u = str(u)
+        if v.__class__ is not str:
+            v = str(v)
+        if u not in attrs:
+            order.append(u)
+            attrs[u] = {"id": u}
+        if v not in attrs:
+            order.append(v)
+            attrs[v] = {"id": v}
+        src, tgt = u, v
+        if "_src" in lk or "_tgt" in lk:
+            ms, mt = lk.get("_src"), lk.get("_tgt")
+            ms = str(ms) if ms is not None else u
+            mt = str(mt) if mt is not None else v
+            if {ms, mt} == {u, v}:
+                src, tgt = ms, mt
+        i = len(links)
+        append(Link(u, v, src, tgt, lk))
+        o = out.get(u)
+        if o is None:
+            out[u] = [i]
+        else:
+            o.append(i)
+        o = inn.get(v)
+        if o is None:
+            inn[v] = [i]
+        else:
+            o.append(i)
+    return Graph(
+        path=Path(path) if path is not None else Path("graph.json"),
+        order=order,
+        attrs=attrs,
+        links=links,
+        directed=bool(data.get("directed", False)),
+        multigraph=bool(data.get("multigraph", False)),
+        raw=data,
+        _out=out,
+        _in=inn,
+    )

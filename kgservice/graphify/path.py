@@ -1,0 +1,193 @@
+"""``path A B``: the shortest path between two named nodes.
+
+Directed by default: a hop follows a link from its true source to its target (a
+``contains`` link may also be walked back, from the member to its container, as
+graphify does for code graphs); ``--undirected`` ignores direction. Among equally short
+paths the choice is deterministic: a bidirectional breadth-first search over neighbours
+in sorted id order, the search graphify's ``path`` runs on its sorted graph, so both
+tools print the same hops. Every relation stored on a hop is shown (``a/b``), with the
+hop's direction::
+
+    Shortest path (3 hops):
+      smoking --source [EXTRACTED]--> WHO <--source [EXTRACTED]-- noncommunicable disease --is a [EXTRACTED]--> disease
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
+from kgservice.graphify.loader import Graph
+from kgservice.graphify.scoring import is_ambiguity, resolve_path_endpoint
+
+AMBIGUITY_MARGIN = 0.10
+
+
+@dataclass
+class PathResult:
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = EXIT_OK
+    nodes: list[str] | None = None
+
+
+class _Adjacency:
+    """Neighbours for the path search, built per node on first use, in sorted id order.
+
+    Directed: a node's successors are the true targets of its links, then (appended, also
+    sorted) the containers it can walk back to over ``contains`` links; predecessors
+    mirror that. Undirected: every neighbour, sorted. This is the neighbour order of the
+    sorted graph graphify searches, so ties between equally short paths break alike.
+    """
+
+    def __init__(self, g: Graph, undirected: bool):
+        self.g = g
+        self.undirected = undirected
+        self._succ: dict[str, list[str]] = {}
+        self._pred: dict[str, list[str]] = {}
+
+    def _incident(self, nid: str):
+        g = self.g
+        for i in g.out_links(nid):
+            yield g.links[i]
+        for i in g.in_links(nid):
+            lk = g.links[i]
+            if lk.u != nid:  # a self-loop was already seen as an out-link
+                yield lk
+
+    def _build(self, nid: str, forward: bool) -> list[str]:
+        if self.undirected:
+            return sorted({lk.v if lk.u == nid else lk.u for lk in self._incident(nid)})
+        main: set[str] = set()
+        extra: set[str] = set()
+        for lk in self._incident(nid):
+            near, far = (lk.src, lk.tgt) if forward else (lk.tgt, lk.src)
+            if near == nid:
+                main.add(far)
+            if lk.data.get("relation") == "contains" and far == nid:
+                extra.add(near)
+        return sorted(main) + sorted(extra - main)
+
+    def succ(self, nid: str) -> list[str]:
+        got = self._succ.get(nid)
+        if got is None:
+            got = self._succ[nid] = self._build(nid, True)
+        return got
+
+    def pred(self, nid: str) -> list[str]:
+        if self.undirected:
+            return self.succ(nid)
+        got = self._pred.get(nid)
+        if got is None:
+            got = self._pred[nid] = self._build(nid, False)
+        return got
+
+
+def _adjacency(g: Graph, undirected: bool) -> _Adjacency:
+    key = "path_adj_u" if undirected else "path_adj_d"
+    adj = g.cache.get(key)
+    if adj is None:
+        adj = g.cache[key] = _Adjacency(g, undirected)
+    return adj
+
+
+def shortest_path(g: Graph, source: str, target: str, undirected: bool = False) -> list[str] | None:
+    """Bidirectional BFS; expands the smaller frontier, neighbours in sorted order."""
+    if source == target:
+        return [source]
+    adj = _adjacency(g, undirected)
+    succ, pred = adj.succ, adj.pred
+    fwd_parent: dict[str, str | None] = {source: None}
+    bwd_parent: dict[str, str | None] = {target: None}
+    fwd, bwd = [source], [target]
+    meet = None
+    while fwd and bwd and meet is None:
+        if len(fwd) <= len(bwd):
+            level, fwd = fwd, []
+            for v in level:
+                for w in succ(v):
+                    if w not in fwd_parent:
+                        fwd.append(w)
+                        fwd_parent[w] = v
+                    if w in bwd_parent:
+                        meet = w
+                        break
+                if meet is not None:
+                    break
+        else:
+            level, bwd = bwd, []
+            for v in level:
+                for w in pred(v):
+                    if w not in bwd_parent:
+                        bwd_parent[w] = v
+                        bwd.append(w)
+                    if w in fwd_parent:
+                        meet = w
+                        break
+                if meet is not None:
+                    break
+    if meet is None:
+        return None
+    path: list[str] = []
+    w: str | None = meet
+    while w is not None:
+        path.append(w)
+        w = fwd_parent[w]
+    path.reverse()
+    w = bwd_parent[path[-1]]
+    while w is not None:
+        path.append(w)
+        w = bwd_parent[w]
+    return path
+
+
+def hop_text(g: Graph, u: str, v: str) -> str:
+    """``--rel [CONF]--> v`` or ``<--rel [CONF]-- v`` with every relation stored on the hop."""
+    fwd, bwd = [], []
+    for i in g.out_links(u):
+        lk = g.links[i]
+        if lk.v == v:
+            (fwd if lk.src == u else bwd).append(lk.data)
+    if u != v:
+        for i in g.out_links(v):
+            lk = g.links[i]
+            if lk.v == u:
+                (fwd if lk.src == u else bwd).append(lk.data)
+    datas = fwd or bwd
+    rels = sorted({str(d["relation"]) for d in datas if d.get("relation")})
+    confs = sorted({str(d["confidence"]) for d in datas if d.get("confidence")})
+    rel = "/".join(rels) if rels else "related"
+    conf = f" [{'/'.join(confs)}]" if confs else ""
+    if fwd:
+        return f"--{rel}{conf}--> {g.label(v)}"
+    return f"<--{rel}{conf}-- {g.label(v)}"
+
+
+def run_path(g: Graph, source: str, target: str, undirected: bool = False) -> PathResult:
+    src, src_scored, src_err = resolve_path_endpoint(g, source)
+    tgt, tgt_scored, tgt_err = resolve_path_endpoint(g, target)
+    for label, nid, err in ((source, src, src_err), (target, tgt, tgt_err)):
+        if err or nid is None:
+            return PathResult(stderr=err or f"No node matching '{label}' found.",
+                              exit_code=EXIT_AMBIGUOUS if is_ambiguity(err) else EXIT_NOT_FOUND)
+    if src == tgt:
+        return PathResult(stderr=(f"'{source}' and '{target}' both resolved to the same node '{src}'. "
+                                  "Use a more specific label or the exact node ID."), exit_code=EXIT_AMBIGUOUS)
+    warnings = []
+    for name, scored, nid in (("source", src_scored, src), ("target", tgt_scored, tgt)):
+        if len(scored) >= 2 and nid == scored[0][1]:
+            top, runner = scored[0][0], scored[1][0]
+            if top > 0 and (top - runner) / top < AMBIGUITY_MARGIN:
+                warnings.append(f"warning: {name} match was ambiguous (top score {top:g}, runner-up {runner:g})")
+    stderr = "\n".join(warnings)
+    nodes = shortest_path(g, src, tgt, undirected)  # type: ignore[arg-type]
+    if nodes is None:
+        if undirected:
+            msg = f"No path found between '{source}' and '{target}'."
+        else:
+            msg = (f"No directed path found between '{source}' and '{target}'. "
+                   "Re-run with --undirected to search ignoring edge direction.")
+        return PathResult(stdout=msg, stderr=stderr, exit_code=EXIT_OK)
+    segments = [g.label(nodes[0])] + [hop_text(g, nodes[i], nodes[i + 1]) for i in range(len(nodes) - 1)]
+    text = f"Shortest path ({len(nodes) - 1} hops):\n  " + " ".join(segments)
+    return PathResult(stdout=text, stderr=stderr, exit_code=EXIT_OK, nodes=nodes)
