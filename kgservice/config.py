@@ -27,10 +27,10 @@ class Settings:
     backend: str = "embedded"  # embedded | neo4j
     neo4j_uri: str | None = None
     neo4j_user: str = "neo4j"
-    neo4j_password: str | None = None
+    neo4j_password: str | None = field(default=None, repr=False)  # secret: never in repr/logs
     neo4j_database: str = "neo4j"
     qdrant_url: str | None = None
-    qdrant_api_key: str | None = None
+    qdrant_api_key: str | None = field(default=None, repr=False)  # secret: never in repr/logs
     qdrant_collection: str = "kg_nodes"
     vector_backend: str = "qdrant"  # qdrant (client: local path or server url) | edge (qdrant-edge-py) | auto
     embedder: str = "default"

@@ -14,6 +14,9 @@ import typer
 from rich.rule import Rule
 
 from kgservice.cli.common import err, out, settings_of
+from kgservice.config import Settings
+
+OFFLINE_RULES = "kgoffline/rules"
 
 
 def find_demo_dir(explicit: Path | None) -> Path:
@@ -24,7 +27,7 @@ def find_demo_dir(explicit: Path | None) -> Path:
     raise typer.BadParameter(f"no demo corpus (a folder with units/) at {', '.join(map(str, filter(None, candidates)))}")
 
 
-def demo_steps(demo: Path, graph: Path) -> list[list[str]]:
+def demo_steps(demo: Path, graph: Path, llm: list[str]) -> list[list[str]]:
     steps = [
         ["ingest", str(demo / "units")],
         ["stats"],
@@ -33,12 +36,12 @@ def demo_steps(demo: Path, graph: Path) -> list[list[str]]:
         ["search", "tobacco"],
     ]
     if (demo / "texts").is_dir():
-        steps.append(["ingest-text", str(demo / "texts")])
+        steps.append(["ingest-text", str(demo / "texts"), *llm])
     steps += [
-        ["ask", "What does smoking cause?", "--trace"],
-        ["ask", "吸烟会导致什么疾病？"],
-        ["ask", "Who created Python?"],
-        ["ask", "What is the boiling point of mercury?"],
+        ["ask", "What does smoking cause?", "--trace", *llm],
+        ["ask", "吸烟会导致什么疾病？", *llm],
+        ["ask", "Who created Python?", *llm],
+        ["ask", "What is the boiling point of mercury?", *llm],
         ["export", str(graph)],
         ["query", "what causes lung cancer", "--graph", str(graph)],
         ["path", "smoking", "death", "--graph", str(graph), "--undirected"],
@@ -63,8 +66,15 @@ def register(app: typer.Typer) -> None:
         command = get_command(app)
         base = ["--data-dir", str(settings.data_dir), "--embedder", settings.embedder]
         available = set(command.commands)  # type: ignore[attr-defined]
+        llm: list[str] = []
+        if settings.llm_model == Settings().llm_model:
+            # No model configured: use the rule-based offline stand-in (no API key, no network),
+            # and say so; a configured KG_LLM_MODEL is used as is.
+            llm = ["--llm", OFFLINE_RULES]
+            out.print(f"[dim]LLM steps use {OFFLINE_RULES}, the deterministic rule-based offline stand-in "
+                      "(set KG_LLM_MODEL for a real model)[/dim]")
         failed = 0
-        for step in demo_steps(demo_dir, graph):
+        for step in demo_steps(demo_dir, graph, llm):
             if step[0] not in available:
                 err.print(f"[yellow]skipping `kg {step[0]}`: command not installed[/yellow]")
                 continue

@@ -1,0 +1,202 @@
+"""The grounded answer (DESIGN §4.5, invariant 3): only from the hit units, citing their ids.
+
+:func:`validate_answer` is the gate every answer passes before it is shown. It rejects an
+answer when
+
+* a sentence cites no unit, or cites an id that is not among the hit units;
+* a sentence states a number that none of its cited units contains;
+* a content word of a sentence (3+ letters, not a function word; plural / -ed / -ing
+  forms are matched by their stem), or two adjacent CJK characters (or more than a third
+  of them), appear in none of its cited units — their labels, the labels of their ≡
+  classes, their predicate and the other members of its family, their literals and slots.
+
+The last rule is a lexical heuristic, not a proof of entailment: it catches an added
+name, place or claim, not a subtle rewording. A rejected answer is sent back to the model
+once per repair attempt; if it stays invalid the result is "not in the graph", with the
+reasons kept for ``--trace``. Answers (valid or not) are cached in the ``decision`` cache.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from kgservice.caches import decision_key
+from kgservice.drilldown.collect import unit_dep_nodes
+from kgservice.ids import normalise_label
+from kgservice.llm import LLM, LLMOutputError, load_prompt
+from kgservice.model import Unit
+
+PROMPT_FILE = "answer_v1.md"
+NOT_IN_GRAPH_EN = "The graph has no information that answers this question."
+NOT_IN_GRAPH_ZH = "图中没有能回答这个问题的信息。"
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_NUM = re.compile(r"\d+(?:[.,]\d+)*")
+_LATIN = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+GLUE = set("""
+a an the of in on at to for from by with about into and or but not no nor so than then as
+is are was were be been being do does did have has had it its this that these those there their they
+which who whom whose what when where while also both either each all any some other such
+according include includes including known called named graph unit units fact facts states stated
+""".split())
+CJK_GLUE = set("的了是在和与及或也都会而并其中这那些个种有被由从对于以为等")
+
+
+class CitedSentence(BaseModel):
+    text: str
+    cites: list[str] = Field(default_factory=list)
+
+
+class AnswerOut(BaseModel):
+    found: bool
+    sentences: list[CitedSentence] = Field(default_factory=list)
+
+
+@dataclass
+class Answer:
+    found: bool
+    text: str
+    sentences: list[dict[str, Any]] = field(default_factory=list)
+    cited: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # validator problems, when the answer was refused
+    cached: bool = False
+    llm_called: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def not_in_graph(question: str) -> str:
+    return NOT_IN_GRAPH_ZH if _CJK.search(question) else NOT_IN_GRAPH_EN
+
+
+# --- vocabulary of a unit -----------------------------------------------------------------------
+
+def unit_vocabulary(unit: Unit, store: Any, lexicon: Any) -> list[str]:
+    """Every string a sentence citing this unit may draw its words from."""
+    from kgservice.notation.serializer import format_unit
+
+    out = [format_unit(unit, with_id=False), unit.predicate, unit.family]
+    out += [m for m, info in lexicon.members.items() if info.base == unit.family]
+    nodes = [n for n in unit_dep_nodes(unit) if not n.startswith("lit:")]
+    syn = {s for n in nodes for s in store.synonym_class(n)}
+    out += [n.label for n in store.get_nodes(sorted(syn))]
+    return out
+
+
+def _stem(w: str) -> str:
+    for suf in ("ing", "ed", "es", "s"):
+        if len(w) > len(suf) + 3 and w.endswith(suf):
+            return w[: -len(suf)]
+    return w
+
+
+def _runs(positions: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for i in positions:
+        if out and out[-1][-1] == i - 1:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def sentence_problems(text: str, cited_vocab: Sequence[str]) -> list[str]:
+    blob = normalise_label(" \n ".join(cited_vocab))
+    problems = []
+    for num in _NUM.findall(text):
+        if num not in blob:
+            problems.append(f"number {num!r} is in none of the cited units")
+    content = [w for w in (x.lower() for x in _LATIN.findall(text)) if len(w) >= 3 and w not in GLUE]
+    missing = [w for w in content if w not in blob and _stem(w) not in blob]
+    if missing:
+        problems.append(f"words not in the cited units: {', '.join(missing[:6])}")
+    cjk = [i for i, ch in enumerate(text) if _CJK.match(ch) and ch not in CJK_GLUE]
+    if cjk:
+        covered: set[int] = set()
+        for s in {v for v in (normalise_label(x) for x in cited_vocab) if _CJK.search(v)} | set(
+                m for m in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]{2,}", blob)):
+            for m in re.finditer(re.escape(s), text):
+                covered.update(range(m.start(), m.end()))
+        uncovered = [i for i in cjk if i not in covered]
+        runs = [r for r in _runs(uncovered) if len(r) >= 2]
+        if runs or len(uncovered) * 3 > len(cjk):
+            problems.append("text not in the cited units: " + "、".join(text[r[0]:r[-1] + 1] for r in runs[:4] or [uncovered]))
+    return problems
+
+
+def validate_answer(out: AnswerOut, units: dict[str, Unit], vocab: dict[str, list[str]]) -> list[str]:
+    """Problems that make an answer unacceptable (empty list = valid)."""
+    if not out.found:
+        return []
+    if not out.sentences:
+        return ["found is true but there are no sentences"]
+    problems = []
+    for i, s in enumerate(out.sentences, start=1):
+        if not s.text.strip():
+            problems.append(f"sentence {i} is empty")
+            continue
+        if not s.cites:
+            problems.append(f"sentence {i} cites no unit")
+            continue
+        stray = [c for c in s.cites if c not in units]
+        if stray:
+            problems.append(f"sentence {i} cites {', '.join(stray)}, not among the hit units")
+            continue
+        for p in sentence_problems(s.text, [v for c in s.cites for v in vocab[c]]):
+            problems.append(f"sentence {i}: {p}")
+    return problems
+
+
+# --- the answer step ----------------------------------------------------------------------------
+
+def answer_messages(question: str, units: Sequence[Unit]) -> list[dict[str, str]]:
+    from kgservice.notation.serializer import format_unit
+
+    payload = {"task": "answer", "question": question,
+               "units": [{"id": u.id, "unit": format_unit(u, with_id=False)} for u in units]}
+    return [
+        {"role": "system", "content": load_prompt("kgservice.answer", PROMPT_FILE).render()},
+        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+    ]
+
+
+def render(out: AnswerOut) -> str:
+    return " ".join(f"{s.text.strip()} [{', '.join(s.cites)}]" for s in out.sentences)
+
+
+def grounded_answer(kb: Any, llm: LLM, caches: Any, question: str, units: Sequence[Unit],
+                    key_ids: Sequence[str]) -> Answer:
+    if not units:
+        return Answer(found=False, text=not_in_graph(question), rejected=[])
+    messages = answer_messages(question, units)
+    key = decision_key("answer", llm.model, messages)
+    hit = caches.get("decision", key)
+    if hit is not None:
+        return Answer(**{**hit, "cached": True, "llm_called": False})
+    by_id = {u.id: u for u in units}
+    vocab = {u.id: unit_vocabulary(u, kb.store, kb.lexicon) for u in units}
+
+    def validate(out: AnswerOut) -> None:
+        problems = validate_answer(out, by_id, vocab)
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    try:
+        out = llm.complete_json(messages, AnswerOut, "answer", validate=validate)
+        if out.found:
+            result = Answer(found=True, text=render(out), sentences=[s.model_dump() for s in out.sentences],
+                            cited=sorted({c for s in out.sentences for c in s.cites}))
+        else:
+            result = Answer(found=False, text=not_in_graph(question))
+    except LLMOutputError as exc:
+        result = Answer(found=False, text=not_in_graph(question), rejected=exc.problems)
+    result.llm_called = True
+    deps = {n for u in units for n in unit_dep_nodes(u)} | set(key_ids)
+    caches.put("decision", key, {k: v for k, v in result.to_dict().items() if k not in ("cached", "llm_called")}, deps)
+    return result

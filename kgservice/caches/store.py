@@ -1,0 +1,230 @@
+"""The four caches of DESIGN §5, persisted in one SQLite file under the data directory.
+
+Every entry records the node ids it depends on (``deps``); :meth:`Caches.invalidate` drops
+every entry that depends on any of the given nodes, and the knowledge base calls it with
+the nodes each ingest touched (invariant 5). :meth:`Caches.put` refuses an entry without a
+dependency: there is no entry without an invalidation condition. The one dependency that
+is not a node, :data:`ANY_INGEST`, is fired by every ingest that adds a unit; it is used
+only where nothing narrower is true (a question in which no key node was found).
+
+``topk`` entries have one more condition: a node that did not exist when the search ran
+can enter a top-k list without touching the query node. So each ``topk`` entry keeps its
+query vector and its *bar* (the lowest cosine that would have been admitted: the
+threshold, or the k-th score when the list was full); an ingest whose touched nodes have a
+stored vector at or above the bar invalidates it.
+
+If the store changes behind the caches' back (another process on a shared Neo4j, a crash
+between the graph write and the invalidation), the unit count no longer matches the one
+recorded at the last invalidation and :meth:`sync_store` clears everything.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CACHES: dict[str, str] = {
+    "key_nodes": "question -> key nodes + key predicates (4.1); deps: the key node ids and their ≡ classes",
+    "topk": "query node -> vector top-k (4.2); deps: the query node, its hits, and new nodes within the bar",
+    "activation": "(seeds, τ, ε, K) -> activation energies (4.3); deps: every node that received energy",
+    "decision": "(hit-unit signature, question) -> drill-down decision or answer (4.4, 4.5); deps: those units' nodes + key nodes",
+}
+ANY_INGEST = "*"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+  cache TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, created REAL NOT NULL,
+  hits INTEGER NOT NULL DEFAULT 0, qvec BLOB, bar REAL, PRIMARY KEY (cache, key));
+CREATE TABLE IF NOT EXISTS deps (
+  cache TEXT NOT NULL, key TEXT NOT NULL, node TEXT NOT NULL, PRIMARY KEY (cache, key, node));
+CREATE INDEX IF NOT EXISTS deps_node ON deps(node);
+CREATE TABLE IF NOT EXISTS counters (
+  cache TEXT PRIMARY KEY, hits INTEGER NOT NULL DEFAULT 0, misses INTEGER NOT NULL DEFAULT 0,
+  puts INTEGER NOT NULL DEFAULT 0, invalidated INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
+"""
+
+
+class Caches:
+    def __init__(
+        self,
+        path: Path | str | None,
+        *,
+        store_state: Callable[[], int] | None = None,
+        vectors: Callable[[], Any] | None = None,
+    ):
+        """``path`` None keeps the caches in memory. ``store_state`` returns the store's unit
+        count; ``vectors`` returns an *already open* vector store or None (the top-k bar check
+        never opens one just to invalidate)."""
+        self.path = Path(path) if path is not None else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", timeout=30, check_same_thread=False)
+        self._db.executescript(_SCHEMA)
+        self._db.commit()
+        self._lock = threading.RLock()
+        self.store_state = store_state
+        self.vectors = vectors
+        self.session: dict[str, dict[str, int]] = {c: {"hits": 0, "misses": 0} for c in CACHES}
+
+    # -- entries ---------------------------------------------------------------------------
+    @staticmethod
+    def _check(cache: str) -> None:
+        if cache not in CACHES:
+            raise ValueError(f"unknown cache {cache!r}; known: {', '.join(CACHES)}")
+
+    def _count(self, cache: str, column: str, n: int = 1) -> None:
+        self._db.execute("INSERT OR IGNORE INTO counters(cache) VALUES (?)", (cache,))
+        self._db.execute(f"UPDATE counters SET {column} = {column} + ? WHERE cache = ?", (n, cache))
+
+    def get(self, cache: str, key: str) -> Any | None:
+        self._check(cache)
+        with self._lock:
+            row = self._db.execute("SELECT value FROM entries WHERE cache = ? AND key = ?", (cache, key)).fetchone()
+            if row is None:
+                self.session[cache]["misses"] += 1
+                self._count(cache, "misses")
+            else:
+                self.session[cache]["hits"] += 1
+                self._count(cache, "hits")
+                self._db.execute("UPDATE entries SET hits = hits + 1 WHERE cache = ? AND key = ?", (cache, key))
+            self._db.commit()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, cache: str, key: str, value: Any, deps: Iterable[str], *,
+            qvec: Any = None, bar: float | None = None) -> None:
+        self._check(cache)
+        dep_set = sorted({d for d in deps if d})
+        if not dep_set:
+            raise ValueError(f"cache entry {cache}/{key[:12]} has no dependency: every entry needs an invalidation "
+                             f"condition (use ANY_INGEST if nothing narrower is true)")
+        if cache == "topk" and (qvec is None or bar is None):
+            raise ValueError("topk entries need the query vector and the admission bar")
+        blob = None if qvec is None else np.asarray(qvec, dtype=np.float32).tobytes()
+        with self._lock:
+            self._db.execute("DELETE FROM deps WHERE cache = ? AND key = ?", (cache, key))
+            self._db.execute("INSERT OR REPLACE INTO entries(cache, key, value, created, hits, qvec, bar) "
+                             "VALUES (?, ?, ?, ?, 0, ?, ?)",
+                             (cache, key, json.dumps(value, ensure_ascii=False), time.time(), blob, bar))
+            self._db.executemany("INSERT OR IGNORE INTO deps(cache, key, node) VALUES (?, ?, ?)",
+                                 [(cache, key, d) for d in dep_set])
+            self._count(cache, "puts")
+            self._db.commit()
+
+    def deps_of(self, cache: str, key: str) -> set[str]:
+        rows = self._db.execute("SELECT node FROM deps WHERE cache = ? AND key = ?", (cache, key)).fetchall()
+        return {r[0] for r in rows}
+
+    def keys(self, cache: str | None = None) -> list[tuple[str, str]]:
+        q = "SELECT cache, key FROM entries" + (" WHERE cache = ?" if cache else "") + " ORDER BY cache, key"
+        return [(r[0], r[1]) for r in self._db.execute(q, (cache,) if cache else ())]
+
+    def entries_depending_on(self, node_ids: Iterable[str]) -> set[tuple[str, str]]:
+        ids = sorted(set(node_ids))
+        out: set[tuple[str, str]] = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            q = f"SELECT DISTINCT cache, key FROM deps WHERE node IN ({','.join('?' * len(part))})"
+            out |= {(r[0], r[1]) for r in self._db.execute(q, part)}
+        return out
+
+    # -- invalidation ----------------------------------------------------------------------
+    def _delete(self, victims: Iterable[tuple[str, str]]) -> int:
+        n = 0
+        for cache, key in victims:
+            cur = self._db.execute("DELETE FROM entries WHERE cache = ? AND key = ?", (cache, key))
+            self._db.execute("DELETE FROM deps WHERE cache = ? AND key = ?", (cache, key))
+            if cur.rowcount:
+                n += 1
+                self._count(cache, "invalidated")
+        return n
+
+    def invalidate(self, node_ids: Iterable[str]) -> int:
+        """Drop every entry that depends on one of these nodes (and ``topk`` entries one of
+        them now enters); returns how many entries were dropped."""
+        ids = {i for i in node_ids if i}
+        with self._lock:
+            n = 0
+            if ids:
+                n += self._delete(self.entries_depending_on(ids | {ANY_INGEST}))
+                n += self._delete(self._topk_entered(ids))
+            self._record_store_state()
+            self._db.commit()
+        return n
+
+    def _topk_entered(self, ids: set[str]) -> set[tuple[str, str]]:
+        rows = self._db.execute("SELECT key, qvec, bar FROM entries WHERE cache = 'topk' AND qvec IS NOT NULL").fetchall()
+        store = self.vectors() if (rows and self.vectors is not None) else None
+        if store is None:
+            return set()
+        vecs = store.get_vectors(sorted(i for i in ids if not i.startswith("lit:")))
+        if not vecs:
+            return set()
+        m = np.stack(list(vecs.values()))
+        out = set()
+        for key, blob, bar in rows:
+            q = np.frombuffer(blob, dtype=np.float32)
+            if q.shape[0] == m.shape[1] and float(np.max(m @ q)) >= float(bar) - 1e-6:
+                out.add(("topk", key))
+        return out
+
+    # -- whole-cache operations --------------------------------------------------------------
+    def _record_store_state(self) -> None:
+        if self.store_state is not None:
+            self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('store_units', ?)", (str(self.store_state()),))
+
+    def sync_store(self) -> bool:
+        """Clear everything if the store changed without an invalidation; True if it did."""
+        if self.store_state is None:
+            return False
+        with self._lock:
+            now = str(self.store_state())
+            row = self._db.execute("SELECT v FROM meta WHERE k = 'store_units'").fetchone()
+            if row is not None and row[0] == now:
+                return False
+            had = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+            if had:
+                self._clear_entries()
+            self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('store_units', ?)", (now,))
+            self._db.commit()
+            return bool(had)
+
+    def _clear_entries(self) -> int:
+        n = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        self._db.execute("DELETE FROM entries")
+        self._db.execute("DELETE FROM deps")
+        return int(n)
+
+    def clear(self) -> int:
+        with self._lock:
+            n = self._clear_entries()
+            self._db.execute("DELETE FROM counters")
+            self._db.commit()
+        return n
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            per: dict[str, dict[str, Any]] = {}
+            for cache, about in CACHES.items():
+                entries = self._db.execute("SELECT COUNT(*) FROM entries WHERE cache = ?", (cache,)).fetchone()[0]
+                deps = self._db.execute("SELECT COUNT(*) FROM deps WHERE cache = ?", (cache,)).fetchone()[0]
+                c = self._db.execute("SELECT hits, misses, puts, invalidated FROM counters WHERE cache = ?",
+                                     (cache,)).fetchone() or (0, 0, 0, 0)
+                per[cache] = {"entries": entries, "dependencies": deps, "hits": c[0], "misses": c[1],
+                              "puts": c[2], "invalidated": c[3], "about": about}
+        size = self.path.stat().st_size if self.path is not None and self.path.exists() else 0
+        return {"path": str(self.path) if self.path else ":memory:", "bytes": size, "caches": per}
+
+    def session_counts(self) -> dict[str, dict[str, int]]:
+        return {c: dict(v) for c, v in self.session.items()}
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

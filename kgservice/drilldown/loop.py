@@ -1,0 +1,193 @@
+"""The drill-down loop of DESIGN §4.4.
+
+Each round: expand from the seeds without the LLM (directed, spread or both) and admit the
+best new units into the pool (hard cap ``max_units``); then one LLM judgement over the pool
+— relevant units, enough?, next seeds and mode, drift. The loop stops when
+
+* the judge says enough, or every key node found in the graph is covered by a relevant
+  unit and (if the question has predicates) a relevant unit is of a key predicate's family;
+* the last round added no relevant unit, there are no new seeds, or the pool is full;
+* the round cap ``max_rounds`` is reached.
+
+Drift sends the question back to step 4.1 (re-extraction with feedback) at most
+``max_drifts`` times. Every round is recorded for ``kg ask --trace``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kgservice.drilldown.collect import (
+    Candidate,
+    directed_candidates,
+    score,
+    spread_candidates,
+    unit_nodes,
+    words,
+)
+from kgservice.drilldown.judge import judge, judge_messages
+from kgservice.extraction.extract import KeyQuery
+from kgservice.ids import node_id
+from kgservice.model import Unit
+
+
+@dataclass
+class QueryState:
+    key: KeyQuery
+    matches: dict[str, list[str]]  # key node id -> graph nodes it matched (exact, ≡ class, vector hits)
+    seeds: dict[str, float]  # entry node -> weight (cosine similarity)
+
+    def key_nodes_payload(self) -> list[dict[str, Any]]:
+        return [{"label": n["label"], "id": n["id"], "matches": self.matches.get(n["id"], [])} for n in self.key.nodes]
+
+    @property
+    def all_matches(self) -> set[str]:
+        return {m for ms in self.matches.values() for m in ms}
+
+
+@dataclass
+class DrillParams:
+    max_rounds: int = 3
+    max_units: int = 40
+    spread_nodes: int = 8
+    max_drifts: int = 1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_rounds <= 10:
+            raise ValueError(f"max_rounds must be 1..10, got {self.max_rounds}")
+        if not 1 <= self.max_units <= 500:
+            raise ValueError(f"max_units must be 1..500, got {self.max_units}")
+
+
+@dataclass
+class RoundRecord:
+    round: int
+    mode: str
+    seeds: dict[str, float]
+    new_units: list[str]
+    dropped_over_cap: int
+    pool: int
+    activation_cached: bool | None = None
+    decision: dict[str, Any] = field(default_factory=dict)
+    decision_cached: bool = False
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class DrillResult:
+    relevant: list[Unit]
+    pool: list[Unit]
+    rounds: list[RoundRecord]
+    stop_reason: str
+    state: QueryState
+
+
+def initial_mode(key: KeyQuery) -> str:
+    """Query predicates bias the traversal: a causal question also spreads along
+    cause -> effect chains; a related-to question spreads; anything else is directed."""
+    kinds = key.kinds
+    if "content" in kinds:
+        return "both"
+    if kinds and kinds <= {"related_to"}:
+        return "spread"
+    return "directed"
+
+
+def covered(relevant: list[Unit], state: QueryState) -> bool:
+    present = {k: set(m) for k, m in state.matches.items() if m}
+    if not present or not relevant:
+        return False
+    for m in present.values():
+        if not any(set(unit_nodes(u)) & m for u in relevant):
+            return False
+    fams = state.key.families
+    return not fams or any(u.family in fams for u in relevant)
+
+
+def drill_down(kb: Any, llm: Any, caches: Any, question: str, state: QueryState, params: DrillParams,
+               restart: Callable[[str], QueryState] | None = None) -> DrillResult:
+    store = kb.store
+    mode = initial_mode(state.key)
+    seeds = dict(state.seeds)
+    expanded: set[str] = set()
+    pool: dict[str, Candidate] = {}
+    relevant: list[str] = []
+    rounds: list[RoundRecord] = []
+    drifts = 0
+    stop = ""
+    for r in range(1, params.max_rounds + 1):
+        qwords = words(question) | words(" ".join(n["label"] for n in state.key.nodes))
+        cands: dict[str, Candidate] = {}
+        act_cached = None
+        if mode in ("directed", "both"):
+            cands.update(directed_candidates(store, seeds))
+        if mode in ("spread", "both"):
+            spread, act_cached = spread_candidates(kb, caches, seeds, params.spread_nodes)
+            for uid, c in spread.items():
+                if uid not in cands or c.weight > cands[uid].weight:
+                    cands[uid] = c
+        new = [c for uid, c in cands.items() if uid not in pool]
+        for c in new:
+            c.score = score(c, state.all_matches, state.key.families, qwords)
+        new.sort(key=lambda c: (-c.score, c.unit.id))
+        admitted = new[: max(0, params.max_units - len(pool))]
+        for c in admitted:
+            pool[c.unit.id] = c
+        expanded |= set(seeds)
+        rec = RoundRecord(round=r, mode=mode, seeds={k: round(v, 4) for k, v in sorted(seeds.items())},
+                          new_units=[c.unit.id for c in admitted], dropped_over_cap=len(new) - len(admitted),
+                          pool=len(pool), activation_cached=act_cached)
+        rounds.append(rec)
+        if not pool:
+            stop = "no units reached from the entry nodes"
+            break
+        ordered = sorted(pool.values(), key=lambda c: (-c.score, c.unit.id))
+        units = [c.unit for c in ordered]
+        messages = judge_messages(question, state.key_nodes_payload(), state.key.predicates, mode, expanded, units)
+        decision, cached = judge(llm, caches, messages, units, state.key.node_ids + sorted(state.all_matches))
+        rec.decision, rec.decision_cached = decision.model_dump(), cached
+        before = len(relevant)
+        for rid in decision.relevant:
+            if rid in pool and rid not in relevant:
+                relevant.append(rid)
+        grew = len(relevant) > before
+        if decision.drift and restart is not None and drifts < params.max_drifts:
+            drifts += 1
+            labels = ", ".join(n["label"] for n in state.key.nodes) or "none"
+            fresh = restart(f"key concepts [{labels}] led to units about other things"
+                            + (f"; the question may be about: {decision.rephrase}" if decision.rephrase else ""))
+            if set(fresh.key.node_ids) != set(state.key.node_ids) and fresh.seeds:
+                rec.note = f"drift: key nodes re-extracted -> {', '.join(fresh.key.node_ids)}"
+                state, seeds, mode = fresh, dict(fresh.seeds), initial_mode(fresh.key)
+                continue
+            rec.note = "drift declared, but re-extraction gave the same key nodes"
+        rel_units = [pool[rid].unit for rid in relevant]
+        if decision.enough:
+            stop = "judge: enough"
+            break
+        if covered(rel_units, state):
+            stop = "every key node covered and a key predicate lands on a relevant unit"
+            break
+        if r > 1 and not grew:
+            stop = "last round added nothing that answers"
+            break
+        nxt = [n for n in dict.fromkeys(node_id(s) for s in decision.next_seeds) if n not in expanded]
+        nxt = [n.id for n in store.get_nodes(nxt)][:5]
+        if not nxt:
+            stop = "no new seeds"
+            break
+        if r == params.max_rounds:
+            stop = f"round cap ({params.max_rounds})"
+            break
+        if len(pool) >= params.max_units:
+            stop = f"unit cap ({params.max_units})"
+            break
+        seeds, mode = {n: 1.0 for n in nxt}, decision.mode
+    rel = [pool[rid].unit for rid in relevant if rid in pool]
+    ordered_pool = [c.unit for c in sorted(pool.values(), key=lambda c: (-c.score, c.unit.id))]
+    return DrillResult(relevant=rel, pool=ordered_pool, rounds=rounds, stop_reason=stop or "round cap", state=state)

@@ -1,0 +1,79 @@
+"""Long texts are cut into chunks the model can read whole: at paragraph boundaries, then
+sentence boundaries, never inside a sentence unless one sentence alone is too long."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DEFAULT_MAX_CHARS = 2400  # ~600 tokens of text per request
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；])")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int
+    text: str
+    section: str | None  # the Markdown heading the chunk starts under, if any
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s for s in (p.strip() for p in _SENTENCE.split(text)) if s]
+
+
+def _pieces(paragraph: str, max_chars: int) -> list[str]:
+    if len(paragraph) <= max_chars:
+        return [paragraph]
+    out: list[str] = []
+    cur = ""
+    for sent in split_sentences(paragraph):
+        while len(sent) > max_chars:  # one enormous "sentence": hard cut, the only place we cut inside one
+            if cur:
+                out.append(cur)
+                cur = ""
+            out.append(sent[:max_chars])
+            sent = sent[max_chars:]
+        if cur and len(cur) + 1 + len(sent) > max_chars:
+            out.append(cur)
+            cur = sent
+        else:
+            cur = f"{cur} {sent}".strip()
+    if cur:
+        out.append(cur)
+    return out
+
+
+def chunk_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
+    if max_chars < 200:
+        raise ValueError("max_chars must be at least 200")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    paragraphs: list[tuple[str, str | None]] = []
+    section: str | None = None
+    for block in re.split(r"\n\s*\n", text):
+        block = block.strip("\n")
+        if not block.strip():
+            continue
+        for line in block.splitlines():
+            m = _HEADING.match(line)
+            if m:
+                section = m.group(1)
+        for piece in _pieces(block, max_chars):
+            paragraphs.append((piece, section))
+    chunks: list[Chunk] = []
+    cur: list[str] = []
+    cur_section: str | None = None
+    size = 0
+    for piece, sec in paragraphs:
+        if cur and size + 2 + len(piece) > max_chars:
+            chunks.append(Chunk(len(chunks), "\n\n".join(cur), cur_section))
+            cur, size = [], 0
+        if not cur:
+            cur_section = sec
+        cur.append(piece)
+        size += len(piece) + 2
+    if cur:
+        chunks.append(Chunk(len(chunks), "\n\n".join(cur), cur_section))
+    return chunks

@@ -1,0 +1,349 @@
+"""``LLM.complete_json(messages, schema_model, purpose)``: the only place kgservice talks to a model.
+
+* Every request goes through ``litellm.completion`` — hosted models by configuration
+  (``KG_LLM_MODEL=openai/gpt-4o-mini`` and litellm's usual key variables), the offline
+  provider ``kgoffline/...`` (:mod:`kgservice.llm.offline`) for tests and the demo.
+* Provider errors and timeouts are retried with exponential backoff (tenacity); errors
+  that retrying cannot fix (bad request, auth, no recording) fail at once.
+* The reply must be one JSON object valid for ``schema_model`` (pydantic) and for an
+  optional ``validate`` callback. If it is not, the model is shown its reply and the
+  error and asked again (``repair_attempts`` times); then :class:`LLMOutputError` says
+  what was wrong. Nothing half-valid is ever returned.
+* Calls and tokens are counted per *purpose*. The purposes are fixed
+  (:data:`PURPOSES`); at query time only ``key_nodes``, ``drilldown`` and ``answer`` exist
+  (DESIGN §5, invariant 4), which the tests check by counting calls at the litellm boundary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+PURPOSES: dict[str, str] = {
+    "extract": "ingest (DESIGN §3): text -> units",
+    "merge_confirm": "ingest (DESIGN §3): is a new label the same concept as its near-duplicate node? (ambiguous cases only)",
+    "key_nodes": "query 4.1: question -> key nodes + key predicates (same extraction path as ingest)",
+    "drilldown": "query 4.4: select relevant units, enough?, next seeds and mode, drift",
+    "answer": "query 4.5: answer from the hit units only, citing unit ids",
+}
+QUERY_PURPOSES = frozenset({"key_nodes", "drilldown", "answer"})
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class LLMError(RuntimeError):
+    """The LLM step failed; the message says which step, which model and why."""
+
+
+class LLMProviderError(LLMError):
+    """The provider failed (after retries for transient errors, at once for the rest)."""
+
+
+class LLMOutputError(LLMError):
+    """The model's reply stayed invalid after every repair attempt."""
+
+    def __init__(self, message: str, problems: list[str]):
+        super().__init__(message)
+        self.problems = problems
+
+
+@dataclass
+class PurposeUsage:
+    calls: int = 0  # litellm.completion invocations, failed ones included
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0  # provider errors that were retried
+    repairs: int = 0  # follow-up requests after an invalid reply
+    failures: int = 0  # complete_json calls that raised
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class Usage:
+    by_purpose: dict[str, PurposeUsage] = field(default_factory=dict)
+
+    def of(self, purpose: str) -> PurposeUsage:
+        return self.by_purpose.setdefault(purpose, PurposeUsage())
+
+    @property
+    def calls(self) -> int:
+        return sum(u.calls for u in self.by_purpose.values())
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(u.total_tokens for u in self.by_purpose.values())
+
+    def snapshot(self) -> "Usage":
+        return Usage({k: PurposeUsage(**asdict(v)) for k, v in self.by_purpose.items()})
+
+    def since(self, before: "Usage") -> "Usage":
+        out = Usage()
+        for k, v in self.by_purpose.items():
+            b = before.by_purpose.get(k, PurposeUsage())
+            d = PurposeUsage(**{f: getattr(v, f) - getattr(b, f) for f in asdict(v)})
+            if any(asdict(d).values()):
+                out.by_purpose[k] = d
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "prompt_tokens": sum(u.prompt_tokens for u in self.by_purpose.values()),
+            "completion_tokens": sum(u.completion_tokens for u in self.by_purpose.values()),
+            "total_tokens": self.total_tokens,
+            "by_purpose": {k: {**asdict(v), "total_tokens": v.total_tokens} for k, v in sorted(self.by_purpose.items())},
+        }
+
+
+def request_key(messages: Sequence[dict[str, Any]]) -> str:
+    """Hash of a request's content (roles and texts, not the model): the key of recordings
+    and of the offline provider's scripted table."""
+    canon = json.dumps([[m.get("role", ""), m.get("content", "")] for m in messages],
+                       ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:32]
+
+
+_LITELLM_LOCK = threading.Lock()
+
+
+def ensure_litellm() -> Any:
+    """Import litellm (lazily: it takes seconds) with no network at import, and register
+    the offline provider. Safe to call many times."""
+    with _LITELLM_LOCK:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        # litellm's own pydantic models warn about TypedDict ReadOnly items (at import and first use)
+        warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier.*", category=UserWarning)
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        from kgservice.llm import offline
+
+        offline.register(litellm)
+        return litellm
+
+
+def _transient(exc: BaseException) -> bool:
+    import litellm
+
+    permanent = (litellm.BadRequestError, litellm.AuthenticationError, litellm.NotFoundError,
+                 litellm.PermissionDeniedError, litellm.UnprocessableEntityError)
+    if isinstance(exc, permanent):
+        return False
+    transient = (litellm.Timeout, litellm.APIConnectionError, litellm.RateLimitError,
+                 litellm.ServiceUnavailableError, litellm.InternalServerError)
+    if isinstance(exc, transient):
+        return True
+    if isinstance(exc, litellm.APIError):
+        return int(getattr(exc, "status_code", 500) or 500) >= 500
+    return isinstance(exc, TimeoutError)
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+
+
+def json_text(content: str) -> str:
+    """The JSON object in a reply: code fences and prose around one object are tolerated.
+    A reply that *is* something else (an array, a string) is left alone, so the schema
+    rejects it instead of an object being cut out of it."""
+    m = _FENCE.match(content)
+    if m:
+        content = m.group(1)
+    content = content.strip()
+    if content[:1] not in ("{", "[", '"') and not content[:1].isdigit() and not content.startswith(("null", "true", "false")):
+        start, end = content.find("{"), content.rfind("}")
+        if start != -1 and end > start:
+            content = content[start:end + 1]
+    return content
+
+
+def _problems(exc: Exception) -> list[str]:
+    if isinstance(exc, ValidationError):
+        out = []
+        for e in exc.errors()[:12]:
+            loc = ".".join(str(p) for p in e.get("loc", ())) or "(top level)"
+            out.append(f"{loc}: {e.get('msg')}")
+        return out
+    return [str(exc)]
+
+
+REPAIR_PROMPT = (
+    "Your reply above is not valid. Problems:\n{problems}\n"
+    "Reply again with only the corrected JSON object (no prose, no code fence), following the same instructions."
+)
+
+
+class LLM:
+    """One configured model; keeps call and token counts per purpose for its lifetime."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        retry_wait: float = 1.0,
+        repair_attempts: int = 2,
+        temperature: float = 0.0,
+        recordings: Sequence[Path] = (),
+        record_to: Path | None = None,
+        completion_kwargs: dict[str, Any] | None = None,
+    ):
+        if not model:
+            raise ValueError("no LLM model configured (KG_LLM_MODEL)")
+        self.model = model
+        self.api_base = api_base
+        self.timeout = float(timeout)
+        self.max_retries = max(0, int(max_retries))
+        self.retry_wait = max(0.0, float(retry_wait))
+        self.repair_attempts = max(0, int(repair_attempts))
+        self.temperature = temperature
+        self.recordings = tuple(Path(p) for p in recordings)
+        self.record_to = Path(record_to) if record_to else None
+        self.completion_kwargs = dict(completion_kwargs or {})
+        self.usage = Usage()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "LLM":
+        return cls(
+            settings.llm_model,
+            api_base=getattr(settings, "llm_api_base", None),
+            timeout=getattr(settings, "llm_timeout", 60.0),
+            max_retries=getattr(settings, "llm_max_retries", 3),
+            retry_wait=getattr(settings, "llm_retry_wait", 1.0),
+            repair_attempts=getattr(settings, "llm_repair_attempts", 2),
+            recordings=getattr(settings, "llm_recordings", ()),
+            record_to=getattr(settings, "llm_record", None),
+        )
+
+    @property
+    def is_offline(self) -> bool:
+        return self.model.startswith("kgoffline/")
+
+    # -- the one public call ------------------------------------------------------
+    def complete_json(
+        self,
+        messages: Sequence[dict[str, str]],
+        schema_model: type[M],
+        purpose: str,
+        *,
+        validate: Callable[[M], None] | None = None,
+    ) -> M:
+        """Ask the model for one JSON object valid for ``schema_model`` (and ``validate``,
+        which raises ``ValueError`` with a readable message when the object is wrong)."""
+        if purpose not in PURPOSES:
+            raise ValueError(f"unknown LLM purpose {purpose!r}; known: {', '.join(PURPOSES)}")
+        conversation = [dict(m) for m in messages]
+        problems: list[str] = []
+        for attempt in range(self.repair_attempts + 1):
+            if attempt:
+                self.usage.of(purpose).repairs += 1
+            content = self._complete(conversation, schema_model, purpose)
+            try:
+                obj = schema_model.model_validate_json(json_text(content))
+                if validate is not None:
+                    validate(obj)
+                return obj
+            except (ValidationError, ValueError) as exc:
+                problems = _problems(exc)
+                conversation = conversation + [
+                    {"role": "assistant", "content": content},
+                    {"role": "user", "content": REPAIR_PROMPT.format(problems="\n".join(f"- {p}" for p in problems))},
+                ]
+        self.usage.of(purpose).failures += 1
+        raise LLMOutputError(
+            f"LLM step '{purpose}' ({self.model}): reply still invalid after {self.repair_attempts + 1} attempt(s) "
+            f"({self.repair_attempts} repair request(s)); last problems: " + "; ".join(problems),
+            problems,
+        )
+
+    # -- provider call with retries ------------------------------------------------
+    def _response_format(self, litellm: Any, schema_model: type[BaseModel]) -> dict[str, Any] | None:
+        if self.is_offline:
+            return {"type": "json_object"}
+        try:
+            if litellm.supports_response_schema(model=self.model):
+                return {"type": "json_schema", "json_schema": {
+                    "name": schema_model.__name__, "schema": schema_model.model_json_schema(), "strict": False}}
+            params = litellm.get_supported_openai_params(model=self.model) or []
+            if "response_format" in params:
+                return {"type": "json_object"}
+        except Exception:  # unknown model in litellm's tables: the prompt alone asks for JSON
+            pass
+        return None
+
+    def _complete(self, messages: list[dict[str, str]], schema_model: type[BaseModel], purpose: str) -> str:
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_none
+
+        litellm = ensure_litellm()
+        kwargs: dict[str, Any] = dict(
+            model=self.model,
+            messages=messages,
+            temperature=self.temperature,
+            timeout=self.timeout,
+            num_retries=0,  # tenacity below is the only retry layer
+            drop_params=True,
+            **self.completion_kwargs,
+        )
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        fmt = self._response_format(litellm, schema_model)
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        if self.is_offline and self.recordings:
+            from kgservice.llm import offline
+
+            offline.load_recordings(self.recordings)
+        usage = self.usage.of(purpose)
+
+        tries = 0
+
+        def before_sleep(state: Any) -> None:
+            usage.retries += 1
+
+        wait = wait_exponential(multiplier=self.retry_wait, max=30) if self.retry_wait > 0 else wait_none()
+        try:
+            for attempt in Retrying(retry=retry_if_exception(_transient), stop=stop_after_attempt(self.max_retries + 1),
+                                    wait=wait, reraise=True, before_sleep=before_sleep):
+                with attempt:
+                    with self._lock:
+                        usage.calls += 1
+                    tries += 1
+                    resp = litellm.completion(**kwargs)
+        except Exception as exc:
+            usage.failures += 1
+            kind = "error" if not _transient(exc) else f"error after {tries} attempt(s)"
+            raise LLMProviderError(f"LLM step '{purpose}' ({self.model}): provider {kind}: "
+                                   f"{type(exc).__name__}: {exc}") from exc
+        content = (resp.choices[0].message.content or "") if resp.choices else ""
+        u = getattr(resp, "usage", None)
+        with self._lock:
+            usage.prompt_tokens += int(getattr(u, "prompt_tokens", 0) or 0)
+            usage.completion_tokens += int(getattr(u, "completion_tokens", 0) or 0)
+        if self.record_to is not None:
+            self._record(messages, purpose, content)
+        return content
+
+    def _record(self, messages: list[dict[str, str]], purpose: str, content: str) -> None:
+        """Append (request hash, response) — never the request text, which may hold source sentences."""
+        line = json.dumps({"key": request_key(messages), "purpose": purpose, "model": self.model, "response": content},
+                          ensure_ascii=False)
+        assert self.record_to is not None
+        self.record_to.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, self.record_to.open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")

@@ -1,0 +1,370 @@
+"""The rule-based responder behind ``kgoffline/rules`` — a demo stand-in, not a model.
+
+Deterministic rules that answer the four kgservice request kinds well enough for the demo
+corpus and for tests, reading the JSON input object each request carries:
+
+``extract`` (summary / detail / query)
+    Splits the text into sentences and keeps those of the form ``X <predicate> Y`` where
+    ``<predicate>`` is a member of the built-in predicate lexicon (``causes``, ``is a``,
+    ``created by``, ``导致``, ``是`` ...): the earliest (then longest) lexicon member splits
+    the sentence into subject and objects; objects are split on ``,`` / ``and`` / ``、`` /
+    ``和``. Detail mode keeps ``in 1991`` / ``于1991年`` as ``()[year]``, ``according to X``
+    / ``根据X`` as ``()[source]`` and modal words (``can``, ``may``, ``可能``) as
+    ``()[modality]``; summary mode drops them. Anything else is left out — the rules
+    never guess. Query mode finds lexicon predicates in the question and keeps the word
+    runs left after removing question words, stop words and a short list of common verbs
+    as the key nodes.
+``drilldown``
+    Coverage rules: a unit scores 3 per key node it touches (through the node's matches),
+    2 for a key predicate's family, 1 per word it shares with the question besides the
+    key nodes' own (up to 3) and 1 for touching a node already expanded; the relevant
+    units are the touching ones with the top score (or at least 5); *enough* when every key node that exists
+    in the graph is touched by a relevant unit and, if the question has predicates, one
+    relevant unit is of a key predicate's family; otherwise next seeds are the nodes of
+    the relevant units and the mode alternates. Drift is declared only when no unit
+    touches a key node or an expanded seed.
+``answer``
+    Restates each given unit as one sentence citing its id (at most 8), so it can only be
+    as right as the selected units.
+``same_concept``
+    Same when the labels are equal after case folding, removing punctuation, leading
+    articles and plural ``s`` — and carry the same digits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from kgservice.families import Lexicon
+from kgservice.ids import normalise_label
+
+# --- vocabulary ---------------------------------------------------------------------
+
+EN_STOP = set("""
+a an the of in on at to for from by with about into over under and or but not no nor so than then
+what which who whom whose why how when where whether
+is are was were be been being am do does did done doing have has had having
+can could may might must shall should will would
+it its he him his she her hers they them their theirs we us our you your i me my this that these those there here
+any some each every all both either neither other another such many much more most few less least
+one ones get gets got give gives gave make makes made take takes took tell show
+also still now today currently first poorly well very really just only even ever according
+without before after since during within year years
+""".split())
+EN_VERBS = set("""
+create created creates begin began begun begins start started starts work works worked scale scales scaled
+run runs ran install installs installed govern governs governed replace replaced removed remove removes
+introduce stop stopped stops maintain maintained support supported kill kills killed die dies died
+need needs mean means called call know known become became happen happens happened
+""".split())
+MODALS = {"can", "may", "might", "could", "often", "usually", "probably", "likely", "sometimes",
+          "可能", "往往", "通常", "常常", "也许"}
+AUX = {"is", "are", "was", "were", "be", "been", "has", "have", "had", "also", "which", "that", "will",
+       "does", "do", "did", "both", "mainly", "directly"}
+CJK_AUX = ("会", "也", "都", "还", "已经", "曾", "将", "被")
+CJK_STOP = sorted({
+    "什么时候", "从哪里", "有哪些", "为什么", "什么", "哪些", "哪个", "哪种", "哪里", "何时", "多少", "怎么", "怎样",
+    "如何", "可以", "一个", "时候", "开始", "停止", "维护", "安装", "每年", "主要",
+    "谁", "吗", "呢", "吧", "会", "是", "在", "的", "了", "和", "与", "及", "哪", "被", "由", "对", "把", "将", "能", "这", "那", "几",
+}, key=len, reverse=True)
+NO_SENTENCE_PRED = {"的", "即", "部分", "实例", "子类", "发布", "关联", "相关"}
+NO_QUERY_PRED = NO_SENTENCE_PRED | {"是", "有", "是一个", "是一种"}
+ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+QUANTITY = re.compile(r"^(?:about|around|nearly|over|more than|less than|almost|approximately|roughly|"
+                      r"约|大约|超过|近|将近)?\s*[\d][\d.,]*", re.I)
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+#.\-]*[A-Za-z0-9+#]|[A-Za-z0-9]")
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> Lexicon:
+    return Lexicon.load()
+
+
+def _member_pattern(members: list[str]) -> re.Pattern[str]:
+    parts = []
+    for m in sorted(members, key=len, reverse=True):
+        esc = re.escape(m)
+        if CJK.search(m):
+            if m == "是":
+                parts.append(r"(?<![但还就总于要可若只倒真不])是(?!否)")
+            elif m == "有":
+                parts.append(r"(?<![没所具拥含])有")
+            else:
+                parts.append(esc)
+        else:
+            parts.append(rf"(?<![\w\-]){esc}(?![\w\-])")
+    return re.compile("|".join(parts), re.I)
+
+
+@lru_cache(maxsize=2)
+def _predicates(for_query: bool) -> re.Pattern[str]:
+    skip = NO_QUERY_PRED if for_query else NO_SENTENCE_PRED
+    return _member_pattern([m for m in _lexicon().members if m not in skip])
+
+
+# --- entry point ----------------------------------------------------------------------
+
+def respond(payload: dict[str, Any]) -> str:
+    task = payload.get("task")
+    if task == "extract":
+        out = extract(payload.get("text", ""), payload.get("mode", "summary"))
+    elif task == "drilldown":
+        out = drilldown(payload)
+    elif task == "answer":
+        out = answer(payload)
+    elif task == "same_concept":
+        out = same_concept(payload.get("new", ""), payload.get("existing", ""))
+    else:
+        out = {"error": f"the rule-based responder does not know task {task!r}"}
+    return json.dumps(out, ensure_ascii=False)
+
+
+# --- extraction ---------------------------------------------------------------------------
+
+_SENT_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
+_MD = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+)")
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a text (Markdown headings and list markers dropped)."""
+    out = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        line = _MD.sub("", line).replace("**", "").replace("__", "").replace("`", "")
+        for s in _SENT_END.split(line):
+            s = s.strip()
+            if s:
+                out.append(s)
+    return out
+
+
+def _strip_end(s: str) -> str:
+    return s.strip().rstrip(".!?。！？；;:：,，").strip()
+
+
+def _clean_label(s: str) -> str:
+    s = s.strip().strip("\"'“”‘’()（）").strip()
+    return ARTICLE.sub("", s).strip()
+
+
+def _split_list(s: str) -> list[str]:
+    parts = re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s*[、，]\s*|(?<=[\u3400-\u9fff])[和与及](?=[\u3400-\u9fff])", s)
+    return [p for p in (x.strip() for x in parts) if p]
+
+
+def _words(s: str) -> int:
+    return len(s.split()) if not CJK.search(s) else max(1, len(s) // 3)
+
+
+def parse_sentence(sentence: str, mode: str) -> dict[str, Any] | None:
+    s = _strip_end(sentence)
+    mods: list[dict[str, str]] = []
+    m = re.match(r"(?i)according to (?:the )?(.+?),\s*(.+)$", s) or re.match(r"根据(.+?)[，,]\s*(.+)$", s)
+    if m:
+        mods.append({"slot": "source", "node": _clean_label(m.group(1))})
+        s = m.group(2)
+    pm = _predicates(False).search(s)
+    if pm is None:
+        return None
+    subj_raw, pred, obj_raw = s[:pm.start()], s[pm.start():pm.end()], s[pm.end():]
+    # subject: trailing auxiliaries / modals go; modals are kept as modality in detail mode
+    words = subj_raw.split()
+    while words and words[-1].lower() in AUX | MODALS:
+        w = words.pop()
+        if w.lower() in MODALS:
+            mods.append({"slot": "modality", "literal": w.lower()})
+    subj = " ".join(words)
+    for aux in sorted(set(CJK_AUX) | {m for m in MODALS if CJK.search(m)}, key=len, reverse=True):
+        if subj.endswith(aux):
+            if aux in MODALS:
+                mods.append({"slot": "modality", "literal": aux})
+            subj = subj[: -len(aux)]
+    subj = _clean_label(subj)
+    # objects: trailing source / year
+    obj = obj_raw.strip()
+    m = re.search(r"(?i),?\s+according to (?:the )?(.+)$", obj)
+    if m:
+        mods.append({"slot": "source", "node": _clean_label(m.group(1))})
+        obj = obj[: m.start()]
+    m = re.search(r"(?i)\s+in ((?:1[89]|20)\d\d)$", obj) or re.search(r"[于在]((?:1[89]|20)\d\d)年$", obj)
+    if m:
+        mods.append({"slot": "year", "literal": m.group(1)})
+        obj = obj[: m.start()]
+    if pred == "是" and obj.endswith("的"):
+        return None  # 是…的 is emphasis, not "is a"
+    args = []
+    for part in _split_list(obj):
+        label = _clean_label(part)
+        if not label:
+            continue
+        if _words(label) > 8:
+            return None
+        args.append({"literal": label} if QUANTITY.match(label) else {"node": label})
+    if subj in {"这", "那", "它", "他", "她", "我们", "他们", "这些", "那些", "it", "this", "that", "they"}:
+        return None
+    if not subj or not args or _words(subj) > 6 or re.search(r"[,，;；:：]", subj):
+        return None
+    unit: dict[str, Any] = {"subject": subj, "predicate": pred.strip(), "args": args, "mods": []}
+    if mode == "detail":
+        unit["mods"] = mods
+    return unit
+
+
+def extract(text: str, mode: str) -> dict[str, Any]:
+    if mode == "query":
+        return extract_query(text)
+    units, seen = [], set()
+    for sent in sentences(text):
+        unit = parse_sentence(sent, mode)
+        if unit is None:
+            continue
+        key = json.dumps(unit, sort_keys=True, ensure_ascii=False)
+        if key not in seen:  # summary and detail both merge a fact stated twice
+            seen.add(key)
+            units.append(unit)
+    return {"units": units, "mentions": []}
+
+
+def extract_query(question: str) -> dict[str, Any]:
+    q = _strip_end(question)
+    preds = [(m.start(), m.end(), m.group(0)) for m in _predicates(True).finditer(q)]
+    cut = [False] * len(q)
+    for a, b, _ in preds:
+        for i in range(a, b):
+            cut[i] = True
+    for m in LATIN_WORD.finditer(q):
+        if m.group(0).lower() in EN_STOP | EN_VERBS:
+            for i in range(m.start(), m.end()):
+                cut[i] = True
+    for m in re.finditer(r"[\u3400-\u9fff\uf900-\ufaff]+", q):
+        run, base, i = m.group(0), m.start(), 0
+        while i < len(run):
+            hit = next((w for w in CJK_STOP if run.startswith(w, i)), None)
+            if hit:
+                for j in range(i, i + len(hit)):
+                    cut[base + j] = True
+                i += len(hit)
+            else:
+                i += 1
+    for i, ch in enumerate(q):
+        if not (ch.isalnum() or ch in " -+#.'" or CJK.match(ch)):
+            cut[i] = True
+    nodes: list[str] = []
+    i = 0
+    while i < len(q):
+        if cut[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(q) and not cut[j]:
+            j += 1
+        label = _clean_label(q[i:j].strip(" .'-"))
+        if label and normalise_label(label) not in {normalise_label(n) for n in nodes}:
+            nodes.append(label)
+        i = j
+    units = []
+    if nodes:
+        for _, _, p in preds:
+            args = [{"node": n} for n in nodes[1:2]] or [{"literal": "?"}]
+            units.append({"subject": nodes[0], "predicate": p, "args": args, "mods": []})
+    return {"units": units, "mentions": nodes}
+
+
+# --- drill-down judge -----------------------------------------------------------------------
+
+def _tokens(text: str) -> set[str]:
+    out = {w.lower() for w in LATIN_WORD.findall(text) if len(w) >= 3 and w.lower() not in EN_STOP}
+    out |= set(re.findall(r"[\u3400-\u9fff\uf900-\ufaff]{2,}", text))
+    return out
+
+
+def drilldown(p: dict[str, Any]) -> dict[str, Any]:
+    key_nodes = p.get("key_nodes") or []
+    key_fams = {k.get("family") for k in p.get("key_predicates") or []}
+    expanded = set(p.get("expanded") or [])
+    matches_of = {k["id"]: set(k.get("matches") or []) for k in key_nodes}
+    all_matches = set().union(*matches_of.values()) if matches_of else set()
+    key_tok = _tokens(" ".join(str(k.get("label", "")) for k in key_nodes if k.get("matches")))
+    qtok = _tokens(p.get("question", "")) - key_tok
+    scored = []
+    for pos, u in enumerate(p.get("units") or []):
+        nodes = set(u.get("nodes") or [])
+        keys_touched = sum(1 for m in matches_of.values() if nodes & m)
+        touch_exp = bool(nodes & expanded)
+        fam = u.get("family") in key_fams
+        overlap = min(3, len(_tokens(u.get("unit", "")) & qtok))
+        score = 3 * keys_touched + 2 * fam + overlap + touch_exp
+        if (keys_touched or touch_exp) and score >= 3:
+            scored.append((-score, pos, u))
+    scored.sort(key=lambda t: (t[0], t[1]))
+    top = -scored[0][0] if scored else 0
+    relevant = [u for s, _, u in scored if -s >= min(top, 5)][:10]
+    present = {k: m for k, m in matches_of.items() if m}
+    covered = {k for k, m in present.items() if any(set(u.get("nodes") or []) & m for u in relevant)}
+    fam_ok = not key_fams or any(u.get("family") in key_fams for u in relevant)
+    enough = bool(relevant) and bool(present) and covered == set(present) and fam_ok
+    next_seeds: list[str] = []
+    if not enough:
+        for u in relevant:
+            for n in u.get("nodes") or []:
+                if n not in expanded and not n.startswith("lit:") and n not in next_seeds:
+                    next_seeds.append(n)
+    units = p.get("units") or []
+    drift = bool(units) and not any(set(u.get("nodes") or []) & (all_matches | expanded) for u in units)
+    missing = sorted(set(present) - covered)
+    reason = (f"{len(relevant)} relevant; key nodes covered: {sorted(covered) or 'none'}"
+              + (f"; not covered: {missing}" if missing else "")
+              + ("" if fam_ok else "; no unit of a key predicate's family"))
+    return {
+        "relevant": [u["id"] for u in relevant],
+        "enough": enough,
+        "next_seeds": next_seeds[:5],
+        "mode": "spread" if p.get("mode") == "directed" else "directed",
+        "drift": drift,
+        "rephrase": None,
+        "reason": reason,
+    }
+
+
+# --- answer ------------------------------------------------------------------------------------
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def answer(p: dict[str, Any]) -> dict[str, Any]:
+    from kgservice.notation import parse_units
+
+    sentences_out = []
+    for item in (p.get("units") or [])[:8]:
+        try:
+            unit = parse_units(item["unit"], _lexicon())[0]
+        except Exception:
+            continue
+        args = [a.node or a.literal or "" for a in unit.args]
+        text = f"{unit.subject} {unit.predicate} {_join(args)}"
+        mods = [f"{m.slot}: {m.value.node or m.value.literal or '#' + str(m.value.unit)}" for m in unit.mods]
+        if mods:
+            text += f" ({'; '.join(mods)})"
+        sentences_out.append({"text": text + ".", "cites": [item["id"]]})
+    return {"found": bool(sentences_out), "sentences": sentences_out}
+
+
+# --- same concept ------------------------------------------------------------------------------
+
+def _concept_key(label: str) -> tuple[str, tuple[str, ...]]:
+    s = ARTICLE.sub("", normalise_label(label))
+    words = [re.sub(r"(?<=[a-z]{3})(?:es|s)$", "", w) for w in re.split(r"[\s\-_/.,]+", s) if w]
+    return "".join(words), tuple(re.findall(r"\d+", s))
+
+
+def same_concept(new: str, existing: str) -> dict[str, Any]:
+    a, b = _concept_key(new), _concept_key(existing)
+    same = a == b
+    return {"same": same, "reason": "same words up to case, punctuation and plural" if same
+            else ("different numbers" if a[1] != b[1] else "different words")}

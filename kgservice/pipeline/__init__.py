@@ -1,0 +1,24 @@
+"""Ingest and query pipelines with the LLM in the loop (DESIGN §3-§5).
+
+``ingest_text(kb, paths, mode)`` and ``ask(kb, question, trace)``; the ``kg`` commands are
+registered by :func:`kgservice.pipeline.cli.register`. Imports are lazy so that loading the
+CLI does not load the pipelines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["AskParams", "AskResult", "TextIngestReport", "ask", "ingest_text", "llm_for"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("AskParams", "AskResult", "ask", "llm_for"):
+        from kgservice.pipeline import query as mod
+
+        return getattr(mod, name)
+    if name in ("TextIngestReport", "ingest_text"):
+        from kgservice.pipeline import ingest as mod
+
+        return getattr(mod, name)
+    raise AttributeError(name)

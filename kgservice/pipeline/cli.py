@@ -1,0 +1,203 @@
+"""``kg ask``, ``kg cache stats|clear`` and ``kg ingest-text``: registered by :func:`register`.
+
+Module level imports stay light (typer only): the pipelines, numpy and litellm load
+inside the commands, so ``kg --help`` and other commands do not pay for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+cache_app = typer.Typer(help="The four query caches (DESIGN §5): stats and clear.", no_args_is_help=True)
+
+
+@contextmanager
+def _failures_reported() -> Iterator[None]:
+    """LLM, vector store and model loading failures: one clear line and exit 1."""
+    from kgservice.cli.common import FAILED, err
+
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except (RuntimeError, ImportError) as exc:
+        from kgservice.stores.base import StoreError
+
+        if isinstance(exc, StoreError):
+            raise
+        err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", highlight=False, markup=True)
+        raise typer.Exit(FAILED) from None
+
+
+def _with_llm(ctx: typer.Context, llm: str | None) -> None:
+    if llm:
+        ctx.obj["settings"] = ctx.obj["settings"].with_overrides(llm_model=llm)
+
+
+def _say(text: str, style: str | None = None) -> None:
+    from kgservice.cli.common import out
+
+    out.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+def _usage_line(llm: dict[str, Any]) -> str:
+    parts = ", ".join(f"{k} {v['calls']}" for k, v in llm.get("by_purpose", {}).items() if v["calls"])
+    return (f"LLM: {llm.get('calls', 0)} call(s)" + (f" ({parts})" if parts else "")
+            + f", {llm.get('total_tokens', 0)} tokens")
+
+
+def _print_trace(res: Any) -> None:
+    _say("key nodes: " + (", ".join(f"{n['label']} -> {n['matches'] or 'no match'}" for n in res.key_nodes) or "none"))
+    if res.key_predicates:
+        _say("key predicates: " + ", ".join(f"{p['predicate']} ({p['family']})" for p in res.key_predicates))
+    for e in res.entries:
+        hits = ", ".join(f"{h} {s:.3f}" for h, s in e["hits"]) or "nothing above the threshold"
+        _say(f"entry {e['label']}: {hits}" + (" (cached)" if e["cached"] else ""))
+    for r in res.rounds:
+        seeds = ", ".join(f"{k} {v:.2f}" for k, v in r["seeds"].items())
+        act = "" if r["activation_cached"] is None else (" activation cached" if r["activation_cached"] else "")
+        _say(f"round {r['round']} [{r['mode']}] seeds: {seeds}{act}", style="bold")
+        _say(f"  +{len(r['new_units'])} unit(s)" + (f", {r['dropped_over_cap']} over the unit cap" if r["dropped_over_cap"] else "")
+             + f", pool {r['pool']}")
+        for uid in r["new_units"]:
+            text = r.get("units_text", {}).get(uid, "")
+            _say(f"    #{uid} {text.splitlines()[0] if text else ''}")
+        d = r["decision"]
+        if d:
+            _say(f"  decision{' (cached)' if r['decision_cached'] else ''}: relevant {d['relevant']}, "
+                 f"enough={'yes' if d['enough'] else 'no'}, next seeds {d['next_seeds']}, mode {d['mode']}, "
+                 f"drift={'yes' if d['drift'] else 'no'}" + (f" - {d['reason']}" if d.get("reason") else ""))
+        if r.get("note"):
+            _say(f"  note: {r['note']}")
+    _say(f"stop: {res.stop_reason}")
+    for p in res.rejected:
+        _say(f"answer rejected: {p}", style="yellow")
+    _say("")
+
+
+def ask_command(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="The question, in any language the graph holds.")],
+    trace: Annotated[bool, typer.Option("--trace", help="Print every round: seeds, units, decision.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON.")] = False,
+    max_rounds: Annotated[int, typer.Option("--max-rounds", help="Hard cap on drill-down rounds.")] = 3,
+    max_units: Annotated[int, typer.Option("--max-units", help="Hard cap on units collected.")] = 40,
+    top_k: Annotated[int, typer.Option("--top-k", help="Vector entry: nodes per key node.")] = 5,
+    threshold: Annotated[float, typer.Option("--threshold", help="Vector entry: minimum cosine.")] = 0.6,
+    llm: Annotated[Optional[str], typer.Option("--llm", help="litellm model for this run (env KG_LLM_MODEL), "
+                                                "e.g. kgoffline/rules for the offline demo.")] = None,
+) -> None:
+    """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
+    from kgservice.cli.common import knowledge_base, print_json
+
+    _with_llm(ctx, llm)
+    with knowledge_base(ctx) as kb, _failures_reported():
+        from kgservice.pipeline.query import AskParams, ask
+
+        params = AskParams(max_rounds=max_rounds, max_units=max_units, top_k=top_k, threshold=threshold)
+        res = ask(kb, question, trace=trace or as_json, params=params)
+        if as_json:
+            print_json(res.to_dict())
+            return
+        if trace:
+            _print_trace(res)
+        _say(res.answer, style=None if res.found else "yellow")
+        if res.hit_units and res.found:
+            _say("")
+            _say(f"hit units ({len(res.hit_units)}):", style="dim")
+            for u in res.hit_units:
+                _say(f"  #{u['id']} {u['unit'].splitlines()[0]}", style="dim")
+        hits = sum(v["hits"] for v in res.caches.values())
+        misses = sum(v["misses"] for v in res.caches.values())
+        _say(f"{_usage_line(res.llm)} · caches {hits} hit(s) / {misses} miss(es) · {len(res.rounds)} round(s), "
+             f"stop: {res.stop_reason} · {res.seconds:.2f} s", style="dim")
+
+
+@cache_app.command("stats")
+def cache_stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Entries, dependencies, hits, misses and invalidations per cache."""
+    from rich.table import Table
+
+    from kgservice.cli.common import knowledge_base, out, print_json
+
+    with knowledge_base(ctx) as kb:
+        stats = kb.caches.stats()
+        if as_json:
+            print_json(stats)
+            return
+        table = Table(title=f"caches ({stats['path']}, {stats['bytes']} bytes)")
+        for col in ("cache", "entries", "dependencies", "hits", "misses", "invalidated"):
+            table.add_column(col, justify="left" if col == "cache" else "right")
+        for name, c in stats["caches"].items():
+            table.add_row(name, *(str(c[k]) for k in ("entries", "dependencies", "hits", "misses", "invalidated")))
+        out.print(table)
+
+
+@cache_app.command("clear")
+def cache_clear(ctx: typer.Context) -> None:
+    """Drop every cache entry (the graph, vectors and document ledger are untouched)."""
+    from kgservice.cli.common import knowledge_base
+
+    with knowledge_base(ctx) as kb:
+        n = kb.caches.clear()
+        _say(f"cleared {n} cache entr{'y' if n == 1 else 'ies'}")
+
+
+def ingest_text_command(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Text / Markdown files or folders (.md .markdown .rst .txt .text).")],
+    mode: Annotated[Optional[str], typer.Option("--mode", help="summary | detail; default by file type "
+                                                "(.md/.rst summary, .txt detail).")] = None,
+    no_embed: Annotated[bool, typer.Option("--no-embed", help="Store units only; embed later.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Re-extract documents already ingested.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    llm: Annotated[Optional[str], typer.Option("--llm", help="litellm model for this run (env KG_LLM_MODEL).")] = None,
+) -> None:
+    """Extract units from text with the LLM and ingest them (idempotent per document)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kgservice.cli.common import err, knowledge_base, print_json
+
+    _with_llm(ctx, llm)
+    with knowledge_base(ctx) as kb, _failures_reported():
+        from kgservice.pipeline.ingest import ingest_text
+
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, disable=as_json, transient=True) as bar:
+            task = bar.add_task("extracting", total=None)
+
+            def progress(event: str, info: dict[str, Any]) -> None:
+                if event == "start":
+                    bar.update(task, total=info["chunks"])
+                elif event == "chunk":
+                    bar.update(task, advance=1, description=f"extracting {Path(info['path']).name}")
+                elif event == "document" and not as_json:
+                    if info["status"] == "unchanged":
+                        bar.console.print(f"{info['path']}: unchanged (ingested {info['previously']})",
+                                          markup=False, highlight=False)
+                    else:
+                        res = ", ".join(f"{k} {v}" for k, v in sorted(info["resolution"].items()))
+                        bar.console.print(f"{info['path']} [{info['mode']}]: {info['chunks']} chunk(s), "
+                                          f"{info['units_extracted']} units extracted, {info['units_added']} added, "
+                                          f"{info['nodes_added']} nodes added" + (f" (labels: {res})" if res else ""),
+                                          markup=False, highlight=False)
+
+            report = ingest_text(kb, paths, mode, progress=progress, embed=not no_embed, force=force)
+        data = report.to_dict()
+        if as_json:
+            print_json(data)
+            return
+        _say(f"{data['files']} file(s): {data['ingested']} ingested, {data['unchanged_documents']} unchanged; "
+             f"{data['units_added']} units added, {data['units_unchanged']} already stored, "
+             f"{data['nodes_added']} nodes added · {_usage_line(data['llm'])}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ask")(ask_command)
+    app.command("ingest-text")(ingest_text_command)
+    app.add_typer(cache_app, name="cache")

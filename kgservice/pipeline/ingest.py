@@ -1,0 +1,202 @@
+"""The ingest pipeline for text (DESIGN §3): ``ingest_text(kb, paths, mode)``.
+
+Per document: read (UTF-8) -> content hash -> skip if this (hash, mode) was ingested
+before -> chunk -> per chunk: LLM extraction (validated; no field may mirror a source
+sentence) and entity resolution against the graph and the earlier chunks -> one atomic
+batch through ``KnowledgeBase.ingest_units`` (units, relations, reverse indexes, vectors,
+cache invalidation). Units get content-hash ids, so the same fact is stored once however
+often it is extracted.
+
+The document ledger (``<data_dir>/documents.sqlite3``) keeps the content hash, the file
+name, the mode and counts — never the text (invariant 6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kgservice.extraction.chunking import DEFAULT_MAX_CHARS, chunk_text
+from kgservice.llm import LLM
+
+TEXT_MODES: dict[str, str] = {
+    ".md": "summary", ".markdown": "summary", ".rst": "summary",  # documents, papers, docs
+    ".txt": "detail", ".text": "detail",  # notes, interviews, reviews, user input
+}
+LEDGER_FILE = "documents.sqlite3"
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+def text_files(paths: Sequence[Path]) -> list[Path]:
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in TEXT_MODES)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise ValueError(f"no such file or folder: {p}")
+    return files
+
+
+def mode_for(path: Path, override: str | None = None) -> str:
+    if override:
+        if override not in ("summary", "detail"):
+            raise ValueError(f"--mode must be summary or detail, got {override!r}")
+        return override
+    mode = TEXT_MODES.get(path.suffix.lower())
+    if mode is None:
+        raise ValueError(f"{path}: unknown text type {path.suffix!r}; give --mode summary|detail "
+                         f"(by type: {', '.join(f'{k}={v}' for k, v in TEXT_MODES.items())})")
+    return mode
+
+
+def content_hash(text: str) -> str:
+    norm = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff").strip()
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()
+
+
+class DocLedger:
+    def __init__(self, path: Path | None):
+        self.path = path
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path) if path else ":memory:", timeout=30)
+        self._db.execute("CREATE TABLE IF NOT EXISTS docs (hash TEXT NOT NULL, mode TEXT NOT NULL, name TEXT NOT NULL, "
+                         "units INTEGER NOT NULL, ingested_at TEXT NOT NULL, model TEXT, prompt TEXT, "
+                         "PRIMARY KEY (hash, mode))")
+        self._db.commit()
+
+    def seen(self, digest: str, mode: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT name, units, ingested_at FROM docs WHERE hash = ? AND mode = ?",
+                               (digest, mode)).fetchone()
+        return None if row is None else {"name": row[0], "units": row[1], "ingested_at": row[2]}
+
+    def record(self, digest: str, mode: str, name: str, units: int, model: str, prompt: str) -> None:
+        stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self._db.execute("INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (digest, mode, name, units, stamp, model, prompt))
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+
+@dataclass
+class DocReport:
+    path: str
+    mode: str
+    status: str  # ingested | unchanged
+    chunks: int = 0
+    units_extracted: int = 0
+    units_added: int = 0
+    units_unchanged: int = 0
+    nodes_added: int = 0
+    resolution: dict[str, int] = field(default_factory=dict)  # exact / synonym / vector / vector+llm / new
+    previously: str | None = None  # for unchanged documents: when and as what they were ingested
+
+
+@dataclass
+class TextIngestReport:
+    documents: list[DocReport] = field(default_factory=list)
+    llm: dict[str, Any] = field(default_factory=dict)
+
+    def total(self, name: str) -> int:
+        return sum(getattr(d, name) for d in self.documents)
+
+    @property
+    def units_added(self) -> int:
+        return self.total("units_added")
+
+    @property
+    def nodes_added(self) -> int:
+        return self.total("nodes_added")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": len(self.documents),
+            "ingested": sum(d.status == "ingested" for d in self.documents),
+            "unchanged_documents": sum(d.status == "unchanged" for d in self.documents),
+            "units_extracted": self.total("units_extracted"),
+            "units_added": self.units_added,
+            "units_unchanged": self.total("units_unchanged"),
+            "nodes_added": self.nodes_added,
+            "documents": [asdict(d) for d in self.documents],
+            "llm": self.llm,
+        }
+
+
+def ingest_text(
+    kb: Any,
+    paths: Path | str | Sequence[Path | str],
+    mode: str | None = None,
+    *,
+    llm: LLM | None = None,
+    progress: Progress | None = None,
+    embed: bool = True,
+    force: bool = False,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> TextIngestReport:
+    """Ingest text / Markdown files and folders. ``mode`` None picks it by file type
+    (:data:`TEXT_MODES`). ``force`` re-extracts documents the ledger has seen."""
+    from kgservice.extraction import Resolver, extract_text, to_units
+    from kgservice.extraction.extract import extract_prompt
+    from kgservice.pipeline.query import llm_for
+
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files = text_files([Path(p) for p in paths])
+    if not files:
+        raise ValueError(f"no text files ({', '.join(TEXT_MODES)}) under {', '.join(map(str, paths))}")
+    plan = []
+    for f in files:
+        m = mode_for(f, mode)
+        data = f.read_bytes()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise ValueError(f"{f}:{line}: file is not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
+        plan.append((f, m, text))
+    llm = llm or llm_for(kb)
+    usage0 = llm.usage.snapshot()
+    ledger = DocLedger(kb.settings.data_dir / LEDGER_FILE)
+    report = TextIngestReport()
+    emit = progress or (lambda event, info: None)
+    try:
+        chunked = []
+        for f, m, text in plan:
+            digest = content_hash(text)
+            prev = None if force else ledger.seen(digest, m)
+            chunked.append((f, m, digest, prev, [] if prev else chunk_text(text, max_chars)))
+        emit("start", {"documents": len(chunked), "chunks": sum(len(c[4]) for c in chunked)})
+        for f, m, digest, prev, chunks in chunked:
+            if prev is not None:
+                doc = DocReport(str(f), m, "unchanged", previously=f"{prev['ingested_at']} as {prev['name']}")
+                report.documents.append(doc)
+                emit("document", asdict(doc))
+                continue
+            resolver = Resolver(kb, llm)
+            units = []
+            for chunk in chunks:
+                ex = extract_text(llm, chunk.text, m, purpose="extract", section=chunk.section)
+                rename = resolver.resolve(ex)
+                units += to_units(ex, kb.lexicon, doc=f.name, mode=m, rename=rename)  # type: ignore[arg-type]
+                emit("chunk", {"path": str(f), "index": chunk.index, "units": len(ex.units)})
+            rep = kb.ingest_units(units, embed=embed)
+            doc = DocReport(str(f), m, "ingested", chunks=len(chunks), units_extracted=len(units),
+                            units_added=rep.units_added, units_unchanged=rep.units_unchanged,
+                            nodes_added=rep.nodes_added, resolution=resolver.summary())
+            ledger.record(digest, m, f.name, len(units), llm.model, extract_prompt().tag)
+            report.documents.append(doc)
+            emit("document", asdict(doc))
+    finally:
+        ledger.close()
+        report.llm = llm.usage.since(usage0).to_dict()
+    return report

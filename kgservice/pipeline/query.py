@@ -1,0 +1,185 @@
+"""The query pipeline of DESIGN §4: ``ask(kb, question)``.
+
+1. key nodes — the question through the ingest extraction path (LLM, ``key_nodes`` cache);
+2. vector entry — per key node, top-k over Qdrant above a cosine threshold (``topk`` cache);
+   a key node that is already a node searches with its stored vector (one id, one vector);
+3. + 4. expansion and drill-down rounds (:mod:`kgservice.drilldown`; ``activation`` and
+   ``decision`` caches);
+5. the grounded answer (:mod:`kgservice.answer`), or "not in the graph".
+
+LLM calls happen only in steps 1, 4 and 5 (invariant 4); with every cache warm a repeated
+question makes none (and does not even import litellm).
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kgservice.caches import ANY_INGEST, cache_key
+from kgservice.drilldown import DrillParams, QueryState, drill_down
+from kgservice.extraction.extract import KeyQuery, extract_key_query, extract_prompt
+from kgservice.ids import normalise_label
+from kgservice.llm import LLM
+
+_LLMS: "weakref.WeakKeyDictionary[Any, LLM]" = weakref.WeakKeyDictionary()
+
+
+def llm_for(kb: Any) -> LLM:
+    """The LLM of a knowledge base (one per KnowledgeBase object, so its usage accumulates)."""
+    llm = _LLMS.get(kb)
+    if llm is None:
+        llm = _LLMS[kb] = LLM.from_settings(kb.settings)
+    return llm
+
+
+@dataclass
+class AskParams:
+    max_rounds: int = 3
+    max_units: int = 40
+    top_k: int = 5
+    threshold: float = 0.6  # cosine; the default embedder scores right vs wrong ≈ 0.77 vs 0.49
+    spread_nodes: int = 8
+    max_drifts: int = 1
+
+
+@dataclass
+class AskResult:
+    question: str
+    found: bool
+    answer: str
+    sentences: list[dict[str, Any]]
+    cited: list[str]
+    hit_units: list[dict[str, str]]
+    key_nodes: list[dict[str, Any]]
+    key_predicates: list[dict[str, str]]
+    entries: list[dict[str, Any]]
+    rounds: list[dict[str, Any]]
+    stop_reason: str
+    rejected: list[str]
+    llm: dict[str, Any]
+    caches: dict[str, Any]
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --- step 1 -----------------------------------------------------------------------------------
+
+def key_nodes_step(kb: Any, llm: LLM, caches: Any, question: str,
+                   feedback: str | None = None) -> tuple[KeyQuery, dict[str, list[str]], bool]:
+    """(key query, ≡ class of each key node that exists, from cache?)."""
+    key = cache_key("key_nodes", normalise_label(question), feedback, extract_prompt().tag, llm.model)
+    hit = caches.get("key_nodes", key)
+    if hit is not None:
+        return KeyQuery.from_dict(hit["key"]), {k: list(v) for k, v in hit["classes"].items()}, True
+    kq = extract_key_query(llm, kb.lexicon, question, feedback=feedback)
+    existing = {n.id for n in kb.store.get_nodes(kq.node_ids)}
+    classes = {nid: kb.store.synonym_class(nid) for nid in kq.node_ids if nid in existing}
+    deps = set(kq.node_ids) | {m for c in classes.values() for m in c}
+    caches.put("key_nodes", key, {"key": kq.to_dict(), "classes": classes}, deps or {ANY_INGEST})
+    return kq, classes, False
+
+
+# --- step 2 -----------------------------------------------------------------------------------
+
+def entry_step(kb: Any, caches: Any, kq: KeyQuery, top_k: int, threshold: float) -> list[dict[str, Any]]:
+    out = []
+    for n in kq.nodes:
+        nid, label = n["id"], n["label"]
+        key = cache_key("topk", nid, top_k, round(threshold, 4), kb.embedder.name, kb.settings.qdrant_collection)
+        hits = caches.get("topk", key)
+        cached = hits is not None
+        if hits is None:
+            stored = kb.vectors.get_vectors([nid])
+            qvec = stored[nid] if nid in stored else kb.embedder.embed([label])[0]
+            found = kb.vectors.search(qvec, top_k=top_k, threshold=threshold)
+            alive = {x.id for x in kb.store.get_nodes([h[0] for h in found])}
+            hits = [[h, round(float(s), 4)] for h, s in found if h in alive]
+            bar = threshold if len(found) < top_k else max(threshold, float(found[-1][1]))
+            caches.put("topk", key, hits, {nid} | {h for h, _ in hits}, qvec=qvec, bar=bar)
+        out.append({"key": nid, "label": label, "hits": [(h, s) for h, s in hits], "cached": cached})
+    return out
+
+
+def build_state(kq: KeyQuery, classes: dict[str, list[str]], entries: list[dict[str, Any]]) -> QueryState:
+    """Seeds: every entry hit, weighted by its cosine (a key node that is a node: 1.0).
+    Matches (what "covering a key node" means): its ≡ class when the key node is a node —
+    identity beats similarity — else its vector hits."""
+    matches: dict[str, list[str]] = {}
+    seeds: dict[str, float] = {}
+    for e in entries:
+        exact = e["key"] in classes
+        m = set(classes.get(e["key"], []))
+        if exact:
+            seeds[e["key"]] = 1.0
+        for h, s in e["hits"]:
+            if not exact:
+                m.add(h)
+            seeds[h] = max(seeds.get(h, 0.0), float(s))
+        matches[e["key"]] = sorted(m)
+    return QueryState(key=kq, matches=matches, seeds=seeds)
+
+
+# --- the whole query ------------------------------------------------------------------------------
+
+def ask(kb: Any, question: str, trace: bool = False, *, params: AskParams | None = None,
+        llm: LLM | None = None) -> AskResult:
+    """Answer a question from the graph. ``trace`` adds the units' text to every round record."""
+    from kgservice.answer import grounded_answer, not_in_graph
+    from kgservice.notation.serializer import format_unit
+
+    question = question.strip()
+    if not question:
+        raise ValueError("empty question")
+    params = params or AskParams()
+    llm = llm or llm_for(kb)
+    caches = kb.caches
+    t0 = time.perf_counter()
+    notes = []
+    if caches.sync_store():
+        notes.append("the store changed without a cache invalidation (another process?): caches cleared")
+    usage0, cache0 = llm.usage.snapshot(), caches.session_counts()
+
+    kq, classes, _ = key_nodes_step(kb, llm, caches, question)
+    entries = entry_step(kb, caches, kq, params.top_k, params.threshold)
+    state = build_state(kq, classes, entries)
+
+    def restart(feedback: str) -> QueryState:
+        k2, c2, _ = key_nodes_step(kb, llm, caches, question, feedback)
+        e2 = entry_step(kb, caches, k2, params.top_k, params.threshold)
+        entries.extend(e2)
+        return build_state(k2, c2, e2)
+
+    rounds: list[dict[str, Any]] = []
+    relevant = []
+    if state.seeds:
+        dd = drill_down(kb, llm, caches, question, state,
+                        DrillParams(params.max_rounds, params.max_units, params.spread_nodes, params.max_drifts),
+                        restart=restart)
+        relevant, stop, state = dd.relevant, dd.stop_reason, dd.state
+        for r in dd.rounds:
+            d = r.to_dict()
+            if trace:
+                units = {u.id: u for u in dd.pool}
+                d["units_text"] = {uid: format_unit(units[uid], with_id=False) for uid in r.new_units if uid in units}
+            rounds.append(d)
+    else:
+        stop = "no key node matched an entry node" if kq.nodes else "no key nodes in the question"
+    ans = grounded_answer(kb, llm, caches, question, relevant, state.key.node_ids)
+    if not ans.found and not relevant:
+        ans.text = not_in_graph(question)
+    cache1 = caches.session_counts()
+    cache_delta = {c: {k: cache1[c][k] - cache0[c][k] for k in ("hits", "misses")} for c in cache1}
+    return AskResult(
+        question=question, found=ans.found, answer=ans.text, sentences=ans.sentences, cited=ans.cited,
+        hit_units=[{"id": u.id, "unit": format_unit(u, with_id=False)} for u in relevant],
+        key_nodes=state.key_nodes_payload(), key_predicates=state.key.predicates,
+        entries=[{**e, "hits": [list(h) for h in e["hits"]]} for e in entries], rounds=rounds, stop_reason=stop,
+        rejected=ans.rejected, llm=llm.usage.since(usage0).to_dict(), caches=cache_delta,
+        seconds=round(time.perf_counter() - t0, 3), notes=notes,
+    )

@@ -1,0 +1,108 @@
+"""Fixtures for the pipeline tests: a fresh knowledge base on a temp dir, the hash embedder
+(deterministic, no model), the offline LLM provider through the real litellm path, and a
+counter at the litellm boundary that sees every request any code makes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch when litellm imports
+
+import pytest
+
+from kgservice.config import Settings
+from kgservice.llm.client import ensure_litellm
+from kgservice.notation import parse_units
+from kgservice.service import KnowledgeBase
+
+# Hand-written corpus; expectations in the tests are worked out from these lines.
+CORPUS = """\
+#s1 {smoking} [causes] {lung cancer}
+    ()[confidence] (high)
+#s2 {吸烟} [同义] {smoking}
+#s3 {lung cancer} [leads to] {death}
+#s4 {smoking} [is a] {tobacco use}
+#p1 {Python} [created by] {Guido van Rossum}
+#p2 {Python} [is a] {programming language}
+#p3 {Python} [first released in] (1991)
+#c1 {cat} [belongs to] {mammal}
+#c2 {mammal} [has] {fur}
+"""
+
+THRESHOLD = 0.7  # entry cosine for the hash embedder: only (near-)identical labels pass
+
+
+def make_settings(root: Path, **over) -> Settings:
+    base = dict(data_dir=root / "kg", embedder="hash:256", llm_model="kgoffline/rules", llm_retry_wait=0.0,
+                llm_max_retries=2, llm_repair_attempts=2)
+    base.update(over)
+    return Settings(**base)
+
+
+@pytest.fixture(scope="session")
+def litellm_module():
+    return ensure_litellm()
+
+
+@pytest.fixture(autouse=True)
+def script(litellm_module):
+    from kgservice.llm.offline import SCRIPT
+
+    SCRIPT.clear()
+    yield SCRIPT
+    SCRIPT.clear()
+
+
+class Boundary:
+    """Every litellm.completion call: (model, task, mode) read from the request payload."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.calls)
+
+    def tasks(self) -> list[str]:
+        return [c["task"] for c in self.calls]
+
+
+@pytest.fixture
+def boundary(monkeypatch, litellm_module) -> Boundary:
+    b = Boundary()
+    real = litellm_module.completion
+
+    def counting(*args, **kwargs):
+        from kgservice.llm.offline import payload_of
+
+        p = payload_of(kwargs.get("messages") or [])
+        b.calls.append({"model": kwargs.get("model"), "task": p.get("task"), "mode": p.get("mode")})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(litellm_module, "completion", counting)
+    return b
+
+
+@pytest.fixture
+def kb(tmp_path):
+    k = KnowledgeBase(make_settings(tmp_path))
+    yield k
+    k.close()
+
+
+@pytest.fixture
+def corpus_kb(kb):
+    kb.ingest_units(parse_units(CORPUS, kb.lexicon, doc="corpus.units"))
+    return kb
+
+
+def ask_params(**over):
+    from kgservice.pipeline.query import AskParams
+
+    return AskParams(**{"threshold": THRESHOLD, **over})
+
+
+def answer_json(sentences, found=True) -> str:
+    return json.dumps({"found": found, "sentences": sentences}, ensure_ascii=False)

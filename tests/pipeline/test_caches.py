@@ -1,0 +1,108 @@
+"""Invariant 5: every cache entry has an invalidation condition, and ingest fires it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kgservice.caches import ANY_INGEST, CACHES, Caches
+from kgservice.notation import parse_units
+from tests.pipeline.conftest import ask_params
+
+
+def test_no_entry_without_dependency(tmp_path):
+    c = Caches(tmp_path / "c.sqlite3")
+    with pytest.raises(ValueError, match="invalidation condition"):
+        c.put("decision", "k", {"x": 1}, [])
+    with pytest.raises(ValueError, match="unknown cache"):
+        c.put("answers", "k", 1, ["x"])
+    with pytest.raises(ValueError, match="query vector"):
+        c.put("topk", "k", [], ["x"])  # topk entries also need their vector condition
+
+
+def test_invalidate_drops_exactly_the_dependants(tmp_path):
+    c = Caches(tmp_path / "c.sqlite3")
+    c.put("key_nodes", "q1", {"v": 1}, ["smoking", "吸烟"])
+    c.put("activation", "a1", {"smoking": 1.0}, ["smoking", "lung cancer"])
+    c.put("decision", "d1", {"v": 2}, ["lung cancer"])
+    c.put("decision", "d2", {"v": 3}, ["python"])
+    c.put("key_nodes", "q2", {"v": 4}, [ANY_INGEST])
+    assert c.invalidate([]) == 0  # nothing ingested: nothing fires, not even ANY_INGEST
+    assert c.invalidate(["lung cancer"]) == 3  # a1, d1, and q2 (any ingest)
+    assert c.keys() == [("decision", "d2"), ("key_nodes", "q1")]
+    assert c.get("key_nodes", "q1") == {"v": 1}
+    stats = c.stats()["caches"]
+    assert stats["activation"]["invalidated"] == 1 and stats["decision"]["invalidated"] == 1
+    assert stats["key_nodes"]["invalidated"] == 1 and stats["key_nodes"]["hits"] == 1
+    c.close()
+    again = Caches(tmp_path / "c.sqlite3")  # persisted under the data dir
+    assert again.get("decision", "d2") == {"v": 3}
+    assert again.clear() == 2 and again.keys() == []
+
+
+class _Vectors:
+    def __init__(self, vecs):
+        self.vecs = vecs
+
+    def get_vectors(self, ids):
+        return {i: self.vecs[i] for i in ids if i in self.vecs}
+
+
+def test_topk_entry_is_invalidated_by_a_new_node_within_its_bar(tmp_path):
+    e = np.eye(4, dtype=np.float32)
+    vectors = _Vectors({"near": e[0], "far": e[1]})
+    c = Caches(tmp_path / "c.sqlite3", vectors=lambda: vectors)
+    c.put("topk", "t", [["x", 0.9]], ["query", "x"], qvec=e[0], bar=0.8)
+    assert c.invalidate(["far"]) == 0  # cosine 0 < bar 0.8: cannot enter the list
+    assert c.invalidate(["near"]) == 1  # cosine 1 >= bar: the cached top-k is stale
+
+
+def test_sync_store_clears_when_store_changed_behind_the_caches(tmp_path):
+    state = {"units": 5}
+    c = Caches(tmp_path / "c.sqlite3", store_state=lambda: state["units"])
+    c.invalidate([])  # records the store state, as an ingest does
+    c.put("decision", "d", 1, ["x"])
+    assert c.sync_store() is False and c.keys() == [("decision", "d")]
+    state["units"] = 6  # another process ingested without invalidating these caches
+    assert c.sync_store() is True and c.keys() == []
+
+
+def _entries(kb):
+    return {(cache, key): kb.caches.deps_of(cache, key) for cache, key in kb.caches.keys()}
+
+
+def test_ingest_invalidates_exactly_the_entries_that_depend_on_the_node(corpus_kb, boundary):
+    from kgservice.pipeline import ask
+
+    kb = corpus_kb
+    ask(kb, "What does smoking cause?", params=ask_params())  # mode both: 5 entries
+    ask(kb, "Who created Python?", params=ask_params())  # directed: key_nodes, topk, judge, answer
+    before = _entries(kb)
+    per_cache = {c: sum(1 for k in before if k[0] == c) for c in CACHES}
+    assert per_cache == {"key_nodes": 2, "topk": 2, "activation": 1, "decision": 4}
+    depends_on_python = {k for k, deps in before.items() if "python" in deps}
+    # by hand: the Python question's key_nodes + topk entries and its judge + answer decisions
+    assert sorted(c for c, _ in depends_on_python) == ["decision", "decision", "key_nodes", "topk"]
+
+    kb.ingest_units(parse_units("{Python} [has] {fancy feature}", kb.lexicon, doc="new.units"))
+    after = _entries(kb)
+    assert set(before) - set(after) == depends_on_python  # exactly those, nothing else
+    assert all("python" not in deps for deps in after.values())
+
+    n = boundary.count
+    again = ask(kb, "What does smoking cause?", params=ask_params())
+    assert boundary.count == n and again.llm["calls"] == 0  # untouched entries still answer
+    py = ask(kb, "Who created Python?", params=ask_params())
+    assert py.llm["by_purpose"].keys() == {"key_nodes", "drilldown", "answer"}  # recomputed
+    assert py.cited == ["p1"]
+
+
+def test_direct_store_write_is_detected(corpus_kb):
+    from kgservice.pipeline import ask
+
+    kb = corpus_kb
+    ask(kb, "Who created Python?", params=ask_params())
+    kb.store.ingest(parse_units("{cat} [has] {whiskers}", kb.lexicon))  # bypasses KnowledgeBase.ingest_units
+    res = ask(kb, "Who created Python?", params=ask_params())
+    assert res.notes and "caches cleared" in res.notes[0]
+    assert res.llm["calls"] == 3

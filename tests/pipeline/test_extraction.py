@@ -1,0 +1,142 @@
+"""Extraction: schema, modes, content ids, chunking, the shared path (invariant 1), resolution."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kgservice.extraction import (
+    Extraction,
+    Resolver,
+    chunk_text,
+    extract_key_query,
+    extract_text,
+    extraction_messages,
+    to_units,
+)
+from kgservice.ids import content_unit_id, node_id
+from kgservice.llm import LLM, LLMOutputError
+from kgservice.notation import format_unit
+
+SENT = "According to the WHO, tobacco causes more than 8 million deaths each year."
+
+
+def rules_llm() -> LLM:
+    return LLM("kgoffline/rules", retry_wait=0.0, repair_attempts=1)
+
+
+def test_detail_keeps_modifiers_summary_drops_them(kb, boundary):
+    llm = rules_llm()
+    detail = to_units(extract_text(llm, SENT, "detail"), kb.lexicon, doc="d.txt", mode="detail")
+    summary = to_units(extract_text(llm, SENT, "summary"), kb.lexicon, doc="d.md", mode="summary")
+    assert [format_unit(u, with_id=False) for u in detail] == [
+        "{tobacco} [causes] (more than 8 million deaths each year)\n    ()[source] {WHO}"]
+    assert [format_unit(u, with_id=False) for u in summary] == ["{tobacco} [causes] (more than 8 million deaths each year)"]
+    (d,) = detail
+    assert d.family == "导致" and d.kind == "content" and d.mode == "detail" and d.doc == "d.txt"
+    assert d.id == content_unit_id(format_unit(d, with_id=False))  # content-hash id, like the parser's
+    assert boundary.tasks() == ["extract", "extract"]
+
+
+def test_schema_rejects_malformed_units():
+    bad = [
+        {"units": [{"subject": "x", "predicate": "is a", "args": []}]},  # no argument
+        {"units": [{"subject": "x", "predicate": "is a", "args": [{"node": "y", "literal": "z"}]}]},  # two kinds
+        {"units": [{"subject": "x", "predicate": "is a", "args": [{"node": "y"}], "supersedes": ["u9"]}]},  # dangling
+        {"units": [{"id": "a", "subject": "x", "predicate": "p", "args": [{"node": "y"}], "supersedes": ["b"]},
+                   {"id": "b", "subject": "x", "predicate": "p", "args": [{"node": "z"}], "supersedes": ["a"]}]},  # cycle
+        {"units": [{"subject": "x" * 200, "predicate": "p", "args": [{"node": "y"}]}]},  # a sentence, not a label
+    ]
+    for obj in bad:
+        with pytest.raises(ValueError):
+            Extraction.model_validate(obj)
+
+
+def test_local_ids_become_content_ids(kb):
+    ex = Extraction.model_validate({"units": [
+        {"id": "old", "subject": "Python 3.12", "predicate": "is latest release of", "args": [{"node": "Python"}]},
+        {"id": "new", "subject": "Python 3.13", "predicate": "is latest release of", "args": [{"node": "Python"}],
+         "supersedes": ["old"], "mods": [{"slot": "year", "literal": "2024"}]}]})
+    old, new = to_units(ex, kb.lexicon, doc="x.md", mode="summary")
+    assert new.supersedes == (old.id,) and old.id.startswith("u-")
+    report = kb.ingest_units([old, new])
+    assert report.units_added == 2
+    assert kb.ingest_units(to_units(ex, kb.lexicon, doc="y.md", mode="summary")).units_unchanged == 2  # idempotent
+
+
+def test_source_mirror_is_rejected_after_repairs(kb, boundary, script):
+    script.override_task("extract", lambda p: {"units": [
+        {"subject": "tobacco", "predicate": "says", "args": [{"literal": p["text"].rstrip(".")}]}]})
+    with pytest.raises(LLMOutputError, match="copies the source text"):
+        extract_text(rules_llm(), SENT, "detail")
+    assert boundary.count == 2  # first reply + one repair request
+
+
+def test_chunking_keeps_every_sentence_whole():
+    sentences = [f"Sentence number {i} says that topic {i} relates to topic {i + 1}." for i in range(60)]
+    text = "# Title\n\n" + " ".join(sentences[:30]) + "\n\n" + " ".join(sentences[30:]) + "\n\n吸烟导致肺癌。" * 3
+    chunks = chunk_text(text, max_chars=400)
+    assert len(chunks) > 5 and all(len(c.text) <= 400 for c in chunks)
+    joined = "\n".join(c.text for c in chunks)
+    assert all(s in joined for s in sentences)  # no sentence cut in half
+    assert chunks[0].section == "Title" and chunks[-1].text.endswith("吸烟导致肺癌。")
+    assert chunk_text("short text") == [chunk_text("short text")[0]] and chunk_text("short text")[0].index == 0
+
+
+def test_ingest_and_query_share_one_extraction_path(kb, boundary):
+    """Invariant 1: the question goes through the same prompt, schema and id normalisation as a text."""
+    llm = rules_llm()
+    units = to_units(extract_text(llm, "SMOKING causes lung cancer.", "summary"), kb.lexicon, doc="a.md", mode="summary")
+    kb.ingest_units(units)
+    kq = extract_key_query(llm, kb.lexicon, "What does smoking cause?")
+    assert kq.node_ids == ["smoking"] and kb.resolve_node("Smoking") == "smoking"
+    assert {n.id for n in kb.store.get_nodes(kq.node_ids)} == {"smoking"}  # same id -> same node
+    assert kq.predicates == [{"predicate": "cause", "family": "导致", "kind": "content"}]
+    ingest_sys = extraction_messages("x", "summary")[0]["content"]
+    query_sys = extraction_messages("x", "query")[0]["content"]
+    common = ingest_sys.split("## mode:")[0].split("Mode **summary**")[0]
+    assert query_sys.startswith(common.strip())  # one prompt file, one schema; only the mode section differs
+    # one node id -> one vector: every entry/derived node has exactly one vector, keyed by its id
+    ids = {n.id for n in kb.store.iter_nodes() if n.kind.value != "literal"}
+    assert kb.vectors.ids() == ids
+
+
+def _extraction(units):
+    return Extraction.model_validate({"units": units})
+
+
+def test_resolution_exact_synonym_vector_and_llm(kb, boundary):
+    from kgservice.notation import parse_units
+
+    kb.ingest_units(parse_units("{lung cancer} [is a] {cancer}\n{Python 3.12} [is a] {Python release}", kb.lexicon))
+    ex = _extraction([
+        {"subject": "Lung Cancer", "predicate": "is a", "args": [{"node": "disease"}]},  # exact id
+        {"subject": "lung cancers", "predicate": "causes", "args": [{"node": "death"}]},  # cos 0.855: ask the LLM
+        {"subject": "Python 3.13", "predicate": "is a", "args": [{"node": "Python release"}]},  # cos 0.794
+        {"subject": "肺癌", "predicate": "同义", "args": [{"node": "lung cancer"}]},  # declared ≡
+    ])
+    r = Resolver(kb, rules_llm(), auto=0.97, ask=0.75)
+    rename = r.resolve(ex)
+    how = {x.label: x.how for x in r.log}
+    assert how["Lung Cancer"] == "exact" and how["Python release"] == "exact"
+    assert how["lung cancers"] == "vector+llm" and rename["lung cancers"] == "lung cancer"
+    assert how["Python 3.13"] == "new"  # asked (0.794 >= 0.75) and the judge said: different numbers
+    assert how["肺癌"] == "synonym"
+    assert [c["task"] for c in boundary.calls] == ["same_concept", "same_concept"]  # lung cancers, Python 3.13
+    units = to_units(ex, kb.lexicon, doc="t.md", mode="summary", rename=rename)
+    assert format_unit(units[1], with_id=False) == "{lung cancer} [causes] {death}"
+    # above the auto threshold (and same digits) no LLM call is needed
+    n = boundary.count
+    auto = Resolver(kb, rules_llm(), auto=0.85, ask=0.75)
+    assert auto.resolve(_extraction([{"subject": "lung cancers", "predicate": "p", "args": [{"node": "x"}]}])) == {
+        "lung cancers": "lung cancer"}
+    assert auto.log[0].how == "vector" and boundary.count == n
+
+
+def test_query_mode_reads_key_nodes_and_predicates(kb, boundary):
+    kq = extract_key_query(rules_llm(), kb.lexicon, "吸烟会导致哪些疾病？")
+    assert [n["label"] for n in kq.nodes] == ["吸烟", "疾病"] and kq.node_ids == [node_id("吸烟"), node_id("疾病")]
+    assert kq.families == {"导致"}
+    payload = json.loads(extraction_messages("q", "query")[1]["content"])
+    assert payload == {"task": "extract", "mode": "query", "text": "q"}
