@@ -68,3 +68,14 @@ def test_unknown_node_and_bad_mode(kg, tmp_path):
 def test_every_command_has_help(kg):
     for cmd in ("init", "ingest", "expand", "export", "stats", "search"):
         assert "Usage" in kg(cmd, "--help").stdout
+
+
+def test_ingest_routes_text_through_llm_extraction(kg, tmp_path):
+    doc = tmp_path / "notes.md"
+    doc.write_text("Smoking causes lung cancer.\n", "utf-8")
+    kg("ingest", str(doc), "--llm", "kgoffline/rules")
+    d = json.loads(kg("expand", "smoking", "--json").stdout)
+    [uid] = d["units"]  # one fact extracted, stored under a content-hash id
+    assert uid.startswith("u-")
+    again = kg("ingest", str(doc), "--llm", "kgoffline/rules", "--json")
+    assert json.loads(again.stdout)["unchanged_documents"] == 1  # same content hash: not re-extracted

@@ -32,16 +32,22 @@ def _main(
     ctx.obj = {"settings": settings}
 
 
-def _unit_files(paths: list[Path]) -> list[Path]:
-    files: list[Path] = []
+def _split_inputs(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(unit files, text files) named by the arguments; folders are searched recursively."""
+    from kgservice.pipeline.ingest import TEXT_MODES
+
+    units: list[Path] = []
+    texts: list[Path] = []
     for p in paths:
         if p.is_dir():
-            files += sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in UNIT_SUFFIXES)
-        elif p.exists():
-            files.append(p)
+            found = sorted(f for f in p.rglob("*") if f.is_file())
+            units += [f for f in found if f.suffix in UNIT_SUFFIXES]
+            texts += [f for f in found if f.suffix.lower() in TEXT_MODES]
+        elif p.is_file():
+            (units if p.suffix in UNIT_SUFFIXES else texts).append(p)
         else:
             raise ValueError(f"no such file or folder: {p}")
-    return files
+    return units, texts
 
 
 @app.command()
@@ -63,38 +69,49 @@ def init(ctx: typer.Context) -> None:
 @app.command()
 def ingest(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="Unit files (.units) or folders of them.")],
+    paths: Annotated[list[Path], typer.Argument(help="Unit files (.units), text / Markdown files (.md .txt ...), or folders.")],
+    mode: Annotated[Optional[str], typer.Option("--mode", help="Text files: summary | detail (default by file type: .md summary, .txt detail).")] = None,
+    llm: Annotated[Optional[str], typer.Option("--llm", help="Text files: litellm model for this run (env KG_LLM_MODEL).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Text files: re-extract documents already ingested.")] = False,
     no_embed: Annotated[bool, typer.Option("--no-embed", help="Store units only; embed later with `kg doctor --repair`.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Ingest unit files. Every file is parsed before anything is stored; one bad line stores nothing."""
+    """Ingest unit files directly, and text through LLM extraction.
+
+    Unit files are all parsed before anything is stored: one bad line stores nothing.
+    Text documents are idempotent by content hash; each is stored whole or not at all."""
     from kgservice.notation import NotationErrors, parse_file
 
-    with knowledge_base(ctx) as kb:
-        files = _unit_files(paths)
-        if not files:
-            raise ValueError(f"no unit files ({', '.join(sorted(UNIT_SUFFIXES))}) under {', '.join(map(str, paths))}")
-        units, problems = [], []
-        for f in files:
-            if f.suffix not in UNIT_SUFFIXES:
-                raise ValueError(f"{f}: not a unit file ({', '.join(sorted(UNIT_SUFFIXES))}); text ingest goes through the LLM pipeline")
-            try:
-                units += parse_file(f, kb.lexicon, doc=f.name)
-            except NotationErrors as exc:
-                problems += exc.errors
-        if problems:
-            raise NotationErrors(problems)
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, disable=as_json or len(units) < 2000) as bar:
-            task = bar.add_task("ingesting units", total=len(units))
-            report = kb.ingest_units(units, embed=not no_embed, progress=lambda n: bar.advance(task, n))
-        data = {"files": len(files), **report.model_dump(exclude={"touched_nodes", "new_embeddable_nodes"}),
-                "embedded_nodes": 0 if no_embed else len(report.new_embeddable_nodes)}
-        if as_json:
-            print_json(data)
-        else:
-            out.print(f"{data['files']} file(s): {report.units_added} units added, {report.units_unchanged} unchanged, "
-                      f"{report.nodes_added} nodes added, {data['embedded_nodes']} nodes embedded")
+    with errors_reported():
+        unit_files, text_files = _split_inputs(paths)
+        if not unit_files and not text_files:
+            raise ValueError(f"nothing to ingest under {', '.join(map(str, paths))} "
+                             f"(unit files {', '.join(sorted(UNIT_SUFFIXES))}, or text / Markdown)")
+    if unit_files:
+        with knowledge_base(ctx) as kb:
+            units, problems = [], []
+            for f in unit_files:
+                try:
+                    units += parse_file(f, kb.lexicon, doc=f.name)
+                except NotationErrors as exc:
+                    problems += exc.errors
+            if problems:
+                raise NotationErrors(problems)
+            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=err, disable=as_json or len(units) < 2000) as bar:
+                task = bar.add_task("ingesting units", total=len(units))
+                report = kb.ingest_units(units, embed=not no_embed, progress=lambda n: bar.advance(task, n))
+            data = {"files": len(unit_files), **report.model_dump(exclude={"touched_nodes", "new_embeddable_nodes"}),
+                    "embedded_nodes": 0 if no_embed else len(report.new_embeddable_nodes)}
+            if as_json:
+                print_json(data)
+            else:
+                out.print(f"{data['files']} unit file(s): {report.units_added} units added, {report.units_unchanged} unchanged, "
+                          f"{report.nodes_added} nodes added, {data['embedded_nodes']} nodes embedded")
+    if text_files:
+        from kgservice.pipeline.cli import ingest_text_command
+
+        ingest_text_command(ctx, paths=text_files, mode=mode, no_embed=no_embed, force=force, as_json=as_json, llm=llm)
 
 
 @app.command()

@@ -36,7 +36,7 @@ def demo_steps(demo: Path, graph: Path, llm: list[str]) -> list[list[str]]:
         ["search", "tobacco"],
     ]
     if (demo / "texts").is_dir():
-        steps.append(["ingest-text", str(demo / "texts"), *llm])
+        steps.append(["ingest", str(demo / "texts"), *llm])
     steps += [
         ["ask", "What does smoking cause?", "--trace", *llm],
         ["ask", "吸烟会导致什么疾病？", *llm],
