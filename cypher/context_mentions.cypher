@@ -1,6 +1,7 @@
 // context_mentions: units where the node is an argument or a modifier value.
 // parameters: $id (node id)
-// returns: unit (unit id), ordered, distinct
+// returns: one row: units (list of distinct unit ids, ordered); one list, not a row per
+//          unit, because a hub concept is an argument of tens of thousands of units
 MATCH (:Node {id: $id})<-[:ARG|MOD]-(u:Unit)
-RETURN DISTINCT u.id AS unit
-ORDER BY unit
+WITH DISTINCT u.id AS unit ORDER BY unit
+RETURN collect(unit) AS units

@@ -4,7 +4,7 @@
 UNWIND $nodes AS n
 MERGE (x:Node {id: n.id})
   ON CREATE SET x.label = n.label, x.kind = n.kind, x._new = true
-SET x.kind = CASE WHEN n.kind = 'derived' THEN 'derived' ELSE x.kind END
+FOREACH (_ IN CASE WHEN n.kind = 'derived' AND x.kind <> 'derived' THEN [1] ELSE [] END | SET x.kind = 'derived')
 WITH x, coalesce(x._new, false) AS created
 REMOVE x._new
 RETURN count(CASE WHEN created THEN 1 END) AS created

@@ -1,5 +1,7 @@
 // ingest_supersessions: old -[:SUPERSEDED_BY]-> new between units, and retire the old
 // unit's node-to-node edges (live = false) so closures and spreading skip them.
+// A unit's node-to-node edges only ever join its subject and one of its ARG nodes, so the
+// edges are found between those two (expand-into), never by walking a hub subject's edges.
 // parameters: $pairs (list of {old, new})
 // returns: linked (pairs written)
 UNWIND $pairs AS p
@@ -7,7 +9,8 @@ MATCH (o:Unit {id: p.old}), (n:Unit {id: p.new})
 MERGE (o)-[:SUPERSEDED_BY]->(n)
 WITH o, p
 CALL (o, p) {
-  MATCH (o)-[:SUBJECT]->(s:Node)-[r]-(:Node)
+  MATCH (o)-[:SUBJECT]->(s:Node), (o)-[:ARG]->(a:Node)
+  MATCH (s)-[r]-(a)
   WHERE r.unit = p.old
   SET r.live = false
 }

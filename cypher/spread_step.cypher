@@ -2,10 +2,13 @@
 // energy * tau[kind] once per distinct (neighbour, kind): content edges forward only
 // (cause -> effect), synonym / belongs_to / of / related_to both ways; only live edges,
 // never into literal nodes. Python drives the hops so epsilon prunes the next frontier.
-// parameters: $frontier (list of {id, energy}), $tau (map kind -> float)
-// returns: node (neighbour id), energy (sum received this hop)
-UNWIND $frontier AS f
-MATCH (n:Node {id: f.id})
+// The frontier comes in, and the result goes out, as two parallel lists: a hop near a hub
+// touches thousands of nodes, and one row of lists costs a fraction of thousands of rows.
+// parameters: $ids (frontier node ids), $energies (their energies, same order), $tau (map kind -> float)
+// returns: one row: nodes (neighbour ids), energies (sum each received this hop, same order)
+UNWIND range(0, size($ids) - 1) AS i
+WITH $ids[i] AS id, $energies[i] AS energy
+MATCH (n:Node {id: id})
 CALL (n) {
   MATCH (n)-[r:SYNONYM|BELONGS_TO|OF|RELATED_TO|CONTENT]->(m:Node)
   WHERE r.live
@@ -15,6 +18,7 @@ CALL (n) {
   WHERE r.live
   RETURN m, r.kind AS kind
 }
-WITH f, m, kind
+WITH energy, m, kind
 WHERE m.kind <> 'literal' AND coalesce($tau[kind], 0.0) > 0.0
-RETURN m.id AS node, sum(f.energy * $tau[kind]) AS energy
+WITH m.id AS node, sum(energy * $tau[kind]) AS energy
+RETURN collect(node) AS nodes, collect(energy) AS energies

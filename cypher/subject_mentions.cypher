@@ -1,6 +1,7 @@
 // subject_mentions: units whose subject is the node.
 // parameters: $id (node id)
-// returns: unit (unit id), ordered
+// returns: one row: units (list of unit ids, ordered); one list, not a row per unit,
+//          because a hub concept is the subject of tens of thousands of units
 MATCH (:Node {id: $id})<-[:SUBJECT]-(u:Unit)
-RETURN u.id AS unit
-ORDER BY unit
+WITH u.id AS unit ORDER BY unit
+RETURN collect(unit) AS units

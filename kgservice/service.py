@@ -16,12 +16,8 @@ from kgservice.expansion.spread import DEFAULT_TAU, SpreadParams
 from kgservice.families import Lexicon
 from kgservice.ids import node_id
 from kgservice.model import IngestReport, Unit
-from kgservice.stores.base import GraphStore, StoreError
+from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
 from kgservice.stores.factory import open_store
-
-
-class ReadOnlyError(StoreError):
-    pass
 
 
 @dataclass

@@ -129,7 +129,7 @@ def expand(
     from kgservice.notation import format_unit
 
     if mode not in ("directed", "spread"):
-        err.print(f"[red]error:[/red] --mode must be 'directed' or 'spread', got {mode!r}")
+        err.print(f"[red]error:[/red] --mode must be 'directed' or 'spread', got {escape(repr(mode))}")
         raise typer.Exit(BAD_INPUT)
     with knowledge_base(ctx) as kb:
         nid = kb.resolve_node(node)
@@ -140,7 +140,7 @@ def expand(
                 hint = "; nearest by vector: " + ", ".join(f"{h.label} ({h.score:.2f})" for h in hits) if hits else ""
             except Exception:  # the hint is a courtesy; the error below is the answer
                 pass
-            err.print(f"[red]error:[/red] no node {node!r} in the graph{hint}")
+            err.print(f"[red]error:[/red] no node {escape(repr(node))} in the graph{escape(hint)}")
             raise typer.Exit(BAD_INPUT)
         if mode == "directed":
             res = expand_directed(kb.store, [nid])

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from kgservice.config import ConfigError, Settings
 from kgservice.families.lexicon import LexiconError
@@ -46,11 +47,28 @@ def errors_reported() -> Iterator[None]:
     try:
         yield
     except (NotationErrors, IngestConflict, ConfigError, LexiconError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        err.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(BAD_INPUT) from None
     except (StoreError, OSError) as exc:
-        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        err.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(FAILED) from None
+    except Exception as exc:
+        if not _vector_store_error(exc):
+            raise
+        msg = str(exc)
+        if "kg doctor" not in msg:
+            msg += ("\n(if this happened during an ingest, its units are stored: `kg doctor --repair` embeds the "
+                    "missing nodes once the vector store is available)")
+        err.print(f"[red]error:[/red] vector store: {escape(msg)}", markup=True, highlight=False)
+        raise typer.Exit(FAILED) from None
+
+
+def _vector_store_error(exc: BaseException) -> bool:
+    """A locked / unreachable / mismatched vector store (kgservice or qdrant-client errors).
+    Looked up in sys.modules: if those modules were never imported, it cannot be one of theirs."""
+    ours = sys.modules.get("kgservice.vectors.qdrant_store")
+    theirs = sys.modules.get("qdrant_client.http.exceptions")
+    return bool((ours and isinstance(exc, ours.VectorStoreError)) or (theirs and isinstance(exc, theirs.ApiException)))
 
 
 def print_json(data: Any) -> None:

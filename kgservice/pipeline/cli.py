@@ -30,7 +30,9 @@ def _failures_reported() -> Iterator[None]:
 
         if isinstance(exc, StoreError):
             raise
-        err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", highlight=False, markup=True)
+        from rich.markup import escape
+
+        err.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", highlight=False, markup=True)
         raise typer.Exit(FAILED) from None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from kgservice.model import IngestReport, Node, Unit
 
@@ -22,6 +23,27 @@ class StoreError(RuntimeError):
 
 class IngestConflict(StoreError):
     """A batch that cannot be applied as a whole; nothing from it was stored."""
+
+
+class ReadOnlyError(StoreError):
+    """A write was attempted on a knowledge base / store opened read-only (KG_READ_ONLY)."""
+
+
+@dataclass
+class IndexRows:
+    """Everything a store derives from its units, read back as rows (``kg doctor`` compares
+    them with what the units imply, :func:`kgservice.admin.doctor.expected_rows`).
+
+    Lists, not sets: a row present twice is a duplicate. ``args`` / ``mods`` are None on a
+    backend that keeps only the ``context`` reverse index."""
+
+    nodes: list[tuple[str, str]]  # (node id, kind)
+    subject: list[tuple[str, str]]  # (unit id, node id): subject_mentions
+    context: list[tuple[str, str]]  # (unit id, node id): context_mentions (args and modifier values)
+    relations: list[tuple[str, str, str, str, bool]]  # (src, dst, kind, unit id, live) node-to-node edges
+    superseded_by: list[tuple[str, str]]  # (older unit id, newer unit id)
+    args: list[tuple[str, int, str]] | None = None  # (unit id, position, node id)
+    mods: list[tuple[str, str, str]] | None = None  # (unit id, slot, node id)
 
 
 class GraphStore(ABC):
@@ -98,6 +120,26 @@ class GraphStore(ABC):
         Content edges are followed forward only (cause -> effect); synonym, belongs_to, of
         and related_to both ways. Edges of superseded units and edges touching literal
         nodes are not walked; kinds missing from ``tau`` pass nothing."""
+
+    # -- administration (kg doctor / dump / restore) -------------------------------
+    def index_rows(self) -> IndexRows:
+        """Read back every derived row (nodes, reverse indexes, relation edges, supersessions)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support kg doctor")
+
+    def rebuild_indexes(self, unit_ids: Sequence[str] | None = None) -> dict[str, int]:
+        """Re-derive nodes, reverse indexes, relation edges and supersession links of these
+        units (None: all) from the stored units, in one atomic write. Ids that are not stored
+        units only lose their derived rows; node labels are kept, node kinds recomputed,
+        nodes no unit mentions removed. A backend may rebuild more than asked."""
+        raise NotImplementedError(f"{type(self).__name__} does not support kg doctor --repair")
+
+    def relabel_nodes(self, labels: Mapping[str, str]) -> int:
+        """Set the display label of existing nodes (ids unchanged); returns how many changed."""
+        raise NotImplementedError(f"{type(self).__name__} cannot relabel nodes")
+
+    def wipe(self) -> None:
+        """Delete everything (kg restore --replace, after the dump was verified)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be wiped")
 
     def close(self) -> None:  # pragma: no cover - trivial
         pass

@@ -15,6 +15,7 @@ def open_store(settings: Settings) -> GraphStore:
             user=settings.neo4j_user,
             password=settings.neo4j_password,
             database=settings.neo4j_database,
+            read_only=settings.read_only,
         )
     from kgservice.stores.embedded import EmbeddedStore
 

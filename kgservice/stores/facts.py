@@ -12,8 +12,35 @@ from kgservice.families import RELATION_KINDS
 from kgservice.ids import literal_id, node_id
 from kgservice.model import NodeKind, Unit
 
+_ENTRY, _DERIVED, _LITERAL = NodeKind.ENTRY, NodeKind.DERIVED, NodeKind.LITERAL
+_RELATION_KINDS = frozenset(RELATION_KINDS)
 
-@dataclass
+# Label -> id memo: ingest normalises the same hub labels over and over (NFKC + casefold +
+# whitespace regex each time). node_id / literal_id are pure, so a bounded memo is exact.
+_MEMO_MAX = 1 << 20
+_nid_memo: dict[str, str] = {}
+_lit_memo: dict[str, str] = {}
+
+
+def _nid(label: str) -> str:
+    nid = _nid_memo.get(label)
+    if nid is None:
+        if len(_nid_memo) >= _MEMO_MAX:
+            _nid_memo.clear()
+        nid = _nid_memo[label] = node_id(label)
+    return nid
+
+
+def _lid(text: str) -> str:
+    lid = _lit_memo.get(text)
+    if lid is None:
+        if len(_lit_memo) >= _MEMO_MAX:
+            _lit_memo.clear()
+        lid = _lit_memo[text] = literal_id(text)
+    return lid
+
+
+@dataclass(slots=True)
 class UnitFacts:
     unit_id: str
     nodes: dict[str, tuple[str, NodeKind]] = field(default_factory=dict)  # id -> (label, kind)
@@ -29,46 +56,64 @@ class UnitFacts:
 
 def _add(nodes: dict[str, tuple[str, NodeKind]], nid: str, label: str, kind: NodeKind) -> None:
     prev = nodes.get(nid)
-    if prev is None or (kind == NodeKind.DERIVED and prev[1] == NodeKind.ENTRY):
+    if prev is None or (kind is _DERIVED and prev[1] is _ENTRY):
         nodes[nid] = (label, kind)
 
 
 def unit_facts(unit: Unit) -> UnitFacts:
-    f = UnitFacts(unit_id=unit.id, supersedes=list(unit.supersedes))
-    subj = node_id(unit.subject)
-    f.subject = subj
-    _add(f.nodes, subj, unit.subject, NodeKind.DERIVED if unit.kind == "narrows" else NodeKind.ENTRY)
+    d = unit.__dict__  # plain attribute reads: this runs once per unit on every ingest
+    subject = d["subject"]
+    kind = d["kind"]
+    subj = _nid(subject)
+    nodes: dict[str, tuple[str, NodeKind]] = {subj: (subject, _DERIVED if kind == "narrows" else _ENTRY)}
+    args: list[tuple[int, str]] = []
     node_args: list[str] = []
-    for pos, value in enumerate(unit.args):
-        if value.node is not None:
-            nid = node_id(value.node)
-            _add(f.nodes, nid, value.node, NodeKind.ENTRY)
+    context: dict[str, None] = {}  # == unit.context_node_ids(): arg then mod node refs, first-seen order
+    for pos, value in enumerate(d["args"]):
+        v = value.__dict__
+        text = v["node"]
+        if text is not None:
+            nid = _nid(text)
+            _add(nodes, nid, text, _ENTRY)
             node_args.append(nid)
         else:
-            assert value.literal is not None
-            nid = literal_id(value.literal)
-            _add(f.nodes, nid, value.literal, NodeKind.LITERAL)
-        f.args.append((pos, nid))
-    for mod in unit.mods:
-        v = mod.value
-        if v.node is not None:
-            nid = node_id(v.node)
-            _add(f.nodes, nid, v.node, NodeKind.ENTRY)
-        elif v.literal is not None:
-            nid = literal_id(v.literal)
-            _add(f.nodes, nid, v.literal, NodeKind.LITERAL)
+            text = v["literal"]
+            if text is None:  # a unit reference as an argument: the model allows it, no node
+                raise AssertionError(f"unit #{unit.id}: argument {pos} is a unit reference, not a node or literal")
+            nid = _lid(text)
+            _add(nodes, nid, text, _LITERAL)
+        args.append((pos, nid))
+        context[nid] = None
+    mods: list[tuple[str, str]] = []
+    for mod in d["mods"]:
+        v = mod.value.__dict__
+        text = v["node"]
+        if text is not None:
+            nid = _nid(text)
+            _add(nodes, nid, text, _ENTRY)
         else:
-            continue
-        f.mods.append((mod.slot, nid))
-    f.context = unit.context_node_ids()
-    for other in node_args:
-        if other == subj:
-            continue
-        src, dst = (other, subj) if unit.inverse else (subj, other)
-        if unit.kind in RELATION_KINDS:
-            f.relations.append((src, dst, unit.kind, unit.family))
-        elif unit.kind == "superseded":
-            f.node_supersessions.append((src, dst))
-        elif unit.kind == "narrows":
-            f.narrowings.append((dst, src))  # subject narrows arg: base=arg, derived=subject
-    return f
+            text = v["literal"]
+            if text is None:
+                continue
+            nid = _lid(text)
+            _add(nodes, nid, text, _LITERAL)
+        mods.append((mod.slot, nid))
+        context[nid] = None
+    relations: list[tuple[str, str, str, str]] = []
+    node_supersessions: list[tuple[str, str]] = []
+    narrowings: list[tuple[str, str]] = []
+    if node_args:
+        inverse = d["inverse"]
+        family = d["family"]
+        for other in node_args:
+            if other == subj:
+                continue
+            src, dst = (other, subj) if inverse else (subj, other)
+            if kind in _RELATION_KINDS:
+                relations.append((src, dst, kind, family))
+            elif kind == "superseded":
+                node_supersessions.append((src, dst))
+            elif kind == "narrows":
+                narrowings.append((dst, src))  # subject narrows arg: base=arg, derived=subject
+    return UnitFacts(d["id"], nodes, subj, args, mods, list(context), relations, node_supersessions, narrowings,
+                     list(d["supersedes"]))

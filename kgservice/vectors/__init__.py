@@ -17,6 +17,7 @@ from .qdrant_store import (
     VectorStoreError,
     VectorStoreLocked,
     VectorStoreMismatch,
+    VectorStoreUnavailable,
     point_id,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "VectorStoreError",
     "VectorStoreLocked",
     "VectorStoreMismatch",
+    "VectorStoreUnavailable",
     "make_embedder",
     "point_id",
 ]

@@ -30,6 +30,7 @@ __all__ = [
     "VectorStoreError",
     "VectorStoreLocked",
     "VectorStoreMismatch",
+    "VectorStoreUnavailable",
     "point_id",
 ]
 
@@ -52,6 +53,18 @@ class VectorStoreLocked(VectorStoreError):
 
 class VectorStoreMismatch(VectorStoreError):
     """The collection was embedded with another model or dimension."""
+
+
+class VectorStoreUnavailable(VectorStoreError):
+    """The Qdrant server did not answer (after bounded retries)."""
+
+
+def unavailable_message(url: str, attempts: int, exc: BaseException) -> str:
+    return (
+        f"Qdrant at {url} did not answer after {attempts} attempt(s) ({type(exc).__name__}: {exc}). "
+        "Is it running? (compose: `docker compose ps`). If this happened during an ingest, the graph "
+        "part is stored: run `kg doctor --repair` once Qdrant is back to embed the missing nodes."
+    )
 
 
 def point_id(node_id: str) -> str:
@@ -145,6 +158,7 @@ class VectorStore:
         collection: str = "kg_nodes",
         recreate: bool = False,
         timeout: int | None = None,
+        connect_attempts: int = 4,
     ):
         from qdrant_client import QdrantClient
 
@@ -177,10 +191,28 @@ class VectorStore:
             self._client = QdrantClient(location=":memory:")
         self._closed = False
         try:
-            self._open_collection(recreate)
+            if url is None:
+                self._open_collection(recreate)
+            else:
+                self._open_remote(recreate, max(1, int(connect_attempts)))
         except BaseException:
             self.close()
             raise
+
+    def _open_remote(self, recreate: bool, attempts: int) -> None:
+        """A server may be starting: bounded retries with backoff on connection failures,
+        then :class:`VectorStoreUnavailable` with a message that says what to check."""
+        from qdrant_client.http.exceptions import ResponseHandlingException
+        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+        try:
+            for attempt in Retrying(retry=retry_if_exception_type((ResponseHandlingException, ConnectionError)),
+                                    stop=stop_after_attempt(attempts), wait=wait_exponential(multiplier=0.2, max=2),
+                                    reraise=True):
+                with attempt:
+                    self._open_collection(recreate)
+        except (ResponseHandlingException, ConnectionError) as exc:
+            raise VectorStoreUnavailable(unavailable_message(self._where, attempts, exc)) from None
 
     # ------------------------------------------------------------------ setup
 

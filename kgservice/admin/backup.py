@@ -1,0 +1,258 @@
+"""``kg dump`` / ``kg restore``: the units - the ground truth - to and from one portable file.
+
+The file is JSON Lines, UTF-8 (gzip-compressed when the name ends in ``.gz``)::
+
+    {"kgservice_dump": 1, "created_at": ..., "backend": ..., "units": N, "nodes": M}
+    {"unit": {...the unit's JSON form (DESIGN §1), ingested_at and doc included...}}   x N
+    {"node": {"id": ..., "label": ..., "kind": ...}}                                    x M
+    {"end": {"units": N, "nodes": M, "sha256": "<of every line above this one>"}}
+
+Units come in dependency order (a unit after the units it supersedes or refers to), so any
+prefix of them is a valid batch. Node records only carry display labels: nodes are
+re-derived from units on restore, and their labels set back to the dumped ones (the first
+surface form ingested), so a restored store answers every query exactly as the dumped one.
+
+A dump is written to a temporary file and renamed, so a crash never leaves a half file
+under the final name. ``restore`` reads and verifies the whole file first (header, every
+line, counts, checksum, and the batch validation against the target store) and only then
+writes; a truncated, edited or foreign file is refused with the line it failed at.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from kgservice.model import Node, NodeKind, Unit
+from kgservice.notation.serializer import format_unit
+from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
+from kgservice.stores.validate import prepare_batch
+
+FORMAT = 1
+CHUNK = 5000  # units per ingest batch on restore
+
+
+class DumpError(ValueError):
+    """The file is not a complete, intact kgservice dump; nothing was restored."""
+
+
+@dataclass
+class Dump:
+    header: dict[str, Any]
+    units: list[Unit]
+    nodes: list[Node] = field(default_factory=list)
+
+
+def _open_write(path: Path) -> IO[bytes]:
+    raw = open(path, "wb")
+    return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.name.endswith(".gz") else raw  # type: ignore[return-value]
+
+
+def dependency_order(units: Iterable[Unit]) -> list[Unit]:
+    """Units sorted by (ingested_at, id), moved after every unit they supersede or refer to."""
+    by_id = {u.id: u for u in units}
+    ordered: list[Unit] = []
+    state: dict[str, int] = {}
+    for start in sorted(by_id.values(), key=lambda u: (u.ingested_at or "", u.id)):
+        if start.id in state:
+            continue
+        stack: list[tuple[Unit, list[str]]] = [(start, _refs(start))]
+        state[start.id] = 1
+        while stack:
+            u, refs = stack[-1]
+            while refs and (refs[-1] not in by_id or refs[-1] in state):
+                refs.pop()  # unknown ids are the validator's business; visited ones are placed (or cyclic)
+            if refs:
+                nxt = by_id[refs.pop()]
+                state[nxt.id] = 1
+                stack.append((nxt, _refs(nxt)))
+                continue
+            stack.pop()
+            state[u.id] = 2
+            ordered.append(u)
+    return ordered
+
+
+def _refs(u: Unit) -> list[str]:
+    refs = list(u.supersedes) + [m.value.unit for m in u.mods if m.value.unit is not None]
+    return sorted(set(refs), reverse=True)
+
+
+def dump(store: GraphStore, path: Path | str) -> dict[str, Any]:
+    """Write every unit (and node label) of the store to ``path``; returns counts."""
+    path = Path(path)
+    units = dependency_order(store.iter_units())
+    nodes = sorted(store.iter_nodes(), key=lambda n: n.id)
+    header = {"kgservice_dump": FORMAT, "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "backend": store.backend, "units": len(units), "nodes": len(nodes)}
+    digest = hashlib.sha256()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with _open_write(tmp) as fh:
+            def put(obj: dict[str, Any]) -> None:
+                line = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+                digest.update(line)
+                fh.write(line)
+
+            put(header)
+            for u in units:
+                put({"unit": u.model_dump(mode="json")})
+            for n in nodes:
+                put({"node": {"id": n.id, "label": n.label, "kind": n.kind.value}})
+            fh.write((json.dumps({"end": {"units": len(units), "nodes": len(nodes), "sha256": digest.hexdigest()}})
+                      + "\n").encode("utf-8"))
+        with open(tmp, "rb") as check_fh:
+            os.fsync(check_fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return {"path": str(path), "units": len(units), "nodes": len(nodes), "sha256": digest.hexdigest()}
+
+
+def read_dump(path: Path | str) -> Dump:
+    """Read and verify a dump completely; :class:`DumpError` names the first problem."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DumpError(f"no such dump file: {path}") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise DumpError(f"{path}: damaged gzip data ({exc}); nothing restored") from None
+    if not data.strip():
+        raise DumpError(f"{path}: empty file, not a kgservice dump")
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    digest = hashlib.sha256()
+    header: dict[str, Any] | None = None
+    units: list[Unit] = []
+    nodes: list[Node] = []
+    end: dict[str, Any] | None = None
+    for lineno, raw in enumerate(lines, start=1):
+        where = f"{path}:{lineno}"
+        if end is not None:
+            raise DumpError(f"{where}: data after the end record")
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise DumpError(f"{where}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+        except json.JSONDecodeError as exc:
+            raise DumpError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(obj, dict) or len(obj) < 1:
+            raise DumpError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        if lineno == 1:
+            if obj.get("kgservice_dump") != FORMAT:
+                raise DumpError(f"{where}: not a kgservice dump (format {FORMAT}) header: {raw[:120]!r}")
+            header = obj
+        elif "end" in obj:
+            end = obj["end"] if isinstance(obj["end"], dict) else {}
+            continue
+        elif set(obj) == {"unit"}:
+            if nodes:
+                raise DumpError(f"{where}: unit record after node records")
+            try:
+                units.append(Unit.model_validate(obj["unit"]))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(p) for p in first.get("loc", ()))
+                raise DumpError(f"{where}: not a valid unit ({loc}: {first.get('msg')})") from None
+        elif set(obj) == {"node"}:
+            try:
+                nodes.append(Node.model_validate(obj["node"]))
+            except ValidationError as exc:
+                raise DumpError(f"{where}: not a valid node record ({exc.errors()[0].get('msg')})") from None
+        else:
+            raise DumpError(f"{where}: unknown record with keys {sorted(obj)[:5]}")
+        digest.update(raw + b"\n")
+    assert header is not None
+    if end is None:
+        raise DumpError(f"{path}: no end record - the file is truncated (read {len(units)} unit(s)); nothing restored")
+    if end.get("units") != len(units) or end.get("nodes") != len(nodes) or end.get("units") != header.get("units"):
+        raise DumpError(f"{path}: counts do not match (header {header.get('units')} units, end record "
+                        f"{end.get('units')} units / {end.get('nodes')} nodes, file {len(units)} / {len(nodes)})")
+    if end.get("sha256") != digest.hexdigest():
+        raise DumpError(f"{path}: checksum mismatch - the file was changed or damaged after it was written")
+    return Dump(header=header, units=units, nodes=nodes)
+
+
+def restore(kb: Any, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
+            progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Restore a verified dump into the knowledge base's store.
+
+    The target must be empty, unless ``merge`` (add to it: identical units count as
+    unchanged, a conflicting one rejects the whole restore before anything is written) or
+    ``replace`` (wipe it - graph, vectors, caches - after the dump and the batch were verified)."""
+    if kb.settings.read_only:
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); restore refused")
+    d = read_dump(path)
+    store: GraphStore = kb.store
+    before = store.counts().get("units", 0)
+    if before and not (merge or replace):
+        raise StoreError(f"the target store already holds {before} unit(s); restore into an empty store, "
+                         "or pass --merge (add to it) or --replace --yes (wipe it first)")
+
+    def existing(ids: Iterable[str]) -> dict[str, Unit]:
+        return {} if replace else {u.id: u for u in store.get_units(ids)}
+
+    prepare_batch(d.units, existing)  # every conflict / dangling reference, before anything is written
+    if replace:
+        store.wipe()
+        _clear_vectors(kb)
+        try:
+            kb.caches.clear()
+        except Exception:  # a missing or broken cache file must not block a restore
+            pass
+    added = unchanged = 0
+    for i in range(0, len(d.units), CHUNK):
+        rep = kb.ingest_units(d.units[i:i + CHUNK], embed=embed)
+        added += rep.units_added
+        unchanged += rep.units_unchanged
+        if progress is not None:
+            progress(len(d.units[i:i + CHUNK]))
+    labels = {n.id: n.label for n in d.nodes}
+    current = {n.id: n.label for n in store.get_nodes(list(labels))}
+    relabel = {k: v for k, v in labels.items() if k in current and current[k] != v}
+    relabeled = store.relabel_nodes(relabel) if relabel else 0
+    if embed and relabel:
+        kb.embed_nodes([n.id for n in store.get_nodes(list(relabel)) if n.kind != NodeKind.LITERAL])
+    present = {x.id for x in store.get_units([u.id for u in d.units])}
+    missing = [u.id for u in d.units if u.id not in present]
+    if missing:
+        raise StoreError(f"restore incomplete: {len(missing)} unit(s) not found afterwards (e.g. #{missing[0]})")
+    return {"path": str(path), "units": len(d.units), "units_added": added, "units_unchanged": unchanged,
+            "nodes": len(d.nodes), "labels_restored": relabeled, "replaced": replace,
+            "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
+
+
+def _clear_vectors(kb: Any) -> None:
+    """Drop every vector of a wiped graph (if a vector store is configured and opens)."""
+    from kgservice.admin.doctor import open_vectors
+    from kgservice.vectors import VectorStoreMismatch
+
+    try:
+        vs = kb.vectors
+    except VectorStoreMismatch:
+        vs = open_vectors(kb, recreate=True)
+    ids = vs.ids()
+    if ids:
+        vs.delete(sorted(ids))
+
+
+def canonical_units(units: Iterable[Unit]) -> list[str]:
+    """Units as comparable text (notation + provenance), for tests and verification."""
+    return sorted(f"{format_unit(u)}\n%{u.doc}|{u.mode}|{u.ingested_at}" for u in units)
+

@@ -1,0 +1,121 @@
+"""``kg doctor [--repair]``, ``kg dump FILE``, ``kg restore FILE``: registered by :func:`register`.
+
+Exit codes: 0 = consistent / done; 1 = problems remain (or the service failed);
+2 = bad input (a damaged dump file, a conflicting restore).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+@contextmanager
+def _vector_errors() -> Iterator[None]:
+    """A vector store that is locked / unreachable / mismatched: one clear line, exit 1."""
+    from kgservice.cli.common import FAILED, err
+
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except (RuntimeError, ImportError) as exc:
+        from kgservice.stores.base import StoreError
+        from kgservice.vectors import EmbedderUnavailable, VectorStoreError
+
+        if isinstance(exc, StoreError) or not isinstance(exc, (VectorStoreError, EmbedderUnavailable)):
+            raise
+        from rich.markup import escape
+
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, markup=True)
+        raise typer.Exit(FAILED) from None
+
+
+def doctor(
+    ctx: typer.Context,
+    repair: Annotated[bool, typer.Option("--repair", help="Fix what was found: re-derive indexes from units, "
+                                                         "delete stray vectors, embed missing ones.")] = False,
+    no_vectors: Annotated[bool, typer.Option("--no-vectors", help="Check the graph only (no embedder, no vector store).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Check that the graph says what its units say (nodes, reverse indexes, relation edges,
+    supersessions) and that every entry/derived node has exactly its vector. Exit 0 if consistent."""
+    from rich.markup import escape
+
+    from kgservice.admin.doctor import check, repair as do_repair
+    from kgservice.cli.common import FAILED, knowledge_base, out, print_json
+
+    with knowledge_base(ctx) as kb, _vector_errors():
+        report = do_repair(kb, vectors=not no_vectors) if repair else check(kb, vectors=not no_vectors)
+        final = report.final
+        if as_json:
+            print_json(report.to_dict())
+        else:
+            out.print(f"kg doctor ({report.backend}): {report.units} units, {report.nodes} nodes"
+                      + (f", {report.vectors} vectors" if report.vectors is not None else "")
+                      + (f" ({report.vector_note})" if report.vector_note else ""), highlight=False)
+            for f in report.findings:
+                out.print("  " + escape(f.line()), highlight=False, soft_wrap=True)
+            if report.repaired is not None:
+                out.print(f"repaired: {escape(str(report.repaired))}", highlight=False, soft_wrap=True)
+                for f in final.findings:
+                    out.print("  still: " + escape(f.line()), highlight=False, soft_wrap=True)
+            out.print("consistent" if final.ok else
+                      ("problems remain" if repair else "problems found; `kg doctor --repair` fixes the repairable ones"))
+        if not final.ok:
+            raise typer.Exit(FAILED)
+
+
+def dump_cmd(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="Dump file to write (JSON Lines; gzip if it ends in .gz).")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Write every unit (the ground truth) and node label to one portable, checksummed file."""
+    from kgservice.admin.backup import dump
+    from kgservice.cli.common import knowledge_base, out, print_json
+
+    with knowledge_base(ctx) as kb:
+        info = dump(kb.store, path)
+        if as_json:
+            print_json(info)
+        else:
+            out.print(f"dumped {info['units']} units and {info['nodes']} node labels to {path}", highlight=False)
+
+
+def restore_cmd(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="A file written by `kg dump`.")],
+    merge: Annotated[bool, typer.Option("--merge", help="Add to a non-empty store (identical units are unchanged).")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Wipe the store (graph, vectors, caches) first; needs --yes.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm --replace.")] = False,
+    no_embed: Annotated[bool, typer.Option("--no-embed", help="Restore the graph only; `kg doctor --repair` embeds later.")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Restore units from a dump: the whole file is verified before anything is written."""
+    from kgservice.admin.backup import restore
+    from kgservice.cli.common import BAD_INPUT, err, knowledge_base, out, print_json
+
+    if replace and not yes:
+        err.print("[red]error:[/red] --replace deletes the current graph, vectors and caches; add --yes to confirm")
+        raise typer.Exit(BAD_INPUT)
+    if replace and merge:
+        err.print("[red]error:[/red] --merge and --replace exclude each other")
+        raise typer.Exit(BAD_INPUT)
+    with knowledge_base(ctx) as kb, _vector_errors():
+        info = restore(kb, path, replace=replace, merge=merge, embed=not no_embed)
+        if as_json:
+            print_json(info)
+        else:
+            out.print(f"restored {info['units']} units from {path}: {info['units_added']} added, "
+                      f"{info['units_unchanged']} unchanged, {info['labels_restored']} labels set", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)
+    app.command("dump")(dump_cmd)
+    app.command("restore")(restore_cmd)

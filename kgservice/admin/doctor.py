@@ -1,0 +1,309 @@
+"""``kg doctor``: does the graph still say what its units say, and does every node have its vector?
+
+Units are the ground truth. Everything else - nodes and their kinds, the reverse indexes
+(``subject_mentions``, ``context_mentions``; on Neo4j the SUBJECT / ARG / MOD edges), the
+node-to-node relation edges with their liveness, the unit supersession links - is derived
+from them by :func:`kgservice.stores.facts.unit_facts`. The doctor recomputes all of it from
+the units (:func:`expected_rows`), reads back what the store holds
+(:meth:`GraphStore.index_rows`) and reports every difference, plus:
+
+* nodes without vectors (entry / derived nodes missing from the vector store),
+* vectors without nodes (points whose node is gone or is a literal),
+* a vector collection embedded with another model.
+
+``repair`` re-derives the affected units in one atomic write (:meth:`GraphStore.rebuild_indexes`),
+clears the query caches, deletes stray vectors, embeds missing ones (re-creating the
+collection on a model change) and checks again. What it cannot fix - unreadable or invalid
+units, references to units that do not exist, duplicate unit ids - is reported and left
+for a person (restore from ``kg dump`` if needed).
+
+Order matters under concurrent ingest: vector ids are read *before* the graph, and ingest
+writes the graph before the vectors, so a vector can never look orphaned only because its
+node's ingest was still in flight.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kgservice.model import NodeKind, Unit
+from kgservice.stores.base import GraphStore, IndexRows, ReadOnlyError
+from kgservice.stores.facts import unit_facts
+from kgservice.stores.validate import unit_text_problems
+
+SHOW = 20  # examples listed per finding
+
+# checks a re-derivation of units fixes
+GRAPH_CHECKS = ("nodes", "subject_index", "context_index", "arg_edges", "mod_edges", "relations", "supersessions")
+VECTOR_CHECKS = ("nodes_without_vectors", "vectors_without_nodes", "vector_collection")
+
+
+@dataclass
+class Finding:
+    check: str  # one of GRAPH_CHECKS + VECTOR_CHECKS + ("units",)
+    problem: str  # missing | extra | duplicate | wrong_kind | stale_live | ...
+    count: int
+    examples: list[str]
+    repairable: bool = True
+    units: list[str] = field(default_factory=list)  # units to re-derive
+    nodes: list[str] = field(default_factory=list)  # nodes to (re-)embed or whose vectors to delete
+
+    def line(self) -> str:
+        ex = ", ".join(self.examples[:5]) + (" ..." if self.count > 5 else "")
+        fix = "" if self.repairable else " (not repairable automatically)"
+        return f"{self.check}: {self.count} {self.problem}{fix}" + (f": {ex}" if ex else "")
+
+
+@dataclass
+class DoctorReport:
+    backend: str
+    units: int = 0
+    nodes: int = 0
+    vectors: int | None = None  # None: vectors not checked
+    vector_note: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    repaired: dict[str, Any] | None = None
+    after: "DoctorReport | None" = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    @property
+    def final(self) -> "DoctorReport":
+        return self.after if self.after is not None else self
+
+    def of(self, check: str, problem: str | None = None) -> list[Finding]:
+        return [f for f in self.findings if f.check == check and (problem is None or f.problem == problem)]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"backend": self.backend, "units": self.units, "nodes": self.nodes, "vectors": self.vectors,
+             "vector_note": self.vector_note, "ok": self.ok,
+             "findings": [{k: v for k, v in asdict(f).items() if k not in ("units", "nodes")} for f in self.findings]}
+        if self.repaired is not None:
+            d["repaired"] = self.repaired
+        if self.after is not None:
+            d["after"] = self.after.to_dict()
+        return d
+
+
+# -- what the units imply ------------------------------------------------------------------
+
+def expected_rows(units: Iterable[Unit]) -> IndexRows:
+    """Every derived row the units imply, on the same shapes :meth:`GraphStore.index_rows` returns."""
+    units = list(units)
+    superseded = {old for u in units for old in u.supersedes}
+    kinds: dict[str, str] = {}
+    rows = IndexRows(nodes=[], subject=[], context=[], relations=[], superseded_by=[], args=[], mods=[])
+    for u in units:
+        f = unit_facts(u)
+        for nid, (_label, kind) in f.nodes.items():
+            prev = kinds.get(nid)
+            if prev is None or (kind == NodeKind.DERIVED and prev == NodeKind.ENTRY.value):
+                kinds[nid] = kind.value
+        rows.subject.append((u.id, f.subject))
+        rows.context += [(u.id, n) for n in dict.fromkeys(f.context)]
+        assert rows.args is not None and rows.mods is not None
+        rows.args += [(u.id, p, n) for p, n in f.args]
+        rows.mods += [(u.id, s, n) for s, n in f.mods]
+        live = u.id not in superseded
+        rows.relations += [(s, d, k, u.id, live) for s, d, k, _ in f.relations]
+        rows.relations += [(o, n, "superseded", u.id, live) for o, n in f.node_supersessions]
+        rows.relations += [(b, d, "narrowed_by", u.id, live) for b, d in f.narrowings]
+        rows.superseded_by += [(old, u.id) for old in dict.fromkeys(f.supersedes)]
+    rows.nodes = sorted(kinds.items())
+    return rows
+
+
+def _fmt(row: tuple) -> str:
+    return "(" + ", ".join(str(x) for x in row) + ")"
+
+
+def _compare(check: str, expected: Sequence[tuple], actual: Sequence[tuple], owner: int,
+             multiset: bool = False) -> list[Finding]:
+    """Missing / extra rows; ``owner`` is the index of the unit id that owns a row."""
+    out: list[Finding] = []
+    if multiset:
+        e, a = Counter(expected), Counter(actual)
+        missing, extra = list((e - a).elements()), list((a - e).elements())
+    else:
+        e_set, a_count = set(expected), Counter(actual)
+        missing = sorted(e_set - set(a_count), key=str)
+        extra = sorted((r for r in a_count if r not in e_set), key=str)
+        extra += sorted((r for r, c in a_count.items() if c > 1 and r in e_set for _ in range(c - 1)), key=str)
+    for problem, rows in (("missing", missing), ("extra", extra)):
+        if rows:
+            out.append(Finding(check, problem, len(rows), [_fmt(r) for r in rows[:SHOW]],
+                               units=sorted({str(r[owner]) for r in rows})))
+    return out
+
+
+def _graph_findings(units: list[Unit], rows: IndexRows) -> list[Finding]:
+    exp = expected_rows(units)
+    found: list[Finding] = []
+    # nodes
+    counts = Counter(n for n, _ in rows.nodes)
+    dups = sorted(n for n, c in counts.items() if c > 1)
+    if dups:
+        found.append(Finding("nodes", "duplicate", len(dups), dups[:SHOW], repairable=False))
+    have = dict(rows.nodes)
+    want = dict(exp.nodes)
+    missing = sorted(set(want) - set(have))
+    orphans = sorted(set(have) - set(want))
+    wrong = sorted(n for n in set(want) & set(have) if want[n] != have[n])
+    by_node: dict[str, set[str]] = {}
+    for uid, nid in exp.subject + exp.context:
+        by_node.setdefault(nid, set()).add(uid)
+    if missing:
+        found.append(Finding("nodes", "missing", len(missing), missing[:SHOW],
+                             units=sorted({u for n in missing for u in by_node.get(n, ())}), nodes=missing))
+    if orphans:
+        found.append(Finding("nodes", "orphan (no unit mentions it)", len(orphans), orphans[:SHOW], nodes=orphans))
+    if wrong:
+        found.append(Finding("nodes", "wrong_kind", len(wrong), [f"{n} is {have[n]}, units say {want[n]}" for n in wrong[:SHOW]],
+                             nodes=wrong))
+    found += _compare("subject_index", exp.subject, rows.subject, owner=0)
+    found += _compare("context_index", exp.context, rows.context, owner=0)
+    if rows.args is not None:
+        found += _compare("arg_edges", exp.args or [], rows.args, owner=0, multiset=True)
+    if rows.mods is not None:
+        found += _compare("mod_edges", exp.mods or [], rows.mods, owner=0, multiset=True)
+    # relation edges: presence by (src, dst, kind, unit); liveness separately
+    e_rel = {r[:4]: r[4] for r in exp.relations}
+    a_rel: dict[tuple, set[bool]] = {}
+    for r in rows.relations:
+        a_rel.setdefault(tuple(r[:4]), set()).add(bool(r[4]) if r[4] is not None else None)  # type: ignore[arg-type]
+    found += _compare("relations", list(e_rel), list(a_rel), owner=3)
+    stale = sorted((k for k in set(e_rel) & set(a_rel) if a_rel[k] != {e_rel[k]}), key=str)
+    if stale:
+        found.append(Finding("relations", "stale_live", len(stale),
+                             [f"{_fmt(k)} live={sorted(a_rel[k], key=str)}, units say {e_rel[k]}" for k in stale[:SHOW]],
+                             units=sorted({k[3] for k in stale})))
+    found += _compare("supersessions", exp.superseded_by, rows.superseded_by, owner=1)
+    return found
+
+
+def _unit_findings(units: list[Unit]) -> list[Finding]:
+    found: list[Finding] = []
+    counts = Counter(u.id for u in units)
+    dups = sorted(i for i, c in counts.items() if c > 1)
+    if dups:
+        found.append(Finding("units", "duplicate id", len(dups), dups[:SHOW], repairable=False))
+    invalid = [p for u in units for p in unit_text_problems(u)]
+    if invalid:
+        found.append(Finding("units", "invalid", len(invalid), invalid[:SHOW], repairable=False))
+    ids = set(counts)
+    dangling = sorted({f"#{u.id} -> #{r}" for u in units
+                       for r in list(u.supersedes) + [m.value.unit for m in u.mods if m.value.unit is not None]
+                       if r not in ids})
+    if dangling:
+        found.append(Finding("units", "dangling reference", len(dangling), dangling[:SHOW], repairable=False))
+    return found
+
+
+# -- vectors ---------------------------------------------------------------------------------
+
+def open_vectors(kb: Any, recreate: bool = False) -> Any:
+    """The knowledge base's vector store (as ``KnowledgeBase.vectors`` opens it), optionally re-created."""
+    from kgservice.vectors import open_vector_store
+
+    s = kb.settings
+    vs = open_vector_store(
+        dim=kb.embedder.dim, model_name=kb.embedder.name, backend=s.vector_backend,
+        url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
+        path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate)
+    old = kb.__dict__.pop("vectors", None)
+    if old is not None and old is not vs:
+        old.close()
+    kb.__dict__["vectors"] = vs
+    return vs
+
+
+def _vector_ids(kb: Any, report: DoctorReport) -> set[str] | None:
+    from kgservice.vectors import VectorStoreMismatch
+
+    try:
+        vs = kb.vectors
+        ids = vs.ids()
+    except VectorStoreMismatch as exc:
+        report.findings.append(Finding("vector_collection", "model mismatch", 1, [str(exc)]))
+        report.vector_note = "collection embedded with another model"
+        return None
+    report.vectors = len(ids)
+    return ids
+
+
+def _vector_findings(ids: set[str], nodes: dict[str, str]) -> list[Finding]:
+    embeddable = {n for n, k in nodes.items() if k != NodeKind.LITERAL.value}
+    out = []
+    without = sorted(embeddable - ids)
+    stray = sorted(ids - embeddable)
+    if without:
+        out.append(Finding("nodes_without_vectors", "missing vector", len(without), without[:SHOW], nodes=without))
+    if stray:
+        out.append(Finding("vectors_without_nodes", "stray vector", len(stray), stray[:SHOW], nodes=stray))
+    return out
+
+
+# -- the two entry points ---------------------------------------------------------------------
+
+def check(kb: Any, vectors: bool = True) -> DoctorReport:
+    """Compare the store (and, with ``vectors``, the vector store) with what the units imply."""
+    store: GraphStore = kb.store
+    report = DoctorReport(backend=store.backend)
+    ids = _vector_ids(kb, report) if vectors else None  # before the graph: see the module doc
+    if not vectors:
+        report.vector_note = "not checked"
+    try:
+        units = list(store.iter_units())
+    except Exception as exc:  # a unit whose stored JSON no longer parses
+        report.findings.append(Finding("units", "unreadable", 1, [f"{type(exc).__name__}: {exc}"[:500]], repairable=False))
+        return report
+    rows = store.index_rows()
+    report.units = len(units)
+    node_kinds = dict(rows.nodes)
+    report.nodes = len(node_kinds)
+    report.findings += _unit_findings(units)
+    report.findings += _graph_findings(units, rows)
+    if ids is not None:
+        report.findings += _vector_findings(ids, node_kinds)
+    return report
+
+
+def repair(kb: Any, report: DoctorReport | None = None, vectors: bool = True) -> DoctorReport:
+    """Fix what :func:`check` found (running it first if ``report`` is None); returns the report
+    with ``repaired`` (what was done) and ``after`` (a fresh check) filled in."""
+    if kb.settings.read_only:
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg doctor --repair refused")
+    report = report or check(kb, vectors=vectors)
+    done: dict[str, Any] = {}
+    graph = [f for f in report.findings if f.check in GRAPH_CHECKS and f.repairable]
+    if graph:
+        owners = sorted({u for f in graph for u in f.units})
+        done["graph"] = kb.store.rebuild_indexes(owners)
+        done["graph"]["units_asked"] = len(owners)
+        try:
+            done["caches_cleared"] = kb.caches.clear()
+        except Exception as exc:  # caches are an optimisation; say so and go on
+            done["caches_cleared"] = f"failed: {type(exc).__name__}: {exc}"
+    if vectors:
+        nodes = {n.id: n.kind.value for n in kb.store.iter_nodes()}
+        embeddable = sorted(n for n, k in nodes.items() if k != NodeKind.LITERAL.value)
+        if report.of("vector_collection"):
+            open_vectors(kb, recreate=True)
+            done["vectors_recreated"] = True
+            done["vectors_embedded"] = kb.embed_nodes(embeddable)
+        else:
+            have = kb.vectors.ids()
+            stray = sorted(have - set(embeddable))
+            if stray:
+                kb.vectors.delete(stray)
+            missing = sorted(set(embeddable) - have)
+            done["vectors_deleted"] = len(stray)
+            done["vectors_embedded"] = kb.embed_nodes(missing) if missing else 0
+    report.repaired = done
+    report.after = check(kb, vectors=vectors)
+    return report

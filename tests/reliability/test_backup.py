@@ -1,0 +1,226 @@
+"""``kg dump`` / ``kg restore``: a restore into an empty store reproduces every query result,
+across backends; damaged dumps are refused whole; the target store is protected."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kgservice.admin import doctor
+from kgservice.admin.backup import DumpError, dump, read_dump, restore
+from kgservice.cli.app import app
+from kgservice.export.graphjson import build_graph_data
+from kgservice.notation import parse_file, parse_units
+from kgservice.stores.base import IngestConflict, StoreError
+from tests.contract.corpus import SMALL
+from tests.reliability.conftest import BAD, ROOT, state_of
+from tests.reliability.test_doctor import answers
+
+SAFE = ["cypher_injection", "quotes_backticks_escapes", "nfkc_case_variants", "unicode_oddities", "synonym_cycle",
+        "belongs_to_cycle", "node_supersession_cycle", "repeated_arguments"]
+
+
+DEMO = sorted((ROOT / "demo/units").glob("*.units"))
+PROBES = ["cat", "smoking", "吸烟", "python", "cpython", "distutils", "x", "a", "p", "foo bar", "mammal", "hub"]
+
+
+def corpus(lexicon, demo: int = len(DEMO)) -> list[list]:
+    """Batches in ingest order, with distinct ingest times (restore must keep them)."""
+    batches = [parse_units(SMALL, lexicon, doc="small.units")]
+    batches += [parse_file(f, lexicon) for f in DEMO[:demo]]
+    batches += [parse_file(BAD / f"safe/{name}.units", lexicon) for name in SAFE]
+    # a later batch that supersedes stored units and relabels nothing: the label stays the first surface form
+    batches.append(parse_units("#late1 {Smoking} [causes] {heart disease}\n#late2 {python 3.14} [is latest release of] {Python}\n"
+                               "    ()[supersedes] #p3\n#zb {Foo Bar} [has] {x}\n#za {foo bar} [has] {y}\n", lexicon,
+                               doc="late.units"))
+    return [[u.model_copy(update={"ingested_at": f"2025-01-{i + 1:02d}T00:00:00+00:00"}) for u in b]
+            for i, b in enumerate(batches)]
+
+
+def graph_json(store) -> dict:
+    data = build_graph_data(store, communities=False)
+    data.pop("graph")
+    return data
+
+
+def observed(kb, sample: int | None = None, portable: bool = False) -> dict:
+    store = kb.store
+    result = {"state": state_of(store), "graph_json": graph_json(store)}
+    if portable:  # across backends: only Neo4j keeps ARG / MOD edges apart from the context index
+        del result["state"]["args"], result["state"]["mods"]
+    full = answers(store) if sample is None else None
+    if full is None:  # Neo4j: every procedure for the probe nodes and a sample, every unit's chain end
+        ids = sorted(n.id for n in store.iter_nodes())
+        pick = sorted(set(PROBES) | set(ids[:: max(1, len(ids) // sample)]))
+        from kgservice.expansion import expand_directed, spread_activation
+
+        full = {n: (store.subject_mentions(n), store.context_mentions(n), store.synonym_class(n),
+                    store.belongs_to_ancestors(n), store.sunk_units(n), store.node_superseded_end(n),
+                    store.narrowed_by(n), expand_directed(store, [n]).to_dict(),
+                    sorted(spread_activation(store, [n]).energy.items())) for n in pick}
+        full["#ends"] = store.superseded_end(sorted(u.id for u in store.iter_units()))
+    result["answers"] = full
+    labels = sorted({n.label for n in store.iter_nodes() if n.kind.value != "literal"})[:: 40 if sample is None else 80]
+    result["search"] = {t: [(h.node_id, round(h.score, 5)) for h in kb.vector_entry(t, top_k=3)] for t in labels}
+    return result
+
+
+@pytest.mark.parametrize("source,target", [("embedded", "embedded"), ("embedded", "neo4j"),
+                                           ("neo4j", "embedded"), ("neo4j", "neo4j")])
+def test_restore_into_an_empty_store_reproduces_every_query_result(source, target, make_kb, lexicon, tmp_path):
+    neo = "neo4j" in (source, target)
+    sample = 8 if neo else None
+    src = make_kb(source, name="src")
+    for batch in corpus(lexicon, demo=2 if neo else len(DEMO)):
+        src.ingest_units(batch)
+    before = observed(src, sample, portable=source != target)
+    info = dump(src.store, tmp_path / "kb.jsonl.gz")
+    assert info["units"] == before["state"]["counts"]["units"]
+    if source == target == "neo4j":
+        src.close()
+        dst = make_kb(target, name="dst")  # wipes the one Neo4j database
+        assert dst.store.counts()["units"] == 0
+    else:
+        dst = make_kb(target, name="dst")
+    rep = restore(dst, tmp_path / "kb.jsonl.gz")
+    assert rep["units_added"] == info["units"] and rep["units_unchanged"] == 0
+    assert rep["labels_restored"] >= 1  # {Foo Bar} came before {foo bar} (#zb, #za): the first surface form wins
+    after = observed(dst, sample, portable=source != target)
+    assert after == before
+    assert doctor.check(dst).ok
+
+
+def test_dump_is_deterministic_apart_from_its_timestamp(make_kb, lexicon, tmp_path):
+    kb = make_kb("embedded")
+    kb.ingest_units(corpus(lexicon)[0])
+    a, b = dump(kb.store, tmp_path / "a.jsonl"), dump(kb.store, tmp_path / "b.jsonl")
+    assert a["sha256"] != "" and a["units"] == b["units"]
+    la, lb = (tmp_path / "a.jsonl").read_text().splitlines(), (tmp_path / "b.jsonl").read_text().splitlines()
+    assert la[1:-1] == lb[1:-1]
+    # dependency order: a unit comes after every unit it supersedes
+    order = [json.loads(x)["unit"]["id"] for x in la[1:-1] if x.startswith('{"unit"')]
+    assert order.index("p1") < order.index("p2") < order.index("p3")
+
+
+@pytest.fixture
+def dumped(make_kb, lexicon, tmp_path):
+    kb = make_kb("embedded", name="src")
+    kb.ingest_units(corpus(lexicon)[0], embed=False)
+    dump(kb.store, tmp_path / "good.jsonl")
+    return tmp_path / "good.jsonl"
+
+
+def _damage(good: Path, how: str, out: Path) -> Path:
+    lines = good.read_bytes().split(b"\n")[:-1]
+    if how == "truncated_last_line":
+        data = b"\n".join(lines[:-1]) + b"\n"
+    elif how == "truncated_mid_line":
+        data = good.read_bytes()[: len(good.read_bytes()) // 2]
+    elif how == "flipped_byte":
+        i = next(k for k, x in enumerate(lines) if b'"subject":"' in x and k >= len(lines) // 3)
+        j = lines[i].index(b'"subject":"') + len(b'"subject":"')
+        lines[i] = lines[i][:j] + (b"Q" if lines[i][j:j + 1] != b"Q" else b"R") + lines[i][j + 1:]
+        data = b"\n".join(lines) + b"\n"
+    elif how == "unit_added":
+        extra = json.loads(lines[1])
+        extra["unit"]["id"] = "extra1"
+        data = b"\n".join(lines[:2] + [json.dumps(extra).encode()] + lines[2:]) + b"\n"
+    elif how == "unit_removed":
+        data = b"\n".join(lines[:1] + lines[2:]) + b"\n"
+    elif how == "end_twice":
+        data = b"\n".join(lines + lines[-1:]) + b"\n"
+    elif how == "node_before_unit":
+        i = next(k for k, x in enumerate(lines) if x.startswith(b'{"node"'))
+        lines.insert(1, lines.pop(i))
+        data = b"\n".join(lines) + b"\n"
+    elif how == "header_count":
+        head = json.loads(lines[0])
+        head["units"] += 1
+        data = b"\n".join([json.dumps(head).encode()] + lines[1:]) + b"\n"
+    elif how == "crlf_rewritten":
+        data = b"\r\n".join(lines) + b"\r\n"
+    else:
+        raise AssertionError(how)
+    out.write_bytes(data)
+    return out
+
+
+DAMAGE = {"truncated_last_line": "no end record", "truncated_mid_line": "not JSON", "flipped_byte": "checksum mismatch",
+          "unit_added": "counts do not match", "unit_removed": "counts do not match", "end_twice": "after the end record",
+          "node_before_unit": "unit record after node records", "header_count": "counts do not match",
+          "crlf_rewritten": "checksum mismatch"}
+
+
+@pytest.mark.parametrize("how", sorted(DAMAGE))
+def test_damaged_dump_is_refused_whole(how, dumped, make_kb, tmp_path):
+    bad = _damage(dumped, how, tmp_path / f"{how}.jsonl")
+    with pytest.raises(DumpError, match=DAMAGE[how]):
+        read_dump(bad)
+    kb = make_kb("embedded", name="dst")
+    with pytest.raises(DumpError):
+        restore(kb, bad)
+    assert kb.store.counts()["units"] == 0
+
+
+def test_target_store_is_protected(dumped, make_kb, lexicon, tmp_path):
+    kb = make_kb("embedded", name="dst")
+    kb.ingest_units(parse_units("#x1 {other} [has] {thing}\n", lexicon), embed=False)
+    with pytest.raises(StoreError, match="already holds 1 unit"):
+        restore(kb, dumped, embed=False)
+    assert restore(kb, dumped, merge=True, embed=False)["units_added"] == 18
+    assert restore(kb, dumped, merge=True, embed=False)["units_unchanged"] == 18  # idempotent
+    # a conflicting unit id rejects the whole merge before anything is written
+    other = make_kb("embedded", name="conflict")
+    other.ingest_units(parse_units("#s1 {smoking} [prevents] {nothing}\n#zz {kept} [has] {this}\n", lexicon), embed=False)
+    before = state_of(other.store)
+    with pytest.raises(IngestConflict, match="#s1 already exists with different content"):
+        restore(other, dumped, merge=True, embed=False)
+    assert state_of(other.store) == before
+    # --replace: verified first, then wipe and restore
+    rep = restore(other, dumped, replace=True, embed=False)
+    assert rep["replaced"] and other.store.counts()["units"] == 18 and not other.store.get_units(["zz"])
+    with pytest.raises(DumpError):
+        restore(other, BAD / "dumps/header_only.jsonl", replace=True)
+    assert other.store.counts()["units"] == 18  # a bad dump never wipes anything
+
+
+def test_dump_failure_leaves_no_file(make_kb, lexicon, tmp_path, monkeypatch):
+    kb = make_kb("embedded")
+    kb.ingest_units(corpus(lexicon)[0], embed=False)
+    dump(kb.store, tmp_path / "kb.jsonl")
+    good = (tmp_path / "kb.jsonl").read_bytes()
+
+    def boom():
+        raise OSError("disk full (simulated)")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(kb.store, "iter_nodes", boom)
+    with pytest.raises(OSError, match="disk full"):
+        dump(kb.store, tmp_path / "kb.jsonl")
+    assert (tmp_path / "kb.jsonl").read_bytes() == good  # the previous dump is intact
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".kb.jsonl")] == []
+
+
+def test_cli_dump_restore(tmp_path, lexicon):
+    runner = CliRunner()
+    a = ["--data-dir", str(tmp_path / "a"), "--embedder", "hash:64"]
+    b = ["--data-dir", str(tmp_path / "b"), "--embedder", "hash:64"]
+    f = tmp_path / "small.units"
+    f.write_text(SMALL, "utf-8")
+    assert runner.invoke(app, [*a, "ingest", str(f)]).exit_code == 0
+    r = runner.invoke(app, [*a, "dump", str(tmp_path / "kb.jsonl"), "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["units"] == 18
+    r = runner.invoke(app, [*b, "restore", str(tmp_path / "kb.jsonl")])
+    assert r.exit_code == 0, r.output
+    assert json.loads(runner.invoke(app, [*b, "stats", "--json"]).stdout)["units"] == 18
+    assert runner.invoke(app, [*b, "doctor"]).exit_code == 0
+    assert runner.invoke(app, [*b, "restore", str(tmp_path / "kb.jsonl")]).exit_code == 1  # not empty
+    assert runner.invoke(app, [*b, "restore", str(tmp_path / "kb.jsonl"), "--replace"]).exit_code == 2  # needs --yes
+    assert runner.invoke(app, [*b, "restore", str(tmp_path / "kb.jsonl"), "--replace", "--yes"]).exit_code == 0
+    r = runner.invoke(app, [*b, "restore", str(BAD / "dumps/damaged.jsonl.gz"), "--merge"])
+    assert r.exit_code == 2 and "damaged gzip" in r.stderr
+    ro = runner.invoke(app, [*b, "restore", str(tmp_path / "kb.jsonl"), "--merge"], env={"KG_READ_ONLY": "1"})
+    assert ro.exit_code == 1 and "read-only" in ro.stderr
