@@ -6,33 +6,12 @@ Exit codes: 0 = consistent / done; 1 = problems remain (or the service failed);
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-
-@contextmanager
-def _vector_errors() -> Iterator[None]:
-    """A vector store that is locked / unreachable / mismatched: one clear line, exit 1."""
-    from kgservice.cli.common import FAILED, err
-
-    try:
-        yield
-    except typer.Exit:
-        raise
-    except (RuntimeError, ImportError) as exc:
-        from kgservice.stores.base import StoreError
-        from kgservice.vectors import EmbedderUnavailable, VectorStoreError
-
-        if isinstance(exc, StoreError) or not isinstance(exc, (VectorStoreError, EmbedderUnavailable)):
-            raise
-        from rich.markup import escape
-
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, markup=True)
-        raise typer.Exit(FAILED) from None
+from kgservice.cli.common import service_failures_reported
 
 
 def doctor(
@@ -49,7 +28,7 @@ def doctor(
     from kgservice.admin.doctor import check, repair as do_repair
     from kgservice.cli.common import FAILED, knowledge_base, out, print_json
 
-    with knowledge_base(ctx) as kb, _vector_errors():
+    with knowledge_base(ctx) as kb, service_failures_reported():
         report = do_repair(kb, vectors=not no_vectors) if repair else check(kb, vectors=not no_vectors)
         final = report.final
         if as_json:
@@ -106,7 +85,7 @@ def restore_cmd(
     if replace and merge:
         err.print("[red]error:[/red] --merge and --replace exclude each other")
         raise typer.Exit(BAD_INPUT)
-    with knowledge_base(ctx) as kb, _vector_errors():
+    with knowledge_base(ctx) as kb, service_failures_reported():
         info = restore(kb, path, replace=replace, merge=merge, embed=not no_embed)
         if as_json:
             print_json(info)

@@ -63,6 +63,21 @@ def errors_reported() -> Iterator[None]:
         raise typer.Exit(FAILED) from None
 
 
+@contextmanager
+def service_failures_reported() -> Iterator[None]:
+    """LLM, vector store and model loading failures (RuntimeError / ImportError that are not
+    store errors, which `errors_reported` already turns into messages): one line, exit 1."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except (RuntimeError, ImportError) as exc:
+        if isinstance(exc, StoreError):
+            raise
+        err.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", highlight=False, markup=True)
+        raise typer.Exit(FAILED) from None
+
+
 def _vector_store_error(exc: BaseException) -> bool:
     """A locked / unreachable / mismatched vector store (kgservice or qdrant-client errors).
     Looked up in sys.modules: if those modules were never imported, it cannot be one of theirs."""

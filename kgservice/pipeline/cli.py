@@ -6,34 +6,14 @@ inside the commands, so ``kg --help`` and other commands do not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
+from kgservice.cli.common import service_failures_reported
+
 cache_app = typer.Typer(help="The four query caches (DESIGN §5): stats and clear.", no_args_is_help=True)
-
-
-@contextmanager
-def _failures_reported() -> Iterator[None]:
-    """LLM, vector store and model loading failures: one clear line and exit 1."""
-    from kgservice.cli.common import FAILED, err
-
-    try:
-        yield
-    except typer.Exit:
-        raise
-    except (RuntimeError, ImportError) as exc:
-        from kgservice.stores.base import StoreError
-
-        if isinstance(exc, StoreError):
-            raise
-        from rich.markup import escape
-
-        err.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", highlight=False, markup=True)
-        raise typer.Exit(FAILED) from None
 
 
 def _with_llm(ctx: typer.Context, llm: str | None) -> None:
@@ -98,7 +78,7 @@ def ask_command(
     from kgservice.cli.common import knowledge_base, print_json
 
     _with_llm(ctx, llm)
-    with knowledge_base(ctx) as kb, _failures_reported():
+    with knowledge_base(ctx) as kb, service_failures_reported():
         from kgservice.pipeline.query import AskParams, ask
 
         params = AskParams(max_rounds=max_rounds, max_units=max_units, top_k=top_k, threshold=threshold)
@@ -166,7 +146,7 @@ def ingest_text_command(
     from kgservice.cli.common import err, knowledge_base, print_json
 
     _with_llm(ctx, llm)
-    with knowledge_base(ctx) as kb, _failures_reported():
+    with knowledge_base(ctx) as kb, service_failures_reported():
         from kgservice.pipeline.ingest import ingest_text
 
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -15,7 +15,7 @@ On disk, under the data directory:
   counts as stored. A record that did not reach the disk whole (crash mid-append) is
   ignored on load and cut off by the next writer; a bad record followed by good ones is
   corruption and is reported, never silently dropped.
-* When the journal grows past the snapshot's size (and a 16 MB floor), the writer compacts:
+* When the journal grows past half the snapshot's size (and a 16 MB floor), the writer compacts:
   a new snapshot with a fresh epoch (temp file, fsync, rename), then an empty journal
   for that epoch. A journal whose epoch does not match the snapshot is stale (its
   batches are already in the snapshot) and is ignored.
@@ -437,7 +437,7 @@ class EmbeddedStore(GraphStore):
             self._journal_end = self._journal_size = fh.tell()
 
     def _compact_if_due(self) -> None:
-        if self._journal_end - _HEADER < max(COMPACT_MIN_BYTES, self._snap_bytes):
+        if self._journal_end - _HEADER < max(COMPACT_MIN_BYTES, self._snap_bytes // 2):
             return
         try:
             self._write_snapshot()

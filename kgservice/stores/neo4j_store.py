@@ -246,7 +246,7 @@ class Neo4jStore(GraphStore):
         unit_rows.sort(key=lambda r: r["id"])
 
         def work(tx: Any) -> tuple[int, list[str]]:
-            present = {r["id"] for r in tx.run(cypher.load("existing_nodes"), ids=list(nodes))}
+            present = set(tx.run(cypher.load("existing_nodes"), ids=list(nodes)).single()["ids"])
             created = 0
             for i in range(0, len(node_rows), BATCH_ROWS):
                 created += tx.run(cypher.load("ingest_nodes"), nodes=node_rows[i:i + BATCH_ROWS]).single()["created"]
