@@ -85,9 +85,15 @@ def boundary(monkeypatch, litellm_module) -> Boundary:
     return b
 
 
-@pytest.fixture
-def kb(tmp_path):
-    k = KnowledgeBase(make_settings(tmp_path))
+@pytest.fixture(params=["embedded", "neo4j"])
+def kb(request, tmp_path):
+    """A fresh knowledge base on each graph backend: the invariants must hold on both."""
+    over = {}
+    if request.param == "neo4j":
+        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()  # skips (or fails under CI) without a server
+        over = dict(backend="neo4j", neo4j_uri=os.environ["KG_TEST_NEO4J_URI"],
+                    neo4j_user=os.environ.get("KG_NEO4J_USER", "neo4j"), neo4j_password=os.environ.get("NEO4J_PASSWORD"))
+    k = KnowledgeBase(make_settings(tmp_path, **over))
     yield k
     k.close()
 
