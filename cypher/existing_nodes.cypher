@@ -1,6 +1,7 @@
 // existing_nodes: which of the given node ids are already stored.
 // parameters: $ids (list of node ids)
-// returns: id
+// returns: one row: ids (the stored ones; one list rather than a row per node, since a
+//          batch asks about tens of thousands)
 MATCH (n:Node)
 WHERE n.id IN $ids
-RETURN n.id AS id
+RETURN collect(n.id) AS ids

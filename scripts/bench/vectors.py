@@ -1,0 +1,140 @@
+#!/usr/bin/env python
+"""Vector entry: top-k latency at 100k vectors, qdrant-client local mode vs qdrant-edge,
+and a Qdrant server when one is given.
+
+    python scripts/bench/vectors.py [--vectors 100000] [--dim 512] [--queries 200]
+                                    [--qdrant-url http://127.0.0.1:6333]   # server path
+
+Vectors: seeded random unit vectors of the default embedder's dimension (use-m3: 512); an
+exact or HNSW scan does the same work whatever the vectors mean. Each backend runs in its
+own process through kgservice's own adapters (``open_vector_store``), the way ``kg`` opens
+them: upsert all (batches of 256), ``optimize()``, then ``--queries`` single top-10
+searches (threshold 0.3, as ``vector_entry`` uses) after 10 warm-up queries; recall@10 is
+measured against an exact numpy scan. The default embedder's one-label embed time is
+reported too (a query pays it once per query node before the search).
+The server row is measured only with ``--qdrant-url`` (or ``KG_QDRANT_URL``); this machine
+has no Qdrant server (none in the package registries; no container runtime).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import WORK  # noqa: E402
+
+BACKENDS = ("qdrant-local", "edge", "server")
+
+
+def child(a: argparse.Namespace) -> dict:
+    import numpy as np
+
+    from kgservice.vectors import open_vector_store
+
+    rng = np.random.default_rng(11)
+    m = rng.standard_normal((a.vectors, a.dim), dtype=np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    q = rng.standard_normal((a.queries + 10, a.dim), dtype=np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    ids = [f"node {i}" for i in range(a.vectors)]
+    path = WORK / "vectors" / a.backend
+    shutil.rmtree(path, ignore_errors=True)
+    kw: dict = {"dim": a.dim, "model_name": "bench-random", "collection": "bench", "recreate": True}
+    if a.backend == "server":
+        vs = open_vector_store(backend="qdrant", url=a.qdrant_url, **kw)
+    else:
+        vs = open_vector_store(backend="edge" if a.backend == "edge" else "qdrant", path=str(path), **kw)
+    common.reset_peak()
+    t0 = time.perf_counter()
+    for i in range(0, a.vectors, 4096):
+        vs.upsert(ids[i:i + 4096], m[i:i + 4096], [{"label": x, "kind": "entry"} for x in ids[i:i + 4096]])
+    upsert_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    vs.optimize()
+    optimize_s = time.perf_counter() - t0
+    for row in q[:10]:
+        vs.search(row, top_k=10, threshold=0.0)
+    lat, recall = [], []
+    for row in q[10:]:
+        t0 = time.perf_counter()
+        hits = vs.search(row, top_k=10, threshold=0.0)
+        lat.append(time.perf_counter() - t0)
+        exact = {ids[j] for j in np.argsort(-(m @ row))[:10]}
+        recall.append(len(exact & {h[0] for h in hits}) / 10)
+    out = {"backend": a.backend, "vectors": a.vectors, "dim": a.dim, "upsert_s": upsert_s, "optimize_s": optimize_s,
+           "search": common.summary_ms(lat), "recall10": sum(recall) / len(recall), "peak_rss_mb": common.peak_rss_mb()}
+    vs.close()
+    return out
+
+
+def embed_child(a: argparse.Namespace) -> dict:
+    from kgservice.vectors import make_embedder
+
+    e = make_embedder("default")
+    t0 = time.perf_counter()
+    e.embed(["warm up"])
+    load_s = time.perf_counter() - t0
+    lat = []
+    for i in range(100):
+        t0 = time.perf_counter()
+        e.embed([f"adaptive lattice {i}"])
+        lat.append(time.perf_counter() - t0)
+    return {"embedder": e.name, "load_s": load_s, "one_label": common.summary_ms(lat)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vectors", type=int, default=100_000)
+    ap.add_argument("--dim", type=int, default=512)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--qdrant-url", default=os.environ.get("KG_QDRANT_URL"))
+    ap.add_argument("--backends", default="qdrant-local,edge,server")
+    ap.add_argument("--child", choices=["vectors", "embed"], help=argparse.SUPPRESS)
+    ap.add_argument("--backend", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child == "vectors":
+        common.emit(child(a))
+        return 0
+    if a.child == "embed":
+        common.emit(embed_child(a))
+        return 0
+    rows = []
+    for b in [x.strip() for x in a.backends.split(",") if x.strip()]:
+        if b == "server" and not a.qdrant_url:
+            rows.append({"backend": "server", "skipped": "no Qdrant server (give --qdrant-url)"})
+            continue
+        print(f"... {b}", file=sys.stderr, flush=True)
+        args = ["vectors", "--backend", b, "--vectors", str(a.vectors), "--dim", str(a.dim), "--queries", str(a.queries)]
+        if a.qdrant_url:
+            args += ["--qdrant-url", a.qdrant_url]
+        rows.append(common.run_child(Path(__file__), args, timeout=3600))
+    emb = common.run_child(Path(__file__), ["embed"], timeout=600)
+    headers = ["backend", "vectors", "dim", "upsert s", "optimize s", "top-10 p50 ms", "top-10 p95 ms", "recall@10",
+               "peak RSS MB"]
+    body = []
+    for r in rows:
+        if "skipped" in r:
+            body.append([r["backend"], "—", "—", "—", "—", "—", "—", "—", r["skipped"]])
+        else:
+            body.append([r["backend"], r["vectors"], r["dim"], r["upsert_s"], r["optimize_s"], r["search"]["p50"],
+                         r["search"]["p95"], r["recall10"], r["peak_rss_mb"]])
+    print(common.table(headers, body, title="Vector entry: top-10 search latency"))
+    by = {r["backend"]: r for r in rows if "skipped" not in r}
+    if "qdrant-local" in by and "edge" in by:
+        print(f"\nratio p50: qdrant-client local / qdrant-edge = "
+              f"{by['qdrant-local']['search']['p50'] / by['edge']['search']['p50']:.0f}x")
+    print(f"query embedding ({emb['embedder']}): one label p50 {emb['one_label']['p50']:.1f} ms, "
+          f"p95 {emb['one_label']['p95']:.1f} ms; model load {emb['load_s']:.1f} s once per process")
+    path = common.save("vectors", rows, {"embedder": emb})
+    print(f"\nresults appended to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
