@@ -7,6 +7,7 @@ the same thing in networkx and in Neo4j.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from kgservice.families import RELATION_KINDS
 from kgservice.ids import literal_id, node_id
@@ -15,29 +16,10 @@ from kgservice.model import NodeKind, Unit
 _ENTRY, _DERIVED, _LITERAL = NodeKind.ENTRY, NodeKind.DERIVED, NodeKind.LITERAL
 _RELATION_KINDS = frozenset(RELATION_KINDS)
 
-# Label -> id memo: ingest normalises the same hub labels over and over (NFKC + casefold +
-# whitespace regex each time). node_id / literal_id are pure, so a bounded memo is exact.
-_MEMO_MAX = 1 << 20
-_nid_memo: dict[str, str] = {}
-_lit_memo: dict[str, str] = {}
-
-
-def _nid(label: str) -> str:
-    nid = _nid_memo.get(label)
-    if nid is None:
-        if len(_nid_memo) >= _MEMO_MAX:
-            _nid_memo.clear()
-        nid = _nid_memo[label] = node_id(label)
-    return nid
-
-
-def _lid(text: str) -> str:
-    lid = _lit_memo.get(text)
-    if lid is None:
-        if len(_lit_memo) >= _MEMO_MAX:
-            _lit_memo.clear()
-        lid = _lit_memo[text] = literal_id(text)
-    return lid
+# Ingest normalises the same hub labels over and over (NFKC + casefold + whitespace regex
+# each time). node_id / literal_id are pure, so a bounded memo is exact.
+_nid = lru_cache(maxsize=1 << 20)(node_id)
+_lid = lru_cache(maxsize=1 << 20)(literal_id)
 
 
 @dataclass(slots=True)
