@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from kgservice.config import Settings
-from kgservice.expansion.spread import DEFAULT_TAU, SpreadParams
-from kgservice.families import Lexicon
+from kgservice.expansion.spread import SpreadParams
+from kgservice.families import SPREAD_KINDS, Lexicon
 from kgservice.ids import node_id
 from kgservice.model import IngestReport, Unit
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
@@ -62,7 +62,7 @@ class KnowledgeBase:
         return open_caches(self)
 
     def spread_params(self, **over: float | int) -> SpreadParams:
-        tau = {k: self.lexicon.tau.get(k, v) for k, v in DEFAULT_TAU.items()}
+        tau = {k: self.lexicon.tau_of(k) for k in SPREAD_KINDS}  # the lexicon (+ user overrides) is the one source
         return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
                             max_hops=int(over.get("max_hops") or self.settings.max_hops))
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from kgservice.families import SPREAD_KINDS
 from kgservice.stores.base import GraphStore
 
+# Defaults for library callers without a lexicon; tests pin them to families/lexicon.json.
 DEFAULT_TAU = {"synonym": 0.9, "belongs_to": 0.7, "of": 0.5, "content": 0.3, "related_to": 0.2}
 
 

@@ -39,6 +39,13 @@ def test_default_tau(lexicon):
         "synonym": 0.9, "belongs_to": 0.7, "of": 0.5, "content": 0.3, "related_to": 0.2}
 
 
+def test_spread_library_defaults_agree_with_the_lexicon(lexicon):
+    from kgservice.expansion.spread import DEFAULT_TAU
+    from kgservice.families import SPREAD_KINDS
+
+    assert DEFAULT_TAU == {k: lexicon.tau_of(k) for k in SPREAD_KINDS}
+
+
 def test_user_lexicon_extends_and_overrides(tmp_path):
     user = tmp_path / "lex.json"
     user.write_text(json.dumps({"kinds": {"synonym": {"members": ["idem"], "tau": 0.95}},
