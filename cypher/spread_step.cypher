@@ -4,11 +4,17 @@
 // never into literal nodes. Python drives the hops so epsilon prunes the next frontier.
 // The frontier comes in, and the result goes out, as two parallel lists: a hop near a hub
 // touches thousands of nodes, and one row of lists costs a fraction of thousands of rows.
-// parameters: $ids (frontier node ids), $energies (their energies, same order), $tau (map kind -> float)
+// Fan-out constraint: with $max_fanout set, a frontier node with more relation edges of the
+// five spreading kinds (either direction, retired ones included: the stored degree) passes nothing.
+// parameters: $ids (frontier node ids), $energies (their energies, same order), $tau (map kind -> float),
+//             $max_fanout (int, or null for no constraint)
 // returns: one row: nodes (neighbour ids), energies (sum each received this hop, same order)
 UNWIND range(0, size($ids) - 1) AS i
 WITH $ids[i] AS id, $energies[i] AS energy
 MATCH (n:Node {id: id})
+WHERE $max_fanout IS NULL
+   OR COUNT { (n)-[:SYNONYM|BELONGS_TO|OF|RELATED_TO|CONTENT]->() }
+      + COUNT { (n)<-[:SYNONYM|BELONGS_TO|OF|RELATED_TO|CONTENT]-() } <= $max_fanout
 CALL (n) {
   MATCH (n)-[r:SYNONYM|BELONGS_TO|OF|RELATED_TO|CONTENT]->(m:Node)
   WHERE r.live

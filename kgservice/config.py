@@ -46,6 +46,9 @@ class Settings:
     tau: dict[str, float] = field(default_factory=dict)
     epsilon: float = 0.05
     max_hops: int = 3
+    # spreading-activation constraints (SpreadParams.max_fanout / max_fire); None = off
+    spread_max_fanout: int | None = None
+    spread_max_fire: int | None = None
     read_only: bool = False
 
     def public(self) -> dict[str, Any]:
@@ -82,6 +85,8 @@ _ENV = {
     "KG_LLM_RECORD": ("llm_record", Path),
     "KG_EPSILON": ("epsilon", float),
     "KG_MAX_HOPS": ("max_hops", int),
+    "KG_SPREAD_MAX_FANOUT": ("spread_max_fanout", lambda v: int(v) if v.strip().lower() not in ("", "off", "none") else None),
+    "KG_SPREAD_MAX_FIRE": ("spread_max_fire", lambda v: int(v) if v.strip().lower() not in ("", "off", "none") else None),
     "KG_READ_ONLY": ("read_only", lambda v: v.lower() in ("1", "true", "yes")),
 }
 

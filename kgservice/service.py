@@ -64,7 +64,9 @@ class KnowledgeBase:
     def spread_params(self, **over: float | int) -> SpreadParams:
         tau = {k: self.lexicon.tau_of(k) for k in SPREAD_KINDS}  # the lexicon (+ user overrides) is the one source
         return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
-                            max_hops=int(over.get("max_hops") or self.settings.max_hops))
+                            max_hops=int(over.get("max_hops") or self.settings.max_hops),
+                            max_fanout=over.get("max_fanout") or self.settings.spread_max_fanout,
+                            max_fire=over.get("max_fire") or self.settings.spread_max_fire)
 
     # -- writes ------------------------------------------------------------------
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,

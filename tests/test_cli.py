@@ -38,6 +38,10 @@ def test_ingest_expand_export_stats(kg, tmp_path):
     s = json.loads(kg("expand", "CAT", "--mode", "spread", "-k", "1", "--json").stdout)
     # cat: belongs_to mammal .7, synonym 猫 .9
     assert {r["node"]: round(r["energy"], 9) for r in s["ranked"]} == {"cat": 1.0, "猫": 0.9, "mammal": 0.7}
+    # mammal has 2 relation edges (u2, u3): with --max-fanout 1 it receives energy but passes none on
+    s = json.loads(kg("expand", "cat", "--mode", "spread", "--max-fanout", "1", "--json").stdout)
+    assert s["params"]["max_fanout"] == 1
+    assert {r["node"] for r in s["ranked"]} == {"cat", "猫", "mammal"}
     out = tmp_path / "graph.json"
     kg("export", str(out))
     assert len(json.loads(out.read_text("utf-8"))["units"]) == 3

@@ -122,6 +122,8 @@ def expand(
     hops: Annotated[Optional[int], typer.Option("--hops", "-k", help="Spread: at most K hops.")] = None,
     epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Spread: stop below this energy.")] = None,
     limit: Annotated[int, typer.Option("--limit", help="Spread: how many ranked nodes to print.")] = 20,
+    max_fanout: Annotated[Optional[int], typer.Option("--max-fanout", min=1, help="Spread: nodes with more relation edges receive energy but do not pass it on (seeds always do). Env KG_SPREAD_MAX_FANOUT.")] = None,
+    max_fire: Annotated[Optional[int], typer.Option("--max-fire", min=1, help="Spread: at most this many nodes spread on from each hop. Env KG_SPREAD_MAX_FIRE.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Expand from a node without the LLM: directed traversal or spreading activation."""
@@ -154,14 +156,17 @@ def expand(
                 out.print(f"  {escape(format_unit(u).splitlines()[0])}   [dim]<- {escape('; '.join(res.units[u.id]))}[/dim]",
                           highlight=False, soft_wrap=True)
             return
-        params = kb.spread_params(epsilon=epsilon or 0, max_hops=hops or 0)
+        params = kb.spread_params(epsilon=epsilon or 0, max_hops=hops or 0, max_fanout=max_fanout or 0,
+                                  max_fire=max_fire or 0)
         result = spread_activation(kb.store, [nid], params)
         ranked = result.ranked(limit)
         if as_json:
-            print_json({"seed": nid, "hops": result.hops, "params": {"tau": dict(params.tau), "epsilon": params.epsilon, "K": params.max_hops},
+            print_json({"seed": nid, "hops": result.hops, "params": {"tau": dict(params.tau), "epsilon": params.epsilon, "K": params.max_hops,
+                                                                             "max_fanout": params.max_fanout, "max_fire": params.max_fire},
                         "ranked": [{"node": n, "energy": e} for n, e in ranked]})
             return
-        table = Table(title=f"spreading activation from {nid} (K={params.max_hops}, ε={params.epsilon})")
+        limits = "".join(f", {k}={v}" for k, v in (("max fan-out", params.max_fanout), ("max fire", params.max_fire)) if v)
+        table = Table(title=f"spreading activation from {nid} (K={params.max_hops}, ε={params.epsilon}{limits})")
         table.add_column("node")
         table.add_column("energy", justify="right")
         for n, e in ranked:

@@ -5,6 +5,11 @@ subject_mentions, context_mentions, belongs-to closure (facts on ancestors sink 
 node), synonym ≡ merge, superseded chain to its end (superseded units are replaced by
 their terminal unit), and narrowed_by (derived nodes are listed for a base, but the base
 does not inherit their facts; a derived node does inherit its base's facts).
+
+The procedures are read through ``store.directed_reads(seeds)``: an in-process store
+answers them directly; Neo4j prefetches everything this walk asks for in one round trip
+(``cypher/directed_expand.cypher``), so the walk below is the single place the six paths
+are composed in Python.
 """
 
 from __future__ import annotations
@@ -43,43 +48,44 @@ class DirectedResult:
 
 def expand_directed(store: GraphStore, seeds: Sequence[str]) -> DirectedResult:
     res = DirectedResult(seeds=list(seeds))
+    reads = store.directed_reads(seeds)  # the same procedures, prefetched on a server backend
     raw: list[tuple[str, str]] = []  # (unit id, reason) before supersession is resolved
 
     for seed in seeds:
         res.add_node(seed, "seed")
         # superseded nodes point on to their newest replacement
         focus = [seed]
-        for end in store.node_superseded_end(seed):
+        for end in reads.node_superseded_end(seed):
             if end != seed:
                 res.add_node(end, f"replaces {seed}")
                 focus.append(end)
         # ≡ merge: every member of the synonym class counts as the seed itself
         members: list[str] = []
         for f in focus:
-            for m in store.synonym_class(f):
+            for m in reads.synonym_class(f):
                 if m not in members:
                     members.append(m)
                     if m != f:
                         res.add_node(m, f"synonym of {f}")
         for m in members:
-            raw += [(u, f"subject of {m}") for u in store.subject_mentions(m)]
-            raw += [(u, f"mentions {m}") for u in store.context_mentions(m)]
+            raw += [(u, f"subject of {m}") for u in reads.subject_mentions(m)]
+            raw += [(u, f"mentions {m}") for u in reads.context_mentions(m)]
             # belongs-to closure: ancestor facts sink; ancestors' synonyms sink too
-            for anc, depth in sorted(store.belongs_to_ancestors(m).items(), key=lambda kv: (kv[1], kv[0])):
+            for anc, depth in sorted(reads.belongs_to_ancestors(m).items(), key=lambda kv: (kv[1], kv[0])):
                 res.add_node(anc, f"ancestor of {m} (depth {depth})")
-                for syn in store.synonym_class(anc):
+                for syn in reads.synonym_class(anc):
                     if syn != anc:
                         res.add_node(syn, f"synonym of {anc}")
-                    raw += [(u, f"inherited from {syn}") for u in store.subject_mentions(syn)]
+                    raw += [(u, f"inherited from {syn}") for u in reads.subject_mentions(syn)]
             # narrowed_by: derived nodes are listed, their facts stay theirs
-            for d in store.narrowed_by(m):
+            for d in reads.narrowed_by(m):
                 res.add_node(d, f"narrows {m}")
             # a derived node inherits the facts of the base it narrows
-            for base in store.narrows(m):
+            for base in reads.narrows(m):
                 res.add_node(base, f"base of {m}")
-                raw += [(u, f"inherited from base {base}") for u in store.subject_mentions(base)]
+                raw += [(u, f"inherited from base {base}") for u in reads.subject_mentions(base)]
 
-    ends = store.superseded_end(sorted({u for u, _ in raw}))
+    ends = reads.superseded_end(sorted({u for u, _ in raw}))
     for uid, why in raw:
         terminals = ends.get(uid, [uid])
         if terminals == [uid]:

@@ -23,8 +23,17 @@ class SpreadParams:
     epsilon: float = 0.05
     max_hops: int = 3
     e0: float = 1.0
+    # Optional constraints from the spreading-activation literature; both off by default,
+    # which is DESIGN §4.3 as written. See scripts/bench/spread_constraints.py for what
+    # each costs in ranking and buys in latency.
+    max_fanout: int | None = None  # a non-seed node with more relation edges receives energy but does not pass it on
+    max_fire: int | None = None  # at most this many nodes (the most energetic) spread on from each hop
 
     def __post_init__(self) -> None:
+        for name in ("max_fanout", "max_fire"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be a positive number of nodes or None (off), got {value}")
         if not 1 <= self.max_hops <= 10:
             raise ValueError(f"max_hops (K) must be 1..10, got {self.max_hops}")
         if not 0 < self.epsilon < 1:
@@ -34,7 +43,7 @@ class SpreadParams:
                 raise ValueError(f"tau given for {kind!r}, which spreading activation does not walk")
 
     def key(self) -> tuple:
-        return (tuple(sorted(self.tau.items())), self.epsilon, self.max_hops, self.e0)
+        return (tuple(sorted(self.tau.items())), self.epsilon, self.max_hops, self.e0, self.max_fanout, self.max_fire)
 
 
 @dataclass
@@ -59,8 +68,12 @@ def spread_activation(
     hops = 0
     while frontier and hops < params.max_hops:
         hops += 1
-        incoming = store.spread_step(frontier, params.tau)
+        # seeds always spread; the fan-out constraint applies from the second hop on
+        incoming = store.spread_step(frontier, params.tau, max_fanout=params.max_fanout if hops > 1 else None)
         for node, e in incoming.items():
             energy[node] = energy.get(node, 0.0) + e
         frontier = {n: e for n, e in incoming.items() if e >= params.epsilon}
+        if params.max_fire is not None and len(frontier) > params.max_fire:
+            keep = sorted(frontier.items(), key=lambda kv: (-kv[1], kv[0]))[: params.max_fire]
+            frontier = dict(keep)
     return SpreadResult(energy=energy, hops=hops)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from kgservice.model import IngestReport, Node, Unit
 
@@ -44,6 +45,70 @@ class IndexRows:
     superseded_by: list[tuple[str, str]]  # (older unit id, newer unit id)
     args: list[tuple[str, int, str]] | None = None  # (unit id, position, node id)
     mods: list[tuple[str, str, str]] | None = None  # (unit id, slot, node id)
+
+
+class DirectedReads(Protocol):
+    """The procedures directed expansion reads (kgservice/expansion/directed.py)."""
+
+    def node_superseded_end(self, node_id: str) -> list[str]: ...
+    def synonym_class(self, node_id: str) -> list[str]: ...
+    def subject_mentions(self, node_id: str) -> list[str]: ...
+    def context_mentions(self, node_id: str) -> list[str]: ...
+    def belongs_to_ancestors(self, node_id: str) -> dict[str, int]: ...
+    def narrowed_by(self, node_id: str) -> list[str]: ...
+    def narrows(self, node_id: str) -> list[str]: ...
+    def superseded_end(self, unit_ids: Sequence[str]) -> dict[str, list[str]]: ...
+
+
+@dataclass
+class PrefetchedReads:
+    """Answers of the directed-expansion procedures for a set of seeds, fetched in one go
+    (Neo4j: ``directed_expand.cypher``, one round trip instead of ~14 per seed).
+
+    Lookups are strict: asking for a node the prefetch did not cover is a KeyError, so a
+    prefetch that walks less than expansion reads fails loudly instead of dropping facts.
+    Values are stored as the procedures return them (sorted, node itself in its class)."""
+
+    node_ends: dict[str, list[str]] = field(default_factory=dict)
+    classes: dict[str, list[str]] = field(default_factory=dict)
+    subject: dict[str, list[str]] = field(default_factory=dict)
+    context: dict[str, list[str]] = field(default_factory=dict)
+    ancestors: dict[str, dict[str, int]] = field(default_factory=dict)
+    derived: dict[str, list[str]] = field(default_factory=dict)  # narrowed_by
+    bases: dict[str, list[str]] = field(default_factory=dict)  # narrows
+    unit_ends: dict[str, list[str]] = field(default_factory=dict)  # superseded units only
+
+    def add_unknown_seed(self, seed: str) -> None:
+        """A seed that is not a stored node: the procedures answer it with itself / nothing."""
+        self.node_ends[seed] = [seed]
+        self.classes[seed] = [seed]
+        for table in (self.subject, self.context, self.derived, self.bases):
+            table[seed] = []
+        self.ancestors[seed] = {}
+
+    def node_superseded_end(self, node_id: str) -> list[str]:
+        return self.node_ends[node_id]
+
+    def synonym_class(self, node_id: str) -> list[str]:
+        return self.classes[node_id]
+
+    def subject_mentions(self, node_id: str) -> list[str]:
+        return self.subject[node_id]
+
+    def context_mentions(self, node_id: str) -> list[str]:
+        return self.context[node_id]
+
+    def belongs_to_ancestors(self, node_id: str) -> dict[str, int]:
+        return self.ancestors[node_id]
+
+    def narrowed_by(self, node_id: str) -> list[str]:
+        return self.derived[node_id]
+
+    def narrows(self, node_id: str) -> list[str]:
+        return self.bases[node_id]
+
+    def superseded_end(self, unit_ids: Sequence[str]) -> dict[str, list[str]]:
+        return {u: self.unit_ends.get(u, [u]) for u in unit_ids}
 
 
 class GraphStore(ABC):
@@ -113,13 +178,21 @@ class GraphStore(ABC):
         """Terminal nodes of a node-level supersession chain (X replaced by Y replaced by Z -> [Z])."""
 
     @abstractmethod
-    def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float]) -> dict[str, float]:
+    def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
+                    max_fanout: int | None = None) -> dict[str, float]:
         """One hop of spreading activation: energy each neighbour receives from the frontier.
 
         A frontier node passes ``energy * tau[kind]`` once per distinct (neighbour, kind).
         Content edges are followed forward only (cause -> effect); synonym, belongs_to, of
         and related_to both ways. Edges of superseded units and edges touching literal
-        nodes are not walked; kinds missing from ``tau`` pass nothing."""
+        nodes are not walked; kinds missing from ``tau`` pass nothing. With ``max_fanout``,
+        a frontier node with more relation edges than that (:func:`spread_degree`) passes
+        nothing: the fan-out constraint of spreading activation."""
+
+    def directed_reads(self, seeds: Sequence[str]) -> DirectedReads:
+        """What directed expansion reads from. An in-process store answers each procedure
+        cheaply, so it is its own reader; a server-backed store prefetches in one round trip."""
+        return self
 
     # -- administration (kg doctor / dump / restore) -------------------------------
     def index_rows(self) -> IndexRows:

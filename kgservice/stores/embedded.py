@@ -696,8 +696,11 @@ class EmbeddedStore(GraphStore):
                 break
         return sorted(ends) or [node_id]
 
-    def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float]) -> dict[str, float]:
+    def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
+                    max_fanout: int | None = None) -> dict[str, float]:
         s = self.s
+        if max_fanout is not None:
+            frontier = {n: e for n, e in frontier.items() if self._spread_degree(n) <= max_fanout}
         sup = s.superseded_by
         kinds = s.kinds
         # Kinds in alphabetical order, so each neighbour receives its contributions from a
@@ -725,3 +728,7 @@ class EmbeddedStore(GraphStore):
                     if not is_literal_id(m):
                         incoming[m] = get(m, 0.0) + e * t
         return incoming
+
+    def _spread_degree(self, node_id: str) -> int:
+        s = self.s
+        return sum(len(s.out[k].get(node_id, ())) + len(s.inn[k].get(node_id, ())) for k in _SPREAD_OUT)

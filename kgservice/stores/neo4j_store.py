@@ -34,9 +34,9 @@ from tenacity import (
 from kgservice.model import IngestReport, Node, NodeKind, Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
-from kgservice.stores.base import GraphStore, IndexRows, ReadOnlyError, StoreError
+from kgservice.stores.base import GraphStore, IndexRows, PrefetchedReads, ReadOnlyError, StoreError
 from kgservice.stores.facts import unit_facts
-from kgservice.stores.validate import prepare_batch
+from kgservice.stores.validate import paused_gc, prepare_batch
 
 BATCH_ROWS = 5000
 PAGE = 5000
@@ -188,7 +188,7 @@ class Neo4jStore(GraphStore):
                                     stop=stop_after_attempt(self.ingest_attempts) | stop_after_delay(self.ingest_max_seconds),
                                     wait=wait_exponential(multiplier=0.25, max=self.ingest_wait_max),
                                     before_sleep=self._count_retry):
-                with attempt:
+                with attempt, paused_gc():  # bulk row building and packing: see paused_gc
                     tries += 1
                     return self._ingest_once(units, progress)
         except Exception as exc:
@@ -416,8 +416,26 @@ class Neo4jStore(GraphStore):
     def node_superseded_end(self, node_id: str) -> list[str]:
         return self._column("node_superseded_end", "node", id=node_id) or [node_id]
 
-    def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float]) -> dict[str, float]:
+    def directed_reads(self, seeds: Sequence[str]) -> PrefetchedReads:
+        row = self._read("directed_expand", ids=list(dict.fromkeys(seeds)))[0]
+        reads = PrefetchedReads(
+            node_ends={k: sorted(set(v)) or [k] for k, v in row["node_ends"]},
+            classes={k: sorted({*v, k}) for k, v in row["classes"]},
+            subject={k: sorted(v) for k, v in row["subject"]},
+            context={k: sorted(v) for k, v in row["context"]},
+            ancestors={k: dict(v) for k, v in row["ancestors"]},
+            derived={k: sorted(v) for k, v in row["narrowed_by"]},
+            bases={k: sorted(v) for k, v in row["narrows"]},
+            unit_ends={k: sorted(v) for k, v in row["unit_ends"]},
+        )
+        for seed in seeds:
+            if seed not in reads.node_ends:
+                reads.add_unknown_seed(seed)
+        return reads
+
+    def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
+                    max_fanout: int | None = None) -> dict[str, float]:
         items = sorted(frontier.items())
         row = self._read("spread_step", ids=[k for k, _ in items], energies=[v for _, v in items],
-                         tau={k: float(v) for k, v in tau.items()})[0]
+                         tau={k: float(v) for k, v in tau.items()}, max_fanout=max_fanout)[0]
         return dict(zip(row["nodes"], row["energies"]))

@@ -79,6 +79,16 @@ def main() -> int:
             print(markdown_table(["size", "seeds", "queries", "PageRank p50", "PageRank p95", "spread p50",
                                   "spread p95", "PageRank / spread (p50)", "top-20 overlap", "nodes", "edges"], body))
             print()
+    constraints, _ = latest("spread_constraints", lambda r: (r["backend"], r["size"]))
+    for run in sorted(constraints, key=lambda r: (r["size"], r["backend"])):
+        print(f"### Spreading activation: exact vs fan-out constraint / beam ({run['backend']}, "
+              f"{size_label(run['size'])}, K=3, ε=0.05, ms)\n")
+        print(markdown_table(
+            ["variant", "seeds", "p50", "p95", "activated nodes (median)", "top-20 overlap with exact",
+             "top-100 overlap", "exact top-20 still present"],
+            [[x["variant"], x["seeds"], x["p50"], x["p95"], x["nodes_median"], x["top20_overlap"],
+              x["top100_overlap"], x["exact_top20_present"]] for x in run["rows"]]))
+        print()
     graphify, gruns = latest("graphify", lambda r: r["command"])
     if graphify:
         g = gruns[-1]["graph"]

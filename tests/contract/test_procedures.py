@@ -141,6 +141,32 @@ def test_spread_skips_superseded_units_and_weights_seeds(store, small):
     assert r.energy == _approx({"python 3.13": 0.5, "python": 0.15})
 
 
+def test_spread_fanout_constraint(store, small):
+    # relation edges (spreading kinds, both directions): mammal 4 (a1 a2 a3 a5), cat 1, fur 1,
+    # animal 2 (a2 a4), 哺乳动物 2 (a5 a6)
+    exact = spread_activation(store, ["cat"], SpreadParams(max_hops=3)).energy
+    assert spread_activation(store, ["cat"], SpreadParams(max_hops=3, max_fanout=4)).energy == _approx(exact)
+    # mammal (4 edges > 3) receives .7 but passes nothing on
+    assert spread_activation(store, ["cat"], SpreadParams(max_hops=3, max_fanout=3)).energy == _approx(
+        {"cat": 1.0, "mammal": 0.7})
+    # a seed always spreads: hop1 mammal -> 哺乳动物 .9, cat .7, animal .7, fur .5; hop2 only cat and fur
+    # (1 edge each) pass on: cat -> mammal .49, fur -> mammal .25; hop3 mammal (4 > 1) is a hub again
+    r = spread_activation(store, ["mammal"], SpreadParams(max_hops=3, max_fanout=1))
+    assert r.energy == _approx({"mammal": 1.74, "哺乳动物": 0.9, "cat": 0.7, "animal": 0.7, "fur": 0.5})
+
+
+def test_spread_beam(store, small):
+    # hop1 as above; only the most energetic (哺乳动物 .9) spreads: -> mammal .81, 乳腺 .45;
+    # hop2 frontier top-1 is mammal .81: -> 哺乳动物 .729, cat .567, animal .567, fur .405
+    r = spread_activation(store, ["mammal"], SpreadParams(max_hops=3, max_fire=1))
+    assert r.energy == _approx({"mammal": 1.81, "哺乳动物": 1.629, "cat": 1.267, "animal": 1.267, "fur": 0.905,
+                                "乳腺": 0.45})
+    assert spread_activation(store, ["mammal"], SpreadParams(max_fire=100)).energy == _approx(
+        spread_activation(store, ["mammal"]).energy)
+    with pytest.raises(ValueError, match="max_fire must be a positive"):
+        SpreadParams(max_fire=0)
+
+
 def test_reingest_is_idempotent(store, small, ingest):
     before = store.counts()
     report = ingest(SMALL)

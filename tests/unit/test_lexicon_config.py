@@ -77,6 +77,12 @@ def test_settings_precedence_and_backend_inference(tmp_path):
     assert "pw-secret" not in json.dumps(s2.public())
 
 
+def test_spread_constraints_from_env(tmp_path):
+    s = load_settings(None, env={"KG_SPREAD_MAX_FANOUT": "500", "KG_SPREAD_MAX_FIRE": "off"})
+    assert (s.spread_max_fanout, s.spread_max_fire) == (500, None)
+    assert load_settings(None, env={}).spread_max_fanout is None  # DESIGN §4.3 as written unless asked
+
+
 def test_secret_in_world_readable_config_is_refused(tmp_path):
     cfg = tmp_path / "kg.toml"
     cfg.write_text('neo4j_password = "x"\n', "utf-8")
@@ -94,5 +100,7 @@ def test_config_errors_are_specific(tmp_path):
         load_settings(cfg, env={})
     with pytest.raises(ConfigError, match="KG_MAX_HOPS"):
         load_settings(None, env={"KG_MAX_HOPS": "three"})
+    with pytest.raises(ConfigError, match="KG_SPREAD_MAX_FANOUT"):
+        load_settings(None, env={"KG_SPREAD_MAX_FANOUT": "many"})
     with pytest.raises(ConfigError, match="needs KG_NEO4J_URI"):
         load_settings(None, env={"KG_BACKEND": "neo4j"})
