@@ -122,7 +122,7 @@ def expand(
     hops: Annotated[Optional[int], typer.Option("--hops", "-k", help="Spread: at most K hops.")] = None,
     epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Spread: stop below this energy.")] = None,
     limit: Annotated[int, typer.Option("--limit", help="Spread: how many ranked nodes to print.")] = 20,
-    max_fanout: Annotated[Optional[int], typer.Option("--max-fanout", min=1, help="Spread: nodes with more relation edges receive energy but do not pass it on (seeds always do). Env KG_SPREAD_MAX_FANOUT.")] = None,
+    max_fanout: Annotated[Optional[int], typer.Option("--max-fanout", min=1, help="Spread: nodes with more relation edges receive energy but do not pass it on (the first hop, from the seed, is never limited). Env KG_SPREAD_MAX_FANOUT.")] = None,
     max_fire: Annotated[Optional[int], typer.Option("--max-fire", min=1, help="Spread: at most this many nodes spread on from each hop. Env KG_SPREAD_MAX_FIRE.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:

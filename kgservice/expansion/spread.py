@@ -26,7 +26,7 @@ class SpreadParams:
     # Optional constraints from the spreading-activation literature; both off by default,
     # which is DESIGN §4.3 as written. See scripts/bench/spread_constraints.py for what
     # each costs in ranking and buys in latency.
-    max_fanout: int | None = None  # a non-seed node with more relation edges receives energy but does not pass it on
+    max_fanout: int | None = None  # from hop 2 on, a node with more relation edges receives energy but does not pass it on
     max_fire: int | None = None  # at most this many nodes (the most energetic) spread on from each hop
 
     def __post_init__(self) -> None:
@@ -68,7 +68,8 @@ def spread_activation(
     hops = 0
     while frontier and hops < params.max_hops:
         hops += 1
-        # seeds always spread; the fan-out constraint applies from the second hop on
+        # the seeds' own hop is never limited; the fan-out constraint applies from the second hop on,
+        # to every frontier node (a seed that energy flows back to included)
         incoming = store.spread_step(frontier, params.tau, max_fanout=params.max_fanout if hops > 1 else None)
         for node, e in incoming.items():
             energy[node] = energy.get(node, 0.0) + e

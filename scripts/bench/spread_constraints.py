@@ -10,7 +10,7 @@ it by fan-out), which no store answers in 100 ms. The literature bounds this in 
 (both optional in ``SpreadParams``, both off by default):
 
 * ``max_fanout`` F — the fan-out constraint (Crestani 1997): a node with more than F relation
-  edges receives energy but does not pass it on (seeds always spread). Hubs are where the
+  edges receives energy but does not pass it on (the seeds' own hop is never limited). Hubs are where the
   activation explodes, and energy through a hub says little about any one neighbour.
 * ``max_fire`` M — a beam: from each hop only the M most energetic nodes spread on.
 
@@ -74,7 +74,6 @@ def child(a: argparse.Namespace) -> dict:
                          "top100_overlap": statistics.fmean(o100) if o100 else None,
                          "exact_top20_present": statistics.fmean(kept) if kept else None,
                          "queries_ranked": len(o20)})
-            print(f"    {label:32} {name:8} p95 {rows[-1]['p95']:8.1f} ms", file=sys.stderr, flush=True)
     store.close()
     return {"backend": a.backend, "size": a.size, "rows": rows}
 
@@ -95,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         common.emit(child(a))
         return 0
     n = common.parse_sizes(a.size)[0]
+    print(f"... {a.backend} {common.size_label(n)}: {len(variants(a.fanout, a.fire))} variants x 2 seed sets",
+          file=sys.stderr, flush=True)
     r = common.run_child(Path(__file__), ["--size", str(n), "--backend", a.backend, "--seeds", str(a.seeds),
                                           "--fanout", ",".join(map(str, a.fanout)),
                                           "--fire", ",".join(map(str, a.fire))], timeout=7200)

@@ -149,7 +149,7 @@ def test_spread_fanout_constraint(store, small):
     # mammal (4 edges > 3) receives .7 but passes nothing on
     assert spread_activation(store, ["cat"], SpreadParams(max_hops=3, max_fanout=3)).energy == _approx(
         {"cat": 1.0, "mammal": 0.7})
-    # a seed always spreads: hop1 mammal -> 哺乳动物 .9, cat .7, animal .7, fur .5; hop2 only cat and fur
+    # the seeds' hop is never limited: hop1 mammal -> 哺乳动物 .9, cat .7, animal .7, fur .5; hop2 only cat and fur
     # (1 edge each) pass on: cat -> mammal .49, fur -> mammal .25; hop3 mammal (4 > 1) is a hub again
     r = spread_activation(store, ["mammal"], SpreadParams(max_hops=3, max_fanout=1))
     assert r.energy == _approx({"mammal": 1.74, "哺乳动物": 0.9, "cat": 0.7, "animal": 0.7, "fur": 0.5})
