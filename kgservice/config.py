@@ -7,6 +7,7 @@ that only its owner can read; they are never printed (``Settings.public()`` mask
 
 from __future__ import annotations
 
+from kgservice.errors import InputError
 import os
 import stat
 import tomllib
@@ -17,7 +18,7 @@ from typing import Any
 SECRET_FIELDS = {"neo4j_password", "qdrant_api_key"}
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError, ValueError):
     pass
 
 

@@ -20,6 +20,7 @@ writes; a truncated, edited or foreign file is refused with the line it failed a
 
 from __future__ import annotations
 
+from kgservice.errors import InputError
 import gzip
 import hashlib
 import json
@@ -41,7 +42,7 @@ FORMAT = 1
 CHUNK = 5000  # units per ingest batch on restore
 
 
-class DumpError(ValueError):
+class DumpError(InputError, ValueError):
     """The file is not a complete, intact kgservice dump; nothing was restored."""
 
 

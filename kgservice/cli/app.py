@@ -109,7 +109,7 @@ def ingest(
                 out.print(f"{data['files']} unit file(s): {report.units_added} units added, {report.units_unchanged} unchanged, "
                           f"{report.nodes_added} nodes added, {data['embedded_nodes']} nodes embedded")
     if text_files:
-        from kgservice.pipeline.cli import ingest_text_command
+        from kgservice.cli.ask import ingest_text_command
 
         ingest_text_command(ctx, paths=text_files, mode=mode, no_embed=no_embed, force=force, as_json=as_json, llm=llm)
 
@@ -239,24 +239,13 @@ def search(
             out.print("no entry node above the threshold")
 
 
-COMMAND_MODULES = ("kgservice.pipeline.cli", "kgservice.graphify.cli", "kgservice.admin.cli", "kgservice.cli.demo")
+# Command groups in their own modules add themselves to `app`; plain imports, so a missing
+# module is an ImportError at start-up, not a silently absent command.
+from kgservice.cli import admin as _admin, ask as _ask, demo as _demo  # noqa: E402
+from kgservice.graphify import cli as _graphify  # noqa: E402
 
-
-def _register_optional() -> None:
-    """Command groups that live in their own packages add themselves through `register(app)`."""
-    import importlib
-    import importlib.util
-
-    for name in COMMAND_MODULES:
-        try:
-            present = importlib.util.find_spec(name) is not None
-        except ModuleNotFoundError:  # parent package not there (yet)
-            present = False
-        if present:
-            importlib.import_module(name).register(app)
-
-
-_register_optional()
+for _module in (_ask, _graphify, _admin, _demo):
+    _module.register(app)
 
 
 def main() -> None:

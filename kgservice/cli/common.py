@@ -12,19 +12,17 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from kgservice.config import ConfigError, Settings
-from kgservice.families.lexicon import LexiconError
-from kgservice.notation.errors import NotationErrors
+from kgservice.config import Settings
+from kgservice.errors import BAD_INPUT, FAILED, InputError, ServiceError
 from kgservice.service import KnowledgeBase
-from kgservice.stores.base import IngestConflict, StoreError
+from kgservice.stores.base import StoreError
 
 err = Console(stderr=True)
 out = Console()
 T = TypeVar("T")
 
-# exit codes: 2 = the input was wrong (fix it and retry), 1 = the service failed
-BAD_INPUT = 2
-FAILED = 1
+# exit codes (kgservice.errors): BAD_INPUT = 2, the input was wrong (fix it and retry); FAILED = 1, the service failed
+__all__ = ["BAD_INPUT", "FAILED", "err", "out", "errors_reported", "knowledge_base", "print_json", "settings_of"]
 
 
 def settings_of(ctx: typer.Context) -> Settings:
@@ -46,21 +44,27 @@ def errors_reported() -> Iterator[None]:
     """Turn known failures into one clear stderr message and a non-zero exit, no traceback."""
     try:
         yield
-    except (NotationErrors, IngestConflict, ConfigError, LexiconError, ValueError) as exc:
+    except (InputError, ValueError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(BAD_INPUT) from None
-    except (StoreError, OSError) as exc:
+    except (ServiceError, OSError) as exc:
+        if _vector_store_error(exc):
+            _vector_failure(exc)
         err.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(FAILED) from None
     except Exception as exc:
         if not _vector_store_error(exc):
             raise
-        msg = str(exc)
-        if "kg doctor" not in msg:
-            msg += ("\n(if this happened during an ingest, its units are stored: `kg doctor --repair` embeds the "
-                    "missing nodes once the vector store is available)")
-        err.print(f"[red]error:[/red] vector store: {escape(msg)}", markup=True, highlight=False)
-        raise typer.Exit(FAILED) from None
+        _vector_failure(exc)
+
+
+def _vector_failure(exc: BaseException) -> None:
+    msg = str(exc)
+    if "kg doctor" not in msg:
+        msg += ("\n(if this happened during an ingest, its units are stored: `kg doctor --repair` embeds the "
+                "missing nodes once the vector store is available)")
+    err.print(f"[red]error:[/red] vector store: {escape(msg)}", markup=True, highlight=False)
+    raise typer.Exit(FAILED) from None
 
 
 @contextmanager

@@ -7,6 +7,7 @@ become their own content family, keyed by the normalised predicate text.
 
 from __future__ import annotations
 
+from kgservice.errors import InputError
 import json
 from dataclasses import dataclass, field
 from importlib import resources
@@ -22,7 +23,7 @@ SPREAD_KINDS = RELATION_KINDS
 ALL_KINDS = RELATION_KINDS + ("superseded", "narrows")
 
 
-class LexiconError(ValueError):
+class LexiconError(InputError, ValueError):
     pass
 
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+from kgservice.errors import ServiceError
 import hashlib
 import json
 import os
@@ -41,7 +42,7 @@ QUERY_PURPOSES = frozenset({"key_nodes", "drilldown", "answer"})
 M = TypeVar("M", bound=BaseModel)
 
 
-class LLMError(RuntimeError):
+class LLMError(ServiceError, RuntimeError):
     """The LLM step failed; the message says which step, which model and why."""
 
 

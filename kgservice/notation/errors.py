@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kgservice.errors import InputError
 from dataclasses import dataclass
 
 
@@ -16,7 +17,7 @@ class NotationError:
         return f"{self.source}:{self.line}:{self.column}: {self.message}"
 
 
-class NotationErrors(ValueError):
+class NotationErrors(InputError, ValueError):
     """All problems found in one file; raised before anything from that file is stored."""
 
     def __init__(self, errors: list[NotationError]):

@@ -1,7 +1,7 @@
 """Ingest and query pipelines with the LLM in the loop (DESIGN §3-§5).
 
 ``ingest_text(kb, paths, mode)`` and ``ask(kb, question, trace)``; the ``kg`` commands are
-registered by :func:`kgservice.pipeline.cli.register`. Imports are lazy so that loading the
+registered by :func:`kgservice.cli.ask.register`. Imports are lazy so that loading the
 CLI does not load the pipelines.
 """
 

@@ -8,6 +8,7 @@ can compare them method by method.
 
 from __future__ import annotations
 
+from kgservice.errors import InputError, ServiceError
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,11 +19,11 @@ from kgservice.model import IngestReport, Node, Unit
 MAX_CLOSURE_DEPTH = 10  # literal bound: Cypher var-length bounds cannot be parameters
 
 
-class StoreError(RuntimeError):
+class StoreError(ServiceError, RuntimeError):
     pass
 
 
-class IngestConflict(StoreError):
+class IngestConflict(StoreError, InputError):
     """A batch that cannot be applied as a whole; nothing from it was stored."""
 
 

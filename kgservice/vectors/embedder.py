@@ -34,6 +34,7 @@ Cold load of use-m3 is ~1.5 s (pure-Python tokenizer), paid once per process.
 
 from __future__ import annotations
 
+from kgservice.errors import ServiceError
 import importlib.util
 import os
 import threading
@@ -67,7 +68,7 @@ class Embedder(Protocol):
         ...
 
 
-class EmbedderUnavailable(ImportError):
+class EmbedderUnavailable(ServiceError, ImportError):
     """The package that carries an embedding model is not installed (or is broken)."""
 
 

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from kgservice.errors import ServiceError
 import threading
 import uuid
 from collections.abc import Iterable, Sequence
@@ -43,7 +44,7 @@ _SCHEMA = 1
 _BATCH = 256
 
 
-class VectorStoreError(RuntimeError):
+class VectorStoreError(ServiceError, RuntimeError):
     """Base class for vector store errors."""
 
 

@@ -1,0 +1,42 @@
+"""Every failure kgservice reports falls under one of two roots, and the root decides the exit code.
+
+`InputError` (exit 2): what the caller gave is wrong: fix the input and retry; nothing was stored.
+`ServiceError` (exit 1): a backend, model or file system failed: the input may be fine, retrying
+later (or the repair command the message names) may help.
+
+Module-specific errors subclass one root and keep their builtin base (`ValueError`,
+`RuntimeError`, ...) so code that caught those keeps working. The CLI and the server map the
+roots, not the leaves, to exit codes and HTTP statuses, so a new error class needs no new
+handler. Where a class sits under both roots (`IngestConflict`: a store error caused by the
+batch), `InputError` wins: the boundary checks it first.
+
+>>> class BadThing(InputError, ValueError): pass
+>>> exit_code(BadThing("x")), exit_code(ServiceError("y")), exit_code(KeyError("z")) is None
+(2, 1, True)
+"""
+
+from __future__ import annotations
+
+BAD_INPUT = 2
+FAILED = 1
+
+
+class KgError(Exception):
+    """Common root; catch this to catch every error kgservice raises on purpose."""
+
+
+class InputError(KgError):
+    """The input (file, argument, config, request body) is wrong; exit 2 / HTTP 4xx."""
+
+
+class ServiceError(KgError):
+    """A backend, model, file system or LLM failed; exit 1 / HTTP 5xx."""
+
+
+def exit_code(exc: BaseException) -> int | None:
+    """2 for input errors, 1 for service errors, None for anything else (a bug: let it raise)."""
+    if isinstance(exc, InputError):
+        return BAD_INPUT
+    if isinstance(exc, ServiceError):
+        return FAILED
+    return None
