@@ -20,7 +20,13 @@ OFFLINE_RULES = "kgoffline/rules"
 
 
 def find_demo_dir(explicit: Path | None) -> Path:
-    candidates = [explicit] if explicit else [Path("demo"), Path(__file__).resolve().parents[2] / "demo"]
+    """``--corpus`` if given, else ``./demo`` if it holds units, else the corpus shipped in the
+    package (``kgservice/demo``; the repository's top-level ``demo/`` links to it), so the demo
+    runs from a wheel install too."""
+    from importlib import resources
+
+    packaged = Path(str(resources.files("kgservice") / "demo"))
+    candidates = [explicit] if explicit else [Path("demo"), packaged]
     for c in candidates:
         if c is not None and (c / "units").is_dir():
             return c

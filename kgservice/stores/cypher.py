@@ -1,25 +1,43 @@
-"""Loads the named Cypher procedures from ``cypher/*.cypher``.
+"""Loads the named Cypher procedures, one file each, from ``kgservice/stores/procedures/``.
 
 Cypher lives in files, not strings in Python, so people exploring in Neo4j Browser can
-paste the exact query the service runs. Values always go in as parameters.
+paste the exact query the service runs (the repository's top-level ``cypher/`` is a link to
+the same folder). The files ship inside the package and are read through
+:mod:`importlib.resources`, so a wheel install finds them as an editable checkout does.
+Values always go in as parameters.
 """
 
 from __future__ import annotations
 
 import os
 from functools import lru_cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
+
+PACKAGE = "kgservice.stores"
+FOLDER = "procedures"
 
 
 class CypherNotFound(FileNotFoundError):
     pass
 
 
-def cypher_dir() -> Path:
+def cypher_dir() -> Traversable:
+    """The folder of procedure files: ``KG_CYPHER_DIR`` if set, else the packaged one."""
     env = os.environ.get("KG_CYPHER_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "cypher"
+    return resources.files(PACKAGE) / FOLDER
+
+
+def names() -> list[str]:
+    """Every procedure name (file stem), sorted.
+
+    >>> {"schema", "counts", "directed_expand"} <= set(names())
+    True
+    """
+    return sorted(f.name[: -len(".cypher")] for f in cypher_dir().iterdir() if f.name.endswith(".cypher"))
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,1 @@
+kgservice/stores/procedures

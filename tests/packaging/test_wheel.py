@@ -1,0 +1,122 @@
+"""The package as a user installs it: a wheel built from this checkout, in a fresh venv.
+
+An editable install reads files straight from the checkout, so it cannot show what the
+wheel forgot (the Cypher procedures once lived outside the package: every Neo4j query
+failed after ``pip install kgservice``). Here ``kgservice`` must import from the venv, not
+from the checkout, and run commands from there.
+
+The venv sees the system site-packages so the dependencies are not installed again;
+the wheel itself goes in with ``--no-deps --force-reinstall`` and the test asserts that
+``kgservice.__file__`` lies inside the venv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """No PYTHONPATH (it would put the checkout first) and no KG_* settings from outside."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("KG_")}
+    env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **extra)
+    return env
+
+
+def _run(args: list[str | Path], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    res = subprocess.run([str(a) for a in args], cwd=cwd, env=_clean_env(**env), capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, f"{args}\n{res.stdout}\n{res.stderr}"
+    return res
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict[str, Path]:
+    """Build the wheel, make a venv, install the wheel into it; paths of its python and kg."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    dist = tmp / "dist"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT], cwd=tmp)
+    wheels = list(dist.glob("kgservice-*.whl"))
+    assert len(wheels) == 1, wheels
+    env_dir = tmp / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    _run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--force-reinstall",
+          wheels[0]], cwd=tmp)
+    return {"dir": env_dir, "python": python, "kg": env_dir / "bin" / "kg", "tmp": tmp}
+
+
+def _inside_venv(installed: dict[str, Path], code: str) -> str:
+    return _run([installed["python"], "-c", code], cwd=installed["tmp"]).stdout
+
+
+def test_imports_from_the_wheel_not_the_checkout(installed):
+    where = Path(_inside_venv(installed, "import kgservice; print(kgservice.__file__)").strip())
+    assert installed["dir"].resolve() in where.resolve().parents
+    assert ROOT not in where.resolve().parents
+
+
+def test_every_procedure_file_is_readable_through_the_package(installed):
+    # the expected names come from the checkout's files, the loaded text from the installed package
+    expected = {p.stem: p.read_text("utf-8") for p in (ROOT / "kgservice/stores/procedures").glob("*.cypher")}
+    assert len(expected) >= 30 and "schema" in expected
+    code = ("import json; from kgservice.stores import cypher; "
+            "print(json.dumps({n: cypher.load(n) for n in cypher.names()}))")
+    loaded = json.loads(_inside_venv(installed, code))
+    assert loaded == expected
+
+
+def test_top_level_cypher_folder_is_the_package_folder():
+    # Browser users open cypher/; it must be the very files the package loads (one source of truth)
+    top = ROOT / "cypher"
+    assert top.is_symlink() and top.resolve() == (ROOT / "kgservice/stores/procedures").resolve()
+    assert (ROOT / "demo").resolve() == (ROOT / "kgservice/demo").resolve()
+
+
+def _unit_lines(folder: Path) -> int:
+    """Units in .units files, counted without the parser: a unit is a line that is not
+    indented (modifier rows are), not a comment (%) and not blank."""
+    return sum(1 for f in folder.glob("*.units") for line in f.read_text("utf-8").splitlines()
+               if line.strip() and not line[0].isspace() and not line.startswith("%"))
+
+
+def test_installed_kg_runs_without_neo4j(installed):
+    data = installed["tmp"] / "kg-embedded"
+    demo_units = Path(_inside_venv(installed, "import kgservice, pathlib; "
+                                   "print(pathlib.Path(kgservice.__file__).parent / 'demo' / 'units')").strip())
+    assert installed["dir"].resolve() in demo_units.resolve().parents
+    # `kg demo` finds the same corpus from a folder with no demo/ in it
+    found = _inside_venv(installed, "from kgservice.cli.demo import find_demo_dir; print(find_demo_dir(None))")
+    assert Path(found.strip()).resolve() == demo_units.parent.resolve()
+    base = [installed["kg"], "--data-dir", data, "--embedder", "hash:64"]
+    _run([*base, "ingest", demo_units, "--json"], cwd=installed["tmp"])
+    stats = json.loads(_run([*base, "stats", "--json"], cwd=installed["tmp"]).stdout)
+    assert stats["backend"] == "embedded"
+    assert stats["units"] == _unit_lines(ROOT / "kgservice/demo/units")
+
+
+@pytest.mark.neo4j
+def test_installed_kg_expands_on_neo4j_like_the_embedded_store(installed, neo4j_connection):
+    """`kg expand` from the wheel against the test Neo4j: every query it sends is loaded from
+    the installed package; the result must equal the embedded store's (the contract)."""
+    neo4j_connection.wipe_all_for_tests()
+    demo_units = ROOT / "kgservice/demo/units"
+    results = {}
+    for backend in ("embedded", "neo4j"):
+        base = [installed["kg"], "--data-dir", installed["tmp"] / f"kg-{backend}-expand", "--embedder", "hash:64",
+                "--backend", backend]
+        env = {"KG_NEO4J_URI": os.environ["KG_TEST_NEO4J_URI"],
+               "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
+        _run([*base, "ingest", demo_units, "--no-embed"], cwd=installed["tmp"], **env)
+        results[backend] = json.loads(_run([*base, "expand", "CPython", "--json"], cwd=installed["tmp"], **env).stdout)
+    neo4j_connection.wipe_all_for_tests()
+    assert results["neo4j"] == results["embedded"]
+    assert results["neo4j"]["units"], "CPython has units in the demo corpus"
