@@ -145,3 +145,22 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
     if settings.backend == "neo4j" and not settings.neo4j_uri:
         raise ConfigError("backend 'neo4j' needs KG_NEO4J_URI (e.g. bolt://127.0.0.1:7687)")
     return settings
+
+
+CONFIG_FILE = "kg.toml"
+CONFIG_TEMPLATE = (
+    "# kgservice settings; env vars override these. Secrets (neo4j_password, qdrant_api_key)\n"
+    "# belong in the environment, or here only with `chmod 600`.\n"
+    "# backend = \"neo4j\"\n# neo4j_uri = \"bolt://127.0.0.1:7687\"\n"
+    "# qdrant_url = \"http://127.0.0.1:6333\"\n# embedder = \"default\"\n"
+    "# llm_model = \"kgoffline/scripted\"\n# epsilon = 0.05\n# max_hops = 3\n")
+
+
+def init_data_dir(settings: Settings) -> Path:
+    """Create the data directory and a commented config template in it (never overwritten,
+    never holding a secret); returns the template's path."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    cfg = settings.data_dir / CONFIG_FILE
+    if not cfg.exists():
+        cfg.write_text(CONFIG_TEMPLATE, "utf-8")
+    return cfg

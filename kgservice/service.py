@@ -1,8 +1,21 @@
-"""The knowledge base as one object: settings -> store, lexicon, embedder, vectors.
+"""The knowledge base as one object: the library's front door (docs/DESIGN.md §9).
 
-The CLI and the pipelines talk to this, not to backends, so switching from the embedded
-default to Neo4j + a Qdrant server is configuration only. Heavy parts (embedding model,
-Qdrant client) open lazily: `kg stats` should not load a model.
+Settings -> store, lexicon, embedder, vectors, caches, LLM; and one method per thing a user
+does (ingest, ask, expand, search, export, stats, doctor, dump, restore, caches). Each ``kg``
+command is a parse of its flags, one call here and a print; the HTTP/MCP server calls the
+same methods. The methods are a router: each delegates to the module that does the work, so
+this file stays small. Switching from the embedded default to Neo4j + a Qdrant server is
+configuration only. Heavy parts (embedding model, Qdrant client, litellm) open lazily:
+``kg stats`` does not load a model.
+
+>>> import tempfile
+>>> from kgservice.config import Settings
+>>> # the fact on the class (mammal has fur) sinks to the instance: cat's expansion holds both units
+>>> with KnowledgeBase(Settings(data_dir=Path(tempfile.mkdtemp()), embedder="hash:64")) as kb:
+...     report = kb.ingest_notation("{cat} [is a] {mammal}\\n{mammal} [has] {fur}")
+...     result = kb.expand("cat")
+...     print(report.units_added, kb.stats()["units"], sorted(result.nodes), len(result.units))
+2 2 ['cat', 'mammal'] 2
 """
 
 from __future__ import annotations
@@ -10,14 +23,30 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
-from kgservice.config import Settings
-from kgservice.expansion.spread import SpreadParams
+from kgservice.config import Settings, init_data_dir, load_settings
+from kgservice.errors import InputError
+from kgservice.expansion.spread import SpreadParams, SpreadResult
 from kgservice.families import SPREAD_KINDS, Lexicon
 from kgservice.ids import node_id
 from kgservice.model import IngestReport, Unit
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
 from kgservice.stores.factory import open_store
+
+if TYPE_CHECKING:
+    from kgservice.admin.doctor import DoctorReport
+    from kgservice.caches import Caches
+    from kgservice.expansion.directed import DirectedResult
+    from kgservice.llm import LLM
+    from kgservice.pipeline.ingest import Progress, TextIngestReport
+    from kgservice.pipeline.query import AskParams, AskResult
+    from kgservice.vectors import Embedder, VectorStore
+
+
+class NodeNotFound(InputError, LookupError):
+    """The node to expand from is not in the graph (the message names the nearest by vector)."""
 
 
 @dataclass
@@ -27,10 +56,44 @@ class EntryHit:
     score: float
 
 
-class KnowledgeBase:
-    def __init__(self, settings: Settings):
-        self.settings = settings
+@dataclass
+class SpreadExpansion:
+    """Spreading activation from one seed, with the parameters it ran with."""
 
+    seed: str
+    params: SpreadParams
+    result: SpreadResult
+    limit: int | None = None
+
+    def ranked(self) -> list[tuple[str, float]]:
+        return self.result.ranked(self.limit)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "hops": self.result.hops, "params": self.params.to_dict(),
+                "ranked": self.result.to_dict(self.limit)["ranked"]}
+
+
+@dataclass
+class ExportReport:
+    path: Path
+    counts: dict[str, int]  # nodes, links, units written
+    memory_dir: Path | None = None  # where saved results were read from, if any were fed back
+    memory: IngestReport | None = None
+
+
+class KnowledgeBase:
+    """One knowledge base; use it as a context manager (or call :meth:`close`)."""
+
+    def __init__(self, settings: Settings | None = None):
+        self.settings = settings if settings is not None else load_settings()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the parts, opened on first use ---------------------------------------------
     @cached_property
     def lexicon(self) -> Lexicon:
         return Lexicon.load(list(self.settings.lexicon_files), self.settings.tau)
@@ -40,33 +103,61 @@ class KnowledgeBase:
         return open_store(self.settings)
 
     @cached_property
-    def embedder(self):
+    def embedder(self) -> Embedder:
         from kgservice.vectors.embedder import make_embedder
 
         return make_embedder(self.settings.embedder)
 
     @cached_property
-    def vectors(self):
+    def vectors(self) -> VectorStore:
+        return self._open_vectors()
+
+    @cached_property
+    def caches(self) -> Caches:
+        from kgservice.caches import open_caches
+
+        return open_caches(self)
+
+    @cached_property
+    def llm(self) -> LLM:
+        """The configured model, one per knowledge base, so its usage counts accumulate."""
+        from kgservice.llm import LLM
+
+        return LLM.from_settings(self.settings)
+
+    def _open_vectors(self, recreate: bool = False) -> VectorStore:
         from kgservice.vectors import open_vector_store
 
         s = self.settings
         return open_vector_store(
             dim=self.embedder.dim, model_name=self.embedder.name, backend=s.vector_backend,
             url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
-            path=None if s.qdrant_url else str(s.data_dir / "qdrant"))
+            path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate)
 
-    @cached_property
-    def caches(self):
-        from kgservice.caches import open_caches
+    def vectors_if_open(self) -> VectorStore | None:
+        """The vector store if this object already opened it, else None (never opens it)."""
+        return self.__dict__.get("vectors")
 
-        return open_caches(self)
+    def reopen_vectors(self, recreate: bool = False) -> VectorStore:
+        """Close and open the vector store again; ``recreate`` drops its collection first
+        (a collection embedded with another model is only repaired that way)."""
+        old = self.__dict__.pop("vectors", None)
+        if old is not None:
+            old.close()
+        self.__dict__["vectors"] = vs = self._open_vectors(recreate=recreate)
+        return vs
 
     def spread_params(self, **over: float | int) -> SpreadParams:
+        """Spreading parameters: τ from the lexicon, the rest from settings; a falsy override keeps the setting."""
         tau = {k: self.lexicon.tau_of(k) for k in SPREAD_KINDS}  # the lexicon (+ user overrides) is the one source
         return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
                             max_hops=int(over.get("max_hops") or self.settings.max_hops),
                             max_fanout=over.get("max_fanout") or self.settings.spread_max_fanout,
                             max_fire=over.get("max_fire") or self.settings.spread_max_fire)
+
+    def init(self) -> Path:
+        """Create the data directory and a commented config template; returns the template path."""
+        return init_data_dir(self.settings)
 
     # -- writes ------------------------------------------------------------------
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,
@@ -83,6 +174,135 @@ class KnowledgeBase:
         self.caches.invalidate(report.touched_nodes)
         return report
 
+    def ingest_notation(self, text: str, *, doc: str = "<text>", embed: bool = True) -> IngestReport:
+        """Units written in the notation (no LLM), e.g. ``"{cat} [is a] {mammal}"``."""
+        from kgservice.notation import parse_units
+
+        return self.ingest_units(parse_units(text, self.lexicon, doc=doc), embed=embed)
+
+    def parse_unit_files(self, files: Sequence[Path]) -> list[Unit]:
+        """Every unit of every file, or one NotationErrors listing all bad lines of all files."""
+        from kgservice.pipeline.ingest import parse_unit_files
+
+        return parse_unit_files(files, self.lexicon)
+
+    def ingest_unit_files(self, files: Sequence[Path], embed: bool = True,
+                          progress: Callable[[int], None] | None = None) -> IngestReport:
+        """Unit files (``.units``): all parsed before anything is stored, one batch."""
+        return self.ingest_units(self.parse_unit_files(files), embed=embed, progress=progress)
+
+    def ingest_text(self, paths: Path | str | Sequence[Path | str], mode: str | None = None, *,
+                    embed: bool = True, force: bool = False, progress: Progress | None = None) -> TextIngestReport:
+        """Text / Markdown files through LLM extraction; idempotent per document content."""
+        from kgservice.pipeline.ingest import ingest_text
+
+        return ingest_text(self, paths, mode, progress=progress, embed=embed, force=force)
+
+    def ingest_paths(self, paths: Sequence[Path | str], mode: str | None = None, *, embed: bool = True,
+                     force: bool = False, progress: Progress | None = None,
+                     ) -> tuple[IngestReport | None, TextIngestReport | None]:
+        """What ``kg ingest`` does: unit files directly, then text files through the LLM.
+        Folders are searched recursively. Returns (unit-file report, text report), None for a kind absent."""
+        from kgservice.pipeline.ingest import split_inputs
+
+        unit_files, text_files = split_inputs(paths)
+        units = self.ingest_unit_files(unit_files, embed=embed) if unit_files else None
+        text = self.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
+        return units, text
+
+    # -- reads -------------------------------------------------------------------
+    def ask(self, question: str, params: AskParams | None = None, *, trace: bool = False) -> AskResult:
+        """Answer from the graph, citing unit ids, or say it is not in the graph (DESIGN §4)."""
+        from kgservice.pipeline.query import ask
+
+        return ask(self, question, trace=trace, params=params, llm=self.llm)
+
+    def resolve_node(self, text: str) -> str | None:
+        nid = node_id(text)
+        return nid if self.store.get_nodes([nid]) else None
+
+    def vector_entry(self, text: str, top_k: int = 5, threshold: float = 0.3) -> list[EntryHit]:
+        """The nearest entry/derived nodes to a text (similarity ranks, it proves nothing)."""
+        vec = self.embedder.embed([text])[0]
+        hits = self.vectors.search(vec, top_k=top_k, threshold=threshold)
+        nodes = {n.id: n for n in self.store.get_nodes([h[0] for h in hits])}
+        return [EntryHit(nid, nodes[nid].label, score) for nid, score in hits if nid in nodes]
+
+    search = vector_entry
+
+    def expand(self, node: str, mode: Literal["directed", "spread"] = "directed", *, limit: int | None = None,
+               **spread: float | int | None) -> DirectedResult | SpreadExpansion:
+        """Expansion without the LLM from one node (matched by normalised id): ``directed``
+        traversal, or ``spread`` activation (``epsilon``, ``max_hops``, ``max_fanout``,
+        ``max_fire`` override the settings; ``limit`` ranked nodes)."""
+        from kgservice.expansion import expand_directed, spread_activation
+
+        if mode not in ("directed", "spread"):
+            raise InputError(f"--mode must be 'directed' or 'spread', got {mode!r}")
+        nid = self._node_or_hint(node)
+        if mode == "directed":
+            return expand_directed(self.store, [nid])
+        params = self.spread_params(**{k: v or 0 for k, v in spread.items()})
+        return SpreadExpansion(nid, params, spread_activation(self.store, [nid], params), limit)
+
+    def _node_or_hint(self, node: str) -> str:
+        nid = self.resolve_node(node)
+        if nid is not None:
+            return nid
+        hint = ""
+        try:
+            hits = self.vector_entry(node, top_k=3)
+            hint = "; nearest by vector: " + ", ".join(f"{h.label} ({h.score:.2f})" for h in hits) if hits else ""
+        except Exception:  # the hint is a courtesy; the error is the answer
+            pass
+        raise NodeNotFound(f"no node {node!r} in the graph{hint}")
+
+    def export(self, path: Path | str = Path("graphify-out/graph.json"), *, communities: bool = True,
+               memory_dir: Path | None = None, feed_memory: bool = True) -> ExportReport:
+        """Write the graph.json mirror. Saved answers (``save-result``, in ``memory_dir``,
+        default ``memory/`` beside graph.json) are ingested as units first, so they come back as nodes."""
+        from kgservice.export.graphjson import write_graph_json
+        from kgservice.pipeline.ingest import ingest_saved_results
+
+        path = Path(path)
+        mem = memory_dir or path.parent / "memory"
+        fed = None
+        if feed_memory and mem.is_dir() and not self.settings.read_only:
+            fed = ingest_saved_results(self, mem, path if path.exists() else None)
+        counts = write_graph_json(self.store, path, communities=communities)
+        return ExportReport(path, counts, mem if fed is not None else None, fed)
+
+    def stats(self) -> dict[str, Any]:
+        """``backend`` and the store's counts (units, nodes, relations, units per family)."""
+        return {"backend": self.store.backend, **self.store.counts()}
+
+    # -- administration ------------------------------------------------------------
+    def doctor(self, repair: bool = False, vectors: bool = True) -> DoctorReport:
+        """Check the graph against its units (and vectors against nodes); ``repair`` fixes what it can."""
+        from kgservice.admin import doctor
+
+        return doctor.repair(self, vectors=vectors) if repair else doctor.check(self, vectors=vectors)
+
+    def dump(self, path: Path | str) -> dict[str, Any]:
+        """Every unit and node label to one portable, checksummed file."""
+        from kgservice.admin.backup import dump
+
+        return dump(self.store, path)
+
+    def restore(self, path: Path | str, *, replace: bool = False, merge: bool = False,
+                embed: bool = True) -> dict[str, Any]:
+        """Units from a dump, verified whole before anything is written."""
+        from kgservice.admin.backup import restore
+
+        return restore(self, path, replace=replace, merge=merge, embed=embed)
+
+    def cache_stats(self) -> dict[str, Any]:
+        return self.caches.stats()
+
+    def clear_caches(self) -> int:
+        """Drop every cache entry (graph, vectors and document ledger untouched); returns how many."""
+        return self.caches.clear()
+
     def embed_nodes(self, ids: Sequence[str], batch: int = 256) -> int:
         nodes = self.store.get_nodes(ids)
         for i in range(0, len(nodes), batch):
@@ -90,17 +310,6 @@ class KnowledgeBase:
             vecs = self.embedder.embed([n.label for n in chunk])
             self.vectors.upsert([n.id for n in chunk], vecs, [{"label": n.label, "kind": n.kind.value} for n in chunk])
         return len(nodes)
-
-    # -- reads -------------------------------------------------------------------
-    def resolve_node(self, text: str) -> str | None:
-        nid = node_id(text)
-        return nid if self.store.get_nodes([nid]) else None
-
-    def vector_entry(self, text: str, top_k: int = 5, threshold: float = 0.3) -> list[EntryHit]:
-        vec = self.embedder.embed([text])[0]
-        hits = self.vectors.search(vec, top_k=top_k, threshold=threshold)
-        nodes = {n.id: n for n in self.store.get_nodes([h[0] for h in hits])}
-        return [EntryHit(nid, nodes[nid].label, score) for nid, score in hits if nid in nodes]
 
     def close(self) -> None:
         if "caches" in self.__dict__:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -37,6 +37,9 @@ from kgservice.model import Node, NodeKind, Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
 from kgservice.stores.validate import prepare_batch
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
 
 FORMAT = 1
 CHUNK = 5000  # units per ingest batch on restore
@@ -190,7 +193,7 @@ def read_dump(path: Path | str) -> Dump:
     return Dump(header=header, units=units, nodes=nodes)
 
 
-def restore(kb: Any, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
+def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
             progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Restore a verified dump into the knowledge base's store.
 
@@ -239,15 +242,14 @@ def restore(kb: Any, path: Path | str, *, replace: bool = False, merge: bool = F
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
 
 
-def _clear_vectors(kb: Any) -> None:
+def _clear_vectors(kb: KnowledgeBase) -> None:
     """Drop every vector of a wiped graph (if a vector store is configured and opens)."""
-    from kgservice.admin.doctor import open_vectors
     from kgservice.vectors import VectorStoreMismatch
 
     try:
         vs = kb.vectors
     except VectorStoreMismatch:
-        vs = open_vectors(kb, recreate=True)
+        vs = kb.reopen_vectors(recreate=True)
     ids = vs.ids()
     if ids:
         vs.delete(sorted(ids))

@@ -27,12 +27,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.model import NodeKind, Unit
 from kgservice.stores.base import GraphStore, IndexRows, ReadOnlyError
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.validate import unit_text_problems
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
 
 SHOW = 20  # examples listed per finding
 
@@ -206,23 +209,7 @@ def _unit_findings(units: list[Unit]) -> list[Finding]:
 
 # -- vectors ---------------------------------------------------------------------------------
 
-def open_vectors(kb: Any, recreate: bool = False) -> Any:
-    """The knowledge base's vector store (as ``KnowledgeBase.vectors`` opens it), optionally re-created."""
-    from kgservice.vectors import open_vector_store
-
-    s = kb.settings
-    vs = open_vector_store(
-        dim=kb.embedder.dim, model_name=kb.embedder.name, backend=s.vector_backend,
-        url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
-        path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate)
-    old = kb.__dict__.pop("vectors", None)
-    if old is not None and old is not vs:
-        old.close()
-    kb.__dict__["vectors"] = vs
-    return vs
-
-
-def _vector_ids(kb: Any, report: DoctorReport) -> set[str] | None:
+def _vector_ids(kb: KnowledgeBase, report: DoctorReport) -> set[str] | None:
     from kgservice.vectors import VectorStoreMismatch
 
     try:
@@ -250,7 +237,7 @@ def _vector_findings(ids: set[str], nodes: dict[str, str]) -> list[Finding]:
 
 # -- the two entry points ---------------------------------------------------------------------
 
-def check(kb: Any, vectors: bool = True) -> DoctorReport:
+def check(kb: KnowledgeBase, vectors: bool = True) -> DoctorReport:
     """Compare the store (and, with ``vectors``, the vector store) with what the units imply."""
     store: GraphStore = kb.store
     report = DoctorReport(backend=store.backend)
@@ -273,7 +260,7 @@ def check(kb: Any, vectors: bool = True) -> DoctorReport:
     return report
 
 
-def repair(kb: Any, report: DoctorReport | None = None, vectors: bool = True) -> DoctorReport:
+def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool = True) -> DoctorReport:
     """Fix what :func:`check` found (running it first if ``report`` is None); returns the report
     with ``repaired`` (what was done) and ``after`` (a fresh check) filled in."""
     if kb.settings.read_only:
@@ -293,7 +280,7 @@ def repair(kb: Any, report: DoctorReport | None = None, vectors: bool = True) ->
         nodes = {n.id: n.kind.value for n in kb.store.iter_nodes()}
         embeddable = sorted(n for n, k in nodes.items() if k != NodeKind.LITERAL.value)
         if report.of("vector_collection"):
-            open_vectors(kb, recreate=True)
+            kb.reopen_vectors(recreate=True)
             done["vectors_recreated"] = True
             done["vectors_embedded"] = kb.embed_nodes(embeddable)
         else:

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +31,10 @@ from kgservice.drilldown.collect import unit_dep_nodes
 from kgservice.ids import normalise_label
 from kgservice.llm import LLM, LLMOutputError, load_prompt
 from kgservice.model import Unit
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
+    from kgservice.caches import Caches
 
 PROMPT_FILE = "answer_v1.md"
 NOT_IN_GRAPH_EN = "The graph has no information that answers this question."
@@ -170,7 +174,7 @@ def render(out: AnswerOut) -> str:
     return " ".join(f"{s.text.strip()} [{', '.join(s.cites)}]" for s in out.sentences)
 
 
-def grounded_answer(kb: Any, llm: LLM, caches: Any, question: str, units: Sequence[Unit],
+def grounded_answer(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, units: Sequence[Unit],
                     key_ids: Sequence[str]) -> Answer:
     if not units:
         return Answer(found=False, text=not_in_graph(question), rejected=[])

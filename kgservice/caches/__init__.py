@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.caches.store import ANY_INGEST, CACHES, Caches
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
 
 CACHE_FILE = "caches.sqlite3"
 
@@ -20,7 +23,7 @@ def cache_key(*parts: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:40]
 
 
-def open_caches(kb: Any) -> Caches:
+def open_caches(kb: KnowledgeBase) -> Caches:
     """The caches of a knowledge base, persisted next to its store (``<data_dir>/caches.sqlite3``).
 
     The unit count is the store fingerprint (units are never deleted, so it changes exactly
@@ -29,7 +32,7 @@ def open_caches(kb: Any) -> Caches:
     return Caches(
         kb.settings.data_dir / CACHE_FILE,
         store_state=lambda: int(kb.store.counts().get("units", 0)),
-        vectors=lambda: kb.__dict__.get("vectors"),
+        vectors=kb.vectors_if_open,
     )
 
 

@@ -25,11 +25,10 @@ def doctor(
     supersessions) and that every entry/derived node has exactly its vector. Exit 0 if consistent."""
     from rich.markup import escape
 
-    from kgservice.admin.doctor import check, repair as do_repair
     from kgservice.cli.common import FAILED, knowledge_base, out, print_json
 
     with knowledge_base(ctx) as kb, service_failures_reported():
-        report = do_repair(kb, vectors=not no_vectors) if repair else check(kb, vectors=not no_vectors)
+        report = kb.doctor(repair=repair, vectors=not no_vectors)
         final = report.final
         if as_json:
             print_json(report.to_dict())
@@ -55,11 +54,10 @@ def dump_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Write every unit (the ground truth) and node label to one portable, checksummed file."""
-    from kgservice.admin.backup import dump
     from kgservice.cli.common import knowledge_base, out, print_json
 
     with knowledge_base(ctx) as kb:
-        info = dump(kb.store, path)
+        info = kb.dump(path)
         if as_json:
             print_json(info)
         else:
@@ -76,7 +74,6 @@ def restore_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Restore units from a dump: the whole file is verified before anything is written."""
-    from kgservice.admin.backup import restore
     from kgservice.cli.common import BAD_INPUT, err, knowledge_base, out, print_json
 
     if replace and not yes:
@@ -86,7 +83,7 @@ def restore_cmd(
         err.print("[red]error:[/red] --merge and --replace exclude each other")
         raise typer.Exit(BAD_INPUT)
     with knowledge_base(ctx) as kb, service_failures_reported():
-        info = restore(kb, path, replace=replace, merge=merge, embed=not no_embed)
+        info = kb.restore(path, replace=replace, merge=merge, embed=not no_embed)
         if as_json:
             print_json(info)
         else:

@@ -10,13 +10,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kgservice.cli.common import BAD_INPUT, err, errors_reported, knowledge_base, out, print_json, settings_of
+from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
 from kgservice.config import load_settings
+from kgservice.service import KnowledgeBase
 
 app = typer.Typer(help="kgservice: a knowledge service over a cognitive graph of units.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
-UNIT_SUFFIXES = {".units", ".kgu"}
 
 
 @app.callback()
@@ -32,38 +32,12 @@ def _main(
     ctx.obj = {"settings": settings}
 
 
-def _split_inputs(paths: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(unit files, text files) named by the arguments; folders are searched recursively."""
-    from kgservice.pipeline.ingest import TEXT_MODES
-
-    units: list[Path] = []
-    texts: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file())
-            units += [f for f in found if f.suffix in UNIT_SUFFIXES]
-            texts += [f for f in found if f.suffix.lower() in TEXT_MODES]
-        elif p.is_file():
-            (units if p.suffix in UNIT_SUFFIXES else texts).append(p)
-        else:
-            raise ValueError(f"no such file or folder: {p}")
-    return units, texts
-
-
 @app.command()
 def init(ctx: typer.Context) -> None:
     """Create the data directory and a commented config file (no secrets in it)."""
-    s = settings_of(ctx)
-    s.data_dir.mkdir(parents=True, exist_ok=True)
-    cfg = s.data_dir / "kg.toml"
-    if not cfg.exists():
-        cfg.write_text(
-            "# kgservice settings; env vars override these. Secrets (neo4j_password, qdrant_api_key)\n"
-            "# belong in the environment, or here only with `chmod 600`.\n"
-            "# backend = \"neo4j\"\n# neo4j_uri = \"bolt://127.0.0.1:7687\"\n"
-            "# qdrant_url = \"http://127.0.0.1:6333\"\n# embedder = \"default\"\n"
-            "# llm_model = \"kgoffline/scripted\"\n# epsilon = 0.05\n# max_hops = 3\n", "utf-8")
-    out.print(f"initialised {s.data_dir} (backend: {s.backend}); config template: {cfg}")
+    kb = KnowledgeBase(settings_of(ctx))
+    cfg = kb.init()
+    out.print(f"initialised {kb.settings.data_dir} (backend: {kb.settings.backend}); config template: {cfg}")
 
 
 @app.command()
@@ -80,23 +54,13 @@ def ingest(
 
     Unit files are all parsed before anything is stored: one bad line stores nothing.
     Text documents are idempotent by content hash; each is stored whole or not at all."""
-    from kgservice.notation import NotationErrors, parse_file
+    from kgservice.pipeline.ingest import split_inputs
 
     with errors_reported():
-        unit_files, text_files = _split_inputs(paths)
-        if not unit_files and not text_files:
-            raise ValueError(f"nothing to ingest under {', '.join(map(str, paths))} "
-                             f"(unit files {', '.join(sorted(UNIT_SUFFIXES))}, or text / Markdown)")
+        unit_files, text_files = split_inputs(paths)
     if unit_files:
         with knowledge_base(ctx) as kb:
-            units, problems = [], []
-            for f in unit_files:
-                try:
-                    units += parse_file(f, kb.lexicon, doc=f.name)
-                except NotationErrors as exc:
-                    problems += exc.errors
-            if problems:
-                raise NotationErrors(problems)
+            units = kb.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=err, disable=as_json or len(units) < 2000) as bar:
                 task = bar.add_task("ingesting units", total=len(units))
@@ -127,49 +91,29 @@ def expand(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Expand from a node without the LLM: directed traversal or spreading activation."""
-    from kgservice.expansion import expand_directed, spread_activation
+    from kgservice.expansion import DirectedResult
     from kgservice.notation import format_unit
 
-    if mode not in ("directed", "spread"):
-        err.print(f"[red]error:[/red] --mode must be 'directed' or 'spread', got {escape(repr(mode))}")
-        raise typer.Exit(BAD_INPUT)
     with knowledge_base(ctx) as kb:
-        nid = kb.resolve_node(node)
-        if nid is None:
-            hint = ""
-            try:
-                hits = kb.vector_entry(node, top_k=3)
-                hint = "; nearest by vector: " + ", ".join(f"{h.label} ({h.score:.2f})" for h in hits) if hits else ""
-            except Exception:  # the hint is a courtesy; the error below is the answer
-                pass
-            err.print(f"[red]error:[/red] no node {escape(repr(node))} in the graph{escape(hint)}")
-            raise typer.Exit(BAD_INPUT)
-        if mode == "directed":
-            res = expand_directed(kb.store, [nid])
-            if as_json:
-                print_json(res.to_dict())
-                return
+        res = kb.expand(node, mode, limit=limit, epsilon=epsilon, max_hops=hops, max_fanout=max_fanout,  # type: ignore[arg-type]
+                        max_fire=max_fire)
+        if as_json:
+            print_json(res.to_dict())
+            return
+        if isinstance(res, DirectedResult):
             units = kb.store.get_units(sorted(res.units))
-            out.print(f"[bold]directed expansion of {nid}[/bold]: {len(res.nodes)} nodes, {len(units)} units"
+            out.print(f"[bold]directed expansion of {res.seeds[0]}[/bold]: {len(res.nodes)} nodes, {len(units)} units"
                       + (f", {len(res.superseded)} superseded skipped" if res.superseded else ""))
             for u in units:
                 out.print(f"  {escape(format_unit(u).splitlines()[0])}   [dim]<- {escape('; '.join(res.units[u.id]))}[/dim]",
                           highlight=False, soft_wrap=True)
             return
-        params = kb.spread_params(epsilon=epsilon or 0, max_hops=hops or 0, max_fanout=max_fanout or 0,
-                                  max_fire=max_fire or 0)
-        result = spread_activation(kb.store, [nid], params)
-        ranked = result.ranked(limit)
-        if as_json:
-            print_json({"seed": nid, "hops": result.hops, "params": {"tau": dict(params.tau), "epsilon": params.epsilon, "K": params.max_hops,
-                                                                             "max_fanout": params.max_fanout, "max_fire": params.max_fire},
-                        "ranked": [{"node": n, "energy": e} for n, e in ranked]})
-            return
+        params = res.params
         limits = "".join(f", {k}={v}" for k, v in (("max fan-out", params.max_fanout), ("max fire", params.max_fire)) if v)
-        table = Table(title=f"spreading activation from {nid} (K={params.max_hops}, ε={params.epsilon}{limits})")
+        table = Table(title=f"spreading activation from {res.seed} (K={params.max_hops}, ε={params.epsilon}{limits})")
         table.add_column("node")
         table.add_column("energy", justify="right")
-        for n, e in ranked:
+        for n, e in res.ranked():
             table.add_row(escape(n), f"{e:.4f}")
         out.print(table)
 
@@ -185,19 +129,12 @@ def export(
     """Write the graph.json mirror (networkx node_link, edges under `links`, graphify fields).
 
     Saved answers (`save-result`) are ingested as units first, so they come back as nodes."""
-    from kgservice.export.graphjson import write_graph_json
-
     with knowledge_base(ctx) as kb:
-        mem = memory_dir or path.parent / "memory"
-        if not no_memory and mem.is_dir() and not kb.settings.read_only:
-            from kgservice.graphify.memory import memory_units
-            from kgservice.notation import parse_units
-
-            lines = memory_units(mem, path if path.exists() else None)
-            if lines:
-                report = kb.ingest_units(parse_units("\n".join(lines), kb.lexicon, source=str(mem), doc="memory"))
-                out.print(f"saved results from {mem}: {report.units_added} new unit(s), {report.units_unchanged} already in")
-        counts = write_graph_json(kb.store, path, communities=not no_communities)
+        rep = kb.export(path, communities=not no_communities, memory_dir=memory_dir, feed_memory=not no_memory)
+        if rep.memory is not None:
+            out.print(f"saved results from {rep.memory_dir}: {rep.memory.units_added} new unit(s), "
+                      f"{rep.memory.units_unchanged} already in")
+        counts = rep.counts
         out.print(f"wrote {path}: {counts['nodes']} nodes, {counts['links']} links, {counts['units']} units")
 
 
@@ -205,12 +142,11 @@ def export(
 def stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Counts of units, nodes, relations and units per family."""
     with knowledge_base(ctx) as kb:
-        counts = kb.store.counts()
-        data = {"backend": kb.store.backend, **counts}
+        data = kb.stats()
         if as_json:
             print_json(data)
             return
-        table = Table(title=f"kgservice ({kb.store.backend})")
+        table = Table(title=f"kgservice ({data['backend']})")
         table.add_column("what")
         table.add_column("count", justify="right")
         for k, v in data.items():
@@ -229,7 +165,7 @@ def search(
 ) -> None:
     """Vector entry: the nearest entry nodes to a text (similarity ranks, it proves nothing)."""
     with knowledge_base(ctx) as kb:
-        hits = kb.vector_entry(text, top_k=top_k, threshold=threshold)
+        hits = kb.search(text, top_k=top_k, threshold=threshold)
         if as_json:
             print_json([h.__dict__ for h in hits])
             return

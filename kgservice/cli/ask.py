@@ -1,5 +1,9 @@
 """``kg ask``, ``kg cache stats|clear`` and ``kg ingest-text``: registered by :func:`register`.
 
+``kg ingest-text`` is ``kg ingest`` restricted to text files, kept for scripts: unit files
+in a folder are skipped, and a unit file named on the command line is refused (unknown text
+type) unless ``--mode`` says to read it as text.
+
 Module level imports stay light (typer only): the pipelines, numpy and litellm load
 inside the commands, so ``kg --help`` and other commands do not pay for them.
 """
@@ -79,10 +83,10 @@ def ask_command(
 
     _with_llm(ctx, llm)
     with knowledge_base(ctx) as kb, service_failures_reported():
-        from kgservice.pipeline.query import AskParams, ask
+        from kgservice.pipeline.query import AskParams
 
         params = AskParams(max_rounds=max_rounds, max_units=max_units, top_k=top_k, threshold=threshold)
-        res = ask(kb, question, trace=trace or as_json, params=params)
+        res = kb.ask(question, params, trace=trace or as_json)
         if as_json:
             print_json(res.to_dict())
             return
@@ -108,7 +112,7 @@ def cache_stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--jso
     from kgservice.cli.common import knowledge_base, out, print_json
 
     with knowledge_base(ctx) as kb:
-        stats = kb.caches.stats()
+        stats = kb.cache_stats()
         if as_json:
             print_json(stats)
             return
@@ -126,7 +130,7 @@ def cache_clear(ctx: typer.Context) -> None:
     from kgservice.cli.common import knowledge_base
 
     with knowledge_base(ctx) as kb:
-        n = kb.caches.clear()
+        n = kb.clear_caches()
         _say(f"cleared {n} cache entr{'y' if n == 1 else 'ies'}")
 
 
@@ -140,15 +144,16 @@ def ingest_text_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     llm: Annotated[Optional[str], typer.Option("--llm", help="litellm model for this run (env KG_LLM_MODEL).")] = None,
 ) -> None:
-    """Extract units from text with the LLM and ingest them (idempotent per document)."""
+    """Text files only: extract units with the LLM and ingest them (idempotent per document).
+
+    `kg ingest` does the same for the text files among its arguments; this command keeps a
+    name for scripts that must never ingest a unit file by accident."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kgservice.cli.common import err, knowledge_base, print_json
 
     _with_llm(ctx, llm)
     with knowledge_base(ctx) as kb, service_failures_reported():
-        from kgservice.pipeline.ingest import ingest_text
-
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, disable=as_json, transient=True) as bar:
             task = bar.add_task("extracting", total=None)
@@ -169,7 +174,7 @@ def ingest_text_command(
                                           f"{info['nodes_added']} nodes added" + (f" (labels: {res})" if res else ""),
                                           markup=False, highlight=False)
 
-            report = ingest_text(kb, paths, mode, progress=progress, embed=not no_embed, force=force)
+            report = kb.ingest_text(paths, mode, progress=progress, embed=not no_embed, force=force)
         data = report.to_dict()
         if as_json:
             print_json(data)

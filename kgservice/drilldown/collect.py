@@ -13,11 +13,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.caches import cache_key
 from kgservice.ids import is_literal_id
 from kgservice.model import Unit
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
+    from kgservice.caches import Caches
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+#.\-]*[A-Za-z0-9+#]|[A-Za-z0-9]|[\u3400-\u9fff\uf900-\ufaff]{2,}")
 _STOP = set("the a an of in on at to for from by with and or is are was were be what which who why how when where "
@@ -63,7 +67,7 @@ def directed_candidates(store: Any, seeds: Mapping[str, float]) -> dict[str, Can
     return {uid: Candidate(units[uid], w, why) for uid, (w, why) in found.items() if uid in units}
 
 
-def activation(kb: Any, caches: Any, seeds: Mapping[str, float]) -> tuple[dict[str, float], bool]:
+def activation(kb: KnowledgeBase, caches: Caches, seeds: Mapping[str, float]) -> tuple[dict[str, float], bool]:
     """Spreading activation through the ``activation`` cache: (energy per node, cache hit?)."""
     from kgservice.expansion import spread_activation
 
@@ -79,7 +83,7 @@ def activation(kb: Any, caches: Any, seeds: Mapping[str, float]) -> tuple[dict[s
     return energy, False
 
 
-def spread_candidates(kb: Any, caches: Any, seeds: Mapping[str, float], top_nodes: int) -> tuple[dict[str, Candidate], bool]:
+def spread_candidates(kb: KnowledgeBase, caches: Caches, seeds: Mapping[str, float], top_nodes: int) -> tuple[dict[str, Candidate], bool]:
     energy, cached = activation(kb, caches, seeds)
     ranked = sorted(((n, e) for n, e in energy.items() if not is_literal_id(n)), key=lambda kv: (-kv[1], kv[0]))
     ranked = ranked[:top_nodes]

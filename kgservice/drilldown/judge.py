@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -13,6 +13,9 @@ from kgservice.caches import decision_key
 from kgservice.drilldown.collect import unit_dep_nodes, unit_nodes
 from kgservice.llm import LLM, load_prompt
 from kgservice.model import Unit
+
+if TYPE_CHECKING:
+    from kgservice.caches import Caches
 
 PROMPT_FILE = "judge_v1.md"
 
@@ -47,7 +50,7 @@ def judge_messages(question: str, key_nodes: list[dict[str, Any]], key_predicate
     ]
 
 
-def judge(llm: LLM, caches: Any, messages: list[dict[str, str]], units: Sequence[Unit],
+def judge(llm: LLM, caches: Caches, messages: list[dict[str, str]], units: Sequence[Unit],
           key_ids: Sequence[str]) -> tuple[Decision, bool]:
     """(decision, from cache?). The key is the whole request (so it contains the hit-unit
     signature and the question) plus the model; the entry depends on every node the units

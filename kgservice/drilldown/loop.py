@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.drilldown.collect import (
     Candidate,
@@ -31,6 +31,11 @@ from kgservice.drilldown.judge import judge, judge_messages
 from kgservice.extraction.extract import KeyQuery
 from kgservice.ids import node_id
 from kgservice.model import Unit
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
+    from kgservice.caches import Caches
+    from kgservice.llm import LLM
 
 
 @dataclass
@@ -109,7 +114,7 @@ def covered(relevant: list[Unit], state: QueryState) -> bool:
     return not fams or any(u.family in fams for u in relevant)
 
 
-def drill_down(kb: Any, llm: Any, caches: Any, question: str, state: QueryState, params: DrillParams,
+def drill_down(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, state: QueryState, params: DrillParams,
                restart: Callable[[str], QueryState] | None = None) -> DrillResult:
     store = kb.store
     mode = initial_mode(state.key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from kgservice.families import SPREAD_KINDS
 from kgservice.stores.base import GraphStore
@@ -34,6 +35,11 @@ class SpreadParams:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be a positive number of nodes or None (off), got {value}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``K`` is ``max_hops``), as ``kg expand --mode spread --json`` prints it."""
+        return {"tau": dict(self.tau), "epsilon": self.epsilon, "K": self.max_hops,
+                "max_fanout": self.max_fanout, "max_fire": self.max_fire}
         if not 1 <= self.max_hops <= 10:
             raise ValueError(f"max_hops (K) must be 1..10, got {self.max_hops}")
         if not 0 < self.epsilon < 1:
@@ -54,6 +60,10 @@ class SpreadResult:
     def ranked(self, limit: int | None = None) -> list[tuple[str, float]]:
         items = sorted(self.energy.items(), key=lambda kv: (-kv[1], kv[0]))
         return items[:limit] if limit else items
+
+    def to_dict(self, limit: int | None = None) -> dict[str, Any]:
+        """``hops`` and the ``limit`` most energetic nodes, ranked (ties by node id)."""
+        return {"hops": self.hops, "ranked": [{"node": n, "energy": e} for n, e in self.ranked(limit)]}
 
 
 def spread_activation(

@@ -21,11 +21,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.extraction.schema import Extraction, SameConcept
 from kgservice.ids import node_id
 from kgservice.llm import LLM, load_prompt
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
 
 DEFAULT_AUTO = 0.97
 DEFAULT_ASK = 0.85
@@ -50,7 +53,7 @@ def _digits(s: str) -> list[str]:
 class Resolver:
     """One per document: remembers the labels earlier chunks introduced."""
 
-    def __init__(self, kb: Any, llm: LLM, *, auto: float = DEFAULT_AUTO, ask: float = DEFAULT_ASK, top_k: int = 3):
+    def __init__(self, kb: KnowledgeBase, llm: LLM, *, auto: float = DEFAULT_AUTO, ask: float = DEFAULT_ASK, top_k: int = 3):
         if not 0 < ask <= auto <= 1:
             raise ValueError(f"need 0 < ask <= auto <= 1, got ask={ask}, auto={auto}")
         self.kb = kb

@@ -1,7 +1,7 @@
 """Ingest and query pipelines with the LLM in the loop (DESIGN §3-§5).
 
-``ingest_text(kb, paths, mode)`` and ``ask(kb, question, trace)``; the ``kg`` commands are
-registered by :func:`kgservice.cli.ask.register`. Imports are lazy so that loading the
+``ingest_text(kb, paths, mode)`` and ``ask(kb, question, trace)``, reached through
+:class:`kgservice.service.KnowledgeBase` (``kb.ingest_text``, ``kb.ask``). Imports are lazy so that loading the
 CLI does not load the pipelines.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AskParams", "AskResult", "TextIngestReport", "ask", "ingest_text", "llm_for"]
+__all__ = ["AskParams", "AskResult", "TextIngestReport", "ask", "ingest_text"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("AskParams", "AskResult", "ask", "llm_for"):
+    if name in ("AskParams", "AskResult", "ask"):
         from kgservice.pipeline import query as mod
 
         return getattr(mod, name)

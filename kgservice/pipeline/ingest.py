@@ -19,18 +19,72 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.extraction.chunking import DEFAULT_MAX_CHARS, chunk_text
+from kgservice.families import Lexicon
 from kgservice.llm import LLM
+from kgservice.model import IngestReport, Unit
+from kgservice.notation import NotationErrors, parse_file, parse_units
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
 
 TEXT_MODES: dict[str, str] = {
     ".md": "summary", ".markdown": "summary", ".rst": "summary",  # documents, papers, docs
     ".txt": "detail", ".text": "detail",  # notes, interviews, reviews, user input
 }
+UNIT_SUFFIXES = frozenset({".units", ".kgu"})
 LEDGER_FILE = "documents.sqlite3"
 
 Progress = Callable[[str, dict[str, Any]], None]
+
+
+def split_inputs(paths: Sequence[Path | str]) -> tuple[list[Path], list[Path]]:
+    """(unit files, text files) named by the arguments; folders are searched recursively.
+
+    A named file that is not a unit file counts as text (its mode is checked later)."""
+    units: list[Path] = []
+    texts: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file())
+            units += [f for f in found if f.suffix in UNIT_SUFFIXES]
+            texts += [f for f in found if f.suffix.lower() in TEXT_MODES]
+        elif p.is_file():
+            (units if p.suffix in UNIT_SUFFIXES else texts).append(p)
+        else:
+            raise ValueError(f"no such file or folder: {p}")
+    if not units and not texts:
+        raise ValueError(f"nothing to ingest under {', '.join(map(str, paths))} "
+                         f"(unit files {', '.join(sorted(UNIT_SUFFIXES))}, or text / Markdown)")
+    return units, texts
+
+
+def parse_unit_files(files: Sequence[Path], lexicon: Lexicon) -> list[Unit]:
+    """Every unit of every file, or :class:`NotationErrors` listing the problems of all files
+    together: nothing is stored when one line anywhere is bad."""
+    units: list[Unit] = []
+    problems = []
+    for f in files:
+        try:
+            units += parse_file(f, lexicon, doc=f.name)
+        except NotationErrors as exc:
+            problems += exc.errors
+    if problems:
+        raise NotationErrors(problems)
+    return units
+
+
+def ingest_saved_results(kb: KnowledgeBase, memory_dir: Path, graph_path: Path | None) -> IngestReport | None:
+    """Saved answers (graphify ``save-result`` docs under ``memory_dir``) as units, so they come
+    back as nodes in the next graph.json; None when there is nothing to feed back."""
+    from kgservice.graphify.memory import memory_units
+
+    lines = memory_units(memory_dir, graph_path)
+    if not lines:
+        return None
+    return kb.ingest_units(parse_units("\n".join(lines), kb.lexicon, source=str(memory_dir), doc="memory"))
 
 
 def text_files(paths: Sequence[Path]) -> list[Path]:
@@ -133,7 +187,7 @@ class TextIngestReport:
 
 
 def ingest_text(
-    kb: Any,
+    kb: KnowledgeBase,
     paths: Path | str | Sequence[Path | str],
     mode: str | None = None,
     *,
@@ -147,7 +201,6 @@ def ingest_text(
     (:data:`TEXT_MODES`). ``force`` re-extracts documents the ledger has seen."""
     from kgservice.extraction import Resolver, extract_text, to_units
     from kgservice.extraction.extract import extract_prompt
-    from kgservice.pipeline.query import llm_for
 
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -164,7 +217,7 @@ def ingest_text(
             line = data[: exc.start].count(b"\n") + 1
             raise ValueError(f"{f}:{line}: file is not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
         plan.append((f, m, text))
-    llm = llm or llm_for(kb)
+    llm = llm or kb.llm
     usage0 = llm.usage.snapshot()
     ledger = DocLedger(kb.settings.data_dir / LEDGER_FILE)
     report = TextIngestReport()

@@ -14,9 +14,8 @@ question makes none (and does not even import litellm).
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.caches import ANY_INGEST, cache_key
 from kgservice.drilldown import DrillParams, QueryState, drill_down
@@ -24,15 +23,9 @@ from kgservice.extraction.extract import KeyQuery, extract_key_query, extract_pr
 from kgservice.ids import normalise_label
 from kgservice.llm import LLM
 
-_LLMS: "weakref.WeakKeyDictionary[Any, LLM]" = weakref.WeakKeyDictionary()
-
-
-def llm_for(kb: Any) -> LLM:
-    """The LLM of a knowledge base (one per KnowledgeBase object, so its usage accumulates)."""
-    llm = _LLMS.get(kb)
-    if llm is None:
-        llm = _LLMS[kb] = LLM.from_settings(kb.settings)
-    return llm
+if TYPE_CHECKING:
+    from kgservice.caches import Caches
+    from kgservice.service import KnowledgeBase
 
 
 @dataclass
@@ -70,7 +63,7 @@ class AskResult:
 
 # --- step 1 -----------------------------------------------------------------------------------
 
-def key_nodes_step(kb: Any, llm: LLM, caches: Any, question: str,
+def key_nodes_step(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str,
                    feedback: str | None = None) -> tuple[KeyQuery, dict[str, list[str]], bool]:
     """(key query, ≡ class of each key node that exists, from cache?)."""
     key = cache_key("key_nodes", normalise_label(question), feedback, extract_prompt().tag, llm.model)
@@ -87,7 +80,7 @@ def key_nodes_step(kb: Any, llm: LLM, caches: Any, question: str,
 
 # --- step 2 -----------------------------------------------------------------------------------
 
-def entry_step(kb: Any, caches: Any, kq: KeyQuery, top_k: int, threshold: float) -> list[dict[str, Any]]:
+def entry_step(kb: KnowledgeBase, caches: Caches, kq: KeyQuery, top_k: int, threshold: float) -> list[dict[str, Any]]:
     out = []
     for n in kq.nodes:
         nid, label = n["id"], n["label"]
@@ -127,7 +120,7 @@ def build_state(kq: KeyQuery, classes: dict[str, list[str]], entries: list[dict[
 
 # --- the whole query ------------------------------------------------------------------------------
 
-def ask(kb: Any, question: str, trace: bool = False, *, params: AskParams | None = None,
+def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
         llm: LLM | None = None) -> AskResult:
     """Answer a question from the graph. ``trace`` adds the units' text to every round record."""
     from kgservice.answer import grounded_answer, not_in_graph
@@ -137,7 +130,7 @@ def ask(kb: Any, question: str, trace: bool = False, *, params: AskParams | None
     if not question:
         raise ValueError("empty question")
     params = params or AskParams()
-    llm = llm or llm_for(kb)
+    llm = llm or kb.llm
     caches = kb.caches
     t0 = time.perf_counter()
     notes = []

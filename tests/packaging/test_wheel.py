@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -42,8 +43,14 @@ def _run(args: list[str | Path], cwd: Path, **env: str) -> subprocess.CompletedP
 def installed(tmp_path_factory) -> dict[str, Path]:
     """Build the wheel, make a venv, install the wheel into it; paths of its python and kg."""
     tmp = tmp_path_factory.mktemp("wheel")
+    # build from a copy of what the wheel is made of: setuptools leaves build/ behind in the
+    # source tree, and a stale build/ (files since moved or deleted) would leak into the wheel
+    src = tmp / "src"
+    shutil.copytree(ROOT / "kgservice", src / "kgservice", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
     dist = tmp / "dist"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT], cwd=tmp)
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, src], cwd=tmp)
     wheels = list(dist.glob("kgservice-*.whl"))
     assert len(wheels) == 1, wheels
     env_dir = tmp / "venv"
