@@ -15,19 +15,41 @@ LITERAL_PREFIX = "lit:"
 
 
 def normalise_label(label: str) -> str:
-    """NFKC, case-fold, collapse inner whitespace, strip ends."""
+    """NFKC, case-fold, collapse inner whitespace, strip ends.
+
+    Examples
+    --------
+    >>> normalise_label("  Lung \\t CANCER ")
+    'lung cancer'
+    >>> normalise_label("Ｐｙｔｈｏｎ　３")  # full-width letters, digit and space (NFKC)
+    'python 3'
+    >>> normalise_label("Straße")  # case-folding, not just lower()
+    'strasse'
+    """
     text = unicodedata.normalize("NFKC", label)
     text = text.casefold()
     return _WS.sub(" ", text).strip()
 
 
 def node_id(label: str) -> str:
-    """Id of an entry or derived node ``{label}``."""
+    """Id of an entry or derived node ``{label}``.
+
+    The same text typed at query time lands on the node written at ingest time:
+
+    >>> node_id("Lung Cancer") == node_id("lung  cancer") == "lung cancer"
+    True
+    """
     return normalise_label(label)
 
 
 def literal_id(text: str) -> str:
-    """Id of a literal ``(text)``; prefixed so ``(high)`` never collides with ``{high}``."""
+    """Id of a literal ``(text)``; prefixed so ``(high)`` never collides with ``{high}``.
+
+    >>> literal_id("High"), node_id("High")
+    ('lit:high', 'high')
+    >>> is_literal_id(literal_id("1989")), is_literal_id(node_id("1989"))
+    (True, False)
+    """
     return LITERAL_PREFIX + normalise_label(text)
 
 
@@ -36,6 +58,10 @@ def is_literal_id(nid: str) -> bool:
 
 
 def content_unit_id(canonical_text: str) -> str:
-    """Stable id for a unit written without ``#id``: re-ingesting the same fact is a no-op."""
+    """Stable id for a unit written without ``#id``: re-ingesting the same fact is a no-op.
+
+    >>> content_unit_id("x")  # "u-" + the first 12 hex digits of sha1("x")
+    'u-11f6ad8ec52a'
+    """
     digest = hashlib.sha1(canonical_text.encode("utf-8")).hexdigest()[:12]
     return f"u-{digest}"

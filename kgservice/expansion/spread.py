@@ -71,7 +71,34 @@ def spread_activation(
     seeds: Mapping[str, float] | list[str],
     params: SpreadParams = SpreadParams(),
 ) -> SpreadResult:
-    """Seeds start with E0 (times a per-seed weight such as vector similarity, if given)."""
+    """Seeds start with E0 (times a per-seed weight such as vector similarity, if given).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from kgservice.families import Lexicon
+    >>> from kgservice.notation import parse_units
+    >>> from kgservice.stores.embedded import EmbeddedStore
+    >>> store = EmbeddedStore(Path(tempfile.mkdtemp()) / "graph")
+    >>> units = "#u1 {cat} [is a] {mammal}\\n#u2 {mammal} [has] {fur}\\n#u3 {dog} [is a] {mammal}"
+    >>> _ = store.ingest(parse_units(units, Lexicon.load()))
+
+    τ(belongs_to) = 0.7 and τ(of) = 0.5, both spread both ways. Hop 1: mammal 0.7.
+    Hop 2 from mammal: cat +0.49, dog 0.49, fur 0.35. Hop 3 back into mammal:
+    0.49·0.7 (cat) + 0.49·0.7 (dog) + 0.35·0.5 (fur) = 0.861, so mammal ends at 1.561:
+
+    >>> res = spread_activation(store, ["cat"])
+    >>> res.hops, [(n, round(e, 4)) for n, e in res.ranked()]
+    (3, [('mammal', 1.561), ('cat', 1.49), ('dog', 0.49), ('fur', 0.35)])
+
+    With ε = 0.5 nothing from hop 2 spreads on (all below ε), so the walk stops after 2 hops:
+
+    >>> res = spread_activation(store, ["cat"], SpreadParams(epsilon=0.5))
+    >>> res.hops, [(n, round(e, 4)) for n, e in res.ranked(2)]
+    (2, [('cat', 1.49), ('mammal', 0.7)])
+    >>> store.close()
+    """
     weights = dict(seeds) if isinstance(seeds, Mapping) else {s: 1.0 for s in seeds}
     energy: dict[str, float] = {s: params.e0 * w for s, w in weights.items()}
     frontier = {s: e for s, e in energy.items() if e >= params.epsilon}

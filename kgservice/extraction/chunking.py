@@ -19,6 +19,11 @@ class Chunk:
 
 
 def split_sentences(text: str) -> list[str]:
+    """Sentences end at . ! ? followed by space, or right after a CJK full stop.
+
+    >>> split_sentences("It rains. Does it?  Yes!吸烟有害。它导致癌症。")
+    ['It rains.', 'Does it?', 'Yes!吸烟有害。', '它导致癌症。']
+    """
     return [s for s in (p.strip() for p in _SENTENCE.split(text)) if s]
 
 
@@ -45,6 +50,21 @@ def _pieces(paragraph: str, max_chars: int) -> list[str]:
 
 
 def chunk_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
+    """Chunks of at most ``max_chars``, each remembering the Markdown heading it starts under.
+
+    Examples
+    --------
+    Three short paragraphs fit one chunk; a 340-character paragraph is split between
+    sentences (11 sentences of 16 characters + spaces = 186, then the other 9 = 152):
+
+    >>> text = "# Intro\\n\\nFirst paragraph.\\n\\n## Details\\n\\n" + "A sentence here. " * 20
+    >>> [(c.index, len(c.text), c.section) for c in chunk_text(text, max_chars=200)]
+    [(0, 37, 'Intro'), (1, 186, 'Details'), (2, 152, 'Details')]
+    >>> chunk_text("x", max_chars=100)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_chars must be at least 200
+    """
     if max_chars < 200:
         raise ValueError("max_chars must be at least 200")
     text = text.replace("\r\n", "\n").replace("\r", "\n")

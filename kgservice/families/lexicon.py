@@ -87,6 +87,20 @@ class Lexicon:
         return None
 
     def resolve(self, predicate: str) -> FamilyInfo:
+        """The family of a predicate, matched on its normalised text; unknown -> its own content family.
+
+        Examples
+        --------
+        >>> lex = Lexicon.load()
+        >>> lex.resolve("Is A")
+        FamilyInfo(kind='belongs_to', base='属于', inverse=False)
+        >>> lex.resolve("aka") == lex.resolve("同义")
+        True
+        >>> lex.resolve("attribute of")  # stated object-first: X attribute of Y == Y has X
+        FamilyInfo(kind='of', base='的', inverse=True)
+        >>> lex.resolve("Orbits")
+        FamilyInfo(kind='content', base='orbits', inverse=False)
+        """
         key = normalise_label(predicate)
         info = self.members.get(key)
         if info is not None:
@@ -94,6 +108,12 @@ class Lexicon:
         return FamilyInfo("content", key)
 
     def tau_of(self, kind: str) -> float:
+        """Spreading factor τ of a family kind (0.0 for a kind that does not spread).
+
+        >>> lex = Lexicon.load(tau_overrides={"content": 0.4})
+        >>> lex.tau_of("synonym"), lex.tau_of("content"), lex.tau_of("superseded")
+        (0.9, 0.4, 0.0)
+        """
         return self.tau.get(kind, 0.0)
 
     def base_of_kind(self, kind: str) -> str:

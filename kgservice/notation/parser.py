@@ -124,7 +124,25 @@ def parse_units(
     doc: str | None = None,
     mode: Mode = "manual",
 ) -> list[Unit]:
-    """Parse unit notation; raise :class:`NotationErrors` listing every bad line."""
+    """Parse unit notation; raise :class:`NotationErrors` listing every bad line.
+
+    Examples
+    --------
+    >>> from kgservice.families import Lexicon
+    >>> lex = Lexicon.load()
+    >>> [u1, u2] = parse_units("#u1 {cat} [is a] {mammal}\\n{mammal} [has] {fur}\\n    ()[confidence] (high)", lex)
+    >>> u1.id, u1.subject, u1.predicate, [a.node for a in u1.args]
+    ('u1', 'cat', 'is a', ['mammal'])
+    >>> u2.id.startswith("u-"), u2.mods[0].slot, u2.mods[0].value.literal
+    (True, 'confidence', 'high')
+
+    Every bad line is reported, and nothing is returned:
+
+    >>> parse_units("{a} [b] {c}\\n    ()[x]\\n{d} [e", lex, source="f.units")
+    Traceback (most recent call last):
+    ...
+    kgservice.notation.errors.NotationErrors: ...f.units:2:...f.units:3:...
+    """
     errors: list[NotationError] = []
     pending: list[_Pending] = []
     current: _Pending | None = None

@@ -22,6 +22,27 @@ def format_value(value: Value) -> str:
 
 
 def format_unit(unit: Unit, with_id: bool = True) -> str:
+    """The unit in notation: the inverse of :func:`kgservice.notation.parse_units`.
+
+    Examples
+    --------
+    >>> from kgservice.families import Lexicon
+    >>> from kgservice.notation import parse_units
+    >>> text = "#u1 {smoking} [causes] {lung cancer}\\n    ()[confidence] (high)\\n    ()[source] {WHO}"
+    >>> [unit] = parse_units(text, Lexicon.load())
+    >>> format_unit(unit) == text
+    True
+    >>> format_unit(unit, with_id=False).splitlines()[0]
+    '{smoking} [causes] {lung cancer}'
+
+    Closing brackets inside a label are escaped, and come back unchanged:
+
+    >>> [odd] = parse_units(r"{a\\}b} [returns] (a \\) b)", Lexicon.load())
+    >>> odd.subject, odd.args[0].literal
+    ('a}b', 'a ) b')
+    >>> format_unit(odd, with_id=False)
+    '{a\\\\}b} [returns] (a \\\\) b)'
+    """
     head = [f"#{unit.id}"] if with_id else []
     head += [_wrap("{", unit.subject), _wrap("[", unit.predicate)]
     head += [format_value(a) for a in unit.args]
