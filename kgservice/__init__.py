@@ -1,9 +1,15 @@
 """kgservice: a knowledge service over a cognitive graph of units.
 
-The package is laid out by architectural layer: ``model`` and ``ids`` (the data model),
-``notation`` (unit text <-> units), ``families`` (predicate lexicon), ``stores`` (graph
-backends), ``vectors`` (embeddings + Qdrant), ``expansion`` (no-LLM traversal), ``export``
-(graph.json), ``cli`` (the ``kg`` command).
+Start at :class:`kgservice.service.KnowledgeBase`, the library's front door: one method per
+``kg`` command. The design is in ``docs/DESIGN.md``. Packages by layer, ground floor first:
+``model`` and ``ids`` (the data model), ``config`` and ``errors``, ``notation`` (unit text <->
+units), ``families`` (predicate lexicon), ``stores`` (graph backends and their Cypher
+procedures), ``vectors`` (embedders and vector stores), ``llm`` (litellm client, offline
+providers), ``expansion`` (no-LLM traversal), ``extraction`` (text -> units), ``caches``,
+``drilldown`` and ``answer`` (the LLM steps of a query), ``pipeline`` (text ingest, ask),
+``export`` (graph.json), ``admin`` (doctor, dump/restore), ``service`` (the front door),
+``graphify`` (graphify-compatible commands over graph.json, standalone) and ``cli`` (every
+``kg`` command; nothing outside it and the server imports it).
 """
 
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
-"""The graph store interface both backends implement (embedded networkx, Neo4j).
+"""The graph store interface both backends implement (embedded, Neo4j).
 
-Each read method is one "procedure" of DESIGN.md §2: on Neo4j it is one parameterised
+Each read method is one "procedure" of DESIGN §2 (docs/DESIGN.md): on Neo4j it is one parameterised
 Cypher file, on the embedded store a dictionary walk. The expansion layer composes them,
 so both backends answer every query through the same Python code and the contract tests
 can compare them method by method.
