@@ -43,7 +43,7 @@ def decision_key(kind: str, model: str, messages: list[dict[str, str]]) -> str:
     import json
 
     from kgservice.ids import normalise_label
-    from kgservice.llm.client import request_key
+    from kgservice.llm.keys import request_key
 
     canon = []
     for m in messages:

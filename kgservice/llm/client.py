@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from kgservice.errors import ServiceError
-import hashlib
+from kgservice.llm.keys import request_key  # noqa: F401 (re-exported)
 import json
 import os
 import re
@@ -107,14 +107,6 @@ class Usage:
             "total_tokens": self.total_tokens,
             "by_purpose": {k: {**asdict(v), "total_tokens": v.total_tokens} for k, v in sorted(self.by_purpose.items())},
         }
-
-
-def request_key(messages: Sequence[dict[str, Any]]) -> str:
-    """Hash of a request's content (roles and texts, not the model): the key of recordings
-    and of the offline provider's scripted table."""
-    canon = json.dumps([[m.get("role", ""), m.get("content", "")] for m in messages],
-                       ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:32]
 
 
 _LITELLM_LOCK = threading.Lock()

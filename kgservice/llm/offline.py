@@ -10,7 +10,7 @@ Replies are decided, in this order:
 
 1. **Task overrides** (tests only): ``SCRIPT.override_task("answer", fn)`` answers every
    request of that task with ``fn(payload)`` — used to play a misbehaving model.
-2. **Recordings**: a table keyed by :func:`kgservice.llm.client.request_key` (sha256 of the
+2. **Recordings**: a table keyed by :func:`kgservice.llm.keys.request_key` (sha256 of the
    request's roles and texts). Loaded from ``kgservice/llm/recordings/*.jsonl``, from
    ``KG_LLM_RECORDINGS`` files, or added in code (``SCRIPT.add``). A line is
    ``{"key": ..., "response": "..."}`` or ``{"key": ..., "responses": ["...", {"error": "timeout"}]}``
@@ -43,7 +43,7 @@ import litellm
 from litellm import CustomLLM
 from litellm.types.utils import Usage
 
-from kgservice.llm.client import request_key
+from kgservice.llm.keys import request_key
 
 PROVIDER = "kgoffline"
 VARIANTS = {

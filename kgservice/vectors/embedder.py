@@ -24,7 +24,7 @@ Labels are embedded the same way at ingest and at query time (DESIGN invariant 1
 e5 model is used in its symmetric mode (``"query: "`` prefix on both sides), since both
 sides are short concept labels.
 
-Why ``use-m3`` is the default (numbers from scripts/bench_embedders.py, 2-cpu machine):
+Why ``use-m3`` is the default (numbers from scripts/bench/embedders.py, 2-cpu machine):
 multilingual (zh+en), 33 MB installed, pure numpy (every OS/arch, no compiler), ~4000-5000
 labels/s and ~1 ms per query label, and a wide cosine gap between right and wrong
 answers (0.77 vs 0.49) so a fixed threshold means something. e5-small-q4 ranks as well on
@@ -210,7 +210,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
     ),
 }
 
-#: the model behind ``make_embedder("default")``; see scripts/bench_embedders.py for why.
+#: the model behind ``make_embedder("default")``; see scripts/bench/embedders.py for why.
 DEFAULT_PACKAGED = "use-m3"
 
 _LOADED: dict[str, Callable[[list[str]], np.ndarray]] = {}

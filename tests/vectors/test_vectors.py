@@ -41,7 +41,7 @@ from kgservice.vectors import embedder as emb_mod
 from kgservice.vectors.embedder import Embedder
 from kgservice.vectors.qdrant_store import NODE_NAMESPACE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OFFLINE_ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
 
 

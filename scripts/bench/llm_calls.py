@@ -1,6 +1,6 @@
 """Measure LLM calls and tokens per query, cold and warm cache.
 
-    python -m kgservice.pipeline.measure --data-dir /tmp/kg-measure --units demo/units \\
+    python scripts/bench/llm_calls.py --data-dir /tmp/kg-measure --units demo/units \\
         --questions demo/questions.txt --llm kgoffline/rules
 
 Ingests the unit files (no LLM) into a fresh data directory, asks every question once with
@@ -22,8 +22,7 @@ from pathlib import Path
 def measure(data_dir: Path, units: Path, questions: list[str], llm_model: str, embedder: str,
             threshold: float) -> dict:
     from kgservice.config import load_settings
-    from kgservice.notation import parse_file
-    from kgservice.pipeline.query import AskParams, ask
+    from kgservice.pipeline.query import AskParams
     from kgservice.service import KnowledgeBase
 
     if data_dir.exists():
@@ -32,14 +31,14 @@ def measure(data_dir: Path, units: Path, questions: list[str], llm_model: str, e
     kb = KnowledgeBase(settings)
     try:
         files = sorted(units.glob("*.units")) if units.is_dir() else [units]
-        batch = [u for f in files for u in parse_file(f, kb.lexicon, doc=f.name)]
+        batch = kb.parse_unit_files(files)
         kb.ingest_units(batch)
         params = AskParams(threshold=threshold)
         rows = []
         for q in questions:
-            kb.caches.clear()  # cold: nothing cached, not even by an earlier question
-            cold = ask(kb, q, params=params)
-            warm = ask(kb, q, params=params)
+            kb.clear_caches()  # cold: nothing cached, not even by an earlier question
+            cold = kb.ask(q, params)
+            warm = kb.ask(q, params)
             rows.append({
                 "question": q, "found": cold.found, "rounds": len(cold.rounds),
                 "cold_calls": cold.llm["calls"], "cold_tokens": cold.llm["total_tokens"],

@@ -15,10 +15,10 @@ HF_HUB_OFFLINE=1 / TRANSFORMERS_OFFLINE=1. Columns:
                matters for a fixed cosine threshold)
 
 Usage:
-  python scripts/bench_embedders.py                       # candidates installed in this env
-  python scripts/bench_embedders.py --path /tmp/inst/a --path /tmp/inst/b   # extra sys.path
-  python scripts/bench_embedders.py --only e5-small-q4 use-m3
-  python scripts/bench_embedders.py --stores 20000    # vector store backends instead
+  python scripts/bench/embedders.py                       # candidates installed in this env
+  python scripts/bench/embedders.py --path /tmp/inst/a --path /tmp/inst/b   # extra sys.path
+  python scripts/bench/embedders.py --only e5-small-q4 use-m3
+  python scripts/bench/embedders.py --stores 20000    # vector store backends instead
 
 --stores N: N random unit vectors of dim 384 into each VectorStore backend (qdrant-client
 local mode, qdrant-edge): upsert time, optimize time, 1-query latency, batched
@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # candidate key -> (spec for make_embedder or a bench-only loader, distributions for size)
 CANDIDATES: dict[str, tuple[str, list[str]]] = {
