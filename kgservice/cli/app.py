@@ -54,12 +54,15 @@ def ingest(
 
     Unit files are all parsed before anything is stored: one bad line stores nothing.
     Text documents are idempotent by content hash; each is stored whole or not at all."""
+    from kgservice.cli.ask import ingest_text_and_print
+    from kgservice.cli.common import service_failures_reported, with_llm
     from kgservice.pipeline.ingest import split_inputs
 
     with errors_reported():
         unit_files, text_files = split_inputs(paths)
-    if unit_files:
-        with knowledge_base(ctx) as kb:
+    with_llm(ctx, llm)
+    with knowledge_base(ctx) as kb:
+        if unit_files:
             units = kb.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=err, disable=as_json or len(units) < 2000) as bar:
@@ -72,10 +75,9 @@ def ingest(
             else:
                 out.print(f"{data['files']} unit file(s): {report.units_added} units added, {report.units_unchanged} unchanged, "
                           f"{report.nodes_added} nodes added, {data['embedded_nodes']} nodes embedded")
-    if text_files:
-        from kgservice.cli.ask import ingest_text_command
-
-        ingest_text_command(ctx, paths=text_files, mode=mode, no_embed=no_embed, force=force, as_json=as_json, llm=llm)
+        if text_files:
+            with service_failures_reported():
+                ingest_text_and_print(kb, text_files, mode, embed=not no_embed, force=force, as_json=as_json)
 
 
 @app.command()

@@ -11,18 +11,17 @@ inside the commands, so ``kg --help`` and other commands do not pay for them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from kgservice.cli.common import service_failures_reported
+from kgservice.cli.common import service_failures_reported, with_llm
+
+if TYPE_CHECKING:
+    from kgservice.pipeline.query import AskResult
+    from kgservice.service import KnowledgeBase
 
 cache_app = typer.Typer(help="The four query caches (DESIGN §5): stats and clear.", no_args_is_help=True)
-
-
-def _with_llm(ctx: typer.Context, llm: str | None) -> None:
-    if llm:
-        ctx.obj["settings"] = ctx.obj["settings"].with_overrides(llm_model=llm)
 
 
 def _say(text: str, style: str | None = None) -> None:
@@ -37,7 +36,7 @@ def _usage_line(llm: dict[str, Any]) -> str:
             + f", {llm.get('total_tokens', 0)} tokens")
 
 
-def _print_trace(res: Any) -> None:
+def _print_trace(res: AskResult) -> None:
     _say("key nodes: " + (", ".join(f"{n['label']} -> {n['matches'] or 'no match'}" for n in res.key_nodes) or "none"))
     if res.key_predicates:
         _say("key predicates: " + ", ".join(f"{p['predicate']} ({p['family']})" for p in res.key_predicates))
@@ -81,7 +80,7 @@ def ask_command(
     """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
     from kgservice.cli.common import knowledge_base, print_json
 
-    _with_llm(ctx, llm)
+    with_llm(ctx, llm)
     with knowledge_base(ctx) as kb, service_failures_reported():
         from kgservice.pipeline.query import AskParams
 
@@ -148,40 +147,49 @@ def ingest_text_command(
 
     `kg ingest` does the same for the text files among its arguments; this command keeps a
     name for scripts that must never ingest a unit file by accident."""
+    from kgservice.cli.common import knowledge_base
+
+    with_llm(ctx, llm)
+    with knowledge_base(ctx) as kb, service_failures_reported():
+        ingest_text_and_print(kb, paths, mode, embed=not no_embed, force=force, as_json=as_json)
+
+
+def ingest_text_and_print(kb: KnowledgeBase, paths: list[Path], mode: str | None, *, embed: bool, force: bool,
+                          as_json: bool) -> None:
+    """``kb.ingest_text`` with a progress bar and one line per document (stderr), then the
+    summary (stdout); shared by ``kg ingest`` and ``kg ingest-text``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from kgservice.cli.common import err, knowledge_base, print_json
+    from kgservice.cli.common import err, print_json
 
-    _with_llm(ctx, llm)
-    with knowledge_base(ctx) as kb, service_failures_reported():
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, disable=as_json, transient=True) as bar:
-            task = bar.add_task("extracting", total=None)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, disable=as_json, transient=True) as bar:
+        task = bar.add_task("extracting", total=None)
 
-            def progress(event: str, info: dict[str, Any]) -> None:
-                if event == "start":
-                    bar.update(task, total=info["chunks"])
-                elif event == "chunk":
-                    bar.update(task, advance=1, description=f"extracting {Path(info['path']).name}")
-                elif event == "document" and not as_json:
-                    if info["status"] == "unchanged":
-                        bar.console.print(f"{info['path']}: unchanged (ingested {info['previously']})",
-                                          markup=False, highlight=False)
-                    else:
-                        res = ", ".join(f"{k} {v}" for k, v in sorted(info["resolution"].items()))
-                        bar.console.print(f"{info['path']} [{info['mode']}]: {info['chunks']} chunk(s), "
-                                          f"{info['units_extracted']} units extracted, {info['units_added']} added, "
-                                          f"{info['nodes_added']} nodes added" + (f" (labels: {res})" if res else ""),
-                                          markup=False, highlight=False)
+        def progress(event: str, info: dict[str, Any]) -> None:
+            if event == "start":
+                bar.update(task, total=info["chunks"])
+            elif event == "chunk":
+                bar.update(task, advance=1, description=f"extracting {Path(info['path']).name}")
+            elif event == "document" and not as_json:
+                if info["status"] == "unchanged":
+                    bar.console.print(f"{info['path']}: unchanged (ingested {info['previously']})",
+                                      markup=False, highlight=False)
+                else:
+                    res = ", ".join(f"{k} {v}" for k, v in sorted(info["resolution"].items()))
+                    bar.console.print(f"{info['path']} [{info['mode']}]: {info['chunks']} chunk(s), "
+                                      f"{info['units_extracted']} units extracted, {info['units_added']} added, "
+                                      f"{info['nodes_added']} nodes added" + (f" (labels: {res})" if res else ""),
+                                      markup=False, highlight=False)
 
-            report = kb.ingest_text(paths, mode, progress=progress, embed=not no_embed, force=force)
-        data = report.to_dict()
-        if as_json:
-            print_json(data)
-            return
-        _say(f"{data['files']} file(s): {data['ingested']} ingested, {data['unchanged_documents']} unchanged; "
-             f"{data['units_added']} units added, {data['units_unchanged']} already stored, "
-             f"{data['nodes_added']} nodes added · {_usage_line(data['llm'])}")
+        report = kb.ingest_text(paths, mode, progress=progress, embed=embed, force=force)
+    data = report.to_dict()
+    if as_json:
+        print_json(data)
+        return
+    _say(f"{data['files']} file(s): {data['ingested']} ingested, {data['unchanged_documents']} unchanged; "
+         f"{data['units_added']} units added, {data['units_unchanged']} already stored, "
+         f"{data['nodes_added']} nodes added · {_usage_line(data['llm'])}")
 
 
 def register(app: typer.Typer) -> None:

@@ -22,11 +22,17 @@ out = Console()
 T = TypeVar("T")
 
 # exit codes (kgservice.errors): BAD_INPUT = 2, the input was wrong (fix it and retry); FAILED = 1, the service failed
-__all__ = ["BAD_INPUT", "FAILED", "err", "out", "errors_reported", "knowledge_base", "print_json", "settings_of"]
+__all__ = ["BAD_INPUT", "FAILED", "err", "out", "errors_reported", "knowledge_base", "print_json", "settings_of", "with_llm"]
 
 
 def settings_of(ctx: typer.Context) -> Settings:
     return ctx.obj["settings"]
+
+
+def with_llm(ctx: typer.Context, llm: str | None) -> None:
+    """``--llm MODEL``: this run's knowledge base uses that model instead of the configured one."""
+    if llm:
+        ctx.obj["settings"] = ctx.obj["settings"].with_overrides(llm_model=llm)
 
 
 @contextmanager
