@@ -51,12 +51,11 @@ def expand_directed(store: GraphStore, seeds: Sequence[str]) -> DirectedResult:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
+    >>> import pathlib, tempfile
+    >>> from kgservice.stores.embedded import EmbeddedStore
+    >>> store = EmbeddedStore(pathlib.Path(tempfile.mkdtemp()) / "graph")
     >>> from kgservice.families import Lexicon
     >>> from kgservice.notation import parse_units
-    >>> from kgservice.stores.embedded import EmbeddedStore
-    >>> store = EmbeddedStore(Path(tempfile.mkdtemp()) / "graph")
     >>> units = "#u1 {cat} [is a] {mammal}\\n#u2 {mammal} [has] {fur}\\n#u3 {dog} [is a] {mammal}"
     >>> _ = store.ingest(parse_units(units, Lexicon.load()))
     >>> res = expand_directed(store, ["cat"])

@@ -77,12 +77,11 @@ def spread_activation(
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> from kgservice.families import Lexicon
-    >>> from kgservice.notation import parse_units
-    >>> from kgservice.stores.embedded import EmbeddedStore
-    >>> store = EmbeddedStore(Path(tempfile.mkdtemp()) / "graph")
-    >>> units = "#u1 {cat} [is a] {mammal}\\n#u2 {mammal} [has] {fur}\\n#u3 {dog} [is a] {mammal}"
-    >>> _ = store.ingest(parse_units(units, Lexicon.load()))
+    >>> from kgservice.config import Settings
+    >>> from kgservice.service import KnowledgeBase
+    >>> kb = KnowledgeBase(Settings(data_dir=Path(tempfile.mkdtemp())))
+    >>> _ = kb.ingest_notation("{cat} [is a] {mammal}\\n{mammal} [has] {fur}\\n{dog} [is a] {mammal}", embed=False)
+    >>> store = kb.store
 
     τ(belongs_to) = 0.7 and τ(of) = 0.5, both spread both ways. Hop 1: mammal 0.7.
     Hop 2 from mammal: cat +0.49, dog 0.49, fur 0.35. Hop 3 back into mammal:
@@ -97,7 +96,7 @@ def spread_activation(
     >>> res = spread_activation(store, ["cat"], SpreadParams(epsilon=0.5))
     >>> res.hops, [(n, round(e, 4)) for n, e in res.ranked(2)]
     (2, [('cat', 1.49), ('mammal', 0.7)])
-    >>> store.close()
+    >>> kb.close()
     """
     weights = dict(seeds) if isinstance(seeds, Mapping) else {s: 1.0 for s in seeds}
     energy: dict[str, float] = {s: params.e0 * w for s, w in weights.items()}
