@@ -97,12 +97,44 @@ def test_ingest_invalidates_exactly_the_entries_that_depend_on_the_node(corpus_k
     assert py.cited == ["p1"]
 
 
-def test_direct_store_write_is_detected(corpus_kb):
+def test_direct_store_write_is_replayed_node_by_node(corpus_kb, boundary):
+    """A write that bypasses KnowledgeBase.ingest_units (another process, a crash before the
+    invalidation) reaches the caches through the store's change log: only the entries that
+    depend on the nodes it touched go, an unrelated question still answers from cache."""
     from kgservice.pipeline import ask
 
     kb = corpus_kb
     ask(kb, "Who created Python?", params=ask_params())
-    kb.store.ingest(parse_units("{cat} [has] {whiskers}", kb.lexicon))  # bypasses KnowledgeBase.ingest_units
+    ask(kb, "What does smoking cause?", params=ask_params())
+    kb.store.ingest(parse_units("{cat} [has] {whiskers}", kb.lexicon))  # touches cat, whiskers only
+    n = boundary.count
     res = ask(kb, "Who created Python?", params=ask_params())
-    assert res.notes and "caches cleared" in res.notes[0]
-    assert res.llm["calls"] == 3
+    assert boundary.count == n and res.llm["calls"] == 0 and res.notes == []
+    assert res.caches["key_nodes"] == {"hits": 1, "misses": 0} and res.caches["decision"] == {"hits": 2, "misses": 0}
+    # 'whiskers' is a new node with no vector here (the direct write did not embed it), so
+    # the replay cannot run the top-k bar check and drops the topk entries: a vector search
+    assert res.caches["topk"] == {"hits": 0, "misses": 1}
+    # that ask replayed one change and dropped exactly the two topk entries (python, smoking)
+    assert (kb.caches.last_sync["replayed"], kb.caches.last_sync["invalidated"]) == (1, 2)
+    kb.store.ingest(parse_units("{Python} [has] {fancy feature}", kb.lexicon))  # touches python
+    again = ask(kb, "Who created Python?", params=ask_params())
+    assert again.llm["by_purpose"].keys() == {"key_nodes", "drilldown", "answer"}  # recomputed
+    smoking = ask(kb, "What does smoking cause?", params=ask_params())
+    assert smoking.llm["calls"] == 0
+
+
+def test_change_log_records_each_ingest_with_its_touched_nodes(kb):
+    """Version +1 per ingest that stores a unit, none for a no-op re-ingest; touched = every
+    node the batch mentions (worked out by hand from the notation)."""
+    from kgservice.caches.changelog import attributed, change_feed
+
+    feed = change_feed(kb.store)
+    v0 = feed.version()
+    with attributed("alice"):
+        kb.ingest_units(parse_units("#a1 {cat} [has] {whiskers}\n    ()[colour] (grey)", kb.lexicon))
+    kb.ingest_units(parse_units("#a1 {cat} [has] {whiskers}\n    ()[colour] (grey)", kb.lexicon))  # unchanged
+    kb.ingest_units(parse_units("#a2 {dog} [is a] {mammal}", kb.lexicon))
+    assert feed.version() == v0 + 2
+    first, second = feed.since(v0, v0 + 2)
+    assert (first.seq, first.by, sorted(first.touched)) == (v0 + 1, "alice", ["cat", "lit:grey", "whiskers"])
+    assert (second.seq, second.by, sorted(second.touched)) == (v0 + 2, None, ["dog", "mammal"])
