@@ -61,6 +61,13 @@ class KnowledgeBase:
 
         return open_caches(self)
 
+    @cached_property
+    def jobs(self):
+        """The durable ingest-job queue (kgservice/jobs): Neo4j (:KgJob) nodes or <data_dir>/jobs.sqlite3."""
+        from kgservice.jobs import open_jobs
+
+        return open_jobs(self)
+
     def spread_params(self, **over: float | int) -> SpreadParams:
         tau = {k: self.lexicon.tau_of(k) for k in SPREAD_KINDS}  # the lexicon (+ user overrides) is the one source
         return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
@@ -103,6 +110,8 @@ class KnowledgeBase:
         return [EntryHit(nid, nodes[nid].label, score) for nid, score in hits if nid in nodes]
 
     def close(self) -> None:
+        if "jobs" in self.__dict__:
+            self.jobs.close()
         if "caches" in self.__dict__:
             self.caches.close()
         if "vectors" in self.__dict__:
