@@ -4,15 +4,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from kgservice.service import KnowledgeBase
-from tests.pipeline.conftest import make_settings
+from tests.pipeline.conftest import boundary, litellm_module, make_settings, script  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,11 +42,6 @@ def kg_env(data_dir: Path, backend: str) -> dict[str, str]:
     if backend == "neo4j":
         env.update(KG_NEO4J_URI=os.environ["KG_TEST_NEO4J_URI"], KG_BACKEND="neo4j")
     return env
-
-
-def python(code: str, env: dict[str, str], **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code], env=env, cwd=str(ROOT), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
 
 
 def wait_for(predicate, timeout: float, what: str, step: float = 0.1):
