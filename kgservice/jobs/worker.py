@@ -31,13 +31,13 @@ def default_worker_id() -> str:
 
 class Worker:
     def __init__(self, kb: Any, queue: JobQueue | None = None, *, worker_id: str | None = None,
-                 lease_s: float = DEFAULT_LEASE_S, run: Callable[[Any, Job], dict[str, Any]] = run_job,
+                 lease_s: float = DEFAULT_LEASE_S, work: Callable[[Any, Job], dict[str, Any]] = run_job,
                  log: Callable[[str], None] | None = None):
         self.kb = kb
         self.queue = queue if queue is not None else kb.jobs
         self.worker_id = worker_id or default_worker_id()
         self.lease_s = float(lease_s)
-        self.run = run
+        self.work = work
         self.log = log or (lambda msg: None)
         self.stop = threading.Event()
 
@@ -62,7 +62,7 @@ class Worker:
         beater = threading.Thread(target=beat, name=f"kg-lease-{job.id[:8]}", daemon=True)
         beater.start()
         try:
-            result = self.run(self.kb, job)
+            result = self.work(self.kb, job)
         except Exception as exc:
             done.set()
             error = f"{type(exc).__name__}: {exc}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -138,3 +140,75 @@ def test_change_log_records_each_ingest_with_its_touched_nodes(kb):
     first, second = feed.since(v0, v0 + 2)
     assert (first.seq, first.by, sorted(first.touched)) == (v0 + 1, "alice", ["cat", "lit:grey", "whiskers"])
     assert (second.seq, second.by, sorted(second.touched)) == (v0 + 2, None, ["dog", "mammal"])
+
+
+class _Feed:
+    """A change log by hand: version and changes are whatever the test says."""
+
+    def __init__(self):
+        from kgservice.caches.changelog import Change
+
+        self.Change = Change
+        self.changes: list = []
+        self.v = 0
+
+    def add(self, *touched: str, everything: bool = False):
+        self.v += 1
+        self.changes.append(self.Change(seq=self.v, touched=list(touched), everything=everything))
+
+    def version(self):
+        return self.v
+
+    def since(self, after, upto):
+        return [c for c in self.changes if after < c.seq <= upto]
+
+
+def _filled(tmp_path):
+    feed = _Feed()
+    c = Caches(tmp_path / "c.sqlite3", changes=feed)
+    assert c.sync_store() is False  # first sight: records version 0
+    c.put("key_nodes", "q1", 1, ["smoking"])
+    c.put("decision", "d1", 2, ["python"])
+    c.put("decision", "d2", 3, [ANY_INGEST])
+    return feed, c
+
+
+def test_replay_drops_exactly_the_dependants_of_other_processes_changes(tmp_path):
+    feed, c = _filled(tmp_path)
+    assert c.sync_store() is False and c.last_sync["replayed"] == 0  # version unchanged: no replay
+    feed.add("python", "guido")
+    feed.add("cat")
+    assert c.sync_store() is False
+    assert (c.last_sync["replayed"], c.last_sync["invalidated"]) == (2, 2)  # d1 (python) and d2 (any ingest)
+    assert c.keys() == [("key_nodes", "q1")]
+    c.put("decision", "d3", 4, ["cat"])
+    assert c.sync_store() is False and c.keys() == [("decision", "d3"), ("key_nodes", "q1")]  # cat replayed once only
+    c.close()
+    again = Caches(tmp_path / "c.sqlite3", changes=feed)  # the seen version is stored with the entries
+    assert again.sync_store() is False and again.last_sync["replayed"] == 0
+
+
+@pytest.mark.parametrize("how", ["pruned", "everything", "reset"])
+def test_replay_clears_everything_when_the_log_cannot_say(tmp_path, how):
+    feed, c = _filled(tmp_path)
+    feed.add("python")
+    feed.add("cat", everything=(how == "everything"))
+    if how == "pruned":
+        feed.changes = feed.changes[1:]  # change 1 is gone: what it touched is unknown
+    if how == "reset":
+        c.sync_store()
+        c.put("decision", "d9", 9, ["dog"])
+        feed.v, feed.changes = 0, []  # the store was wiped: version back to 0
+    assert c.sync_store() is True and c.keys() == []
+
+
+def test_an_entry_computed_across_a_change_it_depends_on_is_not_stored(tmp_path):
+    feed, c = _filled(tmp_path)
+    assert c.sync_store() is False  # this request observed version 0
+    feed.add("python")
+    other = threading.Thread(target=c.sync_store)  # another request replays the change meanwhile
+    other.start()
+    other.join()
+    c.put("decision", "late-python", 5, ["python"])  # read python before the change: stale
+    c.put("decision", "late-cat", 6, ["cat"])  # unaffected by the change
+    assert ("decision", "late-python") not in c.keys() and ("decision", "late-cat") in c.keys()
