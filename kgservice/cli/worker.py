@@ -38,6 +38,10 @@ def worker(
         signal.signal(signal.SIGINT, stop)
         err.print(f"kg worker {w.worker_id} on {kb.store.backend} ({kb.jobs.backend} queue)", highlight=False,
                   markup=False)
+        if kb.store.backend == "embedded":
+            err.print("note: on the embedded backend the local vector store admits one process at a time and "
+                      "other processes' stores do not see this worker's ingests until they reopen; for a server, "
+                      "run the worker inside it", highlight=False, markup=False)
         n = w.run_forever(poll, drain=drain or once, max_jobs=1 if once else None)
         out.print(f"{n} job(s) handled", highlight=False)
 

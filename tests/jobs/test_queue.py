@@ -37,6 +37,7 @@ def test_eight_threads_claim_200_jobs_each_exactly_once(jkb):
                     return
                 with lock:
                     claims.append((job.id, me))
+                time.sleep(0.01)  # the work: other workers claim meanwhile (else one thread may win every race)
                 assert q.complete(job.id, me, {"by": me})
         except BaseException as exc:  # surfaced below: a thread's failure must fail the test
             errors.append(exc)
