@@ -147,6 +147,13 @@ class KnowledgeBase:
         self.__dict__["vectors"] = vs = self._open_vectors(recreate=recreate)
         return vs
 
+    @cached_property
+    def jobs(self):
+        """The durable ingest-job queue (kgservice/jobs): Neo4j (:KgJob) nodes or <data_dir>/jobs.sqlite3."""
+        from kgservice.jobs import open_jobs
+
+        return open_jobs(self)
+
     def spread_params(self, **over: float | int) -> SpreadParams:
         """Spreading parameters: τ from the lexicon, the rest from settings; a falsy override keeps the setting."""
         tau = {k: self.lexicon.tau_of(k) for k in SPREAD_KINDS}  # the lexicon (+ user overrides) is the one source
@@ -312,6 +319,8 @@ class KnowledgeBase:
         return len(nodes)
 
     def close(self) -> None:
+        if "jobs" in self.__dict__:
+            self.jobs.close()
         if "caches" in self.__dict__:
             self.caches.close()
         if "vectors" in self.__dict__:

@@ -26,13 +26,19 @@ def cache_key(*parts: Any) -> str:
 def open_caches(kb: KnowledgeBase) -> Caches:
     """The caches of a knowledge base, persisted next to its store (``<data_dir>/caches.sqlite3``).
 
-    The unit count is the store fingerprint (units are never deleted, so it changes exactly
-    when units are added); the top-k bar check uses the vector store only if this process
-    already opened it (it has, whenever an ingest just embedded new nodes)."""
+    Kept coherent with the store through its change log (:mod:`kgservice.caches.changelog`);
+    a store without one falls back to the unit count as the fingerprint (units are never
+    deleted, so it changes exactly when units are added). The top-k bar check uses the
+    vector store only if this process already opened it (it has, whenever an ingest just
+    embedded new nodes)."""
+    from kgservice.caches.changelog import change_feed
+
+    feed = change_feed(kb.store)
     return Caches(
         kb.settings.data_dir / CACHE_FILE,
-        store_state=lambda: int(kb.store.counts().get("units", 0)),
+        store_state=None if feed is not None else (lambda: int(kb.store.counts().get("units", 0))),
         vectors=kb.vectors_if_open,
+        changes=feed,
     )
 
 

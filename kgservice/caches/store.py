@@ -13,9 +13,12 @@ query vector and its *bar* (the lowest cosine that would have been admitted: the
 threshold, or the k-th score when the list was full); an ingest whose touched nodes have a
 stored vector at or above the bar invalidates it.
 
-If the store changes behind the caches' back (another process on a shared Neo4j, a crash
-between the graph write and the invalidation), the unit count no longer matches the one
-recorded at the last invalidation and :meth:`sync_store` clears everything.
+Other processes' writes (another server or worker on a shared Neo4j, a crash between the
+graph write and the invalidation) are caught by :meth:`sync_store`, called before a query
+serves from the caches: with a change log (:mod:`kgservice.caches.changelog`) it replays the
+changes since the version this cache file last saw and invalidates exactly their touched
+nodes, and clears everything only when the log cannot say (pruned, store wiped, a batch too
+large to list). Without one it falls back to the unit count, which clears everything.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from kgservice.caches.changelog import Change, ChangeFeed
 
 CACHES: dict[str, str] = {
     "key_nodes": "question -> key nodes + key predicates (4.1); deps: the key node ids and their ≡ classes",
@@ -59,10 +64,12 @@ class Caches:
         *,
         store_state: Callable[[], int] | None = None,
         vectors: Callable[[], Any] | None = None,
+        changes: ChangeFeed | None = None,
     ):
-        """``path`` None keeps the caches in memory. ``store_state`` returns the store's unit
-        count; ``vectors`` returns an *already open* vector store or None (the top-k bar check
-        never opens one just to invalidate)."""
+        """``path`` None keeps the caches in memory. ``changes`` is the store's change log
+        (preferred); ``store_state`` returns the store's unit count (the fallback without
+        one); ``vectors`` returns an *already open* vector store or None (the top-k bar
+        check never opens one just to invalidate)."""
         self.path = Path(path) if path is not None else None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,6 +79,10 @@ class Caches:
         self._lock = threading.RLock()
         self.store_state = store_state
         self.vectors = vectors
+        self.changes = changes
+        self._seen: int | None = None  # the change-log version this file reflects, as last read here
+        self._request = threading.local()  # per request thread: the version it observed at sync
+        self.last_sync: dict[str, Any] = {}
         self.session: dict[str, dict[str, int]] = {c: {"hits": 0, "misses": 0} for c in CACHES}
 
     # -- entries ---------------------------------------------------------------------------
@@ -109,6 +120,8 @@ class Caches:
             raise ValueError("topk entries need the query vector and the admission bar")
         blob = None if qvec is None else np.asarray(qvec, dtype=np.float32).tobytes()
         with self._lock:
+            if self._stale_since_observed(cache, set(dep_set)):
+                return  # computed from data another process has changed since: not cached
             self._db.execute("DELETE FROM deps WHERE cache = ? AND key = ?", (cache, key))
             self._db.execute("INSERT OR REPLACE INTO entries(cache, key, value, created, hits, qvec, bar) "
                              "VALUES (?, ?, ?, ?, 0, ?, ?)",
@@ -159,12 +172,21 @@ class Caches:
             self._db.commit()
         return n
 
-    def _topk_entered(self, ids: set[str]) -> set[tuple[str, str]]:
+    def _topk_entered(self, ids: set[str], unseen: bool = False) -> set[tuple[str, str]]:
+        """``topk`` entries a touched node may now enter. ``unseen``: the nodes were written
+        by another process, whose new nodes may not have vectors here yet (not embedded yet,
+        or no vector store open in this process); then every topk entry counts as entered —
+        they are a vector search away from being recomputed."""
         rows = self._db.execute("SELECT key, qvec, bar FROM entries WHERE cache = 'topk' AND qvec IS NOT NULL").fetchall()
-        store = self.vectors() if (rows and self.vectors is not None) else None
-        if store is None:
+        if not rows:
             return set()
-        vecs = store.get_vectors(sorted(i for i in ids if not i.startswith("lit:")))
+        store = self.vectors() if self.vectors is not None else None
+        wanted = sorted(i for i in ids if not i.startswith("lit:"))
+        if store is None:
+            return {("topk", key) for key, _, _ in rows} if unseen and wanted else set()
+        vecs = store.get_vectors(wanted)
+        if unseen and len(vecs) < len(wanted):
+            return {("topk", key) for key, _, _ in rows}
         if not vecs:
             return set()
         m = np.stack(list(vecs.values()))
@@ -181,7 +203,10 @@ class Caches:
             self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('store_units', ?)", (str(self.store_state()),))
 
     def sync_store(self) -> bool:
-        """Clear everything if the store changed without an invalidation; True if it did."""
+        """Bring the caches up to date with the store before serving from them; True if that
+        had to clear everything (details in :attr:`last_sync`)."""
+        if self.changes is not None:
+            return self._replay_changes()
         if self.store_state is None:
             return False
         with self._lock:
@@ -195,6 +220,66 @@ class Caches:
             self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('store_units', ?)", (now,))
             self._db.commit()
             return bool(had)
+
+    # -- the change log (other processes' ingests) ---------------------------------------------
+    def _stored_seen(self) -> int | None:
+        row = self._db.execute("SELECT v FROM meta WHERE k = 'seen_version'").fetchone()
+        return None if row is None else int(row[0])
+
+    def _replay_changes(self) -> bool:
+        """One version read per call; the replay itself only when the version moved."""
+        t0 = time.perf_counter()
+        version = self.changes.version()
+        self._request.observed = version
+        if version == self._seen:
+            self.last_sync = {"version": version, "replayed": 0, "invalidated": 0, "cleared": False,
+                              "seconds": time.perf_counter() - t0}
+            return False
+        with self._lock:  # single flight: one thread replays, the others find it done
+            seen = self._stored_seen()
+            replayed, dropped, cleared, why = 0, 0, False, ""
+            if seen is None or version < seen:
+                why = "no version recorded for these caches" if seen is None else "the store was reset"
+            elif version > seen:
+                changes = self.changes.since(seen, version)
+                replayed = len(changes)
+                if [c.seq for c in changes] != list(range(seen + 1, version + 1)):
+                    why = "the change log was pruned past this cache's version"
+                elif any(c.everything for c in changes):
+                    why = "a change too large to list"
+                else:
+                    touched = {n for c in changes for n in c.touched}
+                    if touched:
+                        dropped = self._delete(self.entries_depending_on(touched | {ANY_INGEST}))
+                        dropped += self._delete(self._topk_entered(touched, unseen=True))
+            if why:
+                had = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+                dropped, cleared = self._clear_entries(), bool(had)
+            self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('seen_version', ?)", (str(version),))
+            self._db.commit()
+            self._seen = version
+        self.last_sync = {"version": version, "replayed": replayed, "invalidated": dropped, "cleared": cleared,
+                          "reason": why, "seconds": time.perf_counter() - t0}
+        return cleared
+
+    def _stale_since_observed(self, cache: str, deps: set[str]) -> bool:
+        """True when the change log moved while this request computed its entry and a change
+        since may affect it (the entry would miss that replay). Rare: costs a log read only then."""
+        observed = getattr(self._request, "observed", None)
+        if self.changes is None or observed is None:
+            return False
+        now = self._stored_seen()
+        if now is None or now == observed:
+            return False
+        if now < observed:
+            return True
+        try:
+            changes: list[Change] = self.changes.since(observed, now)
+        except Exception:  # cannot tell: do not cache
+            return True
+        if cache == "topk" or len(changes) != now - observed or any(c.everything for c in changes):
+            return True
+        return any(not deps.isdisjoint(c.touched) or ANY_INGEST in deps for c in changes)
 
     def _clear_entries(self) -> int:
         n = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
@@ -228,3 +313,6 @@ class Caches:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            closer = getattr(self.changes, "close", None)
+            if closer is not None:
+                closer()

@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kgservice.caches.changelog import record_embedded_change
 from kgservice.families import RELATION_KINDS
 from kgservice.ids import is_literal_id
 from kgservice.model import IngestReport, Mod, Node, NodeKind, Unit, Value
@@ -483,6 +484,8 @@ class EmbeddedStore(GraphStore):
                 return report
             strs = _Interner(s.labels)
             records = [_compact(u, unit_facts(u), strs) for u in new]
+            # cache coherence (issue 15): log the touched nodes before the batch is durable (see caches/changelog.py)
+            record_embedded_change(self.dir, {nid for _, facts in records for nid, _, _ in facts[1]})
             self._append(records)  # durable first; memory only changes once the batch is on disk
             touched: set[str] = set()
             try:

@@ -31,6 +31,7 @@ from tenacity import (
     wait_exponential,
 )
 
+from kgservice.caches.changelog import record_neo4j_change
 from kgservice.model import IngestReport, Node, NodeKind, Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
@@ -259,6 +260,7 @@ class Neo4jStore(GraphStore):
             for i in range(0, len(pairs), BATCH_ROWS):
                 tx.run(cypher.load("ingest_supersessions"), pairs=pairs[i:i + BATCH_ROWS]).consume()
             fresh = [r["id"] for r in node_rows if r["id"] not in present and r["kind"] != NodeKind.LITERAL.value]
+            record_neo4j_change(tx, touched)  # cache coherence (issue 15): version + change log, same transaction
             return created, fresh
 
         with self._session(write=True) as session:

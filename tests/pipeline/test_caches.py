@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -97,12 +99,116 @@ def test_ingest_invalidates_exactly_the_entries_that_depend_on_the_node(corpus_k
     assert py.cited == ["p1"]
 
 
-def test_direct_store_write_is_detected(corpus_kb):
+def test_direct_store_write_is_replayed_node_by_node(corpus_kb, boundary):
+    """A write that bypasses KnowledgeBase.ingest_units (another process, a crash before the
+    invalidation) reaches the caches through the store's change log: only the entries that
+    depend on the nodes it touched go, an unrelated question still answers from cache."""
     from kgservice.pipeline import ask
 
     kb = corpus_kb
     ask(kb, "Who created Python?", params=ask_params())
-    kb.store.ingest(parse_units("{cat} [has] {whiskers}", kb.lexicon))  # bypasses KnowledgeBase.ingest_units
+    ask(kb, "What does smoking cause?", params=ask_params())
+    kb.store.ingest(parse_units("{cat} [has] {whiskers}", kb.lexicon))  # touches cat, whiskers only
+    n = boundary.count
     res = ask(kb, "Who created Python?", params=ask_params())
-    assert res.notes and "caches cleared" in res.notes[0]
-    assert res.llm["calls"] == 3
+    assert boundary.count == n and res.llm["calls"] == 0 and res.notes == []
+    assert res.caches["key_nodes"] == {"hits": 1, "misses": 0} and res.caches["decision"] == {"hits": 2, "misses": 0}
+    # 'whiskers' is a new node with no vector here (the direct write did not embed it), so
+    # the replay cannot run the top-k bar check and drops the topk entries: a vector search
+    assert res.caches["topk"] == {"hits": 0, "misses": 1}
+    # that ask replayed one change and dropped exactly the two topk entries (python, smoking)
+    assert (kb.caches.last_sync["replayed"], kb.caches.last_sync["invalidated"]) == (1, 2)
+    kb.store.ingest(parse_units("{Python} [has] {fancy feature}", kb.lexicon))  # touches python
+    again = ask(kb, "Who created Python?", params=ask_params())
+    assert again.llm["by_purpose"].keys() == {"key_nodes", "drilldown", "answer"}  # recomputed
+    smoking = ask(kb, "What does smoking cause?", params=ask_params())
+    assert smoking.llm["calls"] == 0
+
+
+def test_change_log_records_each_ingest_with_its_touched_nodes(kb):
+    """Version +1 per ingest that stores a unit, none for a no-op re-ingest; touched = every
+    node the batch mentions (worked out by hand from the notation)."""
+    from kgservice.caches.changelog import attributed, change_feed
+
+    feed = change_feed(kb.store)
+    v0 = feed.version()
+    with attributed("alice"):
+        kb.ingest_units(parse_units("#a1 {cat} [has] {whiskers}\n    ()[colour] (grey)", kb.lexicon))
+    kb.ingest_units(parse_units("#a1 {cat} [has] {whiskers}\n    ()[colour] (grey)", kb.lexicon))  # unchanged
+    kb.ingest_units(parse_units("#a2 {dog} [is a] {mammal}", kb.lexicon))
+    assert feed.version() == v0 + 2
+    first, second = feed.since(v0, v0 + 2)
+    assert (first.seq, first.by, sorted(first.touched)) == (v0 + 1, "alice", ["cat", "lit:grey", "whiskers"])
+    assert (second.seq, second.by, sorted(second.touched)) == (v0 + 2, None, ["dog", "mammal"])
+
+
+class _Feed:
+    """A change log by hand: version and changes are whatever the test says."""
+
+    def __init__(self):
+        from kgservice.caches.changelog import Change
+
+        self.Change = Change
+        self.changes: list = []
+        self.v = 0
+
+    def add(self, *touched: str, everything: bool = False):
+        self.v += 1
+        self.changes.append(self.Change(seq=self.v, touched=list(touched), everything=everything))
+
+    def version(self):
+        return self.v
+
+    def since(self, after, upto):
+        return [c for c in self.changes if after < c.seq <= upto]
+
+
+def _filled(tmp_path):
+    feed = _Feed()
+    c = Caches(tmp_path / "c.sqlite3", changes=feed)
+    assert c.sync_store() is False  # first sight: records version 0
+    c.put("key_nodes", "q1", 1, ["smoking"])
+    c.put("decision", "d1", 2, ["python"])
+    c.put("decision", "d2", 3, [ANY_INGEST])
+    return feed, c
+
+
+def test_replay_drops_exactly_the_dependants_of_other_processes_changes(tmp_path):
+    feed, c = _filled(tmp_path)
+    assert c.sync_store() is False and c.last_sync["replayed"] == 0  # version unchanged: no replay
+    feed.add("python", "guido")
+    feed.add("cat")
+    assert c.sync_store() is False
+    assert (c.last_sync["replayed"], c.last_sync["invalidated"]) == (2, 2)  # d1 (python) and d2 (any ingest)
+    assert c.keys() == [("key_nodes", "q1")]
+    c.put("decision", "d3", 4, ["cat"])
+    assert c.sync_store() is False and c.keys() == [("decision", "d3"), ("key_nodes", "q1")]  # cat replayed once only
+    c.close()
+    again = Caches(tmp_path / "c.sqlite3", changes=feed)  # the seen version is stored with the entries
+    assert again.sync_store() is False and again.last_sync["replayed"] == 0
+
+
+@pytest.mark.parametrize("how", ["pruned", "everything", "reset"])
+def test_replay_clears_everything_when_the_log_cannot_say(tmp_path, how):
+    feed, c = _filled(tmp_path)
+    feed.add("python")
+    feed.add("cat", everything=(how == "everything"))
+    if how == "pruned":
+        feed.changes = feed.changes[1:]  # change 1 is gone: what it touched is unknown
+    if how == "reset":
+        c.sync_store()
+        c.put("decision", "d9", 9, ["dog"])
+        feed.v, feed.changes = 0, []  # the store was wiped: version back to 0
+    assert c.sync_store() is True and c.keys() == []
+
+
+def test_an_entry_computed_across_a_change_it_depends_on_is_not_stored(tmp_path):
+    feed, c = _filled(tmp_path)
+    assert c.sync_store() is False  # this request observed version 0
+    feed.add("python")
+    other = threading.Thread(target=c.sync_store)  # another request replays the change meanwhile
+    other.start()
+    other.join()
+    c.put("decision", "late-python", 5, ["python"])  # read python before the change: stale
+    c.put("decision", "late-cat", 6, ["cat"])  # unaffected by the change
+    assert ("decision", "late-python") not in c.keys() and ("decision", "late-cat") in c.keys()

@@ -7,3 +7,9 @@ CREATE INDEX node_kind IF NOT EXISTS FOR (n:Node) ON (n.kind);
 CREATE INDEX node_label IF NOT EXISTS FOR (n:Node) ON (n.label);
 CREATE INDEX unit_doc IF NOT EXISTS FOR (u:Unit) ON (u.doc);
 CREATE INDEX unit_family IF NOT EXISTS FOR (u:Unit) ON (u.family);
+// cache coherence (kgservice/caches/changelog.py) and durable jobs (kgservice/jobs/)
+CREATE CONSTRAINT kgmeta_id IF NOT EXISTS FOR (m:KgMeta) REQUIRE m.id IS UNIQUE;
+CREATE CONSTRAINT kgchange_seq IF NOT EXISTS FOR (c:KgChange) REQUIRE c.seq IS UNIQUE;
+CREATE CONSTRAINT kgjob_id IF NOT EXISTS FOR (j:KgJob) REQUIRE j.id IS UNIQUE;
+CREATE CONSTRAINT kgjob_idem IF NOT EXISTS FOR (j:KgJob) REQUIRE j.idem IS UNIQUE;
+CREATE INDEX kgjob_status IF NOT EXISTS FOR (j:KgJob) ON (j.status);

@@ -1,0 +1,199 @@
+"""The change log that keeps every process's caches coherent with a shared store (SERVICE.md §5.6).
+
+Every ingest that stores a unit records, *in the same write* as the units, a new version
+number and the node ids it touched. A process serving from its caches first compares the
+store's version with the last one it replayed and, if it moved, invalidates exactly the
+entries that depend on the touched nodes (:meth:`Caches.invalidate`, the same node-level
+rule an in-process ingest uses). So one teammate's ingest no longer empties everyone's
+caches; an unrelated question stays a hit.
+
+* Neo4j: ``cypher/changes_record.cypher`` runs inside the ingest transaction (a
+  ``(:KgMeta {id:'state'}).version`` counter and one ``(:KgChange {seq, touched})`` node);
+  readers run ``changes_version`` (one small read per request) and ``changes_since``.
+* Embedded store: a sidecar SQLite file (``changes.sqlite3`` beside the graph files),
+  written under the store's write lock *before* the batch is appended to the journal. A
+  crash between the two leaves a change whose batch never landed: a spurious invalidation,
+  which is harmless; the opposite order could lose an invalidation, which is not.
+
+A batch touching more than :data:`MAX_TOUCHED` nodes is logged as "everything" (readers
+clear, as before); a reader that finds the log pruned past its version, or the version
+lower than its own (the store was wiped), clears too. Clearing is always correct.
+
+Who wrote a change comes from :func:`attributed` (the job worker and the server set it
+around an ingest): a context variable, so concurrent requests in threads or tasks never
+see each other's user.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from kgservice.stores import cypher
+
+MAX_TOUCHED = 20_000  # node ids listed per change; beyond that the change says "everything"
+CHANGES_FILE = "changes.sqlite3"
+
+_user: ContextVar[str | None] = ContextVar("kg_ingest_user", default=None)
+
+
+class Change(BaseModel):
+    """One logged ingest: ``touched`` node ids, or ``everything`` when too many to list."""
+
+    seq: int
+    touched: list[str] = []
+    everything: bool = False
+    by: str | None = None
+
+
+@contextmanager
+def attributed(user: str | None) -> Iterator[None]:
+    """Ingests inside this block are logged as written by ``user``."""
+    token = _user.set(user)
+    try:
+        yield
+    finally:
+        _user.reset(token)
+
+
+def current_user() -> str | None:
+    return _user.get()
+
+
+def _listing(touched: Iterable[str]) -> tuple[list[str], bool]:
+    ids = sorted(set(touched))
+    return ([], True) if len(ids) > MAX_TOUCHED else (ids, False)
+
+
+class ChangeFeed(Protocol):
+    """What the caches need from a store: its version, and the changes after a version."""
+
+    def version(self) -> int: ...
+
+    def since(self, after: int, upto: int) -> list[Change]: ...
+
+
+# -- Neo4j ----------------------------------------------------------------------------------
+
+def record_neo4j_change(tx: Any, touched: Iterable[str]) -> int:
+    """Called by the Neo4j store inside its ingest write transaction; returns the new version."""
+    ids, everything = _listing(touched)
+    return int(tx.run(cypher.load("changes_record"), touched=ids, all=everything, by=current_user())
+               .single()["version"])
+
+
+class Neo4jChangeFeed:
+    def __init__(self, store: Any):
+        self.store = store
+
+    def version(self) -> int:
+        return int(self.store._read("changes_version")[0]["version"])
+
+    def since(self, after: int, upto: int) -> list[Change]:
+        return [Change(seq=r["seq"], touched=list(r["touched"] or []), everything=bool(r["all"]), by=r["by"])
+                for r in self.store._read("changes_since", after=after, upto=upto)]
+
+    def prune(self, keep: int = 10_000) -> int:
+        """Drop all but the newest ``keep`` changes (readers further behind clear their caches)."""
+        below = self.version() - max(0, keep)
+        if below <= 0:
+            return 0
+        total = 0
+        with self.store._session(write=True) as s:
+            while True:
+                n = s.execute_write(lambda tx: tx.run(cypher.load("changes_prune"), below=below,
+                                                      limit=10_000).single()["deleted"])
+                total += n
+                if n < 10_000:
+                    return total
+
+
+# -- embedded store ---------------------------------------------------------------------------
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY, touched TEXT NOT NULL, everything INTEGER NOT NULL,
+                                    by TEXT, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
+"""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executescript(_SCHEMA)
+    return db
+
+
+def record_embedded_change(store_dir: Path | str, touched: Iterable[str]) -> int:
+    """Called by the embedded store under its write lock, before the batch is made durable."""
+    ids, everything = _listing(touched)
+    db = _connect(Path(store_dir) / CHANGES_FILE)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        row = db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
+        seq = (row[0] if row else 0) + 1
+        db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('version', ?)", (seq,))
+        db.execute("INSERT INTO changes(seq, touched, everything, by, at) VALUES (?, ?, ?, ?, ?)",
+                   (seq, json.dumps(ids, ensure_ascii=False), int(everything), current_user(), time.time()))
+        db.execute("COMMIT")
+        return seq
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    finally:
+        db.close()
+
+
+class SqliteChangeFeed:
+    def __init__(self, store_dir: Path | str):
+        self.path = Path(store_dir) / CHANGES_FILE
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # one connection, used from any request thread
+
+    def _query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        with self._lock:
+            if self._db is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = _connect(self.path)
+            cur = self._db.execute(sql, params)
+            return cur.fetchall() if cur.description else [(cur.rowcount,)]
+
+    def version(self) -> int:
+        rows = self._query("SELECT v FROM meta WHERE k = 'version'")
+        return int(rows[0][0]) if rows else 0
+
+    def since(self, after: int, upto: int) -> list[Change]:
+        rows = self._query("SELECT seq, touched, everything, by FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq",
+                           (after, upto))
+        return [Change(seq=s, touched=json.loads(t), everything=bool(e), by=b) for s, t, e, b in rows]
+
+    def prune(self, keep: int = 10_000) -> int:
+        below = self.version() - max(0, keep)
+        return int(self._query("DELETE FROM changes WHERE seq <= ?", (below,))[0][0]) if below > 0 else 0
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+
+def change_feed(store: Any) -> ChangeFeed | None:
+    """The change log of a store, or None for a store that keeps none (caches then fall back
+    to comparing the unit count, which clears everything on any change)."""
+    if getattr(store, "backend", None) == "neo4j":
+        return Neo4jChangeFeed(store)
+    store_dir = getattr(store, "dir", None)
+    if getattr(store, "backend", None) == "embedded" and store_dir is not None:
+        return SqliteChangeFeed(store_dir)
+    return None

@@ -1,0 +1,109 @@
+"""Jobs at the boundary: the pydantic models the server returns, and the payload check.
+
+A payload is checked whole *before* it is queued (SERVICE.md §5.10: never a 202 for work
+that cannot run): an unknown kind, a missing field or unit notation that does not parse is
+an :class:`InvalidJob` at submit time, naming the field, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from kgservice.errors import InputError, ServiceError
+
+JobStatus = Literal["queued", "running", "done", "failed"]
+KINDS = ("ingest",)
+MAX_PAYLOAD_BYTES = 16 << 20  # a job's payload is stored inline in the graph store
+MAX_KEY_CHARS = 200
+DOC_NAME = re.compile(r"[^/\\\x00-\x1f]{1,200}\Z")
+
+
+class InvalidJob(InputError, ValueError):
+    """The submitted job cannot run as given (HTTP 422); nothing was queued."""
+
+
+class IdempotencyConflict(InputError, ValueError):
+    """The same user reused an idempotency key for a different payload (HTTP 409)."""
+
+
+class JobQueueError(ServiceError, RuntimeError):
+    """The job store failed (HTTP 503 / exit 1)."""
+
+
+class Job(BaseModel):
+    id: str
+    kind: str
+    status: JobStatus
+    user: str
+    created_at: datetime
+    updated_at: datetime
+    attempts: int = 0
+    error: str | None = None
+    result: dict[str, Any] | None = None
+    # beyond the agreed interface
+    max_attempts: int = 3
+    owner: str | None = None  # the worker holding (or that last held) the lease
+    lease_until: datetime | None = None
+    idempotency_key: str | None = None
+    input_sha256: str = ""
+    payload: dict[str, Any] | None = Field(default=None, exclude=True)  # the worker needs it; responses do not
+
+
+class JobEvent(BaseModel):
+    seq: int
+    job_id: str
+    at: datetime
+    status: JobStatus
+    message: str
+
+
+def payload_sha256(kind: str, payload: dict[str, Any]) -> str:
+    blob = json.dumps([kind, payload], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def check_submission(kind: str, payload: Any, user: Any, idempotency_key: Any) -> dict[str, Any]:
+    """The normalised payload of a valid ingest job, or :class:`InvalidJob` naming the problem."""
+    if kind not in KINDS:
+        raise InvalidJob(f"kind: unknown job kind {kind!r}; known: {', '.join(KINDS)}")
+    if not isinstance(user, str) or not user.strip():
+        raise InvalidJob("user: every job records who submitted it; got none")
+    if idempotency_key is not None and (not isinstance(idempotency_key, str) or not idempotency_key.strip()
+                                        or len(idempotency_key) > MAX_KEY_CHARS):
+        raise InvalidJob(f"idempotency_key: must be a non-empty string of at most {MAX_KEY_CHARS} characters")
+    if not isinstance(payload, dict):
+        raise InvalidJob(f"payload: must be an object, got {type(payload).__name__}")
+    if "units" in payload:
+        extra = set(payload) - {"units", "doc"}
+        if extra:
+            raise InvalidJob(f"payload: unexpected field(s) {sorted(extra)} next to 'units'")
+        if not isinstance(payload["units"], str) or not payload["units"].strip():
+            raise InvalidJob("payload.units: must be non-empty unit notation text")
+        out: dict[str, Any] = {"units": payload["units"]}
+    elif "text" in payload:
+        extra = set(payload) - {"text", "mode", "doc"}
+        if extra:
+            raise InvalidJob(f"payload: unexpected field(s) {sorted(extra)} next to 'text'")
+        if not isinstance(payload["text"], str) or not payload["text"].strip():
+            raise InvalidJob("payload.text: must be non-empty text")
+        mode = payload.get("mode", "summary")
+        if mode not in ("summary", "detail"):
+            raise InvalidJob(f"payload.mode: must be 'summary' or 'detail', got {mode!r}")
+        out = {"text": payload["text"], "mode": mode}
+    else:
+        raise InvalidJob("payload: needs 'text' (with 'mode' and 'doc') or 'units' (unit notation)")
+    doc = payload.get("doc")
+    if doc is not None:
+        if not isinstance(doc, str) or not DOC_NAME.match(doc) or doc.strip() in ("", ".", ".."):
+            raise InvalidJob("payload.doc: a document name (1-200 characters, no '/', '\\' or control characters)")
+        out["doc"] = doc
+    size = len(json.dumps(out, ensure_ascii=False).encode("utf-8"))
+    if size > MAX_PAYLOAD_BYTES:
+        raise InvalidJob(f"payload: {size} bytes, over the {MAX_PAYLOAD_BYTES}-byte limit for one job")
+    return out

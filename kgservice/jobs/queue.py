@@ -1,0 +1,120 @@
+"""What every job store does the same way: check, deduplicate, count; the backends store.
+
+The claim protocol (one job, one lease holder at a time) is the backends' part: Neo4j
+locks then re-checks the job node (SERVICE.md §3: the naive claim double-ran 173 of 200
+jobs, lock-then-recheck none), SQLite claims inside ``BEGIN IMMEDIATE``. A lease that
+expires (a killed worker) makes the job claimable again, up to ``max_attempts`` claims;
+then it fails with the reason. :meth:`fail` is terminal: a job whose work failed is
+``failed`` with its error, never back in ``queued``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from kgservice.jobs import metrics
+from kgservice.jobs.model import (
+    IdempotencyConflict,
+    Job,
+    JobEvent,
+    check_submission,
+    payload_sha256,
+)
+from kgservice.stores.base import ReadOnlyError
+
+DEFAULT_MAX_ATTEMPTS = 3
+LEASE_LOST = "lease expired {n} time(s) without the job finishing (worker killed or stuck?)"
+
+
+class JobQueue(ABC):
+    backend = "abstract"
+
+    def __init__(self, *, validate: Callable[[str, dict[str, Any]], None] | None = None,
+                 max_attempts: int = DEFAULT_MAX_ATTEMPTS, read_only: bool = False):
+        """``validate`` checks a payload more deeply than its shape (the unit notation parses)
+        before anything is queued; ``max_attempts`` bounds claims of one job."""
+        self.validate = validate
+        self.max_attempts = max(1, int(max_attempts))
+        self.read_only = read_only
+
+    # -- submitting and reading ------------------------------------------------------------
+    def submit(self, kind: str, payload: dict[str, Any], user: str, idempotency_key: str | None = None) -> Job:
+        """Queue a job; the same user with the same key gets the same job back (a different
+        payload under that key is an :class:`IdempotencyConflict`)."""
+        if self.read_only:
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); jobs cannot be submitted")
+        clean = check_submission(kind, payload, user, idempotency_key)
+        if self.validate is not None:
+            self.validate(kind, clean)
+        digest = payload_sha256(kind, clean)
+        job, created = self._submit(kind, clean, user, idempotency_key, digest)
+        if not created and job.input_sha256 != digest:
+            raise IdempotencyConflict(f"idempotency key {idempotency_key!r} was already used by {user!r} for a "
+                                      f"different payload (job {job.id}); use a new key for new work")
+        if created:
+            metrics.SUBMITTED.labels(kind).inc()
+        return job
+
+    @abstractmethod
+    def _submit(self, kind: str, payload: dict[str, Any], user: str, key: str | None,
+                digest: str) -> tuple[Job, bool]:
+        """(the job, whether this call created it)."""
+
+    @abstractmethod
+    def get(self, job_id: str) -> Job | None: ...
+
+    @abstractmethod
+    def events(self, job_id: str, after: int = 0) -> list[JobEvent]: ...
+
+    @abstractmethod
+    def list(self, user: str | None = None, status: str | None = None, limit: int = 100) -> list[Job]: ...
+
+    # -- the worker side --------------------------------------------------------------------
+    def claim(self, worker_id: str, lease_s: float) -> Job | None:
+        """The oldest claimable job (queued, or running with an expired lease), now running
+        under ``worker_id`` until ``lease_s`` seconds from now; None if there is none."""
+        failed = self._reap()
+        if failed:
+            metrics.FAILED.inc(failed)
+        job = self._claim(worker_id, float(lease_s))
+        if job is not None:
+            metrics.CLAIMED.inc()
+        return job
+
+    @abstractmethod
+    def _reap(self) -> int:
+        """Fail jobs whose lease expired on their last allowed attempt; returns how many."""
+
+    @abstractmethod
+    def _claim(self, worker_id: str, lease_s: float) -> Job | None: ...
+
+    @abstractmethod
+    def heartbeat(self, job_id: str, worker_id: str, lease_s: float) -> bool:
+        """Extend the lease; False if ``worker_id`` no longer holds the job (it was reclaimed)."""
+
+    @abstractmethod
+    def progress(self, job_id: str, worker_id: str, message: str) -> bool:
+        """Add a progress event to a running job held by ``worker_id``."""
+
+    def complete(self, job_id: str, worker_id: str, result: dict[str, Any]) -> bool:
+        """Mark done; False (and nothing changed) if ``worker_id`` no longer holds the job."""
+        ok = self._finish(job_id, worker_id, "done", result=dict(result), error=None)
+        if ok:
+            metrics.DONE.inc()
+        return ok
+
+    def fail(self, job_id: str, worker_id: str, error: str) -> bool:
+        """Mark failed with ``error`` (terminal); False if ``worker_id`` no longer holds the job."""
+        ok = self._finish(job_id, worker_id, "failed", result=None, error=str(error) or "failed")
+        if ok:
+            metrics.FAILED.inc()
+        return ok
+
+    @abstractmethod
+    def _finish(self, job_id: str, worker_id: str, status: str, *, result: dict[str, Any] | None,
+                error: str | None) -> bool: ...
+
+    def close(self) -> None:
+        pass

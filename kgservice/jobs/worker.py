@@ -1,0 +1,104 @@
+"""The worker loop behind ``kg worker``: claim, run under a renewed lease, report.
+
+The worker owns its own :class:`~kgservice.service.KnowledgeBase` (never a request's; see
+graphiti PR #1392). While a job runs, a heartbeat thread renews the lease every third of
+its length; if the renewal is refused (the lease expired and another worker took the job),
+this worker's result is refused too — the other run, on an idempotent ingest, stores the
+same units. Any exception from the work fails the job with the error text (terminal);
+a killed worker's job runs again once its lease expires, up to the queue's max attempts.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from kgservice.jobs.model import Job
+from kgservice.jobs.queue import JobQueue
+from kgservice.jobs.run import run_job
+
+DEFAULT_LEASE_S = 600.0
+DEFAULT_POLL_S = 2.0
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Worker:
+    def __init__(self, kb: Any, queue: JobQueue | None = None, *, worker_id: str | None = None,
+                 lease_s: float = DEFAULT_LEASE_S, work: Callable[[Any, Job], dict[str, Any]] = run_job,
+                 log: Callable[[str], None] | None = None):
+        self.kb = kb
+        self.queue = queue if queue is not None else kb.jobs
+        self.worker_id = worker_id or default_worker_id()
+        self.lease_s = float(lease_s)
+        self.work = work
+        self.log = log or (lambda msg: None)
+        self.stop = threading.Event()
+
+    def run_once(self) -> Job | None:
+        """Claim and run at most one job; returns it as it ended (None if none was claimable)."""
+        job = self.queue.claim(self.worker_id, self.lease_s)
+        if job is None:
+            return None
+        self.log(f"job {job.id} ({job.kind}, by {job.user}): attempt {job.attempts} of {job.max_attempts}")
+        lost = threading.Event()
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(max(0.05, self.lease_s / 3)):
+                try:
+                    if not self.queue.heartbeat(job.id, self.worker_id, self.lease_s):
+                        lost.set()
+                        return
+                except Exception as exc:  # a missed beat is retried on the next tick; the lease is long
+                    self.log(f"job {job.id}: heartbeat failed ({type(exc).__name__}: {exc})")
+
+        beater = threading.Thread(target=beat, name=f"kg-lease-{job.id[:8]}", daemon=True)
+        beater.start()
+        try:
+            result = self.work(self.kb, job)
+        except Exception as exc:
+            done.set()
+            error = f"{type(exc).__name__}: {exc}"
+            ok = self.queue.fail(job.id, self.worker_id, error)
+            self.log(f"job {job.id}: failed: {error}" + ("" if ok else " (lease lost: not recorded)"))
+        else:
+            done.set()
+            ok = self.queue.complete(job.id, self.worker_id, result)
+            self.log(f"job {job.id}: done {result}" if ok else
+                     f"job {job.id}: finished, but the lease was lost to another worker; its run reports")
+        finally:
+            done.set()
+            beater.join()
+        return self.queue.get(job.id)
+
+    def run_forever(self, poll_s: float = DEFAULT_POLL_S, *, drain: bool = False,
+                    max_jobs: int | None = None) -> int:
+        """Work until stopped (``drain``: until no job is claimable); returns jobs handled."""
+        n = 0
+        while not self.stop.is_set() and (max_jobs is None or n < max_jobs):
+            job = self.run_once()
+            if job is not None:
+                n += 1
+                self._prune()
+                continue
+            if drain:
+                break
+            self.stop.wait(poll_s)
+        return n
+
+    def _prune(self) -> None:
+        """Keep the change log bounded (readers further behind clear their caches)."""
+        prune = getattr(getattr(self.kb.caches, "changes", None), "prune", None)
+        if prune is not None:
+            try:
+                prune()
+            except Exception as exc:  # never fail a job over housekeeping
+                self.log(f"change-log pruning skipped ({type(exc).__name__}: {exc})")
+

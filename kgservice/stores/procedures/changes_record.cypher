@@ -1,0 +1,14 @@
+// changes_record: bump the cache version and log the nodes an ingest touched. Runs INSIDE the
+// ingest's write transaction (stores/neo4j_store.py), so the graph never changes without the
+// version (SERVICE.md §5.6). The write lock on the one KgMeta node (taken by `SET m._lock`
+// before the version is read) serialises ingest commits: seq order = commit order.
+// parameters: $touched (list of node ids), $all (bool: too many to list, readers clear
+//             everything), $by (the submitting user, or null)
+// returns: version (the seq of the new change)
+MERGE (m:KgMeta {id: 'state'})
+SET m._lock = true
+WITH m
+SET m.version = coalesce(m.version, 0) + 1
+REMOVE m._lock
+CREATE (:KgChange {seq: m.version, touched: $touched, all: $all, by: $by, at: datetime()})
+RETURN m.version AS version

@@ -1,0 +1,6 @@
+// changes_version: the cache version (the number of changes ever recorded; 0 before the first).
+// Every app server reads it before serving from its caches (SERVICE.md §5.6): one small read.
+// parameters: none
+// returns: version
+OPTIONAL MATCH (m:KgMeta {id: 'state'})
+RETURN coalesce(m.version, 0) AS version

@@ -1,0 +1,54 @@
+"""Fixtures for the job and cross-process cache tests: a knowledge base on each backend
+(the Neo4j one wiped first), and environments for `kg` subprocesses on the same stores."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from kgservice.service import KnowledgeBase
+from tests.pipeline.conftest import boundary, litellm_module, make_settings, script  # noqa: F401 (fixtures)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def neo4j_over() -> dict:
+    return dict(backend="neo4j", neo4j_uri=os.environ["KG_TEST_NEO4J_URI"],
+                neo4j_user=os.environ.get("KG_NEO4J_USER", "neo4j"), neo4j_password=os.environ.get("NEO4J_PASSWORD"))
+
+
+@pytest.fixture(params=["embedded", "neo4j"])
+def backend(request) -> str:
+    if request.param == "neo4j":
+        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()  # skips (or fails under CI) without a server
+    return request.param
+
+
+@pytest.fixture
+def jkb(backend, tmp_path):
+    k = KnowledgeBase(make_settings(tmp_path, **(neo4j_over() if backend == "neo4j" else {})))
+    yield k
+    k.close()
+
+
+def kg_env(data_dir: Path, backend: str) -> dict[str, str]:
+    """Environment for a `kg` / python subprocess on the same store as make_settings(...)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
+    env.update(PYTHONPATH=str(ROOT), KG_DATA_DIR=str(data_dir), KG_EMBEDDER="hash:256", KG_LLM_MODEL="kgoffline/rules",
+               KG_LLM_RETRY_WAIT="0", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    if backend == "neo4j":
+        env.update(KG_NEO4J_URI=os.environ["KG_TEST_NEO4J_URI"], KG_BACKEND="neo4j")
+    return env
+
+
+def wait_for(predicate, timeout: float, what: str, step: float = 0.1):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
