@@ -7,16 +7,19 @@ the Neo4j backend, a SQLite file in the data directory on the embedded one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kgservice.jobs.model import IdempotencyConflict, InvalidJob, Job, JobEvent, JobQueueError, JobStatus
 from kgservice.jobs.queue import DEFAULT_MAX_ATTEMPTS, JobQueue
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "IdempotencyConflict", "InvalidJob", "Job", "JobEvent", "JobQueue",
            "JobQueueError", "JobStatus", "open_jobs"]
 
 
-def open_jobs(kb: Any, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> JobQueue:
+def open_jobs(kb: KnowledgeBase, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> JobQueue:
     """The job queue of a knowledge base; a units payload is parsed at submit time, so bad
     notation is refused before it is queued."""
     from kgservice.jobs.run import validate_payload

@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from kgservice.caches.changelog import attributed
 from kgservice.jobs.model import InvalidJob, Job
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
 
 
 def _doc_name(job_id: str, payload: dict[str, Any], suffix: str) -> str:
     return payload.get("doc") or f"job-{job_id[:12]}{suffix}"
 
 
-def validate_payload(kb: Any, kind: str, payload: dict[str, Any]) -> None:
+def validate_payload(kb: KnowledgeBase, kind: str, payload: dict[str, Any]) -> None:
     """Refuse at submit time what would certainly fail: unit notation that does not parse."""
     if "units" in payload:
         from kgservice.notation import NotationErrors, parse_units
@@ -35,7 +38,7 @@ def validate_payload(kb: Any, kind: str, payload: dict[str, Any]) -> None:
             raise InvalidJob(f"payload.units: {exc}") from None
 
 
-def run_job(kb: Any, job: Job) -> dict[str, Any]:
+def run_job(kb: KnowledgeBase, job: Job) -> dict[str, Any]:
     """Do the job's work; returns its result (counts). Raises what the ingest raises."""
     payload = job.payload or {}
     with attributed(job.user):
