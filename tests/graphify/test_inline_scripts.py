@@ -57,7 +57,7 @@ def test_vocab_script_runs_and_our_vocabulary_covers_it(scripts, demo_project, d
     assert r.returncode == 0, r.stderr
     assert re.match(r"vocab: \d+ tokens", r.stdout)
     theirs = set((demo_project / "graphify-out" / ".vocab.txt").read_text(encoding="utf-8").split("\n")) - {""}
-    from kgservice.graphify.expand import Vocabulary
+    from kgservice.graphify.vocabulary import Vocabulary
     from kgservice.graphify.loader import load_graph
 
     g = load_graph(demo_graph)
