@@ -629,7 +629,7 @@ def run_query(g: Graph, question: str, *, mode: str = "bfs", budget: int = DEFAU
     """
     rich = style == "rich"
     if expand is None:
-        expand = rich
+        expand = rich or bool(llm_model)
     if learning is None:
         learning = rich
     gp = g.path if graph_path is True else (graph_path or None)

@@ -19,10 +19,12 @@ from tests.graphify.conftest import graphify_available
 
 def _skill_scripts() -> dict[str, str]:
     if not graphify_available():
-        pytest.skip("the graphify reference (graphifyy) is not installed")
-    import graphify
+        pytest.skip("the reference graphify venv could not be built")
+    from tests.graphify.reference import reference_env, reference_python
 
-    doc = Path(graphify.__file__).parent / "skills" / "claude" / "references" / "query.md"
+    where = subprocess.run([str(reference_python()), "-c", "import graphify; print(graphify.__file__)"],
+                           capture_output=True, text=True, timeout=60, env=reference_env(), check=True)
+    doc = Path(where.stdout.strip()).parent / "skills" / "claude" / "references" / "query.md"
     if not doc.exists():
         pytest.skip(f"no skill reference in this graphify version: {doc}")
     scripts = {}
