@@ -22,7 +22,7 @@ def _skill_scripts() -> dict[str, str]:
         pytest.skip("the reference graphify venv could not be built")
     from tests.graphify.reference import reference_env, reference_python
 
-    where = subprocess.run([str(reference_python()), "-c", "import graphify; print(graphify.__file__)"],
+    where = subprocess.run([str(reference_python()), "-I", "-c", "import graphify; print(graphify.__file__)"],
                            capture_output=True, text=True, timeout=60, env=reference_env(), check=True)
     doc = Path(where.stdout.strip()).parent / "skills" / "claude" / "references" / "query.md"
     if not doc.exists():
