@@ -192,7 +192,8 @@ def reflect_cmd(
         _out(f"Lessons already up to date -> {out} (skipped; omit --if-stale to force)")
         return
     out_path, agg = reflect(memory_dir, out, graph, analysis_path, labels_path,
-                            half_life_days=half_life_days, min_corroboration=min_corroboration)
+                            half_life_days=half_life_days, min_corroboration=min_corroboration,
+                            topics_from_graph=True)
     c = agg["counts"]
     _out(f"Reflected {agg['total']} memories ({c['useful']} useful, {c['dead_end']} dead ends, "
          f"{c['corrected']} corrected) -> {out_path}")
