@@ -76,11 +76,13 @@ Building graphs (extract, update, ...) is kgservice's `kg ingest` / `kg export`.
 
 
 class Exit(Exception):
-    """Stop with this exit code (after whatever was printed)."""
+    """Stop with this exit code (after whatever was printed). ``explicit``: graphify's
+    ``main()`` raises ``SystemExit`` here even for 0 (``path`` with no route)."""
 
-    def __init__(self, code: int):
+    def __init__(self, code: int, explicit: bool = False):
         super().__init__(code)
         self.code = code
+        self.explicit = explicit
 
 
 def _err(text: str) -> None:
@@ -227,6 +229,8 @@ def cmd_path(argv: list[str]) -> int:
 
         log_query(kind="path", question=f"{source} -> {target}", corpus=str(gp), nodes_returned=len(res.nodes) - 1)
         touch_query_stamp(gp)
+    elif res.exit_code == EXIT_OK:
+        raise Exit(EXIT_OK, explicit=True)  # no route: an answer, reported with an explicit exit
     return res.exit_code
 
 
@@ -332,30 +336,54 @@ _DISPATCH = {"query": cmd_query, "path": cmd_path, "explain": cmd_explain,
 
 
 def _print(text: str) -> None:
-    sys.stdout.write(text + "\n")
+    try:
+        sys.stdout.write(text + "\n")
+    except BrokenPipeError:  # the reader is gone: finish the command (its exit code still counts)
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def run(argv: list[str]) -> int:
     """Run one graphify command line (``argv[0]`` is the program name); return the exit code."""
+    return _dispatch(argv)[0]
+
+
+def graphify_main() -> None:
+    """In-process twin of graphify's ``graphify.__main__.main()``: reads ``sys.argv``, returns
+    normally on success and raises ``SystemExit`` where graphify's does (every non-zero
+    exit, and ``path`` with no route). Used to run graphify's own CLI tests against ours."""
+    code, explicit = _dispatch(list(sys.argv))
+    sys.stdout.flush()
+    if code != EXIT_OK or explicit:
+        raise SystemExit(code)
+
+
+def _dispatch(argv: list[str]) -> tuple[int, bool]:
     if len(argv) >= 2 and argv[1] in ("-v", "--version", "version"):
         _print(f"graphify {GRAPHIFY_VERSION}")
-        return EXIT_OK
+        return EXIT_OK, False
     if len(argv) < 2 or argv[1] in _HELP_FLAGS:
-        sys.stdout.write(HELP)
-        return EXIT_OK
+        _print(HELP.rstrip("\n"))
+        return EXIT_OK, False
     cmd = argv[1]
     if cmd not in _FREE_TEXT and any(a in _HELP_FLAGS for a in argv[2:]):
         _print("Run 'graphify --help' for full usage.")
-        return EXIT_OK
+        return EXIT_OK, False
     fn = _DISPATCH.get(cmd)
     if fn is None:
         _err(f"error: unknown command '{cmd}' (this graphify is kgservice's: {', '.join(COMMANDS)})")
         _err("Run 'graphify --help' for usage.")
-        return EXIT_ERROR
+        return EXIT_ERROR, True
     try:
-        return fn(argv)
+        return fn(argv), False
     except Exit as exc:
-        return exc.code
+        return exc.code, exc.explicit
 
 
 def main() -> None:
@@ -367,20 +395,20 @@ def main() -> None:
             stream.reconfigure(encoding="utf-8", errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
-    code = EXIT_ERROR
+    # A reader that closes the pipe early (`| head`) has what it wanted: not an error, and
+    # the answer's own exit code is kept (graphify turns every such case into 0, an
+    # ambiguity included).
     try:
-        try:
-            code = run(list(sys.argv))
-        except SystemExit as exc:  # argparse usage errors (2) and --help (0)
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
+        code = run(list(sys.argv))
+    except SystemExit as exc:  # argparse usage errors (2) and --help (0)
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
+    except BrokenPipeError:
+        _silence_stdout()
+        code = EXIT_OK
+    try:
         sys.stdout.flush()
     except BrokenPipeError:
-        # the reader closed the pipe early (`| head`): it has what it wanted; keep the
-        # answer's exit code (graphify turns every such case into 0, an ambiguity included)
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except OSError:
-            pass
+        _silence_stdout()
     sys.exit(code)
 
 

@@ -92,6 +92,12 @@ def query_log_path() -> Path | None:
     return None
 
 
+def nodes_from_result(result: str | None) -> int | None:
+    """The ``N nodes found`` count of a query answer (the log's ``nodes_returned``)."""
+    m = _NODES_RE.search(result or "")
+    return int(m.group(1)) if m else None
+
+
 def log_query(*, kind: str, question: str, corpus: str, result: str | None = None,
               nodes_returned: int | None = None, duration_ms: float | None = None, **extra: Any) -> None:
     """Append one JSONL record (graphify's fields and order) when the log is on; never raises."""
@@ -100,8 +106,7 @@ def log_query(*, kind: str, question: str, corpus: str, result: str | None = Non
         if path is None:
             return
         if nodes_returned is None and result is not None:
-            m = _NODES_RE.search(result or "")
-            nodes_returned = int(m.group(1)) if m else None
+            nodes_returned = nodes_from_result(result)
         rec: dict[str, Any] = {"ts": datetime.now(timezone.utc).isoformat(), "kind": kind,
                                "question": question, "corpus": corpus, "nodes_returned": nodes_returned}
         if result is not None:

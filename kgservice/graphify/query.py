@@ -617,7 +617,7 @@ def run_query(g: Graph, question: str, *, mode: str = "bfs", budget: int = DEFAU
               contexts: list[str] | None = None, seeds: list[str] | None = None, expand: bool | None = None,
               llm_model: str | None = None, llm_complete=None, style: str = "graphify",
               learning: bool | None = None, graph_path: Path | None | bool = True,
-              seed_root: Path | None = None) -> QueryResult:
+              seed_root: Path | None = None, depth: int | None = None) -> QueryResult:
     """Answer ``question`` from ``g``.
 
     ``style="graphify"`` (the ``graphify`` script) answers exactly as graphify's CLI:
@@ -625,7 +625,8 @@ def run_query(g: Graph, question: str, *, mode: str = "bfs", budget: int = DEFAU
     ``expand=True``, no ``learning=`` suffix unless ``learning=True``. ``style="rich"``
     (``kg query``) keeps kgservice's defaults: expansion on, BFS depth 3 / DFS 6, nodes
     ranked by relevance, learning suffix shown. ``graph_path=True`` names ``g.path`` in
-    the header, ``None`` leaves the ``Graph:`` part out (graphify's MCP form).
+    the header, ``None`` leaves the ``Graph:`` part out (graphify's MCP form). ``depth``
+    overrides graphify's 2 (its MCP tool passes 3).
     """
     rich = style == "rich"
     if expand is None:
@@ -635,7 +636,7 @@ def run_query(g: Graph, question: str, *, mode: str = "bfs", budget: int = DEFAU
     gp = g.path if graph_path is True else (graph_path or None)
     root = seed_root if seed_root is not None else (graph_root(g.path) if g.path else None)
     if not rich:
-        depth = GRAPHIFY_DEPTH
+        depth = GRAPHIFY_DEPTH if depth is None else depth
         overlay = learning_overlay(g) if learning else None
 
         def draw(start: list[str], given: bool = False, unresolved: list[str] | None = None) -> str:
