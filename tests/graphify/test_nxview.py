@@ -120,3 +120,23 @@ def test_view_matches_networkx(directed, multi, contexts):
         seeds = rng.sample(sorted(H.nodes), k=min(2, len(H)))
         assert bfs(view, seeds, 2) == reference_bfs(H, seeds, 2)
         assert dfs(view, seeds, 2) == reference_dfs(H, seeds, 2)
+
+
+@pytest.mark.parametrize("multi,contexts", [(False, None), (True, None), (False, {"call"}), (True, {"call"})])
+def test_hub_threshold_is_networkx_p99(multi, contexts):
+    """Hubs of degree 60..150 among 300 leaves: the threshold is graphify's p99 of H's degrees."""
+    rng = random.Random(5)
+    nodes = [{"id": f"h{i}", "label": f"H{i}"} for i in range(10)] + [{"id": f"l{i}", "label": f"L{i}"}
+                                                                       for i in range(300)]
+    links = []
+    for i in range(10):
+        for j in rng.sample(range(300), 60 + 10 * i):
+            links.append({"source": f"h{i}", "target": f"l{j}", "context": rng.choice(["call", "import"])})
+            if rng.random() < 0.2:  # a parallel link: counts on a multigraph only
+                links.append({"source": f"l{j}", "target": f"h{i}", "context": "call"})
+    raw = {"directed": False, "multigraph": multi, "nodes": nodes, "links": links}
+    H = networkx_view(raw, contexts)
+    degs = sorted(d for _n, d in H.degree())
+    want = max(50, degs[int(len(degs) * 0.99)])
+    assert want > 50
+    assert TraversalView(graph_from_data(raw), sorted(contexts) if contexts else None).hub_threshold() == want
