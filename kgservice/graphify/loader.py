@@ -53,12 +53,55 @@ class Link:
     data: dict
 
 
+def _make_link(lk: dict) -> Link:
+    u, v = lk["source"], lk["target"]
+    if u.__class__ is not str:
+        u = str(u)
+    if v.__class__ is not str:
+        v = str(v)
+    src, tgt = u, v
+    if "_src" in lk or "_tgt" in lk:
+        ms, mt = lk.get("_src"), lk.get("_tgt")
+        ms = str(ms) if ms is not None else u
+        mt = str(mt) if mt is not None else v
+        if {ms, mt} == {u, v}:
+            src, tgt = ms, mt
+    return Link(u, v, src, tgt, lk)
+
+
+class LinkList:
+    """The graph's links, each made into a :class:`Link` the first time it is read.
+
+    A command touches a small part of a big graph; building 300k Link objects up front
+    cost more than parsing them.
+    """
+
+    __slots__ = ("_raw", "_made")
+
+    def __init__(self, raw: list[dict]):
+        self._raw = raw
+        self._made: list[Link | None] = [None] * len(raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __getitem__(self, i: int) -> Link:
+        lk = self._made[i]
+        if lk is None:
+            lk = self._made[i] = _make_link(self._raw[i])
+        return lk
+
+    def __iter__(self):
+        for i in range(len(self._raw)):
+            yield self[i]
+
+
 @dataclass
 class Graph:
     path: Path
     order: list[str]
     attrs: dict[str, dict]
-    links: list[Link]
+    links: LinkList
     directed: bool = False  # the file's own flag (graphify's query honours it)
     multigraph: bool = False
     raw: dict = field(default_factory=dict, repr=False)
@@ -161,10 +204,10 @@ def graph_from_data(data: Any, path: Path | None = None) -> Graph:
         else:
             order.append(nid)
             attrs[nid] = n
-    links: list[Link] = []
+    kept: list[dict] = []
     out: dict[str, list[int]] = {}
     inn: dict[str, list[int]] = {}
-    append = links.append
+    append = kept.append
     for lk in raw_links:
         try:
             u = lk["source"]
@@ -181,15 +224,8 @@ def graph_from_data(data: Any, path: Path | None = None) -> Graph:
         if v not in attrs:
             order.append(v)
             attrs[v] = {"id": v}
-        src, tgt = u, v
-        if "_src" in lk or "_tgt" in lk:
-            ms, mt = lk.get("_src"), lk.get("_tgt")
-            ms = str(ms) if ms is not None else u
-            mt = str(mt) if mt is not None else v
-            if {ms, mt} == {u, v}:
-                src, tgt = ms, mt
-        i = len(links)
-        append(Link(u, v, src, tgt, lk))
+        i = len(kept)
+        append(lk)
         o = out.get(u)
         if o is None:
             out[u] = [i]
@@ -204,7 +240,7 @@ def graph_from_data(data: Any, path: Path | None = None) -> Graph:
         path=Path(path) if path is not None else Path("graph.json"),
         order=order,
         attrs=attrs,
-        links=links,
+        links=LinkList(kept),
         directed=bool(data.get("directed", False)),
         multigraph=bool(data.get("multigraph", False)),
         raw=data,
