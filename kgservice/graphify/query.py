@@ -1,19 +1,21 @@
-"""``query``: vocabulary expansion, seed picking, BFS/DFS traversal, budgeted rendering.
+"""``query``: seed picking, BFS/DFS traversal, budgeted rendering — graphify's or kgservice's.
 
-Output shape follows graphify's ``query`` (and the inline NetworkX fallback of its skills)::
+``run_query(style="graphify")`` (the ``graphify`` script) answers exactly as graphify
+0.9.96's CLI: seeds as graphify picks them, depth 2, the traversal graph networkx would
+build (nxview.py), nodes ordered seeds / hop distance / -degree / id, ~3 characters per
+token with graphify's "Complete answer over budget" / "TRUNCATED" rule::
 
-    Query expanded to (from graph vocab, 2 tokens): [吸烟, smoking]
-    Graph: graphify-out/graph.json (717 nodes) | Traversal: BFS depth=3 | Start: ['吸烟', 'smoking'] | 35 nodes found
+    Graph: graphify-out/graph.json (5 nodes) | Traversal: BFS depth=2 | Start: ['run()'] | 3 nodes found
 
-    NODE 吸烟 [src=06_smoking_and_health.units loc=#smk-002 community=1]
+    NODE run() [src=app/main.py loc=L3 community=None]
     ...
-    EDGE 吸烟 --同义 [EXTRACTED]--> smoking at=06_smoking_and_health.units:#smk-002
+    EDGE run() --calls [EXTRACTED context=call]--> .login() at=app/main.py:L4
 
-Seeds are picked exactly as graphify picks them for the (expanded) query string, so
-``graphify query "<expanded tokens>"`` starts from the same nodes. BFS goes 3 hops, DFS
-6 (the depths graphify's skills use); high-degree hubs are not expanded through. Nodes
-are ranked seeds first, then by IDF-weighted term relevance, hop distance and degree;
-edges among higher-ranked nodes come first; the body is cut at ``budget × 4`` characters.
+``style="rich"`` (``kg query``) keeps kgservice's richer defaults: vocabulary expansion
+(a ``Query expanded to …`` first line; seeds picked by graphify's rules on the expanded
+token string), BFS 3 / DFS 6 hops, nodes ranked seeds first, then IDF-weighted term
+relevance, hop distance and degree, edges among higher-ranked nodes first, the body cut at
+``budget × 4`` characters, reflect's ``learning=`` status on NODE lines.
 """
 
 from __future__ import annotations
