@@ -14,7 +14,6 @@ differences from graphify are listed in docs/graphify.md.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -265,6 +264,8 @@ def cmd_explain(argv: list[str]) -> int:
 
 
 def cmd_save_result(argv: list[str]) -> int:
+    import argparse
+
     from kgservice.graphify.loader import default_out_dir
     from kgservice.graphify.memory import save_result
 
@@ -292,6 +293,8 @@ def cmd_save_result(argv: list[str]) -> int:
 
 
 def cmd_reflect(argv: list[str]) -> int:
+    import argparse
+
     from kgservice.graphify.loader import default_out_dir
     from kgservice.graphify.reflect import lessons_fresh, reflect
 

@@ -36,7 +36,52 @@ def _new_key(keydict: dict) -> int:
     return k
 
 
-class TraversalView:
+def hop_distances(neighbors, seeds: list[str], within) -> dict[str, int]:
+    """Hops from the nearest seed, walking ``neighbors(n)`` and staying inside ``within``."""
+    dist = {n: 0 for n in seeds}
+    frontier, hop = list(seeds), 0
+    while frontier:
+        hop += 1
+        nxt = []
+        for n in frontier:
+            for nb in neighbors(n):
+                if nb in within and nb not in dist:
+                    dist[nb] = hop
+                    nxt.append(nb)
+        frontier = nxt
+    return dist
+
+
+class HubCheck:
+    """``is_hub``: degree >= max(50, the 99th-percentile degree), the threshold computed once.
+
+    Subclasses give ``degree(n)``, ``hub_threshold()`` and ``degree_bound(n)`` (a cheap
+    upper bound of the degree, or None)."""
+
+    _hub: int | None = None
+
+    def degree(self, n: str) -> int:
+        raise NotImplementedError
+
+    def hub_threshold(self) -> int:
+        raise NotImplementedError
+
+    def degree_bound(self, n: str) -> int | None:
+        return None
+
+    def is_hub(self, n: str) -> bool:
+        bound = self.degree_bound(n)
+        if bound is not None and bound < HUB_FLOOR:
+            return False
+        d = self.degree(n)
+        if d < HUB_FLOOR:
+            return False
+        if self._hub is None:
+            self._hub = self.hub_threshold()
+        return d >= self._hub
+
+
+class TraversalView(HubCheck):
     """Undirected adjacency in networkx's order, with per-edge data lists.
 
     ``neighbors(n)`` is ``list(H.neighbors(n))``; ``datas(u, v)`` is graphify's
@@ -216,16 +261,8 @@ class TraversalView:
             return d + (len(loop) if loop else 0)  # type: ignore[arg-type]
         return len(adj) + (1 if n in adj else 0)
 
-    def is_hub(self, n: str) -> bool:
-        """``G.degree(n) >= max(50, p99 degree)`` over the whole traversal graph."""
-        if self.g.link_count(n) < HUB_FLOOR:  # an upper bound of the degree
-            return False
-        d = self.degree(n)
-        if d < HUB_FLOOR:
-            return False
-        if self._hub is None:
-            self._hub = self.hub_threshold()
-        return d >= self._hub
+    def degree_bound(self, n: str) -> int:
+        return self.g.link_count(n)
 
     def hub_threshold(self) -> int:
         """``max(50, sorted(degrees)[int(0.99 * N)])`` without computing every degree.

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
 from kgservice.graphify.loader import Graph
+from kgservice.graphify.nxview import HubCheck, hop_distances
 from kgservice.graphify.scoring import (
     compute_idf,
     find_node_tiers,
@@ -137,8 +138,8 @@ class Traversal:
     links: list[int] = field(default_factory=list)
 
 
-class _View:
-    """Undirected adjacency over the links a context filter keeps."""
+class _View(HubCheck):
+    """Undirected adjacency over the links a context filter keeps (kg query's traversal)."""
 
     def __init__(self, g: Graph, keep=None):
         self.g = g
@@ -174,15 +175,6 @@ class _View:
             return g.link_count(nid)
         return sum(1 for i in g.out_links(nid) if self.link_ok(i)) + sum(
             1 for i in g.in_links(nid) if self.link_ok(i))
-
-    def is_hub(self, nid: str) -> bool:
-        """Too connected to expand through: degree >= max(50, 99th percentile degree)."""
-        d = self.degree(nid)
-        if d < HUB_FLOOR:
-            return False
-        if self._hub is None:
-            self._hub = self.hub_threshold()
-        return d >= self._hub
 
     def hub_threshold(self) -> int:
         g = self.g
@@ -236,21 +228,9 @@ def dfs(view: _View, seeds: list[str], depth: int) -> Traversal:
         for nb in reversed(view.neighbors(node)):
             if nb not in visited:
                 stack.append((nb, d + 1))
-    order = list(visited)
     # hop distance from the seeds inside the visited set (DFS depth is not distance)
-    dist = {s: 0 for s in seeds if s in visited}
-    frontier = list(dist)
-    hop = 0
-    while frontier:
-        hop += 1
-        nxt = []
-        for n in frontier:
-            for nb in view.neighbors(n):
-                if nb in visited and nb not in dist:
-                    dist[nb] = hop
-                    nxt.append(nb)
-        frontier = nxt
-    return Traversal(order, dist)
+    dist = hop_distances(view.neighbors, [s for s in seeds if s in visited], visited)
+    return Traversal(list(visited), dist)
 
 
 def induced_links(view: _View, nodes: set[str]) -> list[int]:
@@ -422,17 +402,7 @@ def render_graphify(g: Graph, question: str, seeds: list[str], *, mode: str, dep
 
     seed_hits = [n for n in seeds if n in nodes]
     seed_set = set(seeds)
-    dist = {n: 0 for n in seed_hits}
-    frontier, hop = seed_hits, 0
-    while frontier:
-        hop += 1
-        nxt = []
-        for n in frontier:
-            for nb in view.adj(n):
-                if nb in nodes and nb not in dist:
-                    dist[nb] = hop
-                    nxt.append(nb)
-        frontier = nxt
+    dist = hop_distances(view.adj, seed_hits, nodes)
     ordered = seed_hits + sorted(nodes - seed_set, key=lambda n: (dist.get(n, 1 << 30), -view.degree(n), str(n)))
     lines = [node_line(g, n, overlay) for n in ordered]
     n_nodes = len(lines)

@@ -59,6 +59,16 @@ def networkx_view(raw: dict, contexts: set[str] | None):
     return H
 
 
+def complete(H, visited, edges):
+    """graphify's induced-edge pass, on networkx's own ``edges(nbunch)``."""
+    seen = {frozenset(e) for e in edges}
+    for u, v in H.edges(sorted(visited)):
+        if u != v and v in visited and frozenset((u, v)) not in seen:
+            seen.add(frozenset((u, v)))
+            edges.append((u, v))
+    return visited, edges
+
+
 def reference_bfs(H, seeds, depth):
     """graphify's _bfs with the frontier walked in discovery order (same order as ours)."""
     visited, frontier, edges = set(seeds), list(dict.fromkeys(seeds)), []
@@ -71,12 +81,7 @@ def reference_bfs(H, seeds, depth):
                     edges.append((n, nb))
         visited.update(nxt)
         frontier = list(nxt)
-    seen = {frozenset(e) for e in edges}
-    for u, v in H.edges(sorted(visited)):
-        if u != v and v in visited and frozenset((u, v)) not in seen:
-            seen.add(frozenset((u, v)))
-            edges.append((u, v))
-    return visited, edges
+    return complete(H, visited, edges)
 
 
 def reference_dfs(H, seeds, depth):
@@ -90,12 +95,7 @@ def reference_dfs(H, seeds, depth):
             if nb not in visited:
                 stack.append((nb, d + 1))
                 edges.append((node, nb))
-    seen = {frozenset(e) for e in edges}
-    for u, v in H.edges(sorted(visited)):
-        if u != v and v in visited and frozenset((u, v)) not in seen:
-            seen.add(frozenset((u, v)))
-            edges.append((u, v))
-    return visited, edges
+    return complete(H, visited, edges)
 
 
 def _strip(d: dict) -> dict:
