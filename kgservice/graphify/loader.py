@@ -161,19 +161,6 @@ class Graph:
         return len(nbrs) + (1 if nid in nbrs else 0)
 
 
-def _parse(raw: bytes) -> Any:
-    """``json.loads``, through orjson when it is installed (same objects, ~25 % faster on a
-    big graph.json); anything orjson refuses (NaN, huge integers) goes to json, which decides."""
-    try:
-        import orjson
-    except ImportError:
-        return json.loads(raw)
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw)
-
-
 def load_graph(path: str | Path) -> Graph:
     """Read ``path``; raise :class:`GraphLoadError` with a readable reason on failure."""
     p = Path(path)
@@ -187,7 +174,7 @@ def load_graph(path: str | Path) -> Graph:
     gc.disable()  # millions of fresh containers, none cyclic: collections would only cost time
     try:
         try:
-            data = _parse(raw)
+            data = json.loads(raw)
         except ValueError as exc:
             raise GraphLoadError(f"graph.json is corrupted ({exc}). Rebuild it (kg export or graphify update).") from None
         return graph_from_data(data, p)
