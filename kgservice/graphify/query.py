@@ -117,6 +117,8 @@ def _link_filter(filters: list[str]):
 
 def learning_overlay(g: Graph) -> dict:
     ov = g.cache.get("overlay")
+    if ov is None and not (Path(g.path).parent / ".graphify_learning.json").exists():
+        ov = g.cache["overlay"] = {}  # no sidecar: no need to import reflect (start-up time)
     if ov is None:
         from kgservice.graphify.reflect import load_learning_overlay
 
