@@ -95,6 +95,14 @@ class LinkList:
         for i in range(len(self._raw)):
             yield self[i]
 
+    def ends(self, idx: list[int], key: str) -> set[str]:
+        """The stored ``source`` or ``target`` ids of these links (no Link objects made)."""
+        raw = self._raw
+        out = {raw[i][key] for i in idx}
+        if any(x.__class__ is not str for x in out):
+            out = {str(x) for x in out}
+        return out
+
 
 @dataclass
 class Graph:
@@ -153,11 +161,11 @@ class Graph:
         if multigraph:
             # every link counts once per endpoint; a self-loop counts twice
             return len(outs) + len(ins)
+        succ = self.links.ends(outs, "target")
+        pred = self.links.ends(ins, "source")
         if directed:
-            succ = {self.links[i].v for i in outs}
-            pred = {self.links[i].u for i in ins}
             return len(succ) + len(pred)
-        nbrs = {self.links[i].v for i in outs} | {self.links[i].u for i in ins}
+        nbrs = succ | pred
         return len(nbrs) + (1 if nid in nbrs else 0)
 
 
