@@ -11,7 +11,7 @@ implementation; third-party code, fetched at test time, never committed).
 Use from tests::
 
     from tests.graphify.reference import reference_python, reference_graphify, sdist_dir
-    py = reference_python()          # Path to the venv's python (graphify importable), or None
+    py = reference_python()          # the venv's python (graphify + graphify.serve's MCP server), or None
 
 ``python -m tests.graphify.reference`` builds the cache and prints the python path.
 Missing network -> ``None`` (callers skip), unless ``KG_REQUIRE_GRAPHIFY_REF=1`` (CI), where
@@ -32,6 +32,8 @@ from pathlib import Path
 
 VERSION = "0.9.96"
 PACKAGE = "graphifyy"
+# the `mcp` extra: graphify.serve's MCP server, for the MCP tool-schema contract test
+SPEC = f"{PACKAGE}[mcp]=={VERSION}"
 # extra packages the reference venv needs to run graphify's own test files
 TEST_DEPS = ("pytest>=8",)
 
@@ -76,20 +78,23 @@ def _venv() -> Path:
 
 
 def build_venv() -> Path:
-    """Create (once) the venv with graphifyy==VERSION; return its python."""
+    """Create (once) the venv with ``SPEC`` and the test deps; return its python. A venv
+    built for another spec is completed in place (pip only adds what is missing)."""
     root = cache_dir()
     venv = _venv()
     py = venv / "bin" / "python"
     done = venv / ".complete"
-    if done.exists():
+    want = " ".join([SPEC, *TEST_DEPS])
+    if done.exists() and done.read_text() == want:
         return py
     with _locked(root):
-        if done.exists():
+        if done.exists() and done.read_text() == want:
             return py
-        shutil.rmtree(venv, ignore_errors=True)
-        _run([sys.executable, "-m", "venv", str(venv)])
-        _run([str(py), "-m", "pip", "install", "-q", f"{PACKAGE}=={VERSION}", *TEST_DEPS])
-        done.write_text(VERSION)
+        if not py.exists():
+            shutil.rmtree(venv, ignore_errors=True)
+            _run([sys.executable, "-m", "venv", str(venv)])
+        _run([str(py), "-m", "pip", "install", "-q", SPEC, *TEST_DEPS])
+        done.write_text(want)
     return py
 
 
