@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,16 +21,12 @@ import networkx as nx
 
 from kgservice import __version__
 from kgservice.ids import literal_id, node_id
+from kgservice.graphify.terms import fold
 from kgservice.model import NodeKind, Unit
 from kgservice.stores.base import GraphStore
 
 CONFIDENCE_SCORES = {"high": 1.0, "certain": 1.0, "medium": 0.7, "moderate": 0.7, "low": 0.4, "uncertain": 0.4}
 COMMUNITY_LIMIT = 50_000  # Louvain beyond this size costs more than the mirror is worth
-
-
-def _norm(label: str) -> str:
-    stripped = "".join(c for c in unicodedata.normalize("NFKD", label) if not unicodedata.combining(c))
-    return stripped.lower()
 
 
 def _confidence(unit: Unit) -> tuple[str, float]:
@@ -65,7 +60,7 @@ def build_graph_data(store: GraphStore, communities: bool = True) -> dict[str, A
         nodes.append({
             "id": n.id,
             "label": n.label,
-            "norm_label": _norm(n.label),
+            "norm_label": fold(n.label),  # graphify's norm_label: NFKD, marks dropped, lower case
             "kind": n.kind.value,
             "file_type": "literal" if n.kind == NodeKind.LITERAL else "concept",
             "source_file": (origin.doc or "") if origin else "",

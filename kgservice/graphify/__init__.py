@@ -2,11 +2,10 @@
 
 ``query``, ``path``, ``explain``, ``save-result`` and ``reflect`` read the same
 ``graphify-out/graph.json`` (networkx node_link data, edges under ``links`` or ``edges``)
-that graphify's own CLI and agent skills read, print the same line formats and use the
-same exit codes (0 answered, 3 ambiguous name, 4 no matching node), so existing users
-and skills keep working. Where our mirror knows more (synonym / belongs-to links,
-units) the commands use it: cross-language query expansion without an LLM, every
-stored relation per hop, ≡ classes in ``explain``.
+that graphify's own CLI and agent skills read. The ``graphify`` console script
+(dropin.py) reproduces graphify 0.9.96's CLI byte for byte, side effects included
+(docs/graphify.md); the ``kg`` commands add what our mirror knows (synonym / belongs-to
+links): cross-language query expansion without an LLM, ≡ classes in ``explain``.
 
 Everything here is deliberately light to import: no networkx, no LLM client, no vector
 store on these paths (start-up time is benchmarked against graphify's CLI).

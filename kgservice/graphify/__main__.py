@@ -1,3 +1,3 @@
-from kgservice.graphify.cli import main
+from kgservice.graphify.dropin import main
 
 main()

@@ -1,10 +1,11 @@
-"""The five graphify-compatible commands, for ``kg`` and as a drop-in ``graphify`` script.
+"""The five graphify-compatible commands as ``kg`` commands (Typer, kgservice's defaults).
 
 ``register(app)`` adds ``query``, ``path``, ``explain``, ``save-result`` and ``reflect``
-to a Typer app; ``main()`` runs them as a standalone ``graphify`` console script. Output
-goes to stdout/stderr as plain text (no markup, it is read by agents and scripts), and the
-exit codes are graphify's: 0 answered, 1 bad graph file / I/O, 2 usage, 3 ambiguous name,
-4 no matching node.
+to the ``kg`` app. ``kg query`` keeps kgservice's richer defaults (vocabulary expansion,
+BFS depth 3 / DFS 6, relevance order, ``learning=`` suffix); ``kg explain`` adds ``Same as:``
+and joins parallel relations. The ``graphify`` console script is graphify's own command
+line and output (dropin.py). Exit codes: 0 answered, 1 bad graph file / I/O, 2 usage,
+3 ambiguous name, 4 no matching node.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def query_cmd(
     from kgservice.graphify.query import run_query
 
     res = run_query(g, question, mode="dfs" if dfs else "bfs", budget=n, contexts=context or None,
-                    seeds=seed or None, expand=not no_expand, llm_model=llm_model)
+                    seeds=seed or None, expand=not no_expand, llm_model=llm_model, style="rich")
     _out("\n".join(res.notes), err=True)
     _out(res.text)
     raise typer.Exit(res.exit_code)
@@ -117,7 +118,7 @@ def explain_cmd(
     g = _load(graph)
     from kgservice.graphify.explain import run_explain
 
-    res = run_explain(g, node, show_all=all_)
+    res = run_explain(g, node, show_all=all_, rich=True)
     _out(res.text)
     raise typer.Exit(res.exit_code)
 
@@ -191,7 +192,8 @@ def reflect_cmd(
         _out(f"Lessons already up to date -> {out} (skipped; omit --if-stale to force)")
         return
     out_path, agg = reflect(memory_dir, out, graph, analysis_path, labels_path,
-                            half_life_days=half_life_days, min_corroboration=min_corroboration)
+                            half_life_days=half_life_days, min_corroboration=min_corroboration,
+                            topics_from_graph=True)
     c = agg["counts"]
     _out(f"Reflected {agg['total']} memories ({c['useful']} useful, {c['dead_end']} dead ends, "
          f"{c['corrected']} corrected) -> {out_path}")
@@ -207,133 +209,20 @@ def register(app: typer.Typer) -> None:
     app.command("reflect", help=REFLECT_HELP)(reflect_cmd)
 
 
-# --- fast path for the standalone script ----------------------------------------------------
-# Building the Typer app (click + pydantic adapters) costs more than answering a query on a
-# small graph, so the ``graphify`` script parses plain, valid command lines itself and hands
-# everything else (help, errors, anything unusual) to Typer. The table mirrors the
-# signatures above (whose defaults apply to what it leaves out); tests check both agree.
-_FAST = {
-    # command: (function, positional names, flags, single-value options, repeatable options)
-    "query": (query_cmd, ("question",), {"--dfs": "dfs", "--no-expand": "no_expand"},
-              {"--budget": ("budget", str), "--graph": ("graph", Path), "--llm-model": ("llm_model", str)},
-              {"--context": "context", "--seed": "seed"}),
-    "path": (path_cmd, ("source", "target"), {"--undirected": "undirected", "--directed": "directed"},
-             {"--graph": ("graph", Path)}, {}),
-    "explain": (explain_cmd, ("node",), {"--all": "all_"}, {"--graph": ("graph", Path)}, {}),
-    "save-result": (save_result_cmd, (), {},
-                    {"--question": ("question", str), "--answer": ("answer", str),
-                     "--answer-file": ("answer_file", Path), "--type": ("type_", str),
-                     "--outcome": ("outcome", str), "--correction": ("correction", str),
-                     "--memory-dir": ("memory_dir", Path)},
-                    {"--nodes": "nodes"}),
-    "reflect": (reflect_cmd, (), {"--if-stale": "if_stale"},
-                {"--memory-dir": ("memory_dir", Path), "--out": ("out", Path), "--graph": ("graph", Path),
-                 "--analysis": ("analysis", Path), "--labels": ("labels", Path),
-                 "--half-life-days": ("half_life_days", float), "--min-corroboration": ("min_corroboration", int)},
-                {}),
-}
-
-
-class _FastCtx:
-    """Stands in for the Typer context: the fast path already gathered ``--nodes A B C``."""
-
-    args: list = []
-
-
-def _fast_parse(argv: list[str]):
-    """(function, kwargs) for a plain valid command line, else None (let Typer handle it)."""
-    if not argv or argv[0] not in _FAST:
-        return None
-    cmd = argv[0]
-    fn, positional, flags, values, multi = _FAST[cmd]
-    kwargs: dict = {}
-    pos: list[str] = []
-    greedy: str | None = None
-    args = argv[1:]
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in ("-h", "--help", "--") or (a.startswith("-") and a != "-" and not a.startswith("--")):
-            return None
-        if a.startswith("--"):
-            greedy = None
-            name, eq, inline = a.partition("=")
-            if name in flags and not eq:
-                kwargs[flags[name]] = True
-            elif name in values or name in multi:
-                if eq:
-                    val = inline
-                elif i + 1 < len(args):
-                    i += 1
-                    val = args[i]
-                else:
-                    return None
-                if name in values:
-                    key, conv = values[name]
-                    try:
-                        kwargs[key] = conv(val)
-                    except ValueError:
-                        return None
-                else:
-                    kwargs[multi[name]] = kwargs.get(multi[name], []) + [val]
-                    if cmd == "save-result" and not eq:
-                        greedy = multi[name]
-            else:
-                return None
-        elif greedy is not None:
-            kwargs[greedy].append(a)
-        else:
-            pos.append(a)
-        i += 1
-    if len(pos) != len(positional):
-        return None
-    kwargs.update(zip(positional, pos, strict=True))
-    if cmd == "save-result":
-        if "question" not in kwargs:
-            return None
-        kwargs["ctx"] = _FastCtx()
-    return fn, kwargs
-
-
 def build_app() -> typer.Typer:
-    app = typer.Typer(name="graphify", help="graphify-compatible query / path / explain / save-result / reflect "
-                      "over graphify-out/graph.json (served by kgservice).",
+    """The five commands as a Typer app with ``kg``'s richer defaults (tests and ``kg`` use it)."""
+    app = typer.Typer(name="kg-graphify", help="graphify-compatible query / path / explain / save-result / "
+                      "reflect over graphify-out/graph.json, with kgservice's defaults.",
                       no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
     register(app)
     return app
 
 
 def main() -> None:
-    import gc
+    """The ``graphify`` drop-in (graphify's own command line and output): see dropin.py."""
+    from kgservice.graphify.dropin import main as dropin_main
 
-    gc.disable()  # one short-lived process over one big JSON tree: cyclic GC only costs time
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(encoding="utf-8", errors="replace")  # type: ignore[union-attr]
-        except (AttributeError, ValueError):
-            pass
-    try:
-        try:
-            fast = _fast_parse(sys.argv[1:])
-            if fast is None:
-                build_app()(prog_name="graphify")
-            else:
-                fn, kwargs = fast
-                try:
-                    fn(**kwargs)
-                except typer.Exit as exc:
-                    sys.exit(exc.exit_code)
-                sys.exit(0)
-        finally:
-            sys.stdout.flush()
-    except BrokenPipeError:
-        import os
-
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except OSError:
-            pass
-        sys.exit(0)
+    dropin_main()
 
 
 if __name__ == "__main__":

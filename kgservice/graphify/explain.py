@@ -60,17 +60,32 @@ def connections(g: Graph, nid: str) -> list[Connection]:
         in_arcs.setdefault(g.links[i].u, []).append(i)
     conns: list[Connection] = []
     for nb, idx in out_arcs.items():
-        first = g.links[idx[0]]
-        conns.append(Connection("out" if first.src == nid else "in", nb, idx))
+        first = first_arc_data(g, idx)
+        conns.append(Connection("out" if first.get("_src", nid) == nid else "in", nb, idx))
     for nb, idx in in_arcs.items():
-        first = g.links[idx[0]]
-        conns.append(Connection("in" if first.src == nb else "out", nb, idx))
+        first = first_arc_data(g, idx)
+        conns.append(Connection("in" if first.get("_src", nb) == nb else "out", nb, idx))
 
     def deg(n: str) -> int:
         return g.degree(n, directed=True, multigraph=g.multigraph)
 
     conns.sort(key=lambda c: -deg(c.neighbor))
     return conns
+
+
+def first_arc_data(g: Graph, idx: list[int]) -> dict:
+    """``edge_data(G, u, v)`` of the networkx class graphify loads for explain: the first
+    key's data on a multigraph (links sharing a ``key`` merge), the merged data otherwise."""
+    if g.multigraph:
+        first_key = g.links[idx[0]].data.get("key")
+        same = [i for i in idx if first_key is not None and g.links[i].data.get("key") == first_key]
+        idx = same or idx[:1]
+    if len(idx) == 1:
+        return g.links[idx[0]].data
+    d: dict = {}
+    for i in idx:
+        d.update(g.links[i].data)
+    return d
 
 
 def _joined(g: Graph, idx: list[int], key: str) -> str:
@@ -91,7 +106,9 @@ def lesson_line(entry: dict) -> str:
     return line
 
 
-def run_explain(g: Graph, label: str, show_all: bool = False) -> ExplainResult:
+def run_explain(g: Graph, label: str, show_all: bool = False, rich: bool = False) -> ExplainResult:
+    """graphify's ``explain`` output; ``rich`` (``kg explain``) adds the node's ≡ class
+    (``Same as:``) and joins the relations of parallel links (``calls/references``)."""
     nid, refusal = resolve_single_node(g, label)
     if nid is None:
         return ExplainResult(refusal or f"No node matching '{label}' found.",
@@ -104,11 +121,12 @@ def run_explain(g: Graph, label: str, show_all: bool = False) -> ExplainResult:
              f"  Source:    {d.get('source_file', '')} {d.get('source_location', '')}".rstrip(),
              f"  Type:      {d.get('file_type', '')}",
              f"  Community: {community_of(d)}"]
-    from kgservice.graphify.expand import relations
+    if rich:
+        from kgservice.graphify.vocabulary import relations
 
-    same = [g.label(m) for m in relations(g).syn_class.get(nid, []) if m != nid]
-    if same:
-        lines.append(f"  Same as:   {', '.join(same)}")
+        same = [g.label(m) for m in relations(g).syn_class.get(nid, []) if m != nid]
+        if same:
+            lines.append(f"  Same as:   {', '.join(same)}")
     entry = learning_overlay(g).get(nid)
     if entry:
         lines.append(lesson_line(entry))
@@ -118,18 +136,21 @@ def run_explain(g: Graph, label: str, show_all: bool = False) -> ExplainResult:
         lines += ["", f"Connections ({len(conns)}):"]
         shown = conns if show_all else conns[:SHOWN]
         for c in shown:
-            first = g.links[c.links[0]].data
+            first = first_arc_data(g, c.links)
             loc = first.get("source_location") or ""
             at = f" {first.get('source_file') or ''}:{loc}" if loc else ""
             arrow = "-->" if c.direction == "out" else "<--"
-            lines.append(f"  {arrow} {g.label(c.neighbor)} [{_joined(g, c.links, 'relation')}] "
-                         f"[{_joined(g, c.links, 'confidence')}]{at}")
+            if rich:
+                rel, conf = _joined(g, c.links, "relation"), _joined(g, c.links, "confidence")
+            else:
+                rel, conf = first.get("relation", ""), first.get("confidence", "")
+            lines.append(f"  {arrow} {g.label(c.neighbor)} [{rel}] [{conf}]{at}")
         rest = conns[len(shown):]
         if rest:
             lines.append(f"  ... and {len(rest)} more (--all lists all {len(conns)})")
             groups: dict[tuple[str, str], int] = {}
             for c in rest:
-                sf = g.links[c.links[0]].data.get("source_file") or "(unknown file)"
+                sf = first_arc_data(g, c.links).get("source_file") or "(unknown file)"
                 groups[(c.direction, str(sf))] = groups.get((c.direction, str(sf)), 0) + 1
             ordered = sorted(groups.items(), key=lambda kv: (-kv[1], kv[0]))
             lines.append("  Grouped by file:")

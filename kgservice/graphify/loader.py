@@ -53,12 +53,63 @@ class Link:
     data: dict
 
 
+def _make_link(lk: dict) -> Link:
+    u, v = lk["source"], lk["target"]
+    if u.__class__ is not str:
+        u = str(u)
+    if v.__class__ is not str:
+        v = str(v)
+    src, tgt = u, v
+    if "_src" in lk or "_tgt" in lk:
+        ms, mt = lk.get("_src"), lk.get("_tgt")
+        ms = str(ms) if ms is not None else u
+        mt = str(mt) if mt is not None else v
+        if {ms, mt} == {u, v}:
+            src, tgt = ms, mt
+    return Link(u, v, src, tgt, lk)
+
+
+class LinkList:
+    """The graph's links, each made into a :class:`Link` the first time it is read.
+
+    A command touches a small part of a big graph; building 300k Link objects up front
+    cost more than parsing them.
+    """
+
+    __slots__ = ("_raw", "_made")
+
+    def __init__(self, raw: list[dict]):
+        self._raw = raw
+        self._made: list[Link | None] = [None] * len(raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __getitem__(self, i: int) -> Link:
+        lk = self._made[i]
+        if lk is None:
+            lk = self._made[i] = _make_link(self._raw[i])
+        return lk
+
+    def __iter__(self):
+        for i in range(len(self._raw)):
+            yield self[i]
+
+    def ends(self, idx: list[int], key: str) -> set[str]:
+        """The stored ``source`` or ``target`` ids of these links (no Link objects made)."""
+        raw = self._raw
+        out = {raw[i][key] for i in idx}
+        if any(x.__class__ is not str for x in out):
+            out = {str(x) for x in out}
+        return out
+
+
 @dataclass
 class Graph:
     path: Path
     order: list[str]
     attrs: dict[str, dict]
-    links: list[Link]
+    links: LinkList
     directed: bool = False  # the file's own flag (graphify's query honours it)
     multigraph: bool = False
     raw: dict = field(default_factory=dict, repr=False)
@@ -110,11 +161,11 @@ class Graph:
         if multigraph:
             # every link counts once per endpoint; a self-loop counts twice
             return len(outs) + len(ins)
+        succ = self.links.ends(outs, "target")
+        pred = self.links.ends(ins, "source")
         if directed:
-            succ = {self.links[i].v for i in outs}
-            pred = {self.links[i].u for i in ins}
             return len(succ) + len(pred)
-        nbrs = {self.links[i].v for i in outs} | {self.links[i].u for i in ins}
+        nbrs = succ | pred
         return len(nbrs) + (1 if nid in nbrs else 0)
 
 
@@ -161,10 +212,10 @@ def graph_from_data(data: Any, path: Path | None = None) -> Graph:
         else:
             order.append(nid)
             attrs[nid] = n
-    links: list[Link] = []
+    kept: list[dict] = []
     out: dict[str, list[int]] = {}
     inn: dict[str, list[int]] = {}
-    append = links.append
+    append = kept.append
     for lk in raw_links:
         try:
             u = lk["source"]
@@ -181,15 +232,8 @@ def graph_from_data(data: Any, path: Path | None = None) -> Graph:
         if v not in attrs:
             order.append(v)
             attrs[v] = {"id": v}
-        src, tgt = u, v
-        if "_src" in lk or "_tgt" in lk:
-            ms, mt = lk.get("_src"), lk.get("_tgt")
-            ms = str(ms) if ms is not None else u
-            mt = str(mt) if mt is not None else v
-            if {ms, mt} == {u, v}:
-                src, tgt = ms, mt
-        i = len(links)
-        append(Link(u, v, src, tgt, lk))
+        i = len(kept)
+        append(lk)
         o = out.get(u)
         if o is None:
             out[u] = [i]
@@ -204,7 +248,7 @@ def graph_from_data(data: Any, path: Path | None = None) -> Graph:
         path=Path(path) if path is not None else Path("graph.json"),
         order=order,
         attrs=attrs,
-        links=links,
+        links=LinkList(kept),
         directed=bool(data.get("directed", False)),
         multigraph=bool(data.get("multigraph", False)),
         raw=data,

@@ -1,29 +1,33 @@
-"""``query``: vocabulary expansion, seed picking, BFS/DFS traversal, budgeted rendering.
+"""``query``: seed picking, BFS/DFS traversal, budgeted rendering — graphify's or kgservice's.
 
-Output shape follows graphify's ``query`` (and the inline NetworkX fallback of its skills)::
+``run_query(style="graphify")`` (the ``graphify`` script) answers exactly as graphify
+0.9.96's CLI: seeds as graphify picks them, depth 2, the traversal graph networkx would
+build (nxview.py), nodes ordered seeds / hop distance / -degree / id, ~3 characters per
+token with graphify's "Complete answer over budget" / "TRUNCATED" rule::
 
-    Query expanded to (from graph vocab, 2 tokens): [吸烟, smoking]
-    Graph: graphify-out/graph.json (717 nodes) | Traversal: BFS depth=3 | Start: ['吸烟', 'smoking'] | 35 nodes found
+    Graph: graphify-out/graph.json (5 nodes) | Traversal: BFS depth=2 | Start: ['run()'] | 3 nodes found
 
-    NODE 吸烟 [src=06_smoking_and_health.units loc=#smk-002 community=1]
+    NODE run() [src=app/main.py loc=L3 community=None]
     ...
-    EDGE 吸烟 --同义 [EXTRACTED]--> smoking at=06_smoking_and_health.units:#smk-002
+    EDGE run() --calls [EXTRACTED context=call]--> .login() at=app/main.py:L4
 
-Seeds are picked exactly as graphify picks them for the (expanded) query string, so
-``graphify query "<expanded tokens>"`` starts from the same nodes. BFS goes 3 hops, DFS
-6 (the depths graphify's skills use); high-degree hubs are not expanded through. Nodes
-are ranked seeds first, then by IDF-weighted term relevance, hop distance and degree;
-edges among higher-ranked nodes come first; the body is cut at ``budget × 4`` characters.
+``style="rich"`` (``kg query``) keeps kgservice's richer defaults: vocabulary expansion
+(a ``Query expanded to …`` first line; seeds picked by graphify's rules on the expanded
+token string), BFS 3 / DFS 6 hops, nodes ranked seeds first, then IDF-weighted term
+relevance, hop distance and degree, edges among higher-ranked nodes first, the body cut at
+``budget × 4`` characters, reflect's ``learning=`` status on NODE lines.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
 from kgservice.graphify.loader import Graph
+from kgservice.graphify.nxview import HubCheck, hop_distances
 from kgservice.graphify.scoring import (
     compute_idf,
     find_node_tiers,
@@ -113,6 +117,8 @@ def _link_filter(filters: list[str]):
 
 def learning_overlay(g: Graph) -> dict:
     ov = g.cache.get("overlay")
+    if ov is None and not (Path(g.path).parent / ".graphify_learning.json").exists():
+        ov = g.cache["overlay"] = {}  # no sidecar: no need to import reflect (start-up time)
     if ov is None:
         from kgservice.graphify.reflect import load_learning_overlay
 
@@ -134,8 +140,8 @@ class Traversal:
     links: list[int] = field(default_factory=list)
 
 
-class _View:
-    """Undirected adjacency over the links a context filter keeps."""
+class _View(HubCheck):
+    """Undirected adjacency over the links a context filter keeps (kg query's traversal)."""
 
     def __init__(self, g: Graph, keep=None):
         self.g = g
@@ -171,15 +177,6 @@ class _View:
             return g.link_count(nid)
         return sum(1 for i in g.out_links(nid) if self.link_ok(i)) + sum(
             1 for i in g.in_links(nid) if self.link_ok(i))
-
-    def is_hub(self, nid: str) -> bool:
-        """Too connected to expand through: degree >= max(50, 99th percentile degree)."""
-        d = self.degree(nid)
-        if d < HUB_FLOOR:
-            return False
-        if self._hub is None:
-            self._hub = self.hub_threshold()
-        return d >= self._hub
 
     def hub_threshold(self) -> int:
         g = self.g
@@ -233,21 +230,9 @@ def dfs(view: _View, seeds: list[str], depth: int) -> Traversal:
         for nb in reversed(view.neighbors(node)):
             if nb not in visited:
                 stack.append((nb, d + 1))
-    order = list(visited)
     # hop distance from the seeds inside the visited set (DFS depth is not distance)
-    dist = {s: 0 for s in seeds if s in visited}
-    frontier = list(dist)
-    hop = 0
-    while frontier:
-        hop += 1
-        nxt = []
-        for n in frontier:
-            for nb in view.neighbors(n):
-                if nb in visited and nb not in dist:
-                    dist[nb] = hop
-                    nxt.append(nb)
-        frontier = nxt
-    return Traversal(order, dist)
+    dist = hop_distances(view.neighbors, [s for s in seeds if s in visited], visited)
+    return Traversal(list(visited), dist)
 
 
 def induced_links(view: _View, nodes: set[str]) -> list[int]:
@@ -293,23 +278,20 @@ def _attrs_suffix(d: dict) -> str:
 
 
 def community_of(d: dict) -> str:
-    name = d.get("community_name")
-    if name:
-        return str(name)
-    c = d.get("community", "")
-    return "" if c is None else str(c)
+    """graphify's ``community_name or community``: a null community prints ``None``."""
+    return str(d.get("community_name") or d.get("community", ""))
 
 
-def node_line(g: Graph, nid: str, overlay: dict) -> str:
+def node_line(g: Graph, nid: str, overlay: dict | None) -> str:
     d = g.attrs[nid]
     learning = ""
-    entry = overlay.get(nid)
+    entry = overlay.get(nid) if overlay else None
     if entry:
         status = sanitize(str(entry.get("status", "")))
         if status:
             learning = f" learning={status}{':stale' if entry.get('stale') else ''}"
-    return (f"NODE {sanitize(g.label(nid))} [src={sanitize(d.get('source_file', ''))} "
-            f"loc={sanitize(d.get('source_location', ''))} community={sanitize(community_of(d))}"
+    return (f"NODE {sanitize(g.label(nid))} [src={sanitize(str(d.get('source_file', '')))} "
+            f"loc={sanitize(str(d.get('source_location', '')))} community={sanitize(community_of(d))}"
             f"{learning}{_attrs_suffix(d)}]")
 
 
@@ -389,6 +371,180 @@ def render(g: Graph, seeds: list[str], trav: Traversal, view: _View, *, mode: st
     return header + "\n\n" + body
 
 
+# --- graphify's rendering (the ``graphify`` script's default) ----------------------------------
+
+GRAPHIFY_DEPTH = 2
+GRAPHIFY_CHARS_PER_TOKEN = 3
+
+
+def render_graphify(g: Graph, question: str, seeds: list[str], *, mode: str, depth: int, budget: int,
+                    contexts: list[str] | None, graph_path: Path | None, given: bool = False,
+                    unresolved: list[str] | None = None, overlay: dict | None = None) -> str:
+    """graphify's ``_render_query`` + ``_subgraph_to_text``, byte for byte (see nxview for the graph)."""
+    from kgservice.graphify.nxview import TraversalView, bfs, dfs
+
+    explicit = normalize_contexts(contexts)
+    if explicit:
+        ctx, ctx_source = explicit, "explicit"
+    else:
+        ctx = infer_contexts(question)
+        ctx_source = "heuristic" if ctx else None
+    view = TraversalView(g, ctx or None)
+    nodes, edges = dfs(view, seeds, depth) if mode == "dfs" else bfs(view, seeds, depth)
+    parts = [f"Traversal: {mode.upper()} depth={depth}",
+             f"Start{' (given)' if given else ''}: {[g.label(n) for n in seeds]}"]
+    if unresolved:
+        parts.append(f"Unresolved seeds (skipped): {unresolved}")
+    if graph_path is not None:
+        parts.insert(0, f"Graph: {display_path(graph_path)} ({len(g)} nodes)")
+    if ctx:
+        parts.append(f"Context: {', '.join(ctx)} ({ctx_source})")
+    parts.append(f"{len(nodes)} nodes found")
+    header = " | ".join(parts) + "\n\n"
+
+    seed_hits = [n for n in seeds if n in nodes]
+    seed_set = set(seeds)
+    dist = hop_distances(view.adj, seed_hits, nodes)
+    ordered = seed_hits + sorted(nodes - seed_set, key=lambda n: (dist.get(n, 1 << 30), -view.degree(n), str(n)))
+    lines = [node_line(g, n, overlay) for n in ordered]
+    n_nodes = len(lines)
+    for u, v in edges:
+        if u in nodes and v in nodes:
+            for d in view.datas(u, v):
+                src, tgt = d.get("_src", u), d.get("_tgt", v)
+                if {src, tgt} != {u, v}:
+                    src, tgt = u, v
+                ctx_v = d.get("context")
+                ctx_s = f" context={sanitize(str(ctx_v))}" if ctx_v else ""
+                loc = str(d.get("source_location") or "")
+                at = f" at={sanitize(str(d.get('source_file') or ''))}:{sanitize(loc)}" if loc else ""
+                lines.append(f"EDGE {sanitize(g.label(src))} --{sanitize(str(d.get('relation', '')))} "
+                             f"[{sanitize(str(d.get('confidence', '')))}{ctx_s}]--> {sanitize(g.label(tgt))}{at}")
+    return header + cut_to_budget(lines, n_nodes, len(seed_hits), budget)
+
+
+def cut_to_budget(lines: list[str], n_nodes: int, n_seeds: int, budget: int) -> str:
+    """graphify's budget rule: ~3 characters per token; once every NODE line fits, all
+    EDGE lines are kept (with a "Complete answer over budget" notice); otherwise only
+    NODE lines survive, between a TRUNCATED notice and an end marker."""
+    output = "\n".join(lines)
+    char_budget = budget * GRAPHIFY_CHARS_PER_TOKEN
+    if len(output) <= char_budget:
+        return output
+    cut_at = output[:char_budget].rfind("\n")
+    cut_at = cut_at if cut_at > 0 else char_budget
+    if n_seeds:
+        seed_end = sum(len(lines[i]) + 1 for i in range(n_seeds)) - 1
+        cut_at = max(cut_at, min(seed_end, len(output)))
+    shown = output[:cut_at].count("\nNODE ") + (1 if output.startswith("NODE ") else 0)
+    cut = n_nodes - shown
+    if cut == 0:
+        n_edges = len(lines) - n_nodes
+        return (f"[i] Complete answer over budget: all {n_nodes} nodes and {n_edges} edges shown "
+                f"(~{len(output) // 3} tokens vs the requested ~{budget}-token budget). Edges are never "
+                f"dropped once every node fits, so this is already the full answer — raising --budget "
+                f"further will not shrink it. Narrow with context_filter=['call'] or use get_node for a "
+                f"specific symbol to reduce size instead.\n\n") + output
+    node_chars = sum(len(line) + 1 for line in lines[:n_nodes])
+    full = (min(node_chars, len(output)) + 2) // 3
+    return (f"[!] TRUNCATED: showing {shown} of {n_nodes} nodes (~{budget}-token budget). The answer may be "
+            f"among the {cut} cut nodes — raise the token budget to {full} to get all {n_nodes} "
+            f"(CLI: --budget {full}, MCP: token_budget={full}) or narrow the query (e.g. "
+            f"context_filter=['call'], or get_node for a specific symbol).\n\n"
+            + output[:cut_at]
+            + f"\n... (truncated — {cut} more nodes cut by ~{budget}-token budget."
+            f" Narrow with context_filter=['call'] or use get_node for a specific symbol)")
+
+
+# --- explicit seeds (graphify's ``affected.resolve_seed``) -----------------------------------------
+
+
+def _nfc_fold(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def _bare(label: str) -> str:
+    label = _nfc_fold(label)
+    return label[:-2] if label.endswith("()") else label
+
+
+def _repo_relative(value: str, root: Path | None) -> str:
+    p = Path(value)
+    if p.is_absolute():
+        anchor = root if root is not None else Path.cwd()
+        try:
+            return p.relative_to(anchor).as_posix()
+        except ValueError:
+            return value
+    return p.as_posix()
+
+
+def _is_file_label(label: str, source_file: str) -> bool:
+    if not label or not source_file:
+        return False
+    sf = source_file.replace("\\", "/")
+    if label == sf.rsplit("/", 1)[-1]:
+        return True
+    return "/" in label and (sf == label or sf.endswith("/" + label))
+
+
+def _prefer_file_node(g: Graph, ids: list[str], query: str) -> str | None:
+    base = _nfc_fold(Path(query).name)
+    a = g.attrs
+
+    def only(cands: list[str]) -> str | None:
+        return cands[0] if len(cands) == 1 else None
+
+    l1 = [n for n in ids if str(a[n].get("source_location", "")) == "L1"]
+    for cands in ([n for n in l1 if _nfc_fold(str(a[n].get("label", ""))) == base],
+                  [n for n in l1 if _is_file_label(str(a[n].get("label", "")), str(a[n].get("source_file", "")))],
+                  l1,
+                  [n for n in ids if _nfc_fold(str(a[n].get("label", ""))) == base]):
+        hit = only(cands)
+        if hit is not None:
+            return hit
+    return None
+
+
+def resolve_seed(g: Graph, value: str, root: Path | None = None) -> str | None:
+    """An explicit ``--seed``: id, unique label, unique bare callable name, the file
+    (repo-relative, or absolute under the graph's root), or a unique label substring."""
+    value = value.rstrip("/\\") or value
+    if value in g:
+        return value
+    a = g.attrs
+    q = _nfc_fold(value)
+    hits = [n for n in g.order if _nfc_fold(str(a[n].get("label", ""))) == q]
+    if len(hits) == 1:
+        return hits[0]
+    qb = _bare(q)
+    hits = [n for n in g.order if _bare(str(a[n].get("label", ""))) == qb]
+    if len(hits) == 1:
+        return hits[0]
+    rel = _repo_relative(value, root)
+    qp = _nfc_fold(rel)
+    hits = [n for n in g.order if _nfc_fold(str(a[n].get("source_file", ""))) in (q, qp)]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        pref = _prefer_file_node(g, hits, rel)
+        if pref is not None:
+            return pref
+    hits = [n for n in g.order if q in _nfc_fold(str(a[n].get("label", "")))]
+    return hits[0] if len(hits) == 1 else None
+
+
+def graph_root(graph_path: Path) -> Path:
+    """``<root>/graphify-out/graph.json`` -> root; a graph elsewhere -> its own directory."""
+    from kgservice.graphify.loader import default_out_dir
+
+    gp = Path(graph_path).resolve()
+    out_name = Path(os.path.normpath(str(default_out_dir()))).name
+    return gp.parent.parent if gp.parent.name == out_name else gp.parent
+
+
 # --- the command -------------------------------------------------------------------------------
 
 
@@ -401,18 +557,30 @@ class QueryResult:
     notes: list[str] = field(default_factory=list)  # for stderr
 
 
-def resolve_seed(g: Graph, value: str) -> tuple[str | None, str | None]:
-    """An explicit ``--seed``: node id, unique label, unique file or unique substring."""
-    value = value.rstrip("/\\") or value
-    if value in g:
-        return value, None
-    source_exact, exact, prefix, substring = find_node_tiers(g, value)
-    for tier, file_query in ((source_exact, True), (exact, False)):
-        if tier:
-            refusal = tier_refusal(g, value, tier, file_query=file_query and "::" not in value)
+def _given_seeds(g: Graph, values: list[str], root: Path | None, rich: bool):
+    start: list[str] = []
+    unresolved: list[str] = []
+    refusals: list[str] = []
+    for value in values:
+        nid = resolve_seed(g, value, root)
+        if nid is None and rich:
+            nid, _r = _resolve_seed_tiers(g, value)
+        if nid is None:
+            refusal = query_name_refusal(g, value)
             if refusal:
-                return None, refusal if is_ambiguity(refusal) else None
-            return tier[0], None
+                if refusal not in refusals:
+                    refusals.append(refusal)
+            elif value not in unresolved:
+                unresolved.append(value)
+        elif nid not in start:
+            start.append(nid)
+    return start, unresolved, refusals
+
+
+def _resolve_seed_tiers(g: Graph, value: str) -> tuple[str | None, str | None]:
+    """kg's extra fallback for ``--seed``: a unique prefix or substring hit of the matcher tiers."""
+    value = value.rstrip("/\\") or value
+    _se, _ex, prefix, substring = find_node_tiers(g, value)
     for tier in (prefix, substring):
         if len(tier) == 1:
             return tier[0], None
@@ -420,94 +588,120 @@ def resolve_seed(g: Graph, value: str) -> tuple[str | None, str | None]:
 
 
 def run_query(g: Graph, question: str, *, mode: str = "bfs", budget: int = DEFAULT_BUDGET,
-              contexts: list[str] | None = None, seeds: list[str] | None = None, expand: bool = True,
-              llm_model: str | None = None, llm_complete=None) -> QueryResult:
-    depth = DFS_DEPTH if mode == "dfs" else BFS_DEPTH
-    explicit = normalize_contexts(contexts)
-    if explicit:
-        ctx, ctx_source = explicit, "explicit"
-    elif (ctx := infer_contexts(question)) and _graph_has_contexts(g):
-        ctx_source = "heuristic"
-    else:
-        ctx, ctx_source = [], None
-    view = _View(g, _link_filter(ctx))
+              contexts: list[str] | None = None, seeds: list[str] | None = None, expand: bool | None = None,
+              llm_model: str | None = None, llm_complete=None, style: str = "graphify",
+              learning: bool | None = None, graph_path: Path | None | bool = True,
+              seed_root: Path | None = None, depth: int | None = None) -> QueryResult:
+    """Answer ``question`` from ``g``.
 
+    ``style="graphify"`` (the ``graphify`` script) answers exactly as graphify's CLI:
+    depth 2, graphify's node order and budget rule, no vocabulary expansion unless
+    ``expand=True``, no ``learning=`` suffix unless ``learning=True``. ``style="rich"``
+    (``kg query``) keeps kgservice's defaults: expansion on, BFS depth 3 / DFS 6, nodes
+    ranked by relevance, learning suffix shown. ``graph_path=True`` names ``g.path`` in
+    the header, ``None`` leaves the ``Graph:`` part out (graphify's MCP form). ``depth``
+    overrides graphify's 2 (its MCP tool passes 3).
+    """
+    rich = style == "rich"
+    if expand is None:
+        expand = rich or bool(llm_model)
+    if learning is None:
+        learning = rich
+    gp = g.path if graph_path is True else (graph_path or None)
+    root = seed_root if seed_root is not None else (graph_root(g.path) if g.path else None)
+    if not rich:
+        depth = GRAPHIFY_DEPTH if depth is None else depth
+        overlay = learning_overlay(g) if learning else None
+
+        def draw(start: list[str], given: bool = False, unresolved: list[str] | None = None) -> str:
+            return render_graphify(g, question, start, mode=mode, depth=depth, budget=budget, contexts=contexts,
+                                   graph_path=gp, given=given, unresolved=unresolved, overlay=overlay)
     if seeds:
-        start: list[str] = []
-        unresolved: list[str] = []
-        refusals: list[str] = []
-        for value in seeds:
-            nid, refusal = resolve_seed(g, value)
-            if nid is None:
-                if refusal and refusal not in refusals:
-                    refusals.append(refusal)
-                elif not refusal and value not in unresolved:
-                    unresolved.append(value)
-            elif nid not in start:
-                start.append(nid)
+        start, unresolved, refusals = _given_seeds(g, seeds, root, rich)
         if not start:
             if refusals:
                 return QueryResult("\n".join(refusals), EXIT_AMBIGUOUS)
             return QueryResult("No unique node match for --seed: " + ", ".join(seeds), EXIT_NOT_FOUND)
-        trav = dfs(view, start, depth) if mode == "dfs" else bfs(view, start, depth)
-        tokens = list(dict.fromkeys(tok for t in graphify_terms(question) for tok in search_tokens(t)))
-        text = render(g, start, trav, view, mode=mode, depth=depth, budget=budget, tokens=tokens,
-                      contexts=ctx, context_source=ctx_source, given=True, unresolved=unresolved)
-        return QueryResult(text, EXIT_OK, start)
+        if not rich:
+            return QueryResult(draw(start, True, unresolved), EXIT_OK, start)
+        return _rich_given(g, question, start, unresolved, mode=mode, budget=budget, contexts=contexts)
 
     refusal = query_name_refusal(g, question)
     if refusal:
         return QueryResult(refusal, EXIT_AMBIGUOUS)
 
     notes: list[str] = []
-    result = _keyword_query(g, question, mode=mode, depth=depth, budget=budget, ctx=ctx, ctx_source=ctx_source,
-                            view=view, expand=expand, llm_model=llm_model, llm_complete=llm_complete, notes=notes)
-    result.notes = notes
-    return result
-
-
-def _keyword_query(g: Graph, question: str, *, mode, depth, budget, ctx, ctx_source, view, expand, llm_model,
-                   llm_complete, notes) -> QueryResult:
-    prefix = ""
-    scoring_query = question
-    exp_tokens: list[str] | None = None
+    prefix, scoring_query, exp_tokens = "", question, None
     if expand:
-        from kgservice.graphify import expand as expand_mod
-
-        exp = None
-        if llm_model:
-            try:
-                exp = expand_mod.choose_with_llm(g, question, llm_model, complete=llm_complete)
-            except Exception as exc:  # an unreachable model must not cost the answer
-                notes.append(f"warning: the LLM chooser failed ({type(exc).__name__}: {exc}); "
-                             "using the graph's own expansion")
-        if exp is None:
-            exp = expand_mod.expand(g, question)
+        exp = _expansion(g, question, llm_model, llm_complete, notes)
         exp_tokens = exp.tokens
         prefix = f"Query expanded to (from graph vocab, {len(exp.tokens)} tokens): [{', '.join(exp.tokens)}]\n"
         if not exp.tokens:
             return QueryResult(prefix + "No token of the graph's vocabulary matches this question; "
                                "the graph has nothing on it, so no traversal was run.", EXIT_NOT_FOUND,
-                               tokens=[])
+                               tokens=[], notes=notes)
         scoring_query = exp.query_string
         if scoring_query != question:
             refusal = query_name_refusal(g, scoring_query)
             if refusal:
-                return QueryResult(prefix + refusal, EXIT_AMBIGUOUS, tokens=exp_tokens)
-
+                return QueryResult(prefix + refusal, EXIT_AMBIGUOUS, tokens=exp_tokens, notes=notes)
     terms = graphify_terms(scoring_query)
     start = query_seeds(g, terms)
     if expand:
-        # our extra: a question that is exactly one node's name starts there, even when
-        # its label is not made of vocabulary tokens ("Python 3.12")
+        # a question that is exactly one node's name starts there, even when its label
+        # is not made of vocabulary tokens ("Python 3.12")
         source_exact, exact, _p, _s = find_node_tiers(g, question)
         tier = source_exact or exact
         if len(tier) == 1 and tier[0] not in start:
             start.insert(0, tier[0])
     if not start:
-        return QueryResult(prefix + NO_MATCH, EXIT_NOT_FOUND, tokens=exp_tokens)
+        return QueryResult(prefix + NO_MATCH, EXIT_NOT_FOUND, tokens=exp_tokens, notes=notes)
+    if not rich:
+        return QueryResult(prefix + draw(start), EXIT_OK, start, exp_tokens, notes)
+    text = _rich_render(g, question, start, terms, mode=mode, budget=budget, contexts=contexts)
+    return QueryResult(prefix + text, EXIT_OK, start, exp_tokens, notes)
+
+
+def _expansion(g: Graph, question: str, llm_model, llm_complete, notes: list[str]):
+    from kgservice.graphify import vocabulary
+
+    if llm_model:
+        try:
+            exp = vocabulary.choose_with_llm(g, question, llm_model, complete=llm_complete)
+            if exp is not None:
+                return exp
+        except Exception as exc:  # an unreachable model must not cost the answer
+            notes.append(f"warning: the LLM chooser failed ({type(exc).__name__}: {exc}); "
+                         "using the graph's own expansion")
+    return vocabulary.expand(g, question)
+
+
+def _rich_contexts(g: Graph, question: str, contexts: list[str] | None):
+    explicit = normalize_contexts(contexts)
+    if explicit:
+        return explicit, "explicit"
+    ctx = infer_contexts(question)
+    if ctx and _graph_has_contexts(g):
+        return ctx, "heuristic"
+    return [], None
+
+
+def _rich_given(g, question, start, unresolved, *, mode, budget, contexts) -> QueryResult:
+    ctx, ctx_source = _rich_contexts(g, question, contexts)
+    view = _View(g, _link_filter(ctx))
+    depth = DFS_DEPTH if mode == "dfs" else BFS_DEPTH
+    trav = dfs(view, start, depth) if mode == "dfs" else bfs(view, start, depth)
+    tokens = list(dict.fromkeys(tok for t in graphify_terms(question) for tok in search_tokens(t)))
+    text = render(g, start, trav, view, mode=mode, depth=depth, budget=budget, tokens=tokens,
+                  contexts=ctx, context_source=ctx_source, given=True, unresolved=unresolved)
+    return QueryResult(text, EXIT_OK, start)
+
+
+def _rich_render(g, question, start, terms, *, mode, budget, contexts) -> str:
+    ctx, ctx_source = _rich_contexts(g, question, contexts)
+    view = _View(g, _link_filter(ctx))
+    depth = DFS_DEPTH if mode == "dfs" else BFS_DEPTH
     trav = dfs(view, start, depth) if mode == "dfs" else bfs(view, start, depth)
     rank_tokens = list(dict.fromkeys(tok for t in terms for tok in search_tokens(t)))
-    text = render(g, start, trav, view, mode=mode, depth=depth, budget=budget, tokens=rank_tokens,
+    return render(g, start, trav, view, mode=mode, depth=depth, budget=budget, tokens=rank_tokens,
                   contexts=ctx, context_source=ctx_source)
-    return QueryResult(prefix + text, EXIT_OK, start, exp_tokens)

@@ -7,8 +7,9 @@ undated docs keep full weight). A node cited only positively is *preferred* once
 with both signs is *contested* and the sign of its decayed score (recency) gives the
 verdict. Dead ends and corrections are listed by question, the latest save of a question
 winning. With a graph, cited nodes the graph no longer has are dropped and the lessons
-are also grouped by community: from graphify's ``.graphify_analysis.json`` when present,
-else from the ``community`` / ``community_name`` the nodes of graph.json carry.
+are also grouped by community from graphify's ``.graphify_analysis.json`` (as graphify
+does: no analysis file, no ``## By topic``). ``kg reflect`` also groups without it, from
+the ``community`` / ``community_name`` the nodes of graph.json carry (``topics_from_graph``).
 
 No LLM, sorted everywhere, byte-stable for the same inputs. The same lessons are projected
 into ``.graphify_learning.json`` next to graph.json (graphify's sidecar format), which
@@ -47,7 +48,7 @@ def _read_json(path: Path) -> Any:
 
 
 def node_communities(graph_path: Path, analysis_path: Path | None, labels_path: Path | None,
-                     graph_data: dict | None = None) -> dict[str, str] | None:
+                     graph_data: dict | None = None, *, from_graph: bool = False) -> dict[str, str] | None:
     """node id and label -> community label, or None when the graph has no communities."""
     graph_path = Path(graph_path)
     if not graph_path.exists():
@@ -63,7 +64,7 @@ def node_communities(graph_path: Path, analysis_path: Path | None, labels_path: 
     analysis = _read_json(analysis_path) if analysis_path is not None and Path(analysis_path).exists() else None
     if isinstance(analysis, dict) and analysis.get("communities"):
         members = {cid: [str(x) for x in ids] for cid, ids in analysis["communities"].items()}
-    elif analysis_path is not None and Path(analysis_path).exists():
+    elif (analysis_path is not None and Path(analysis_path).exists()) or not from_graph:
         return None
     else:
         for n in nodes:
@@ -438,8 +439,8 @@ def lessons_fresh(out_path: Path, memory_dir: Path, inputs: list[Path | None]) -
 
 def reflect(memory_dir: Path, out_path: Path, graph_path: Path | None = None, analysis_path: Path | None = None,
             labels_path: Path | None = None, *, now: datetime | None = None,
-            half_life_days: float = HALF_LIFE_DAYS, min_corroboration: int = MIN_CORROBORATION
-            ) -> tuple[Path, dict[str, Any]]:
+            half_life_days: float = HALF_LIFE_DAYS, min_corroboration: int = MIN_CORROBORATION,
+            topics_from_graph: bool = False) -> tuple[Path, dict[str, Any]]:
     docs = load_memory_docs(memory_dir)
     communities = known = None
     graph_data = None
@@ -448,7 +449,8 @@ def reflect(memory_dir: Path, out_path: Path, graph_path: Path | None = None, an
         analysis_path = Path(analysis_path) if analysis_path else graph_path.parent / ".graphify_analysis.json"
         labels_path = Path(labels_path) if labels_path else graph_path.parent / ".graphify_labels.json"
         graph_data = _read_json(graph_path) if graph_path.exists() else None
-        communities = node_communities(graph_path, analysis_path, labels_path, graph_data)
+        communities = node_communities(graph_path, analysis_path, labels_path, graph_data,
+                                       from_graph=topics_from_graph)
         known = known_nodes(graph_data)
     agg = aggregate(docs, communities, now=now, half_life_days=half_life_days,
                     min_corroboration=min_corroboration, known=known)

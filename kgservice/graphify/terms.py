@@ -8,7 +8,7 @@ Two tokenisers live here on purpose:
   uses it so that our seeds agree with graphify's for the same query string.
 * :func:`question_words` is our own, richer split used by the vocabulary expansion: it
   also drops CJK and more European function words and leaves CJK runs whole so they can
-  be segmented against the graph's own vocabulary (see ``expand.py``).
+  be segmented against the graph's own vocabulary (see ``vocabulary.py``).
 
 :func:`label_tokens` builds the vocabulary: letters-only runs of a label, split at
 camelCase / snake_case and script (CJK / other) boundaries, lower-cased, 3–30 characters

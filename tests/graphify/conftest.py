@@ -1,7 +1,7 @@
 """Fixtures for the graphify-compatible commands.
 
 Graphs are built the real way: unit files -> EmbeddedStore -> ``write_graph_json``. The
-graphify reference (PyPI ``graphifyy``) is driven through ``graphify_batch.py``, which runs
+graphify reference (``graphifyy`` in its own venv, see reference.py) is driven through ``graphify_batch.py``, which runs
 its real CLI entry point for many command lines in one process (graphify's own start-up is
 ~0.3 s; one process per case would blow the time budget).
 """
@@ -122,18 +122,20 @@ def ours():
 
 
 def graphify_available() -> bool:
-    try:
-        import graphify  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """The reference graphify (its own venv, see reference.py) can be run."""
+    from tests.graphify.reference import reference_python
+
+    return reference_python() is not None
 
 
 def run_graphify_batches(jobs: list[tuple[list[list[str]], Path]], home: Path) -> list[list[Run]]:
     """Run each job's argv lists through the real graphify CLI, one process per job, jobs in parallel."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHIFY")}
-    env.update(HOME=str(home), PYTHONHASHSEED="0", GRAPHIFY_NO_TIPS="1")
-    procs = [subprocess.Popen([sys.executable, str(BATCH)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    from tests.graphify.reference import reference_env, reference_python
+
+    env = reference_env(home)
+    env.update(PYTHONHASHSEED="0", GRAPHIFY_NO_TIPS="1")
+    py = str(reference_python())
+    procs = [subprocess.Popen([py, str(BATCH)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, cwd=cwd, env=env) for _cases, cwd in jobs]
     results = []
     for proc, (cases, _cwd) in zip(procs, jobs, strict=True):
@@ -147,7 +149,9 @@ def run_graphify_batches(jobs: list[tuple[list[list[str]], Path]], home: Path) -
 def graphify_cli(tmp_path_factory):
     """``run(cases, cwd)`` or ``run.many([(cases, cwd), ...])`` through the real graphify CLI."""
     if not graphify_available():
-        pytest.skip("the graphify reference CLI (PyPI package graphifyy) is not installed")
+        from tests.graphify.reference import unavailable_reason
+
+        pytest.skip(f"the reference graphify venv could not be built: {unavailable_reason()[:300]}")
     home = tmp_path_factory.mktemp("home")
 
     def run(cases: list[list[str]], cwd: Path) -> list[Run]:

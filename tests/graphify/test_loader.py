@@ -79,3 +79,4 @@ def test_fresh_graphify_update_output_works(ours, tmp_path):
     assert "  --> .charge() [method]" in r.stdout
     r = ours("path", "Receipt", "PaymentError", "--undirected", cwd=project)
     assert r.exit_code == 0 and r.stdout.startswith("Shortest path (2 hops):")
+

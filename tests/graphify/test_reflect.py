@@ -83,9 +83,17 @@ def graph_with_communities(path):
     return path
 
 
-def test_grouped_by_community_and_stale_nodes_dropped(memory, tmp_path):
+def test_no_analysis_file_no_topics_as_graphify(memory, tmp_path):
     gp = graph_with_communities(tmp_path / "graph.json")
-    out, agg = reflect(memory, tmp_path / "LESSONS.md", graph_path=gp, now=NOW)
+    out, _agg = reflect(memory, tmp_path / "LESSONS.md", graph_path=gp, now=NOW)
+    text = out.read_text(encoding="utf-8")
+    assert "## By topic" not in text and "`gone`" not in text
+
+
+def test_grouped_by_community_and_stale_nodes_dropped(memory, tmp_path):
+    """kg reflect: topics from graph.json's own communities when there is no analysis file."""
+    gp = graph_with_communities(tmp_path / "graph.json")
+    out, agg = reflect(memory, tmp_path / "LESSONS.md", graph_path=gp, now=NOW, topics_from_graph=True)
     text = out.read_text(encoding="utf-8")
     assert "`gone`" not in text  # no longer in the graph
     assert text.endswith(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kgservice.graphify.expand import MAX_TOKENS, Vocabulary, choose_with_llm, expand, variants
+from kgservice.graphify.vocabulary import MAX_TOKENS, Vocabulary, choose_with_llm, expand, variants
 from kgservice.graphify.loader import load_graph
 
 

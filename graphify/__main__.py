@@ -1,0 +1,3 @@
+from kgservice.graphify.dropin import main
+
+main()
