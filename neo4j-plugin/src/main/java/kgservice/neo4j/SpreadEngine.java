@@ -8,8 +8,19 @@ import java.util.Map;
 
 import org.neo4j.graphdb.Direction;
 import org.neo4j.graphdb.Node;
-import org.neo4j.graphdb.Relationship;
 import org.neo4j.graphdb.Transaction;
+import org.neo4j.internal.kernel.api.NodeCursor;
+import org.neo4j.internal.kernel.api.PropertyCursor;
+import org.neo4j.internal.kernel.api.Read;
+import org.neo4j.internal.kernel.api.RelationshipTraversalCursor;
+import org.neo4j.internal.kernel.api.TokenRead;
+import org.neo4j.kernel.api.KernelTransaction;
+import org.neo4j.kernel.impl.coreapi.InternalTransaction;
+import org.neo4j.storageengine.api.PropertySelection;
+import org.neo4j.storageengine.api.RelationshipSelection;
+import org.neo4j.values.storable.BooleanValue;
+import org.neo4j.values.storable.TextValue;
+import org.neo4j.token.api.TokenConstants;
 
 /**
  * Spreading activation (DESIGN §4.3) run inside Neo4j: every hop of
@@ -19,7 +30,9 @@ import org.neo4j.graphdb.Transaction;
  * e * tau[kind] / max(1, d)^damping once per distinct (neighbour, kind), kinds in alphabetical
  * order, so every neighbour's sum is added in the same order as EmbeddedStore.spread_step.
  * Nodes are keyed by their internal id and their string id is read once, when first touched
- * (it decides "never into literals" and is what the caller gets back).
+ * (it decides "never into literals" and is what the caller gets back). The walk uses the
+ * kernel's cursors (node, relationship traversal, property) rather than Core API entities:
+ * no object per relationship, the `live` flag read through a reused property cursor.
  */
 final class SpreadEngine {
     /** Parameters as kgservice.expansion.SpreadParams (e0 already applied to the seed weights). */
@@ -31,7 +44,7 @@ final class SpreadEngine {
 
     private final Transaction tx;
     private final LongIntMap slotOf = new LongIntMap(4096);
-    private Node[] nodes = new Node[1024];
+    private long[] nodes = new long[1024];
     private String[] ids = new String[1024];
     private double[] energy = new double[1024];
     private double[] incoming = new double[1024];
@@ -42,12 +55,17 @@ final class SpreadEngine {
 
     private static final byte LITERAL = 1, SEED = 2, ACTIVE = 4, TOUCHED = 8;
 
+    // kernel access, set up in run()
+    private Read read;
+    private NodeCursor idNode;
+    private PropertyCursor idProps;
+    private int idKey;
+
     SpreadEngine(Transaction tx) {
         this.tx = tx;
     }
 
-    private int slot(Node node) {
-        long ref = node.getId();
+    private int slot(long ref) {
         int s = slotOf.get(ref);
         if (s >= 0) {
             return s;
@@ -63,8 +81,15 @@ final class SpreadEngine {
         }
         s = count++;
         slotOf.put(ref, s);
-        nodes[s] = node;
-        String id = Graph.id(node);
+        nodes[s] = ref;
+        String id = null;
+        read.singleNode(ref, idNode);
+        if (idNode.next()) {
+            idNode.properties(idProps, PropertySelection.selection(idKey));
+            if (idProps.next() && idProps.propertyValue() instanceof TextValue text) {
+                id = text.stringValue();
+            }
+        }
         ids[s] = id;
         if (id == null || id.startsWith(Graph.LITERAL_PREFIX)) {
             flags[s] |= LITERAL;
@@ -73,6 +98,39 @@ final class SpreadEngine {
     }
 
     Result run(Map<String, Double> seeds, Params p) {
+        KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
+        var cursors = ktx.cursors();
+        var ctx = ktx.cursorContext();
+        var mem = ktx.memoryTracker();
+        read = ktx.dataRead();
+        TokenRead tokens = ktx.tokenRead();
+        idKey = tokens.propertyKey("id");
+        int liveKey = tokens.propertyKey("live");
+        int[] typeIds = new int[Graph.SPREAD_TYPES.length];
+        for (int k = 0; k < typeIds.length; k++) {
+            typeIds[k] = tokens.relationshipType(Graph.SPREAD_TYPES[k].name());
+        }
+        try (NodeCursor nc = cursors.allocateNodeCursor(ctx, mem);
+             RelationshipTraversalCursor rc = cursors.allocateRelationshipTraversalCursor(ctx, mem);
+             PropertyCursor liveProps = cursors.allocatePropertyCursor(ctx, mem);
+             NodeCursor idNodeCursor = cursors.allocateNodeCursor(ctx, mem);
+             PropertyCursor idPropCursor = cursors.allocatePropertyCursor(ctx, mem)) {
+            idNode = idNodeCursor;
+            idProps = idPropCursor;
+            return walk(seeds, p, nc, rc, liveProps, liveKey, typeIds);
+        } finally {
+            idNode = null;
+            idProps = null;
+        }
+    }
+
+    private Result walk(Map<String, Double> seeds, Params p, NodeCursor nc, RelationshipTraversalCursor rc,
+                        PropertyCursor liveProps, int liveKey, int[] typeIds) {
+        PropertySelection liveSel = PropertySelection.selection(liveKey);
+        RelationshipSelection[] select = new RelationshipSelection[typeIds.length];
+        for (int k = 0; k < typeIds.length; k++) {
+            select[k] = typeIds[k] == TokenConstants.NO_TOKEN ? null : RelationshipSelection.selection(typeIds[k], Graph.SPREAD_DIRS[k]);
+        }
         Map<String, Double> unknown = new LinkedHashMap<>();
         int[] frontier = new int[16];
         double[] frontierE = new double[16];
@@ -86,7 +144,7 @@ final class SpreadEngine {
                 unknownInFrontier |= e >= p.epsilon();
                 continue;
             }
-            int s = slot(node);
+            int s = slot(node.getId());
             energy[s] = e;
             flags[s] |= SEED | ACTIVE;
             if (e >= p.epsilon()) {
@@ -110,38 +168,40 @@ final class SpreadEngine {
             int touchedSize = 0;
             for (int f = 0; f < frontierSize; f++) {
                 int n = frontier[f];
-                Node node = nodes[n];
-                if (limitFanout && spreadDegree(node) > p.maxFanout()) {
+                read.singleNode(nodes[n], nc);
+                if (!nc.next()) {
+                    continue;
+                }
+                if (limitFanout && spreadDegree(nc, typeIds) > p.maxFanout()) {
                     continue;
                 }
                 int rows = 0;
                 for (int k = 0; k < Graph.SPREAD_KINDS.length; k++) {
                     double t = tau[k];
-                    if (!(t > 0)) {
+                    if (!(t > 0) || select[k] == null) {
                         continue;
                     }
                     int st = ++currentStamp; // distinct neighbours per (node, kind)
-                    Direction dir = Graph.SPREAD_DIRS[k];
-                    try (var rels = node.getRelationships(dir, Graph.SPREAD_TYPES[k])) {
-                        for (Relationship r : rels) {
-                            if (!Graph.live(r)) {
-                                continue;
-                            }
-                            int m = slot(r.getOtherNode(node));
-                            if (stamp[m] == st) {
-                                continue;
-                            }
-                            stamp[m] = st;
-                            if ((flags[m] & LITERAL) != 0 || (!p.seedBackflow() && (flags[m] & SEED) != 0)) {
-                                continue;
-                            }
-                            if (rows == rowSlot.length) {
-                                rowSlot = Arrays.copyOf(rowSlot, rows * 2);
-                                rowTau = Arrays.copyOf(rowTau, rows * 2);
-                            }
-                            rowSlot[rows] = m;
-                            rowTau[rows++] = t;
+                    nc.relationships(rc, select[k]);
+                    while (rc.next()) {
+                        rc.properties(liveProps, liveSel);
+                        if (!(liveProps.next() && liveProps.propertyValue() instanceof BooleanValue live && live.booleanValue())) {
+                            continue;
                         }
+                        int m = slot(rc.otherNodeReference());
+                        if (stamp[m] == st) {
+                            continue;
+                        }
+                        stamp[m] = st;
+                        if ((flags[m] & LITERAL) != 0 || (!p.seedBackflow() && (flags[m] & SEED) != 0)) {
+                            continue;
+                        }
+                        if (rows == rowSlot.length) {
+                            rowSlot = Arrays.copyOf(rowSlot, rows * 2);
+                            rowTau = Arrays.copyOf(rowTau, rows * 2);
+                        }
+                        rowSlot[rows] = m;
+                        rowTau[rows++] = t;
                     }
                 }
                 // e * tau / max(1, d) ** damping, evaluated as Python evaluates it
@@ -193,10 +253,13 @@ final class SpreadEngine {
 
     /** The stored degree over the five spreading kinds, either direction, retired edges
      *  included (cypher/spread_step.cypher; EmbeddedStore._spread_degree). */
-    private static int spreadDegree(Node node) {
+    private static int spreadDegree(NodeCursor node, int[] typeIds) {
         int d = 0;
-        for (var type : Graph.SPREAD_TYPES) {
-            d += node.getDegree(type, Direction.OUTGOING) + node.getDegree(type, Direction.INCOMING);
+        for (int type : typeIds) {
+            if (type != TokenConstants.NO_TOKEN) {
+                d += node.degree(RelationshipSelection.selection(type, Direction.OUTGOING))
+                        + node.degree(RelationshipSelection.selection(type, Direction.INCOMING));
+            }
         }
         return d;
     }

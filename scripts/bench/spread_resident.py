@@ -1,0 +1,137 @@
+#!/usr/bin/env python
+"""Spreading activation on Neo4j: the resident procedure (kg.spreadLists, neo4j-plugin/) vs
+the Python hop loop (one spread_step.cypher round trip per hop), side by side in one run.
+
+    python scripts/bench/spread_resident.py --sizes 1m [--seeds 100] [--ingest]
+
+The benchmark Neo4j must hold the size (``expand.py --ingest`` / ``ingest.py`` load it) and
+have the plugin loaded (``scripts/neo4j start`` builds and copies it). Seeds are expand.py's
+(``mention``: the subject of a uniformly drawn unit; ``uniform``: uniform over entry nodes).
+Each query runs, in alternating order, through ``spread_activation(store, [seed], K=3,
+eps=0.05, default tau)`` with the store's resident path on and off, and once more as the bare
+procedure call without shipping the energies back (``CALL ... YIELD hops``: the server's own
+time plus one round trip). Both paths must give the same energies (checked per query,
+relative 1e-9: the hop loop adds in another order). Latency is wall time in one warm process,
+after 20 warm-up queries per path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+WARMUP = 20
+BARE = ("CALL kg.spreadLists($seeds, $tau, $epsilon, $max_hops, 0, 0, 0.0, true) "
+        "YIELD hops RETURN hops")
+
+
+def child(a: argparse.Namespace) -> dict:
+    from expand import open_store, seed_sets
+
+    from kgservice.expansion import SpreadParams, spread_activation
+
+    n = a.size
+    seeds = seed_sets(n, a.seeds)
+    store = open_store("neo4j", n)
+    units = store.counts()["units"]
+    if units != n:
+        raise SystemExit(f"Neo4j holds {units} units, expected {n}: load it with expand.py --sizes "
+                         f"{common.size_label(n)} --backends neo4j --ingest")
+    if "kg.spreadLists" not in store.plugin_procedures():
+        raise SystemExit("the benchmark Neo4j has no kg.* plugin: restart it with scripts/neo4j (it loads neo4j-plugin/)")
+    params = SpreadParams(max_hops=3, epsilon=0.05)
+    bare_params = {"tau": dict(params.tau), "epsilon": params.epsilon, "max_hops": params.max_hops}
+
+    def run(resident: bool, seed: str) -> tuple[float, dict[str, float]]:
+        store.use_resident = resident
+        t0 = time.perf_counter()
+        energy = spread_activation(store, [seed], params).energy
+        return time.perf_counter() - t0, energy
+
+    def bare(seed: str) -> float:
+        t0 = time.perf_counter()
+        with store.driver.session(database=store.database) as s:
+            s.run(BARE, {"seeds": {seed: params.e0}, **bare_params}).consume()
+        return time.perf_counter() - t0
+
+    out: dict = {"size": n, "seeds": a.seeds}
+    for name, ss in seeds.items():
+        for s in ss[:WARMUP]:
+            run(True, s)
+            run(False, s)
+            bare(s)
+        res, loop, bare_t, nodes, worst = [], [], [], [], 0.0
+        for i, s in enumerate(ss):
+            order = (True, False) if i % 2 == 0 else (False, True)
+            got = {}
+            for resident in order:
+                t, energy = run(resident, s)
+                (res if resident else loop).append(t)
+                got[resident] = energy
+            bare_t.append(bare(s))
+            if set(got[True]) != set(got[False]):
+                raise SystemExit(f"seed {s!r}: resident and hop loop activate different nodes")
+            for k, v in got[True].items():
+                worst = max(worst, abs(v - got[False][k]) / max(abs(v), 1e-300))
+            nodes.append(len(got[True]))
+        out[name] = {"resident": common.summary_ms(res), "hop_loop": common.summary_ms(loop),
+                     "bare_call": common.summary_ms(bare_t), "nodes_median": statistics.median(nodes),
+                     "nodes_max": max(nodes), "max_rel_diff": worst}
+        print(f"    {name}: resident p95 {out[name]['resident']['p95']:.1f} ms, hop loop "
+              f"{out[name]['hop_loop']['p95']:.1f} ms", file=sys.stderr, flush=True)
+    store.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1m")
+    ap.add_argument("--seeds", type=int, default=100)
+    ap.add_argument("--ingest", action="store_true", help="(re)load Neo4j with each size first (ingest.py child)")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child:
+        common.emit(child(a))
+        return 0
+    rows = []
+    for n in common.parse_sizes(a.sizes):
+        if a.ingest:
+            print(f"... loading {common.size_label(n)} into Neo4j", file=sys.stderr, flush=True)
+            common.run_child(Path(__file__).with_name("ingest.py"),
+                             ["--backend", "neo4j", "--size", str(n), "--embed", "none", "--vectors", "qdrant"],
+                             timeout=7200)
+        print(f"... spreading on Neo4j {common.size_label(n)}", file=sys.stderr, flush=True)
+        load = [round(x, 2) for x in __import__("os").getloadavg()]
+        r = common.run_child(Path(__file__), ["--size", str(n), "--seeds", str(a.seeds)], timeout=7200)
+        r["load_avg_before"] = load
+        r["load_avg_after"] = [round(x, 2) for x in __import__("os").getloadavg()]
+        rows.append(r)
+    headers = ["size", "seeds", "resident p50", "resident p95", "hop loop p50", "hop loop p95", "loop/resident p50",
+               "loop/resident p95", "bare call p50", "bare call p95", "nodes (med)", "nodes (max)", "max rel diff"]
+    body = []
+    for r in rows:
+        for name in ("mention", "uniform"):
+            x = r[name]
+            body.append([common.size_label(r["size"]), name, x["resident"]["p50"], x["resident"]["p95"],
+                         x["hop_loop"]["p50"], x["hop_loop"]["p95"],
+                         f"{x['hop_loop']['p50'] / x['resident']['p50']:.1f}x",
+                         f"{x['hop_loop']['p95'] / x['resident']['p95']:.1f}x",
+                         x["bare_call"]["p50"], x["bare_call"]["p95"], x["nodes_median"], x["nodes_max"],
+                         f"{x['max_rel_diff']:.1e}"])
+    print(common.table(headers, body, title="Spreading activation on Neo4j, ms (K=3, eps=0.05, default tau)"))
+    print("load average before / after: " + "; ".join(f"{common.size_label(r['size'])} {r['load_avg_before']} / "
+                                                      f"{r['load_avg_after']}" for r in rows))
+    path = common.save("spread_resident", rows)
+    print(f"\nresults appended to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
