@@ -10,9 +10,10 @@ have the plugin loaded (``scripts/neo4j start`` builds and copies it). Seeds are
 Each query runs, in alternating order, through ``spread_activation(store, [seed], K=3,
 eps=0.05, default tau)`` with the store's resident path on and off, and once more as the bare
 procedure call without shipping the energies back (``CALL ... YIELD hops``: the server's own
-time plus one round trip). Both paths must give the same energies (checked per query,
+time plus one round trip; ``server`` is the part the server reports, available-after +
+consumed-after). Both paths must give the same energies (checked per query,
 relative 1e-9: the hop loop adds in another order). Latency is wall time in one warm process,
-after 20 warm-up queries per path.
+after 20 warm-up queries per path (``--warmup``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-WARMUP = 20
+WARMUP = 20  # per path; --warmup overrides
 BARE = ("CALL kg.spreadLists($seeds, $tau, $epsilon, $max_hops, 0, 0, 0.0, true) "
         "YIELD hops RETURN hops")
 
@@ -54,19 +55,22 @@ def child(a: argparse.Namespace) -> dict:
         energy = spread_activation(store, [seed], params).energy
         return time.perf_counter() - t0, energy
 
-    def bare(seed: str) -> float:
+    session = store.driver.session(database=store.database)
+
+    def bare(seed: str) -> tuple[float, float]:
+        """(wall time of the bare call, the server's own: available-after + consumed-after)."""
         t0 = time.perf_counter()
-        with store.driver.session(database=store.database) as s:
-            s.run(BARE, {"seeds": {seed: params.e0}, **bare_params}).consume()
-        return time.perf_counter() - t0
+        summary = session.run(BARE, {"seeds": {seed: params.e0}, **bare_params}).consume()
+        wall = time.perf_counter() - t0
+        return wall, ((summary.result_available_after or 0) + (summary.result_consumed_after or 0)) / 1000
 
     out: dict = {"size": n, "seeds": a.seeds}
     for name, ss in seeds.items():
-        for s in ss[:WARMUP]:
+        for s in ss[:a.warmup]:
             run(True, s)
             run(False, s)
             bare(s)
-        res, loop, bare_t, nodes, worst = [], [], [], [], 0.0
+        res, loop, bare_t, server_t, nodes, worst = [], [], [], [], [], 0.0
         for i, s in enumerate(ss):
             order = (True, False) if i % 2 == 0 else (False, True)
             got = {}
@@ -74,17 +78,21 @@ def child(a: argparse.Namespace) -> dict:
                 t, energy = run(resident, s)
                 (res if resident else loop).append(t)
                 got[resident] = energy
-            bare_t.append(bare(s))
+            wall, server = bare(s)
+            bare_t.append(wall)
+            server_t.append(server)
             if set(got[True]) != set(got[False]):
                 raise SystemExit(f"seed {s!r}: resident and hop loop activate different nodes")
             for k, v in got[True].items():
                 worst = max(worst, abs(v - got[False][k]) / max(abs(v), 1e-300))
             nodes.append(len(got[True]))
         out[name] = {"resident": common.summary_ms(res), "hop_loop": common.summary_ms(loop),
-                     "bare_call": common.summary_ms(bare_t), "nodes_median": statistics.median(nodes),
+                     "bare_call": common.summary_ms(bare_t), "server": common.summary_ms(server_t),
+                     "nodes_median": statistics.median(nodes),
                      "nodes_max": max(nodes), "max_rel_diff": worst}
         print(f"    {name}: resident p95 {out[name]['resident']['p95']:.1f} ms, hop loop "
               f"{out[name]['hop_loop']['p95']:.1f} ms", file=sys.stderr, flush=True)
+    session.close()
     store.close()
     return out
 
@@ -93,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1m")
     ap.add_argument("--seeds", type=int, default=100)
+    ap.add_argument("--warmup", type=int, default=WARMUP, help="warm-up queries per path (default 20)")
     ap.add_argument("--ingest", action="store_true", help="(re)load Neo4j with each size first (ingest.py child)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--size", type=int, help=argparse.SUPPRESS)
@@ -109,12 +118,13 @@ def main(argv: list[str] | None = None) -> int:
                              timeout=7200)
         print(f"... spreading on Neo4j {common.size_label(n)}", file=sys.stderr, flush=True)
         load = [round(x, 2) for x in __import__("os").getloadavg()]
-        r = common.run_child(Path(__file__), ["--size", str(n), "--seeds", str(a.seeds)], timeout=7200)
+        r = common.run_child(Path(__file__), ["--size", str(n), "--seeds", str(a.seeds), "--warmup", str(a.warmup)],
+                             timeout=7200)
         r["load_avg_before"] = load
         r["load_avg_after"] = [round(x, 2) for x in __import__("os").getloadavg()]
         rows.append(r)
     headers = ["size", "seeds", "resident p50", "resident p95", "hop loop p50", "hop loop p95", "loop/resident p50",
-               "loop/resident p95", "bare call p50", "bare call p95", "nodes (med)", "nodes (max)", "max rel diff"]
+               "loop/resident p95", "bare call p50", "bare call p95", "server p50", "server p95", "nodes (med)", "nodes (max)", "max rel diff"]
     body = []
     for r in rows:
         for name in ("mention", "uniform"):
@@ -123,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                          x["hop_loop"]["p50"], x["hop_loop"]["p95"],
                          f"{x['hop_loop']['p50'] / x['resident']['p50']:.1f}x",
                          f"{x['hop_loop']['p95'] / x['resident']['p95']:.1f}x",
-                         x["bare_call"]["p50"], x["bare_call"]["p95"], x["nodes_median"], x["nodes_max"],
+                         x["bare_call"]["p50"], x["bare_call"]["p95"], x.get("server", {}).get("p50"),
+                         x.get("server", {}).get("p95"), x["nodes_median"], x["nodes_max"],
                          f"{x['max_rel_diff']:.1e}"])
     print(common.table(headers, body, title="Spreading activation on Neo4j, ms (K=3, eps=0.05, default tau)"))
     print("load average before / after: " + "; ".join(f"{common.size_label(r['size'])} {r['load_avg_before']} / "
