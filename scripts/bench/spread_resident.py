@@ -14,11 +14,17 @@ time plus one round trip; ``server`` is the part the server reports, available-a
 consumed-after). Both paths must give the same energies (checked per query,
 relative 1e-9: the hop loop adds in another order). Latency is wall time in one warm process,
 after 20 warm-up queries per path (``--warmup``).
+
+CPU time per query is reported beside it (the benchmark server's JVM, from /proc, plus this
+client process): on a shared machine the wall time mostly measures the queue for a core,
+while the CPU a query burns is what an idle machine would spend on it (the benchmark server
+serves nothing else; its background threads add a little; /proc ticks are 10 ms).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -49,11 +55,22 @@ def child(a: argparse.Namespace) -> dict:
     params = SpreadParams(max_hops=3, epsilon=0.05)
     bare_params = {"tau": dict(params.tau), "epsilon": params.epsilon, "max_hops": params.max_hops}
 
-    def run(resident: bool, seed: str) -> tuple[float, dict[str, float]]:
+    pid = common.neo4j_server_pid()
+    if not pid:
+        raise SystemExit("no pid file for the benchmark Neo4j: set KG_BENCH_NEO4J_DATA to its data dir")
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def server_cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime + stime of the whole JVM
+
+    def run(resident: bool, seed: str) -> tuple[float, dict[str, float], float, float]:
         store.use_resident = resident
+        s0, c0 = server_cpu(), time.process_time()
         t0 = time.perf_counter()
         energy = spread_activation(store, [seed], params).energy
-        return time.perf_counter() - t0, energy
+        wall = time.perf_counter() - t0
+        return wall, energy, server_cpu() - s0, time.process_time() - c0
 
     session = store.driver.session(database=store.database)
 
@@ -70,13 +87,17 @@ def child(a: argparse.Namespace) -> dict:
             run(True, s)
             run(False, s)
             bare(s)
+        print(f"    {name}: warm", file=sys.stderr, flush=True)
         res, loop, bare_t, server_t, nodes, worst = [], [], [], [], [], 0.0
+        cpu = {True: ([], []), False: ([], [])}  # path -> (server CPU s, client CPU s)
         for i, s in enumerate(ss):
             order = (True, False) if i % 2 == 0 else (False, True)
             got = {}
             for resident in order:
-                t, energy = run(resident, s)
+                t, energy, scpu, ccpu = run(resident, s)
                 (res if resident else loop).append(t)
+                cpu[resident][0].append(scpu)
+                cpu[resident][1].append(ccpu)
                 got[resident] = energy
             wall, server = bare(s)
             bare_t.append(wall)
@@ -88,6 +109,10 @@ def child(a: argparse.Namespace) -> dict:
             nodes.append(len(got[True]))
         out[name] = {"resident": common.summary_ms(res), "hop_loop": common.summary_ms(loop),
                      "bare_call": common.summary_ms(bare_t), "server": common.summary_ms(server_t),
+                     "resident_cpu": {"server": common.summary_ms(cpu[True][0]), "client": common.summary_ms(cpu[True][1]),
+                                      "total": common.summary_ms([a + b for a, b in zip(*cpu[True])])},
+                     "hop_loop_cpu": {"server": common.summary_ms(cpu[False][0]), "client": common.summary_ms(cpu[False][1]),
+                                      "total": common.summary_ms([a + b for a, b in zip(*cpu[False])])},
                      "nodes_median": statistics.median(nodes),
                      "nodes_max": max(nodes), "max_rel_diff": worst}
         print(f"    {name}: resident p95 {out[name]['resident']['p95']:.1f} ms, hop loop "
@@ -136,7 +161,19 @@ def main(argv: list[str] | None = None) -> int:
                          x["bare_call"]["p50"], x["bare_call"]["p95"], x.get("server", {}).get("p50"),
                          x.get("server", {}).get("p95"), x["nodes_median"], x["nodes_max"],
                          f"{x['max_rel_diff']:.1e}"])
-    print(common.table(headers, body, title="Spreading activation on Neo4j, ms (K=3, eps=0.05, default tau)"))
+    print(common.table(headers, body, title="Spreading activation on Neo4j, wall ms (K=3, eps=0.05, default tau)"))
+    headers = ["size", "seeds", "path", "server CPU p50", "server CPU p95", "client CPU p50", "client CPU p95",
+               "total CPU p50", "total CPU p95"]
+    body = []
+    for r in rows:
+        for name in ("mention", "uniform"):
+            for path in ("resident", "hop_loop"):
+                c = r[name][f"{path}_cpu"]
+                body.append([common.size_label(r["size"]), name, path.replace("_", " "), c["server"]["p50"],
+                             c["server"]["p95"], c["client"]["p50"], c["client"]["p95"], c["total"]["p50"],
+                             c["total"]["p95"]])
+    print()
+    print(common.table(headers, body, title="CPU time per query, ms (server JVM + client process)"))
     print("load average before / after: " + "; ".join(f"{common.size_label(r['size'])} {r['load_avg_before']} / "
                                                       f"{r['load_avg_after']}" for r in rows))
     path = common.save("spread_resident", rows)

@@ -184,18 +184,18 @@ final class SpreadEngine {
                     int st = ++currentStamp; // distinct neighbours per (node, kind)
                     nc.relationships(rc, select[k]);
                     while (rc.next()) {
+                        // cheap checks first: the edge's `live` flag is a property read, skipped for
+                        // neighbours already counted (parallel edges) and ones that never receive
+                        int m = slot(rc.otherNodeReference());
+                        if (stamp[m] == st || (flags[m] & LITERAL) != 0
+                                || (!p.seedBackflow() && (flags[m] & SEED) != 0)) {
+                            continue;
+                        }
                         rc.properties(liveProps, liveSel);
                         if (!(liveProps.next() && liveProps.propertyValue() instanceof BooleanValue live && live.booleanValue())) {
                             continue;
                         }
-                        int m = slot(rc.otherNodeReference());
-                        if (stamp[m] == st) {
-                            continue;
-                        }
                         stamp[m] = st;
-                        if ((flags[m] & LITERAL) != 0 || (!p.seedBackflow() && (flags[m] & SEED) != 0)) {
-                            continue;
-                        }
                         if (rows == rowSlot.length) {
                             rowSlot = Arrays.copyOf(rowSlot, rows * 2);
                             rowTau = Arrays.copyOf(rowTau, rows * 2);
