@@ -100,6 +100,9 @@ def spread_activation(
     """
     weights = dict(seeds) if isinstance(seeds, Mapping) else {s: 1.0 for s in seeds}
     energy: dict[str, float] = {s: params.e0 * w for s, w in weights.items()}
+    resident = store.spread_resident(energy, params)  # Neo4j with the kg.* plugin: all hops in one call
+    if resident is not None:
+        return SpreadResult(energy=resident[0], hops=resident[1])
     frontier = {s: e for s, e in energy.items() if e >= params.epsilon}
     hops = 0
     while frontier and hops < params.max_hops:

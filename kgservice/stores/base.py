@@ -12,7 +12,7 @@ from kgservice.errors import InputError, ServiceError
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from kgservice.model import IngestReport, Node, Unit
 
@@ -189,6 +189,13 @@ class GraphStore(ABC):
         nodes are not walked; kinds missing from ``tau`` pass nothing. With ``max_fanout``,
         a frontier node with more relation edges than that (:func:`spread_degree`) passes
         nothing: the fan-out constraint of spreading activation."""
+
+    def spread_resident(self, seeds: Mapping[str, float], params: Any) -> tuple[dict[str, float], int] | None:
+        """The whole spreading activation run by the store itself, or None to let
+        kgservice.expansion.spread_activation step hop by hop. ``seeds`` carry their start
+        energy (E0 applied); ``params`` is a SpreadParams. Returns (energy per node, hops),
+        equal to what the hop loop computes. A server backend answers in one round trip."""
+        return None
 
     def directed_reads(self, seeds: Sequence[str]) -> DirectedReads:
         """What directed expansion reads from. An in-process store answers each procedure

@@ -66,6 +66,24 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, (ConnectionError, TimeoutError))
 
 
+# SpreadParams fields kg.spreadLists implements; any other knob at a non-default value
+# sends the spread down the Cypher hop loop instead of being silently ignored.
+_RESIDENT_FIELDS = frozenset({"tau", "epsilon", "max_hops", "e0", "max_fanout", "max_fire",
+                              "degree_damping", "seed_backflow"})
+
+
+def _resident_params(params: Any) -> bool:
+    import dataclasses
+
+    for f in dataclasses.fields(params):
+        if f.name in _RESIDENT_FIELDS:
+            continue
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        if getattr(params, f.name) != default:
+            return False
+    return True
+
+
 class Neo4jStore(GraphStore):
     backend = "neo4j"
 
@@ -80,6 +98,9 @@ class Neo4jStore(GraphStore):
         self.ingest_wait_max = float(ingest_wait_max)
         self.where = where
         self.ingest_retries = 0  # whole-ingest retries so far (outages, transient errors, constraint races)
+        # kg.* procedure plugin (neo4j-plugin/): None = not asked yet (detected on first use),
+        # True/False = use it / step hop by hop over Cypher. Benchmarks set it to compare both.
+        self.use_resident: bool | None = None
 
     @classmethod
     def connect(cls, uri: str, user: str = "neo4j", password: str | None = None, database: str = "neo4j",
@@ -434,6 +455,26 @@ class Neo4jStore(GraphStore):
             if seed not in reads.node_ends:
                 reads.add_unknown_seed(seed)
         return reads
+
+    def plugin_procedures(self) -> set[str]:
+        """The kg.* procedures the server has loaded (empty without kgservice's plugin)."""
+        return {r["name"] for r in self._read("plugin_procedures")}
+
+    def spread_resident(self, seeds: Mapping[str, float], params: Any) -> tuple[dict[str, float], int] | None:
+        """The whole spread in one round trip to ``kg.spreadLists`` when the server has the
+        plugin; None (the hop loop over spread_step.cypher) when it has not, or when params
+        carry a knob the plugin does not know."""
+        if self.use_resident is None:
+            self.use_resident = "kg.spreadLists" in self.plugin_procedures()
+        if not self.use_resident or not _resident_params(params):
+            return None
+        row = self._read("spread_resident", seeds={k: float(v) for k, v in seeds.items()},
+                         tau={k: float(v) for k, v in params.tau.items()}, epsilon=float(params.epsilon),
+                         max_hops=int(params.max_hops), max_fanout=int(params.max_fanout or 0),
+                         max_fire=int(params.max_fire or 0),
+                         degree_damping=float(getattr(params, "degree_damping", 0.0)),
+                         seed_backflow=bool(getattr(params, "seed_backflow", True)))[0]
+        return dict(zip(row["nodes"], row["energies"])), int(row["hops"])
 
     def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
                     max_fanout: int | None = None) -> dict[str, float]:

@@ -1,0 +1,153 @@
+package kgservice.neo4j;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import org.neo4j.graphdb.Transaction;
+import org.neo4j.procedure.Context;
+import org.neo4j.procedure.Description;
+import org.neo4j.procedure.Mode;
+import org.neo4j.procedure.Name;
+import org.neo4j.procedure.Procedure;
+
+/** The closures and directed expansion as kg.* procedures (same answers as the library). */
+public class ClosureProcedures {
+    @Context
+    public Transaction tx;
+
+    public static class NodeRow {
+        public String node;
+
+        public NodeRow(String node) {
+            this.node = node;
+        }
+    }
+
+    public static class UnitRow {
+        public String unit;
+
+        public UnitRow(String unit) {
+            this.unit = unit;
+        }
+    }
+
+    public static class AncestorRow {
+        public String ancestor;
+        public long depth;
+        public List<String> units;
+
+        public AncestorRow(String ancestor, long depth, List<String> units) {
+            this.ancestor = ancestor;
+            this.depth = depth;
+            this.units = units;
+        }
+    }
+
+    public static class EndsRow {
+        public String unit;
+        public List<String> ends;
+
+        public EndsRow(String unit, List<String> ends) {
+            this.unit = unit;
+            this.ends = ends;
+        }
+    }
+
+    public static class ExpandRow {
+        public String kind;
+        public String id;
+        public List<String> why;
+
+        public ExpandRow(String kind, String id, List<String> why) {
+            this.kind = kind;
+            this.id = id;
+            this.why = why;
+        }
+    }
+
+    private Closures closures() {
+        return new Closures(tx);
+    }
+
+    private static Stream<NodeRow> nodes(List<String> ids) {
+        return ids.stream().map(NodeRow::new);
+    }
+
+    @Procedure(name = "kg.synonymClass", mode = Mode.READ)
+    @Description("kg.synonymClass(nodeId) :: (node) - the ≡ class over live SYNONYM edges (either direction, "
+            + "<= 10 hops), the node itself included, ordered")
+    public Stream<NodeRow> synonymClass(@Name("nodeId") String nodeId) {
+        return nodes(closures().synonymClass(nodeId));
+    }
+
+    @Procedure(name = "kg.belongsToClosure", mode = Mode.READ)
+    @Description("kg.belongsToClosure(nodeId) :: (ancestor, depth, units) - transitive live belongs-to ancestors "
+            + "with their shortest depth (<= 10) and the units stated on each (facts that sink to the node)")
+    public Stream<AncestorRow> belongsToClosure(@Name("nodeId") String nodeId) {
+        Closures c = closures();
+        List<AncestorRow> rows = new ArrayList<>();
+        c.belongsToAncestors(nodeId).forEach((a, d) -> rows.add(new AncestorRow(a, d, c.subjectMentions(a))));
+        rows.sort((x, y) -> x.depth != y.depth ? Long.compare(x.depth, y.depth)
+                : Graph.CODEPOINT_ORDER.compare(x.ancestor, y.ancestor));
+        return rows.stream();
+    }
+
+    @Procedure(name = "kg.supersededEnd", mode = Mode.READ)
+    @Description("kg.supersededEnd(unitIds) :: (unit, ends) - the terminal units of each unit's supersession "
+            + "chain ([unit] when it is live or not stored)")
+    public Stream<EndsRow> supersededEnd(@Name("unitIds") List<String> unitIds) {
+        return closures().supersededEnd(unitIds).entrySet().stream().map(e -> new EndsRow(e.getKey(), e.getValue()));
+    }
+
+    @Procedure(name = "kg.nodeSupersededEnd", mode = Mode.READ)
+    @Description("kg.nodeSupersededEnd(nodeId) :: (node) - terminal nodes of a node-level supersession chain "
+            + "(v1 -> v2 -> v3 gives v3), the node itself when nothing replaces it")
+    public Stream<NodeRow> nodeSupersededEnd(@Name("nodeId") String nodeId) {
+        return nodes(closures().nodeSupersededEnd(nodeId));
+    }
+
+    @Procedure(name = "kg.subjectMentions", mode = Mode.READ)
+    @Description("kg.subjectMentions(nodeId) :: (unit) - units whose subject is the node, ordered")
+    public Stream<UnitRow> subjectMentions(@Name("nodeId") String nodeId) {
+        return closures().subjectMentions(nodeId).stream().map(UnitRow::new);
+    }
+
+    @Procedure(name = "kg.contextMentions", mode = Mode.READ)
+    @Description("kg.contextMentions(nodeId) :: (unit) - units with the node as an argument or modifier value")
+    public Stream<UnitRow> contextMentions(@Name("nodeId") String nodeId) {
+        return closures().contextMentions(nodeId).stream().map(UnitRow::new);
+    }
+
+    @Procedure(name = "kg.narrowedBy", mode = Mode.READ)
+    @Description("kg.narrowedBy(nodeId) :: (node) - derived nodes that narrow the base node")
+    public Stream<NodeRow> narrowedBy(@Name("nodeId") String nodeId) {
+        return nodes(closures().narrowedBy(nodeId));
+    }
+
+    @Procedure(name = "kg.narrows", mode = Mode.READ)
+    @Description("kg.narrows(nodeId) :: (node) - base nodes the derived node narrows")
+    public Stream<NodeRow> narrows(@Name("nodeId") String nodeId) {
+        return nodes(closures().narrows(nodeId));
+    }
+
+    @Procedure(name = "kg.expand", mode = Mode.READ)
+    @Description("kg.expand(seeds :: LIST<STRING>) :: (kind, id, why) - directed expansion as `kg expand`: "
+            + "kind 'node' / 'unit' with the reasons it is there, 'superseded' with its terminal units as why")
+    public Stream<ExpandRow> expand(@Name("seeds") List<String> seeds) {
+        Directed d = Directed.expand(closures(), seeds);
+        List<ExpandRow> rows = new ArrayList<>();
+        addAll(rows, "node", d.nodes);
+        addAll(rows, "unit", d.units);
+        addAll(rows, "superseded", d.superseded);
+        return rows.stream();
+    }
+
+    private static void addAll(List<ExpandRow> rows, String kind, Map<String, List<String>> table) {
+        Map<String, List<String>> ordered = new TreeMap<>(Graph.CODEPOINT_ORDER);
+        ordered.putAll(table);
+        ordered.forEach((k, v) -> rows.add(new ExpandRow(kind, k, v)));
+    }
+}
