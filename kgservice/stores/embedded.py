@@ -697,7 +697,7 @@ class EmbeddedStore(GraphStore):
         return sorted(ends) or [node_id]
 
     def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
-                    max_fanout: int | None = None) -> dict[str, float]:
+                    max_fanout: int | None = None, degree_damping: float = 0.0) -> dict[str, float]:
         s = self.s
         if max_fanout is not None:
             frontier = {n: e for n, e in frontier.items() if self._spread_degree(n) <= max_fanout}
@@ -717,6 +717,7 @@ class EmbeddedStore(GraphStore):
             if n not in kinds:
                 continue
             e = frontier[n]
+            rows = []  # (tau, neighbours) per kind: the node's (neighbour, kind) rows this hop
             for t, out_adj, in_adj in plan:
                 lst = out_adj.get(n)
                 nbrs = {dst for _, dst, u in lst if not sup.get(u)} if lst else set()
@@ -724,9 +725,12 @@ class EmbeddedStore(GraphStore):
                     lst = in_adj.get(n)
                     if lst:
                         nbrs.update(src for src, _, u in lst if not sup.get(u))
-                for m in nbrs:
-                    if not is_literal_id(m):
-                        incoming[m] = get(m, 0.0) + e * t
+                rows.append((t, [m for m in nbrs if not is_literal_id(m)]))
+            if degree_damping:
+                e = e / max(1, sum(len(ms) for _, ms in rows)) ** degree_damping
+            for t, ms in rows:
+                for m in ms:
+                    incoming[m] = get(m, 0.0) + e * t
         return incoming
 
     def _spread_degree(self, node_id: str) -> int:

@@ -434,8 +434,9 @@ class Neo4jStore(GraphStore):
         return reads
 
     def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
-                    max_fanout: int | None = None) -> dict[str, float]:
+                    max_fanout: int | None = None, degree_damping: float = 0.0) -> dict[str, float]:
         items = sorted(frontier.items())
         row = self._read("spread_step", ids=[k for k, _ in items], energies=[v for _, v in items],
-                         tau={k: float(v) for k, v in tau.items()}, max_fanout=max_fanout)[0]
+                         tau={k: float(v) for k, v in tau.items()}, max_fanout=max_fanout,
+                         degree_damping=float(degree_damping))[0]
         return dict(zip(row["nodes"], row["energies"]))
