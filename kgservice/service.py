@@ -63,10 +63,14 @@ class KnowledgeBase:
 
     def spread_params(self, **over: float | int) -> SpreadParams:
         tau = {k: self.lexicon.tau_of(k) for k in SPREAD_KINDS}  # the lexicon (+ user overrides) is the one source
+        s, lex = self.settings, self.lexicon.spread
+        damping = s.spread_degree_damping if s.spread_degree_damping is not None else lex.get("degree_damping", 0.0)
+        backflow = s.spread_seed_backflow if s.spread_seed_backflow is not None else lex.get("seed_backflow", True)
         return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
                             max_hops=int(over.get("max_hops") or self.settings.max_hops),
                             max_fanout=over.get("max_fanout") or self.settings.spread_max_fanout,
-                            max_fire=over.get("max_fire") or self.settings.spread_max_fire)
+                            max_fire=over.get("max_fire") or self.settings.spread_max_fire,
+                            degree_damping=float(damping), seed_backflow=bool(backflow))
 
     # -- writes ------------------------------------------------------------------
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,
@@ -95,6 +99,26 @@ class KnowledgeBase:
     def resolve_node(self, text: str) -> str | None:
         nid = node_id(text)
         return nid if self.store.get_nodes([nid]) else None
+
+    @cached_property
+    def entry_finder(self):
+        from kgservice.entry import EntryFinder
+
+        return EntryFinder(self.store, self.embedder.embed, self.vectors)
+
+    def entry(self, question: str, qvec=None, **params):
+        """Entry nodes of a question without an LLM (:mod:`kgservice.entry`): names + vectors,
+        weighted by specificity. ``params``: EntryParams fields (top_k, threshold, ...)."""
+        from kgservice.entry import EntryParams
+
+        return self.entry_finder.find(question, qvec, EntryParams(**params) if params else None)
+
+    def retrieve(self, question: str, **params):
+        """The no-LLM retrieval (:func:`kgservice.expansion.retrieve.retrieve`): entry, spreading
+        activation, fusion with vector similarity -> ranked units."""
+        from kgservice.expansion.retrieve import RetrieveParams, retrieve
+
+        return retrieve(self, question, RetrieveParams(**params) if params else None)
 
     def vector_entry(self, text: str, top_k: int = 5, threshold: float = 0.3) -> list[EntryHit]:
         vec = self.embedder.embed([text])[0]

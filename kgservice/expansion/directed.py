@@ -80,10 +80,17 @@ def expand_directed(store: GraphStore, seeds: Sequence[str]) -> DirectedResult:
             # narrowed_by: derived nodes are listed, their facts stay theirs
             for d in reads.narrowed_by(m):
                 res.add_node(d, f"narrows {m}")
-            # a derived node inherits the facts of the base it narrows
+            # a derived node inherits the facts of the base it narrows, including the facts
+            # the base inherits through belongs-to (they sink to the base, so on to m)
             for base in reads.narrows(m):
                 res.add_node(base, f"base of {m}")
                 raw += [(u, f"inherited from base {base}") for u in reads.subject_mentions(base)]
+                for anc, depth in sorted(reads.belongs_to_ancestors(base).items(), key=lambda kv: (kv[1], kv[0])):
+                    res.add_node(anc, f"ancestor of base {base} (depth {depth})")
+                    for syn in reads.synonym_class(anc):
+                        if syn != anc:
+                            res.add_node(syn, f"synonym of {anc}")
+                        raw += [(u, f"inherited from {syn} via base {base}") for u in reads.subject_mentions(syn)]
 
     ends = reads.superseded_end(sorted({u for u, _ in raw}))
     for uid, why in raw:

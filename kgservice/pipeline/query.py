@@ -125,6 +125,20 @@ def build_state(kq: KeyQuery, classes: dict[str, list[str]], entries: list[dict[
     return QueryState(key=kq, matches=matches, seeds=seeds)
 
 
+def entry_fallback(kb: Any, question: str, kq: KeyQuery) -> QueryState | None:
+    """When the key-node step found no key node at all: the no-LLM entry step
+    (:mod:`kgservice.entry`) — nodes named in the question become the key nodes, and every
+    entry node (named or vector hit) a seed weighted by specificity. None if nothing is named:
+    a vector hit alone is too weak to claim the question is about the graph."""
+    found = kb.entry(question)
+    named = [n for n in found.nodes if n.named is not None]
+    if not named:
+        return None
+    key = KeyQuery(nodes=[{"label": n.label, "id": n.node} for n in named], predicates=kq.predicates)
+    matches = {n.node: kb.store.synonym_class(n.node) for n in named}
+    return QueryState(key=key, matches=matches, seeds=found.seeds)
+
+
 # --- the whole query ------------------------------------------------------------------------------
 
 def ask(kb: Any, question: str, trace: bool = False, *, params: AskParams | None = None,
@@ -148,6 +162,13 @@ def ask(kb: Any, question: str, trace: bool = False, *, params: AskParams | None
     kq, classes, _ = key_nodes_step(kb, llm, caches, question)
     entries = entry_step(kb, caches, kq, params.top_k, params.threshold)
     state = build_state(kq, classes, entries)
+    if not state.seeds and not kq.nodes:
+        fallback = entry_fallback(kb, question, kq)
+        if fallback is not None:
+            state = fallback
+            entries.append({"key": "(entry step)", "label": question, "cached": False,
+                            "hits": [(n, round(w, 4)) for n, w in fallback.seeds.items()]})
+            notes.append("the key-node step found no key node; entry nodes named in the question were used")
 
     def restart(feedback: str) -> QueryState:
         k2, c2, _ = key_nodes_step(kb, llm, caches, question, feedback)

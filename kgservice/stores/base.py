@@ -192,6 +192,11 @@ class GraphStore(ABC):
         each row carries ``energy * tau[kind] / max(1, d) ** δ`` where d is the number of
         (neighbour, kind) rows the node passes energy along in this hop (docs/spreading.md)."""
 
+    def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
+        """(src, dst, unit id) for every live content edge of ``family`` leaving the nodes
+        (cause -> effect), literal targets left out, sorted: one hop of a causal chain."""
+        raise NotImplementedError(f"{type(self).__name__} does not walk causal chains")
+
     def directed_reads(self, seeds: Sequence[str]) -> DirectedReads:
         """What directed expansion reads from. An in-process store answers each procedure
         cheaply, so it is its own reader; a server-backed store prefetches in one round trip."""

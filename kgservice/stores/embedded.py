@@ -733,6 +733,12 @@ class EmbeddedStore(GraphStore):
                     incoming[m] = get(m, 0.0) + e * t
         return incoming
 
+    def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
+        s = self.s
+        out = {(src, dst, u) for n in node_ids for src, dst, u in s.out["content"].get(n, ())
+               if not s.superseded_by.get(u) and s.units[u][3] == family and not is_literal_id(dst)}
+        return sorted(out)
+
     def _spread_degree(self, node_id: str) -> int:
         s = self.s
         return sum(len(s.out[k].get(node_id, ())) + len(s.inn[k].get(node_id, ())) for k in _SPREAD_OUT)

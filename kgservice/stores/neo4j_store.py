@@ -433,6 +433,10 @@ class Neo4jStore(GraphStore):
                 reads.add_unknown_seed(seed)
         return reads
 
+    def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
+        rows = self._read("causal_step", ids=list(dict.fromkeys(node_ids)), family=family)
+        return [(r["src"], r["dst"], r["unit"]) for r in rows]
+
     def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
                     max_fanout: int | None = None, degree_damping: float = 0.0) -> dict[str, float]:
         items = sorted(frontier.items())
