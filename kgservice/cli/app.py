@@ -108,6 +108,10 @@ def ingest(
             else:
                 out.print(f"{data['files']} unit file(s): {report.units_added} units added, {report.units_unchanged} unchanged, "
                           f"{report.nodes_added} nodes added, {data['embedded_nodes']} nodes embedded")
+                for dup, first in sorted(report.duplicates.items())[:20]:
+                    out.print(f"duplicate: #{escape(dup)} states the same fact as #{escape(first)}; not added", highlight=False)
+                if len(report.duplicates) > 20:
+                    out.print(f"... and {len(report.duplicates) - 20} more duplicates", highlight=False)
     if text_files:
         from kgservice.cli.ask import ingest_text_command
 

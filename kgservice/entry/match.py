@@ -30,6 +30,29 @@ STOPWORDS = frozenset(
     + list("的了是在和与及或吗呢什么哪谁")
 )
 MAX_NGRAM = 12
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    return unicodedata.normalize("NFKC", "".join(c for c in text if not unicodedata.combining(c)))
+
+
+def name_tokens(text: str) -> list[bool]:
+    """Per token of :func:`tokens`: does it look like part of a name as written — capitalised,
+    a number, or CJK (Chinese has no case; a run of two characters or more is judged by the
+    span). A question's first word is capitalised by grammar, not as a name.
+
+    >>> name_tokens("who wrote Hello Love in 1974?")
+    [False, False, True, True, False, True]
+    >>> name_tokens("Who wrote it")
+    [False, False, False]
+    """
+    raw = _TOKEN.findall(_fold(" ".join(text.split())))
+    flags = [t[:1].isupper() or t.isdigit() or bool(_CJK.match(t)) for t in raw]
+    if flags and raw[0][:1].isupper() and not raw[0].isupper():
+        flags[0] = False
+    return flags if len(flags) == len(tokens(text)) else [False] * len(tokens(text))
 
 
 def tokens(text: str) -> list[str]:
@@ -44,9 +67,7 @@ def tokens(text: str) -> list[str]:
     >>> tokens("Python 3.12")
     ['python', '3', '12']
     """
-    text = unicodedata.normalize("NFKD", normalise_label(text))
-    text = "".join(c for c in text if not unicodedata.combining(c))
-    return _TOKEN.findall(unicodedata.normalize("NFKC", text))
+    return _TOKEN.findall(_fold(normalise_label(text)))
 
 
 def key_of(toks: Iterable[str]) -> str:
@@ -61,6 +82,7 @@ class Span:
     start: int
     end: int
     node: str
+    name: bool = False  # written like a name in the question (see :func:`name_tokens`)
 
     def inside(self, other: "Span") -> bool:
         return other.start <= self.start and self.end <= other.end and (other.end - other.start) > (self.end - self.start)
@@ -97,19 +119,22 @@ class LabelIndex:
         strictly inside a longer match is dropped ("York" inside "New York").
 
         >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("band", "band")])
-        >>> [(s.node, s.start, s.end) for s in ix.spans("Which band is from New York?")]
-        [('band', 1, 2), ('new york', 4, 6)]
+        >>> [(s.node, s.start, s.end, s.name) for s in ix.spans("Which band is from New York?")]
+        [('band', 1, 2, False), ('new york', 4, 6, True)]
         >>> ix = LabelIndex.build([("吸烟", "吸烟"), ("肺癌", "肺癌")])
-        >>> [s.node for s in ix.spans("吸烟最终导致什么？肺癌吗")]
-        ['吸烟', '肺癌']
+        >>> [(s.node, s.name) for s in ix.spans("吸烟最终导致什么？肺癌吗")]
+        [('吸烟', True), ('肺癌', True)]
         """
         toks = tokens(question)
+        names = name_tokens(question)
         found: list[Span] = []
         for i in range(len(toks)):
             for n in range(1, min(self.longest, len(toks) - i) + 1):
                 ids = self.keys.get(key_of(toks[i:i + n]))
                 if ids:
-                    found.extend(Span(i, i + n, nid) for nid in ids)
+                    cjk = n >= 2 and all(_CJK.match(t) for t in toks[i:i + n])
+                    name = cjk or any(names[i:i + n])
+                    found.extend(Span(i, i + n, nid, name) for nid in ids)
         return [s for s in found if not any(s.inside(o) for o in found)]
 
 
@@ -136,6 +161,8 @@ def fuse_entries(lexical: Mapping[str, float], vector: Mapping[str, float], spec
     {'a': 1.0, 'b': 0.8}
     >>> fuse_entries({}, {}, {})
     {}
+    >>> fuse_entries({"a": 1.0, "b": 0.0}, {}, {})
+    {'a': 1.0}
     """
     raw: dict[str, float] = {}
     for n, w in lexical.items():
@@ -143,4 +170,4 @@ def fuse_entries(lexical: Mapping[str, float], vector: Mapping[str, float], spec
     for n, cos in vector.items():
         raw[n] = max(raw.get(n, 0.0), cos * vector_weight * spec.get(n, 1.0))
     top = max(raw.values(), default=0.0)
-    return {n: w / top for n, w in sorted(raw.items())} if top > 0 else {}
+    return {n: w / top for n, w in sorted(raw.items()) if w > 0} if top > 0 else {}

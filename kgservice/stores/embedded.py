@@ -477,8 +477,12 @@ class EmbeddedStore(GraphStore):
     def ingest(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:
         with self._write_lock(), paused_gc():
             s = self.s
-            new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units})
-            report = IngestReport(units_unchanged=unchanged)
+            dups: dict[str, str] = {}
+            new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
+                                           lambda subjects: [_unit_from(s.units[u]) for n in subjects
+                                                             for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
+                                           dups)
+            report = IngestReport(units_unchanged=unchanged, duplicates=dups)
             if not new:
                 return report
             strs = _Interner(s.labels)

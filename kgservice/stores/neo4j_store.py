@@ -213,8 +213,12 @@ class Neo4jStore(GraphStore):
         def existing(ids: Iterable[str]) -> dict[str, Unit]:
             return {r["id"]: Unit.model_validate_json(r["json"]) for r in self._read("get_units", ids=list(ids))}
 
-        new, unchanged = prepare_batch(units, existing)
-        report = IngestReport(units_unchanged=unchanged)
+        def live_about(subjects: list[str]) -> list[Unit]:
+            return [Unit.model_validate_json(r["json"]) for r in self._read("live_subject_units", ids=subjects)]
+
+        dups: dict[str, str] = {}
+        new, unchanged = prepare_batch(units, existing, live_about, dups)
+        report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         if not new:
             return report
         nodes: dict[str, tuple[str, NodeKind]] = {}

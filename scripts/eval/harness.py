@@ -171,3 +171,29 @@ def format_table(table: Mapping[str, Any], latency: Mapping[str, list[float]] | 
         lt = f"{percentile(lat, 50):.1f} / {percentile(lat, 95):.1f}" if lat else "–"
         lines.append(f"| {m} | {r['R@2']:.1f} | {r['R@5']:.1f} | " + " | ".join(cells) + f" | {lt} |")
     return "\n".join(lines)
+
+
+def unit_dense_scores(ctx: Context, qid: str) -> dict[str, float]:
+    """Dense similarity of the question to each passage through its *units*: the best cosine
+    between the question and the passage's unit texts ("subject predicate object"). Unit
+    vectors are not stored by kgservice today; the harness embeds them once (cached)."""
+    if getattr(ctx, "_uvecs", None) is None:
+        work = CACHE / _fingerprint(ctx.ds, ctx.kb.settings.embedder)
+        path = work / "units.npy"
+        ids = sorted(ctx.unit_passages)
+        if path.exists():
+            vecs = np.load(path)
+        else:
+            units = {u.id: u for u in ctx.kb.store.get_units(ids)}
+            texts = [f"{units[i].subject} {units[i].predicate} "
+                     + " ".join(a.node or a.literal or "" for a in units[i].args) for i in ids]
+            vecs = ctx.kb.embedder.embed(texts)
+            np.save(path, vecs)
+        rows: dict[str, list[int]] = {}
+        for i, uid in enumerate(ids):
+            for pid in ctx.unit_passages[uid]:
+                rows.setdefault(pid, []).append(i)
+        ctx._uvecs = (vecs, rows)  # type: ignore[attr-defined]
+    vecs, rows = ctx._uvecs  # type: ignore[attr-defined]
+    sims = vecs @ ctx.qvecs[qid]
+    return {pid: float(sims[ix].max()) for pid, ix in rows.items()}

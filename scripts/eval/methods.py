@@ -104,3 +104,18 @@ def spread(ctx: Context, qid: str, seeds: Mapping[str, float], **kw: object) -> 
 
 def fused(ctx: Context, qid: str, seeds: Mapping[str, float], weight: float = 0.5, **kw: object) -> dict[str, float]:
     return fuse(spread(ctx, qid, seeds, **kw), dense_scores(ctx, qid), weight)
+
+
+def project(ctx: Context, qid: str, seeds: Mapping[str, float], max_units: int = 200, **kw: object) -> dict[str, float]:
+    """The project's own no-LLM retrieval, end to end (``KnowledgeBase.retrieve``: its entry step,
+    spreading with the lexicon's defaults, fusion with node-vector similarity); a passage
+    scores the sum of its retrieved units' scores. ``seeds`` is ignored: it finds its own."""
+    from kgservice.expansion.retrieve import RetrieveParams, retrieve
+
+    q = next(x for x in ctx.ds.questions if x.id == qid)
+    res = retrieve(ctx.kb, q.question, RetrieveParams(max_units=max_units, **kw), qvec=ctx.qvecs[qid])  # type: ignore[arg-type]
+    out: dict[str, float] = {}
+    for u in res.units:
+        for pid in ctx.unit_passages.get(u.id, ()):
+            out[pid] = out.get(pid, 0.0) + u.score
+    return out

@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default="default")
     ap.add_argument("--json", type=Path, help="write the table as JSON here")
     ap.add_argument("--grid", action="store_true", help="also print the spreading-parameter grid")
+    ap.add_argument("--only", help="comma-separated substrings of method names to run")
     a = ap.parse_args(argv)
     ds = load(a.data) if a.data else load_musique(a.musique or MUSIQUE_DIR, a.limit, a.slice)
     ctx = build(ds, a.embedder)
@@ -80,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
             for bf in (True, False):
                 methods[f"grid spread d={d} backflow={bf}"] = (
                     lambda c, q, s, d=d, bf=bf: M.spread(c, q, s, degree_damping=d, seed_backflow=bf))
+    if a.only:
+        methods = {k: v for k, v in methods.items() if any(o in k for o in a.only.split(","))}
     runs, lat = run(ctx, methods, seeds)
     table = evaluate(ctx, runs)
     print(format_table(table, lat))
