@@ -94,6 +94,7 @@ class LabelIndex:
 
     keys: dict[str, list[str]] = field(default_factory=dict)
     longest: int = 1
+    vocab: set[str] = field(default_factory=set)  # every token of every label
 
     @classmethod
     def build(cls, labels: Iterable[tuple[str, str]]) -> "LabelIndex":
@@ -106,6 +107,7 @@ class LabelIndex:
         ix = cls()
         for nid, label in labels:
             toks = tokens(label)
+            ix.vocab.update(toks)
             if not toks or len(toks) > MAX_NGRAM or all(t in STOPWORDS for t in toks):
                 continue
             lst = ix.keys.setdefault(key_of(toks), [])
@@ -136,6 +138,46 @@ class LabelIndex:
                     name = cjk or any(names[i:i + n])
                     found.extend(Span(i, i + n, nid, name) for nid in ids)
         return [s for s in found if not any(s.inside(o) for o in found)]
+
+
+def _known(word: str, vocab: set[str]) -> bool:
+    """In the vocabulary, allowing an English plural ("versions" ~ "version")."""
+    return word in vocab or (word.endswith("s") and (word[:-1] in vocab or (word.endswith("es") and word[:-2] in vocab)))
+
+
+def narrower_than_graph(key: str, index: LabelIndex) -> tuple[list[str], list[str]]:
+    """A key concept that is not a node but *contains* node labels, with words left over
+    that set it apart — a number, or a word no label in the graph uses ("snow leopard" when
+    the graph has only "leopard"; "Python 4" when it has "Python"): the graph holds related
+    concepts, not this one. Returns (the contained nodes, the distinguishing words); empty
+    lists when the key is not of that kind. The caller checks first that the key is no node.
+
+    >>> ix = LabelIndex.build([("leopard", "leopard"), ("python", "Python"), ("python version", "Python version"),
+    ...                        ("version", "version")])
+    >>> narrower_than_graph("snow leopard", ix)
+    (['leopard'], ['snow'])
+    >>> narrower_than_graph("Python 4", ix)
+    (['python'], ['4'])
+    >>> narrower_than_graph("Python versions", ix)  # every word is graph vocabulary: a wording, not a new thing
+    ([], [])
+    >>> ix2 = LabelIndex.build([("吸烟", "吸烟")])
+    >>> narrower_than_graph("非吸烟者死亡", ix2), narrower_than_graph("吸烟2", ix2)
+    (([], []), (['吸烟'], ['2']))
+    >>> narrower_than_graph("boiling point", ix)  # names nothing in the graph at all: not this rule's case
+    ([], [])
+    """
+    toks = tokens(key)
+    spans = index.spans(key)
+    if not spans or any(s.end - s.start == len(toks) for s in spans):
+        return [], []
+    covered = {i for s in spans for i in range(s.start, s.end)}
+    left = [t for i, t in enumerate(toks) if i not in covered and t not in STOPWORDS]
+    # a CJK leftover is a single character: Chinese compounds too freely for a per-character
+    # vocabulary to say "unknown", so only numbers set a CJK key apart
+    odd = [t for t in left if any(c.isdigit() for c in t) or (not _CJK.match(t) and not _known(t, index.vocab))]
+    if not odd:
+        return [], []
+    return sorted({s.node for s in spans}), odd
 
 
 def specificity(mentions: int) -> float:

@@ -125,6 +125,26 @@ def build_state(kq: KeyQuery, classes: dict[str, list[str]], entries: list[dict[
     return QueryState(key=kq, matches=matches, seeds=seeds)
 
 
+def missing_key_entities(kb: Any, kq: KeyQuery, classes: dict[str, list[str]]) -> list[str]:
+    """Key nodes that name something the graph does not have although it has related
+    concepts ("Python 4" when only "Python" is a node: :func:`kgservice.entry.match.narrower_than_graph`).
+    Answering from the related concepts would state their facts as this one's; the question
+    is answered "not in the graph" instead, whatever else in it matches. One line per such key."""
+    from kgservice.entry.match import narrower_than_graph
+
+    out = []
+    index = None
+    for n in kq.nodes:
+        if n["id"] in classes:
+            continue
+        index = index or kb.entry_finder.index()
+        nodes, odd = narrower_than_graph(n["label"], index)
+        if nodes:
+            out.append(f"{n['label']!r} is not in the graph: it has {', '.join(repr(x) for x in nodes[:3])}, "
+                       f"but nothing that is {' '.join(odd)!r}")
+    return out
+
+
 def entry_fallback(kb: Any, question: str, kq: KeyQuery) -> QueryState | None:
     """When the key-node step found no key node at all: the no-LLM entry step
     (:mod:`kgservice.entry`) — nodes named in the question become the key nodes, and every
@@ -176,9 +196,12 @@ def ask(kb: Any, question: str, trace: bool = False, *, params: AskParams | None
         entries.extend(e2)
         return build_state(k2, c2, e2)
 
+    missing = missing_key_entities(kb, kq, classes)
     rounds: list[dict[str, Any]] = []
     relevant = []
-    if state.seeds:
+    if missing:
+        stop = "; ".join(missing)
+    elif state.seeds:
         dd = drill_down(kb, llm, caches, question, state,
                         DrillParams(params.max_rounds, params.max_units, params.spread_nodes, params.max_drifts),
                         restart=restart)

@@ -1,0 +1,69 @@
+"""Grounding and abstention (issue 14): a key entity the graph lacks is "not in the graph" even
+when related concepts and other words match; no answer sentence says what its cited units do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgservice.entry.match import STOPWORDS, tokens
+from kgservice.notation import parse_file, parse_units
+from kgservice.notation.serializer import format_unit
+from kgservice.pipeline.query import ask
+from tests.pipeline.conftest import ask_params
+
+NOT_IN_GRAPH_EN = "The graph has no information that answers this question."
+ANIMALS = """\
+#l1 {leopard} [causes] {fear}
+#l2 {clouded leopard} [is a] {big cat}
+#l3 {leopard} [is a] {big cat}
+"""
+DEMO = Path(__file__).resolve().parents[2] / "demo"
+
+
+@pytest.fixture
+def animals_kb(corpus_kb):
+    corpus_kb.ingest_units(parse_units(ANIMALS, corpus_kb.lexicon, doc="animals.units"))
+    return corpus_kb
+
+
+def test_related_concept_present_but_key_entity_missing(animals_kb, boundary):
+    known = ask(animals_kb, "What does the leopard cause?", params=ask_params())
+    assert known.found and known.cited == ["l1"]
+    # "snow leopard" is no node; the graph has "leopard" and "clouded leopard", and "snow" is in no
+    # label: answering with leopard facts would state them of the snow leopard
+    res = ask(animals_kb, "What does the snow leopard cause?", params=ask_params())
+    assert not res.found and res.answer == NOT_IN_GRAPH_EN and res.cited == [] and res.hit_units == []
+    assert "'snow leopard' is not in the graph" in res.stop_reason
+    assert "answer" not in res.llm["by_purpose"] and "drilldown" not in res.llm["by_purpose"]
+    # the same for a version the graph does not have, although "Python" matches
+    py = ask(animals_kb, "What does Python 4 cause?", params=ask_params())
+    assert not py.found and py.cited == [] and "'python 4' is not in the graph" in py.stop_reason.lower()
+
+
+def _words(text: str) -> set[str]:
+    """Content words: joining words ("and", "和") list a unit's arguments, they state nothing."""
+    return set(tokens(text)) - STOPWORDS
+
+
+@pytest.mark.parametrize("kb", ["embedded"], indirect=True)
+def test_demo_answers_state_only_what_cited_units_hold(kb, boundary):
+    """Every sentence of every demo answer (rules provider) uses only words of the units it cites."""
+    units = [u for f in sorted((DEMO / "units").glob("*.units")) for u in parse_file(f, kb.lexicon, doc=f.name)]
+    kb.ingest_units(units)
+    stored = {u.id: u for u in kb.store.iter_units()}
+    questions = [q.strip() for q in (DEMO / "questions.txt").read_text("utf-8").splitlines() if q.strip()]
+    answered = 0
+    for q in questions + ["What does Python 4 use?", "What is the boiling point of mercury?"]:
+        res = ask(kb, q)
+        if not res.found:
+            assert res.cited == [] and res.hit_units == [], q
+            continue
+        answered += 1
+        for s in res.sentences:
+            assert s["cites"], (q, s)
+            held = set().union(*(_words(format_unit(stored[c], with_id=False)) for c in s["cites"]))
+            extra = _words(s["text"]) - held
+            assert not extra, (q, s["text"], extra)
+    assert answered >= len(questions) // 2  # the invariant is about answers, so most questions must get one
