@@ -67,3 +67,21 @@ def test_demo_answers_state_only_what_cited_units_hold(kb, boundary):
             extra = _words(s["text"]) - held
             assert not extra, (q, s["text"], extra)
     assert answered >= len(questions) // 2  # the invariant is about answers, so most questions must get one
+
+
+CHAIN = """\
+#k1 {deforestation} [causes] {soil erosion}
+#k2 {soil erosion} [leads to] {crop failure}
+#k3 {crop failure} [引起] {famine}
+#k4 {famine} [causes] {migration}
+"""
+
+
+def test_causal_question_walks_the_chain(kb, boundary):
+    kb.ingest_units(parse_units(CHAIN, kb.lexicon, doc="chain.units"))
+    res = ask(kb, "What does deforestation lead to in the end?", trace=True, params=ask_params())
+    first = res.rounds[0]
+    # the 导致 chain from deforestation, 3 hops: k1 k2 k3 (k4 is a fourth hop)
+    assert first["causal"] == [["k1", "k2", "k3"]]
+    assert {"k1", "k2", "k3"} <= set(first["new_units"])
+    assert res.found and "k1" in res.cited
