@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kgservice.stores.base import GraphStore
+from kgservice.stores.base import DirectedReads, GraphStore
 
 
 @dataclass
@@ -46,6 +46,19 @@ class DirectedResult:
         }
 
 
+def _sunk(reads: DirectedReads, res: DirectedResult, node: str, via: str = "") -> list[tuple[str, str]]:
+    """Units that sink to ``node`` through belongs-to: the facts of its ancestors and of their
+    synonyms (the ancestors and synonyms are listed as nodes on the way)."""
+    raw: list[tuple[str, str]] = []
+    for anc, depth in sorted(reads.belongs_to_ancestors(node).items(), key=lambda kv: (kv[1], kv[0])):
+        res.add_node(anc, f"ancestor of {node}{via and ' (base)'} (depth {depth})")
+        for syn in reads.synonym_class(anc):
+            if syn != anc:
+                res.add_node(syn, f"synonym of {anc}")
+            raw += [(u, f"inherited from {syn}{via}") for u in reads.subject_mentions(syn)]
+    return raw
+
+
 def expand_directed(store: GraphStore, seeds: Sequence[str]) -> DirectedResult:
     res = DirectedResult(seeds=list(seeds))
     reads = store.directed_reads(seeds)  # the same procedures, prefetched on a server backend
@@ -71,12 +84,7 @@ def expand_directed(store: GraphStore, seeds: Sequence[str]) -> DirectedResult:
             raw += [(u, f"subject of {m}") for u in reads.subject_mentions(m)]
             raw += [(u, f"mentions {m}") for u in reads.context_mentions(m)]
             # belongs-to closure: ancestor facts sink; ancestors' synonyms sink too
-            for anc, depth in sorted(reads.belongs_to_ancestors(m).items(), key=lambda kv: (kv[1], kv[0])):
-                res.add_node(anc, f"ancestor of {m} (depth {depth})")
-                for syn in reads.synonym_class(anc):
-                    if syn != anc:
-                        res.add_node(syn, f"synonym of {anc}")
-                    raw += [(u, f"inherited from {syn}") for u in reads.subject_mentions(syn)]
+            raw += _sunk(reads, res, m)
             # narrowed_by: derived nodes are listed, their facts stay theirs
             for d in reads.narrowed_by(m):
                 res.add_node(d, f"narrows {m}")
@@ -85,12 +93,7 @@ def expand_directed(store: GraphStore, seeds: Sequence[str]) -> DirectedResult:
             for base in reads.narrows(m):
                 res.add_node(base, f"base of {m}")
                 raw += [(u, f"inherited from base {base}") for u in reads.subject_mentions(base)]
-                for anc, depth in sorted(reads.belongs_to_ancestors(base).items(), key=lambda kv: (kv[1], kv[0])):
-                    res.add_node(anc, f"ancestor of base {base} (depth {depth})")
-                    for syn in reads.synonym_class(anc):
-                        if syn != anc:
-                            res.add_node(syn, f"synonym of {anc}")
-                        raw += [(u, f"inherited from {syn} via base {base}") for u in reads.subject_mentions(syn)]
+                raw += _sunk(reads, res, base, via=f" via base {base}")
 
     ends = reads.superseded_end(sorted({u for u, _ in raw}))
     for uid, why in raw:
