@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from kgservice.config import Settings  # noqa: E402
-from kgservice.entry import EntryFinder, EntryParams  # noqa: E402
+from kgservice.entry import EntryFinder  # noqa: E402
 from kgservice.ids import is_literal_id  # noqa: E402
 from kgservice.service import KnowledgeBase  # noqa: E402
 
@@ -68,8 +68,6 @@ def build(ds: Dataset, embedder: str = "default", workdir: Path | None = None,
     if marker.exists():
         info = json.loads(marker.read_text())
     else:
-        from kgservice.stores.validate import canonical  # noqa: F401 (same notion of "same fact")
-
         units, origin, skipped = build_units(ds, kb.lexicon)
         t0 = time.perf_counter()
         report = kb.ingest_units(units)

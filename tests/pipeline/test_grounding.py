@@ -85,3 +85,13 @@ def test_causal_question_walks_the_chain(kb, boundary):
     assert first["causal"] == [["k1", "k2", "k3"]]
     assert {"k1", "k2", "k3"} <= set(first["new_units"])
     assert res.found and "k1" in res.cited
+
+
+def test_entry_step_stands_in_when_the_key_node_step_finds_nothing(corpus_kb, boundary, script):
+    # the key-node extraction (LLM) returns no key node at all: the no-LLM entry step names the
+    # nodes found in the question instead ("smoking" is a node label; "cause" is no node)
+    script.override_task("extract", lambda p: {"units": [], "mentions": []})
+    res = ask(corpus_kb, "What does smoking cause?", params=ask_params())
+    assert [k["id"] for k in res.key_nodes] == ["smoking"]
+    assert any("entry nodes named in the question" in n for n in res.notes)
+    assert res.found and "s1" in res.cited
