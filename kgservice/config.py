@@ -50,6 +50,9 @@ class Settings:
     # spreading-activation constraints (SpreadParams.max_fanout / max_fire); None = off
     spread_max_fanout: int | None = None
     spread_max_fire: int | None = None
+    # hub damping / seed backflow (SpreadParams); None = the lexicon's "spread" defaults
+    spread_degree_damping: float | None = None
+    spread_seed_backflow: bool | None = None
     read_only: bool = False
 
     def public(self) -> dict[str, Any]:
@@ -88,8 +91,19 @@ _ENV = {
     "KG_MAX_HOPS": ("max_hops", int),
     "KG_SPREAD_MAX_FANOUT": ("spread_max_fanout", lambda v: int(v) if v.strip().lower() not in ("", "off", "none") else None),
     "KG_SPREAD_MAX_FIRE": ("spread_max_fire", lambda v: int(v) if v.strip().lower() not in ("", "off", "none") else None),
+    "KG_SPREAD_DEGREE_DAMPING": ("spread_degree_damping", float),
+    "KG_SPREAD_SEED_BACKFLOW": ("spread_seed_backflow", lambda v: _flag(v)),
     "KG_READ_ONLY": ("read_only", lambda v: v.lower() in ("1", "true", "yes")),
 }
+
+
+def _flag(v: str) -> bool:
+    word = v.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(v)
 
 
 def _read_file(path: Path) -> dict[str, Any]:

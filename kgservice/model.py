@@ -118,3 +118,5 @@ class IngestReport(BaseModel):
     nodes_added: int = 0
     touched_nodes: list[str] = Field(default_factory=list)
     new_embeddable_nodes: list[str] = Field(default_factory=list)
+    # new unit id -> the live unit stating the same fact (same subject, family, arguments): not added
+    duplicates: dict[str, str] = Field(default_factory=dict)

@@ -36,6 +36,8 @@ from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError  # noqa:
 from kgservice.stores.factory import open_store
 
 if TYPE_CHECKING:
+    from kgservice.entry import EntryFinder, EntryResult
+    from kgservice.expansion.retrieve import Retrieval
     from kgservice.admin.doctor import DoctorReport
     from kgservice.caches import Caches
     from kgservice.expansion.directed import DirectedResult
@@ -157,10 +159,14 @@ class KnowledgeBase:
     def spread_params(self, **over: float | int) -> SpreadParams:
         """Spreading parameters: τ from the lexicon, the rest from settings; a falsy override keeps the setting."""
         tau = {k: self.lexicon.tau_of(k) for k in SPREAD_KINDS}  # the lexicon (+ user overrides) is the one source
+        s, lex = self.settings, self.lexicon.spread
+        damping = s.spread_degree_damping if s.spread_degree_damping is not None else lex.get("degree_damping", 0.0)
+        backflow = s.spread_seed_backflow if s.spread_seed_backflow is not None else lex.get("seed_backflow", True)
         return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
                             max_hops=int(over.get("max_hops") or self.settings.max_hops),
                             max_fanout=over.get("max_fanout") or self.settings.spread_max_fanout,
-                            max_fire=over.get("max_fire") or self.settings.spread_max_fire)
+                            max_fire=over.get("max_fire") or self.settings.spread_max_fire,
+                            degree_damping=float(damping), seed_backflow=bool(backflow))
 
     def init(self) -> Path:
         """Create the data directory and a commented config template; returns the template path."""
@@ -235,7 +241,31 @@ class KnowledgeBase:
         nodes = {n.id: n for n in self.store.get_nodes([h[0] for h in hits])}
         return [EntryHit(nid, nodes[nid].label, score) for nid, score in hits if nid in nodes]
 
-    search = vector_entry
+    def search(self, text: str, top_k: int = 5, threshold: float = 0.3) -> EntryResult:
+        """``kg search``: the entry step (:meth:`entry`) on a text: nodes it names plus the
+        nearest node vectors, weighted by specificity."""
+        return self.entry(text, top_k=top_k, threshold=threshold)
+
+    @cached_property
+    def entry_finder(self) -> EntryFinder:
+        from kgservice.entry import EntryFinder
+
+        return EntryFinder(self.store, self.embedder.embed, self.vectors)
+
+    def entry(self, question: str, qvec: Any = None, **params: Any) -> EntryResult:
+        """Entry nodes of a question without an LLM (:mod:`kgservice.entry`): names + vectors,
+        weighted by specificity. ``params``: EntryParams fields (top_k, threshold, ...)."""
+        from kgservice.entry import EntryParams
+
+        return self.entry_finder.find(question, qvec, EntryParams(**params) if params else None)
+
+    def retrieve(self, question: str, **params: Any) -> Retrieval:
+        """The no-LLM retrieval (:func:`kgservice.expansion.retrieve.retrieve`): entry, spreading
+        activation, fusion with vector similarity -> ranked units."""
+        from kgservice.expansion.retrieve import RetrieveParams, retrieve
+
+        return retrieve(self, question, RetrieveParams(**params) if params else None)
+
 
     def expand(self, node: str, mode: Literal["directed", "spread"] = "directed", *, limit: int | None = None,
                **spread: float | int | None) -> DirectedResult | SpreadExpansion:

@@ -75,6 +75,10 @@ def ingest(
             else:
                 out.print(f"{data['files']} unit file(s): {report.units_added} units added, {report.units_unchanged} unchanged, "
                           f"{report.nodes_added} nodes added, {data['embedded_nodes']} nodes embedded")
+                for dup, first in sorted(report.duplicates.items())[:20]:
+                    out.print(f"duplicate: #{escape(dup)} states the same fact as #{escape(first)}; not added", highlight=False)
+                if len(report.duplicates) > 20:
+                    out.print(f"... and {len(report.duplicates) - 20} more duplicates", highlight=False)
         if text_files:
             with service_failures_reported():
                 ingest_text_and_print(kb, text_files, mode, embed=not no_embed, force=force, as_json=as_json)
@@ -160,21 +164,27 @@ def stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] =
 @app.command()
 def search(
     ctx: typer.Context,
-    text: Annotated[str, typer.Argument(help="Free text; matched against entry/derived node vectors.")],
-    top_k: Annotated[int, typer.Option("--top-k")] = 5,
-    threshold: Annotated[float, typer.Option("--threshold", help="Drop hits below this cosine.")] = 0.3,
+    text: Annotated[str, typer.Argument(help="Free text or a question: node names in it, plus the nearest node vectors.")],
+    top_k: Annotated[int, typer.Option("--top-k", help="Vector hits asked for.")] = 5,
+    threshold: Annotated[float, typer.Option("--threshold", help="Drop vector hits below this cosine.")] = 0.3,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Vector entry: the nearest entry nodes to a text (similarity ranks, it proves nothing)."""
+    """Entry nodes for a text without the LLM: node names found in it and the nearest node
+    vectors, weighted by specificity (a rare node outranks a hub). Ranks; it proves nothing."""
     with knowledge_base(ctx) as kb:
-        hits = kb.search(text, top_k=top_k, threshold=threshold)
+        found = kb.search(text, top_k=top_k, threshold=threshold)
+        hits = [{"node_id": n.node, "label": n.label, "score": n.weight, "named": n.named, "cosine": n.cosine,
+                 "mentions": n.mentions} for n in found.nodes]
         if as_json:
-            print_json([h.__dict__ for h in hits])
+            print_json(hits)
             return
         for h in hits:
-            out.print(f"{h.score:.3f}  {escape(h.label)}", highlight=False)
+            how = ", ".join(x for x in (f"named '{h['named']}'" if h["named"] else "",
+                                         f"cosine {h['cosine']:.3f}" if h["cosine"] is not None else "") if x)
+            out.print(f"{h['score']:.3f}  {escape(h['label'])}  [dim]({escape(how)}; {h['mentions']} units)[/dim]",
+                      highlight=False)
         if not hits:
-            out.print("no entry node above the threshold")
+            out.print("no entry node: no node named in the text, none above the threshold")
 
 
 # Command groups in their own modules add themselves to `app`; plain imports, so a missing

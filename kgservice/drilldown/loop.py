@@ -28,6 +28,7 @@ from kgservice.drilldown.collect import (
     words,
 )
 from kgservice.drilldown.judge import judge, judge_messages
+from kgservice.expansion.causal import CAUSAL_FAMILY
 from kgservice.extraction.extract import KeyQuery
 from kgservice.ids import node_id
 from kgservice.model import Unit
@@ -75,6 +76,7 @@ class RoundRecord:
     dropped_over_cap: int
     pool: int
     activation_cached: bool | None = None
+    causal: list[list[str]] = field(default_factory=list)  # causal chains walked (unit ids per chain)
     decision: dict[str, Any] = field(default_factory=dict)
     decision_cached: bool = False
     note: str = ""
@@ -101,6 +103,35 @@ def initial_mode(key: KeyQuery) -> str:
     if kinds and kinds <= {"related_to"}:
         return "spread"
     return "directed"
+
+
+def causal_candidates(store: Any, state: QueryState, seeds: dict[str, float],
+                      cands: dict[str, Candidate]) -> list[list[str]]:
+    """A causal question ("what does X lead to in the end?"): walk the 导致 chains downstream
+    from the key nodes found in the graph (:func:`kgservice.expansion.causal.causal_chains`,
+    3 hops, live units only) and offer every unit on them, with its place in the chain — the
+    hops are followed by the graph, not picked one by one by the LLM. Returns the chains."""
+    from kgservice.expansion.causal import causal_chains
+
+    starts = [n for n in dict.fromkeys(m for ms in state.matches.values() for m in ms) if n in seeds]
+    walked: list[list[str]] = []
+    units: dict[str, tuple[float, str]] = {}
+    for start in starts:
+        res = causal_chains(store, start)
+        for chain in res.chains:
+            walked.append(chain.units)
+            path = " -> ".join([chain.hops[0].src] + [h.dst for h in chain.hops])
+            for i, h in enumerate(chain.hops, 1):
+                units.setdefault(h.unit, (seeds[start], f"causal chain hop {i}: {path}"))
+    stored = {u.id: u for u in store.get_units(sorted(units))}
+    for uid, (w, why) in units.items():
+        if uid in stored:
+            c = cands.get(uid)
+            if c is None:
+                cands[uid] = Candidate(stored[uid], w, [why])
+            elif why not in c.why:
+                c.why.append(why)
+    return walked
 
 
 def covered(relevant: list[Unit], state: QueryState) -> bool:
@@ -136,6 +167,9 @@ def drill_down(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, state
             for uid, c in spread.items():
                 if uid not in cands or c.weight > cands[uid].weight:
                     cands[uid] = c
+        chains: list[list[str]] = []
+        if r == 1 and CAUSAL_FAMILY in state.key.families:
+            chains = causal_candidates(store, state, seeds, cands)
         new = [c for uid, c in cands.items() if uid not in pool]
         for c in new:
             c.score = score(c, state.all_matches, state.key.families, qwords)
@@ -146,7 +180,7 @@ def drill_down(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, state
         expanded |= set(seeds)
         rec = RoundRecord(round=r, mode=mode, seeds={k: round(v, 4) for k, v in sorted(seeds.items())},
                           new_units=[c.unit.id for c in admitted], dropped_over_cap=len(new) - len(admitted),
-                          pool=len(pool), activation_cached=act_cached)
+                          pool=len(pool), activation_cached=act_cached, causal=chains)
         rounds.append(rec)
         if not pool:
             stop = "no units reached from the entry nodes"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kgservice.stores.base import GraphStore
+from kgservice.stores.base import DirectedReads, GraphStore
 
 
 @dataclass
@@ -44,6 +44,19 @@ class DirectedResult:
             "units": {k: self.units[k] for k in sorted(self.units)},
             "superseded": {k: self.superseded[k] for k in sorted(self.superseded)},
         }
+
+
+def _sunk(reads: DirectedReads, res: DirectedResult, node: str, via: str = "") -> list[tuple[str, str]]:
+    """Units that sink to ``node`` through belongs-to: the facts of its ancestors and of their
+    synonyms (the ancestors and synonyms are listed as nodes on the way)."""
+    raw: list[tuple[str, str]] = []
+    for anc, depth in sorted(reads.belongs_to_ancestors(node).items(), key=lambda kv: (kv[1], kv[0])):
+        res.add_node(anc, f"ancestor of {node}{via and ' (base)'} (depth {depth})")
+        for syn in reads.synonym_class(anc):
+            if syn != anc:
+                res.add_node(syn, f"synonym of {anc}")
+            raw += [(u, f"inherited from {syn}{via}") for u in reads.subject_mentions(syn)]
+    return raw
 
 
 def expand_directed(store: GraphStore, seeds: Sequence[str]) -> DirectedResult:
@@ -92,19 +105,16 @@ def expand_directed(store: GraphStore, seeds: Sequence[str]) -> DirectedResult:
             raw += [(u, f"subject of {m}") for u in reads.subject_mentions(m)]
             raw += [(u, f"mentions {m}") for u in reads.context_mentions(m)]
             # belongs-to closure: ancestor facts sink; ancestors' synonyms sink too
-            for anc, depth in sorted(reads.belongs_to_ancestors(m).items(), key=lambda kv: (kv[1], kv[0])):
-                res.add_node(anc, f"ancestor of {m} (depth {depth})")
-                for syn in reads.synonym_class(anc):
-                    if syn != anc:
-                        res.add_node(syn, f"synonym of {anc}")
-                    raw += [(u, f"inherited from {syn}") for u in reads.subject_mentions(syn)]
+            raw += _sunk(reads, res, m)
             # narrowed_by: derived nodes are listed, their facts stay theirs
             for d in reads.narrowed_by(m):
                 res.add_node(d, f"narrows {m}")
-            # a derived node inherits the facts of the base it narrows
+            # a derived node inherits the facts of the base it narrows, including the facts
+            # the base inherits through belongs-to (they sink to the base, so on to m)
             for base in reads.narrows(m):
                 res.add_node(base, f"base of {m}")
                 raw += [(u, f"inherited from base {base}") for u in reads.subject_mentions(base)]
+                raw += _sunk(reads, res, base, via=f" via base {base}")
 
     ends = reads.superseded_end(sorted({u for u, _ in raw}))
     for uid, why in raw:

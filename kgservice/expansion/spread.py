@@ -29,6 +29,10 @@ class SpreadParams:
     # each costs in ranking and buys in latency.
     max_fanout: int | None = None  # from hop 2 on, a node with more relation edges receives energy but does not pass it on
     max_fire: int | None = None  # at most this many nodes (the most energetic) spread on from each hop
+    # Hub damping and seed backflow (docs/spreading.md). Library defaults are DESIGN §4.3 as
+    # written; the service takes its defaults from the lexicon ("spread" in lexicon.json).
+    degree_damping: float = 0.0  # a node passes e * tau[kind] / max(1, d) ** degree_damping per row, d = its rows this hop
+    seed_backflow: bool = True  # False: seeds receive no energy during hops and never re-enter the frontier
 
     def __post_init__(self) -> None:
         for name in ("max_fanout", "max_fire"):
@@ -42,6 +46,8 @@ class SpreadParams:
                 "max_fanout": self.max_fanout, "max_fire": self.max_fire}
         if not 1 <= self.max_hops <= 10:
             raise ValueError(f"max_hops (K) must be 1..10, got {self.max_hops}")
+        if not 0.0 <= self.degree_damping <= 2.0:
+            raise ValueError(f"degree_damping must be in [0, 2], got {self.degree_damping}")
         if not 0 < self.epsilon < 1:
             raise ValueError(f"epsilon must be in (0, 1), got {self.epsilon}")
         for kind in self.tau:
@@ -49,7 +55,8 @@ class SpreadParams:
                 raise ValueError(f"tau given for {kind!r}, which spreading activation does not walk")
 
     def key(self) -> tuple:
-        return (tuple(sorted(self.tau.items())), self.epsilon, self.max_hops, self.e0, self.max_fanout, self.max_fire)
+        return (tuple(sorted(self.tau.items())), self.epsilon, self.max_hops, self.e0, self.max_fanout, self.max_fire,
+                self.degree_damping, self.seed_backflow)
 
 
 @dataclass
@@ -109,7 +116,10 @@ def spread_activation(
         hops += 1
         # the seeds' own hop is never limited; the fan-out constraint applies from the second hop on,
         # to every frontier node (a seed that energy flows back to included)
-        incoming = store.spread_step(frontier, params.tau, max_fanout=params.max_fanout if hops > 1 else None)
+        incoming = store.spread_step(frontier, params.tau, max_fanout=params.max_fanout if hops > 1 else None,
+                                     degree_damping=params.degree_damping)
+        if not params.seed_backflow:
+            incoming = {n: e for n, e in incoming.items() if n not in weights}
         for node, e in incoming.items():
             energy[node] = energy.get(node, 0.0) + e
         frontier = {n: e for n, e in incoming.items() if e >= params.epsilon}

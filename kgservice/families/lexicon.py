@@ -39,6 +39,8 @@ class Lexicon:
     members: dict[str, FamilyInfo] = field(default_factory=dict)
     tau: dict[str, float] = field(default_factory=dict)
     content_bases: set[str] = field(default_factory=set)
+    # spreading-activation defaults chosen by the eval (SpreadParams.degree_damping / seed_backflow)
+    spread: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, extra: list[Path] | None = None, tau_overrides: dict[str, float] | None = None) -> "Lexicon":
@@ -72,6 +74,17 @@ class Lexicon:
                 self.members[normalise_label(word)] = FamilyInfo(kind, base)
             for word in spec.get("inverse_members", []):
                 self.members[normalise_label(word)] = FamilyInfo(kind, base, inverse=True)
+        spread = data.get("spread") or {}
+        for key, value in spread.items():
+            if key == "_comment":
+                continue
+            if key == "degree_damping" and isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 2:
+                self.spread[key] = float(value)
+            elif key == "seed_backflow" and isinstance(value, bool):
+                self.spread[key] = value
+            else:
+                raise LexiconError(f"{source}: 'spread' takes degree_damping (0..2) and seed_backflow (true/false); "
+                                   f"got {key!r}: {value!r}")
         content = data.get("content") or {}
         if "tau" in content:
             self.tau["content"] = float(content["tau"])

@@ -118,6 +118,40 @@ def build_state(kq: KeyQuery, classes: dict[str, list[str]], entries: list[dict[
     return QueryState(key=kq, matches=matches, seeds=seeds)
 
 
+def missing_key_entities(kb: KnowledgeBase, kq: KeyQuery, classes: dict[str, list[str]]) -> list[str]:
+    """Key nodes that name something the graph does not have although it has related
+    concepts ("Python 4" when only "Python" is a node: :func:`kgservice.entry.match.narrower_than_graph`).
+    Answering from the related concepts would state their facts as this one's; the question
+    is answered "not in the graph" instead, whatever else in it matches. One line per such key."""
+    from kgservice.entry.match import narrower_than_graph
+
+    out = []
+    index = None
+    for n in kq.nodes:
+        if n["id"] in classes:
+            continue
+        index = index or kb.entry_finder.index()
+        nodes, odd = narrower_than_graph(n["label"], index)
+        if nodes:
+            out.append(f"{n['label']!r} is not in the graph: it has {', '.join(repr(x) for x in nodes[:3])}, "
+                       f"but nothing that is {' '.join(odd)!r}")
+    return out
+
+
+def entry_fallback(kb: KnowledgeBase, question: str, kq: KeyQuery) -> QueryState | None:
+    """When the key-node step found no key node at all: the no-LLM entry step
+    (:mod:`kgservice.entry`) — nodes named in the question become the key nodes, and every
+    entry node (named or vector hit) a seed weighted by specificity. None if nothing is named:
+    a vector hit alone is too weak to claim the question is about the graph."""
+    found = kb.entry(question)
+    named = [n for n in found.nodes if n.named is not None]
+    if not named:
+        return None
+    key = KeyQuery(nodes=[{"label": n.label, "id": n.node} for n in named], predicates=kq.predicates)
+    matches = {n.node: kb.store.synonym_class(n.node) for n in named}
+    return QueryState(key=key, matches=matches, seeds=found.seeds)
+
+
 # --- the whole query ------------------------------------------------------------------------------
 
 def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
@@ -141,6 +175,13 @@ def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskPar
     kq, classes, _ = key_nodes_step(kb, llm, caches, question)
     entries = entry_step(kb, caches, kq, params.top_k, params.threshold)
     state = build_state(kq, classes, entries)
+    if not state.seeds and not kq.nodes:
+        fallback = entry_fallback(kb, question, kq)
+        if fallback is not None:
+            state = fallback
+            entries.append({"key": "(entry step)", "label": question, "cached": False,
+                            "hits": [(n, round(w, 4)) for n, w in fallback.seeds.items()]})
+            notes.append("the key-node step found no key node; entry nodes named in the question were used")
 
     def restart(feedback: str) -> QueryState:
         k2, c2, _ = key_nodes_step(kb, llm, caches, question, feedback)
@@ -148,9 +189,12 @@ def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskPar
         entries.extend(e2)
         return build_state(k2, c2, e2)
 
+    missing = missing_key_entities(kb, kq, classes)
     rounds: list[dict[str, Any]] = []
     relevant = []
-    if state.seeds:
+    if missing:
+        stop = "; ".join(missing)
+    elif state.seeds:
         dd = drill_down(kb, llm, caches, question, state,
                         DrillParams(params.max_rounds, params.max_units, params.spread_nodes, params.max_drifts),
                         restart=restart)

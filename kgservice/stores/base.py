@@ -180,7 +180,7 @@ class GraphStore(ABC):
 
     @abstractmethod
     def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
-                    max_fanout: int | None = None) -> dict[str, float]:
+                    max_fanout: int | None = None, degree_damping: float = 0.0) -> dict[str, float]:
         """One hop of spreading activation: energy each neighbour receives from the frontier.
 
         A frontier node passes ``energy * tau[kind]`` once per distinct (neighbour, kind).
@@ -188,7 +188,14 @@ class GraphStore(ABC):
         and related_to both ways. Edges of superseded units and edges touching literal
         nodes are not walked; kinds missing from ``tau`` pass nothing. With ``max_fanout``,
         a frontier node with more relation edges than that (:func:`spread_degree`) passes
-        nothing: the fan-out constraint of spreading activation."""
+        nothing: the fan-out constraint of spreading activation. With ``degree_damping`` δ > 0,
+        each row carries ``energy * tau[kind] / max(1, d) ** δ`` where d is the number of
+        (neighbour, kind) rows the node passes energy along in this hop (docs/spreading.md)."""
+
+    def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
+        """(src, dst, unit id) for every live content edge of ``family`` leaving the nodes
+        (cause -> effect), literal targets left out, sorted: one hop of a causal chain."""
+        raise NotImplementedError(f"{type(self).__name__} does not walk causal chains")
 
     def spread_resident(self, seeds: Mapping[str, float], params: Any) -> tuple[dict[str, float], int] | None:
         """The whole spreading activation run by the store itself, or None to let

@@ -478,8 +478,12 @@ class EmbeddedStore(GraphStore):
     def ingest(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:
         with self._write_lock(), paused_gc():
             s = self.s
-            new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units})
-            report = IngestReport(units_unchanged=unchanged)
+            dups: dict[str, str] = {}
+            new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
+                                           lambda subjects: [_unit_from(s.units[u]) for n in subjects
+                                                             for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
+                                           dups)
+            report = IngestReport(units_unchanged=unchanged, duplicates=dups)
             if not new:
                 return report
             strs = _Interner(s.labels)
@@ -700,7 +704,7 @@ class EmbeddedStore(GraphStore):
         return sorted(ends) or [node_id]
 
     def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
-                    max_fanout: int | None = None) -> dict[str, float]:
+                    max_fanout: int | None = None, degree_damping: float = 0.0) -> dict[str, float]:
         s = self.s
         if max_fanout is not None:
             frontier = {n: e for n, e in frontier.items() if self._spread_degree(n) <= max_fanout}
@@ -720,6 +724,7 @@ class EmbeddedStore(GraphStore):
             if n not in kinds:
                 continue
             e = frontier[n]
+            rows = []  # (tau, neighbours) per kind: the node's (neighbour, kind) rows this hop
             for t, out_adj, in_adj in plan:
                 lst = out_adj.get(n)
                 nbrs = {dst for _, dst, u in lst if not sup.get(u)} if lst else set()
@@ -727,10 +732,19 @@ class EmbeddedStore(GraphStore):
                     lst = in_adj.get(n)
                     if lst:
                         nbrs.update(src for src, _, u in lst if not sup.get(u))
-                for m in nbrs:
-                    if not is_literal_id(m):
-                        incoming[m] = get(m, 0.0) + e * t
+                rows.append((t, [m for m in nbrs if not is_literal_id(m)]))
+            if degree_damping:
+                e = e / max(1, sum(len(ms) for _, ms in rows)) ** degree_damping
+            for t, ms in rows:
+                for m in ms:
+                    incoming[m] = get(m, 0.0) + e * t
         return incoming
+
+    def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
+        s = self.s
+        out = {(src, dst, u) for n in node_ids for src, dst, u in s.out["content"].get(n, ())
+               if not s.superseded_by.get(u) and s.units[u][3] == family and not is_literal_id(dst)}
+        return sorted(out)
 
     def _spread_degree(self, node_id: str) -> int:
         s = self.s

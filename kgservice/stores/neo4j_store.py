@@ -235,8 +235,12 @@ class Neo4jStore(GraphStore):
         def existing(ids: Iterable[str]) -> dict[str, Unit]:
             return {r["id"]: Unit.model_validate_json(r["json"]) for r in self._read("get_units", ids=list(ids))}
 
-        new, unchanged = prepare_batch(units, existing)
-        report = IngestReport(units_unchanged=unchanged)
+        def live_about(subjects: list[str]) -> list[Unit]:
+            return [Unit.model_validate_json(r["json"]) for r in self._read("live_subject_units", ids=subjects)]
+
+        dups: dict[str, str] = {}
+        new, unchanged = prepare_batch(units, existing, live_about, dups)
+        report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         if not new:
             return report
         nodes: dict[str, tuple[str, NodeKind]] = {}
@@ -475,10 +479,14 @@ class Neo4jStore(GraphStore):
                          degree_damping=float(getattr(params, "degree_damping", 0.0)),
                          seed_backflow=bool(getattr(params, "seed_backflow", True)))[0]
         return dict(zip(row["nodes"], row["energies"])), int(row["hops"])
+    def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
+        rows = self._read("causal_step", ids=list(dict.fromkeys(node_ids)), family=family)
+        return [(r["src"], r["dst"], r["unit"]) for r in rows]
 
     def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
-                    max_fanout: int | None = None) -> dict[str, float]:
+                    max_fanout: int | None = None, degree_damping: float = 0.0) -> dict[str, float]:
         items = sorted(frontier.items())
         row = self._read("spread_step", ids=[k for k, _ in items], energies=[v for _, v in items],
-                         tau={k: float(v) for k, v in tau.items()}, max_fanout=max_fanout)[0]
+                         tau={k: float(v) for k, v in tau.items()}, max_fanout=max_fanout,
+                         degree_damping=float(degree_damping))[0]
         return dict(zip(row["nodes"], row["energies"]))

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 
 from kgservice.families.lexicon import ALL_KINDS
+from kgservice.ids import literal_id, node_id
 from kgservice.model import Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores.base import IngestConflict
@@ -140,11 +141,27 @@ def canonical(unit: Unit) -> str:
     return format_unit(unit)
 
 
+def fact_key(u: Unit) -> tuple:
+    """What makes two units with different ids the same fact (DESIGN §1's merge step): the
+    subject node, the family-resolved predicate (kind, family base, direction) and the
+    arguments as node / literal ids. Modifier rows, provenance and the id do not count."""
+    args = tuple(("n", node_id(a.node)) if a.node is not None else ("l", literal_id(a.literal or ""))
+                 for a in u.args)
+    return (node_id(u.subject), u.kind, u.family, u.inverse, args)
+
+
 def prepare_batch(
     units: Sequence[Unit],
     existing: Callable[[Iterable[str]], dict[str, Unit]],
+    live_about: Callable[[list[str]], Iterable[Unit]] | None = None,
+    duplicates: dict[str, str] | None = None,
 ) -> tuple[list[Unit], int]:
     """Return (new units stamped with ingested_at, number already stored unchanged).
+
+    With ``live_about`` (subject node ids -> the stored live units about them) and a
+    ``duplicates`` dict, a new unit stating the same fact (:func:`fact_key`) as a live stored
+    unit, or as an earlier unit of the batch, is not added: ``duplicates[its id]`` names the
+    unit it duplicates. A unit that supersedes another is an update, never a duplicate.
 
     Raises :class:`IngestConflict` naming each problem: an id reused for a different fact,
     a ``supersedes`` reference to a unit that exists nowhere, a supersession cycle.
@@ -186,11 +203,31 @@ def prepare_batch(
         for ref in refs[u.id]:
             if ref not in by_id and ref not in stored:
                 problems.append(f"unit #{u.id} refers to #{ref} in a modifier row, which is neither in this batch nor stored")
+    if live_about is not None and duplicates is not None and new:
+        new = _merge_duplicates(new, live_about, duplicates)
     problems.extend(_cycles({u.id: u.supersedes for u in new}))
     if problems:
         raise IngestConflict("batch rejected, nothing stored:\n  " + "\n  ".join(problems))
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return [u if u.ingested_at else _stamped(u, stamp) for u in new], unchanged
+
+
+def _merge_duplicates(new: list[Unit], live_about: Callable[[list[str]], Iterable[Unit]],
+                      duplicates: dict[str, str]) -> list[Unit]:
+    referenced = {r for u in new for r in u.supersedes} | {m.value.unit for u in new for m in u.mods if m.value.unit}
+    seen: dict[tuple, str] = {}
+    for old in live_about(sorted({node_id(u.subject) for u in new})):
+        seen.setdefault(fact_key(old), old.id)
+    kept = []
+    for u in new:
+        key = fact_key(u)
+        first = seen.get(key)
+        if first is not None and not u.supersedes and u.id not in referenced:
+            duplicates[u.id] = first
+            continue
+        seen.setdefault(key, u.id)
+        kept.append(u)
+    return kept
 
 
 def _cycles(supersedes: dict[str, tuple[str, ...]]) -> list[str]:

@@ -204,3 +204,29 @@ def test_units_round_trip_through_store(store, small, lexicon):
     for uid, u in original.items():
         assert format_unit(stored[uid]) == format_unit(u)
         assert stored[uid].doc == "test.units" and stored[uid].ingested_at
+
+
+def test_spread_degree_damping(store, small):
+    # mammal passes along 4 (neighbour, kind) rows in hop 1: out belongs_to animal, out of fur,
+    # in belongs_to cat, in synonym 哺乳动物 -> each carries 1.0 * tau / 4 ** δ
+    r = spread_activation(store, ["mammal"], SpreadParams(max_hops=1, degree_damping=1.0))
+    assert r.energy == _approx({"mammal": 1.0, "哺乳动物": 0.225, "cat": 0.175, "animal": 0.175, "fur": 0.125})
+    r = spread_activation(store, ["mammal"], SpreadParams(max_hops=1, degree_damping=0.5))
+    assert r.energy == _approx({"mammal": 1.0, "哺乳动物": 0.45, "cat": 0.35, "animal": 0.35, "fur": 0.25})
+    # hop 2 (δ = 1): 哺乳动物 .225 over 2 rows (mammal .9, 乳腺 .5): mammal .10125, 乳腺 .05625;
+    # cat .175 over 1 row: mammal .1225; animal .175 over 2 rows (in belongs_to mammal .7, out of
+    # cells .5): mammal .06125, cells .04375; fur .125 over 1 row: mammal .0625
+    r = spread_activation(store, ["mammal"], SpreadParams(max_hops=2, degree_damping=1.0))
+    assert r.energy == _approx({"mammal": 1.3475, "哺乳动物": 0.225, "cat": 0.175, "animal": 0.175, "fur": 0.125,
+                                "乳腺": 0.05625, "cells": 0.04375})
+
+
+def test_spread_no_seed_backflow(store, small):
+    # as test_spread_cross_language_chain, minus what flows back into the seed: hop 2's
+    # smoking -> 吸烟 .81 is dropped, and 吸烟 never spreads again
+    r = spread_activation(store, ["吸烟"], SpreadParams(max_hops=3, seed_backflow=False))
+    assert r.energy == _approx({"吸烟": 1.0, "smoking": 0.9, "lung cancer": 0.27, "death": 0.081})
+    # with damping, the dropped rows still count in d: hop 2 at 哺乳动物 still divides by 2
+    r = spread_activation(store, ["mammal"], SpreadParams(max_hops=2, degree_damping=1.0, seed_backflow=False))
+    assert r.energy == _approx({"mammal": 1.0, "哺乳动物": 0.225, "cat": 0.175, "animal": 0.175, "fur": 0.125,
+                                "乳腺": 0.05625, "cells": 0.04375})

@@ -2,8 +2,8 @@
 // a set of seeds, in one round trip instead of ~14 procedure calls per seed. It walks what
 // the single-purpose procedures walk, with the same patterns and bounds:
 //   seed -> node_superseded_end -> focus nodes -> synonym_class -> members;
-//   per member: subject_mentions, context_mentions, belongs_to_closure (ancestors + depth),
-//   narrowed_by, narrows; per ancestor: synonym_class; subject_mentions of every ancestor
+//   per member and per base a member narrows: subject_mentions, context_mentions,
+//   belongs_to_closure (ancestors + depth), narrowed_by, narrows; per ancestor: synonym_class; subject_mentions of every ancestor
 //   synonym and every base; superseded_end of every unit collected.
 // parameters: $ids (seed node ids)
 // returns: one row of lists of [key, value] pairs; values are unordered lists (the caller
@@ -33,7 +33,10 @@ CALL (seedEnds) {
   RETURN collect([f, others]) AS focusClasses
 }
 CALL (focusClasses) {
-  UNWIND reduce(acc = [], c IN focusClasses | acc + [c[0]] + c[1]) AS m
+  UNWIND reduce(acc = [], c IN focusClasses | acc + [c[0]] + c[1]) AS m0
+  WITH DISTINCT m0
+  // bases of the members too: a derived node inherits its base's belongs-to facts
+  UNWIND [m0] + COLLECT { MATCH (m0)<-[r:NARROWED_BY]-(b:Node) WHERE r.live RETURN DISTINCT b } AS m
   WITH DISTINCT m
   RETURN collect([
     m,

@@ -7,7 +7,9 @@
 // Fan-out constraint: with $max_fanout set, a frontier node with more relation edges of the
 // five spreading kinds (either direction, retired ones included: the stored degree) passes nothing.
 // parameters: $ids (frontier node ids), $energies (their energies, same order), $tau (map kind -> float),
-//             $max_fanout (int, or null for no constraint)
+//             $max_fanout (int, or null for no constraint),
+//             $degree_damping (float >= 0; 0 = no damping): each row carries
+//             energy / max(1, d)^$degree_damping * tau[kind], d = the node's rows this hop
 // returns: one row: nodes (neighbour ids), energies (sum each received this hop, same order)
 UNWIND range(0, size($ids) - 1) AS i
 WITH $ids[i] AS id, $energies[i] AS energy
@@ -24,7 +26,11 @@ CALL (n) {
   WHERE r.live
   RETURN m, r.kind AS kind
 }
-WITH energy, m, kind
+WITH n, energy, m, kind
 WHERE m.kind <> 'literal' AND coalesce($tau[kind], 0.0) > 0.0
-WITH m.id AS node, sum(energy * $tau[kind]) AS energy
+// hub damping: a node with d rows this hop passes energy / d^$degree_damping along each
+WITH n, energy, collect([m.id, kind]) AS rows
+WITH energy / (CASE WHEN size(rows) > 1 THEN size(rows) ELSE 1 END) ^ $degree_damping AS e, rows
+UNWIND rows AS row
+WITH row[0] AS node, sum(e * $tau[row[1]]) AS energy
 RETURN collect(node) AS nodes, collect(energy) AS energies

@@ -1,0 +1,215 @@
+"""Entry nodes by name: question n-grams matched against node labels, no LLM, no vectors.
+
+Pure functions (no store), so they are doctested here and shared by every caller:
+``kg search``, ``kg ask``'s fallback, the server and the eval harness.
+
+Both the labels and the question go through :func:`tokens`, which is the project's label
+normalisation (NFKC, case-fold) plus accent folding, punctuation dropped, and each CJK
+character a token of its own: Chinese has no spaces, so a label written in Chinese is found
+as a run of characters anywhere in the question (character n-grams), exactly like an English
+label is found as a run of words.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from kgservice.ids import normalise_label
+
+# one CJK / kana / hangul character per token; otherwise a run of letters and digits
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|[^\W_]+")
+# n-grams made only of these never match on their own: "the", "who", "is", "的" are not concepts
+STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or is are was were be been being what which who whom whose why how "
+    "when where does did do has have had it its this that these those as into than then there their his her he she they "
+    "them we you i me my our your s not no yes also same one".split()
+    + list("的了是在和与及或吗呢什么哪谁")
+)
+MAX_NGRAM = 12
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    return unicodedata.normalize("NFKC", "".join(c for c in text if not unicodedata.combining(c)))
+
+
+def name_tokens(text: str) -> list[bool]:
+    """Per token of :func:`tokens`: does it look like part of a name as written — capitalised,
+    a number, or CJK (Chinese has no case; a run of two characters or more is judged by the
+    span). A question's first word is capitalised by grammar, not as a name.
+
+    >>> name_tokens("who wrote Hello Love in 1974?")
+    [False, False, True, True, False, True]
+    >>> name_tokens("Who wrote it")
+    [False, False, False]
+    """
+    raw = _TOKEN.findall(_fold(" ".join(text.split())))
+    flags = [t[:1].isupper() or t.isdigit() or bool(_CJK.match(t)) for t in raw]
+    if flags and raw[0][:1].isupper() and not raw[0].isupper():
+        flags[0] = False
+    return flags if len(flags) == len(tokens(text)) else [False] * len(tokens(text))
+
+
+def tokens(text: str) -> list[str]:
+    """Normalised tokens of a label or a question.
+
+    >>> tokens("Hello Love's performer")
+    ['hello', 'love', 's', 'performer']
+    >>> tokens("  Café  Müller ")
+    ['cafe', 'muller']
+    >>> tokens("吸烟导致肺癌")
+    ['吸', '烟', '导', '致', '肺', '癌']
+    >>> tokens("Python 3.12")
+    ['python', '3', '12']
+    """
+    return _TOKEN.findall(_fold(normalise_label(text)))
+
+
+def key_of(toks: Iterable[str]) -> str:
+    """The lookup key of a token run (labels and question n-grams meet on this)."""
+    return " ".join(toks)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A question n-gram that names a node: token positions [start, end)."""
+
+    start: int
+    end: int
+    node: str
+    name: bool = False  # written like a name in the question (see :func:`name_tokens`)
+
+    def inside(self, other: "Span") -> bool:
+        return other.start <= self.start and self.end <= other.end and (other.end - other.start) > (self.end - self.start)
+
+
+@dataclass
+class LabelIndex:
+    """Token key -> node ids with that key (several labels can normalise alike)."""
+
+    keys: dict[str, list[str]] = field(default_factory=dict)
+    longest: int = 1
+    vocab: set[str] = field(default_factory=set)  # every token of every label
+
+    @classmethod
+    def build(cls, labels: Iterable[tuple[str, str]]) -> "LabelIndex":
+        """From (node id, label) pairs; labels that are only stopwords are left out.
+
+        >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("the", "The")])
+        >>> sorted(ix.keys), ix.longest
+        (['new york', 'york'], 2)
+        """
+        ix = cls()
+        for nid, label in labels:
+            toks = tokens(label)
+            ix.vocab.update(toks)
+            if not toks or len(toks) > MAX_NGRAM or all(t in STOPWORDS for t in toks):
+                continue
+            lst = ix.keys.setdefault(key_of(toks), [])
+            if nid not in lst:
+                lst.append(nid)
+            ix.longest = max(ix.longest, len(toks))
+        return ix
+
+    def spans(self, question: str) -> list[Span]:
+        """Every n-gram of the question that is a label, longest spans kept: a match lying
+        strictly inside a longer match is dropped ("York" inside "New York").
+
+        >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("band", "band")])
+        >>> [(s.node, s.start, s.end, s.name) for s in ix.spans("Which band is from New York?")]
+        [('band', 1, 2, False), ('new york', 4, 6, True)]
+        >>> ix = LabelIndex.build([("吸烟", "吸烟"), ("肺癌", "肺癌")])
+        >>> [(s.node, s.name) for s in ix.spans("吸烟最终导致什么？肺癌吗")]
+        [('吸烟', True), ('肺癌', True)]
+        """
+        toks = tokens(question)
+        names = name_tokens(question)
+        found: list[Span] = []
+        for i in range(len(toks)):
+            for n in range(1, min(self.longest, len(toks) - i) + 1):
+                ids = self.keys.get(key_of(toks[i:i + n]))
+                if ids:
+                    cjk = n >= 2 and all(_CJK.match(t) for t in toks[i:i + n])
+                    name = cjk or any(names[i:i + n])
+                    found.extend(Span(i, i + n, nid, name) for nid in ids)
+        return [s for s in found if not any(s.inside(o) for o in found)]
+
+
+def _known(word: str, vocab: set[str]) -> bool:
+    """In the vocabulary, allowing an English plural ("versions" ~ "version")."""
+    return word in vocab or (word.endswith("s") and (word[:-1] in vocab or (word.endswith("es") and word[:-2] in vocab)))
+
+
+def narrower_than_graph(key: str, index: LabelIndex) -> tuple[list[str], list[str]]:
+    """A key concept that is not a node but *contains* node labels, with words left over
+    that set it apart — a number, or a word no label in the graph uses ("snow leopard" when
+    the graph has only "leopard"; "Python 4" when it has "Python"): the graph holds related
+    concepts, not this one. Returns (the contained nodes, the distinguishing words); empty
+    lists when the key is not of that kind. The caller checks first that the key is no node.
+
+    >>> ix = LabelIndex.build([("leopard", "leopard"), ("python", "Python"), ("python version", "Python version"),
+    ...                        ("version", "version")])
+    >>> narrower_than_graph("snow leopard", ix)
+    (['leopard'], ['snow'])
+    >>> narrower_than_graph("Python 4", ix)
+    (['python'], ['4'])
+    >>> narrower_than_graph("Python versions", ix)  # every word is graph vocabulary: a wording, not a new thing
+    ([], [])
+    >>> ix2 = LabelIndex.build([("吸烟", "吸烟")])
+    >>> narrower_than_graph("非吸烟者死亡", ix2), narrower_than_graph("吸烟2", ix2)
+    (([], []), (['吸烟'], ['2']))
+    >>> narrower_than_graph("boiling point", ix)  # names nothing in the graph at all: not this rule's case
+    ([], [])
+    """
+    toks = tokens(key)
+    spans = index.spans(key)
+    if not spans or any(s.end - s.start == len(toks) for s in spans):
+        return [], []
+    covered = {i for s in spans for i in range(s.start, s.end)}
+    left = [t for i, t in enumerate(toks) if i not in covered and t not in STOPWORDS]
+    # a CJK leftover is a single character: Chinese compounds too freely for a per-character
+    # vocabulary to say "unknown", so only numbers set a CJK key apart
+    odd = [t for t in left if any(c.isdigit() for c in t) or (not _CJK.match(t) and not _known(t, index.vocab))]
+    if not odd:
+        return [], []
+    return sorted({s.node for s in spans}), odd
+
+
+def specificity(mentions: int) -> float:
+    """How good a seed a node is, from how many units mention it: 1 for a node one unit
+    mentions, falling like 1/(1 + ln m) — a hub named by hundreds of units is still a seed,
+    but a weak one (an idf, not a cut-off).
+
+    >>> round(specificity(1), 3), round(specificity(10), 3), round(specificity(300), 3)
+    (1.0, 0.303, 0.149)
+    >>> specificity(0)
+    1.0
+    """
+    return 1.0 / (1.0 + math.log(max(1, mentions)))
+
+
+def fuse_entries(lexical: Mapping[str, float], vector: Mapping[str, float], spec: Mapping[str, float],
+                 vector_weight: float = 0.5) -> dict[str, float]:
+    """Seed weights from the two signals: a named node counts fully, a vector hit by its
+    cosine times ``vector_weight``; either way times its specificity; normalised so the best
+    seed weighs 1 (seed energies then stay on the ε scale of spreading activation).
+
+    >>> fuse_entries({"a": 1.0}, {"a": 0.9, "b": 0.8}, {"a": 0.5, "b": 1.0}, vector_weight=0.5)
+    {'a': 1.0, 'b': 0.8}
+    >>> fuse_entries({}, {}, {})
+    {}
+    >>> fuse_entries({"a": 1.0, "b": 0.0}, {}, {})
+    {'a': 1.0}
+    """
+    raw: dict[str, float] = {}
+    for n, w in lexical.items():
+        raw[n] = max(raw.get(n, 0.0), w * spec.get(n, 1.0))
+    for n, cos in vector.items():
+        raw[n] = max(raw.get(n, 0.0), cos * vector_weight * spec.get(n, 1.0))
+    top = max(raw.values(), default=0.0)
+    return {n: w / top for n, w in sorted(raw.items()) if w > 0} if top > 0 else {}

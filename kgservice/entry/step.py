@@ -1,0 +1,116 @@
+"""The entry step: question -> weighted seed nodes, without an LLM.
+
+Names first: every question n-gram that is a node label (:class:`LabelIndex`, longest spans
+kept) is a seed. The question's vector adds the nearest entry nodes (Qdrant) at a lower
+weight. Both are weighted by specificity (:func:`specificity`: a node few units mention is
+a better seed than a hub). Measured on MuSiQue (scripts/eval/RESULTS.md): the whole-question
+vector alone finds the nodes of a third of the gold passages; names find most of them.
+
+One step for every caller: ``kg search``, ``kg ask`` when the LLM key-node step finds nothing,
+the server, and the eval harness (``KnowledgeBase.entry``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kgservice.entry.match import LabelIndex, Span, fuse_entries, specificity, tokens
+from kgservice.model import NodeKind
+
+
+@dataclass(frozen=True)
+class EntryParams:
+    top_k: int = 10  # vector hits asked for
+    threshold: float = 0.5  # cosine floor for a vector hit (default embedder: right ≈ 0.77, wrong ≈ 0.49)
+    vector_weight: float = 0.5  # a vector hit weighs its cosine times this; a named node weighs 1
+    use_vectors: bool = True
+    # a node named by lower-case words ("president", "country") when the question also names
+    # something written like a name; 0 drops them (the MuSiQue eval's choice: +3 R@2). A question
+    # with no name-like span at all ("what does smoking cause?") weighs every named node fully.
+    common_weight: float = 0.0
+
+
+@dataclass
+class EntryNode:
+    node: str
+    label: str
+    weight: float  # the seed weight (0..1, best seed 1)
+    mentions: int  # units that mention the node (subject or context)
+    named: str | None = None  # the question words that name it
+    cosine: float | None = None  # its vector similarity to the question, if a vector hit
+
+
+@dataclass
+class EntryResult:
+    question: str
+    nodes: list[EntryNode] = field(default_factory=list)  # best first
+
+    @property
+    def seeds(self) -> dict[str, float]:
+        return {n.node: n.weight for n in self.nodes}
+
+    @property
+    def named(self) -> list[str]:
+        return [n.node for n in self.nodes if n.named is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes]}
+
+
+class EntryFinder:
+    """Holds the label index of a store (rebuilt when the store's counts change)."""
+
+    def __init__(self, store: Any, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,
+                 params: EntryParams = EntryParams()):
+        self.store, self.embed, self.vectors, self.params = store, embed, vectors, params
+        self._index: LabelIndex | None = None
+        self._labels: dict[str, str] = {}
+        self._sig: Any = None
+
+    def index(self) -> LabelIndex:
+        sig = self.store.counts()
+        if self._index is None or sig != self._sig:
+            nodes = [(n.id, n.label) for n in self.store.iter_nodes() if n.kind != NodeKind.LITERAL]
+            self._labels = dict(nodes)
+            self._index = LabelIndex.build(nodes)
+            self._sig = sig
+        return self._index
+
+    def mentions(self, node: str) -> int:
+        return len(self.store.subject_mentions(node)) + len(self.store.context_mentions(node))
+
+    def find(self, question: str, qvec: Any = None, params: EntryParams | None = None) -> EntryResult:
+        """Seeds for a question. ``qvec``: its vector when the caller has one already."""
+        p = params or self.params
+        spans: list[Span] = self.index().spans(question)
+        toks = tokens(question)
+        named = {s.node: " ".join(toks[s.start:s.end]) for s in spans}
+        has_name = any(s.name for s in spans)
+        lexical: dict[str, float] = {}
+        for s in spans:
+            lexical[s.node] = max(lexical.get(s.node, 0.0), 1.0 if s.name or not has_name else p.common_weight)
+        named = {n: t for n, t in named.items() if lexical[n] > 0}
+        cos: dict[str, float] = {}
+        if p.use_vectors and self.vectors is not None and (qvec is not None or self.embed is not None):
+            if qvec is None:
+                qvec = self.embed([question])[0]
+            cos = {h: float(s) for h, s in self.vectors.search(qvec, top_k=p.top_k, threshold=p.threshold)
+                   if h in self._labels}
+        counts = {n: self.mentions(n) for n in set(named) | set(cos)}
+        spec = {n: specificity(m) for n, m in counts.items()}
+        weights = fuse_entries(lexical, cos, spec, p.vector_weight)
+        nodes = [EntryNode(n, self._labels.get(n, n), round(w, 6), counts[n], named.get(n), cos.get(n))
+                 for n, w in weights.items()]
+        nodes.sort(key=lambda e: (-e.weight, e.node))
+        return EntryResult(question, nodes)
+
+
+def entry_nodes(store: Any, question: str, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,
+                params: EntryParams = EntryParams()) -> EntryResult:
+    """One-off convenience (builds the label index each call; hold an :class:`EntryFinder` to reuse it)."""
+    return EntryFinder(store, embed, vectors, params).find(question)
+
+
+__all__: Sequence[str] = ("EntryFinder", "EntryNode", "EntryParams", "EntryResult", "entry_nodes")

@@ -1,0 +1,139 @@
+"""Eval data: one generic JSON shape, a MuSiQue/HippoRAG loader, and units built from triples.
+
+The shape the harness runs on (any corpus of this shape works, ``--data FILE``)::
+
+    {
+      "name": "my-set",
+      "passages": [ {"id": "p1", "title": "…", "text": "…",
+                     "triples": [["subject", "predicate", "object"], …]}, … ],
+      "questions": [ {"id": "q1", "question": "…", "gold": ["p1", "p7"], "hops": 2}, … ]
+    }
+
+``gold`` lists the supporting passage ids; ``hops`` is optional (per-hop rows use it, else
+``len(gold)``). One unit per usable triple, ``{subject} [predicate] {object}``, id
+``<passage id>.t<n>`` and ``doc`` = the passage id, so every unit maps back to its passage.
+A triple whose parts are not three non-empty strings (or that no store could index) is
+skipped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgservice.families import Lexicon
+from kgservice.model import Unit, Value
+from kgservice.stores.validate import text_problem
+
+MUSIQUE_DIR = Path("/work/shared/eval/musique")
+_OPENIE = "openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
+_ID_OK = re.compile(r"[^A-Za-z0-9_.:\-]")
+
+
+@dataclass
+class Passage:
+    id: str
+    title: str
+    text: str
+    triples: list[list[Any]] = field(default_factory=list)
+
+
+@dataclass
+class Question:
+    id: str
+    question: str
+    gold: list[str]
+    hops: int | None = None
+
+    @property
+    def hop_count(self) -> int:
+        return self.hops or len(self.gold)
+
+
+@dataclass
+class Dataset:
+    name: str
+    passages: list[Passage]
+    questions: list[Question]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name,
+                "passages": [p.__dict__ for p in self.passages],
+                "questions": [q.__dict__ for q in self.questions]}
+
+
+class DatasetError(ValueError):
+    pass
+
+
+def load(path: Path) -> Dataset:
+    """A dataset in the generic shape; every gold id must be a passage id."""
+    raw = json.loads(Path(path).read_text("utf-8"))
+    try:
+        passages = [Passage(str(p["id"]), str(p.get("title", "")), str(p.get("text", "")), list(p.get("triples", [])))
+                    for p in raw["passages"]]
+        questions = [Question(str(q["id"]), str(q["question"]), [str(g) for g in q["gold"]], q.get("hops"))
+                     for q in raw["questions"]]
+    except (KeyError, TypeError) as exc:
+        raise DatasetError(f"{path}: not the eval shape (see scripts/eval/dataset.py): missing {exc}") from None
+    ids = {p.id for p in passages}
+    if len(ids) != len(passages):
+        raise DatasetError(f"{path}: passage ids are not unique")
+    for q in questions:
+        bad = [g for g in q.gold if g not in ids]
+        if bad or not q.gold:
+            raise DatasetError(f"{path}: question {q.id} has gold passages that are not passages: {bad or 'none given'}")
+    return Dataset(str(raw.get("name", Path(path).stem)), passages, questions)
+
+
+def load_musique(directory: Path = MUSIQUE_DIR, limit: int | None = None, slice_corpus: bool = False) -> Dataset:
+    """The HippoRAG MuSiQue files as a :class:`Dataset` (passage ids ``m<corpus index>``).
+
+    ``limit``: the first N questions; ``slice_corpus``: keep only the passages those
+    questions list (their 20 paragraphs each), for a small smoke run."""
+    qs = json.loads((directory / "musique_train.json").read_text("utf-8"))
+    corpus = json.loads((directory / "musique_train_corpus.json").read_text("utf-8"))
+    docs = json.loads((directory / _OPENIE).read_text("utf-8"))["docs"]
+    index = {(p["title"], p["text"]): i for i, p in enumerate(corpus)}
+    passages = [Passage(f"m{i:04d}", p["title"], p["text"], docs[i]["extracted_triples"]
+                        if docs[i]["title"] == p["title"] and docs[i]["text"] == p["text"] else [])
+                for i, p in enumerate(corpus)]
+    questions = []
+    keep: set[str] = set()
+    for q in qs[:limit]:
+        gold = [f"m{index[(p['title'], p['paragraph_text'])]:04d}" for p in q["paragraphs"] if p["is_supporting"]]
+        keep.update(f"m{index[(p['title'], p['paragraph_text'])]:04d}" for p in q["paragraphs"])
+        questions.append(Question(q["id"], q["question"], gold, len(q["question_decomposition"])))
+    if slice_corpus:
+        passages = [p for p in passages if p.id in keep]
+    name = "musique" + (f"-{limit}q" if limit else "") + ("-sliced" if slice_corpus else "")
+    return Dataset(name, passages, questions)
+
+
+def unit_id(pid: str, n: int) -> str:
+    return f"{_ID_OK.sub('_', pid)}.t{n}"
+
+
+def build_units(ds: Dataset, lexicon: Lexicon) -> tuple[list[Unit], dict[str, str], int]:
+    """(units, unit id -> passage id, triples skipped)."""
+    units: list[Unit] = []
+    origin: dict[str, str] = {}
+    skipped = 0
+    for p in ds.passages:
+        for n, t in enumerate(p.triples):
+            if not (isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x.strip() for x in t)):
+                skipped += 1
+                continue
+            s, pred, o = (x.strip() for x in t)
+            if any(text_problem(x) for x in (s, pred, o)):
+                skipped += 1
+                continue
+            info = lexicon.resolve(pred)
+            uid = unit_id(p.id, n)
+            units.append(Unit(id=uid, subject=s, predicate=pred, family=info.base, kind=info.kind,
+                              inverse=info.inverse, args=(Value(node=o),), doc=p.id, mode="manual"))
+            origin[uid] = p.id
+    return units, origin, skipped

@@ -1,0 +1,197 @@
+"""The retrieval eval: build a knowledge base from a dataset's triples, rank passages per
+question with each method, report Recall@2/@5 overall and per hop count, and latency.
+
+Every method ranks *passages*: a graph method scores nodes (or units), and a passage scores
+the sum over the distinct nodes its units mention (HippoRAG's passage = node-incidence sum);
+units map back to passages through their id (``scripts/eval/dataset.py``). All graph methods
+start from the same entry nodes (kgservice.entry), so rows differ only in what they do next.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from kgservice.config import Settings  # noqa: E402
+from kgservice.entry import EntryFinder  # noqa: E402
+from kgservice.ids import is_literal_id  # noqa: E402
+from kgservice.service import KnowledgeBase  # noqa: E402
+
+from scripts.eval.dataset import Dataset, build_units  # noqa: E402
+from scripts.eval.metrics import mean_recall, percentile  # noqa: E402
+
+CACHE = Path(os.environ.get("KG_EVAL_DIR", Path.home() / ".cache" / "kgservice" / "eval"))
+
+
+@dataclass
+class Context:
+    """Everything the methods share for one dataset: the KB and the unit/passage maps."""
+
+    ds: Dataset
+    kb: KnowledgeBase
+    unit_passages: dict[str, list[str]]  # stored unit id -> passages it came from (duplicates merged)
+    passage_nodes: dict[str, set[str]] = field(default_factory=dict)
+    node_passages: dict[str, set[str]] = field(default_factory=dict)
+    pids: list[str] = field(default_factory=list)
+    pvecs: np.ndarray | None = None
+    qvecs: dict[str, np.ndarray] = field(default_factory=dict)
+    finder: EntryFinder | None = None
+    nx_graph: Any = None
+    build_info: dict[str, Any] = field(default_factory=dict)
+
+
+def _fingerprint(ds: Dataset, embedder: str) -> str:
+    h = hashlib.sha1(json.dumps(ds.to_json(), sort_keys=True).encode()).hexdigest()[:12]
+    return f"{ds.name}-{embedder.replace(':', '_')}-{h}"
+
+
+def build(ds: Dataset, embedder: str = "default", workdir: Path | None = None,
+          log: Callable[[str], None] = print) -> Context:
+    """Ingest the dataset's units into an embedded store (cached per dataset + embedder)."""
+    work = workdir or CACHE / _fingerprint(ds, embedder)
+    settings = Settings(data_dir=work / "kg", embedder=embedder, vector_backend="edge")
+    kb = KnowledgeBase(settings)
+    marker = work / "built.json"
+    if marker.exists():
+        info = json.loads(marker.read_text())
+    else:
+        units, origin, skipped = build_units(ds, kb.lexicon)
+        t0 = time.perf_counter()
+        report = kb.ingest_units(units)
+        dups = dict(getattr(report, "duplicates", {}) or {})
+        unit_passages: dict[str, list[str]] = {}
+        for uid, pid in origin.items():
+            keep = dups.get(uid, uid)
+            lst = unit_passages.setdefault(keep, [])
+            if pid not in lst:
+                lst.append(pid)
+        info = {"units": len(units), "skipped_triples": skipped, "duplicates": len(dups),
+                "nodes": kb.store.counts()["nodes"], "ingest_seconds": round(time.perf_counter() - t0, 1),
+                "unit_passages": unit_passages}
+        work.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(info))
+        log(f"built {info['units']} units ({skipped} triples skipped, {len(dups)} duplicates merged), "
+            f"{info['nodes']} nodes in {info['ingest_seconds']} s -> {work}")
+    ctx = Context(ds, kb, {k: list(v) for k, v in info["unit_passages"].items()})
+    ctx.build_info = {k: v for k, v in info.items() if k != "unit_passages"}
+    units = {u.id: u for u in kb.store.iter_units()}
+    for uid, pids in ctx.unit_passages.items():
+        u = units.get(uid)
+        if u is None:
+            continue
+        nodes = [u.subject_id] + [n for n in u.context_node_ids() if not is_literal_id(n)]
+        for pid in pids:
+            ctx.passage_nodes.setdefault(pid, set()).update(nodes)
+            for n in nodes:
+                ctx.node_passages.setdefault(n, set()).add(pid)
+    ctx.pids = [p.id for p in ds.passages]
+    pv = work / "passages.npy"
+    if pv.exists():
+        ctx.pvecs = np.load(pv)
+    else:
+        t0 = time.perf_counter()
+        ctx.pvecs = kb.embedder.embed([f"{p.title}\n{p.text}" for p in ds.passages])
+        np.save(pv, ctx.pvecs)
+        log(f"embedded {len(ds.passages)} passages in {time.perf_counter() - t0:.1f} s")
+    qs = [q.question for q in ds.questions]
+    ctx.qvecs = dict(zip([q.id for q in ds.questions], kb.embedder.embed(qs))) if qs else {}
+    ctx.finder = EntryFinder(kb.store, kb.embedder.embed, kb.vectors)
+    return ctx
+
+
+# -- passage ranking from scores --------------------------------------------------------------
+
+def rank_passages(ctx: Context, node_scores: Mapping[str, float]) -> dict[str, float]:
+    """Passage score = sum of the scores of the distinct nodes it mentions."""
+    out: dict[str, float] = {}
+    for n, s in node_scores.items():
+        if s <= 0:
+            continue
+        for pid in ctx.node_passages.get(n, ()):
+            out[pid] = out.get(pid, 0.0) + s
+    return out
+
+
+def ordered(scores: Mapping[str, float]) -> list[str]:
+    return [p for p, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def dense_scores(ctx: Context, qid: str) -> dict[str, float]:
+    sims = ctx.pvecs @ ctx.qvecs[qid]
+    return dict(zip(ctx.pids, sims.tolist()))
+
+
+def fuse(graph: Mapping[str, float], dense: Mapping[str, float], weight: float) -> dict[str, float]:
+    from kgservice.expansion.fusion import fuse_scores
+
+    return fuse_scores(graph, dense, weight)
+
+
+# -- report -----------------------------------------------------------------------------------------
+
+def evaluate(ctx: Context, runs: Mapping[str, Mapping[str, list[str]]]) -> dict[str, Any]:
+    """Recall@2/@5 per method, overall and per hop count."""
+    gold = {q.id: q.gold for q in ctx.ds.questions}
+    hops: dict[int, list[str]] = {}
+    for q in ctx.ds.questions:
+        hops.setdefault(q.hop_count, []).append(q.id)
+    table: dict[str, Any] = {}
+    for method, run in runs.items():
+        row = {"R@2": mean_recall(run, gold, 2), "R@5": mean_recall(run, gold, 5), "hops": {}}
+        for h, ids in sorted(hops.items()):
+            g = {i: gold[i] for i in ids}
+            row["hops"][h] = {"n": len(ids), "R@2": mean_recall(run, g, 2), "R@5": mean_recall(run, g, 5)}
+        table[method] = row
+    return table
+
+
+def format_table(table: Mapping[str, Any], latency: Mapping[str, list[float]] | None = None) -> str:
+    hop_keys = sorted({h for r in table.values() for h in r["hops"]})
+    head = "| method | R@2 | R@5 | " + " | ".join(f"{h}-hop R@2 / R@5 (n={next(iter(table.values()))['hops'][h]['n']})"
+                                                for h in hop_keys) + " | p50 / p95 ms |"
+    lines = [head, "|" + "---|" * (4 + len(hop_keys))]
+    for m, r in table.items():
+        cells = [f"{r['hops'][h]['R@2']:.1f} / {r['hops'][h]['R@5']:.1f}" if h in r["hops"] else "–" for h in hop_keys]
+        lat = (latency or {}).get(m)
+        lt = f"{percentile(lat, 50):.1f} / {percentile(lat, 95):.1f}" if lat else "–"
+        lines.append(f"| {m} | {r['R@2']:.1f} | {r['R@5']:.1f} | " + " | ".join(cells) + f" | {lt} |")
+    return "\n".join(lines)
+
+
+def unit_dense_scores(ctx: Context, qid: str) -> dict[str, float]:
+    """Dense similarity of the question to each passage through its *units*: the best cosine
+    between the question and the passage's unit texts ("subject predicate object"). Unit
+    vectors are not stored by kgservice today; the harness embeds them once (cached)."""
+    if getattr(ctx, "_uvecs", None) is None:
+        work = CACHE / _fingerprint(ctx.ds, ctx.kb.settings.embedder)
+        path = work / "units.npy"
+        ids = sorted(ctx.unit_passages)
+        if path.exists():
+            vecs = np.load(path)
+        else:
+            units = {u.id: u for u in ctx.kb.store.get_units(ids)}
+            texts = [f"{units[i].subject} {units[i].predicate} "
+                     + " ".join(a.node or a.literal or "" for a in units[i].args) for i in ids]
+            vecs = ctx.kb.embedder.embed(texts)
+            np.save(path, vecs)
+        rows: dict[str, list[int]] = {}
+        for i, uid in enumerate(ids):
+            for pid in ctx.unit_passages[uid]:
+                rows.setdefault(pid, []).append(i)
+        ctx._uvecs = (vecs, rows)  # type: ignore[attr-defined]
+    vecs, rows = ctx._uvecs  # type: ignore[attr-defined]
+    sims = vecs @ ctx.qvecs[qid]
+    return {pid: float(sims[ix].max()) for pid, ix in rows.items()}

@@ -1,0 +1,145 @@
+"""The eval harness (scripts/eval/): structure and recall arithmetic on a tiny hand-made set
+whose answers are worked out by hand, plus a smoke run on a 20-question MuSiQue slice (no
+thresholds: the numbers are the eval's, not the tests')."""
+
+from __future__ import annotations
+
+import doctest
+import json
+from pathlib import Path
+
+import pytest
+
+from kgservice.families import Lexicon
+from scripts.eval import metrics
+from scripts.eval.dataset import MUSIQUE_DIR, DatasetError, build_units, load, load_musique
+from scripts.eval.harness import build, evaluate, format_table, ordered
+
+TINY = Path(__file__).with_name("tiny.json")
+
+
+def test_metrics_doctests():
+    assert doctest.testmod(metrics).failed == 0
+
+
+def test_recall_by_hand():
+    gold = {"q1": ["p1", "p2"], "q2": ["p3"]}
+    runs = {"q1": ["p4", "p1", "p3", "p2"], "q2": ["p3"]}
+    # q1: top-2 {p4, p1} holds 1 of 2 gold; top-5 holds both. q2: p3 first.
+    assert metrics.mean_recall(runs, gold, 2) == pytest.approx(100 * (0.5 + 1.0) / 2)
+    assert metrics.mean_recall(runs, gold, 5) == pytest.approx(100.0)
+    assert metrics.mean_recall({"q2": ["p3"]}, gold, 5) == pytest.approx(50.0)  # a missing run scores 0
+    with pytest.raises(ValueError):
+        metrics.recall_at(["a"], [], 2)
+
+
+def test_dataset_shape_and_units():
+    ds = load(TINY)
+    assert [p.id for p in ds.passages] == ["p1", "p2", "p3", "p4"]
+    assert ds.questions[1].hop_count == 1 and ds.questions[0].hop_count == 2
+    units, origin, skipped = build_units(ds, Lexicon.load())
+    assert skipped == 2  # ["bad triple"] and the empty subject
+    assert origin == {"p1.t0": "p1", "p1.t1": "p1", "p2.t0": "p2", "p3.t0": "p3", "p4.t0": "p4", "p4.t1": "p4"}
+    assert {u.id: u.doc for u in units} == origin
+    assert next(u for u in units if u.id == "p1.t1").kind == "belongs_to"  # "is a" resolves through the lexicon
+
+
+def test_dataset_errors(tmp_path):
+    bad = json.loads(TINY.read_text())
+    bad["questions"][0]["gold"] = ["p9"]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(DatasetError, match="q1 has gold passages that are not passages"):
+        load(path)
+    path.write_text(json.dumps({"passages": []}))
+    with pytest.raises(DatasetError, match="not the eval shape"):
+        load(path)
+
+
+@pytest.fixture(scope="module")
+def tiny_ctx(tmp_path_factory):
+    ctx = build(load(TINY), "hash:64", workdir=tmp_path_factory.mktemp("tiny"), log=lambda m: None)
+    yield ctx
+    ctx.kb.close()
+
+
+def test_duplicate_triples_map_to_every_passage(tiny_ctx):
+    # p4.t1 restates p1.t0: merged at ingest, and the stored unit maps back to both passages
+    assert tiny_ctx.build_info["duplicates"] == 1
+    assert tiny_ctx.unit_passages["p1.t0"] == ["p1", "p4"]
+    assert "p4.t1" not in tiny_ctx.unit_passages
+    assert tiny_ctx.passage_nodes["p4"] == {"cheese", "milk", "hello love", "hank snow"}
+
+
+def test_methods_rank_by_hand(tiny_ctx):
+    from scripts.eval import methods as M
+
+    seeds = tiny_ctx.finder.find("Where did the performer of Hello Love live?").seeds
+    assert seeds == {"hello love": 1.0}  # the only name written like one; "performer" and "live" are no nodes
+    # spreading from hello love (DESIGN defaults, K = 3): hop 1 content -> hank snow .3, belongs_to ->
+    # song .7; hop 2 hank snow -> nashville .09, song -> hello love .49 (backflow); hop 3 nashville ->
+    # tennessee .027, hello love -> hank snow .147, song .343. Energies: hello love 1.49, hank snow .447,
+    # song 1.043, nashville .09, tennessee .027. Passages sum their nodes: p1 hello love + hank snow +
+    # song; p4 (cheese, milk: 0) + hello love + hank snow (the merged duplicate); p2 hank snow +
+    # nashville; p3 nashville + tennessee
+    scores = M.spread(tiny_ctx, "q1", seeds)
+    assert scores == pytest.approx({"p1": 1.49 + 0.447 + 1.043, "p4": 1.49 + 0.447, "p2": 0.447 + 0.09,
+                                    "p3": 0.09 + 0.027})
+    assert ordered(scores) == ["p1", "p4", "p2", "p3"]
+    # directed expansion of hello love: its subject units p1.t0 (p1, p4) and p1.t1 (p1)
+    assert ordered(M.directed(tiny_ctx, "q1", seeds)) == ["p1", "p4"]
+    # PPR: the seed's own passages lead
+    assert ordered(M.ppr(tiny_ctx, "q1", seeds))[:2] == ["p1", "p4"]
+
+
+def test_numpy_pagerank_matches_networkx(tiny_ctx):
+    import networkx as nx
+
+    from scripts.eval.methods import _graph, pagerank
+
+    g = _graph(tiny_ctx)
+    pers = {"hello love": 1.0, "nashville": 0.5}
+    ours = pagerank(g, pers, alpha=0.5, tol=1e-12)
+    ref = nx.pagerank(g, alpha=0.5, personalization=pers, weight="weight", tol=1e-12) if _has_scipy() else \
+        nx.algorithms.link_analysis.pagerank_alg._pagerank_python(g, alpha=0.5, personalization=pers, weight="weight",
+                                                                  tol=1e-12)
+    assert ours == pytest.approx(ref, abs=1e-8)
+
+
+def _has_scipy() -> bool:
+    try:
+        import scipy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_table_structure(tiny_ctx):
+    runs = {"perfect": {"q1": ["p1", "p2"], "q2": ["p3"]}, "empty": {}}
+    table = evaluate(tiny_ctx, runs)
+    assert table["perfect"]["R@2"] == 100.0 and table["empty"]["R@5"] == 0.0
+    assert table["perfect"]["hops"] == {1: {"n": 1, "R@2": 100.0, "R@5": 100.0}, 2: {"n": 1, "R@2": 100.0, "R@5": 100.0}}
+    text = format_table(table, {"perfect": [1.0, 3.0]})
+    assert text.splitlines()[0].startswith("| method | R@2 | R@5 | 1-hop")
+    assert "| perfect | 100.0 | 100.0 |" in text
+
+
+@pytest.mark.skipif(not MUSIQUE_DIR.exists(), reason=f"MuSiQue slice not present at {MUSIQUE_DIR}")
+def test_musique_slice_smoke(tmp_path):
+    """20 questions on the passages they list, hash embedder: every method yields a complete,
+    well-formed table (values in range, one run per question); no thresholds."""
+    from scripts.eval.run import run, seeds_for, standard_methods
+
+    ds = load_musique(limit=20, slice_corpus=True)
+    assert len(ds.questions) == 20 and all(q.gold for q in ds.questions)
+    assert {g for q in ds.questions for g in q.gold} <= {p.id for p in ds.passages}
+    ctx = build(ds, "hash:64", workdir=tmp_path, log=lambda m: None)
+    try:
+        runs, lat = run(ctx, standard_methods(), seeds_for(ctx))
+        table = evaluate(ctx, runs)
+        for method, row in table.items():
+            assert 0.0 <= row["R@2"] <= row["R@5"] <= 100.0, method
+            assert sum(h["n"] for h in row["hops"].values()) == 20
+            assert len(runs[method]) == 20 and len(lat[method]) == 20
+    finally:
+        ctx.kb.close()
