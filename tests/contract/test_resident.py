@@ -66,9 +66,10 @@ def reference_spread(ref: EmbeddedStore, seeds: dict[str, float], tau: dict[str,
                      max_hops: int, max_fanout: int | None, max_fire: int | None, degree_damping: float,
                      seed_backflow: bool) -> dict[str, float]:
     """The rule, written plainly: node n passes e_n * tau[kind] / max(1, d_n) ** damping along
-    each (neighbour, kind) row it passes energy to this hop (d_n of them): content forward,
-    the other kinds both ways, live edges, never into literals, and never into a seed
-    without backflow. Fan-out from hop 2 on (stored degree), max_fire top-N by (energy, id)."""
+    each (neighbour, kind) row of this hop (d_n of them): content forward, the other kinds both
+    ways, live edges, never into literals; without backflow a row into a seed still counts in
+    d_n but its energy is dropped (docs/spreading.md). Fan-out from hop 2 on (stored degree),
+    max_fire top-N by (energy, id)."""
     s = ref.s
 
     def live(edges):
@@ -83,7 +84,7 @@ def reference_spread(ref: EmbeddedStore, seeds: dict[str, float], tau: dict[str,
             nbrs = {dst for _, dst, _ in live(s.out[kind].get(n, ()))}
             if kind != "content":
                 nbrs |= {src for src, _, _ in live(s.inn[kind].get(n, ()))}
-            out += [(m, t) for m in nbrs if not m.startswith("lit:") and (seed_backflow or m not in seeds)]
+            out += [(m, t) for m in nbrs if not m.startswith("lit:")]
         return out
 
     def degree(n: str) -> int:
@@ -100,7 +101,8 @@ def reference_spread(ref: EmbeddedStore, seeds: dict[str, float], tau: dict[str,
                 continue
             r = rows(n)
             for m, t in r:
-                incoming[m] = incoming.get(m, 0.0) + e * t / max(1, len(r)) ** degree_damping
+                if seed_backflow or m not in seeds:
+                    incoming[m] = incoming.get(m, 0.0) + e * t / max(1, len(r)) ** degree_damping
         for m, e in incoming.items():
             energy[m] = energy.get(m, 0.0) + e
         frontier = {m: e for m, e in incoming.items() if e >= epsilon}
@@ -132,9 +134,9 @@ def test_spread_without_seed_backflow_by_hand(neo, lexicon, tmp_path):
     got = _resident(neo, {"cat": 1.0}, seed_backflow=False)
     assert got == _approx({"cat": 1.0, "mammal": 1.785, "animal": 0.49, "fur": 0.35, "哺乳动物": 0.63,
                            "cells": 0.245, "乳腺": 0.315})
-    # with damping: hop2 mammal has 3 rows (cat, a seed, is not one of them) -> each / 3
+    # with damping: hop2 mammal has 4 rows (the one back to cat, a seed, counts but carries nothing) -> each / 4
     got = _resident(neo, {"cat": 1.0}, max_hops=2, degree_damping=1.0, seed_backflow=False)
-    assert got == _approx({"cat": 1.0, "mammal": 0.7, "animal": 0.49 / 3, "fur": 0.35 / 3, "哺乳动物": 0.63 / 3})
+    assert got == _approx({"cat": 1.0, "mammal": 0.7, "animal": 0.49 / 4, "fur": 0.35 / 4, "哺乳动物": 0.63 / 4})
 
 
 def test_spread_rows_ordered_and_unknown_seeds_kept(neo, lexicon, tmp_path):

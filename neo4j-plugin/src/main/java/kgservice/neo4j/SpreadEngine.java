@@ -187,8 +187,7 @@ final class SpreadEngine {
                         // cheap checks first: the edge's `live` flag is a property read, skipped for
                         // neighbours already counted (parallel edges) and ones that never receive
                         int m = slot(rc.otherNodeReference());
-                        if (stamp[m] == st || (flags[m] & LITERAL) != 0
-                                || (!p.seedBackflow() && (flags[m] & SEED) != 0)) {
+                        if (stamp[m] == st || (flags[m] & LITERAL) != 0) {
                             continue;
                         }
                         rc.properties(liveProps, liveSel);
@@ -209,6 +208,11 @@ final class SpreadEngine {
                 double divisor = Math.pow(Math.max(1, rows), p.degreeDamping());
                 for (int i = 0; i < rows; i++) {
                     int m = rowSlot[i];
+                    // without backflow a row towards a seed counts in d (above) but carries nothing
+                    // (docs/spreading.md, step 2)
+                    if (!p.seedBackflow() && (flags[m] & SEED) != 0) {
+                        continue;
+                    }
                     if ((flags[m] & TOUCHED) == 0) {
                         flags[m] |= TOUCHED;
                         incoming[m] = 0.0;
