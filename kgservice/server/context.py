@@ -21,6 +21,7 @@ class ServerContext:
     local: Principal | None = None  # the caller when there is no key: stdio, in-memory, --no-auth
     metrics: Metrics = field(default_factory=Metrics)
     graph_dir: Path | None = None
+    owns_kb: bool = True  # close the knowledge base with the app (not when the caller passed one in)
     _keys: KeyStore | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _mirror: GraphMirror | None = None
@@ -49,4 +50,5 @@ class ServerContext:
     def close(self) -> None:
         if self._keys is not None:
             self._keys.close()
-        self.kb.close()
+        if self.owns_kb:
+            self.kb.close()

@@ -93,10 +93,6 @@ class HostCheck:
 
 # -- body size ----------------------------------------------------------------------------------
 
-class BodyTooLarge(Exception):
-    pass
-
-
 class BodyLimit:
     """413 from Content-Length before a byte of the body is read; a chunked body is counted
     as it streams and cut off at the limit."""
@@ -121,29 +117,39 @@ class BodyLimit:
                                            f"(max_body / KG_MAX_BODY)")
                 return
         seen = 0
+        exceeded = False
         started = False
 
         async def counted_receive() -> dict:
-            nonlocal seen
+            # past the limit the app sees a disconnect (so it stops reading); its reply is then
+            # swallowed and replaced by the 413 below
+            nonlocal seen, exceeded
+            if exceeded:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max:
-                    raise BodyTooLarge()
+                    exceeded = True
+                    return {"type": "http.disconnect"}
             return message
 
         async def tracking_send(message: dict) -> None:
             nonlocal started
+            if exceeded:
+                return
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
         try:
             await self.app(scope, counted_receive, tracking_send)
-        except BodyTooLarge:
-            if not started:
-                await send_json(send, 413, f"request body is over the limit of {self.max} bytes "
-                                           f"(max_body / KG_MAX_BODY)")
+        except Exception:
+            if not exceeded:
+                raise
+        if exceeded and not started:
+            await send_json(send, 413, f"request body is over the limit of {self.max} bytes "
+                                       f"(max_body / KG_MAX_BODY)")
 
 
 # -- rate limit ---------------------------------------------------------------------------------

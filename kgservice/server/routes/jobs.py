@@ -43,7 +43,8 @@ def job(job_id: str, request: Request, who: Principal = Depends(READER)) -> JSON
     return JSONResponse(ops.job_dict(ops.visible_job(ctx_of(request).kb, job_id, who)))
 
 
-@router.get("/jobs/{job_id}/events", response_class=EventSourceResponse)
+@router.get("/jobs/{job_id}/events", response_model=None,
+            responses={200: {"content": {"text/event-stream": {}}, "description": "SSE `status` events, then `end`"}})
 async def job_events(job_id: str, request: Request, who: Principal = Depends(READER),
                      last_event_id: Annotated[str | None, Header()] = None) -> EventSourceResponse:
     """SSE `status` events (id = the event's seq) until the job is done or failed; reconnect
