@@ -31,7 +31,7 @@ def serve_command(
 
     settings = settings_of(ctx)
     with errors_reported():
-        app = create_app(settings, ServeOptions(host=host, no_auth=no_auth))
+        app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True))
     if settings.backend == "embedded":
         err.print("embedded backend: serving from this single process (the embedded store is not shared "
                   "between server processes; use Neo4j + a Qdrant server to run several `kg serve`)",

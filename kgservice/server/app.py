@@ -32,6 +32,7 @@ class ServeOptions:
     host: str = "127.0.0.1"  # the address uvicorn binds (decides whether --no-auth is allowed)
     no_auth: bool = False  # loopback only: every request is the local operator (settings.local_role)
     kb: Any = None  # an existing KnowledgeBase (tests, benchmarks); default: a new one from settings
+    announce: bool = False  # say on stderr when the app has shut down (kg serve)
 
 
 def is_loopback(host: str) -> bool:
@@ -67,6 +68,10 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                 yield
             finally:
                 sc.close()
+                if options.announce:
+                    import sys
+
+                    print("kg serve: stopped cleanly (requests finished, stores closed)", file=sys.stderr, flush=True)
 
     app = FastAPI(title="kgservice", version="1", lifespan=lifespan, redoc_url=None,
                   description="REST and MCP over one knowledge base. Send `Authorization: Bearer <key>` or "
