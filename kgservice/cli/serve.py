@@ -13,6 +13,19 @@ import typer
 
 from kgservice.cli.common import BAD_INPUT, err, errors_reported, knowledge_base, out, print_json, settings_of
 
+def _need_server_stack() -> None:
+    """One clear line instead of an ImportError traceback when the `serve` extra is missing."""
+    try:
+        import fastapi  # noqa: F401
+        import mcp  # noqa: F401
+        import prometheus_client  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        err.print(f"error: the server needs the `serve` extra ({exc.name} is missing): "
+                  "pip install 'kgservice[serve]'", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+
+
 keys_app = typer.Typer(help="Per-user API keys for `kg serve` (roles: reader ⊂ writer ⊂ admin).", no_args_is_help=True)
 
 
@@ -25,6 +38,7 @@ def serve_command(
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve REST under /v1 (OpenAPI at /docs) and MCP Streamable HTTP at /mcp, in one process."""
+    _need_server_stack()
     import uvicorn
 
     from kgservice.server import ServeOptions, create_app
@@ -52,6 +66,7 @@ def serve_command(
 
 def mcp_command(ctx: typer.Context) -> None:
     """MCP over stdio for a local agent (no key: the role is KG_LOCAL_ROLE / local_role, default reader)."""
+    _need_server_stack()
     import anyio
 
     from kgservice.server.auth import Principal, Role
