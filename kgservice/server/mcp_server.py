@@ -247,7 +247,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         """Queue text for LLM extraction into units (writer role). Returns a job id: poll job_status."""
         def run(who: Principal) -> JobReply:
             body = IngestIn(text=text, mode=mode, doc=source)
-            job = ops.jobs_of(sc.kb).submit("ingest", ops.validate_ingest(sc.kb, body), who.user, None)
+            job = ops.jobs_of(sc.kb).submit("ingest", ops.validate_ingest(sc.kb, body, who), who.user, None)
             sc.metrics.jobs_submitted.labels("ingest").inc()
             return JobReply(job_id=job.id, status=job.status)
         return _run(sc, ctx, Role.writer, run)

@@ -158,15 +158,21 @@ def save_result(memory_dir: Any, body: SaveResultIn, who: Principal) -> SavedOut
     return SavedOut(saved=True, name=path.name, contributor=who.user)
 
 
-def validate_ingest(kb: Any, body: IngestIn) -> dict[str, Any]:
+def validate_ingest(kb: Any, body: IngestIn, who: Principal) -> dict[str, Any]:
     """The job payload, after checking what can be checked before queueing: unit notation is
-    parsed (errors name line:column, nothing is queued), text must be UTF-8 already."""
+    parsed (errors name line:column, nothing is queued).
+
+    Attribution: the units' ``doc`` (the provenance property both stores keep, shown by
+    GET /v1/units and graph.json's source_file) becomes ``<user>/<doc>``; user names cannot
+    contain "/", so the writer is the part before the first one. A fact already stored keeps
+    its first writer (re-ingesting it is a no-op)."""
+    doc = f"{who.user}/{body.doc}"
     if body.units is not None:
         from kgservice.notation import parse_units
 
-        parse_units(body.units, kb.lexicon, source=body.doc, doc=body.doc)  # raises NotationErrors (InputError)
-        return {"units": body.units, "doc": body.doc}
-    return {"text": body.text, "mode": body.mode, "doc": body.doc}
+        parse_units(body.units, kb.lexicon, source=body.doc, doc=doc)  # raises NotationErrors (InputError)
+        return {"units": body.units, "doc": doc}
+    return {"text": body.text, "mode": body.mode, "doc": doc}
 
 
 def jobs_of(kb: Any) -> Any:

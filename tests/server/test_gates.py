@@ -75,7 +75,7 @@ def test_bad_unit_notation_is_422_with_line_and_column_and_nothing_queued(client
     r = client.post("/v1/ingest", json={"units": "#x1 {a} [is a] {b}\n#x2 {c} [d]", "doc": "mine.units"},
                     headers=auth(keys["writer"]))
     assert r.status_code == 422
-    assert "mine.units:2:" in r.json()["detail"]
+    assert "mine.units:2:" in r.json()["detail"] and "user-writer" not in r.json()["detail"]
     assert kb.jobs.jobs == {}
 
 
@@ -123,7 +123,8 @@ def test_ingest_202_idempotency_and_job_events(client, keys, kb):
         resumed = "".join(s.iter_text())
     assert "id: 1\n" not in resumed and "id: 3\n" in resumed
     # the unit is really in the graph now
-    assert client.get("/v1/units/n1", headers=auth(keys["reader"])).json()["subject"] == "tea"
+    unit = client.get("/v1/units/n1", headers=auth(keys["reader"])).json()
+    assert unit["subject"] == "tea" and unit["doc"] == "user-writer/tea.units"  # the writer, recorded
 
 
 def test_rate_limit_429_with_retry_after(tmp_path, kb):

@@ -130,7 +130,7 @@ def test_roles_are_error_results(settings, kb):
     job_id = r.structured_content["job_id"]
     job = kb.jobs.get(job_id)
     assert job.user == "local" and kb.jobs.payloads[job_id] == {"text": "Tea contains caffeine.", "mode": "detail",
-                                                                   "doc": "mcp"}
+                                                                   "doc": "local/mcp"}
     st = run(call(writer, "job_status", {"job_id": job_id}))
     assert st.structured_content["status"] == "queued" and st.structured_content["events"][0]["status"] == "queued"
 

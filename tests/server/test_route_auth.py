@@ -125,3 +125,11 @@ def test_mcp_mount_needs_a_key(client, keys, caller):
         assert r.status_code == 200, r.text
         names = {t["name"] for t in r.json()["result"]["tools"]}
         assert {"query_graph", "ask", "ingest_text"} <= names
+
+
+def test_openapi_lists_every_v1_route_and_docs_are_public(app, client):
+    spec = client.get("/openapi.json").json()
+    assert client.get("/docs").status_code == 200
+    documented = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
+    served = {(m, p) for m, p, _ in route_table(app) if p.startswith("/v1/")}
+    assert served <= documented

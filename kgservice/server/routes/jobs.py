@@ -30,7 +30,7 @@ def ingest(body: IngestIn, request: Request, who: Principal = Depends(WRITER),
     """Queue text (LLM extraction) or unit notation (parsed now: errors are 422 naming line:column).
     The same Idempotency-Key from the same user returns the existing job."""
     sc = ctx_of(request)
-    payload = ops.validate_ingest(sc.kb, body)
+    payload = ops.validate_ingest(sc.kb, body, who)
     job = ops.jobs_of(sc.kb).submit("ingest", payload, who.user, idempotency_key)
     sc.metrics.jobs_submitted.labels("ingest").inc()
     return JobAccepted(job_id=job.id, status=job.status, status_url=f"/v1/jobs/{job.id}",
