@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kgservice.errors import ServiceError
 from kgservice.server.auth import Principal
 from kgservice.server.errors import Forbidden, NotFound
 from kgservice.server.models import (
@@ -175,14 +176,14 @@ def validate_ingest(kb: Any, body: IngestIn, who: Principal) -> dict[str, Any]:
     return {"text": body.text, "mode": body.mode, "doc": doc}
 
 
+class JobsUnavailable(ServiceError):
+    http_status = 503
+
+
 def jobs_of(kb: Any) -> Any:
+    """The knowledge base's durable job queue (``kb.jobs``: submit / get / events)."""
     jobs = getattr(kb, "jobs", None)
     if jobs is None:
-        from kgservice.errors import ServiceError
-
-        class JobsUnavailable(ServiceError):
-            http_status = 503
-
         raise JobsUnavailable("this server has no job queue (kb.jobs); ingest is unavailable")
     return jobs
 
