@@ -83,6 +83,7 @@ class AskReply(BaseModel):
     citations: list[str]
     in_graph: bool
     rounds: int
+    trace: list[dict[str, Any]] | None = None  # with trace=true: every drill-down round (seeds, units, decision)
 
 
 class JobReply(BaseModel):
@@ -214,7 +215,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
             out, res = ops.ask(sc.kb, AskIn(question=question, max_rounds=max_rounds, trace=trace))
             sc.metrics.record_ask(res)
             return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), citations=out.citations,
-                            in_graph=out.in_graph, rounds=out.rounds)
+                            in_graph=out.in_graph, rounds=out.rounds, trace=out.trace)
         return _run(sc, ctx, Role.reader, run)
 
     @mcp.tool(annotations=READ)

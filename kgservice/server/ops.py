@@ -32,12 +32,17 @@ from kgservice.server.models import (
 
 
 def ask(kb: Any, body: AskIn) -> tuple[AskOut, Any]:
-    """(reply, the pipeline's full result) — the caller may record metrics from the latter."""
+    """(reply, the pipeline's full result) — the caller may record metrics from the latter.
+
+    Each request gets its own LLM client, so ``usage`` counts this request's calls only even
+    when requests run concurrently; the cache hit/miss counts are deltas of the knowledge
+    base's shared counters and may include a concurrent request's lookups."""
+    from kgservice.llm import LLM
     from kgservice.pipeline.query import AskParams, ask as run_ask
 
     params = AskParams(max_rounds=body.max_rounds, max_units=body.max_units, top_k=body.top_k,
                        threshold=body.threshold)
-    res = run_ask(kb, body.question, trace=body.trace, params=params)
+    res = run_ask(kb, body.question, trace=body.trace, params=params, llm=LLM.from_settings(kb.settings))
     hits = sum(c["hits"] for c in res.caches.values())
     misses = sum(c["misses"] for c in res.caches.values())
     out = AskOut(answer=res.answer, citations=list(res.cited), in_graph=bool(res.found), rounds=len(res.rounds),
