@@ -80,8 +80,9 @@ def mcp_command(ctx: typer.Context) -> None:
     sc = ServerContext(settings=settings, kb=KnowledgeBase(settings), local=local)
     mcp = build_mcp(sc)
     err.print(f"kg mcp: MCP over stdio, role {local.role.value}", markup=False, highlight=False)
+    serve_stdio = mcp.run_stdio_async
     try:
-        anyio.run(mcp.run_stdio_async)
+        anyio.run(serve_stdio)
     finally:
         sc.close()
 

@@ -28,9 +28,18 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-@lru_cache(maxsize=None)
-def cypher(name: str) -> str:
-    return (CYPHER_DIR / f"{name}.cypher").read_text("utf-8")
+class CypherFiles:
+    """The key procedures, one file each beside this module (paste them into Neo4j Browser)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    @lru_cache(maxsize=None)
+    def load(self, name: str) -> str:
+        return (self.folder / f"{name}.cypher").read_text("utf-8")
+
+
+cypher = CypherFiles(CYPHER_DIR)
 
 
 class KeyStore(ABC):
@@ -176,11 +185,11 @@ class Neo4jKeyStore(KeyStore):
         self._schema_done = False
 
     def _run(self, name: str, write: bool, **params: Any) -> list[Any]:
-        from neo4j import RoutingControl
-
+        # "w" / "r": the driver's RoutingControl values as strings (READ is a real write guard on
+        # a single Community server); no bookmark manager: one round trip per key check
         records, _, _ = self.driver.execute_query(
-            cypher(name), params, database_=self.database,
-            routing_=RoutingControl.WRITE if write else RoutingControl.READ, bookmark_manager_=None)
+            cypher.load(name), params, database_=self.database, routing_="w" if write else "r",
+            bookmark_manager_=None)
         return records
 
     def _insert(self, key_id: str, sha256: str, user: str, role: Role, created: str) -> None:
