@@ -7,11 +7,11 @@ do not pay for it.
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from kgservice.cli.common import BAD_INPUT, err, errors_reported, knowledge_base, out, print_json, settings_of
+from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
 
 def _need_server_stack() -> None:
     """One clear line instead of an ImportError traceback when the `serve` extra is missing."""
@@ -144,5 +144,3 @@ def register(app: typer.Typer) -> None:
     app.command("mcp")(mcp_command)
     app.add_typer(keys_app, name="keys")
 
-
-__all__ = ["BAD_INPUT", "register"]
