@@ -54,6 +54,13 @@ class Settings:
     spread_degree_damping: float | None = None
     spread_seed_backflow: bool | None = None
     read_only: bool = False
+    # kg serve / kg mcp (kgservice.server)
+    allowed_hosts: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")  # Host headers served ("host", "host:port", "*")
+    rate_limit: float = 20.0  # requests per second per API key (token bucket; 0 = off)
+    rate_burst: int = 40  # bucket size
+    max_body: int = 1_048_576  # bytes; larger request bodies get 413 before they are read
+    local_role: str = "reader"  # role of the local operator without a key: `kg mcp` (stdio), `kg serve --no-auth`
+    metrics_public: bool = False  # /metrics without a key (for a scraper on a private network)
 
     def public(self) -> dict[str, Any]:
         out = {}
@@ -94,6 +101,12 @@ _ENV = {
     "KG_SPREAD_DEGREE_DAMPING": ("spread_degree_damping", float),
     "KG_SPREAD_SEED_BACKFLOW": ("spread_seed_backflow", lambda v: _flag(v)),
     "KG_READ_ONLY": ("read_only", lambda v: v.lower() in ("1", "true", "yes")),
+    "KG_ALLOWED_HOSTS": ("allowed_hosts", lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
+    "KG_RATE_LIMIT": ("rate_limit", float),
+    "KG_RATE_BURST": ("rate_burst", int),
+    "KG_MAX_BODY": ("max_body", int),
+    "KG_LOCAL_ROLE": ("local_role", str),
+    "KG_METRICS_PUBLIC": ("metrics_public", lambda v: v.lower() in ("1", "true", "yes")),
 }
 
 
@@ -151,11 +164,15 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         values["llm_record"] = Path(values["llm_record"])
     if "data_dir" in values:
         values["data_dir"] = Path(values["data_dir"])
+    if "allowed_hosts" in values:
+        values["allowed_hosts"] = tuple(str(h) for h in values["allowed_hosts"])
     if values.get("neo4j_uri") and "backend" not in values:
         values["backend"] = "neo4j"
     settings = Settings(**values)
     if settings.backend not in ("embedded", "neo4j"):
         raise ConfigError(f"backend must be 'embedded' or 'neo4j', got {settings.backend!r}")
+    if settings.local_role not in ("reader", "writer", "admin"):
+        raise ConfigError(f"local_role (KG_LOCAL_ROLE) must be reader, writer or admin, got {settings.local_role!r}")
     if settings.backend == "neo4j" and not settings.neo4j_uri:
         raise ConfigError("backend 'neo4j' needs KG_NEO4J_URI (e.g. bolt://127.0.0.1:7687)")
     return settings

@@ -1,0 +1,146 @@
+"""``kg serve`` (REST + MCP over HTTP), ``kg mcp`` (MCP over stdio) and ``kg keys``: registered by :func:`register`.
+
+The server stack (fastapi, uvicorn, mcp) is imported inside the commands, so other commands
+do not pay for it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
+
+def _need_server_stack() -> None:
+    """One clear line instead of an ImportError traceback when the `serve` extra is missing."""
+    try:
+        import fastapi  # noqa: F401
+        import mcp  # noqa: F401
+        import prometheus_client  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        err.print(f"error: the server needs the `serve` extra ({exc.name} is missing): "
+                  "pip install 'kgservice[serve]'", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+
+
+keys_app = typer.Typer(help="Per-user API keys for `kg serve` (roles: reader ⊂ writer ⊂ admin).", no_args_is_help=True)
+
+
+def serve_command(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option("--host", help="Address to bind (0.0.0.0 for every interface).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: pick a free one).")] = 8080,
+    no_auth: Annotated[bool, typer.Option("--no-auth", help="Serve without API keys (loopback only): every "
+                                          "request has the local role (KG_LOCAL_ROLE, default reader).")] = False,
+    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve REST under /v1 (OpenAPI at /docs) and MCP Streamable HTTP at /mcp, in one process."""
+    _need_server_stack()
+    import uvicorn
+
+    from kgservice.server import ServeOptions, create_app
+
+    settings = settings_of(ctx)
+    with errors_reported():
+        app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True))
+    if settings.backend == "embedded":
+        err.print("embedded backend: serving from this single process (the embedded store is not shared "
+                  "between server processes; use Neo4j + a Qdrant server to run several `kg serve`)",
+                  markup=False, highlight=False)
+    if no_auth:
+        err.print(f"--no-auth: no API keys; every request on {host} has the {settings.local_role} role",
+                  markup=False, highlight=False)
+    else:
+        with errors_reported():
+            if not app.state.ctx.keys().list():
+                err.print("no API keys yet: every request will get 401; create one with "
+                          "`kg keys create --user NAME --role admin`", markup=False, highlight=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=True,
+                            lifespan="on", proxy_headers=False, server_header=False)
+    server = uvicorn.Server(config)
+    server.run()
+
+
+def mcp_command(ctx: typer.Context) -> None:
+    """MCP over stdio for a local agent (no key: the role is KG_LOCAL_ROLE / local_role, default reader)."""
+    _need_server_stack()
+    import anyio
+
+    from kgservice.server.auth import Principal, Role
+    from kgservice.server.context import ServerContext
+    from kgservice.server.mcp_server import build_mcp
+    from kgservice.service import KnowledgeBase
+
+    settings = settings_of(ctx)
+    with errors_reported():
+        local = Principal("local", Role.parse(settings.local_role))
+    sc = ServerContext(settings=settings, kb=KnowledgeBase(settings), local=local)
+    mcp = build_mcp(sc)
+    err.print(f"kg mcp: MCP over stdio, role {local.role.value}", markup=False, highlight=False)
+    serve_stdio = mcp.run_stdio_async
+    try:
+        anyio.run(serve_stdio)
+    finally:
+        sc.close()
+
+
+@keys_app.command("create")
+def keys_create(
+    ctx: typer.Context,
+    user: Annotated[str, typer.Option("--user", help="Who the key is for (recorded on what they write).")],
+    role: Annotated[str, typer.Option("--role", help="reader | writer | admin")] = "reader",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Create a key and print it once; only its sha256 is stored."""
+    from kgservice.server.auth import open_key_store
+
+    with knowledge_base(ctx) as kb:
+        keys = open_key_store(kb)
+        key, rec = keys.create(user, role)
+        if as_json:
+            print_json({"key": key, **rec.model_dump(mode="json")})
+            return
+        err.print(f"created key {rec.key_id} for {rec.user} ({rec.role.value}); it is shown only now:",
+                  markup=False, highlight=False)
+        sys.stdout.write(key + "\n")
+
+
+@keys_app.command("list")
+def keys_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Every key: id, user, role, created, last used, revoked (never the key itself)."""
+    from rich.table import Table
+
+    from kgservice.server.auth import open_key_store
+
+    with knowledge_base(ctx) as kb:
+        rows = open_key_store(kb).list()
+        if as_json:
+            print_json([r.model_dump(mode="json") for r in rows])
+            return
+        table = Table(title=f"API keys ({len(rows)})")
+        for col in ("key id", "user", "role", "created", "last used", "revoked"):
+            table.add_column(col)
+        for r in rows:
+            table.add_row(r.key_id, r.user, r.role.value, r.created, r.last_used or "", r.revoked_at or "")
+        out.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="The key id (`kg keys list`).")]) -> None:
+    """Revoke a key: refused from the next request on, by every server sharing the store."""
+    from kgservice.server.auth import open_key_store
+
+    with knowledge_base(ctx) as kb:
+        rec = open_key_store(kb).revoke(key_id)
+        out.print(f"revoked {rec.key_id} ({rec.user}, {rec.role.value}) at {rec.revoked_at}", markup=False,
+                  highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve_command)
+    app.command("mcp")(mcp_command)
+    app.add_typer(keys_app, name="keys")
+

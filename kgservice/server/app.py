@@ -1,0 +1,105 @@
+"""``create_app(settings)``: one FastAPI app serving /v1 REST and MCP Streamable HTTP at /mcp.
+
+A factory, not a module-level app: the MCP SDK's session manager runs once per instance, so
+each process (and each test) builds its own app, knowledge base and MCP server.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Depends, FastAPI
+from mcp.server.transport_security import TransportSecuritySettings
+
+from kgservice.config import ConfigError, Settings
+from kgservice.server import errors
+from kgservice.server.auth import Principal, Role
+from kgservice.server.context import ServerContext
+from kgservice.server.deps import PUBLIC, READER
+from kgservice.server.mcp_server import build_mcp
+from kgservice.server.metrics import MetricsMiddleware
+from kgservice.server.middleware import Authenticate, BodyLimit, HostCheck, TokenBuckets
+
+PUBLIC_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/openapi.json")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str = "127.0.0.1"  # the address uvicorn binds (decides whether --no-auth is allowed)
+    no_auth: bool = False  # loopback only: every request is the local operator (settings.local_role)
+    kb: Any = None  # an existing KnowledgeBase (tests, benchmarks); default: a new one from settings
+    announce: bool = False  # say on stderr when the app has shut down (kg serve)
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost",):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def create_app(settings: Settings, options: ServeOptions | None = None) -> FastAPI:
+    from kgservice.service import KnowledgeBase
+
+    options = options or ServeOptions()
+    if options.no_auth and not is_loopback(options.host):
+        raise ConfigError(f"--no-auth is only allowed on a loopback address, not {options.host!r}: "
+                          "anyone who can reach the port would have the local role; create keys with `kg keys create`")
+    kb = options.kb if options.kb is not None else KnowledgeBase(settings)
+    local = Principal("local", Role.parse(settings.local_role)) if options.no_auth else None
+    sc = ServerContext(settings=settings, kb=kb, local=local, owns_kb=options.kb is None)
+    mcp = build_mcp(sc)
+    hosts = list(settings.allowed_hosts)
+    # Host and Origin are checked by HostCheck for every path (one allow-list, wildcards included)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
+                                      transport_security=security, max_request_body_size=settings.max_body)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            try:
+                yield
+            finally:
+                sc.close()
+                if options.announce:
+                    import sys
+
+                    print("kg serve: stopped cleanly (requests finished, stores closed)", file=sys.stderr, flush=True)
+
+    app = FastAPI(title="kgservice", version="1", lifespan=lifespan, redoc_url=None,
+                  description="REST and MCP over one knowledge base. Send `Authorization: Bearer <key>` or "
+                              "`X-API-Key: <key>` (keys: `kg keys create`).")
+    app.state.ctx = sc
+    app.state.mcp = mcp
+    errors.install(app)
+
+    from kgservice.server.routes import admin, graphify, health, jobs, query
+
+    for module in (query, graphify, jobs, admin, health):
+        # the routes themselves, not include_router's wrapper: app.routes stays a flat table that
+        # tests walk to check every route's role declaration
+        app.router.routes.extend(module.router.routes)
+    app.add_api_route("/metrics", health.metrics, methods=["GET"], tags=["health"],
+                      dependencies=[Depends(PUBLIC if settings.metrics_public else READER)])
+    app.mount("/", mcp_app)  # last: serves /mcp; FastAPI's own routes match first
+
+    public = set(PUBLIC_PATHS) | ({"/metrics"} if settings.metrics_public else set())
+
+    def is_public(path: str) -> bool:
+        return path in public
+
+    limiter = TokenBuckets(settings.rate_limit, settings.rate_burst)
+    failures = TokenBuckets(2.0, 20)
+    app.add_middleware(Authenticate, keys=sc.keys, public=is_public, limiter=limiter, failures=failures,
+                       local=local, on_event=lambda e: sc.metrics.auth.labels(e).inc())
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body)
+    app.add_middleware(HostCheck, allowed=hosts)
+    app.add_middleware(MetricsMiddleware, metrics=sc.metrics)
+    return app

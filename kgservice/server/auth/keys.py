@@ -1,0 +1,120 @@
+"""API keys: format, hashing, roles and the authenticated principal.
+
+A key is ``kg_<key_id>_<secret>``: the 8-character ``key_id`` is the lookup handle (shown
+in listings and logs), the 32-character secret never leaves the create call. Only
+sha256(secret) is stored: the secret has ~190 bits of entropy, so a fast hash is enough
+(no password stretching is needed against guessing), and verification is one lookup by
+``key_id`` plus a constant-time comparison of the digests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import string
+from dataclasses import dataclass
+from enum import Enum
+
+from pydantic import BaseModel
+
+from kgservice.errors import InputError
+
+ALPHABET = string.ascii_letters + string.digits  # base62
+KEY_ID_LEN = 8
+SECRET_LEN = 32
+KEY_RE = re.compile(rf"^kg_([A-Za-z0-9]{{{KEY_ID_LEN}}})_([A-Za-z0-9]{{{SECRET_LEN}}})$")
+USER_RE = re.compile(r"^[\w.@+-]{1,64}$")
+
+
+class KeyError_(InputError, ValueError):
+    """A key command was given something invalid (unknown role, bad user name, unknown key id)."""
+
+
+class Role(str, Enum):
+    """reader ⊂ writer ⊂ admin: each role may do everything the roles before it may."""
+
+    reader = "reader"
+    writer = "writer"
+    admin = "admin"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    def allows(self, needed: "Role") -> bool:
+        return self.rank >= needed.rank
+
+    @property
+    def scopes(self) -> list[str]:
+        return ["kg:read", "kg:write", "kg:admin"][: self.rank]
+
+    @classmethod
+    def parse(cls, value: str) -> "Role":
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            raise KeyError_(f"role must be one of {', '.join(r.value for r in cls)}, got {value!r}") from None
+
+
+_RANK = {Role.reader: 1, Role.writer: 2, Role.admin: 3}
+
+
+class ApiKey(BaseModel):
+    """A stored key, without its secret (what listings show)."""
+
+    key_id: str
+    user: str
+    role: Role
+    created: str
+    last_used: str | None = None
+    revoked_at: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: a key's user and role, or the local operator (stdio, --no-auth)."""
+
+    user: str
+    role: Role
+    key_id: str | None = None
+
+    def allows(self, needed: Role) -> bool:
+        return self.role.allows(needed)
+
+
+def check_user(user: str) -> str:
+    user = (user or "").strip()
+    if not USER_RE.match(user):
+        raise KeyError_(f"user must be 1-64 characters of letters, digits and . _ @ + -, got {user!r}")
+    return user
+
+
+def new_key() -> tuple[str, str, str]:
+    """(full key to hand out once, key_id, sha256 hex of the secret to store)."""
+    key_id = "".join(secrets.choice(ALPHABET) for _ in range(KEY_ID_LEN))
+    secret = "".join(secrets.choice(ALPHABET) for _ in range(SECRET_LEN))
+    return f"kg_{key_id}_{secret}", key_id, digest(secret)
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("ascii")).hexdigest()
+
+
+def split_key(presented: str) -> tuple[str, str] | None:
+    """(key_id, secret) of a well-formed key, else None (never raises: it is caller input)."""
+    m = KEY_RE.match(presented.strip()) if presented else None
+    return (m.group(1), m.group(2)) if m else None
+
+
+_DUMMY = digest("x" * SECRET_LEN)
+
+
+def secret_matches(secret: str, stored_digest: str | None) -> bool:
+    """Constant-time comparison; an unknown key id still pays for one comparison."""
+    return hmac.compare_digest(digest(secret), stored_digest or _DUMMY) and stored_digest is not None

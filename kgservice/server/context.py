@@ -1,0 +1,54 @@
+"""What one server process holds: the knowledge base, the graph.json mirror, the key store,
+the metrics and, for key-less transports, the local principal. Built once per app (factory)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgservice.config import Settings
+from kgservice.server.auth import KeyStore, Principal, open_key_store
+from kgservice.server.graphify_tools import GraphMirror
+from kgservice.server.metrics import Metrics
+
+
+@dataclass
+class ServerContext:
+    settings: Settings
+    kb: Any
+    local: Principal | None = None  # the caller when there is no key: stdio, in-memory, --no-auth
+    metrics: Metrics = field(default_factory=Metrics)
+    graph_dir: Path | None = None
+    owns_kb: bool = True  # close the knowledge base with the app (not when the caller passed one in)
+    _keys: KeyStore | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _mirror: GraphMirror | None = None
+
+    @property
+    def out_dir(self) -> Path:
+        return self.graph_dir or Path(self.settings.data_dir) / "graphify-out"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.out_dir / "memory"
+
+    @property
+    def mirror(self) -> GraphMirror:
+        with self._lock:
+            if self._mirror is None:
+                self._mirror = GraphMirror(self.kb, self.out_dir / "graph.json")
+            return self._mirror
+
+    def keys(self) -> KeyStore:
+        with self._lock:
+            if self._keys is None:
+                self._keys = open_key_store(self.kb)
+            return self._keys
+
+    def close(self) -> None:
+        if self._keys is not None:
+            self._keys.close()
+        if self.owns_kb:
+            self.kb.close()

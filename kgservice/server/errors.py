@@ -1,0 +1,88 @@
+"""HTTP errors with stable status codes, from the two error roots of :mod:`kgservice.errors`.
+
+401 no or bad key · 403 role (or a read-only server) · 404 unknown unit / node / job ·
+409 conflict (idempotency key reused for another request, unit id reused for another fact) ·
+413 body too large · 422 bad input (names the field) · 429 rate limit (with Retry-After) ·
+503 a backend is down. A library error may carry ``http_status`` to pick one of these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from kgservice.errors import InputError, ServiceError
+
+STABLE = (401, 403, 404, 409, 413, 422, 429, 503)
+
+
+class NotFound(InputError, LookupError):
+    http_status = 404
+
+
+class Conflict(InputError):
+    http_status = 409
+
+
+class Forbidden(InputError, PermissionError):
+    http_status = 403
+
+
+def status_of(exc: BaseException) -> int:
+    explicit = getattr(exc, "http_status", None)
+    if isinstance(explicit, int) and explicit in STABLE:
+        return explicit
+    from kgservice.stores.base import IngestConflict, ReadOnlyError
+
+    if isinstance(exc, IngestConflict):
+        return 409
+    if isinstance(exc, ReadOnlyError):
+        return 403
+    if isinstance(exc, (InputError, ValueError)):
+        return 422
+    return 503
+
+
+def error_body(status: int, message: str, **extra: Any) -> dict[str, Any]:
+    return {"detail": message, "status": status, **extra}
+
+
+def _fields(errors: list[dict[str, Any]]) -> str:
+    parts = []
+    for e in errors:
+        loc = ".".join(str(p) for p in e.get("loc", ()))
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in exc.errors()]
+        return JSONResponse(error_body(422, f"invalid request: {_fields(errors)}", errors=errors), status_code=422)
+
+    @app.exception_handler(InputError)
+    async def _input(request: Request, exc: InputError) -> JSONResponse:
+        status = status_of(exc)
+        return JSONResponse(error_body(status, str(exc)), status_code=status)
+
+    @app.exception_handler(ValueError)
+    async def _value(request: Request, exc: ValueError) -> JSONResponse:  # the CLI's rule: ValueError is bad input
+        return JSONResponse(error_body(422, str(exc)), status_code=422)
+
+    @app.exception_handler(RuntimeError)
+    async def _runtime(request: Request, exc: RuntimeError) -> JSONResponse:  # LLM / vector store / model failures
+        if isinstance(exc, (InputError, ServiceError)):
+            status = status_of(exc)
+            return JSONResponse(error_body(status, str(exc)), status_code=status)
+        return JSONResponse(error_body(503, f"{type(exc).__name__}: {exc}"), status_code=503,
+                            headers={"Retry-After": "5"})
+
+    @app.exception_handler(ServiceError)
+    async def _service(request: Request, exc: ServiceError) -> JSONResponse:
+        status = status_of(exc)
+        return JSONResponse(error_body(status, str(exc)), status_code=status,
+                            headers={"Retry-After": "5"} if status == 503 else None)

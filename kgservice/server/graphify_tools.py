@@ -1,0 +1,211 @@
+"""graphify's MCP tools over the knowledge base's graph.json mirror, with our commands' text.
+
+``query_graph`` is ``kg query`` and ``shortest_path`` is ``kg path`` (the same functions, so
+the same text); ``get_node`` / ``get_neighbors`` are the two halves of ``kg explain`` (the
+node block, then every connection); ``get_community``, ``god_nodes`` and ``graph_stats``
+have no command of their own and follow graphify's server text. The mirror is re-exported
+from the store when the store changed (checked at most every ``check_every`` seconds).
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
+from kgservice.graphify.loader import Graph, load_graph
+
+CHARS_PER_TOKEN = 4  # the budget rule of our graphify commands
+
+
+def cut_to_budget(text: str, token_budget: int | None, hint: str = "raise token_budget") -> str:
+    """Whole lines while they fit in ``token_budget`` × 4 characters, then one line saying what was cut."""
+    if token_budget is None or token_budget <= 0:
+        return text
+    limit = token_budget * CHARS_PER_TOKEN
+    if len(text) <= limit:
+        return text
+    lines = text.splitlines()
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > limit and kept:
+            break
+        kept.append(line[:limit] if not kept else line)
+        used += len(line) + 1
+    rest = len(lines) - len(kept)
+    return "\n".join(kept) + f"\n... truncated to the token budget ({token_budget}): {rest} more line(s); {hint}"
+
+
+class GraphMirror:
+    """``graph.json`` exported from the store, reloaded when the store's counts change."""
+
+    def __init__(self, kb: Any, path: Path, check_every: float = 5.0,
+                 fingerprint: Callable[[], Any] | None = None):
+        self.kb = kb
+        self.path = Path(path)
+        self.check_every = check_every
+        self._fingerprint = fingerprint or (lambda: tuple(sorted(
+            (k, v) for k, v in kb.store.counts().items() if isinstance(v, int))))
+        self._lock = threading.Lock()
+        self._graph: Graph | None = None
+        self._fp: Any = None
+        self._checked = -1e9
+
+    def graph(self) -> Graph:
+        with self._lock:
+            now = time.monotonic()
+            if self._graph is not None and now - self._checked < self.check_every:
+                return self._graph
+            fp = self._fingerprint()
+            self._checked = now
+            if self._graph is None or fp != self._fp:
+                from kgservice.export.graphjson import write_graph_json
+
+                write_graph_json(self.kb.store, self.path, communities=True)
+                self._graph = load_graph(self.path)
+                self._fp = fp
+            return self._graph
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._checked = -1e9
+
+
+# -- the tools' text ---------------------------------------------------------------------------
+
+def _run_query_accepts_depth() -> bool:
+    from kgservice.graphify.query import run_query
+
+    return "depth" in inspect.signature(run_query).parameters
+
+
+def query_graph(g: Graph, question: str, mode: str = "bfs", depth: int = 3, token_budget: int = 2000,
+                context_filter: list[str] | None = None) -> tuple[str, int]:
+    """``kg query`` (``--dfs`` for mode dfs, ``--budget``, ``--context``). Our command fixes the
+    depth by mode (BFS 3, DFS 6); ``depth`` is passed on only if the command takes one."""
+    from kgservice.graphify.query import run_query
+
+    if mode not in ("bfs", "dfs"):
+        raise ValueError(f"mode must be 'bfs' or 'dfs', got {mode!r}")
+    kw: dict[str, Any] = {}
+    if _run_query_accepts_depth():
+        kw["depth"] = max(1, min(int(depth), 6))
+    res = run_query(g, question, mode=mode, budget=max(1, int(token_budget)), contexts=context_filter or None, **kw)
+    return res.text, res.exit_code
+
+
+def _explain(g: Graph, label: str) -> Any:
+    from kgservice.graphify.explain import run_explain
+
+    return run_explain(g, label, show_all=True)
+
+
+def get_node(g: Graph, label: str) -> tuple[str, int]:
+    """The node block of ``kg explain`` (everything above its connections)."""
+    res = _explain(g, label)
+    if res.exit_code != EXIT_OK:
+        return res.text, res.exit_code
+    head = res.text.split("\n\nConnections (", 1)[0]
+    return head, EXIT_OK
+
+
+def get_neighbors(g: Graph, label: str, relation_filter: str = "", token_budget: int = 2000) -> tuple[str, int]:
+    """``kg explain --all``'s connection lines, optionally only those whose relation contains
+    ``relation_filter`` (case-insensitive), cut to the budget."""
+    from kgservice.graphify.explain import connections
+
+    res = _explain(g, label)
+    if res.exit_code != EXIT_OK:
+        return res.text, res.exit_code
+    nid = res.node
+    conns = res.connections if res.connections is not None else connections(g, nid)
+    want = (relation_filter or "").strip().lower()
+    lines = [f"Neighbors of {g.label(nid)}:"]
+    body = res.text.split("\n\nConnections (", 1)
+    shown = body[1].splitlines()[1:] if len(body) == 2 else []
+    for c, line in zip(conns, shown):
+        rels = {str(g.links[i].data.get("relation", "")).lower() for i in c.links}
+        if not want or any(want in r for r in rels):
+            lines.append(line)
+    return cut_to_budget("\n".join(lines), token_budget, "narrow with relation_filter"), EXIT_OK
+
+
+def _communities(g: Graph) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for nid in g.order:
+        c = g.attrs[nid].get("community")
+        if isinstance(c, int) and not isinstance(c, bool):
+            out.setdefault(c, []).append(nid)
+    return out
+
+
+def has_communities(g: Graph) -> bool:
+    return bool(_communities(g))
+
+
+def get_community(g: Graph, community_id: int, token_budget: int = 2000) -> tuple[str, int]:
+    members = _communities(g).get(int(community_id), [])
+    if not members:
+        return f"Community {community_id} not found.", EXIT_NOT_FOUND
+    name = g.attrs[members[0]].get("community_name")
+    head = f"Community {community_id}" + (f" ({name})" if name else "")
+    lines = [f"{head} ({len(members)} nodes):"]
+    lines += [f"  {g.label(n)} [{g.attrs[n].get('source_file', '')}]" for n in members]
+    return cut_to_budget("\n".join(lines), token_budget, "use get_node for specific members"), EXIT_OK
+
+
+def _degree(g: Graph, nid: str) -> int:
+    return g.degree(nid, directed=g.directed, multigraph=g.multigraph)
+
+
+def god_nodes(g: Graph, top_n: int = 10, exclude_hubs_percentile: float | None = None) -> tuple[str, int]:
+    """The most connected nodes; ``exclude_hubs_percentile`` drops nodes whose degree is above
+    that percentile of the degree distribution."""
+    degrees = {n: _degree(g, n) for n in g.order}
+    pool = list(g.order)
+    if exclude_hubs_percentile is not None and degrees:
+        p = max(0.0, min(100.0, float(exclude_hubs_percentile)))
+        ordered = sorted(degrees.values())
+        cut = ordered[min(len(ordered) - 1, int(round(p / 100.0 * (len(ordered) - 1))))]
+        pool = [n for n in pool if degrees[n] <= cut]
+    top = sorted(pool, key=lambda n: (-degrees[n], g.label(n)))[: max(0, int(top_n))]
+    lines = ["God nodes (most connected):"]
+    lines += [f"  {i}. {g.label(n)} - {degrees[n]} edges" for i, n in enumerate(top, 1)]
+    return "\n".join(lines), EXIT_OK
+
+
+def graph_stats(g: Graph) -> tuple[str, int]:
+    confs = [str(lk.data.get("confidence") or "EXTRACTED") for lk in g.links]
+    total = len(confs) or 1
+    share = {c: round(confs.count(c) / total * 100) for c in ("EXTRACTED", "INFERRED", "AMBIGUOUS")}
+    return (f"Nodes: {len(g)}\nEdges: {len(g.links)}\nCommunities: {len(_communities(g))}\n"
+            f"EXTRACTED: {share['EXTRACTED']}%\nINFERRED: {share['INFERRED']}%\nAMBIGUOUS: {share['AMBIGUOUS']}%"), EXIT_OK
+
+
+def shortest_path(g: Graph, source: str, target: str, max_hops: int = 8, undirected: bool = False) -> tuple[str, int]:
+    """``kg path`` (``--undirected``); a path longer than ``max_hops`` is reported as none within it."""
+    from kgservice.graphify.path import run_path
+
+    res = run_path(g, source, target, undirected=undirected)
+    if res.exit_code != EXIT_OK:
+        return res.stderr, res.exit_code
+    if res.nodes is not None and len(res.nodes) - 1 > max(0, int(max_hops)):
+        return (f"No path within {max_hops} hops between '{source}' and '{target}' "
+                f"(the shortest has {len(res.nodes) - 1}; raise max_hops)."), EXIT_OK
+    return res.stdout, EXIT_OK
+
+
+def explain(g: Graph, node: str, show_all: bool = False) -> tuple[str, int]:
+    from kgservice.graphify.explain import run_explain
+
+    res = run_explain(g, node, show_all=show_all)
+    return res.text, res.exit_code
+
+
+__all__ = ["EXIT_AMBIGUOUS", "EXIT_NOT_FOUND", "EXIT_OK", "GraphMirror", "cut_to_budget", "explain", "get_community",
+           "get_neighbors", "get_node", "god_nodes", "graph_stats", "has_communities", "query_graph", "shortest_path"]

@@ -1,0 +1,273 @@
+"""The MCP server: graphify's seven graph tools (same names and argument schemas as
+graphifyy 0.9.96's server) and kgservice's own tools, for Streamable HTTP (/mcp) and stdio.
+
+The caller is the key's principal that the HTTP gate put in the request scope, or the
+server's local principal (stdio, in-memory clients). Roles are checked with the same
+function as REST; a refusal or bad input is a tool error result, never a stack trace.
+There is no raw-Cypher, delete or clear tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from kgservice.errors import KgError
+from kgservice.server import graphify_tools as gt
+from kgservice.server import ops
+from kgservice.server.auth import Principal, Role
+from kgservice.server.context import ServerContext
+from kgservice.server.deps import refusal
+from kgservice.server.middleware import PRINCIPAL
+from kgservice.server.models import AskIn, ExpandIn, IngestIn, SaveResultIn, SavedOut, SearchHit, SearchIn, UnitOut
+
+INSTRUCTIONS = (
+    "kgservice: a knowledge base of units (small structured facts with ids like #u1) over a graph of concepts. "
+    "`ask` answers a question citing unit ids or says it is not in the graph; `search_units` finds entry nodes; "
+    "`expand` walks the graph from nodes; `get_unit` shows one unit. The graphify tools (query_graph, get_node, "
+    "get_neighbors, shortest_path, graph_stats, get_community, god_nodes) read the graph.json mirror. "
+    "Writers may `ingest_text` (returns a job id; poll `job_status`) and `save_result`.")
+
+_STR = {"type": "string"}
+_INT = {"type": "integer"}
+_PROJECT = {"project_path": {"type": "string", "description": "Accepted for graphify compatibility; this server "
+                                                             "serves one knowledge base, so only absent is valid."}}
+
+# graphifyy 0.9.96's input schemas (names, types, defaults, enums, required); descriptions are ours.
+GRAPHIFY_SCHEMAS: dict[str, dict[str, Any]] = {
+    "query_graph": {"type": "object", "properties": {
+        "question": {**_STR, "description": "Question or keywords"},
+        "mode": {**_STR, "enum": ["bfs", "dfs"], "default": "bfs", "description": "bfs: broad context, dfs: a path"},
+        "depth": {**_INT, "default": 3, "description": "Traversal depth (1-6)"},
+        "token_budget": {**_INT, "default": 2000, "description": "Max output tokens (~4 characters each)"},
+        "context_filter": {"type": "array", "items": _STR, "description": "Only edges of these contexts / kinds"},
+        **_PROJECT}, "required": ["question"]},
+    "get_node": {"type": "object", "properties": {
+        "label": {**_STR, "description": "Node label or id"},
+        "node_id": {**_STR, "description": "Alias for label"}, **_PROJECT}},
+    "get_neighbors": {"type": "object", "properties": {
+        "label": _STR,
+        "node_id": {**_STR, "description": "Alias for label"},
+        "relation_filter": {**_STR, "description": "Only connections whose relation contains this"},
+        "token_budget": {**_INT, "default": 2000, "description": "Max output tokens"}, **_PROJECT}},
+    "get_community": {"type": "object", "properties": {
+        "community_id": {**_INT, "description": "Community id"},
+        "token_budget": {**_INT, "default": 2000, "description": "Max output tokens"}, **_PROJECT},
+        "required": ["community_id"]},
+    "god_nodes": {"type": "object", "properties": {
+        "top_n": {**_INT, "default": 10},
+        "exclude_hubs_percentile": {"type": "number", "description": "Drop nodes above this degree percentile (0-100)"},
+        **_PROJECT}},
+    "graph_stats": {"type": "object", "properties": {**_PROJECT}},
+    "shortest_path": {"type": "object", "properties": {
+        "source": {**_STR, "description": "Source concept label or keyword"},
+        "target": {**_STR, "description": "Target concept label or keyword"},
+        "max_hops": {**_INT, "default": 8, "description": "Maximum hops to consider"},
+        "undirected": {"type": "boolean", "default": False, "description": "Ignore edge direction"},
+        **_PROJECT}, "required": ["source", "target"]},
+}
+
+READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+class AskReply(BaseModel):
+    answer: str
+    citations: list[str]
+    in_graph: bool
+    rounds: int
+    trace: list[dict[str, Any]] | None = None  # with trace=true: every drill-down round (seeds, units, decision)
+
+
+class JobReply(BaseModel):
+    job_id: str
+    status: str
+
+
+class JobStatus(BaseModel):
+    job_id: str
+    kind: str
+    status: str
+    user: str
+    attempts: int
+    error: str | None = None
+    result: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = []
+
+
+def _caller(sc: ServerContext, ctx: Context | None) -> Principal | None:
+    request = None
+    if ctx is not None:
+        try:
+            request = ctx.request_context.request
+        except ValueError:  # no request: in-memory or stdio
+            request = None
+    scope = getattr(request, "scope", None)
+    principal = scope.get(PRINCIPAL) if isinstance(scope, dict) else None
+    return principal or sc.local
+
+
+def _run(sc: ServerContext, ctx: Context | None, role: Role, fn: Callable[[Principal], Any]) -> Any:
+    """Role check, then ``fn(principal)``; known failures become tool errors with their message."""
+    who = _caller(sc, ctx)
+    refused = refusal(who, role)
+    if refused is not None:
+        raise ToolError(f"refused ({refused[0]}): {refused[1]}")
+    assert who is not None
+    try:
+        return fn(who)
+    except ToolError:
+        raise
+    except (KgError, ValueError, LookupError, RuntimeError) as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _no_project(project_path: str | None) -> None:
+    if project_path:
+        raise ToolError("project_path is not supported: this server serves one knowledge base (omit it)")
+
+
+def _text(result: tuple[str, int]) -> str:
+    return result[0]
+
+
+def build_mcp(sc: ServerContext) -> MCPServer:
+    """One MCPServer per app (the SDK's session manager runs once per instance)."""
+
+    def graph() -> Any:
+        return sc.mirror.graph()
+
+    # -- graphify-compatible tools (text results, graphify's schemas) --------------------------
+    def query_graph(question: str, mode: str = "bfs", depth: int = 3, token_budget: int = 2000,
+                    context_filter: list[str] | None = None, project_path: str | None = None,
+                    ctx: Context = None) -> str:  # type: ignore[assignment]
+        _no_project(project_path)
+        return _run(sc, ctx, Role.reader, lambda _: _text(gt.query_graph(
+            graph(), question, mode=mode, depth=depth, token_budget=token_budget, context_filter=context_filter)))
+
+    def _label(label: str | None, node_id: str | None) -> str:
+        value = (label or node_id or "").strip()
+        if not value:
+            raise ToolError("Provide a node label or id (accepted keys: label, node_id).")
+        return value
+
+    def get_node(label: str | None = None, node_id: str | None = None, project_path: str | None = None,
+                 ctx: Context = None) -> str:  # type: ignore[assignment]
+        _no_project(project_path)
+        return _run(sc, ctx, Role.reader, lambda _: _text(gt.get_node(graph(), _label(label, node_id))))
+
+    def get_neighbors(label: str | None = None, node_id: str | None = None, relation_filter: str = "",
+                      token_budget: int = 2000, project_path: str | None = None,
+                      ctx: Context = None) -> str:  # type: ignore[assignment]
+        _no_project(project_path)
+        return _run(sc, ctx, Role.reader, lambda _: _text(gt.get_neighbors(
+            graph(), _label(label, node_id), relation_filter=relation_filter, token_budget=token_budget)))
+
+    def get_community(community_id: int, token_budget: int = 2000, project_path: str | None = None,
+                      ctx: Context = None) -> str:  # type: ignore[assignment]
+        _no_project(project_path)
+        return _run(sc, ctx, Role.reader, lambda _: _text(gt.get_community(graph(), community_id, token_budget)))
+
+    def god_nodes(top_n: int = 10, exclude_hubs_percentile: float | None = None, project_path: str | None = None,
+                  ctx: Context = None) -> str:  # type: ignore[assignment]
+        _no_project(project_path)
+        return _run(sc, ctx, Role.reader, lambda _: _text(gt.god_nodes(graph(), top_n, exclude_hubs_percentile)))
+
+    def graph_stats(project_path: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment]
+        _no_project(project_path)
+        return _run(sc, ctx, Role.reader, lambda _: _text(gt.graph_stats(graph())))
+
+    def shortest_path(source: str, target: str, max_hops: int = 8, undirected: bool = False,
+                      project_path: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment]
+        _no_project(project_path)
+        return _run(sc, ctx, Role.reader, lambda _: _text(gt.shortest_path(graph(), source, target, max_hops, undirected)))
+
+    graphify_fns = {"query_graph": (query_graph, "Search the knowledge graph (BFS or DFS from the question's "
+                                                 "nodes); the text of `kg query`."),
+                    "get_node": (get_node, "One node's details by label or id (the node block of `kg explain`)."),
+                    "get_neighbors": (get_neighbors, "A node's direct neighbours with relations (`kg explain --all`)."),
+                    "get_community": (get_community, "The nodes of one community."),
+                    "god_nodes": (god_nodes, "The most connected nodes."),
+                    "graph_stats": (graph_stats, "Node, edge and community counts; confidence breakdown."),
+                    "shortest_path": (shortest_path, "Shortest path between two concepts (`kg path`); directed "
+                                                     "unless undirected=true.")}
+    tools: list[Tool] = []
+    for name, (fn, description) in graphify_fns.items():
+        tool = Tool.from_function(fn, name=name, description=description, annotations=READ, structured_output=False)
+        tools.append(tool.model_copy(update={"parameters": GRAPHIFY_SCHEMAS[name]}))
+
+    mcp = MCPServer("kgservice", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+
+    # -- kgservice tools ---------------------------------------------------------------------------
+    @mcp.tool(annotations=READ)
+    def ask(question: str = Field(min_length=1, max_length=4000),
+            max_rounds: int = Field(3, ge=1, le=6), trace: bool = False,
+            token_budget: int = Field(2000, ge=1), ctx: Context = None) -> AskReply:  # type: ignore[assignment]
+        """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
+        def run(_: Principal) -> AskReply:
+            out, res = ops.ask(sc.kb, AskIn(question=question, max_rounds=max_rounds, trace=trace))
+            sc.metrics.record_ask(res)
+            return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), citations=out.citations,
+                            in_graph=out.in_graph, rounds=out.rounds, trace=out.trace)
+        return _run(sc, ctx, Role.reader, run)
+
+    @mcp.tool(annotations=READ)
+    def search_units(query: str = Field(min_length=1, max_length=4000), top_k: int = Field(5, ge=1, le=50),
+                     threshold: float = 0.3, ctx: Context = None) -> list[SearchHit]:  # type: ignore[assignment]
+        """Entry nodes nearest to a text by vector similarity (it ranks; it proves nothing)."""
+        return _run(sc, ctx, Role.reader, lambda _: ops.search(sc.kb, SearchIn(query=query, top_k=top_k,
+                                                                                threshold=threshold)))
+
+    @mcp.tool(annotations=READ)
+    def get_unit(unit_id: str = Field(min_length=1), ctx: Context = None) -> UnitOut:  # type: ignore[assignment]
+        """One unit by id: its notation, family, document and what supersedes it."""
+        return _run(sc, ctx, Role.reader, lambda _: ops.get_unit(sc.kb, unit_id))
+
+    @mcp.tool(annotations=READ, structured_output=False)
+    def expand(seeds: list[str] = Field(min_length=1, max_length=20),
+               mode: Literal["directed", "spread"] = "spread", max_hops: int = Field(3, ge=1, le=6),
+               token_budget: int = Field(2000, ge=1), ctx: Context = None) -> str:  # type: ignore[assignment]
+        """Expand from nodes without the LLM: directed traversal (units) or spreading activation (ranked nodes)."""
+        def run(_: Principal) -> str:
+            out = ops.expand(sc.kb, ExpandIn(seeds=seeds, mode=mode, max_hops=max_hops, limit=500))
+            return gt.cut_to_budget(ops.expand_text(out), token_budget)
+        return _run(sc, ctx, Role.reader, run)
+
+    @mcp.tool(annotations=WRITE)
+    def ingest_text(text: str = Field(min_length=1, max_length=200_000),
+                    mode: Literal["summary", "detail"] = "summary",
+                    source: str = Field("mcp", min_length=1, max_length=200),
+                    ctx: Context = None) -> JobReply:  # type: ignore[assignment]
+        """Queue text for LLM extraction into units (writer role). Returns a job id: poll job_status."""
+        def run(who: Principal) -> JobReply:
+            body = IngestIn(text=text, mode=mode, doc=source)
+            job = ops.jobs_of(sc.kb).submit("ingest", ops.validate_ingest(sc.kb, body, who), who.user, None)
+            return JobReply(job_id=job.id, status=job.status)
+        return _run(sc, ctx, Role.writer, run)
+
+    @mcp.tool(annotations=READ)
+    def job_status(job_id: str = Field(min_length=1), ctx: Context = None) -> JobStatus:  # type: ignore[assignment]
+        """Status of an ingest job you submitted (admins: any job), with its events so far."""
+        def run(who: Principal) -> JobStatus:
+            job = ops.visible_job(sc.kb, job_id, who)
+            events = [ops.job_dict(e) for e in ops.jobs_of(sc.kb).events(job_id, 0)]
+            return JobStatus(job_id=job.id, kind=job.kind, status=job.status, user=job.user, attempts=job.attempts,
+                             error=job.error, result=job.result, events=events[-20:])
+        return _run(sc, ctx, Role.reader, run)
+
+    @mcp.tool(annotations=WRITE)
+    def save_result(question: str = Field(min_length=1), answer: str = Field(min_length=1),
+                    outcome: Literal["useful", "dead_end", "corrected"] | None = None,
+                    nodes: list[str] | None = None, ctx: Context = None) -> SavedOut:  # type: ignore[assignment]
+        """Save a Q&A result with its outcome (graphify save-result), attributed to you (writer role)."""
+        return _run(sc, ctx, Role.writer, lambda who: ops.save_result(
+            sc.memory_dir, SaveResultIn(question=question, answer=answer, outcome=outcome, nodes=nodes or []), who))
+
+    return mcp

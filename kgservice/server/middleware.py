@@ -1,0 +1,242 @@
+"""Pure-ASGI gates in front of REST and MCP alike (no BaseHTTPMiddleware: it buffers SSE).
+
+Order, outermost first: metrics → Host check (421) → body limit (413) → key check (401) and
+per-key rate limit (429). The principal lands in ``scope["kg.principal"]``; REST routes
+check its role with :func:`kgservice.server.deps.need`, MCP tools with the same function.
+Keys are never logged: only the key id appears anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from kgservice.server.auth import KeyStore, Principal
+
+Scope = dict[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
+
+PRINCIPAL = "kg.principal"
+
+
+async def send_json(send: Callable[[dict], Awaitable[None]], status: int, detail: str,
+                    headers: Iterable[tuple[str, str]] = ()) -> None:
+    body = json.dumps({"detail": detail, "status": status}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *((k.encode(), v.encode()) for k, v in headers)]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for k, v in scope.get("headers", ()):
+        if k.lower() == name:
+            return v.decode("latin-1")
+    return None
+
+
+# -- Host ---------------------------------------------------------------------------------------
+
+def host_allowed(host: str, allowed: Iterable[str]) -> bool:
+    """``host`` is the Host header (``name`` or ``name:port``). Entries: ``*``, ``name``
+    (any port), ``name:port``, ``name:*``, ``*.domain``."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name, _, rest = host.partition("]")
+        name, port = name + "]", rest.lstrip(":")
+    else:
+        name, _, port = host.partition(":")
+    for entry in allowed:
+        e = entry.strip().lower()
+        if e == "*":
+            return True
+        if e.startswith("["):
+            en, _, erest = e.partition("]")
+            en, eport = en + "]", erest.lstrip(":")
+        else:
+            en, _, eport = e.partition(":")
+        name_ok = name == en or (en.startswith("*.") and name.endswith(en[1:]))
+        if name_ok and (not eport or eport == "*" or eport == port):
+            return True
+    return False
+
+
+class HostCheck:
+    """Refuses a Host header not in ``allowed_hosts`` (DNS-rebinding guard) with 421 and a
+    message naming the setting, so a proxy deployment knows what to configure; a browser
+    Origin whose host is not allowed gets 403. One check for REST and MCP alike (the MCP
+    SDK's own Host/Origin check is switched off in favour of this one)."""
+
+    def __init__(self, app: ASGIApp, allowed: Iterable[str]):
+        self.app = app
+        self.allowed = tuple(allowed)
+
+    async def __call__(self, scope: Scope, receive, send) -> None:
+        if scope["type"] == "http":
+            host = _header(scope, b"host") or ""
+            if not host_allowed(host, self.allowed):
+                await send_json(send, 421, f"Host {host!r} is not served here; add it to allowed_hosts "
+                                           f"(KG_ALLOWED_HOSTS, comma-separated)")
+                return
+            origin = _header(scope, b"origin")
+            if origin and origin != "null":
+                origin_host = origin.split("://", 1)[-1].split("/", 1)[0]
+                if not host_allowed(origin_host, self.allowed):
+                    await send_json(send, 403, f"Origin {origin!r} is not allowed (allowed_hosts / KG_ALLOWED_HOSTS)")
+                    return
+        await self.app(scope, receive, send)
+
+
+# -- body size ----------------------------------------------------------------------------------
+
+class BodyLimit:
+    """413 from Content-Length before a byte of the body is read; a chunked body is counted
+    as it streams and cut off at the limit."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int):
+        self.app = app
+        self.max = int(max_bytes)
+
+    async def __call__(self, scope: Scope, receive, send) -> None:
+        if scope["type"] != "http" or self.max <= 0:
+            await self.app(scope, receive, send)
+            return
+        length = _header(scope, b"content-length")
+        if length is not None:
+            try:
+                too_big = int(length) > self.max
+            except ValueError:
+                await send_json(send, 422, "Content-Length is not a number")
+                return
+            if too_big:
+                await send_json(send, 413, f"request body of {length} bytes is over the limit of {self.max} "
+                                           f"(max_body / KG_MAX_BODY)")
+                return
+        seen = 0
+        exceeded = False
+        started = False
+
+        async def counted_receive() -> dict:
+            # past the limit the app sees a disconnect (so it stops reading); its reply is then
+            # swallowed and replaced by the 413 below
+            nonlocal seen, exceeded
+            if exceeded:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max:
+                    exceeded = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def tracking_send(message: dict) -> None:
+            nonlocal started
+            if exceeded:
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, tracking_send)
+        except Exception:
+            if not exceeded:
+                raise
+        if exceeded and not started:
+            await send_json(send, 413, f"request body is over the limit of {self.max} bytes "
+                                       f"(max_body / KG_MAX_BODY)")
+
+
+# -- rate limit ---------------------------------------------------------------------------------
+
+class TokenBuckets:
+    """One token bucket per caller key, in process (approximate across several servers)."""
+
+    def __init__(self, rate: float, burst: int):
+        self.rate = float(rate)
+        self.burst = max(1, int(burst))
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, who: str) -> float:
+        """0 if allowed, else the seconds to wait before a token is available."""
+        if self.rate <= 0:
+            return 0.0
+        now = time.monotonic()
+        with self._lock:
+            tokens, last = self._buckets.get(who, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+            if tokens >= 1.0:
+                self._buckets[who] = (tokens - 1.0, now)
+                return 0.0
+            self._buckets[who] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+
+
+# -- keys ---------------------------------------------------------------------------------------
+
+def presented_key(scope: Scope) -> str | None:
+    auth = _header(scope, b"authorization")
+    if auth:
+        scheme, _, value = auth.partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip()
+    key = _header(scope, b"x-api-key")
+    return key.strip() if key and key.strip() else None
+
+
+class Authenticate:
+    """Every path except ``public`` needs a valid key (401 otherwise, with WWW-Authenticate).
+    ``local`` (``--no-auth`` on loopback) is the principal of every request instead.
+    Failed attempts are limited per client address, valid keys per key id (429)."""
+
+    def __init__(self, app: ASGIApp, keys: Callable[[], KeyStore], public: Callable[[str], bool],
+                 limiter: TokenBuckets, failures: TokenBuckets, local: Principal | None = None,
+                 on_event: Callable[[str], None] | None = None):
+        self.app = app
+        self.keys = keys
+        self.public = public
+        self.limiter = limiter
+        self.failures = failures
+        self.local = local
+        self.on_event = on_event or (lambda event: None)
+
+    async def __call__(self, scope: Scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        principal: Principal | None = self.local
+        if principal is None:
+            presented = presented_key(scope)
+            if presented is not None and not self.public(path):
+                import anyio.to_thread
+
+                principal = await anyio.to_thread.run_sync(self.keys().verify, presented)
+            if principal is None and not self.public(path):
+                client = (scope.get("client") or ("?", 0))[0]
+                wait = self.failures.take(f"ip:{client}")
+                self.on_event("auth_failed")
+                if wait > 0:
+                    await send_json(send, 429, "too many failed authentications; retry later",
+                                    [("retry-after", str(max(1, math.ceil(wait))))])
+                    return
+                msg = ("missing API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`"
+                       if presented is None else "invalid or revoked API key")
+                await send_json(send, 401, msg, [("www-authenticate", 'Bearer realm="kgservice"')])
+                return
+        if principal is not None and not self.public(path):
+            wait = self.limiter.take(principal.key_id or f"user:{principal.user}")
+            if wait > 0:
+                self.on_event("rate_limited")
+                await send_json(send, 429, f"rate limit for this key reached ({self.limiter.rate:g}/s, "
+                                           f"burst {self.limiter.burst}); retry after the given seconds",
+                                [("retry-after", str(max(1, math.ceil(wait))))])
+                return
+        scope[PRINCIPAL] = principal
+        await self.app(scope, receive, send)

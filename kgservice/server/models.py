@@ -1,0 +1,200 @@
+"""Request and reply bodies of the REST API (pydantic at the boundary; OpenAPI from these)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_QUESTION = 4000
+MAX_TEXT = 200_000  # characters of one text ingest (bytes are bounded by max_body before this)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is a 422 naming it, not silently ignored
+
+
+class AskIn(Strict):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION)
+    max_rounds: int = Field(3, ge=1, le=6)
+    max_units: int = Field(40, ge=1, le=200)
+    top_k: int = Field(5, ge=1, le=50)
+    threshold: float = Field(0.6, ge=0.0, le=1.0)
+    trace: bool = False
+
+
+class HitUnit(BaseModel):
+    id: str
+    unit: str
+
+
+class AskOut(BaseModel):
+    answer: str
+    citations: list[str]
+    in_graph: bool
+    rounds: int
+    stop_reason: str
+    hit_units: list[HitUnit]
+    usage: dict[str, Any]
+    cache: dict[str, int]
+    seconds: float
+    trace: list[dict[str, Any]] | None = None
+
+
+class SearchIn(Strict):
+    query: str = Field(min_length=1, max_length=MAX_QUESTION)
+    top_k: int = Field(5, ge=1, le=50)
+    threshold: float = Field(0.3, ge=-1.0, le=1.0)
+
+
+class SearchHit(BaseModel):
+    """One entry node (kgservice.entry): ``score`` is its specificity-weighted entry weight;
+    ``named`` the question span that names it, ``cosine`` its vector similarity, if any."""
+    node_id: str
+    label: str
+    score: float
+    named: str | None = None
+    cosine: float | None = None
+    mentions: int | None = None
+
+
+class ExpandIn(Strict):
+    seeds: list[str] = Field(min_length=1, max_length=20)
+    mode: Literal["directed", "spread"] = "directed"
+    max_hops: int | None = Field(None, ge=1, le=6)
+    epsilon: float | None = Field(None, gt=0.0, lt=1.0)
+    max_fanout: int | None = Field(None, ge=1)
+    max_fire: int | None = Field(None, ge=1)
+    limit: int = Field(20, ge=1, le=500)
+
+
+class ExpandUnit(BaseModel):
+    id: str
+    text: str
+    via: list[str]
+
+
+class Ranked(BaseModel):
+    node: str
+    energy: float
+
+
+class ExpandOut(BaseModel):
+    mode: str
+    seeds: list[str]
+    units: list[ExpandUnit] = []
+    superseded: dict[str, list[str]] = {}
+    ranked: list[Ranked] = []
+    hops: int | None = None
+
+
+class UnitOut(BaseModel):
+    unit_id: str
+    notation: str
+    subject: str
+    predicate: str
+    family: str
+    kind: str
+    doc: str | None
+    mode: str
+    ingested_at: str | None
+    supersedes: list[str]
+    superseded_by: list[str]
+
+
+class NodeOut(BaseModel):
+    id: str
+    label: str
+    kind: str
+
+
+class Neighbor(BaseModel):
+    node_id: str
+    label: str
+    direction: Literal["out", "in"]
+    predicate: str
+    family: str
+    kind: str
+    unit_id: str
+
+
+class NeighborsOut(BaseModel):
+    node: NodeOut
+    neighbors: list[Neighbor]
+    total: int
+
+
+class GraphifyQueryIn(Strict):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION)
+    dfs: bool = False
+    budget: int = Field(2000, ge=1, le=200_000)
+    context: list[str] = []
+    seed: list[str] = []
+    no_expand: bool = False
+
+
+class GraphifyPathIn(Strict):
+    source: str = Field(min_length=1)
+    target: str = Field(min_length=1)
+    undirected: bool = False
+
+
+class GraphifyExplainIn(Strict):
+    node: str = Field(min_length=1)
+    all: bool = False
+
+
+class TextOut(BaseModel):
+    text: str
+    exit_code: int = 0
+    notes: list[str] = []
+
+
+class IngestIn(Strict):
+    """Exactly one of ``text`` (LLM extraction, ``mode``) or ``units`` (unit notation)."""
+
+    text: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
+    units: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
+    mode: Literal["summary", "detail"] = "summary"
+    doc: str = Field("api", min_length=1, max_length=200)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "IngestIn":
+        if (self.text is None) == (self.units is None):
+            raise ValueError("give exactly one of 'text' (extracted by the LLM) or 'units' (unit notation)")
+        return self
+
+
+class JobAccepted(BaseModel):
+    job_id: str
+    status: str
+    status_url: str
+    events_url: str
+
+
+class SaveResultIn(Strict):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION)
+    answer: str = Field(min_length=1, max_length=MAX_TEXT)
+    type: Literal["query", "path_query", "explain"] = "query"
+    nodes: list[str] = []
+    outcome: Literal["useful", "dead_end", "corrected"] | None = None
+    correction: str | None = None
+
+
+class SavedOut(BaseModel):
+    saved: bool
+    name: str
+    contributor: str
+
+
+class KeyIn(Strict):
+    user: str = Field(min_length=1, max_length=64)
+    role: Literal["reader", "writer", "admin"] = "reader"
+
+
+class KeyCreated(BaseModel):
+    key: str = Field(description="the API key; shown only in this reply, stored only as a digest")
+    key_id: str
+    user: str
+    role: str
+    created: str

@@ -1,0 +1,218 @@
+"""What the REST routes and the MCP tools do, written once: they differ only in transport.
+
+Every function takes the knowledge base (and the caller where it matters) and returns a
+pydantic model or text; unknown units and nodes raise :class:`NotFound` (404 / a tool error).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgservice.errors import ServiceError
+from kgservice.server.auth import Principal
+from kgservice.server.errors import Forbidden, NotFound
+from kgservice.server.models import (
+    AskIn,
+    AskOut,
+    ExpandIn,
+    ExpandOut,
+    ExpandUnit,
+    HitUnit,
+    IngestIn,
+    Neighbor,
+    NeighborsOut,
+    NodeOut,
+    Ranked,
+    SaveResultIn,
+    SavedOut,
+    SearchHit,
+    SearchIn,
+    UnitOut,
+)
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
+
+
+def ask(kb: KnowledgeBase, body: AskIn) -> tuple[AskOut, Any]:
+    """(reply, the pipeline's full result) — the caller may record metrics from the latter.
+
+    Each request gets its own LLM client, so ``usage`` counts this request's calls only even
+    when requests run concurrently; the cache hit/miss counts are deltas of the knowledge
+    base's shared counters and may include a concurrent request's lookups."""
+    from kgservice.llm import LLM
+    from kgservice.pipeline.query import AskParams, ask as run_ask
+
+    params = AskParams(max_rounds=body.max_rounds, max_units=body.max_units, top_k=body.top_k,
+                       threshold=body.threshold)
+    res = run_ask(kb, body.question, trace=body.trace, params=params, llm=LLM.from_settings(kb.settings))
+    hits = sum(c["hits"] for c in res.caches.values())
+    misses = sum(c["misses"] for c in res.caches.values())
+    out = AskOut(answer=res.answer, citations=list(res.cited), in_graph=bool(res.found), rounds=len(res.rounds),
+                 stop_reason=res.stop_reason, hit_units=[HitUnit(**u) for u in res.hit_units],
+                 usage=res.llm, cache={"hits": hits, "misses": misses}, seconds=res.seconds,
+                 trace=res.rounds if body.trace else None)
+    return out, res
+
+
+def search(kb: KnowledgeBase, body: SearchIn) -> list[SearchHit]:
+    """The entry step `kg search` runs (names in the text + nearest vectors, by specificity)."""
+    found = kb.search(body.query, top_k=body.top_k, threshold=body.threshold)
+    return [SearchHit(node_id=n.node, label=n.label, score=round(float(n.weight), 4), named=n.named or None,
+                      cosine=None if n.cosine is None else round(float(n.cosine), 4), mentions=n.mentions)
+            for n in found.nodes]
+
+
+def resolve(kb: KnowledgeBase, text: str) -> str:
+    """A node id from an id or a label (any case / width), else 404 naming it."""
+    if kb.store.get_nodes([text]):
+        return text
+    nid = kb.resolve_node(text)
+    if nid is None:
+        raise NotFound(f"no node {text!r} in the graph (ids and labels are matched after normalisation; "
+                       f"POST /v1/search finds nodes by similarity)")
+    return nid
+
+
+def expand(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut:
+    from kgservice.expansion import expand_directed, spread_activation
+    from kgservice.notation import format_unit
+
+    seeds = list(dict.fromkeys(resolve(kb, s) for s in body.seeds))
+    if body.mode == "directed":
+        res = expand_directed(kb.store, seeds)
+        units = kb.store.get_units(sorted(res.units))
+        return ExpandOut(mode="directed", seeds=seeds,
+                         units=[ExpandUnit(id=u.id, text=format_unit(u, with_id=False), via=list(res.units[u.id]))
+                                for u in units][: body.limit],
+                         superseded={k: list(v) for k, v in sorted(res.superseded.items())})
+    params = kb.spread_params(epsilon=body.epsilon or 0, max_hops=body.max_hops or 0,
+                              max_fanout=body.max_fanout or 0, max_fire=body.max_fire or 0)
+    result = spread_activation(kb.store, seeds, params)
+    return ExpandOut(mode="spread", seeds=seeds, hops=result.hops,
+                     ranked=[Ranked(node=n, energy=round(float(e), 6)) for n, e in result.ranked(body.limit)])
+
+
+def expand_text(out: ExpandOut) -> str:
+    """The text form an MCP client reads (the same lines as ``kg expand``)."""
+    if out.mode == "directed":
+        lines = [f"directed expansion of {', '.join(out.seeds)}: {len(out.units)} units"
+                 + (f", {len(out.superseded)} superseded skipped" if out.superseded else "")]
+        lines += [f"  #{u.id} {u.text.splitlines()[0]}   <- {'; '.join(u.via)}" for u in out.units]
+        return "\n".join(lines)
+    lines = [f"spreading activation from {', '.join(out.seeds)} ({out.hops} hops)"]
+    lines += [f"  {r.node}  {r.energy:.4f}" for r in out.ranked]
+    return "\n".join(lines)
+
+
+def get_unit(kb: KnowledgeBase, unit_id: str) -> UnitOut:
+    from kgservice.notation import format_unit
+
+    uid = unit_id.lstrip("#")
+    units = kb.store.get_units([uid])
+    if not units:
+        raise NotFound(f"no unit #{uid}")
+    u = units[0]
+    ends = kb.store.superseded_end([uid]).get(uid, [])
+    return UnitOut(unit_id=u.id, notation=format_unit(u), subject=u.subject, predicate=u.predicate, family=u.family,
+                   kind=u.kind, doc=u.doc, mode=u.mode, ingested_at=u.ingested_at, supersedes=list(u.supersedes),
+                   superseded_by=[e for e in ends if e != uid])
+
+
+def get_node(kb: KnowledgeBase, node: str) -> NodeOut:
+    nid = resolve(kb, node)
+    n = kb.store.get_nodes([nid])[0]
+    return NodeOut(id=n.id, label=n.label, kind=getattr(n.kind, "value", str(n.kind)))
+
+
+def neighbors(kb: KnowledgeBase, node: str, relation: str | None = None, limit: int = 50) -> NeighborsOut:
+    """Nodes one unit away: the unit's arguments when the node is its subject (out), the
+    unit's subject when the node is an argument or modifier value (in). ``relation``
+    matches the predicate, family or kind (case-insensitive)."""
+    from kgservice.ids import node_id
+
+    me = get_node(kb, node)
+    uids = list(dict.fromkeys(kb.store.subject_mentions(me.id) + kb.store.context_mentions(me.id)))
+    want = (relation or "").strip().lower()
+    rows: list[tuple[str, str, Any]] = []
+    for u in kb.store.get_units(uids):
+        if want and want not in (u.predicate.lower(), u.family.lower(), u.kind.lower()):
+            continue
+        if u.subject_id == me.id:
+            rows += [("out", nid, u) for _, nid in u.node_args()]
+        else:
+            rows.append(("in", node_id(u.subject), u))
+    seen: set[tuple[str, str, str]] = set()
+    unique = []
+    for d, n, u in rows:
+        if (d, n, u.id) not in seen and n != me.id:
+            seen.add((d, n, u.id))
+            unique.append((d, n, u))
+    labels = {x.id: x.label for x in kb.store.get_nodes(list({n for _, n, _ in unique}))}
+    out = [Neighbor(node_id=n, label=labels.get(n, n), direction=d, predicate=u.predicate, family=u.family,
+                    kind=u.kind, unit_id=u.id) for d, n, u in unique]
+    return NeighborsOut(node=me, neighbors=out[:limit], total=len(out))
+
+
+def save_result(memory_dir: Any, body: SaveResultIn, who: Principal) -> SavedOut:
+    """graphify's ``save-result``, with the caller as the memory doc's contributor."""
+    from pathlib import Path
+
+    from kgservice.graphify.memory import save_result as write, yaml_quote
+
+    path = Path(write(body.question, body.answer, Path(memory_dir), query_type=body.type, nodes=body.nodes or None,
+                      outcome=body.outcome, correction=body.correction))
+    text = path.read_text("utf-8")
+    text = text.replace('contributor: "graphify"', f'contributor: "{yaml_quote(who.user)}"', 1)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)
+    return SavedOut(saved=True, name=path.name, contributor=who.user)
+
+
+def validate_ingest(kb: KnowledgeBase, body: IngestIn, who: Principal) -> dict[str, Any]:
+    """The job payload, after checking what can be checked before queueing: unit notation is
+    parsed (errors name line:column, nothing is queued).
+
+    Attribution: the units' ``doc`` (the provenance property both stores keep, shown by
+    GET /v1/units and graph.json's source_file) becomes ``<user>/<doc>``; user names cannot
+    contain "/", so the writer is the part before the first one. A fact already stored keeps
+    its first writer (re-ingesting it is a no-op)."""
+    doc = f"{who.user}/{body.doc}"
+    if body.units is not None:
+        from kgservice.notation import parse_units
+
+        parse_units(body.units, kb.lexicon, source=body.doc, doc=doc)  # raises NotationErrors (InputError)
+        return {"units": body.units, "doc": doc}
+    return {"text": body.text, "mode": body.mode, "doc": doc}
+
+
+class JobsUnavailable(ServiceError):
+    http_status = 503
+
+
+def jobs_of(kb: KnowledgeBase) -> Any:
+    """The knowledge base's durable job queue (``kb.jobs``: submit / get / events)."""
+    jobs = getattr(kb, "jobs", None)
+    if jobs is None:
+        raise JobsUnavailable("this server has no job queue (kb.jobs); ingest is unavailable")
+    return jobs
+
+
+def visible_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:
+    """A job the caller may see: their own, or any for an admin; others are 404 (not 403: ids
+    of other users' jobs are not confirmed)."""
+    from kgservice.server.auth import Role
+
+    job = jobs_of(kb).get(job_id)
+    if job is None or (job.user != who.user and not who.allows(Role.admin)):
+        raise NotFound(f"no job {job_id!r}")
+    return job
+
+
+def job_dict(job: Any) -> dict[str, Any]:
+    return job.model_dump(mode="json") if hasattr(job, "model_dump") else dict(job)
+
+
+__all__ = ["Forbidden", "NotFound", "ask", "expand", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
+           "neighbors", "resolve", "save_result", "search", "validate_ingest", "visible_job"]

@@ -1,0 +1,59 @@
+"""graphify's query / path / explain over the graph.json mirror (the text of `kg query|path|explain`),
+and save-result attributed to the caller."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+
+from kgservice.server import graphify_tools as gt
+from kgservice.server import ops
+from kgservice.server.auth import Principal
+from kgservice.server.deps import READER, WRITER
+from kgservice.server.errors import Conflict, NotFound
+from kgservice.server.models import GraphifyExplainIn, GraphifyPathIn, GraphifyQueryIn, SaveResultIn, SavedOut, TextOut
+from kgservice.server.routes import ctx_of
+
+router = APIRouter(prefix="/v1", tags=["graphify"])
+
+
+def _answer(text: str, code: int, notes: list[str] | None = None) -> TextOut:
+    """graphify's exit codes as statuses: 4 (no match) → 404, 3 (ambiguous) → 409, with the text."""
+    if code == gt.EXIT_NOT_FOUND:
+        raise NotFound(text)
+    if code == gt.EXIT_AMBIGUOUS:
+        raise Conflict(text)
+    return TextOut(text=text, exit_code=code, notes=notes or [])
+
+
+@router.post("/graphify/query", response_model=TextOut, dependencies=[Depends(READER)])
+def query(body: GraphifyQueryIn, request: Request) -> TextOut:
+    """`kg query QUESTION [--dfs] [--budget N] [--context C]... [--seed S]... [--no-expand]`."""
+    from kgservice.graphify.query import run_query
+
+    g = ctx_of(request).mirror.graph()
+    res = run_query(g, body.question, mode="dfs" if body.dfs else "bfs", budget=body.budget,
+                    contexts=body.context or None, seeds=body.seed or None, expand=not body.no_expand)
+    return _answer(res.text, res.exit_code, res.notes)
+
+
+@router.post("/graphify/path", response_model=TextOut, dependencies=[Depends(READER)])
+def path(body: GraphifyPathIn, request: Request) -> TextOut:
+    """`kg path SOURCE TARGET [--undirected]`."""
+    from kgservice.graphify.path import run_path
+
+    res = run_path(ctx_of(request).mirror.graph(), body.source, body.target, undirected=body.undirected)
+    if res.exit_code != gt.EXIT_OK:
+        return _answer(res.stderr, res.exit_code)
+    return _answer(res.stdout, res.exit_code, [res.stderr] if res.stderr else [])
+
+
+@router.post("/graphify/explain", response_model=TextOut, dependencies=[Depends(READER)])
+def explain(body: GraphifyExplainIn, request: Request) -> TextOut:
+    """`kg explain NODE [--all]`."""
+    return _answer(*gt.explain(ctx_of(request).mirror.graph(), body.node, body.all))
+
+
+@router.post("/results", response_model=SavedOut, status_code=201)
+def save_result(body: SaveResultIn, request: Request, who: Principal = Depends(WRITER)) -> SavedOut:
+    """graphify `save-result`: a memory doc under the server's graphify-out/memory, contributor = you."""
+    return ops.save_result(ctx_of(request).memory_dir, body, who)

@@ -1,0 +1,55 @@
+"""/livez (static), /readyz (backends answer), /metrics (Prometheus; a reader key unless metrics_public)."""
+
+from __future__ import annotations
+
+import anyio.to_thread
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+
+from kgservice.server.deps import PUBLIC
+from kgservice.server.metrics import CONTENT_TYPE_LATEST
+from kgservice.server.routes import ctx_of
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/livez", dependencies=[Depends(PUBLIC)])
+def livez() -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+def _checks(request: Request) -> dict[str, str]:
+    sc = ctx_of(request)
+    out: dict[str, str] = {}
+    try:
+        sc.kb.store.get_nodes(["__readyz__"])  # one round trip through the pooled driver
+        out["graph"] = "ok"
+    except Exception as exc:
+        out["graph"] = f"{type(exc).__name__}: {exc}"[:300]
+    try:
+        sc.keys()
+        out["keys"] = "ok"
+    except Exception as exc:
+        out["keys"] = f"{type(exc).__name__}: {exc}"[:300]
+    if sc.settings.qdrant_url:
+        try:
+            import httpx
+
+            r = httpx.get(sc.settings.qdrant_url.rstrip("/") + "/readyz", timeout=1.0)
+            out["vectors"] = "ok" if r.status_code == 200 else f"HTTP {r.status_code}"
+        except Exception as exc:
+            out["vectors"] = f"{type(exc).__name__}"
+    return out
+
+
+@router.get("/readyz", dependencies=[Depends(PUBLIC)])
+async def readyz(request: Request) -> JSONResponse:
+    checks = await anyio.to_thread.run_sync(_checks, request)
+    ready = all(v == "ok" for v in checks.values())
+    return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks},
+                        status_code=200 if ready else 503)
+
+
+def metrics(request: Request) -> Response:
+    """Prometheus text format (added by create_app: public only with metrics_public)."""
+    return Response(ctx_of(request).metrics.expose(), media_type=CONTENT_TYPE_LATEST)

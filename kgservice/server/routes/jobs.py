@@ -1,0 +1,75 @@
+"""Ingest through durable jobs (kb.jobs): 202 + job id, Idempotency-Key, status, SSE events."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+import anyio
+import anyio.to_thread
+from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import JSONResponse
+from fastapi.sse import EventSourceResponse
+
+from kgservice.server import ops
+from kgservice.server.auth import Principal
+from kgservice.server.deps import READER, WRITER
+from kgservice.server.models import IngestIn, JobAccepted
+from kgservice.server.routes import ctx_of, sse
+
+router = APIRouter(prefix="/v1", tags=["jobs"])
+FINAL = ("done", "failed")
+POLL = 0.5  # seconds between job-event polls of one SSE stream
+STREAM_MAX = 600.0  # seconds one SSE stream stays open; the client resumes with Last-Event-ID
+
+
+@router.post("/ingest", status_code=202, response_model=JobAccepted)
+def ingest(body: IngestIn, request: Request, who: Principal = Depends(WRITER),
+           idempotency_key: Annotated[str | None, Header(max_length=200)] = None) -> JobAccepted:
+    """Queue text (LLM extraction) or unit notation (parsed now: errors are 422 naming line:column).
+    The same Idempotency-Key from the same user returns the existing job."""
+    sc = ctx_of(request)
+    payload = ops.validate_ingest(sc.kb, body, who)
+    job = ops.jobs_of(sc.kb).submit("ingest", payload, who.user, idempotency_key)
+    return JobAccepted(job_id=job.id, status=job.status, status_url=f"/v1/jobs/{job.id}",
+                       events_url=f"/v1/jobs/{job.id}/events")
+
+
+@router.get("/jobs/{job_id}")
+def job(job_id: str, request: Request, who: Principal = Depends(READER)) -> JSONResponse:
+    """A job you submitted (admins: any job): status, attempts, error, result."""
+    return JSONResponse(ops.job_dict(ops.visible_job(ctx_of(request).kb, job_id, who)))
+
+
+@router.get("/jobs/{job_id}/events", response_model=None,
+            responses={200: {"content": {"text/event-stream": {}}, "description": "SSE `status` events, then `end`"}})
+async def job_events(job_id: str, request: Request, who: Principal = Depends(READER),
+                     last_event_id: Annotated[str | None, Header()] = None) -> EventSourceResponse:
+    """SSE `status` events (id = the event's seq) until the job is done or failed; reconnect
+    with `Last-Event-ID` to resume after the last event seen."""
+    sc = ctx_of(request)
+    await anyio.to_thread.run_sync(ops.visible_job, sc.kb, job_id, who)  # 404 before the stream starts
+    try:
+        after = int(last_event_id) if last_event_id else 0
+    except ValueError:
+        after = 0
+    jobs = ops.jobs_of(sc.kb)
+
+    async def stream() -> AsyncIterator[bytes]:
+        nonlocal after
+        t0 = time.monotonic()
+        while True:
+            events = await anyio.to_thread.run_sync(jobs.events, job_id, after)
+            for e in events:
+                after = max(after, int(e.seq))
+                yield sse("status", ops.job_dict(e), id=str(e.seq))
+            current = await anyio.to_thread.run_sync(jobs.get, job_id)
+            if current is None or current.status in FINAL:
+                yield sse("end", {"job_id": job_id, "status": None if current is None else current.status})
+                return
+            if time.monotonic() - t0 > STREAM_MAX or await request.is_disconnected():
+                return
+            await anyio.sleep(POLL)
+
+    return EventSourceResponse(stream())

@@ -1,0 +1,163 @@
+"""The MCP server in-process (mcp's in-memory Client): tool set, annotations, the same text as
+our graphify commands (run as a separate process on the same graph.json), token budgets,
+roles as error results, and the kg-native tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+from mcp import Client
+
+from kgservice.server.auth import Principal, Role
+from kgservice.server.context import ServerContext
+from kgservice.server.mcp_server import build_mcp
+
+GRAPHIFY_TOOLS = {"query_graph", "get_node", "get_neighbors", "get_community", "god_nodes", "graph_stats",
+                  "shortest_path"}
+KG_TOOLS = {"ask", "search_units", "get_unit", "expand", "ingest_text", "job_status", "save_result"}
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def make(settings, kb, role: str = "reader"):
+    sc = ServerContext(settings=settings, kb=kb, local=Principal("local", Role(role)), owns_kb=False)
+    return sc, build_mcp(sc)
+
+
+async def call(mcp, name, args):
+    async with Client(mcp) as c:
+        return await c.call_tool(name, args)
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    """Our graphify command as a user runs it (a separate process)."""
+    return subprocess.run([sys.executable, "-c", "from kgservice.graphify.cli import main; main()", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def text_of(result) -> str:
+    assert not result.is_error, result.content
+    return result.content[0].text
+
+
+def test_tool_set_and_annotations(settings, kb):
+    _, mcp = make(settings, kb)
+
+    async def go():
+        async with Client(mcp) as c:
+            return (await c.list_tools()).tools
+
+    tools = {t.name: t for t in run(go())}
+    assert set(tools) == GRAPHIFY_TOOLS | KG_TOOLS
+    for name, t in tools.items():
+        assert not any(bad in name for bad in ("cypher", "delete", "clear", "drop"))
+        assert t.annotations is not None
+        assert t.annotations.read_only_hint is (name not in ("ingest_text", "save_result")), name
+    assert tools["ingest_text"].annotations.destructive_hint is False
+    assert "token_budget" in tools["expand"].input_schema["properties"]
+    assert "token_budget" in tools["ask"].input_schema["properties"]
+
+
+def test_graphify_tools_give_the_cli_text(settings, kb):
+    sc, mcp = make(settings, kb)
+    path = str(sc.mirror.path)
+    sc.mirror.graph()  # export graph.json once
+    q = cli("query", "what does smoking cause", "--graph", path)
+    assert q.returncode == 0
+    assert text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause"}))) == q.stdout.rstrip("\n")
+    p = cli("path", "smoking", "death", "--graph", path)
+    assert text_of(run(call(mcp, "shortest_path", {"source": "smoking", "target": "death"}))) == p.stdout.rstrip("\n")
+    e = cli("explain", "smoking", "--all", "--graph", path).stdout
+    node = text_of(run(call(mcp, "get_node", {"label": "smoking"})))
+    assert e.startswith(node + "\n\nConnections (")
+    assert text_of(run(call(mcp, "get_node", {"node_id": "smoking"}))) == node
+    neighbors = text_of(run(call(mcp, "get_neighbors", {"label": "smoking"}))).splitlines()
+    assert neighbors[0] == "Neighbors of smoking:"
+    assert neighbors[1:] == e.split("\n\nConnections (", 1)[1].splitlines()[1:]
+    only = text_of(run(call(mcp, "get_neighbors", {"label": "smoking", "relation_filter": "is a"}))).splitlines()
+    assert len(only) == 2 and "tobacco use" in only[1]
+
+
+def test_graph_stats_and_god_nodes_from_the_file(settings, kb):
+    sc, mcp = make(settings, kb)
+    sc.mirror.graph()
+    data = json.loads(sc.mirror.path.read_text("utf-8"))
+    stats = text_of(run(call(mcp, "graph_stats", {}))).splitlines()
+    assert stats[0] == f"Nodes: {len(data['nodes'])}" and stats[1] == f"Edges: {len(data['links'])}"
+    communities = {n["community"] for n in data["nodes"] if n.get("community") is not None}
+    assert stats[2] == f"Communities: {len(communities)}"
+    degree: dict[str, int] = {}
+    for lk in data["links"]:
+        degree[lk["source"]] = degree.get(lk["source"], 0) + 1
+        degree[lk["target"]] = degree.get(lk["target"], 0) + 1
+    top = max(degree.values())
+    gods = text_of(run(call(mcp, "god_nodes", {"top_n": 1}))).splitlines()
+    assert gods[1].endswith(f" - {top} edges")
+    cid = sorted(communities)[0]
+    members = [n for n in data["nodes"] if n.get("community") == cid]
+    community = text_of(run(call(mcp, "get_community", {"community_id": cid}))).splitlines()
+    assert community[0].endswith(f"({len(members)} nodes):") and len(community) == len(members) + 1
+
+
+def test_token_budget_cuts_text(settings, kb):
+    _, mcp = make(settings, kb)
+    small = text_of(run(call(mcp, "get_neighbors", {"label": "smoking", "token_budget": 5})))
+    assert "truncated to the token budget (5)" in small
+    assert len(small.splitlines()[0]) <= 20
+    q = text_of(run(call(mcp, "query_graph", {"question": "smoking", "token_budget": 40})))
+    full = text_of(run(call(mcp, "query_graph", {"question": "smoking", "token_budget": 100000})))
+    assert len(q) < len(full)
+    e = text_of(run(call(mcp, "expand", {"seeds": ["smoking"], "mode": "directed", "token_budget": 8})))
+    assert "truncated" in e
+
+
+def test_roles_are_error_results(settings, kb):
+    _, reader = make(settings, kb, "reader")
+    r = run(call(reader, "ingest_text", {"text": "Tea contains caffeine."}))
+    assert r.is_error and "403" in r.content[0].text and "writer" in r.content[0].text
+    r = run(call(reader, "save_result", {"question": "q", "answer": "a"}))
+    assert r.is_error and "403" in r.content[0].text
+    assert kb.jobs.jobs == {}
+    _, writer = make(settings, kb, "writer")
+    r = run(call(writer, "ingest_text", {"text": "Tea contains caffeine.", "mode": "detail"}))
+    assert not r.is_error
+    job_id = r.structured_content["job_id"]
+    job = kb.jobs.get(job_id)
+    assert job.user == "local" and kb.jobs.payloads[job_id] == {"text": "Tea contains caffeine.", "mode": "detail",
+                                                                   "doc": "local/mcp"}
+    st = run(call(writer, "job_status", {"job_id": job_id}))
+    assert st.structured_content["status"] == "queued" and st.structured_content["events"][0]["status"] == "queued"
+
+
+def test_bad_input_is_an_error_result_not_a_trace(settings, kb):
+    _, mcp = make(settings, kb)
+    r = run(call(mcp, "get_unit", {"unit_id": "nope"}))
+    assert r.is_error and "no unit #nope" in r.content[0].text and "Traceback" not in r.content[0].text
+    r = run(call(mcp, "graph_stats", {"project_path": "/elsewhere"}))
+    assert r.is_error and "project_path" in r.content[0].text
+    r = run(call(mcp, "expand", {"seeds": ["no such node"]}))
+    assert r.is_error and "no node" in r.content[0].text
+    r = run(call(mcp, "get_node", {}))
+    assert r.is_error and "label" in r.content[0].text
+
+
+def test_kg_tools(settings, kb):
+    sc, mcp = make(settings, kb, "writer")
+    u = run(call(mcp, "get_unit", {"unit_id": "s1"})).structured_content
+    assert u["subject"] == "smoking" and u["predicate"] == "causes" and u["notation"].startswith("#s1 {smoking}")
+    hits = run(call(mcp, "search_units", {"query": "smoking", "threshold": 0.9})).structured_content["result"]
+    assert hits[0]["node_id"] == "smoking" and hits[0]["score"] == pytest.approx(1.0, abs=1e-3)
+    text = text_of(run(call(mcp, "expand", {"seeds": ["smoking"], "mode": "directed"})))
+    assert "#s1 " in text and "#s4 " in text  # the units whose subject is smoking
+    ans = run(call(mcp, "ask", {"question": "What does smoking cause?"})).structured_content
+    assert ans["in_graph"] is True and "s1" in ans["citations"]
+    saved = run(call(mcp, "save_result", {"question": "q?", "answer": "a", "outcome": "useful",
+                                          "nodes": ["smoking"]})).structured_content
+    doc = (sc.memory_dir / saved["name"]).read_text("utf-8")
+    assert 'contributor: "local"' in doc and 'outcome: "useful"' in doc

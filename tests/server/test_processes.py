@@ -1,0 +1,205 @@
+"""Real processes: `kg serve` on a free loopback port with real HTTP and MCP clients, `kg mcp`
+over stdio with the mcp SDK's client, and (on the test Neo4j) two servers sharing one key store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.server.conftest import CORPUS
+
+KG = [sys.executable, "-c", "from kgservice.cli.app import main; main()"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def env_for(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"KG_DATA_DIR": str(data_dir), "KG_EMBEDDER": "hash:256", "KG_LLM_MODEL": "kgoffline/rules",
+                "KG_LLM_RETRY_WAIT": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "KG_RATE_LIMIT": "0"})
+    env.update(extra)
+    return env
+
+
+def kg(env: dict[str, str], *args: str, input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*KG, *args], env=env, capture_output=True, text=True, timeout=300, input=input)
+
+
+@contextmanager
+def serving(env: dict[str, str], *args: str):
+    port = free_port()
+    log = open(Path(env["KG_DATA_DIR"]).parent / f"serve-{port}.log", "w+")
+    proc = subprocess.Popen([*KG, "serve", "--port", str(port), "--log-level", "warning", *args], env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, f"kg serve exited early:\n{Path(log.name).read_text()}"
+            try:
+                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "kg serve did not become ready"
+            time.sleep(0.3)
+        yield base, proc, log
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        log.close()
+
+
+@pytest.fixture
+def embedded_env(tmp_path: Path) -> dict[str, str]:
+    env = env_for(tmp_path / "kg", KG_ALLOWED_HOSTS="127.0.0.1,localhost,kg.internal")
+    (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
+    done = kg(env, "ingest", str(tmp_path / "corpus.units"))
+    assert done.returncode == 0, done.stderr
+    return env
+
+
+def new_key(env: dict[str, str], user: str, role: str) -> str:
+    done = kg(env, "keys", "create", "--user", user, "--role", role)
+    assert done.returncode == 0, done.stderr
+    key = done.stdout.strip()
+    assert key.startswith("kg_") and key.split("_")[1] in done.stderr  # stdout: the key; stderr: its id
+    return key
+
+
+def mcp_http(base: str, key: str | None):
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=60)
+    return http, Client(streamable_http_client(base + "/mcp", http_client=http))
+
+
+def test_kg_serve_rest_mcp_http_and_shutdown(embedded_env):
+    reader, writer = new_key(embedded_env, "rita", "reader"), new_key(embedded_env, "walt", "writer")
+    with serving(embedded_env) as (base, proc, log):
+        h = {"Authorization": f"Bearer {reader}"}
+        stats = httpx.get(base + "/v1/stats", headers=h).json()
+        assert stats["backend"] == "embedded" and stats["units"] == 8
+        assert httpx.get(base + "/v1/stats").status_code == 401
+        assert httpx.get(base + "/livez", headers={"Host": "kg.internal"}).status_code == 200
+        assert httpx.get(base + "/livez", headers={"Host": "other.example"}).status_code == 421
+        q = httpx.post(base + "/v1/graphify/query", json={"question": "smoking"}, headers=h, timeout=60).json()
+        assert "NODE smoking" in q["text"]
+
+        # SSE ask over the socket: started, round(s), answer, done
+        events = []
+        with httpx.stream("POST", base + "/v1/ask", json={"question": "What does smoking cause?", "threshold": 0.7},
+                          headers={**h, "Accept": "text/event-stream"}, timeout=120) as s:
+            for line in s.iter_lines():
+                if line.startswith("event: "):
+                    events.append(line[7:])
+                elif line.startswith("data: ") and events[-1] == "answer":
+                    answer = json.loads(line[6:])
+        assert events[0] == "started" and events[-2:] == ["answer", "done"] and "round" in events
+        assert answer["in_graph"] is True and "s1" in answer["citations"]
+
+        async def mcp_checks():
+            http, client = mcp_http(base, reader)
+            async with http, client as c:
+                names = {t.name for t in (await c.list_tools()).tools}
+                unit = await c.call_tool("get_unit", {"unit_id": "s1"})
+                refused = await c.call_tool("ingest_text", {"text": "Tea contains caffeine."})
+                path = await c.call_tool("shortest_path", {"source": "smoking", "target": "death"})
+            http, client = mcp_http(base, writer)
+            async with http, client as c:
+                saved = await c.call_tool("save_result", {"question": "q?", "answer": "a", "outcome": "useful"})
+            return names, unit, refused, path, saved
+
+        names, unit, refused, path, saved = asyncio.run(mcp_checks())
+        assert {"query_graph", "ask", "ingest_text", "job_status"} <= names
+        assert unit.structured_content["subject"] == "smoking"
+        assert refused.is_error and "403" in refused.content[0].text
+        assert path.content[0].text.startswith("Shortest path (2 hops):")
+        assert saved.structured_content["contributor"] == "walt"
+
+        async def no_key():
+            http, client = mcp_http(base, None)
+            async with http, client as c:
+                await c.list_tools()
+
+        with pytest.raises(BaseException):
+            asyncio.run(no_key())
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after a graceful shutdown
+    logged = Path(log.name).read_text()
+    assert "kg serve: stopped cleanly" in logged
+    assert reader.split("_")[2] not in logged and writer.split("_")[2] not in logged
+
+
+def test_no_auth_refused_off_loopback(embedded_env):
+    done = kg(embedded_env, "serve", "--host", "0.0.0.0", "--port", str(free_port()), "--no-auth")
+    assert done.returncode == 2 and "loopback" in done.stderr
+
+
+def test_kg_mcp_over_stdio(embedded_env):
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=KG[0], args=[*KG[1:], "mcp"], env=embedded_env)
+
+    async def go():
+        async with Client(params) as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            unit = await c.call_tool("get_unit", {"unit_id": "s3"})
+            stats = await c.call_tool("graph_stats", {})
+            refused = await c.call_tool("save_result", {"question": "q", "answer": "a"})
+            return names, unit, stats, refused
+
+    names, unit, stats, refused = asyncio.run(go())
+    assert {"query_graph", "get_node", "ask", "expand"} <= names
+    assert unit.structured_content["predicate"] == "leads to"
+    assert stats.content[0].text.startswith("Nodes: ")
+    assert refused.is_error and "reader" in refused.content[0].text  # stdio default role: reader
+
+
+@pytest.mark.neo4j
+def test_two_servers_share_keys_on_neo4j(tmp_path, neo4j_connection):
+    neo4j_connection.wipe_all_for_tests()
+    uri = os.environ["KG_TEST_NEO4J_URI"]
+    common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
+    env_a = env_for(tmp_path / "a", **common)
+    env_b = env_for(tmp_path / "b", **common)
+    (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
+    assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0
+    admin = new_key(env_a, "root", "admin")
+    listed = json.loads(kg(env_b, "keys", "list", "--json").stdout)  # B's CLI sees the key A's created
+    assert [k["user"] for k in listed] == ["root"]
+    with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
+        made = httpx.post(a + "/v1/admin/keys", json={"user": "wanda", "role": "writer"},
+                          headers={"X-API-Key": admin}).json()
+        hw = {"X-API-Key": made["key"]}
+        assert httpx.get(b + "/v1/units/s1", headers=hw).json()["subject"] == "smoking"
+        assert httpx.get(b + "/v1/admin/keys", headers=hw).status_code == 403
+        assert httpx.delete(a + f"/v1/admin/keys/{made['key_id']}", headers={"X-API-Key": admin}).status_code == 200
+        assert httpx.get(b + "/v1/units/s1", headers=hw).status_code == 401  # revoked on A, refused by B
+    with neo4j_connection.driver.session() as s:
+        rows = s.run("MATCH (k:KgApiKey) RETURN k.user AS user, k.sha256 AS sha, k.revoked_at AS revoked").data()
+    assert sorted(r["user"] for r in rows) == ["root", "wanda"]
+    assert all(len(r["sha"]) == 64 and r["sha"] not in (admin, made["key"]) for r in rows)

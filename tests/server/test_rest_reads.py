@@ -1,0 +1,91 @@
+"""REST reads against the hand-written corpus of conftest (expected values worked out from it)."""
+
+from __future__ import annotations
+
+import json
+
+from kgservice.notation import parse_units
+from tests.server.conftest import auth
+
+
+def test_unit_and_supersession(client, keys, kb):
+    kb.ingest_units(parse_units("#v1 {Python 3.12} [is latest release of] {Python}\n"
+                                "#v2 {Python 3.13} [is latest release of] {Python}\n    ()[supersedes] #v1",
+                                kb.lexicon, doc="rel.units"))
+    h = auth(keys["reader"])
+    u = client.get("/v1/units/s1", headers=h).json()
+    assert u["notation"] == "#s1 {smoking} [causes] {lung cancer}\n    ()[confidence] (high)"
+    assert (u["predicate"], u["kind"], u["doc"], u["superseded_by"]) == ("causes", "content", "corpus.units", [])
+    assert client.get("/v1/units/v1", headers=h).json()["superseded_by"] == ["v2"]
+    assert client.get("/v1/units/%23v2", headers=h).json()["supersedes"] == ["v1"]  # "#v2" works too
+
+
+def test_node_and_neighbours(client, keys):
+    h = auth(keys["reader"])
+    assert client.get("/v1/nodes/Smoking", headers=h).json() == {"id": "smoking", "label": "smoking", "kind": "entry"}
+    got = client.get("/v1/nodes/smoking/neighbors", headers=h).json()
+    rows = {(n["direction"], n["label"], n["predicate"], n["unit_id"]) for n in got["neighbors"]}
+    # s1: smoking causes lung cancer; s4: smoking is a tobacco use; s2: 吸烟 同义 smoking (smoking is its argument)
+    assert rows == {("out", "lung cancer", "causes", "s1"), ("out", "tobacco use", "is a", "s4"),
+                    ("in", "吸烟", "同义", "s2")}
+    only = client.get("/v1/nodes/smoking/neighbors", params={"relation": "causes"}, headers=h).json()
+    assert [n["unit_id"] for n in only["neighbors"]] == ["s1"] and only["total"] == 1
+    assert client.get("/v1/nodes/smoking/neighbors", params={"limit": 1}, headers=h).json()["total"] == 3
+
+
+def test_search_expand_stats(client, keys):
+    h = auth(keys["reader"])
+    hits = client.post("/v1/search", json={"query": "smoking", "threshold": 0.9}, headers=h).json()
+    assert hits[0]["node_id"] == "smoking" and abs(hits[0]["score"] - 1.0) < 1e-3
+    d = client.post("/v1/expand", json={"seeds": ["smoking"]}, headers=h).json()
+    assert d["mode"] == "directed" and d["seeds"] == ["smoking"]
+    assert {"s1", "s4"} <= {u["id"] for u in d["units"]}
+    assert not {"p1", "p2", "c1", "c2"} & {u["id"] for u in d["units"]}  # nothing from other topics
+    sp = client.post("/v1/expand", json={"seeds": ["smoking"], "mode": "spread"}, headers=h).json()
+    assert sp["ranked"][0]["node"] == "smoking" and sp["ranked"][0]["energy"] >= 1.0  # the seed (1.0) + what flows back
+    assert "python" not in {r["node"] for r in sp["ranked"]}
+    st = client.get("/v1/stats", headers=h).json()
+    assert (st["backend"], st["units"]) == ("embedded", 8)
+
+
+def test_ask_json_and_sse(client, keys):
+    h = auth(keys["reader"])
+    body = {"question": "What does smoking cause?", "threshold": 0.7}
+    a = client.post("/v1/ask", json=body, headers=h).json()
+    assert a["in_graph"] is True and "s1" in a["citations"] and "lung cancer" in a["answer"]
+    assert a["rounds"] >= 1 and a["usage"]["calls"] >= 1
+    again = client.post("/v1/ask", json=body, headers=h).json()
+    assert again["usage"]["calls"] == 0 and again["cache"]["hits"] > 0 and again["answer"] == a["answer"]
+    with client.stream("POST", "/v1/ask", json=body, headers={**h, "Accept": "text/event-stream"}) as s:
+        text = "".join(s.iter_text())
+    events = [line[7:] for line in text.splitlines() if line.startswith("event: ")]
+    assert events[0] == "started" and events[-2:] == ["answer", "done"]
+    assert events.count("round") == a["rounds"]
+    answer = json.loads([line for line in text.splitlines() if line.startswith("data: ")][-2][6:])
+    assert answer["citations"] == a["citations"]
+    miss = client.post("/v1/ask", json={"question": "Who painted the Mona Lisa?", "threshold": 0.7}, headers=h).json()
+    assert miss["in_graph"] is False and miss["citations"] == []
+
+
+def test_graphify_text_matches_the_cli_functions(client, keys, app):
+    from kgservice.graphify.path import run_path
+
+    h = auth(keys["reader"])
+    r = client.post("/v1/graphify/path", json={"source": "smoking", "target": "death"}, headers=h).json()
+    g = app.state.ctx.mirror.graph()
+    assert r["text"] == run_path(g, "smoking", "death").stdout
+    assert r["text"].startswith("Shortest path (2 hops):")
+    amb = client.post("/v1/graphify/path", json={"source": "smoking", "target": "smoking"}, headers=h)
+    assert amb.status_code == 409 and "same node" in amb.json()["detail"]
+
+
+def test_admin_cache_and_doctor(client, keys):
+    h = auth(keys["admin"])
+    client.post("/v1/ask", json={"question": "What does smoking cause?", "threshold": 0.7}, headers=auth(keys["reader"]))
+    stats = client.get("/v1/admin/cache", headers=h).json()
+    assert "path" not in stats and stats["caches"]["key_nodes"]["entries"] >= 1
+    cleared = client.post("/v1/admin/cache/clear", headers=h).json()["cleared"]
+    assert cleared >= 1
+    assert client.get("/v1/admin/cache", headers=h).json()["caches"]["key_nodes"]["entries"] == 0
+    doc = client.get("/v1/admin/doctor", headers=h).json()
+    assert doc["ok"] is True and doc["units"] == 8

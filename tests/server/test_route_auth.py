@@ -1,0 +1,135 @@
+"""Every route × {no key, reader, writer, admin}, from a table built from ``app.routes``:
+a new route without a role declaration, or without a sample request here, fails the test."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.routing import APIRoute
+from starlette.routing import Mount, Route
+
+from kgservice.server.deps import ROLE_ATTR
+from tests.server.conftest import ROLES, auth
+
+# (method, path template) -> (concrete path, JSON body or None). Bodies are valid, so a caller
+# with the role gets a success status; the expected role comes from the route itself.
+SAMPLES = {
+    ("POST", "/v1/ask"): ("/v1/ask", {"question": "What does smoking cause?", "threshold": 0.7}),
+    ("POST", "/v1/search"): ("/v1/search", {"query": "smoking"}),
+    ("POST", "/v1/expand"): ("/v1/expand", {"seeds": ["smoking"]}),
+    ("GET", "/v1/units/{unit_id}"): ("/v1/units/s1", None),
+    ("GET", "/v1/nodes/{node_id}"): ("/v1/nodes/smoking", None),
+    ("GET", "/v1/nodes/{node_id}/neighbors"): ("/v1/nodes/smoking/neighbors", None),
+    ("GET", "/v1/stats"): ("/v1/stats", None),
+    ("POST", "/v1/graphify/query"): ("/v1/graphify/query", {"question": "smoking"}),
+    ("POST", "/v1/graphify/path"): ("/v1/graphify/path", {"source": "smoking", "target": "death"}),
+    ("POST", "/v1/graphify/explain"): ("/v1/graphify/explain", {"node": "smoking"}),
+    ("POST", "/v1/results"): ("/v1/results", {"question": "q?", "answer": "a", "outcome": "useful"}),
+    ("POST", "/v1/ingest"): ("/v1/ingest", {"units": "#n1 {tea} [contains] {caffeine}"}),
+    ("GET", "/v1/jobs/{job_id}"): ("/v1/jobs/{job}", None),
+    ("GET", "/v1/jobs/{job_id}/events"): ("/v1/jobs/{job}/events", None),
+    ("POST", "/v1/admin/keys"): ("/v1/admin/keys", {"user": "carol", "role": "reader"}),
+    ("GET", "/v1/admin/keys"): ("/v1/admin/keys", None),
+    ("DELETE", "/v1/admin/keys/{key_id}"): ("/v1/admin/keys/{victim}", None),
+    ("GET", "/v1/admin/cache"): ("/v1/admin/cache", None),
+    ("POST", "/v1/admin/cache/clear"): ("/v1/admin/cache/clear", None),
+    ("GET", "/v1/admin/doctor"): ("/v1/admin/doctor", None),
+    ("GET", "/livez"): ("/livez", None),
+    ("GET", "/readyz"): ("/readyz", None),
+    ("GET", "/metrics"): ("/metrics", None),
+}
+# FastAPI's own documentation routes: public by design (no data behind them)
+DOC_ROUTES = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
+RANK = {None: 0, "reader": 1, "writer": 2, "admin": 3}
+
+
+def declared_roles(route: APIRoute) -> list:
+    found = []
+    for dep in route.dependant.dependencies:
+        call = dep.call
+        if hasattr(call, ROLE_ATTR):
+            found.append(getattr(call, ROLE_ATTR))
+    return found
+
+
+def route_table(app) -> list[tuple[str, str, str | None]]:
+    table = []
+    for route in app.routes:
+        if isinstance(route, APIRoute):
+            roles = declared_roles(route)
+            assert len(roles) == 1, f"{route.path} declares {len(roles)} roles; every route needs exactly one " \
+                                    f"of deps.need(role) / deps.public()"
+            role = None if roles[0] is None else roles[0].value
+            for method in route.methods:
+                table.append((method, route.path, role))
+        elif isinstance(route, Route):
+            assert route.path in DOC_ROUTES, f"plain route {route.path} has no role declaration"
+        elif isinstance(route, Mount):
+            assert route.path in ("", "/"), f"unexpected mount {route.path}"
+        else:
+            pytest.fail(f"unknown route type {type(route).__name__}")
+    return table
+
+
+def test_every_route_declares_a_role_and_has_a_sample(app):
+    table = route_table(app)
+    missing = [(m, p) for m, p, _ in table if (m, p) not in SAMPLES]
+    assert not missing, f"routes without a sample request in SAMPLES: {missing}"
+    extra = [k for k in SAMPLES if k not in {(m, p) for m, p, _ in table}]
+    assert not extra, f"SAMPLES for routes that do not exist: {extra}"
+    roles = {(m, p): r for m, p, r in table}
+    # the intended policy, written down independently of the code
+    assert roles[("GET", "/livez")] is None and roles[("GET", "/readyz")] is None
+    assert roles[("GET", "/metrics")] == "reader"
+    assert roles[("POST", "/v1/ingest")] == "writer" and roles[("POST", "/v1/results")] == "writer"
+    assert all(r == "admin" for (m, p), r in roles.items() if p.startswith("/v1/admin"))
+    assert all(r == "reader" for (m, p), r in roles.items()
+               if p.startswith("/v1/") and not p.startswith("/v1/admin") and p not in ("/v1/ingest", "/v1/results"))
+
+
+@pytest.mark.parametrize("caller", [None, *ROLES])
+def test_route_matrix(app, client, keys, kb, caller):
+    table = route_table(app)
+    job = kb.jobs.submit("ingest", {"units": "#j1 {a} [is a] {b}", "doc": "t"}, f"user-{caller or 'reader'}", None)
+    kb.jobs.run_all(kb)  # finished, so its event stream ends
+    key = keys.get(caller) if caller else None
+    failures = []
+    for method, template, role in sorted(table):
+        path, body = SAMPLES[(method, template)]
+        victim = app.state.ctx.keys().create("victim", "reader")[1].key_id
+        path = path.format(job=job.id, victim=victim)
+        r = client.request(method, path, json=body, headers=auth(key))
+        if role is None:
+            expected_ok = True
+        elif caller is None:
+            expected_ok = False
+            if r.status_code != 401 or "www-authenticate" not in r.headers:
+                failures.append(f"{method} {path}: no key -> {r.status_code}, expected 401 with WWW-Authenticate")
+            continue
+        else:
+            expected_ok = RANK[caller] >= RANK[role]
+        if expected_ok and not 200 <= r.status_code < 300:
+            failures.append(f"{method} {path} as {caller}: {r.status_code} {r.text[:200]}")
+        if not expected_ok and r.status_code != 403:
+            failures.append(f"{method} {path} as {caller}: {r.status_code}, expected 403")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("caller", [None, *ROLES])
+def test_mcp_mount_needs_a_key(client, keys, caller):
+    key = keys.get(caller) if caller else None
+    r = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+                    headers={**auth(key), "Accept": "application/json, text/event-stream"})
+    if caller is None:
+        assert r.status_code == 401
+    else:
+        assert r.status_code == 200, r.text
+        names = {t["name"] for t in r.json()["result"]["tools"]}
+        assert {"query_graph", "ask", "ingest_text"} <= names
+
+
+def test_openapi_lists_every_v1_route_and_docs_are_public(app, client):
+    spec = client.get("/openapi.json").json()
+    assert client.get("/docs").status_code == 200
+    documented = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
+    served = {(m, p) for m, p, _ in route_table(app) if p.startswith("/v1/")}
+    assert served <= documented
