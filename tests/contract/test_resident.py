@@ -102,7 +102,7 @@ def reference_spread(ref: EmbeddedStore, seeds: dict[str, float], tau: dict[str,
             r = rows(n)
             for m, t in r:
                 if seed_backflow or m not in seeds:
-                    incoming[m] = incoming.get(m, 0.0) + e * t / max(1, len(r)) ** degree_damping
+                    incoming[m] = incoming.get(m, 0.0) + (e / max(1, len(r)) ** degree_damping) * t
         for m, e in incoming.items():
             energy[m] = energy.get(m, 0.0) + e
         frontier = {m: e for m, e in incoming.items() if e >= epsilon}

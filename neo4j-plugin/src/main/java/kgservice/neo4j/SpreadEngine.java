@@ -203,7 +203,8 @@ final class SpreadEngine {
                         rowTau[rows++] = t;
                     }
                 }
-                // e * tau / max(1, d) ** damping, evaluated as Python evaluates it
+                // (e / max(1, d) ** damping) * tau, in the order docs/spreading.md and the embedded store use
+                // (an energy right at epsilon must land on the same side of it on every backend)
                 double e = frontierE[f];
                 double divisor = Math.pow(Math.max(1, rows), p.degreeDamping());
                 for (int i = 0; i < rows; i++) {
@@ -221,7 +222,7 @@ final class SpreadEngine {
                         }
                         touched[touchedSize++] = m;
                     }
-                    incoming[m] = incoming[m] + e * rowTau[i] / divisor;
+                    incoming[m] = incoming[m] + (e / divisor) * rowTau[i];
                 }
             }
             // every node that received energy this hop adds it; the strong ones spread next
