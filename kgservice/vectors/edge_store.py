@@ -22,10 +22,12 @@ import shutil
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .qdrant_store import (
+from .base import (
+    SCROLL_PAGE,
     VectorStoreError,
     VectorStoreLocked,
     VectorStoreMismatch,
@@ -33,9 +35,10 @@ from .qdrant_store import (
     finish_hits,
     locked_message,
     mismatch_message,
-    node_id_of,
     point_id,
     prepare_upsert,
+    scroll_ids,
+    vectors_by_node,
 )
 
 __all__ = ["EdgeVectorStore", "edge_available"]
@@ -199,23 +202,19 @@ class EdgeVectorStore:
     def ids(self) -> set[str]:
         qe = self._qe
         self._check_open()
-        found: set[str] = set()
-        offset = None
+
+        def page(offset: Any) -> tuple[list[Any], Any]:
+            return self._shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=SCROLL_PAGE, with_payload=["node_id"], with_vector=False))
+
         with self._lock:
-            while True:
-                records, offset = self._shard.scroll(
-                    qe.ScrollRequest(offset=offset, limit=1024, with_payload=["node_id"], with_vector=False)
-                )
-                found.update(node_id_of(r.payload, r.id) for r in records)
-                if offset is None:
-                    break
-        return found
+            return scroll_ids(page)
 
     def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         self._check_open()
         with self._lock:
-            recs = self._shard.retrieve([point_id(i) for i in ids], with_payload=["node_id"], with_vector=True)
-        return {node_id_of(r.payload, r.id): np.asarray(r.vector, dtype=np.float32) for r in recs}
+            return vectors_by_node(self._shard.retrieve([point_id(i) for i in ids], with_payload=["node_id"],
+                                                        with_vector=True))
 
     def count(self) -> int:
         self._check_open()

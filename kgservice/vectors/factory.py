@@ -1,0 +1,58 @@
+"""Open the configured vector store: a Qdrant server, qdrant-edge (embedded default) or
+qdrant-client local mode, mirroring :mod:`kgservice.stores.factory`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import VectorStore
+from .edge_store import EdgeVectorStore, edge_available
+from .qdrant_store import QdrantVectorStore
+
+__all__ = ["BACKENDS", "open_vector_store", "resolve_backend"]
+
+BACKENDS = ("auto", "qdrant", "edge")
+
+
+def resolve_backend(backend: str, *, path: str | Path | None, url: str | None, collection: str) -> str:
+    """``"auto"``: a server when ``url`` is given (or in memory without a path); otherwise
+    whichever format already exists under ``path`` (an existing qdrant-client local store
+    keeps working), and for a new directory qdrant-edge when it is installed, else local mode."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown vector backend {backend!r}: expected auto, qdrant or edge")
+    if backend != "auto":
+        return backend
+    if url is not None or path is None:
+        return "qdrant"
+    p = Path(path)
+    if (p / collection / "edge_config.json").exists():
+        return "edge"
+    if (p / "meta.json").exists():  # qdrant-client local mode
+        return "qdrant"
+    return "edge" if edge_available() else "qdrant"
+
+
+def open_vector_store(
+    *,
+    dim: int,
+    model_name: str,
+    path: str | Path | None = None,
+    url: str | None = None,
+    api_key: str | None = None,
+    collection: str = "kg_nodes",
+    backend: str = "auto",
+    recreate: bool = False,
+) -> VectorStore:
+    """Open the vector store for a data directory or server.
+
+    ``backend``: ``"qdrant"`` (qdrant-client: ``url`` server, ``path`` local mode, neither =
+    in memory), ``"edge"`` (qdrant-edge-py on ``path``), or ``"auto"`` (:func:`resolve_backend`).
+    """
+    backend = resolve_backend(backend, path=path, url=url, collection=collection)
+    if backend == "edge":
+        if path is None or url is not None:
+            raise ValueError("the edge backend needs a local path (and no url)")
+        return EdgeVectorStore(dim=dim, model_name=model_name, path=path, collection=collection, recreate=recreate)
+    return QdrantVectorStore(
+        dim=dim, model_name=model_name, path=path, url=url, api_key=api_key, collection=collection, recreate=recreate
+    )
