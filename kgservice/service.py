@@ -7,7 +7,8 @@ Qdrant client) open lazily: `kg stats` should not load a model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -47,13 +48,34 @@ class KnowledgeBase:
 
     @cached_property
     def vectors(self):
+        return self.open_vectors()
+
+    def open_vectors(self, recreate: bool = False):
+        """A new handle on the configured vector store (``vectors`` caches one)."""
         from kgservice.vectors import open_vector_store
 
         s = self.settings
         return open_vector_store(
             dim=self.embedder.dim, model_name=self.embedder.name, backend=s.vector_backend,
             url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
-            path=None if s.qdrant_url else str(s.data_dir / "qdrant"))
+            path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate,
+            lock_wait=s.vector_lock_wait)
+
+    @contextmanager
+    def vector_writer(self) -> Iterator:
+        """The vector store for one write. A local vector directory is owned by one process
+        at a time, so unless this knowledge base already holds it open (a reader that also
+        writes), a write opens it, upserts and releases it: the lock is held for the upsert
+        only (milliseconds to seconds), never while a model embeds, and readers in other
+        processes wait for it (``KG_VECTOR_LOCK_WAIT``) instead of being locked out."""
+        if "vectors" in self.__dict__ or self.settings.qdrant_url:
+            yield self.vectors
+            return
+        vs = self.open_vectors()
+        try:
+            yield vs
+        finally:
+            vs.close()
 
     @cached_property
     def caches(self):
@@ -83,12 +105,27 @@ class KnowledgeBase:
         self.caches.invalidate(report.touched_nodes)
         return report
 
-    def embed_nodes(self, ids: Sequence[str], batch: int = 256) -> int:
+    def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384) -> int:
+        """Embed these nodes' labels and store their vectors: the model runs first (no vector
+        lock held), then every ``flush`` vectors go to the store in one upsert. If the model
+        fails part-way, the vectors already computed are stored before the error propagates
+        (``kg doctor --repair`` embeds the rest)."""
+        import numpy as np
+
         nodes = self.store.get_nodes(ids)
-        for i in range(0, len(nodes), batch):
-            chunk = nodes[i:i + batch]
-            vecs = self.embedder.embed([n.label for n in chunk])
-            self.vectors.upsert([n.id for n in chunk], vecs, [{"label": n.label, "kind": n.kind.value} for n in chunk])
+        for start in range(0, len(nodes), flush):
+            part = nodes[start:start + flush]
+            vecs: list = []
+            try:
+                for i in range(0, len(part), batch):
+                    vecs.append(self.embedder.embed([n.label for n in part[i:i + batch]]))
+            finally:
+                done = part[:sum(len(v) for v in vecs)]
+                if done:
+                    with self.vector_writer() as vs:
+                        vs.upsert([n.id for n in done], np.concatenate(vecs),
+                                  [{"label": n.label, "kind": n.kind.value} for n in done])
+                        vs.optimize()  # edge: indexes segments past its threshold; else a no-op
         return len(nodes)
 
     # -- reads -------------------------------------------------------------------

@@ -3,9 +3,10 @@ qdrant-client local mode, mirroring :mod:`kgservice.stores.factory`."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from .base import VectorStore
+from .base import VectorStore, VectorStoreLocked
 from .edge_store import EdgeVectorStore, edge_available
 from .qdrant_store import QdrantVectorStore
 
@@ -42,13 +43,34 @@ def open_vector_store(
     collection: str = "kg_nodes",
     backend: str = "auto",
     recreate: bool = False,
+    lock_wait: float = 0.0,
 ) -> VectorStore:
     """Open the vector store for a data directory or server.
 
     ``backend``: ``"qdrant"`` (qdrant-client: ``url`` server, ``path`` local mode, neither =
     in memory), ``"edge"`` (qdrant-edge-py on ``path``), or ``"auto"`` (:func:`resolve_backend`).
+
+    ``lock_wait``: a local directory is owned by one process at a time. Writers hold it only
+    while they upsert (see ``KnowledgeBase.embed_nodes``), so a reader that finds it locked
+    waits up to ``lock_wait`` seconds for it instead of failing at once.
     """
     backend = resolve_backend(backend, path=path, url=url, collection=collection)
+    deadline = time.monotonic() + max(0.0, float(lock_wait))
+    pause = 0.05
+    while True:
+        try:
+            return _open(backend, dim=dim, model_name=model_name, path=path, url=url, api_key=api_key,
+                         collection=collection, recreate=recreate)
+        except VectorStoreLocked:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.5)
+
+
+def _open(backend: str, *, dim: int, model_name: str, path: str | Path | None, url: str | None,
+          api_key: str | None, collection: str, recreate: bool) -> VectorStore:
     if backend == "edge":
         if path is None or url is not None:
             raise ValueError("the edge backend needs a local path (and no url)")
