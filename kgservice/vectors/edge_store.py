@@ -11,8 +11,8 @@ nothing is due) builds an HNSW index for segments past it, searched with ``hnsw_
 small knowledge base gets exact answers, and a large one stays within milliseconds per query
 (an exact scan of 100k x 512 costs ~25-80 ms here). ``exact=True`` forces exact scans.
 
-``qdrant-edge-py`` is a binary wheel (abi3) published for Linux x86_64/aarch64 (glibc >= 2.28
-and musl), macOS x86_64/arm64 and Windows x86_64; :func:`edge_available` says whether it is
+``qdrant-edge-py`` is a binary wheel (abi3) published for Linux x86_64 (glibc >= 2.17),
+aarch64 (glibc >= 2.28) and musl, macOS x86_64/arm64 and Windows x86_64: a core dependency; :func:`edge_available` says whether it is
 installed, and ``open_vector_store(backend="auto")`` falls back to qdrant-client local mode
 where it is not.
 """
