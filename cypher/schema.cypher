@@ -7,3 +7,8 @@ CREATE INDEX node_kind IF NOT EXISTS FOR (n:Node) ON (n.kind);
 CREATE INDEX node_label IF NOT EXISTS FOR (n:Node) ON (n.label);
 CREATE INDEX unit_doc IF NOT EXISTS FOR (u:Unit) ON (u.doc);
 CREATE INDEX unit_family IF NOT EXISTS FOR (u:Unit) ON (u.family);
+// staging of big ingest batches (stage_*.cypher): invisible labels, found by stage id
+CREATE INDEX staged_node_id IF NOT EXISTS FOR (n:StagedNode) ON (n.id, n.stage);
+CREATE INDEX staged_node_stage IF NOT EXISTS FOR (n:StagedNode) ON (n.stage);
+CREATE INDEX staged_unit_stage IF NOT EXISTS FOR (u:StagedUnit) ON (u.stage);
+CREATE CONSTRAINT ingest_stage_id IF NOT EXISTS FOR (s:IngestStage) REQUIRE s.id IS UNIQUE

@@ -30,6 +30,7 @@ class Settings:
     neo4j_user: str = "neo4j"
     neo4j_password: str | None = field(default=None, repr=False)  # secret: never in repr/logs
     neo4j_database: str = "neo4j"
+    neo4j_stage_units: int = 20_000  # new units per ingest batch above which Neo4j ingest is staged
     qdrant_url: str | None = None
     qdrant_api_key: str | None = field(default=None, repr=False)  # secret: never in repr/logs
     qdrant_collection: str = "kg_nodes"
@@ -76,6 +77,7 @@ _ENV = {
     "NEO4J_PASSWORD": ("neo4j_password", str),
     "KG_NEO4J_PASSWORD": ("neo4j_password", str),
     "KG_NEO4J_DATABASE": ("neo4j_database", str),
+    "KG_NEO4J_STAGE_UNITS": ("neo4j_stage_units", int),
     "KG_QDRANT_URL": ("qdrant_url", str),
     "KG_QDRANT_API_KEY": ("qdrant_api_key", str),
     "KG_VECTOR_BACKEND": ("vector_backend", str),
