@@ -1,6 +1,7 @@
 // stage_abandoned: stages whose writer stopped making progress (crashed or killed): no chunk
-// for $stale seconds. Their staged data is invisible; stage_discard removes it.
-// parameters: $now, $stale. returns: stage (one row per abandoned stage)
+// for $stale seconds. Unpublished ones are invisible and go with stage_discard; published
+// ones only lack their cleanup (stage_cleanup).
+// parameters: $now, $stale. returns: stage, published (one row per abandoned stage)
 MATCH (st:IngestStage)
 WHERE st.heartbeat < $now - $stale
-RETURN st.id AS stage
+RETURN st.id AS stage, coalesce(st.published, false) AS published

@@ -364,6 +364,10 @@ class Neo4jStore(GraphStore):
         except BaseException:
             self._discard_stage_quietly(stage)
             raise
+        try:  # visible now; the staging marks go in bounded transactions (a crash leaves them to the sweep)
+            self._run_chunks("stage_cleanup", stage, self.stage_chunk)
+        except Exception:
+            pass
         return created, [r["id"] for r in new_nodes if r["kind"] != NodeKind.LITERAL.value]
 
     def _stage_chunk(self, run: Callable[..., Any], stage: str, rows: list[dict]) -> None:
@@ -377,17 +381,21 @@ class Neo4jStore(GraphStore):
                 raise StoreError(f"ingest stage {stage} disappeared while it was being written "
                                  "(removed as abandoned?); nothing of this batch is visible: run the ingest again")
 
-    def discard_stage(self, stage: str, chunk: int = 10_000) -> int:
-        """Delete a stage's invisible data in bounded transactions; returns what was removed."""
-        removed = 0
-        for stmt in cypher.statements("stage_discard"):
+    def _run_chunks(self, name: str, stage: str, chunk: int) -> int:
+        """Each statement of ``name``, one bounded transaction per chunk, until it reports 0."""
+        done = 0
+        for stmt in cypher.statements(name):
             while True:
                 with self._session(write=True) as session:
                     n = session.execute_write(lambda tx: tx.run(stmt, stage=stage, limit=chunk).single()["removed"])
-                removed += n
+                done += n
                 if n == 0:
                     break
-        return removed
+        return done
+
+    def discard_stage(self, stage: str, chunk: int = 10_000) -> int:
+        """Delete an unpublished stage's invisible data in bounded transactions."""
+        return self._run_chunks("stage_discard", stage, chunk)
 
     def _discard_stage_quietly(self, stage: str) -> None:
         try:
@@ -399,10 +407,10 @@ class Neo4jStore(GraphStore):
         """Remove the stages of writers that stopped (crashed) ``stale_seconds`` ago or more."""
         import time
 
-        stages = [r["stage"] for r in self._read("stage_abandoned", now=time.time(), stale=float(stale_seconds))]
-        for stage in stages:
-            self.discard_stage(stage)
-        return stages
+        rows = self._read("stage_abandoned", now=time.time(), stale=float(stale_seconds))
+        for r in rows:
+            self._run_chunks("stage_cleanup" if r["published"] else "stage_discard", r["stage"], 10_000)
+        return [r["stage"] for r in rows]
 
     # -- administration (kg doctor / restore) ---------------------------------------------
     def _stream(self, name: str, **params: Any) -> Iterator[Any]:
