@@ -99,11 +99,33 @@ class KnowledgeBase:
         `kg doctor --repair` embeds the missing nodes; vectors never point at absent nodes."""
         if self.settings.read_only:
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
-        report = self.store.ingest(units, progress=progress)
+        warm = self._warm_embedder() if embed else None
+        try:
+            report = self.store.ingest(units, progress=progress)
+        finally:
+            if warm is not None:
+                warm.join()
         if embed and report.new_embeddable_nodes:
             self.embed_nodes(report.new_embeddable_nodes)
         self.caches.invalidate(report.touched_nodes)
         return report
+
+    def _warm_embedder(self):
+        """Load the embedding model in a thread while the graph batch is written (both take
+        about a second; the model is needed right after). Errors surface on first real use."""
+        import threading
+
+        def load() -> None:
+            try:
+                e = self.embedder
+                if hasattr(e, "load"):
+                    e.load()
+            except Exception:  # reported by embed_nodes, where the model is used
+                pass
+
+        t = threading.Thread(target=load, name="kg-embedder-warmup", daemon=True)
+        t.start()
+        return t
 
     def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384) -> int:
         """Embed these nodes' labels and store their vectors: the model runs first (no vector

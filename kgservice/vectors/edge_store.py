@@ -7,7 +7,10 @@ shard: a second opener gets :class:`VectorStoreLocked`.
 
 Search: a segment smaller than the indexing threshold (``INDEX_KB``, ~20k vectors of dim
 512) is scanned exactly; :meth:`optimize` (run by the writer after each upsert, a no-op when
-nothing is due) builds an HNSW index for segments past it, searched with ``hnsw_ef``. So a
+nothing is due) builds an HNSW index for segments past it, searched with ``hnsw_ef``. That
+build runs inside the writer's lease on the directory: ~9 s per 20k vectors on an idle
+2-core machine (minutes on an overloaded one), during which readers wait
+(``KG_VECTOR_LOCK_WAIT``). So a
 small knowledge base gets exact answers, and a large one stays within milliseconds per query
 (an exact scan of 100k x 512 costs ~25-80 ms here). ``exact=True`` forces exact scans.
 
@@ -103,7 +106,9 @@ class EdgeVectorStore:
         config = qe.EdgeConfig(
             vectors=qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine),
             hnsw_config=qe.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=INDEX_KB // 2),
-            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=INDEX_KB),
+            # segments stay <= 2 x the threshold, so one optimize() indexes at most ~40k vectors
+            # (seconds) instead of merging everything into one index rebuilt from scratch
+            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=INDEX_KB, max_segment_size=2 * INDEX_KB),
         )
         try:
             if exists:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -73,20 +74,30 @@ def test_batch_bigger_than_a_stage_lands_whole_and_equal_to_the_embedded_store(s
     assert staged.ingest(units).units_unchanged == N  # a rerun is a no-op
 
 
+def _fail_chunk(store: Neo4jStore, nth: int, fail) -> Callable:
+    """Make the ``nth`` staging transaction call ``fail()`` instead; returns the real method."""
+    real, calls = store._stage_chunk, []
+
+    def chunk(run, stage, rows):
+        calls.append(1)
+        if len(calls) == nth:
+            fail()
+        return real(run, stage, rows)
+
+    store._stage_chunk = chunk  # type: ignore[method-assign]
+    return real
+
+
 def test_failure_mid_stage_leaves_nothing_visible_and_nothing_staged(staged, lexicon):
     staged.ingest(batch(lexicon, 40, prefix="s"))
     before = state_of(staged)
-    real, calls = staged._stage_chunk, []
 
-    def failing(run, stage, rows):
-        calls.append(1)
-        if len(calls) == 5:
-            assert _staged_counts(staged)[0] == 4 * 30  # four chunks committed, staged only
-            assert state_of(staged) == before  # ... and invisible
-            raise RuntimeError("injected failure mid-stage")
-        return real(run, stage, rows)
+    def fail() -> None:
+        assert _staged_counts(staged)[0] == 4 * 30  # four chunks committed, staged only
+        assert state_of(staged) == before  # ... and invisible
+        raise RuntimeError("injected failure mid-stage")
 
-    staged._stage_chunk = failing  # type: ignore[method-assign]
+    real = _fail_chunk(staged, 5, fail)
     units = batch(lexicon, N, prefix="f")
     with pytest.raises(RuntimeError, match="injected"):
         staged.ingest(units)
@@ -99,15 +110,11 @@ def test_failure_mid_stage_leaves_nothing_visible_and_nothing_staged(staged, lex
 def test_crashed_writer_stage_is_invisible_then_removed_once_abandoned(staged, neo4j_proc, lexicon):
     staged.ingest(batch(lexicon, 40, prefix="s"))
     before = state_of(staged)
-    real, calls = staged._stage_chunk, []
 
-    def dying(run, stage, rows):
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt  # the process dies: nothing runs after this
-        return real(run, stage, rows)
+    def die() -> None:
+        raise KeyboardInterrupt  # the process dies: nothing runs after this
 
-    staged._stage_chunk = dying  # type: ignore[method-assign]
+    _fail_chunk(staged, 3, die)
     staged._discard_stage_quietly = lambda stage: None  # type: ignore[method-assign] # a crash cleans nothing
     units = batch(lexicon, N, prefix="c")
     with pytest.raises(KeyboardInterrupt):
@@ -189,15 +196,15 @@ def test_concurrent_readers_see_before_or_after_only(staged, neo4j_proc, lexicon
 def test_staging_error_names_a_vanished_stage(staged, lexicon):
     """A stage removed under a live writer (e.g. wrongly judged abandoned) fails the ingest
     instead of publishing part of the batch."""
-    real, calls = staged._stage_chunk, []
+    stages: list[str] = []
+    real = staged._stage_chunk
 
-    def vanish(run, stage, rows):
-        calls.append(1)
-        if len(calls) == 2:
-            staged.discard_stage(stage)
+    def remember(run, stage, rows):
+        stages.append(stage)
         return real(run, stage, rows)
 
-    staged._stage_chunk = vanish  # type: ignore[method-assign]
+    staged._stage_chunk = remember  # type: ignore[method-assign]
+    _fail_chunk(staged, 2, lambda: staged.discard_stage(stages[0]))
     with pytest.raises(StoreError, match="disappeared"):
         staged.ingest(batch(lexicon, 120, prefix="v"))
     assert staged.counts()["units"] == 0 and _staged_counts(staged) == (0, 0, 0)
