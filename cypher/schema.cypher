@@ -11,4 +11,5 @@ CREATE INDEX unit_family IF NOT EXISTS FOR (u:Unit) ON (u.family);
 CREATE INDEX staged_node_id IF NOT EXISTS FOR (n:StagedNode) ON (n.id, n.stage);
 CREATE INDEX staged_node_stage IF NOT EXISTS FOR (n:StagedNode) ON (n.stage);
 CREATE INDEX staged_unit_stage IF NOT EXISTS FOR (u:StagedUnit) ON (u.stage);
+CREATE INDEX staged_unit_id IF NOT EXISTS FOR (u:StagedUnit) ON (u.id, u.stage);
 CREATE CONSTRAINT ingest_stage_id IF NOT EXISTS FOR (s:IngestStage) REQUIRE s.id IS UNIQUE

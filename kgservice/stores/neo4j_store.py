@@ -343,6 +343,15 @@ class Neo4jStore(GraphStore):
             with self._session(write=True) as session:
                 return session.execute_write(lambda tx: tx.run(query, params).data())
 
+        # supersessions inside the batch are staged (an edge between two staged units) and the
+        # superseded units' relations are created already retired: the publish transaction
+        # then only links units stored before (its index seeks on ids relabelled in the same
+        # transaction are slow, and each retire pass costs transaction memory)
+        in_batch = {r["id"] for r in unit_rows}
+        inner = [p for p in pairs if p["old"] in in_batch]
+        pairs = [p for p in pairs if p["old"] not in in_batch]
+        retired = {p["old"] for p in inner}
+        rel_rows = [r | {"live": False} if r["unit"] in retired else r for r in rel_rows]
         run(cypher.load("stage_begin"), stage=stage, now=time.time())
         try:
             for i in range(0, len(new_nodes), BATCH_ROWS * 4):
@@ -351,6 +360,8 @@ class Neo4jStore(GraphStore):
                 self._stage_chunk(run, stage, staged[i:i + self.stage_chunk])
                 if progress is not None:
                     progress(len(staged[i:i + self.stage_chunk]))
+            for i in range(0, len(inner), BATCH_ROWS):
+                run(cypher.load("stage_supersessions"), stage=stage, pairs=inner[i:i + BATCH_ROWS])
 
             def publish(tx: Any) -> int:
                 nodes = 0

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import pytest
 
+from kgservice.notation import parse_units
 from kgservice.stores import cypher
 from kgservice.stores.base import StoreError
 from kgservice.stores.embedded import EmbeddedStore
@@ -58,7 +59,11 @@ def test_batch_bigger_than_a_stage_lands_whole_and_equal_to_the_embedded_store(s
         return real(run, stage, rows)
 
     staged._stage_chunk = counting  # type: ignore[method-assign]
-    units = batch(lexicon, N, prefix="b")
+    # plus units that supersede units stored before the batch (linked at publish; the ones
+    # inside the batch are linked while staging)
+    extra = parse_units("#bx1 {b item x} [has] {hub 3}\n    ()[supersedes] #s9\n"
+                        "#bx2 {b item y} [causes] {hub 4}\n    ()[supersedes] #s19\n", lexicon, doc="b.units")
+    units = batch(lexicon, N - 2, prefix="b") + extra
     report = staged.ingest(units)
     assert chunks == [30] * (N // 30) and report.units_added == N  # really staged, in 14 transactions
     oracle = EmbeddedStore(tmp_path / "graph")
