@@ -30,10 +30,14 @@ class Settings:
     neo4j_user: str = "neo4j"
     neo4j_password: str | None = field(default=None, repr=False)  # secret: never in repr/logs
     neo4j_database: str = "neo4j"
+    neo4j_stage_units: int = 20_000  # new units per ingest batch above which Neo4j ingest is staged
     qdrant_url: str | None = None
     qdrant_api_key: str | None = field(default=None, repr=False)  # secret: never in repr/logs
     qdrant_collection: str = "kg_nodes"
-    vector_backend: str = "qdrant"  # qdrant (client: local path or server url) | edge (qdrant-edge-py) | auto
+    # auto: a server when qdrant_url is set; else the format already in the data dir, and for a
+    # new one qdrant-edge (embedded HNSW) | edge | qdrant (qdrant-client: server url or local mode)
+    vector_backend: str = "auto"
+    vector_lock_wait: float = 30.0  # seconds a reader waits for a local vector dir another process writes
     embedder: str = "default"
     llm_model: str = "kgoffline/scripted"  # any litellm model; kgoffline/scripted|rules are offline (kgservice.llm.offline)
     llm_api_base: str | None = None  # e.g. a local OpenAI-compatible server; keys come from litellm's usual env vars
@@ -83,9 +87,11 @@ _ENV = {
     "NEO4J_PASSWORD": ("neo4j_password", str),
     "KG_NEO4J_PASSWORD": ("neo4j_password", str),
     "KG_NEO4J_DATABASE": ("neo4j_database", str),
+    "KG_NEO4J_STAGE_UNITS": ("neo4j_stage_units", int),
     "KG_QDRANT_URL": ("qdrant_url", str),
     "KG_QDRANT_API_KEY": ("qdrant_api_key", str),
     "KG_VECTOR_BACKEND": ("vector_backend", str),
+    "KG_VECTOR_LOCK_WAIT": ("vector_lock_wait", float),
     "KG_EMBEDDER": ("embedder", str),
     "KG_LLM_MODEL": ("llm_model", str),
     "KG_LLM_API_BASE": ("llm_api_base", str),

@@ -20,7 +20,8 @@ configuration only. Heavy parts (embedding model, Qdrant client, litellm) open l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -112,7 +113,7 @@ class KnowledgeBase:
 
     @cached_property
     def vectors(self) -> VectorStore:
-        return self._open_vectors()
+        return self.open_vectors()
 
     @cached_property
     def caches(self) -> Caches:
@@ -127,14 +128,16 @@ class KnowledgeBase:
 
         return LLM.from_settings(self.settings)
 
-    def _open_vectors(self, recreate: bool = False) -> VectorStore:
+    def open_vectors(self, recreate: bool = False) -> VectorStore:
+        """A new handle on the configured vector store (``vectors`` caches one)."""
         from kgservice.vectors import open_vector_store
 
         s = self.settings
         return open_vector_store(
             dim=self.embedder.dim, model_name=self.embedder.name, backend=s.vector_backend,
             url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
-            path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate)
+            path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate,
+            lock_wait=s.vector_lock_wait)
 
     def vectors_if_open(self) -> VectorStore | None:
         """The vector store if this object already opened it, else None (never opens it)."""
@@ -146,8 +149,24 @@ class KnowledgeBase:
         old = self.__dict__.pop("vectors", None)
         if old is not None:
             old.close()
-        self.__dict__["vectors"] = vs = self._open_vectors(recreate=recreate)
+        self.__dict__["vectors"] = vs = self.open_vectors(recreate=recreate)
         return vs
+
+    @contextmanager
+    def vector_writer(self) -> Iterator:
+        """The vector store for one write. A local vector directory is owned by one process
+        at a time, so unless this knowledge base already holds it open (a reader that also
+        writes), a write opens it, upserts and releases it: the lock is held for the upsert
+        only (milliseconds to seconds), never while a model embeds, and readers in other
+        processes wait for it (``KG_VECTOR_LOCK_WAIT``) instead of being locked out."""
+        if "vectors" in self.__dict__ or self.settings.qdrant_url:
+            yield self.vectors
+            return
+        vs = self.open_vectors()
+        try:
+            yield vs
+        finally:
+            vs.close()
 
     @cached_property
     def jobs(self):
@@ -181,7 +200,12 @@ class KnowledgeBase:
         `kg doctor --repair` embeds the missing nodes; vectors never point at absent nodes."""
         if self.settings.read_only:
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
-        report = self.store.ingest(units, progress=progress)
+        warm = self._warm_embedder() if embed else None
+        try:
+            report = self.store.ingest(units, progress=progress)
+        finally:
+            if warm is not None:
+                warm.join()
         if embed and report.new_embeddable_nodes:
             self.embed_nodes(report.new_embeddable_nodes)
         self.caches.invalidate(report.touched_nodes)
@@ -340,12 +364,44 @@ class KnowledgeBase:
         """Drop every cache entry (graph, vectors and document ledger untouched); returns how many."""
         return self.caches.clear()
 
-    def embed_nodes(self, ids: Sequence[str], batch: int = 256) -> int:
+    def _warm_embedder(self):
+        """Load the embedding model in a thread while the graph batch is written (both take
+        about a second; the model is needed right after). Errors surface on first real use."""
+        import threading
+
+        def load() -> None:
+            try:
+                e = self.embedder
+                if hasattr(e, "load"):
+                    e.load()
+            except Exception:  # reported by embed_nodes, where the model is used
+                pass
+
+        t = threading.Thread(target=load, name="kg-embedder-warmup", daemon=True)
+        t.start()
+        return t
+
+    def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384) -> int:
+        """Embed these nodes' labels and store their vectors: the model runs first (no vector
+        lock held), then every ``flush`` vectors go to the store in one upsert. If the model
+        fails part-way, the vectors already computed are stored before the error propagates
+        (``kg doctor --repair`` embeds the rest)."""
+        import numpy as np
+
         nodes = self.store.get_nodes(ids)
-        for i in range(0, len(nodes), batch):
-            chunk = nodes[i:i + batch]
-            vecs = self.embedder.embed([n.label for n in chunk])
-            self.vectors.upsert([n.id for n in chunk], vecs, [{"label": n.label, "kind": n.kind.value} for n in chunk])
+        for start in range(0, len(nodes), flush):
+            part = nodes[start:start + flush]
+            vecs: list = []
+            try:
+                for i in range(0, len(part), batch):
+                    vecs.append(self.embedder.embed([n.label for n in part[i:i + batch]]))
+            finally:
+                done = part[:sum(len(v) for v in vecs)]
+                if done:
+                    with self.vector_writer() as vs:
+                        vs.upsert([n.id for n in done], np.concatenate(vecs),
+                                  [{"label": n.label, "kind": n.kind.value} for n in done])
+                        vs.optimize()  # edge: indexes segments past its threshold; else a no-op
         return len(nodes)
 
     def close(self) -> None:

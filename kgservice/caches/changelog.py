@@ -84,11 +84,11 @@ class ChangeFeed(Protocol):
 
 # -- Neo4j ----------------------------------------------------------------------------------
 
-def record_neo4j_change(tx: Any, touched: Iterable[str]) -> int:
-    """Called by the Neo4j store inside its ingest write transaction; returns the new version."""
+def neo4j_change_step(touched: Iterable[str]) -> tuple[str, dict[str, Any]]:
+    """The statement (and its parameters) the Neo4j store runs last inside the transaction that
+    makes a batch visible, so the change log commits atomically with the batch."""
     ids, everything = _listing(touched)
-    return int(tx.run(cypher.load("changes_record"), touched=ids, all=everything, by=current_user())
-               .single()["version"])
+    return cypher.load("changes_record"), {"touched": ids, "all": everything, "by": current_user()}
 
 
 class Neo4jChangeFeed:

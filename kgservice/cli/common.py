@@ -91,7 +91,7 @@ def service_failures_reported() -> Iterator[None]:
 def _vector_store_error(exc: BaseException) -> bool:
     """A locked / unreachable / mismatched vector store (kgservice or qdrant-client errors).
     Looked up in sys.modules: if those modules were never imported, it cannot be one of theirs."""
-    ours = sys.modules.get("kgservice.vectors.qdrant_store")
+    ours = sys.modules.get("kgservice.vectors.base")
     theirs = sys.modules.get("qdrant_client.http.exceptions")
     return bool((ours and isinstance(exc, ours.VectorStoreError)) or (theirs and isinstance(exc, theirs.ApiException)))
 

@@ -16,6 +16,7 @@ def open_store(settings: Settings) -> GraphStore:
             password=settings.neo4j_password,
             database=settings.neo4j_database,
             read_only=settings.read_only,
+            stage_units=settings.neo4j_stage_units,
         )
     from kgservice.stores.embedded import EmbeddedStore
 

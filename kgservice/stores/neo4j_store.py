@@ -1,8 +1,14 @@
 """Neo4j backend: the same store interface, each method one Cypher file from ``cypher/``.
 
 Writes go through managed write transactions (the driver retries transient errors
-inside ``execute_write``); a whole ingest batch is one transaction, so it is fully in or
-fully out. On top of that the *whole* ingest - validation included - is retried with
+inside ``execute_write``). A batch of up to ``stage_units`` new units is one transaction,
+so it is fully in or fully out. A bigger batch would need more transaction memory than a
+server has (200k units: > 700 MiB), so it is *staged*: written in bounded transactions under
+labels no read matches (``:StagedNode``, ``:StagedUnit``, tagged with a stage id), then
+published in one transaction that relabels them and adds the batch's node-to-node relations
+and supersessions (see :meth:`Neo4jStore._publish_steps`). Readers see the batch before or
+after, never part of it; a failed stage is discarded, and one left by a crashed writer is
+invisible and removed by the next big ingest once it is ``STAGE_STALE_SECONDS`` old. On top of that the *whole* ingest - validation included - is retried with
 bounded backoff when the server goes away (ServiceUnavailable, SessionExpired, transient
 errors) or a concurrent writer stored the same unit first (a uniqueness-constraint race):
 re-validating turns the other writer's units into "unchanged", so overlapping ingests from
@@ -31,7 +37,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from kgservice.caches.changelog import record_neo4j_change
+from kgservice.caches.changelog import neo4j_change_step
 from kgservice.model import IngestReport, Node, NodeKind, Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
@@ -41,6 +47,9 @@ from kgservice.stores.validate import paused_gc, prepare_batch
 
 BATCH_ROWS = 5000
 PAGE = 5000
+STAGE_UNITS = 20_000  # new units per batch above which an ingest is staged (bounded transactions)
+STAGE_CHUNK = 10_000  # units per staging transaction
+STAGE_STALE_SECONDS = 900.0  # a stage without progress for this long was abandoned by its writer
 RELATION_TYPES = {"synonym": "SYNONYM", "belongs_to": "BELONGS_TO", "of": "OF", "related_to": "RELATED_TO",
                   "content": "CONTENT", "superseded": "SUPERSEDED", "narrowed_by": "NARROWED_BY"}
 CONSTRAINT_RACE = "Neo.ClientError.Schema.ConstraintValidationFailed"
@@ -60,6 +69,8 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, Neo4jError):
         if exc.code == CONSTRAINT_RACE:
             return True
+        if exc.code and "MemoryPoolOutOfMemoryError" in exc.code:
+            return False  # the same transaction needs the same memory: retrying cannot help
         return bool(exc.is_retryable())
     if isinstance(exc, DriverError):
         return bool(exc.is_retryable())
@@ -89,7 +100,7 @@ class Neo4jStore(GraphStore):
 
     def __init__(self, driver: Any, database: str = "neo4j", *, read_only: bool = False,
                  ingest_attempts: int = 6, ingest_max_seconds: float = 120.0, ingest_wait_max: float = 8.0,
-                 where: str = "Neo4j"):
+                 where: str = "Neo4j", stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK):
         self.driver = driver
         self.database = database
         self.read_only = read_only
@@ -101,12 +112,15 @@ class Neo4jStore(GraphStore):
         # kg.* procedure plugin (neo4j-plugin/): None = not asked yet (detected on first use),
         # True/False = use it / step hop by hop over Cypher. Benchmarks set it to compare both.
         self.use_resident: bool | None = None
+        self.stage_units = max(1, int(stage_units))
+        self.stage_chunk = max(1, int(stage_chunk))
 
     @classmethod
     def connect(cls, uri: str, user: str = "neo4j", password: str | None = None, database: str = "neo4j",
                 attempts: int = 5, *, read_only: bool = False, ingest_attempts: int = 6,
                 ingest_max_seconds: float = 120.0, ingest_wait_max: float = 8.0,
-                max_transaction_retry_time: float = 15.0, connection_timeout: float = 5.0) -> "Neo4jStore":
+                max_transaction_retry_time: float = 15.0, connection_timeout: float = 5.0,
+                stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK) -> "Neo4jStore":
         """Connect with bounded retries. ``attempts`` / backoff bound the wait for a server that
         is starting; ``ingest_*`` bound how long one ingest keeps retrying (see :meth:`ingest`);
         ``max_transaction_retry_time`` is the driver's own retry budget inside one transaction."""
@@ -135,7 +149,8 @@ class Neo4jStore(GraphStore):
                 f"Neo4j at {uri} did not answer after {attempts} attempts ({type(exc).__name__}); "
                 "is it running? (`scripts/neo4j status`, or `scripts/neo4j start`)") from None
         store = cls(driver, database, read_only=read_only, ingest_attempts=ingest_attempts,
-                    ingest_max_seconds=ingest_max_seconds, ingest_wait_max=ingest_wait_max, where=uri)
+                    ingest_max_seconds=ingest_max_seconds, ingest_wait_max=ingest_wait_max, where=uri,
+                    stage_units=stage_units, stage_chunk=stage_chunk)
         if not read_only:  # read-only users cannot (and need not) create constraints
             store.apply_schema()
         return store
@@ -214,9 +229,17 @@ class Neo4jStore(GraphStore):
                     tries += 1
                     return self._ingest_once(units, progress)
         except Exception as exc:
+            from neo4j.exceptions import Neo4jError
+
+            if isinstance(exc, Neo4jError) and exc.code and "MemoryPoolOutOfMemoryError" in exc.code:
+                raise StoreError(
+                    f"ingest of {len(units)} unit(s) into {self.where} ran out of Neo4j transaction memory "
+                    f"({exc.message}); nothing was stored. Batches of more than {self.stage_units} new units "
+                    "are staged in bounded transactions: lower KG_NEO4J_STAGE_UNITS, or give the server more "
+                    "(dbms.memory.transaction.total.max, heap: KG_NEO4J_HEAP / KG_NEO4J_TX_MAX for scripts/neo4j)."
+                ) from exc
             if not _retryable(exc):
                 raise
-            from neo4j.exceptions import Neo4jError
 
             cause = exc.__cause__ if isinstance(exc, Neo4jUnavailable) and exc.__cause__ else exc
             what = f"{type(cause).__name__}: {cause.message if isinstance(cause, Neo4jError) else cause}"
@@ -271,30 +294,159 @@ class Neo4jStore(GraphStore):
         node_rows = [{"id": nid, "label": nodes[nid][0], "kind": nodes[nid][1].value} for nid in sorted(nodes)]
         unit_rows.sort(key=lambda r: r["id"])
 
-        def work(tx: Any) -> tuple[int, list[str]]:
-            present = set(tx.run(cypher.load("existing_nodes"), ids=list(nodes)).single()["ids"])
-            created = 0
-            for i in range(0, len(node_rows), BATCH_ROWS):
-                created += tx.run(cypher.load("ingest_nodes"), nodes=node_rows[i:i + BATCH_ROWS]).single()["created"]
-            for i in range(0, len(unit_rows), BATCH_ROWS):
-                tx.run(cypher.load("ingest_units"), units=unit_rows[i:i + BATCH_ROWS]).consume()
-                if progress is not None:
-                    progress(len(unit_rows[i:i + BATCH_ROWS]))
-            for i in range(0, len(rel_rows), BATCH_ROWS):
-                tx.run(cypher.load("ingest_relations"), rels=rel_rows[i:i + BATCH_ROWS]).consume()
-            for i in range(0, len(pairs), BATCH_ROWS):
-                tx.run(cypher.load("ingest_supersessions"), pairs=pairs[i:i + BATCH_ROWS]).consume()
-            fresh = [r["id"] for r in node_rows if r["id"] not in present and r["kind"] != NodeKind.LITERAL.value]
-            record_neo4j_change(tx, touched)  # cache coherence (issue 15): version + change log, same transaction
-            return created, fresh
+        if len(unit_rows) > self.stage_units:
+            created, fresh = self._ingest_staged(node_rows, unit_rows, rel_rows, pairs, touched, progress)
+        else:
+            def work(tx: Any) -> tuple[int, list[str]]:
+                present = set(tx.run(cypher.load("existing_nodes"), ids=list(nodes)).single()["ids"])
+                created = 0
+                for i in range(0, len(node_rows), BATCH_ROWS):
+                    created += tx.run(cypher.load("ingest_nodes"), nodes=node_rows[i:i + BATCH_ROWS]).single()["created"]
+                for i in range(0, len(unit_rows), BATCH_ROWS):
+                    tx.run(cypher.load("ingest_units"), units=unit_rows[i:i + BATCH_ROWS]).consume()
+                    if progress is not None:
+                        progress(len(unit_rows[i:i + BATCH_ROWS]))
+                for query, params in self._relation_steps(rel_rows, pairs) + self._commit_steps(touched):
+                    tx.run(query, params).consume()
+                fresh = [r["id"] for r in node_rows if r["id"] not in present and r["kind"] != NodeKind.LITERAL.value]
+                return created, fresh
 
-        with self._session(write=True) as session:
-            created, fresh = session.execute_write(work)
+            with self._session(write=True) as session:
+                created, fresh = session.execute_write(work)
         report.units_added = len(new)
         report.nodes_added = created
         report.new_embeddable_nodes = fresh
         report.touched_nodes = sorted(touched)
         return report
+
+    # -- big batches: stage in bounded transactions, publish in one ------------------------
+    @staticmethod
+    def _relation_steps(rel_rows: list[dict], pairs: list[dict]) -> list[tuple[str, dict]]:
+        """A batch's node-to-node relations, then its supersessions (which retire the edges of
+        the units they replace, possibly ones created just before)."""
+        return ([(cypher.load("ingest_relations"), {"rels": rel_rows[i:i + BATCH_ROWS]})
+                 for i in range(0, len(rel_rows), BATCH_ROWS)]
+                + [(cypher.load("ingest_supersessions"), {"pairs": pairs[i:i + BATCH_ROWS]})
+                   for i in range(0, len(pairs), BATCH_ROWS)])
+
+    def _commit_steps(self, touched: set[str]) -> list[tuple[str, dict]]:
+        """Statements run last inside the transaction that makes a batch visible (the one
+        ingest transaction, or a staged batch's publish transaction): the change log of
+        ``touched`` node ids that keeps every process's caches coherent (issue 15)."""
+        return [neo4j_change_step(touched)]
+
+    def _publish_steps(self, stage: str, upgrades: list[dict], rel_rows: list[dict], pairs: list[dict],
+                       touched: set[str]) -> list[tuple[str, dict]]:
+        """The publish transaction of a staged batch, in order: relabel the staged nodes and
+        units (stage_publish), upgrade existing nodes seen as derived, the relations and
+        supersessions, then :meth:`_commit_steps`."""
+        steps = [(stmt, {"stage": stage}) for stmt in cypher.statements("stage_publish")]
+        steps += [(cypher.load("ingest_nodes"), {"nodes": upgrades[i:i + BATCH_ROWS]})
+                  for i in range(0, len(upgrades), BATCH_ROWS)]
+        return steps + self._relation_steps(rel_rows, pairs) + self._commit_steps(touched)
+
+    def _ingest_staged(self, node_rows: list[dict], unit_rows: list[dict], rel_rows: list[dict], pairs: list[dict],
+                       touched: set[str], progress: Callable[[int], None] | None) -> tuple[int, list[str]]:
+        import time
+        import uuid
+
+        self.discard_abandoned_stages()
+        stage = uuid.uuid4().hex
+        present = set(self._read("existing_nodes", ids=[r["id"] for r in node_rows])[0]["ids"])
+        new_nodes = [r for r in node_rows if r["id"] not in present]
+        upgrades = [r for r in node_rows if r["id"] in present and r["kind"] == NodeKind.DERIVED.value]
+        staged = []
+        for r in unit_rows:
+            edges = [{"type": "SUBJECT", "id": r["subject"], "new": r["subject"] not in present, "props": {}}]
+            edges += [{"type": "ARG", "id": a["id"], "new": a["id"] not in present, "props": {"pos": a["pos"]}}
+                      for a in r["args"]]
+            edges += [{"type": "MOD", "id": m["id"], "new": m["id"] not in present, "props": {"slot": m["slot"]}}
+                      for m in r["mods"]]
+            staged.append({k: v for k, v in r.items() if k not in ("subject", "args", "mods")} | {"edges": edges})
+
+        def run(query: str, **params: Any) -> Any:
+            with self._session(write=True) as session:
+                return session.execute_write(lambda tx: tx.run(query, params).data())
+
+        # supersessions inside the batch are staged (an edge between two staged units) and the
+        # superseded units' relations are created already retired: the publish transaction
+        # then only links units stored before (its index seeks on ids relabelled in the same
+        # transaction are slow, and each retire pass costs transaction memory)
+        in_batch = {r["id"] for r in unit_rows}
+        inner = [p for p in pairs if p["old"] in in_batch]
+        pairs = [p for p in pairs if p["old"] not in in_batch]
+        retired = {p["old"] for p in inner}
+        rel_rows = [r | {"live": False} if r["unit"] in retired else r for r in rel_rows]
+        run(cypher.load("stage_begin"), stage=stage, now=time.time())
+        try:
+            for i in range(0, len(new_nodes), BATCH_ROWS * 4):
+                run(cypher.load("stage_nodes"), stage=stage, nodes=new_nodes[i:i + BATCH_ROWS * 4])
+            for i in range(0, len(staged), self.stage_chunk):
+                self._stage_chunk(run, stage, staged[i:i + self.stage_chunk])
+                if progress is not None:
+                    progress(len(staged[i:i + self.stage_chunk]))
+            for i in range(0, len(inner), BATCH_ROWS):
+                run(cypher.load("stage_supersessions"), stage=stage, pairs=inner[i:i + BATCH_ROWS])
+
+            def publish(tx: Any) -> int:
+                nodes = 0
+                for query, params in self._publish_steps(stage, upgrades, rel_rows, pairs, touched):
+                    rows = tx.run(query, params).data()
+                    nodes += rows[0]["nodes"] if rows and "nodes" in rows[0] else 0
+                return nodes
+
+            with self._session(write=True) as session:
+                created = session.execute_write(publish)
+        except BaseException:
+            self._discard_stage_quietly(stage)
+            raise
+        try:  # visible now; the staging marks go in bounded transactions (a crash leaves them to the sweep)
+            self._run_chunks("stage_cleanup", stage, self.stage_chunk)
+        except Exception:
+            pass
+        return created, [r["id"] for r in new_nodes if r["kind"] != NodeKind.LITERAL.value]
+
+    def _stage_chunk(self, run: Callable[..., Any], stage: str, rows: list[dict]) -> None:
+        """One staging transaction (a method of its own so tests can fail it mid-stage)."""
+        import time
+
+        for i in range(0, len(rows), BATCH_ROWS):
+            part = rows[i:i + BATCH_ROWS]
+            got = run(cypher.load("stage_units"), stage=stage, now=time.time(), units=part)
+            if not got or got[0]["created"] != len(part):  # the stage was discarded under us
+                raise StoreError(f"ingest stage {stage} disappeared while it was being written "
+                                 "(removed as abandoned?); nothing of this batch is visible: run the ingest again")
+
+    def _run_chunks(self, name: str, stage: str, chunk: int) -> int:
+        """Each statement of ``name``, one bounded transaction per chunk, until it reports 0."""
+        done = 0
+        for stmt in cypher.statements(name):
+            while True:
+                with self._session(write=True) as session:
+                    n = session.execute_write(lambda tx: tx.run(stmt, stage=stage, limit=chunk).single()["removed"])
+                done += n
+                if n == 0:
+                    break
+        return done
+
+    def discard_stage(self, stage: str, chunk: int = 10_000) -> int:
+        """Delete an unpublished stage's invisible data in bounded transactions."""
+        return self._run_chunks("stage_discard", stage, chunk)
+
+    def _discard_stage_quietly(self, stage: str) -> None:
+        try:
+            self.discard_stage(stage)
+        except Exception:  # the server may be gone; the stage is invisible and goes once abandoned
+            pass
+
+    def discard_abandoned_stages(self, stale_seconds: float = STAGE_STALE_SECONDS) -> list[str]:
+        """Remove the stages of writers that stopped (crashed) ``stale_seconds`` ago or more."""
+        import time
+
+        rows = self._read("stage_abandoned", now=time.time(), stale=float(stale_seconds))
+        for r in rows:
+            self._run_chunks("stage_cleanup" if r["published"] else "stage_discard", r["stage"], 10_000)
+        return [r["stage"] for r in rows]
 
     # -- administration (kg doctor / restore) ---------------------------------------------
     def _stream(self, name: str, **params: Any) -> Iterator[Any]:

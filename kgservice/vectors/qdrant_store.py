@@ -15,9 +15,7 @@
 
 from __future__ import annotations
 
-from kgservice.errors import ServiceError
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -25,129 +23,34 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "NODE_NAMESPACE",
-    "VectorStore",
-    "VectorStoreError",
-    "VectorStoreLocked",
-    "VectorStoreMismatch",
-    "VectorStoreUnavailable",
-    "point_id",
-]
+from .base import (
+    NODE_NAMESPACE,
+    SCROLL_PAGE,
+    VectorStoreError,
+    VectorStoreLocked,
+    VectorStoreMismatch,
+    VectorStoreUnavailable,
+    as_matrix,
+    finish_hits,
+    locked_message,
+    mismatch_message,
+    point_id,
+    prepare_upsert,
+    scroll_ids,
+    unavailable_message,
+    vectors_by_node,
+)
 
-#: fixed namespace for point ids; never change it (existing collections are keyed by it)
-NODE_NAMESPACE = uuid.UUID("f333c3f6-49a0-4622-8817-a1165f0c2aac")
+__all__ = ["NODE_NAMESPACE", "QdrantVectorStore"]
+
 _META_MODEL = "kg_model_name"
 _META_DIM = "kg_dim"
 _META_SCHEMA = "kg_vectors_schema"
 _SCHEMA = 1
-_BATCH = 256
+_BATCH = 1024
 
 
-class VectorStoreError(ServiceError, RuntimeError):
-    """Base class for vector store errors."""
-
-
-class VectorStoreLocked(VectorStoreError):
-    """The local Qdrant directory is held by another process."""
-
-
-class VectorStoreMismatch(VectorStoreError):
-    """The collection was embedded with another model or dimension."""
-
-
-class VectorStoreUnavailable(VectorStoreError):
-    """The Qdrant server did not answer (after bounded retries)."""
-
-
-def unavailable_message(url: str, attempts: int, exc: BaseException) -> str:
-    return (
-        f"Qdrant at {url} did not answer after {attempts} attempt(s) ({type(exc).__name__}: {exc}). "
-        "Is it running? (compose: `docker compose ps`). If this happened during an ingest, the graph "
-        "part is stored: run `kg doctor --repair` once Qdrant is back to embed the missing nodes."
-    )
-
-
-def point_id(node_id: str) -> str:
-    """Qdrant point id of a node id (uuid5, stable across processes and machines)."""
-    return str(uuid.uuid5(NODE_NAMESPACE, node_id))
-
-
-# ---- helpers shared by every backend (qdrant-client here, qdrant-edge in edge_store) ----
-
-
-def as_matrix(vectors: Any, dim: int, n: int | None = None) -> np.ndarray:
-    m = np.asarray(vectors, dtype=np.float32)
-    if m.ndim == 1:
-        m = m[None, :]
-    if m.ndim != 2 or m.shape[1] != dim:
-        raise ValueError(f"expected vectors of dim {dim}, got shape {np.shape(vectors)}")
-    if n is not None and m.shape[0] != n:
-        raise ValueError(f"got {m.shape[0]} vectors for {n} ids")
-    if not np.isfinite(m).all():
-        raise ValueError("vectors contain NaN or infinity")
-    return m
-
-
-def prepare_upsert(
-    ids: Sequence[str], vectors: Any, payloads: Sequence[dict] | None, dim: int
-) -> list[tuple[str, str, list[float], dict]]:
-    """Validate an upsert; return ``(node_id, point_id, vector, payload)`` rows, the last
-    duplicate of an id winning, with ``node_id`` put into each payload."""
-    ids = [str(i) for i in ids]
-    if not ids:
-        return []
-    m = as_matrix(vectors, dim, len(ids))
-    if payloads is None:
-        payloads = [{} for _ in ids]
-    if len(payloads) != len(ids):
-        raise ValueError(f"got {len(payloads)} payloads for {len(ids)} ids")
-    if np.any(np.linalg.norm(m, axis=1) == 0):
-        raise ValueError("zero vector: cosine is undefined")
-    last: dict[str, int] = {}
-    for i, nid in enumerate(ids):
-        if not nid:
-            raise ValueError("empty node id")
-        other = payloads[i].get("node_id", nid)
-        if other != nid:
-            raise ValueError(f"payload node_id {other!r} differs from id {nid!r}")
-        last[nid] = i
-    return [(nid, point_id(nid), m[i].tolist(), {**payloads[i], "node_id": nid}) for nid, i in last.items()]
-
-
-def node_id_of(payload: dict | None, pid: Any) -> str:
-    if payload and "node_id" in payload:
-        return str(payload["node_id"])
-    raise VectorStoreError(f"point {pid} has no 'node_id' in its payload")
-
-
-def finish_hits(points: Iterable[Any], threshold: float) -> list[tuple[str, float]]:
-    """ScoredPoints -> ``[(node_id, cosine)]`` with cosine >= threshold, best first."""
-    hits = [(node_id_of(p.payload, p.id), float(p.score)) for p in points]
-    hits = [h for h in hits if h[1] >= threshold]
-    hits.sort(key=lambda h: (-h[1], h[0]))
-    return hits
-
-
-def mismatch_message(collection: str, where: str, problems: list[str]) -> str:
-    return (
-        f"Vector collection '{collection}' at {where} was embedded with "
-        + " and ".join(problems)
-        + ". Its vectors cannot be searched with the configured embedder: re-embed the nodes "
-        "with `kg doctor --repair` (re-creates the collection with the configured model), "
-        "or switch the embedder back to the stored model."
-    )
-
-
-def locked_message(path: Path) -> str:
-    return (
-        f"Qdrant local storage {path} is locked by another process (or another open "
-        "VectorStore in this one). Close that kg process first, or point several processes "
-        "at a Qdrant server (url=...) instead of a local path."
-    )
-
-
-class VectorStore:
+class QdrantVectorStore:
     def __init__(
         self,
         *,
@@ -273,7 +176,7 @@ class VectorStore:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise VectorStoreError(f"VectorStore at {self._where} is closed")
+            raise VectorStoreError(f"QdrantVectorStore at {self._where} is closed")
 
     # ------------------------------------------------------------------ API
 
@@ -335,26 +238,20 @@ class VectorStore:
     def ids(self) -> set[str]:
         """Every node id present (scrolls the whole collection)."""
         self._check_open()
-        found: set[str] = set()
-        offset = None
+
+        def page(offset: Any) -> tuple[list[Any], Any]:
+            return self._client.scroll(self.collection, limit=SCROLL_PAGE, offset=offset,
+                                       with_payload=["node_id"], with_vectors=False)
+
         with self._lock:
-            while True:
-                records, offset = self._client.scroll(
-                    self.collection, limit=1024, offset=offset, with_payload=["node_id"], with_vectors=False
-                )
-                found.update(node_id_of(r.payload, r.id) for r in records)
-                if offset is None:
-                    break
-        return found
+            return scroll_ids(page)
 
     def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored (normalised) vectors of the given node ids that are present."""
         self._check_open()
         with self._lock:
-            recs = self._client.retrieve(
-                self.collection, ids=[point_id(i) for i in ids], with_payload=["node_id"], with_vectors=True
-            )
-        return {node_id_of(r.payload, r.id): np.asarray(r.vector, dtype=np.float32) for r in recs}
+            return vectors_by_node(self._client.retrieve(
+                self.collection, ids=[point_id(i) for i in ids], with_payload=["node_id"], with_vectors=True))
 
     def optimize(self) -> None:
         """No-op here (qdrant-client local mode has no index; a server optimises by itself).
@@ -373,7 +270,7 @@ class VectorStore:
         with self._lock:
             self._client.close()
 
-    def __enter__(self) -> VectorStore:
+    def __enter__(self) -> QdrantVectorStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -387,6 +284,6 @@ class VectorStore:
 
     def __repr__(self) -> str:
         return (
-            f"VectorStore({self._where!r}, collection={self.collection!r}, "
+            f"QdrantVectorStore({self._where!r}, collection={self.collection!r}, "
             f"model={self.model_name!r}, dim={self.dim})"
         )

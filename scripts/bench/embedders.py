@@ -195,7 +195,7 @@ def bench_stores(n: int, dim: int = 384, n_queries: int = 100) -> None:
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
-    from kgservice.vectors import EdgeVectorStore, VectorStore, edge_available
+    from kgservice.vectors import EdgeVectorStore, QdrantVectorStore, edge_available
 
     rng = np.random.default_rng(0)
     data = rng.standard_normal((n, dim)).astype(np.float32)
@@ -208,7 +208,7 @@ def bench_stores(n: int, dim: int = 384, n_queries: int = 100) -> None:
     exact = np.argsort(-(queries @ data.T), axis=1)[:, :10]
     truth = [{ids[j] for j in row} for row in exact]
 
-    backends = [("qdrant-client local", VectorStore)]
+    backends = [("qdrant-client local", QdrantVectorStore)]
     if edge_available():
         backends.append(("qdrant-edge", EdgeVectorStore))
     else:

@@ -38,10 +38,13 @@ def child(a: argparse.Namespace) -> dict:
     from kgservice.vectors import open_vector_store
 
     rng = np.random.default_rng(11)
-    m = rng.standard_normal((a.vectors, a.dim), dtype=np.float32)
-    m /= np.linalg.norm(m, axis=1, keepdims=True)
-    q = rng.standard_normal((a.queries + 10, a.dim), dtype=np.float32)
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    if a.data == "labels":
+        m, q = label_vectors(a)
+    else:
+        m = rng.standard_normal((a.vectors, a.dim), dtype=np.float32)
+        m /= np.linalg.norm(m, axis=1, keepdims=True)
+        q = rng.standard_normal((a.queries + 10, a.dim), dtype=np.float32)
+        q /= np.linalg.norm(q, axis=1, keepdims=True)
     ids = [f"node {i}" for i in range(a.vectors)]
     path = WORK / "vectors" / a.backend
     shutil.rmtree(path, ignore_errors=True)
@@ -67,10 +70,43 @@ def child(a: argparse.Namespace) -> dict:
         lat.append(time.perf_counter() - t0)
         exact = {ids[j] for j in np.argsort(-(m @ row))[:10]}
         recall.append(len(exact & {h[0] for h in hits}) / 10)
-    out = {"backend": a.backend, "vectors": a.vectors, "dim": a.dim, "upsert_s": upsert_s, "optimize_s": optimize_s,
+    out = {"backend": a.backend, "data": a.data, "vectors": a.vectors, "dim": a.dim, "upsert_s": upsert_s, "optimize_s": optimize_s,
            "search": common.summary_ms(lat), "recall10": sum(recall) / len(recall), "peak_rss_mb": common.peak_rss_mb()}
     vs.close()
     return out
+
+
+def label_vectors(a: argparse.Namespace):
+    """``--data labels``: the benchmark corpus's concept labels embedded with ``hash:<dim>``
+    (character n-grams: structured like real label embeddings, unlike Gaussian noise, which
+    is the worst case for any approximate index); queries are held-out labels."""
+    import re
+
+    from kgservice.vectors import make_embedder
+
+    src = WORK / "corpus-1000000-s7" / "part-00000.units"
+    if not src.exists():
+        import subprocess
+
+        subprocess.run([sys.executable, str(Path(__file__).with_name("corpus.py")), "--units", "1000000",
+                        "--out", str(src.parent)], check=True)
+    want = a.vectors + a.queries + 10
+    labels: dict[str, None] = {}
+    for path in sorted(src.parent.glob("part-*.units")):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                for lab in re.findall(r"\{([^{}]+)\}", line):
+                    labels.setdefault(lab, None)
+                if len(labels) >= want:
+                    break
+        if len(labels) >= want:
+            break
+    names = list(labels)[:want]
+    if len(names) < want:
+        raise SystemExit(f"only {len(names)} distinct labels in the corpus")
+    e = make_embedder(f"hash:{a.dim}")
+    vecs = e.embed(names)
+    return vecs[:a.vectors], vecs[a.vectors:]
 
 
 def embed_child(a: argparse.Namespace) -> dict:
@@ -94,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--qdrant-url", default=os.environ.get("KG_QDRANT_URL"))
+    ap.add_argument("--data", choices=["random", "labels"], default="random",
+                    help="random unit vectors, or the corpus's labels embedded with hash:<dim>")
     ap.add_argument("--backends", default="qdrant-local,edge,server")
     ap.add_argument("--child", choices=["vectors", "embed"], help=argparse.SUPPRESS)
     ap.add_argument("--backend", help=argparse.SUPPRESS)
@@ -110,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"backend": "server", "skipped": "no Qdrant server (give --qdrant-url)"})
             continue
         print(f"... {b}", file=sys.stderr, flush=True)
-        args = ["vectors", "--backend", b, "--vectors", str(a.vectors), "--dim", str(a.dim), "--queries", str(a.queries)]
+        args = ["vectors", "--backend", b, "--vectors", str(a.vectors), "--dim", str(a.dim), "--queries", str(a.queries),
+                "--data", a.data]
         if a.qdrant_url:
             args += ["--qdrant-url", a.qdrant_url]
         rows.append(common.run_child(Path(__file__), args, timeout=3600))

