@@ -31,6 +31,8 @@ class InvalidJob(InputError, ValueError):
 class IdempotencyConflict(InputError, ValueError):
     """The same user reused an idempotency key for a different payload (HTTP 409)."""
 
+    http_status = 409
+
 
 class JobQueueError(ServiceError, RuntimeError):
     """The job store failed (HTTP 503 / exit 1)."""

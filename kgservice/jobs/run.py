@@ -2,7 +2,11 @@
 
 * ``{"units": ...}``: the notation parser, then ``KnowledgeBase.ingest_units``;
 * ``{"text": ..., "mode": ..., "doc": ...}``: ``kgservice.pipeline.ingest.ingest_text`` on the
-  text written to a private temporary file named ``doc`` (the document name the units keep).
+  text written to a private temporary file named ``doc``.
+
+The units keep ``<user>/<doc>`` as their document (the provenance both stores keep, shown by
+GET /v1/units and graph.json's source_file): who wrote them. User names cannot contain "/",
+so the writer is the part before the first one; a fact already stored keeps its first writer.
 
 Both are idempotent (unit ids are content hashes or the notation's own ids; a unit already
 stored counts as unchanged), so a job run twice — its first worker killed after the graph
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kgservice.caches.changelog import attributed
 from kgservice.jobs.model import InvalidJob, Job
@@ -46,7 +50,7 @@ def run_job(kb: KnowledgeBase, job: Job) -> dict[str, Any]:
             from kgservice.notation import parse_units
 
             doc = _doc_name(job.id, payload, ".units")
-            units = parse_units(payload["units"], kb.lexicon, source=doc, doc=doc)
+            units = parse_units(payload["units"], kb.lexicon, source=doc, doc=f"{job.user}/{doc}")
             rep = kb.ingest_units(units)
             return {"units": len(units), "units_added": rep.units_added, "units_unchanged": rep.units_unchanged,
                     "nodes_added": rep.nodes_added, "nodes_touched": len(rep.touched_nodes)}
@@ -57,7 +61,7 @@ def run_job(kb: KnowledgeBase, job: Job) -> dict[str, Any]:
             with tempfile.TemporaryDirectory(prefix="kg-job-") as tmp:
                 path = Path(tmp) / doc
                 path.write_text(payload["text"], "utf-8")
-                rep = ingest_text(kb, path, payload.get("mode", "summary"))
+                rep = ingest_text(kb, path, payload.get("mode", "summary"), doc_prefix=f"{job.user}/")
             d = rep.to_dict()
             return {k: d[k] for k in ("units_extracted", "units_added", "units_unchanged", "nodes_added",
                                       "unchanged_documents")} | {"llm_calls": d["llm"].get("calls", 0)}

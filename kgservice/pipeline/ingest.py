@@ -196,9 +196,11 @@ def ingest_text(
     embed: bool = True,
     force: bool = False,
     max_chars: int = DEFAULT_MAX_CHARS,
+    doc_prefix: str = "",
 ) -> TextIngestReport:
     """Ingest text / Markdown files and folders. ``mode`` None picks it by file type
-    (:data:`TEXT_MODES`). ``force`` re-extracts documents the ledger has seen."""
+    (:data:`TEXT_MODES`). ``force`` re-extracts documents the ledger has seen. The units'
+    ``doc`` is ``doc_prefix`` + the file name (the service prefixes the writer: ``user/``)."""
     from kgservice.extraction import Resolver, extract_text, to_units
     from kgservice.extraction.extract import extract_prompt
 
@@ -240,13 +242,13 @@ def ingest_text(
             for chunk in chunks:
                 ex = extract_text(llm, chunk.text, m, purpose="extract", section=chunk.section)
                 rename = resolver.resolve(ex)
-                units += to_units(ex, kb.lexicon, doc=f.name, mode=m, rename=rename)  # type: ignore[arg-type]
+                units += to_units(ex, kb.lexicon, doc=doc_prefix + f.name, mode=m, rename=rename)  # type: ignore[arg-type]
                 emit("chunk", {"path": str(f), "index": chunk.index, "units": len(ex.units)})
             rep = kb.ingest_units(units, embed=embed)
             doc = DocReport(str(f), m, "ingested", chunks=len(chunks), units_extracted=len(units),
                             units_added=rep.units_added, units_unchanged=rep.units_unchanged,
                             nodes_added=rep.nodes_added, resolution=resolver.summary())
-            ledger.record(digest, m, f.name, len(units), llm.model, extract_prompt().tag)
+            ledger.record(digest, m, doc_prefix + f.name, len(units), llm.model, extract_prompt().tag)
             report.documents.append(doc)
             emit("document", asdict(doc))
     finally:

@@ -174,17 +174,14 @@ def validate_ingest(kb: KnowledgeBase, body: IngestIn, who: Principal) -> dict[s
     """The job payload, after checking what can be checked before queueing: unit notation is
     parsed (errors name line:column, nothing is queued).
 
-    Attribution: the units' ``doc`` (the provenance property both stores keep, shown by
-    GET /v1/units and graph.json's source_file) becomes ``<user>/<doc>``; user names cannot
-    contain "/", so the writer is the part before the first one. A fact already stored keeps
-    its first writer (re-ingesting it is a no-op)."""
-    doc = f"{who.user}/{body.doc}"
+    Attribution: the job records ``who.user``; the worker stores the units with ``doc`` =
+    ``<user>/<doc>`` (:mod:`kgservice.jobs.run`)."""
     if body.units is not None:
         from kgservice.notation import parse_units
 
-        parse_units(body.units, kb.lexicon, source=body.doc, doc=doc)  # raises NotationErrors (InputError)
-        return {"units": body.units, "doc": doc}
-    return {"text": body.text, "mode": body.mode, "doc": doc}
+        parse_units(body.units, kb.lexicon, source=body.doc, doc=body.doc)  # raises NotationErrors (InputError)
+        return {"units": body.units, "doc": body.doc}
+    return {"text": body.text, "mode": body.mode, "doc": body.doc}
 
 
 class JobsUnavailable(ServiceError):

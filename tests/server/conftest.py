@@ -17,7 +17,6 @@ from kgservice.config import Settings
 from kgservice.notation import parse_units
 from kgservice.server import ServeOptions, create_app
 from kgservice.service import KnowledgeBase
-from tests.server.fake_jobs import FakeJobQueue
 
 CORPUS = """\
 #s1 {smoking} [causes] {lung cancer}
@@ -50,8 +49,6 @@ def settings(tmp_path: Path) -> Settings:
 def kb(settings: Settings) -> Iterator[KnowledgeBase]:
     k = KnowledgeBase(settings)
     k.ingest_units(parse_units(CORPUS, k.lexicon, doc="corpus.units"))
-    if getattr(k, "jobs", None) is None:
-        k.jobs = FakeJobQueue()  # the real queue (kb.jobs) is not in this branch yet
     yield k
     k.close()
 

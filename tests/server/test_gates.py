@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from kgservice.config import ConfigError
+from kgservice.jobs.worker import Worker
 from kgservice.server import ServeOptions, create_app
 from kgservice.server.middleware import host_allowed
 from tests.server.conftest import BASE, auth, make_settings
@@ -54,7 +55,7 @@ def test_body_limit_413_before_reading(tmp_path, kb):
         r = c.post("/v1/ingest", content=chunks(), headers={**auth(key), "content-type": "application/json"})
         assert r.status_code == 413
         # refused before authentication work and before any job: nothing queued
-        assert kb.jobs.jobs == {}
+        assert kb.jobs.list() == []
 
 
 def test_malformed_json_and_fields_are_422_naming_them(client, keys):
@@ -76,7 +77,7 @@ def test_bad_unit_notation_is_422_with_line_and_column_and_nothing_queued(client
                     headers=auth(keys["writer"]))
     assert r.status_code == 422
     assert "mine.units:2:" in r.json()["detail"] and "user-writer" not in r.json()["detail"]
-    assert kb.jobs.jobs == {}
+    assert kb.jobs.list() == []
 
 
 def test_unknown_unit_node_job_404(client, keys):
@@ -105,10 +106,10 @@ def test_ingest_202_idempotency_and_job_events(client, keys, kb):
     assert client.post("/v1/ingest", json=body, headers=h).json()["job_id"] == job_id  # same key, same job
     r3 = client.post("/v1/ingest", json={**body, "doc": "other.units"}, headers=h)
     assert r3.status_code == 409
-    assert len(kb.jobs.jobs) == 1
-    kb.jobs.run_all(kb)
+    assert [j.id for j in kb.jobs.list()] == [job_id]
+    assert Worker(kb).run_once().id == job_id  # the real queue and worker, in-process
     job = client.get(f"/v1/jobs/{job_id}", headers=auth(keys["writer"])).json()
-    assert job["status"] == "done" and job["user"] == "user-writer" and job["result"] == {"units_added": 1}
+    assert job["status"] == "done" and job["user"] == "user-writer" and job["result"]["units_added"] == 1
     # another reader does not see it; an admin does
     assert client.get(f"/v1/jobs/{job_id}", headers=auth(keys["reader"])).status_code == 404
     assert client.get(f"/v1/jobs/{job_id}", headers=auth(keys["admin"])).status_code == 200

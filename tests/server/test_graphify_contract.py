@@ -1,9 +1,9 @@
 """Our graphify MCP tools have graphifyy 0.9.96's names and argument schemas.
 
 graphify's own server is built with ``graphify.serve._build_server(graph.json)`` and listed
-through mcp's in-memory client: in this interpreter when graphifyy is importable here, else
-in the interpreter named by ``KG_GRAPHIFY_PYTHON`` (a separate venv holding graphifyy, so its
-``graphify`` script cannot shadow ours). Skipped, saying why, only when neither has it.
+through mcp's in-memory client, in the reference venv that tests/graphify/reference.py builds
+once per machine (graphifyy 0.9.96 with its mcp extra; kept out of this environment, where
+its ``graphify`` would shadow ours).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 
 from kgservice.server.mcp_server import GRAPHIFY_SCHEMAS
+from tests.graphify.reference import reference_env, reference_python, unavailable_reason
 
 LIST_SCRIPT = r"""
 import asyncio, json, sys
@@ -36,22 +37,18 @@ TINY_GRAPH = {"directed": False, "multigraph": False, "graph": {},
               "links": [{"source": "a", "target": "b", "relation": "calls", "confidence": "EXTRACTED"}]}
 
 
-def reference_schemas(graph: Path) -> dict[str, dict]:
-    try:
-        import graphify.serve as serve  # graphifyy's package (ours is kgservice.graphify)
-    except ImportError:
-        serve = None
-    if serve is not None:
-        async def main() -> dict[str, dict]:
-            async with Client(serve._build_server(str(graph))) as c:
-                return {t.name: t.input_schema for t in (await c.list_tools()).tools}
+def _reference_python() -> str:
+    python = reference_python()
+    if python is None:  # only outside CI: there KG_REQUIRE_GRAPHIFY_REF=1 makes a failed build an error
+        pytest.skip(f"the reference graphify venv could not be built: {unavailable_reason()}")
+    return str(python)
 
-        return asyncio.run(main())
-    python = os.environ.get("KG_GRAPHIFY_PYTHON")
-    if not python:
-        pytest.skip("graphifyy is not importable here and KG_GRAPHIFY_PYTHON (a python with graphifyy 0.9.96 "
-                    "and mcp) is unset: cannot build graphify's own server to compare with")
-    done = subprocess.run([python, "-c", LIST_SCRIPT, str(graph)], capture_output=True, text=True, timeout=120)
+
+def reference_schemas(graph: Path) -> dict[str, dict]:
+    """graphify's own MCP server, built and listed in the reference venv (a neutral working
+    directory and no PYTHONPATH, so our ``graphify`` package cannot stand in for theirs)."""
+    done = subprocess.run([_reference_python(), "-c", LIST_SCRIPT, str(graph)], capture_output=True, text=True,
+                          timeout=120, cwd=str(graph.parent), env=reference_env())
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -88,17 +85,9 @@ def test_our_server_lists_exactly_those_schemas(settings, kb):
         assert listed[name] == schema
 
 
-def test_the_reference_is_graphifyy_0_9_96():
-    try:
-        from importlib.metadata import version
-
-        v = version("graphifyy")
-    except Exception:
-        python = os.environ.get("KG_GRAPHIFY_PYTHON")
-        if not python:
-            pytest.skip("graphifyy not installed here and KG_GRAPHIFY_PYTHON unset")
-        v = subprocess.run([python, "-c", "from importlib.metadata import version; print(version('graphifyy'))"],
-                           capture_output=True, text=True, timeout=60).stdout.strip()
+def test_the_reference_is_graphifyy_0_9_96(tmp_path):
+    v = subprocess.run([_reference_python(), "-c", "from importlib.metadata import version; print(version('graphifyy'))"],
+                       capture_output=True, text=True, timeout=60, cwd=str(tmp_path), env=reference_env()).stdout.strip()
     assert v == "0.9.96"
 
 

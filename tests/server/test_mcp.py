@@ -70,7 +70,10 @@ def test_graphify_tools_give_the_cli_text(settings, kb):
     sc.mirror.graph()  # export graph.json once
     q = cli("query", "what does smoking cause", "--graph", path)
     assert q.returncode == 0
-    assert text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause"}))) == q.stdout.rstrip("\n")
+    # graphify's CLI query walks depth 2; its MCP tool defaults to depth 3 (both as graphify 0.9.96 does)
+    assert text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause", "depth": 2}))) \
+        == q.stdout.rstrip("\n")
+    assert "BFS depth=3 |" in text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause"})))
     p = cli("path", "smoking", "death", "--graph", path)
     assert text_of(run(call(mcp, "shortest_path", {"source": "smoking", "target": "death"}))) == p.stdout.rstrip("\n")
     e = cli("explain", "smoking", "--all", "--graph", path).stdout
@@ -123,14 +126,13 @@ def test_roles_are_error_results(settings, kb):
     assert r.is_error and "403" in r.content[0].text and "writer" in r.content[0].text
     r = run(call(reader, "save_result", {"question": "q", "answer": "a"}))
     assert r.is_error and "403" in r.content[0].text
-    assert kb.jobs.jobs == {}
+    assert kb.jobs.list() == []
     _, writer = make(settings, kb, "writer")
     r = run(call(writer, "ingest_text", {"text": "Tea contains caffeine.", "mode": "detail"}))
     assert not r.is_error
     job_id = r.structured_content["job_id"]
     job = kb.jobs.get(job_id)
-    assert job.user == "local" and kb.jobs.payloads[job_id] == {"text": "Tea contains caffeine.", "mode": "detail",
-                                                                   "doc": "local/mcp"}
+    assert job.user == "local" and job.payload == {"text": "Tea contains caffeine.", "mode": "detail", "doc": "mcp"}
     st = run(call(writer, "job_status", {"job_id": job_id}))
     assert st.structured_content["status"] == "queued" and st.structured_content["events"][0]["status"] == "queued"
 

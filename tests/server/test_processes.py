@@ -203,3 +203,56 @@ def test_two_servers_share_keys_on_neo4j(tmp_path, neo4j_connection):
         rows = s.run("MATCH (k:KgApiKey) RETURN k.user AS user, k.sha256 AS sha, k.revoked_at AS revoked").data()
     assert sorted(r["user"] for r in rows) == ["root", "wanda"]
     assert all(len(r["sha"]) == 64 and r["sha"] not in (admin, made["key"]) for r in rows)
+
+
+@pytest.mark.neo4j
+def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_connection):
+    """Issue 15's scenario with real processes: two `kg serve` and one `kg worker` on the test
+    Neo4j. Ask on A twice (the second makes no LLM call), ingest through B (a durable job the
+    worker runs), A's answer changes, and A's unrelated cached question is still a hit."""
+    neo4j_connection.wipe_all_for_tests()
+    uri = os.environ["KG_TEST_NEO4J_URI"]
+    common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
+    env_a, env_b, env_w = (env_for(tmp_path / name, **common) for name in ("a", "b", "w"))
+    (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
+    assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0
+    h = {"X-API-Key": new_key(env_a, "wanda", "writer")}
+    worker_log = open(tmp_path / "worker.log", "w+")
+    worker = subprocess.Popen([*KG, "worker", "--poll", "0.2"], env=env_w, stdout=worker_log, stderr=subprocess.STDOUT)
+
+    def ask(base: str, question: str) -> dict:
+        r = httpx.post(base + "/v1/ask", json={"question": question}, headers=h, timeout=120)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    try:
+        with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
+            first = ask(a, "What does smoking cause?")
+            assert first["citations"] == ["s1"] and first["usage"]["calls"] > 0
+            again = ask(a, "What does smoking cause?")
+            assert again["usage"]["calls"] == 0 and again["answer"] == first["answer"]
+            python_q = ask(a, "Who created Python?")
+            assert python_q["citations"] == ["p1"]
+
+            r = httpx.post(b + "/v1/ingest", json={"units": "#s9 {smoking} [causes] {death}\n"},
+                           headers={**h, "Idempotency-Key": "two-servers-1"}, timeout=60)
+            assert r.status_code == 202, r.text
+            job_id = r.json()["job_id"]
+            deadline = time.monotonic() + 120
+            while (job := httpx.get(b + f"/v1/jobs/{job_id}", headers=h, timeout=30).json())["status"] != "done":
+                assert job["status"] in ("queued", "running"), job
+                assert time.monotonic() < deadline, f"job not done: {job}\n{Path(worker_log.name).read_text()}"
+                time.sleep(0.3)
+
+            unrelated = ask(a, "Who created Python?")
+            assert unrelated["usage"]["calls"] == 0 and unrelated["citations"] == ["p1"]  # still a cache hit
+            changed = ask(a, "What does smoking cause?")
+            assert changed["usage"]["calls"] > 0 and "s9" in changed["citations"]
+            assert changed["answer"] != first["answer"]
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+        worker_log.close()
