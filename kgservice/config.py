@@ -65,6 +65,27 @@ class Settings:
         return replace(self, **{k: v for k, v in kw.items() if v is not None})
 
 
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+
+
+def parse_bool(var: str, value: str) -> bool:
+    """Strict: a security switch (KG_READ_ONLY) must never fail open on a typo or stray space."""
+    if value.lower() in TRUE_WORDS:
+        return True
+    if value.lower() in FALSE_WORDS:
+        return False
+    raise ConfigError(f"environment variable {var}={value!r} is not a boolean; use one of "
+                      f"{', '.join(TRUE_WORDS)} (on) or {', '.join(FALSE_WORDS)} (off), any case, no spaces")
+
+
+def env_read_only(env: dict[str, str] | None = None) -> bool:
+    """KG_READ_ONLY alone, strictly parsed: for entry points that write files without opening a
+    knowledge base (the standalone ``graphify save-result`` / ``reflect``)."""
+    value = (os.environ if env is None else env).get("KG_READ_ONLY", "")
+    return bool(value) and parse_bool("KG_READ_ONLY", value)
+
+
 _ENV = {
     "KG_DATA_DIR": ("data_dir", Path),
     "KG_BACKEND": ("backend", str),
@@ -88,7 +109,7 @@ _ENV = {
     "KG_MAX_HOPS": ("max_hops", int),
     "KG_SPREAD_MAX_FANOUT": ("spread_max_fanout", lambda v: int(v) if v.strip().lower() not in ("", "off", "none") else None),
     "KG_SPREAD_MAX_FIRE": ("spread_max_fire", lambda v: int(v) if v.strip().lower() not in ("", "off", "none") else None),
-    "KG_READ_ONLY": ("read_only", lambda v: v.lower() in ("1", "true", "yes")),
+    "KG_READ_ONLY": ("read_only", lambda v: parse_bool("KG_READ_ONLY", v)),
 }
 
 
@@ -123,6 +144,8 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         if env.get(var):
             try:
                 values[name] = conv(env[var])
+            except ConfigError:
+                raise
             except ValueError:
                 raise ConfigError(f"environment variable {var}={env[var]!r} is not a valid {name}") from None
     if env.get("KG_LEXICON"):
@@ -139,6 +162,8 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         values["data_dir"] = Path(values["data_dir"])
     if values.get("neo4j_uri") and "backend" not in values:
         values["backend"] = "neo4j"
+    if "read_only" in values and not isinstance(values["read_only"], bool):
+        raise ConfigError(f"{path}: read_only must be true or false (a TOML boolean), got {values['read_only']!r}")
     settings = Settings(**values)
     if settings.backend not in ("embedded", "neo4j"):
         raise ConfigError(f"backend must be 'embedded' or 'neo4j', got {settings.backend!r}")

@@ -53,9 +53,24 @@ class Dump:
     nodes: list[Node] = field(default_factory=list)
 
 
-def _open_write(path: Path) -> IO[bytes]:
+def _open_write(path: Path, gz: bool) -> IO[bytes]:
+    """``gz`` comes from the *final* name: the temp file written first never ends in ``.gz``."""
     raw = open(path, "wb")
-    return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.name.endswith(".gz") else raw  # type: ignore[return-value]
+    if not gz:
+        return raw
+    return _GzipOwning(filename="", fileobj=raw, mode="wb", mtime=0)  # no temp name in the header  # type: ignore[return-value]
+
+
+class _GzipOwning(gzip.GzipFile):
+    """A GzipFile that also closes the file it writes to (GzipFile leaves a given fileobj open)."""
+
+    def close(self) -> None:
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
 
 
 def dependency_order(units: Iterable[Unit]) -> list[Unit]:
@@ -99,7 +114,7 @@ def dump(store: GraphStore, path: Path | str) -> dict[str, Any]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        with _open_write(tmp) as fh:
+        with _open_write(tmp, gz=path.name.endswith(".gz")) as fh:
             def put(obj: dict[str, Any]) -> None:
                 line = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
                 digest.update(line)

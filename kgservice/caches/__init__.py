@@ -30,6 +30,7 @@ def open_caches(kb: Any) -> Caches:
         kb.settings.data_dir / CACHE_FILE,
         store_state=lambda: int(kb.store.counts().get("units", 0)),
         vectors=lambda: kb.__dict__.get("vectors"),
+        read_only=kb.settings.read_only,
     )
 
 

@@ -16,6 +16,11 @@ stored vector at or above the bar invalidates it.
 If the store changes behind the caches' back (another process on a shared Neo4j, a crash
 between the graph write and the invalidation), the unit count no longer matches the one
 recorded at the last invalidation and :meth:`sync_store` clears everything.
+
+The caches are an optimisation, so a cache file that cannot be written (a full or read-only
+disk) never fails a read: the first failed write switches this process to empty in-memory
+caches (``degraded`` says why), so no entry that might have missed an invalidation is ever
+served. Only an explicit :meth:`clear` reports the failure (:class:`CacheWriteError`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from kgservice.errors import ServiceError
 
 CACHES: dict[str, str] = {
     "key_nodes": "question -> key nodes + key predicates (4.1); deps: the key node ids and their ≡ classes",
@@ -52,6 +59,10 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
 """
 
 
+class CacheWriteError(ServiceError, OSError):
+    """The cache file could not be written (full or read-only disk)."""
+
+
 class Caches:
     def __init__(
         self,
@@ -59,20 +70,56 @@ class Caches:
         *,
         store_state: Callable[[], int] | None = None,
         vectors: Callable[[], Any] | None = None,
+        read_only: bool = False,
     ):
         """``path`` None keeps the caches in memory. ``store_state`` returns the store's unit
         count; ``vectors`` returns an *already open* vector store or None (the top-k bar check
-        never opens one just to invalidate)."""
+        never opens one just to invalidate). ``read_only`` (KG_READ_ONLY) refuses :meth:`clear`;
+        answering still caches, since a read-only user's caches speed up only their own reads."""
+        self.read_only = read_only
         self.path = Path(path) if path is not None else None
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", timeout=30, check_same_thread=False)
-        self._db.executescript(_SCHEMA)
-        self._db.commit()
         self._lock = threading.RLock()
         self.store_state = store_state
         self.vectors = vectors
         self.session: dict[str, dict[str, int]] = {c: {"hits": 0, "misses": 0} for c in CACHES}
+        self.degraded: str | None = None  # why this process runs on in-memory caches instead of the file
+        try:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", timeout=30,
+                                       check_same_thread=False)
+            self._db.executescript(_SCHEMA)
+            self._db.commit()
+        except (sqlite3.Error, OSError) as exc:
+            if self.path is None:
+                raise
+            self._db = sqlite3.connect(":memory:", check_same_thread=False)
+            self._degrade(exc)
+
+    def _degrade(self, exc: BaseException) -> None:
+        """Drop to empty in-memory caches for the rest of this process (see the module doc)."""
+        try:
+            self._db.close()
+        except sqlite3.Error:
+            pass
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.executescript(_SCHEMA)
+        self.degraded = f"cache file {self.path} not writable ({exc}); caching off for this run"
+
+    def _writing(self, op: Callable[[], Any], fallback: Any) -> Any:
+        """Run a read path's cache write; on a write failure degrade and return ``fallback``."""
+        with self._lock:
+            try:
+                return op()
+            except sqlite3.OperationalError as exc:
+                if self.degraded is not None:
+                    raise
+                try:
+                    self._db.rollback()
+                except sqlite3.Error:
+                    pass
+                self._degrade(exc)
+                return fallback
 
     # -- entries ---------------------------------------------------------------------------
     @staticmethod
@@ -86,16 +133,19 @@ class Caches:
 
     def get(self, cache: str, key: str) -> Any | None:
         self._check(cache)
-        with self._lock:
+
+        def op() -> Any:
             row = self._db.execute("SELECT value FROM entries WHERE cache = ? AND key = ?", (cache, key)).fetchone()
             if row is None:
-                self.session[cache]["misses"] += 1
                 self._count(cache, "misses")
             else:
-                self.session[cache]["hits"] += 1
                 self._count(cache, "hits")
                 self._db.execute("UPDATE entries SET hits = hits + 1 WHERE cache = ? AND key = ?", (cache, key))
             self._db.commit()
+            return row
+
+        row = self._writing(op, None)
+        self.session[cache]["misses" if row is None else "hits"] += 1
         return None if row is None else json.loads(row[0])
 
     def put(self, cache: str, key: str, value: Any, deps: Iterable[str], *,
@@ -108,15 +158,18 @@ class Caches:
         if cache == "topk" and (qvec is None or bar is None):
             raise ValueError("topk entries need the query vector and the admission bar")
         blob = None if qvec is None else np.asarray(qvec, dtype=np.float32).tobytes()
-        with self._lock:
-            self._db.execute("DELETE FROM deps WHERE cache = ? AND key = ?", (cache, key))
-            self._db.execute("INSERT OR REPLACE INTO entries(cache, key, value, created, hits, qvec, bar) "
-                             "VALUES (?, ?, ?, ?, 0, ?, ?)",
-                             (cache, key, json.dumps(value, ensure_ascii=False), time.time(), blob, bar))
-            self._db.executemany("INSERT OR IGNORE INTO deps(cache, key, node) VALUES (?, ?, ?)",
-                                 [(cache, key, d) for d in dep_set])
-            self._count(cache, "puts")
-            self._db.commit()
+        self._writing(lambda: self._put(cache, key, value, dep_set, blob, bar), None)
+
+    def _put(self, cache: str, key: str, value: Any, dep_set: list[str], blob: bytes | None,
+             bar: float | None) -> None:
+        self._db.execute("DELETE FROM deps WHERE cache = ? AND key = ?", (cache, key))
+        self._db.execute("INSERT OR REPLACE INTO entries(cache, key, value, created, hits, qvec, bar) "
+                         "VALUES (?, ?, ?, ?, 0, ?, ?)",
+                         (cache, key, json.dumps(value, ensure_ascii=False), time.time(), blob, bar))
+        self._db.executemany("INSERT OR IGNORE INTO deps(cache, key, node) VALUES (?, ?, ?)",
+                             [(cache, key, d) for d in dep_set])
+        self._count(cache, "puts")
+        self._db.commit()
 
     def deps_of(self, cache: str, key: str) -> set[str]:
         rows = self._db.execute("SELECT node FROM deps WHERE cache = ? AND key = ?", (cache, key)).fetchall()
@@ -150,14 +203,18 @@ class Caches:
         """Drop every entry that depends on one of these nodes (and ``topk`` entries one of
         them now enters); returns how many entries were dropped."""
         ids = {i for i in node_ids if i}
-        with self._lock:
+
+        def op() -> int:
             n = 0
             if ids:
                 n += self._delete(self.entries_depending_on(ids | {ANY_INGEST}))
                 n += self._delete(self._topk_entered(ids))
             self._record_store_state()
             self._db.commit()
-        return n
+            return n
+
+        # degraded: the file keeps its old unit count, so the next process's sync_store clears it
+        return int(self._writing(op, 0))
 
     def _topk_entered(self, ids: set[str]) -> set[tuple[str, str]]:
         rows = self._db.execute("SELECT key, qvec, bar FROM entries WHERE cache = 'topk' AND qvec IS NOT NULL").fetchall()
@@ -184,17 +241,19 @@ class Caches:
         """Clear everything if the store changed without an invalidation; True if it did."""
         if self.store_state is None:
             return False
-        with self._lock:
-            now = str(self.store_state())
-            row = self._db.execute("SELECT v FROM meta WHERE k = 'store_units'").fetchone()
-            if row is not None and row[0] == now:
-                return False
-            had = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-            if had:
-                self._clear_entries()
-            self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('store_units', ?)", (now,))
-            self._db.commit()
-            return bool(had)
+        now = str(self.store_state())
+        return bool(self._writing(lambda: self._sync(now), False))
+
+    def _sync(self, now: str) -> bool:
+        row = self._db.execute("SELECT v FROM meta WHERE k = 'store_units'").fetchone()
+        if row is not None and row[0] == now:
+            return False
+        had = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        if had:
+            self._clear_entries()
+        self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('store_units', ?)", (now,))
+        self._db.commit()
+        return bool(had)
 
     def _clear_entries(self) -> int:
         n = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
@@ -203,10 +262,22 @@ class Caches:
         return int(n)
 
     def clear(self) -> int:
+        if self.read_only:
+            from kgservice.stores.base import ReadOnlyError
+
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg cache clear refused")
         with self._lock:
-            n = self._clear_entries()
-            self._db.execute("DELETE FROM counters")
-            self._db.commit()
+            try:
+                n = self._clear_entries()
+                self._db.execute("DELETE FROM counters")
+                self._db.commit()
+            except sqlite3.OperationalError as exc:
+                try:
+                    self._db.rollback()
+                except sqlite3.Error:
+                    pass
+                raise CacheWriteError(f"cannot clear the query caches in {self.path}: {exc}; free space or make "
+                                      "the data directory writable, then run `kg cache clear` again") from None
         return n
 
     def stats(self) -> dict[str, Any]:

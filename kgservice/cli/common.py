@@ -17,7 +17,9 @@ from kgservice.errors import BAD_INPUT, FAILED, InputError, ServiceError
 from kgservice.service import KnowledgeBase
 from kgservice.stores.base import StoreError
 
-err = Console(stderr=True)
+# soft_wrap: a message is never hard-wrapped at the console width (80 columns when stderr is not a
+# terminal): CI logs and scripts grep whole sentences, and a long temp path must not split one.
+err = Console(stderr=True, soft_wrap=True)
 out = Console()
 T = TypeVar("T")
 

@@ -149,6 +149,10 @@ def ingest_text(
     from kgservice.extraction.extract import extract_prompt
     from kgservice.pipeline.query import llm_for
 
+    if kb.settings.read_only:  # before any LLM call: a refused ingest must not spend tokens first
+        from kgservice.stores.base import ReadOnlyError
+
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     if isinstance(paths, (str, Path)):
         paths = [paths]
     files = text_files([Path(p) for p in paths])
