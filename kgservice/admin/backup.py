@@ -51,6 +51,7 @@ class Dump:
     header: dict[str, Any]
     units: list[Unit]
     nodes: list[Node] = field(default_factory=list)
+    size: int = 0  # bytes of JSON lines (uncompressed): what a restore needs room for
 
 
 def _open_write(path: Path, gz: bool) -> IO[bytes]:
@@ -202,7 +203,7 @@ def read_dump(path: Path | str) -> Dump:
                         f"{end.get('units')} units / {end.get('nodes')} nodes, file {len(units)} / {len(nodes)})")
     if end.get("sha256") != digest.hexdigest():
         raise DumpError(f"{path}: checksum mismatch - the file was changed or damaged after it was written")
-    return Dump(header=header, units=units, nodes=nodes)
+    return Dump(header=header, units=units, nodes=nodes, size=len(data))
 
 
 def restore(kb: Any, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
@@ -215,6 +216,8 @@ def restore(kb: Any, path: Path | str, *, replace: bool = False, merge: bool = F
     if kb.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); restore refused")
     d = read_dump(path)
+    if replace and kb.settings.backend == "embedded":
+        return _replace_beside(kb, d, path, embed=embed, progress=progress)
     store: GraphStore = kb.store
     before = store.counts().get("units", 0)
     if before and not (merge or replace):
@@ -252,6 +255,39 @@ def restore(kb: Any, path: Path | str, *, replace: bool = False, merge: bool = F
     return {"path": str(path), "units": len(d.units), "units_added": added, "units_unchanged": unchanged,
             "nodes": len(d.nodes), "labels_restored": relabeled, "replaced": replace,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
+
+
+def _replace_beside(kb: Any, d: Dump, path: Path | str, *, embed: bool,
+                    progress: Callable[[int], None] | None) -> dict[str, Any]:
+    """``--replace`` on the embedded store: the new store is built beside the old one and swapped
+    in only when complete (kgservice.admin.recover), so a full disk or a crash never costs the old
+    store, and a damaged old store (which cannot even be opened) can be replaced."""
+    from kgservice.admin import recover
+
+    prepare_batch(d.units, lambda ids: {})  # every conflict / dangling reference, before anything is written
+    target = recover.graph_dir(kb.settings)
+    need = int(d.size * recover.STORE_BYTES_PER_DUMP_BYTE) + recover.SLACK_BYTES
+    recover.check_space(target, need, f"restoring {len(d.units)} units")
+    try:
+        new, relabeled = recover.build_beside(target, d.units, {n.id: n.label for n in d.nodes}, progress)
+    except OSError as exc:
+        raise StoreError(f"restore failed while building the new store beside the old one ({exc}); the old "
+                         "store is unchanged and the partial new one was removed") from None
+    recover.forget_opened(kb)
+    recover.swap_in(target, new)
+    caches = recover.reset_caches(kb)
+    info = {"path": str(path), "units": len(d.units), "units_added": len(d.units), "units_unchanged": 0,
+            "nodes": len(d.nodes), "labels_restored": relabeled, "replaced": True, "caches": caches,
+            "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
+    try:
+        _clear_vectors(kb)
+        if embed:
+            info["vectors_embedded"] = kb.embed_nodes(
+                [n.id for n in kb.store.iter_nodes() if n.kind != NodeKind.LITERAL])
+    except Exception as exc:
+        raise StoreError(f"the graph was restored ({len(d.units)} units), but its vectors were not: "
+                         f"{type(exc).__name__}: {exc}; run `kg doctor --repair` to embed them") from None
+    return info
 
 
 def _clear_vectors(kb: Any) -> None:

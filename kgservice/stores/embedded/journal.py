@@ -2,9 +2,13 @@
 
 On disk, under the data directory:
 
-* ``graph.pkl`` — the snapshot: ``(FORMAT_VERSION, state)`` pickled, ``state`` being plain
-  dicts, lists, tuples and strings (no classes), including the *epoch* of the journal
-  that continues it.
+* ``graph.pkl`` — the snapshot: a magic line, then ``(FORMAT_VERSION, state, meta)`` pickled
+  as one stream cut into frames of 4 MB (tag, length, CRC32 each) and closed by an end frame
+  (frame count, byte count), so a flipped byte or a truncated file is detected before anything
+  is used. ``state`` is plain dicts, lists, tuples and strings (no classes), including the
+  *epoch* of the journal that continues it; ``meta`` holds the previous epoch (the one a
+  journal left stale by a compaction carries). Format 2 snapshots (a bare pickle, no
+  checksum) are still read, and rewritten as format 3 by the next compaction.
 * ``graph.journal`` — a header naming its epoch, then one framed record (length, CRC32,
   pickled compact units + their facts) per ingested batch, fsynced before the batch
   counts as stored. A record that did not reach the disk whole (crash mid-append) is
@@ -13,7 +17,14 @@ On disk, under the data directory:
 * When the journal grows past half the snapshot's size (and a 16 MB floor), the writer compacts:
   a new snapshot with a fresh epoch (temp file, fsync, rename), then an empty journal
   for that epoch. A journal whose epoch does not match the snapshot is stale (its
-  batches are already in the snapshot) and is ignored.
+  batches are already in the snapshot) and is ignored - if its epoch is the previous one;
+  any other epoch means the journal belongs to another snapshot, and is reported as damage.
+
+Damage is never repaired silently and never read past: the store refuses to open with a
+:class:`~kgservice.stores.base.StoreDamaged` that names the fix. A missing snapshot next to a
+journal that continues one is reported the same way (kind ``missing``), so no write can
+overwrite the orphaned journal. :func:`read_intact` is the salvage reader: every record whose
+checksum holds, skipping damaged ones (``kg doctor --salvage``).
 
 Writes are serialised across processes by an exclusive lock on the data directory; a
 writer first catches up on what other processes appended (replaying only the new journal
@@ -28,8 +39,10 @@ import fcntl
 import io
 import os
 import pickle
+import shutil
 import struct
 import sys
+import time
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -37,21 +50,163 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kgservice.stores.base import StoreError
-from kgservice.stores.embedded.graph import _Graph
+from kgservice.stores.base import StoreDamaged, StoreError
+from kgservice.stores.embedded.graph import _NO_EPOCH, _Graph
 from kgservice.stores.embedded.records import _compact, _Interner
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.validate import paused_gc
 
 SNAPSHOT = "graph.pkl"
 JOURNAL = "graph.journal"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+_SNAP_MAGIC = b"KGSNAP3\n"
+_SNAP_DATA = b"KGSD"  # a frame of the pickle stream
+_SNAP_END = b"KGSE"  # the end frame: (frames, bytes) of the stream, big-endian
+_SNAP_END_BODY = struct.Struct(">QQ")
+SNAP_FRAME_BYTES = 4 << 20
 
 _JOURNAL_MAGIC = b"KGJOURNAL2\n"
 _HEADER = len(_JOURNAL_MAGIC) + 33  # magic + 32 hex chars + "\n"
 _FRAME = struct.Struct(">4sII")  # b"KGJR", payload length, crc32(payload)
 _FRAME_TAG = b"KGJR"
 COMPACT_MIN_BYTES = 16 << 20  # never compact a journal smaller than this
+
+SALVAGE = "`kg doctor --salvage` keeps every intact record"
+RESTORE = "`kg restore DUMP --replace --yes` rebuilds the store from a dump (`kg dump`) beside this one"
+
+
+class _Bad(Exception):
+    """A snapshot frame failed its check (turned into StoreDamaged by the caller)."""
+
+
+# -- snapshot framing ---------------------------------------------------------------------
+
+class _FramedWriter:
+    """File-like sink for ``pickle.dump``: cuts the stream into checksummed frames."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.buf = bytearray()
+        self.frames = 0
+        self.bytes = 0
+
+    def write(self, b: Any) -> int:
+        self.buf += b
+        while len(self.buf) >= SNAP_FRAME_BYTES:
+            self._emit(bytes(self.buf[:SNAP_FRAME_BYTES]))
+            del self.buf[:SNAP_FRAME_BYTES]
+        return len(b)
+
+    def _emit(self, payload: bytes, tag: bytes = _SNAP_DATA) -> None:
+        self.fh.write(_FRAME.pack(tag, len(payload), zlib.crc32(payload)))
+        self.fh.write(payload)
+        if tag == _SNAP_DATA:
+            self.frames += 1
+            self.bytes += len(payload)
+
+    def finish(self) -> None:
+        if self.buf:
+            self._emit(bytes(self.buf))
+            self.buf.clear()
+        self._emit(_SNAP_END_BODY.pack(self.frames, self.bytes), _SNAP_END)
+
+
+class _FramedReader(io.RawIOBase):
+    """The pickle stream of a format 3 snapshot, each frame checked before any byte is served."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.cur = b""
+        self.pos = 0
+        self.frames = 0
+        self.bytes = 0
+        self.ended = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while self.pos >= len(self.cur):
+            if not self._next():
+                return 0
+        n = min(len(b), len(self.cur) - self.pos)
+        b[:n] = self.cur[self.pos:self.pos + n]
+        self.pos += n
+        return n
+
+    def _next(self) -> bool:
+        if self.ended:
+            return False
+        at = self.fh.tell()
+        head = self.fh.read(_FRAME.size)
+        if len(head) < _FRAME.size:
+            raise _Bad(f"truncated at byte {at} (no end record)")
+        tag, length, crc = _FRAME.unpack(head)
+        if tag not in (_SNAP_DATA, _SNAP_END):
+            raise _Bad(f"not a frame at byte {at}")
+        payload = self.fh.read(length)
+        if len(payload) < length:
+            raise _Bad(f"truncated at byte {at} (no end record)")
+        if zlib.crc32(payload) != crc:
+            raise _Bad(f"the frame at byte {at} fails its checksum")
+        if tag == _SNAP_END:
+            if length != _SNAP_END_BODY.size or _SNAP_END_BODY.unpack(payload) != (self.frames, self.bytes):
+                raise _Bad(f"the end record at byte {at} does not match the frames before it")
+            if self.fh.read(1):
+                raise _Bad(f"data after the end record at byte {at}")
+            self.ended = True
+            return False
+        self.cur, self.pos = payload, 0
+        self.frames += 1
+        self.bytes += length
+        return True
+
+    def finish(self) -> None:
+        """Check every remaining frame up to the end record (the pickle may stop before it)."""
+        if self.pos < len(self.cur) and self.cur[self.pos:].strip(b"\0"):
+            raise _Bad("data after the pickled state")
+        while self._next():
+            raise _Bad("data after the pickled state")
+        if not self.ended:
+            raise _Bad("no end record")
+
+
+def read_snapshot(path: Path) -> tuple[_Graph, str | None]:
+    """(graph, previous epoch or None) from a snapshot file; :class:`StoreDamaged` if it cannot be trusted."""
+    def damaged(detail: str) -> StoreDamaged:
+        return StoreDamaged(f"cannot read embedded store snapshot {path}: {detail}", kind="damaged",
+                            fix=f"{RESTORE}; or {SALVAGE} (the journal's batches since the last snapshot; "
+                                "the snapshot's own units are lost)")
+
+    with path.open("rb") as fh:
+        head = fh.read(len(_SNAP_MAGIC))
+        if head == _SNAP_MAGIC:
+            reader = _FramedReader(fh)
+            try:
+                version, state, meta = pickle.load(io.BufferedReader(reader, 1 << 20))
+                reader.finish()
+            except _Bad as exc:
+                raise damaged(str(exc)) from None
+            except Exception as exc:  # frames intact but not our pickle: another program wrote it
+                raise damaged(f"{type(exc).__name__}: {exc}") from None
+            if version != FORMAT_VERSION:
+                raise StoreError(f"{path} has store format {version}, this kgservice reads {FORMAT_VERSION}")
+            return _Graph.restore(state), meta.get("prev_epoch")
+        fh.seek(0)
+        try:
+            version, state = pickle.load(fh)  # format 1 / 2: a bare pickle, no checksum
+        except Exception as exc:  # a torn or foreign file must not be silently replaced
+            raise damaged(f"{type(exc).__name__}: {exc}") from None
+    if version == 1:
+        return JournaledStore._migrate_v1(state), None
+    if version != 2:
+        raise StoreError(f"{path} has store format {version}, this kgservice reads {FORMAT_VERSION}")
+    return _Graph.restore(state), None
+
+
+def _journal_damaged(path: Path, detail: str) -> StoreDamaged:
+    return StoreDamaged(f"{path} is damaged: {detail}", kind="damaged",
+                        fix=f"{SALVAGE} (the damaged batch is lost: re-ingest its files afterwards); or {RESTORE}")
 
 
 # -- journal framing --------------------------------------------------------------------
@@ -68,7 +223,7 @@ def _read_journal(path: Path, start: int | None = None) -> tuple[str | None, lis
     if len(data) < _HEADER or not data.startswith(_JOURNAL_MAGIC):
         if len(data) < _HEADER and _JOURNAL_MAGIC.startswith(data[: len(_JOURNAL_MAGIC)]):
             return None, [], 0, len(data)  # header itself torn: a journal that never held a batch
-        raise StoreError(f"{path} is not a kgservice journal")
+        raise _journal_damaged(path, "its header is not a kgservice journal header")
     epoch = data[len(_JOURNAL_MAGIC):_HEADER - 1].decode("ascii", "replace")
     pos = _HEADER if start is None or start < _HEADER else start
     payloads: list[bytes] = []
@@ -80,11 +235,24 @@ def _read_journal(path: Path, start: int | None = None) -> tuple[str | None, lis
         if tag != _FRAME_TAG or end > len(data) or zlib.crc32(data[pos + _FRAME.size:end]) != crc:
             if (tag == _FRAME_TAG and end >= len(data)) or not data[pos:].strip(b"\0"):
                 break  # the last append did not complete: that batch was never acknowledged
-            raise StoreError(f"{path} is damaged at byte {pos} (a record that is not the last one fails its "
-                             "checksum); restore the data directory from a backup")
+            raise _journal_damaged(path, f"the record at byte {pos} is not the last one and fails its checksum")
         payloads.append(data[pos + _FRAME.size:end])
         pos = end
     return epoch, payloads, pos, len(data)
+
+def _fsync_dir(d: Path) -> None:
+    """Make a rename inside ``d`` durable (best effort where directories cannot be opened)."""
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
 
 class JournaledStore:
     """The persistence half of :class:`EmbeddedStore`: ``self.s`` (a ``_Graph``) kept in step with
@@ -98,6 +266,7 @@ class JournaledStore:
     _journal_end: int
     _journal_size: int
     _snap_bytes: int
+    _prev_epoch: str | None = None
 
     # -- persistence ----------------------------------------------------------
     def _sig(self) -> tuple | None:
@@ -111,25 +280,34 @@ class JournaledStore:
         with paused_gc():
             sig = self._sig()
             if sig is None:
-                g = _Graph()
+                g, self._prev_epoch = _Graph(), None
+                self._check_not_orphaned()
             else:
-                try:
-                    with self.path.open("rb") as fh:
-                        version, state = pickle.load(fh)
-                except Exception as exc:  # a torn or foreign file must not be silently replaced
-                    raise StoreError(f"cannot read embedded store snapshot {self.path}: {exc}") from exc
-                if version == 1:
-                    g = self._migrate_v1(state)
-                elif version != FORMAT_VERSION:
-                    raise StoreError(f"{self.path} has store format {version}, this kgservice reads {FORMAT_VERSION}")
-                else:
-                    g = _Graph.restore(state)
+                g, self._prev_epoch = read_snapshot(self.path)
             self._snap_sig = sig
             self._snap_bytes = sig[2] if sig else 0
             self._journal_end = 0
             self._journal_size = 0
             self._replay(g)
             return g
+
+    def _check_not_orphaned(self) -> None:
+        """No snapshot: fine for a store that never compacted (journal epoch zero), but a journal
+        that continues a snapshot means the snapshot is missing - its units must not vanish."""
+        try:
+            with self.journal.open("rb") as fh:
+                head = fh.read(_HEADER)
+        except FileNotFoundError:
+            return
+        if len(head) < _HEADER or not head.startswith(_JOURNAL_MAGIC):
+            return  # torn or foreign: _replay reports it
+        epoch = head[len(_JOURNAL_MAGIC):_HEADER - 1].decode("ascii", "replace")
+        if epoch != _NO_EPOCH:
+            raise StoreDamaged(
+                f"embedded store snapshot {self.path} is missing, but {self.journal} continues a snapshot "
+                f"(epoch {epoch[:12]}); writes are refused so that journal is not overwritten", kind="missing",
+                fix=f"Put {SNAPSHOT} back from a backup; or {RESTORE}; or {SALVAGE} (the journal's units; the "
+                    "missing snapshot's are lost)")
 
     @staticmethod
     def _migrate_v1(state: Any) -> _Graph:
@@ -143,13 +321,16 @@ class JournaledStore:
         """Apply journal records beyond what ``g`` holds (all of them after a snapshot load)."""
         epoch, payloads, end, size = _read_journal(self.journal, self._journal_end or None)
         if epoch is None or epoch != g.epoch:
-            self._journal_end, self._journal_size = 0, size
+            if payloads and self._prev_epoch is not None and epoch != self._prev_epoch:
+                raise _journal_damaged(self.journal, f"it continues epoch {epoch[:12]}, but the snapshot is epoch "
+                                                     f"{g.epoch[:12]} (and its previous one {self._prev_epoch[:12]})")
+            self._journal_end, self._journal_size = 0, size  # stale: its batches are in the snapshot
             return
         for p in payloads:
             try:
                 batch = pickle.loads(p)
-            except Exception as exc:
-                raise StoreError(f"cannot read a batch in {self.journal}: {exc}") from exc
+            except Exception as exc:  # the checksum held, so another program wrote it
+                raise _journal_damaged(self.journal, f"a batch cannot be read ({type(exc).__name__}: {exc})") from None
             g.apply(batch)
         self._journal_end, self._journal_size = end, size
 
@@ -215,14 +396,20 @@ class JournaledStore:
         self.s.epoch = epoch
         try:
             with paused_gc(), tmp.open("wb") as fh:
-                pickle.dump((FORMAT_VERSION, self.s.dump()), fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.write(_SNAP_MAGIC)
+                w = _FramedWriter(fh)
+                pickle.dump((FORMAT_VERSION, self.s.dump(), {"prev_epoch": old_epoch}), w,
+                            protocol=pickle.HIGHEST_PROTOCOL)
+                w.finish()
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)
+            _fsync_dir(self.dir)
         except BaseException:
             self.s.epoch = old_epoch
             tmp.unlink(missing_ok=True)
             raise
+        self._prev_epoch = old_epoch
         self._snap_sig = self._sig()
         self._snap_bytes = self._snap_sig[2] if self._snap_sig else 0
         # the old journal is now stale (epoch mismatch); replace it with an empty one
@@ -236,3 +423,128 @@ class JournaledStore:
         """Fold the journal into a fresh snapshot now (normally done automatically)."""
         with self._write_lock():
             self._write_snapshot()
+
+
+# -- swapping a store directory built beside this one (kgservice.admin.recover) -----------------
+COMPLETE = "COMPLETE"
+
+
+def write_complete_marker(d: Path) -> None:
+    with (d / COMPLETE).open("wb") as fh:
+        fh.write(b"complete\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    _fsync_dir(d)
+
+
+def swap_in(target: Path, new: Path, keep_old: Path | None = None) -> None:
+    """Replace ``target`` by the complete directory ``new``; the old one goes to ``keep_old``
+    (kept) or is deleted. Writers are held off by the old store's lock while the names change."""
+    if not (new / COMPLETE).exists():
+        raise StoreError(f"{new} is not a complete store; not swapped in")
+    old = keep_old or target.with_name(f"{target.name}.replaced-{os.getpid()}-{int(time.time())}")
+    lock = None
+    if target.exists():
+        lock = (target / ".lock").open("a")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        if target.exists():
+            os.rename(target, old)
+        os.rename(new, target)
+        _fsync_dir(target.parent)
+    finally:
+        if lock is not None:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            lock.close()
+    (target / COMPLETE).unlink(missing_ok=True)
+    if keep_old is None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def finish_interrupted_swap(target: Path) -> None:
+    """A swap that stopped between its two renames: move the complete new store into place."""
+    if target.exists():
+        return
+    for cand in sorted(target.parent.glob(f"{target.name}.building-*"), reverse=True):
+        if (cand / COMPLETE).exists():
+            os.rename(cand, target)
+            (target / COMPLETE).unlink(missing_ok=True)
+            _fsync_dir(target.parent)
+            return
+
+
+# -- salvage -------------------------------------------------------------------------------
+
+def _intact_frames(data: bytes, start: int) -> tuple[list[bytes], list[str]]:
+    """Every journal record from ``start`` whose checksum holds; damaged stretches are skipped
+    (the next frame is found by its tag and a checksum that holds)."""
+    payloads: list[bytes] = []
+    notes: list[str] = []
+    pos = start
+    while pos + _FRAME.size <= len(data):
+        tag, length, crc = _FRAME.unpack_from(data, pos)
+        end = pos + _FRAME.size + length
+        if tag == _FRAME_TAG and end <= len(data) and zlib.crc32(data[pos + _FRAME.size:end]) == crc:
+            payloads.append(data[pos + _FRAME.size:end])
+            pos = end
+            continue
+        nxt = data.find(_FRAME_TAG, pos + 1)
+        while nxt != -1:
+            t2, l2, c2 = _FRAME.unpack_from(data, nxt) if nxt + _FRAME.size <= len(data) else (b"", 0, 0)
+            e2 = nxt + _FRAME.size + l2
+            if t2 == _FRAME_TAG and e2 <= len(data) and zlib.crc32(data[nxt + _FRAME.size:e2]) == c2:
+                break
+            nxt = data.find(_FRAME_TAG, nxt + 1)
+        if nxt == -1:
+            if data[pos:].strip(b"\0"):
+                notes.append(f"journal: bytes {pos}..{len(data)} hold no intact record (a torn or damaged last batch)")
+            break
+        notes.append(f"journal: bytes {pos}..{nxt} damaged: one batch lost")
+        pos = nxt
+    return payloads, notes
+
+
+def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list[str]]:
+    """(unit records by id, display labels, notes): everything in a store directory that still
+    checks out - the snapshot if it verifies, and every journal record whose checksum holds, of
+    any epoch (units are immutable, so a record also in the snapshot is the same unit)."""
+    units: dict[str, tuple] = {}
+    labels: dict[str, str] = {}
+    notes: list[str] = []
+    snap, journal = store_dir / SNAPSHOT, store_dir / JOURNAL
+    if snap.exists():
+        try:
+            with paused_gc():
+                g, _prev = read_snapshot(snap)
+            units.update(g.units)
+            labels.update(g.labels)
+            notes.append(f"snapshot: intact, {len(g.units)} unit(s) kept")
+        except StoreDamaged as exc:
+            notes.append(f"snapshot: {exc.detail}; its units are lost (restore them from a dump)")
+    else:
+        notes.append("snapshot: none")
+    try:
+        data = journal.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    if data:
+        start = _HEADER if data.startswith(_JOURNAL_MAGIC) else 0
+        if start == 0:
+            notes.append("journal: header damaged; records searched by their checksums")
+        payloads, jnotes = _intact_frames(data, start)
+        notes += jnotes
+        kept = 0
+        for p in payloads:
+            try:
+                batch = pickle.loads(p)
+            except Exception as exc:
+                notes.append(f"journal: a record with a good checksum does not unpickle ({type(exc).__name__}); skipped")
+                continue
+            for rec, facts in batch:
+                for nid, label, _kind in facts[1]:
+                    labels.setdefault(nid, label)  # the first surface form, as the live store keeps it
+                if rec[0] not in units:
+                    units[rec[0]] = rec
+                    kept += 1
+        notes.append(f"journal: {len(payloads)} intact record(s), {kept} unit(s) not already in the snapshot")
+    return units, labels, notes
