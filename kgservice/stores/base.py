@@ -31,6 +31,11 @@ class ReadOnlyError(StoreError):
     """A write was attempted on a knowledge base / store opened read-only (KG_READ_ONLY)."""
 
 
+class StoreWriteError(StoreError, OSError):
+    """A store file could not be written (full or read-only disk); what was being written is not
+    stored and the store is as it was before."""
+
+
 class StoreDamaged(StoreError):
     """The stored files cannot be trusted: ``kind`` is ``damaged`` (a checksum failed, a file is
     truncated or foreign) or ``missing`` (a file the others depend on is gone). Nothing is read

@@ -50,7 +50,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kgservice.stores.base import StoreDamaged, StoreError
+from kgservice.stores.base import StoreDamaged, StoreError, StoreWriteError
 from kgservice.stores.embedded.graph import _NO_EPOCH, _Graph
 from kgservice.stores.embedded.records import _compact, _Interner
 from kgservice.stores.facts import unit_facts
@@ -363,6 +363,14 @@ class JournaledStore:
 
     def _append(self, records: list[tuple[tuple, tuple]]) -> None:
         """Make a batch durable: one framed record, fsynced. On failure the journal is as before."""
+        try:
+            self._append_frame(records)
+        except OSError as exc:
+            raise StoreWriteError(f"cannot write {self.journal}: {exc.strerror or exc}; this batch was not stored "
+                                  f"(the store is as before). Free space or make {self.dir} writable, then run "
+                                  "the same command again") from None
+
+    def _append_frame(self, records: list[tuple[tuple, tuple]]) -> None:
         buf = io.BytesIO()
         pickle.dump(records, buf, protocol=pickle.HIGHEST_PROTOCOL)
         payload = buf.getbuffer()
@@ -390,6 +398,15 @@ class JournaledStore:
             print(f"kgservice: embedded store compaction postponed: {exc}", file=sys.stderr)
 
     def _write_snapshot(self) -> None:
+        try:
+            self._write_snapshot_file()
+        except StoreWriteError:
+            raise
+        except OSError as exc:
+            raise StoreWriteError(f"cannot write {self.path}: {exc.strerror or exc}; the store is as before. Free "
+                                  f"space or make {self.dir} writable, then run the same command again") from None
+
+    def _write_snapshot_file(self) -> None:
         epoch = uuid.uuid4().hex
         old_epoch = self.s.epoch
         tmp = self.path.with_suffix(".tmp")
