@@ -16,6 +16,43 @@ from pathlib import Path
 from typing import Any
 
 SECRET_FIELDS = {"neo4j_password", "qdrant_api_key"}
+URI_FIELDS = {"neo4j_uri", "qdrant_url"}  # may carry user:password@ - shown redacted
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+def redact_uri(uri: str | None) -> str | None:
+    """``scheme://user:***@host`` for a URI with credentials in it; anything else unchanged."""
+    if not uri or "@" not in uri:
+        return uri
+    head, sep, rest = uri.partition("://")
+    if not sep:
+        head, rest = "", uri
+    userinfo, at, host = rest.rpartition("@")
+    if not at or "/" in userinfo:
+        return uri
+    user = userinfo.split(":", 1)[0]
+    return f"{head}{sep}{user}:***@{host}" if head else f"{user}:***@{host}"
+
+
+def check_neo4j_uri(uri: str) -> None:
+    """A clear error (never echoing a password) before the driver sees a URI it would choke on."""
+    from urllib.parse import urlsplit
+
+    shown = redact_uri(uri)
+    scheme = uri.partition("://")[0].lower() if "://" in uri else ""
+    if scheme not in NEO4J_SCHEMES:
+        raise ConfigError(f"KG_NEO4J_URI {shown!r} needs a scheme: one of {', '.join(s + '://' for s in NEO4J_SCHEMES)} "
+                          "(e.g. bolt://127.0.0.1:7687)")
+    parts = urlsplit(uri)
+    if "@" in parts.netloc:
+        raise ConfigError(f"KG_NEO4J_URI {shown!r} holds credentials; the driver does not accept them in the URI. "
+                          "Put the user in KG_NEO4J_USER and the password in NEO4J_PASSWORD")
+    try:
+        parts.port
+    except ValueError:
+        raise ConfigError(f"KG_NEO4J_URI {shown!r}: the port is not a number") from None
+    if not parts.hostname:
+        raise ConfigError(f"KG_NEO4J_URI {shown!r} names no host (e.g. bolt://127.0.0.1:7687)")
 
 
 class ConfigError(InputError, ValueError):
@@ -58,6 +95,8 @@ class Settings:
             v = getattr(self, f.name)
             if f.name in SECRET_FIELDS:
                 v = "***" if v else None
+            elif f.name in URI_FIELDS:
+                v = redact_uri(v)
             out[f.name] = str(v) if isinstance(v, Path) else v
         return out
 
@@ -147,7 +186,8 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
             except ConfigError:
                 raise
             except ValueError:
-                raise ConfigError(f"environment variable {var}={env[var]!r} is not a valid {name}") from None
+                shown = redact_uri(env[var]) if name in URI_FIELDS else env[var]
+                raise ConfigError(f"environment variable {var}={shown!r} is not a valid {name}") from None
     if env.get("KG_LEXICON"):
         values["lexicon_files"] = tuple(Path(p) for p in env["KG_LEXICON"].split(os.pathsep) if p)
     if "lexicon_files" in values:
@@ -169,4 +209,6 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         raise ConfigError(f"backend must be 'embedded' or 'neo4j', got {settings.backend!r}")
     if settings.backend == "neo4j" and not settings.neo4j_uri:
         raise ConfigError("backend 'neo4j' needs KG_NEO4J_URI (e.g. bolt://127.0.0.1:7687)")
+    if settings.neo4j_uri:
+        check_neo4j_uri(settings.neo4j_uri)
     return settings
