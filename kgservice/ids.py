@@ -12,6 +12,7 @@ import unicodedata
 
 _WS = re.compile(r"\s+")
 LITERAL_PREFIX = "lit:"
+ENTRY_ESCAPE = "ent:"  # prefixed to an entry id that would otherwise start like a literal's
 
 
 def normalise_label(label: str) -> str:
@@ -22,8 +23,15 @@ def normalise_label(label: str) -> str:
 
 
 def node_id(label: str) -> str:
-    """Id of an entry or derived node ``{label}``."""
-    return normalise_label(label)
+    """Id of an entry or derived node ``{label}``.
+
+    Injective next to :func:`literal_id`: ``{lit:high}`` must not become the literal ``(high)``'s
+    id, so an id that would start with ``lit:`` (or with the escape ``ent:`` itself) gets ``ent:``
+    in front; every other label is its normalised text, as before."""
+    nid = normalise_label(label)
+    if nid.startswith(LITERAL_PREFIX) or nid.startswith(ENTRY_ESCAPE):
+        return ENTRY_ESCAPE + nid
+    return nid
 
 
 def literal_id(text: str) -> str:

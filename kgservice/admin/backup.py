@@ -181,6 +181,9 @@ def read_dump(path: Path | str) -> Dump:
         elif set(obj) == {"unit"}:
             if nodes:
                 raise DumpError(f"{where}: unit record after node records")
+            if isinstance(obj["unit"], dict) and not isinstance(obj["unit"].get("inverse", False), bool):
+                raise DumpError(f"{where}: not a valid unit (inverse: must be true or false, "
+                                f"got {obj['unit']['inverse']!r})")
             try:
                 units.append(Unit.model_validate(obj["unit"]))
             except ValidationError as exc:
@@ -206,6 +209,34 @@ def read_dump(path: Path | str) -> Dump:
     return Dump(header=header, units=units, nodes=nodes, size=len(data))
 
 
+def check_units(d: Dump, lexicon: Any, path: Path | str) -> None:
+    """A dump is re-derived, so what it says must be what this kgservice would derive itself:
+    each unit's family / kind / inverse is what the lexicon gives its predicate (an edited dump
+    that relabels ``causes`` as a synonym would merge unrelated concepts), and ``ingested_at``
+    is a timestamp. The checksum only proves the file is as written, not that it is sound."""
+    from kgservice.stores.validate import unit_text_problems
+
+    problems: list[str] = []
+    for u in d.units:
+        if unit_text_problems(u):
+            continue  # unstorable text: the batch validation rejects it with its own message
+        info = lexicon.resolve(u.predicate)
+        if (u.family, u.kind, u.inverse) != (info.base, info.kind, info.inverse):
+            problems.append(f"unit #{u.id}: predicate {u.predicate!r} is family {info.base!r} / kind {info.kind} / "
+                            f"inverse {info.inverse} in this lexicon, but the dump says {u.family!r} / {u.kind} / "
+                            f"inverse {u.inverse}")
+        if u.ingested_at is not None:
+            try:
+                datetime.fromisoformat(u.ingested_at)
+            except ValueError:
+                problems.append(f"unit #{u.id}: ingested_at {u.ingested_at[:40]!r} is not an ISO timestamp")
+    if problems:
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise DumpError(f"{path}: {len(problems)} unit(s) disagree with this kgservice; nothing restored (an edited "
+                        "dump, or one written with another lexicon: set KG_LEXICON as when it was dumped):\n  "
+                        + "\n  ".join(problems[:20]) + more)
+
+
 def restore(kb: Any, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
             progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Restore a verified dump into the knowledge base's store.
@@ -216,6 +247,7 @@ def restore(kb: Any, path: Path | str, *, replace: bool = False, merge: bool = F
     if kb.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); restore refused")
     d = read_dump(path)
+    check_units(d, kb.lexicon, path)
     if replace and kb.settings.backend == "embedded":
         return _replace_beside(kb, d, path, embed=embed, progress=progress)
     store: GraphStore = kb.store

@@ -92,7 +92,7 @@ def ingest(
             units, problems = [], []
             for f in unit_files:
                 try:
-                    units += parse_file(f, kb.lexicon, doc=f.name)
+                    units += parse_file(f, kb.lexicon)  # doc: notation.doc_name(f)
                 except NotationErrors as exc:
                     problems += exc.errors
             if problems:

@@ -23,6 +23,7 @@ from typing import Any
 
 from kgservice.extraction.chunking import DEFAULT_MAX_CHARS, chunk_text
 from kgservice.llm import LLM
+from kgservice.notation import doc_name
 
 TEXT_MODES: dict[str, str] = {
     ".md": "summary", ".markdown": "summary", ".rst": "summary",  # documents, papers, docs
@@ -191,7 +192,7 @@ def ingest_text(
             for chunk in chunks:
                 ex = extract_text(llm, chunk.text, m, purpose="extract", section=chunk.section)
                 rename = resolver.resolve(ex)
-                units += to_units(ex, kb.lexicon, doc=f.name, mode=m, rename=rename)  # type: ignore[arg-type]
+                units += to_units(ex, kb.lexicon, doc=doc_name(f), mode=m, rename=rename)  # type: ignore[arg-type]
                 emit("chunk", {"path": str(f), "index": chunk.index, "units": len(ex.units)})
             rep = kb.ingest_units(units, embed=embed)
             doc = DocReport(str(f), m, "ingested", chunks=len(chunks), units_extracted=len(units),
