@@ -286,7 +286,7 @@ def check(kb: Any, vectors: bool = True) -> DoctorReport:
     try:
         store: GraphStore = kb.store
     except StoreDamaged as exc:  # nothing else can be trusted (vectors are compared with the graph)
-        report = DoctorReport(backend=kb.settings.backend, vector_note="not checked (the store does not open)")
+        report = DoctorReport(backend=kb.settings.backend, vector_note="vectors not checked: the store does not open")
         report.findings.append(Finding("store", exc.kind, 1, [exc.detail], repairable=False, category=exc.kind,
                                        fix=exc.fix))
         return report

@@ -45,6 +45,8 @@ def _split_inputs(paths: list[Path]) -> tuple[list[Path], list[Path]]:
             texts += [f for f in found if f.suffix.lower() in TEXT_MODES]
         elif p.is_file():
             (units if p.suffix in UNIT_SUFFIXES else texts).append(p)
+        elif p.exists():
+            raise ValueError(f"{p} is not a regular file or folder (a device, FIFO or socket cannot be ingested)")
         else:
             raise ValueError(f"no such file or folder: {p}")
     return units, texts

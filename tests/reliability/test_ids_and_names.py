@@ -66,3 +66,12 @@ def test_a_bad_unit_names_its_file(tmp_path):
     bad.write_text("#b1 {a\x07b} [has] {c}\n", "utf-8")
     r = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "kg"), "ingest", str(good), str(bad)])
     assert r.exit_code == 2 and "(in bad_one.units)" in r.stderr, r.output
+
+
+def test_fifo_is_named_for_what_it_is(tmp_path):
+    """B21 (message note): a FIFO or /dev/zero was refused as 'no such file or folder'."""
+    fifo = tmp_path / "pipe.units"
+    os.mkfifo(fifo)
+    for target in (str(fifo), "/dev/zero"):
+        r = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "kg"), "ingest", target])
+        assert r.exit_code == 2 and "not a regular file or folder" in r.stderr, r.output
