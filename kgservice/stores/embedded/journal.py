@@ -163,12 +163,8 @@ class _FramedReader(io.RawIOBase):
 
     def finish(self) -> None:
         """Check every remaining frame up to the end record (the pickle may stop before it)."""
-        if self.pos < len(self.cur) and self.cur[self.pos:].strip(b"\0"):
+        if (self.pos < len(self.cur) and self.cur[self.pos:].strip(b"\0")) or self._next():
             raise _Bad("data after the pickled state")
-        while self._next():
-            raise _Bad("data after the pickled state")
-        if not self.ended:
-            raise _Bad("no end record")
 
 
 def read_snapshot(path: Path) -> tuple[_Graph, str | None]:
