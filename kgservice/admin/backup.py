@@ -269,7 +269,15 @@ def restore(kb: Any, path: Path | str, *, replace: bool = False, merge: bool = F
             pass
     added = unchanged = 0
     for i in range(0, len(d.units), CHUNK):
-        rep = kb.ingest_units(d.units[i:i + CHUNK], embed=embed)
+        try:
+            rep = kb.ingest_units(d.units[i:i + CHUNK], embed=embed)
+        except Exception as exc:
+            if not replace:
+                raise
+            # Neo4j (one database in Community): the store was wiped first, so say exactly where it stands
+            raise StoreError(f"restore --replace stopped after {added} of {len(d.units)} units "
+                             f"({type(exc).__name__}: {exc}); the old content was already wiped: run the same "
+                             "restore again (identical units count as unchanged)") from exc
         added += rep.units_added
         unchanged += rep.units_unchanged
         if progress is not None:

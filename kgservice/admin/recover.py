@@ -24,7 +24,7 @@ from typing import Any
 from kgservice.errors import ServiceError
 from kgservice.model import Unit
 from kgservice.stores.base import ReadOnlyError, StoreError
-from kgservice.stores.embedded.journal import swap_in, write_complete_marker
+from kgservice.stores.embedded.recovery import swap_in, write_complete_marker
 
 CHUNK = 5000
 # measured on a 50 000-unit dump (12.9 MB of JSON lines): journal 5.2 MB, snapshot 5.1 MB, so
@@ -129,7 +129,7 @@ def salvage(kb: Any, progress: Callable[[int], None] | None = None) -> dict[str,
     """``kg doctor --salvage``: a new embedded store from every intact record of the current one,
     swapped in; the damaged directory is kept beside it (``graph.damaged-<time>``)."""
     from kgservice.admin.backup import dependency_order
-    from kgservice.stores.embedded.journal import read_intact
+    from kgservice.stores.embedded.recovery import read_intact
     from kgservice.stores.embedded.records import _unit_from
     from kgservice.stores.validate import unit_text_problems
 

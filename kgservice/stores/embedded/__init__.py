@@ -7,7 +7,8 @@ well under a gigabyte and makes a batch cost proportional to the batch, not the 
 
 Modules: ``records`` (compact unit tuples, interning), ``graph`` (adjacency and how a batch is
 applied), ``journal`` (snapshot, framed journal, writer lock, compaction; the on-disk format
-is described there) and ``store`` (:class:`EmbeddedStore`, the procedures).
+is described there), ``recovery`` (salvage reading, swapping in a store built beside) and
+``store`` (:class:`EmbeddedStore`, the procedures).
 """
 
 from kgservice.stores.embedded.graph import _Graph, _State

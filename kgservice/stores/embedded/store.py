@@ -10,7 +10,8 @@ from kgservice.ids import is_literal_id
 from kgservice.model import IngestReport, Node, Unit
 from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows
 from kgservice.stores.embedded.graph import _SPREAD_OUT, BIDIRECTIONAL, _Graph
-from kgservice.stores.embedded.journal import JOURNAL, SNAPSHOT, JournaledStore, finish_interrupted_swap
+from kgservice.stores.embedded.journal import JOURNAL, SNAPSHOT, JournaledStore
+from kgservice.stores.embedded.recovery import finish_interrupted_swap
 from kgservice.stores.embedded.records import _NODE_KIND, _compact, _Interner, _model, _unit_from
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.validate import paused_gc, prepare_batch
