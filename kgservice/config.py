@@ -16,6 +16,43 @@ from pathlib import Path
 from typing import Any
 
 SECRET_FIELDS = {"neo4j_password", "qdrant_api_key"}
+URI_FIELDS = {"neo4j_uri", "qdrant_url"}  # may carry user:password@ - shown redacted
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+def redact_uri(uri: str | None) -> str | None:
+    """``scheme://user:***@host`` for a URI with credentials in it; anything else unchanged."""
+    if not uri or "@" not in uri:
+        return uri
+    head, sep, rest = uri.partition("://")
+    if not sep:
+        head, rest = "", uri
+    userinfo, at, host = rest.rpartition("@")
+    if not at or "/" in userinfo:
+        return uri
+    user = userinfo.split(":", 1)[0]
+    return f"{head}{sep}{user}:***@{host}" if head else f"{user}:***@{host}"
+
+
+def check_neo4j_uri(uri: str) -> None:
+    """A clear error (never echoing a password) before the driver sees a URI it would choke on."""
+    from urllib.parse import urlsplit
+
+    shown = redact_uri(uri)
+    scheme = uri.partition("://")[0].lower() if "://" in uri else ""
+    if scheme not in NEO4J_SCHEMES:
+        raise ConfigError(f"KG_NEO4J_URI {shown!r} needs a scheme: one of {', '.join(s + '://' for s in NEO4J_SCHEMES)} "
+                          "(e.g. bolt://127.0.0.1:7687)")
+    parts = urlsplit(uri)
+    if "@" in parts.netloc:
+        raise ConfigError(f"KG_NEO4J_URI {shown!r} holds credentials; the driver does not accept them in the URI. "
+                          "Put the user in KG_NEO4J_USER and the password in NEO4J_PASSWORD")
+    try:
+        parts.port
+    except ValueError:
+        raise ConfigError(f"KG_NEO4J_URI {shown!r}: the port is not a number") from None
+    if not parts.hostname:
+        raise ConfigError(f"KG_NEO4J_URI {shown!r} names no host (e.g. bolt://127.0.0.1:7687)")
 
 
 class ConfigError(InputError, ValueError):
@@ -72,11 +109,34 @@ class Settings:
             v = getattr(self, f.name)
             if f.name in SECRET_FIELDS:
                 v = "***" if v else None
+            elif f.name in URI_FIELDS:
+                v = redact_uri(v)
             out[f.name] = str(v) if isinstance(v, Path) else v
         return out
 
     def with_overrides(self, **kw: Any) -> "Settings":
         return replace(self, **{k: v for k, v in kw.items() if v is not None})
+
+
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+
+
+def parse_bool(var: str, value: str) -> bool:
+    """Strict: a security switch (KG_READ_ONLY) must never fail open on a typo or stray space."""
+    if value.lower() in TRUE_WORDS:
+        return True
+    if value.lower() in FALSE_WORDS:
+        return False
+    raise ConfigError(f"environment variable {var}={value!r} is not a boolean; use one of "
+                      f"{', '.join(TRUE_WORDS)} (on) or {', '.join(FALSE_WORDS)} (off), any case, no spaces")
+
+
+def env_read_only(env: dict[str, str] | None = None) -> bool:
+    """KG_READ_ONLY alone, strictly parsed: for entry points that write files without opening a
+    knowledge base (the standalone ``graphify save-result`` / ``reflect``)."""
+    value = (os.environ if env is None else env).get("KG_READ_ONLY", "")
+    return bool(value) and parse_bool("KG_READ_ONLY", value)
 
 
 _ENV = {
@@ -105,24 +165,15 @@ _ENV = {
     "KG_SPREAD_MAX_FANOUT": ("spread_max_fanout", lambda v: int(v) if v.strip().lower() not in ("", "off", "none") else None),
     "KG_SPREAD_MAX_FIRE": ("spread_max_fire", lambda v: int(v) if v.strip().lower() not in ("", "off", "none") else None),
     "KG_SPREAD_DEGREE_DAMPING": ("spread_degree_damping", float),
-    "KG_SPREAD_SEED_BACKFLOW": ("spread_seed_backflow", lambda v: _flag(v)),
-    "KG_READ_ONLY": ("read_only", lambda v: v.lower() in ("1", "true", "yes")),
+    "KG_SPREAD_SEED_BACKFLOW": ("spread_seed_backflow", lambda v: parse_bool("KG_SPREAD_SEED_BACKFLOW", v)),
+    "KG_READ_ONLY": ("read_only", lambda v: parse_bool("KG_READ_ONLY", v)),
     "KG_ALLOWED_HOSTS": ("allowed_hosts", lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
     "KG_RATE_LIMIT": ("rate_limit", float),
     "KG_RATE_BURST": ("rate_burst", int),
     "KG_MAX_BODY": ("max_body", int),
     "KG_LOCAL_ROLE": ("local_role", str),
-    "KG_METRICS_PUBLIC": ("metrics_public", lambda v: v.lower() in ("1", "true", "yes")),
+    "KG_METRICS_PUBLIC": ("metrics_public", lambda v: parse_bool("KG_METRICS_PUBLIC", v)),
 }
-
-
-def _flag(v: str) -> bool:
-    word = v.strip().lower()
-    if word in ("1", "true", "yes", "on"):
-        return True
-    if word in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(v)
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -156,8 +207,11 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         if env.get(var):
             try:
                 values[name] = conv(env[var])
+            except ConfigError:
+                raise
             except ValueError:
-                raise ConfigError(f"environment variable {var}={env[var]!r} is not a valid {name}") from None
+                shown = redact_uri(env[var]) if name in URI_FIELDS else env[var]
+                raise ConfigError(f"environment variable {var}={shown!r} is not a valid {name}") from None
     if env.get("KG_LEXICON"):
         values["lexicon_files"] = tuple(Path(p) for p in env["KG_LEXICON"].split(os.pathsep) if p)
     if "lexicon_files" in values:
@@ -174,6 +228,8 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         values["allowed_hosts"] = tuple(str(h) for h in values["allowed_hosts"])
     if values.get("neo4j_uri") and "backend" not in values:
         values["backend"] = "neo4j"
+    if "read_only" in values and not isinstance(values["read_only"], bool):
+        raise ConfigError(f"{path}: read_only must be true or false (a TOML boolean), got {values['read_only']!r}")
     settings = Settings(**values)
     if settings.backend not in ("embedded", "neo4j"):
         raise ConfigError(f"backend must be 'embedded' or 'neo4j', got {settings.backend!r}")
@@ -181,6 +237,8 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         raise ConfigError(f"local_role (KG_LOCAL_ROLE) must be reader, writer or admin, got {settings.local_role!r}")
     if settings.backend == "neo4j" and not settings.neo4j_uri:
         raise ConfigError("backend 'neo4j' needs KG_NEO4J_URI (e.g. bolt://127.0.0.1:7687)")
+    if settings.neo4j_uri:
+        check_neo4j_uri(settings.neo4j_uri)
     return settings
 
 

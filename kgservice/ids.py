@@ -12,6 +12,7 @@ import unicodedata
 
 _WS = re.compile(r"\s+")
 LITERAL_PREFIX = "lit:"
+ENTRY_ESCAPE = "ent:"  # prefixed to an entry id that would otherwise start like a literal's
 
 
 def normalise_label(label: str) -> str:
@@ -34,12 +35,20 @@ def normalise_label(label: str) -> str:
 def node_id(label: str) -> str:
     """Id of an entry or derived node ``{label}``.
 
-    The same text typed at query time lands on the node written at ingest time:
+    The same text typed at query time lands on the node written at ingest time. Injective next
+    to :func:`literal_id`: ``{lit:high}`` must not become the literal ``(high)``'s id, so an id
+    that would start with ``lit:`` (or with the escape ``ent:`` itself) gets ``ent:`` in front;
+    every other label is its normalised text.
 
     >>> node_id("Lung Cancer") == node_id("lung  cancer") == "lung cancer"
     True
+    >>> node_id("lit:high"), literal_id("high")
+    ('ent:lit:high', 'lit:high')
     """
-    return normalise_label(label)
+    nid = normalise_label(label)
+    if nid.startswith(LITERAL_PREFIX) or nid.startswith(ENTRY_ESCAPE):
+        return ENTRY_ESCAPE + nid
+    return nid
 
 
 def literal_id(text: str) -> str:

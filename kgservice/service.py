@@ -344,6 +344,19 @@ class KnowledgeBase:
 
         return doctor.repair(self, vectors=vectors) if repair else doctor.check(self, vectors=vectors)
 
+    def salvage(self, vectors: bool = True) -> tuple[dict[str, Any], DoctorReport]:
+        """A damaged embedded store, or one missing its snapshot: rebuild it from every intact
+        record (the damaged files are kept beside it), then repair; (what was salvaged, the
+        repair report). A store that opens and verifies has nothing to salvage (InputError)."""
+        from kgservice.admin import doctor
+        from kgservice.admin.recover import salvage
+
+        if not doctor.check(self, vectors=False).unopenable:
+            raise InputError("the store opens and verifies: nothing to salvage "
+                             "(`kg doctor --repair` fixes drifted indexes and vectors)")
+        salvaged = salvage(self)
+        return salvaged, doctor.repair(self, vectors=vectors)
+
     def dump(self, path: Path | str) -> dict[str, Any]:
         """Every unit and node label to one portable, checksummed file."""
         from kgservice.admin.backup import dump

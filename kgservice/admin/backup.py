@@ -54,11 +54,27 @@ class Dump:
     header: dict[str, Any]
     units: list[Unit]
     nodes: list[Node] = field(default_factory=list)
+    size: int = 0  # bytes of JSON lines (uncompressed): what a restore needs room for
 
 
-def _open_write(path: Path) -> IO[bytes]:
+def _open_write(path: Path, gz: bool) -> IO[bytes]:
+    """``gz`` comes from the *final* name: the temp file written first never ends in ``.gz``."""
     raw = open(path, "wb")
-    return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.name.endswith(".gz") else raw  # type: ignore[return-value]
+    if not gz:
+        return raw
+    return _GzipOwning(filename="", fileobj=raw, mode="wb", mtime=0)  # no temp name in the header  # type: ignore[return-value]
+
+
+class _GzipOwning(gzip.GzipFile):
+    """A GzipFile that also closes the file it writes to (GzipFile leaves a given fileobj open)."""
+
+    def close(self) -> None:
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
 
 
 def dependency_order(units: Iterable[Unit]) -> list[Unit]:
@@ -102,7 +118,7 @@ def dump(store: GraphStore, path: Path | str) -> dict[str, Any]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        with _open_write(tmp) as fh:
+        with _open_write(tmp, gz=path.name.endswith(".gz")) as fh:
             def put(obj: dict[str, Any]) -> None:
                 line = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
                 digest.update(line)
@@ -168,6 +184,9 @@ def read_dump(path: Path | str) -> Dump:
         elif set(obj) == {"unit"}:
             if nodes:
                 raise DumpError(f"{where}: unit record after node records")
+            if isinstance(obj["unit"], dict) and not isinstance(obj["unit"].get("inverse", False), bool):
+                raise DumpError(f"{where}: not a valid unit (inverse: must be true or false, "
+                                f"got {obj['unit']['inverse']!r})")
             try:
                 units.append(Unit.model_validate(obj["unit"]))
             except ValidationError as exc:
@@ -190,7 +209,35 @@ def read_dump(path: Path | str) -> Dump:
                         f"{end.get('units')} units / {end.get('nodes')} nodes, file {len(units)} / {len(nodes)})")
     if end.get("sha256") != digest.hexdigest():
         raise DumpError(f"{path}: checksum mismatch - the file was changed or damaged after it was written")
-    return Dump(header=header, units=units, nodes=nodes)
+    return Dump(header=header, units=units, nodes=nodes, size=len(data))
+
+
+def check_units(d: Dump, lexicon: Any, path: Path | str) -> None:
+    """A dump is re-derived, so what it says must be what this kgservice would derive itself:
+    each unit's family / kind / inverse is what the lexicon gives its predicate (an edited dump
+    that relabels ``causes`` as a synonym would merge unrelated concepts), and ``ingested_at``
+    is a timestamp. The checksum only proves the file is as written, not that it is sound."""
+    from kgservice.stores.validate import unit_text_problems
+
+    problems: list[str] = []
+    for u in d.units:
+        if unit_text_problems(u):
+            continue  # unstorable text: the batch validation rejects it with its own message
+        info = lexicon.resolve(u.predicate)
+        if (u.family, u.kind, u.inverse) != (info.base, info.kind, info.inverse):
+            problems.append(f"unit #{u.id}: predicate {u.predicate!r} is family {info.base!r} / kind {info.kind} / "
+                            f"inverse {info.inverse} in this lexicon, but the dump says {u.family!r} / {u.kind} / "
+                            f"inverse {u.inverse}")
+        if u.ingested_at is not None:
+            try:
+                datetime.fromisoformat(u.ingested_at)
+            except ValueError:
+                problems.append(f"unit #{u.id}: ingested_at {u.ingested_at[:40]!r} is not an ISO timestamp")
+    if problems:
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise DumpError(f"{path}: {len(problems)} unit(s) disagree with this kgservice; nothing restored (an edited "
+                        "dump, or one written with another lexicon: set KG_LEXICON as when it was dumped):\n  "
+                        + "\n  ".join(problems[:20]) + more)
 
 
 def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
@@ -203,6 +250,9 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
     if kb.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); restore refused")
     d = read_dump(path)
+    check_units(d, kb.lexicon, path)
+    if replace and kb.settings.backend == "embedded":
+        return _replace_beside(kb, d, path, embed=embed, progress=progress)
     store: GraphStore = kb.store
     before = store.counts().get("units", 0)
     if before and not (merge or replace):
@@ -222,7 +272,15 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
             pass
     added = unchanged = 0
     for i in range(0, len(d.units), CHUNK):
-        rep = kb.ingest_units(d.units[i:i + CHUNK], embed=embed)
+        try:
+            rep = kb.ingest_units(d.units[i:i + CHUNK], embed=embed)
+        except Exception as exc:
+            if not replace:
+                raise
+            # Neo4j (one database in Community): the store was wiped first, so say exactly where it stands
+            raise StoreError(f"restore --replace stopped after {added} of {len(d.units)} units "
+                             f"({type(exc).__name__}: {exc}); the old content was already wiped: run the same "
+                             "restore again (identical units count as unchanged)") from exc
         added += rep.units_added
         unchanged += rep.units_unchanged
         if progress is not None:
@@ -240,6 +298,39 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
     return {"path": str(path), "units": len(d.units), "units_added": added, "units_unchanged": unchanged,
             "nodes": len(d.nodes), "labels_restored": relabeled, "replaced": replace,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
+
+
+def _replace_beside(kb: KnowledgeBase, d: Dump, path: Path | str, *, embed: bool,
+                    progress: Callable[[int], None] | None) -> dict[str, Any]:
+    """``--replace`` on the embedded store: the new store is built beside the old one and swapped
+    in only when complete (kgservice.admin.recover), so a full disk or a crash never costs the old
+    store, and a damaged old store (which cannot even be opened) can be replaced."""
+    from kgservice.admin import recover
+
+    prepare_batch(d.units, lambda ids: {})  # every conflict / dangling reference, before anything is written
+    target = recover.graph_dir(kb.settings)
+    need = int(d.size * recover.STORE_BYTES_PER_DUMP_BYTE) + recover.SLACK_BYTES
+    recover.check_space(target, need, f"restoring {len(d.units)} units")
+    try:
+        new, relabeled = recover.build_beside(target, d.units, {n.id: n.label for n in d.nodes}, progress)
+    except OSError as exc:
+        raise StoreError(f"restore failed while building the new store beside the old one ({exc}); the old "
+                         "store is unchanged and the partial new one was removed") from None
+    recover.forget_opened(kb)
+    recover.swap_in(target, new)
+    caches = recover.reset_caches(kb)
+    info = {"path": str(path), "units": len(d.units), "units_added": len(d.units), "units_unchanged": 0,
+            "nodes": len(d.nodes), "labels_restored": relabeled, "replaced": True, "caches": caches,
+            "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
+    try:
+        _clear_vectors(kb)
+        if embed:
+            info["vectors_embedded"] = kb.embed_nodes(
+                [n.id for n in kb.store.iter_nodes() if n.kind != NodeKind.LITERAL])
+    except Exception as exc:
+        raise StoreError(f"the graph was restored ({len(d.units)} units), but its vectors were not: "
+                         f"{type(exc).__name__}: {exc}; run `kg doctor --repair` to embed them") from None
+    return info
 
 
 def _clear_vectors(kb: KnowledgeBase) -> None:

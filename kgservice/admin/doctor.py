@@ -11,6 +11,16 @@ the units (:func:`expected_rows`), reads back what the store holds
 * vectors without nodes (points whose node is gone or is a literal),
 * a vector collection embedded with another model.
 
+Every finding has a *category* with the command that fixes it:
+
+* ``drifted`` - derived data (indexes, relation edges, vectors) disagrees with intact units:
+  ``kg doctor --repair`` re-derives it;
+* ``damaged`` - stored files fail their checksums, or units are invalid / dangling / duplicated:
+  ``kg doctor --salvage`` keeps every intact record, ``kg restore DUMP --replace --yes`` rebuilds
+  from a dump; ``--repair`` never re-derives from damaged data;
+* ``missing`` - a file the others depend on is gone (the embedded snapshot next to a journal
+  that continues it): put it back, salvage, or restore.
+
 ``repair`` re-derives the affected units in one atomic write (:meth:`GraphStore.rebuild_indexes`),
 clears the query caches, deletes stray vectors, embeds missing ones (re-creating the
 collection on a model change) and checks again. What it cannot fix - unreadable or invalid
@@ -30,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgservice.model import NodeKind, Unit
-from kgservice.stores.base import GraphStore, IndexRows, ReadOnlyError
+from kgservice.stores.base import GraphStore, IndexRows, ReadOnlyError, StoreDamaged
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.validate import unit_text_problems
 
@@ -42,6 +52,9 @@ SHOW = 20  # examples listed per finding
 # checks a re-derivation of units fixes
 GRAPH_CHECKS = ("nodes", "subject_index", "context_index", "arg_edges", "mod_edges", "relations", "supersessions")
 VECTOR_CHECKS = ("nodes_without_vectors", "vectors_without_nodes", "vector_collection")
+REPAIR = "`kg doctor --repair` re-derives it from the units"
+RECOVER = ("`kg doctor --salvage` keeps every intact record (embedded store), or `kg restore DUMP --replace --yes` "
+           "rebuilds from a dump")
 
 
 @dataclass
@@ -53,11 +66,19 @@ class Finding:
     repairable: bool = True
     units: list[str] = field(default_factory=list)  # units to re-derive
     nodes: list[str] = field(default_factory=list)  # nodes to (re-)embed or whose vectors to delete
+    category: str = ""  # drifted | damaged | missing (default: drifted if repairable, else damaged)
+    fix: str = ""  # the command that fixes it
+
+    def __post_init__(self) -> None:
+        if not self.category:
+            self.category = "drifted" if self.repairable else "damaged"
+        if not self.fix:
+            self.fix = REPAIR if self.category == "drifted" else RECOVER
 
     def line(self) -> str:
         ex = ", ".join(self.examples[:5]) + (" ..." if self.count > 5 else "")
         fix = "" if self.repairable else " (not repairable automatically)"
-        return f"{self.check}: {self.count} {self.problem}{fix}" + (f": {ex}" if ex else "")
+        return f"[{self.category}] {self.check}: {self.count} {self.problem}{fix}" + (f": {ex}" if ex else "")
 
 
 @dataclass
@@ -76,6 +97,15 @@ class DoctorReport:
         return not self.findings
 
     @property
+    def unopenable(self) -> bool:
+        """The store itself is damaged or missing: nothing else could be checked."""
+        return any(f.check == "store" for f in self.findings)
+
+    def fixes(self) -> dict[str, str]:
+        """category -> the command that fixes it, for the categories found."""
+        return {f.category: f.fix for f in self.findings}
+
+    @property
     def final(self) -> "DoctorReport":
         return self.after if self.after is not None else self
 
@@ -85,7 +115,8 @@ class DoctorReport:
     def to_dict(self) -> dict[str, Any]:
         d = {"backend": self.backend, "units": self.units, "nodes": self.nodes, "vectors": self.vectors,
              "vector_note": self.vector_note, "ok": self.ok,
-             "findings": [{k: v for k, v in asdict(f).items() if k not in ("units", "nodes")} for f in self.findings]}
+             "findings": [{k: v for k, v in asdict(f).items() if k not in ("units", "nodes")} for f in self.findings],
+             "fixes": self.fixes()}
         if self.repaired is not None:
             d["repaired"] = self.repaired
         if self.after is not None:
@@ -239,7 +270,13 @@ def _vector_findings(ids: set[str], nodes: dict[str, str]) -> list[Finding]:
 
 def check(kb: KnowledgeBase, vectors: bool = True) -> DoctorReport:
     """Compare the store (and, with ``vectors``, the vector store) with what the units imply."""
-    store: GraphStore = kb.store
+    try:
+        store: GraphStore = kb.store
+    except StoreDamaged as exc:  # nothing else can be trusted (vectors are compared with the graph)
+        report = DoctorReport(backend=kb.settings.backend, vector_note="vectors not checked: the store does not open")
+        report.findings.append(Finding("store", exc.kind, 1, [exc.detail], repairable=False, category=exc.kind,
+                                       fix=exc.fix))
+        return report
     report = DoctorReport(backend=store.backend)
     ids = _vector_ids(kb, report) if vectors else None  # before the graph: see the module doc
     if not vectors:
@@ -266,6 +303,9 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
     if kb.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg doctor --repair refused")
     report = report or check(kb, vectors=vectors)
+    if report.unopenable:  # never re-derive from damaged files: say what fixes them instead
+        report.repaired = {"refused": "the store is " + report.findings[0].category}
+        return report  # final is the report itself: the problems remain
     done: dict[str, Any] = {}
     graph = [f for f in report.findings if f.check in GRAPH_CHECKS and f.repairable]
     if graph:

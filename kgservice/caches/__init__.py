@@ -39,6 +39,7 @@ def open_caches(kb: KnowledgeBase) -> Caches:
         store_state=None if feed is not None else (lambda: int(kb.store.counts().get("units", 0))),
         vectors=kb.vectors_if_open,
         changes=feed,
+        read_only=kb.settings.read_only,
     )
 
 

@@ -19,6 +19,11 @@ serves from the caches: with a change log (:mod:`kgservice.caches.changelog`) it
 changes since the version this cache file last saw and invalidates exactly their touched
 nodes, and clears everything only when the log cannot say (pruned, store wiped, a batch too
 large to list). Without one it falls back to the unit count, which clears everything.
+
+The caches are an optimisation, so a cache file that cannot be written (a full or read-only
+disk) never fails a read: the first failed write switches this process to empty in-memory
+caches (``degraded`` says why), so no entry that might have missed an invalidation is ever
+served. Only an explicit :meth:`clear` reports the failure (:class:`CacheWriteError`).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from kgservice.caches.changelog import Change, ChangeFeed
+from kgservice.errors import ServiceError
 
 CACHES: dict[str, str] = {
     "key_nodes": "question -> key nodes + key predicates (4.1); deps: the key node ids and their ≡ classes",
@@ -57,6 +63,10 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
 """
 
 
+class CacheWriteError(ServiceError, OSError):
+    """The cache file could not be written (full or read-only disk)."""
+
+
 class Caches:
     def __init__(
         self,
@@ -65,17 +75,16 @@ class Caches:
         store_state: Callable[[], int] | None = None,
         vectors: Callable[[], Any] | None = None,
         changes: ChangeFeed | None = None,
+        read_only: bool = False,
     ):
         """``path`` None keeps the caches in memory. ``changes`` is the store's change log
         (preferred); ``store_state`` returns the store's unit count (the fallback without
         one); ``vectors`` returns an *already open* vector store or None (the top-k bar
-        check never opens one just to invalidate)."""
+        check never opens one just to invalidate). ``read_only`` (KG_READ_ONLY) refuses
+        :meth:`clear`; answering still caches, since a read-only user's caches speed up only
+        their own reads."""
+        self.read_only = read_only
         self.path = Path(path) if path is not None else None
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", timeout=30, check_same_thread=False)
-        self._db.executescript(_SCHEMA)
-        self._db.commit()
         self._lock = threading.RLock()
         self.store_state = store_state
         self.vectors = vectors
@@ -84,6 +93,44 @@ class Caches:
         self._request = threading.local()  # per request thread: the version it observed at sync
         self.last_sync: dict[str, Any] = {}
         self.session: dict[str, dict[str, int]] = {c: {"hits": 0, "misses": 0} for c in CACHES}
+        self.degraded: str | None = None  # why this process runs on in-memory caches instead of the file
+        try:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", timeout=30,
+                                       check_same_thread=False)
+            self._db.executescript(_SCHEMA)
+            self._db.commit()
+        except (sqlite3.Error, OSError) as exc:
+            if self.path is None:
+                raise
+            self._db = sqlite3.connect(":memory:", check_same_thread=False)
+            self._degrade(exc)
+
+    def _degrade(self, exc: BaseException) -> None:
+        """Drop to empty in-memory caches for the rest of this process (see the module doc)."""
+        try:
+            self._db.close()
+        except sqlite3.Error:
+            pass
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.executescript(_SCHEMA)
+        self.degraded = f"cache file {self.path} not writable ({exc}); caching off for this run"
+
+    def _writing(self, op: Callable[[], Any], fallback: Any) -> Any:
+        """Run a read path's cache write; on a write failure degrade and return ``fallback``."""
+        with self._lock:
+            try:
+                return op()
+            except sqlite3.OperationalError as exc:
+                if self.degraded is not None:
+                    raise
+                try:
+                    self._db.rollback()
+                except sqlite3.Error:
+                    pass
+                self._degrade(exc)
+                return fallback
 
     # -- entries ---------------------------------------------------------------------------
     @staticmethod
@@ -97,16 +144,19 @@ class Caches:
 
     def get(self, cache: str, key: str) -> Any | None:
         self._check(cache)
-        with self._lock:
+
+        def op() -> Any:
             row = self._db.execute("SELECT value FROM entries WHERE cache = ? AND key = ?", (cache, key)).fetchone()
             if row is None:
-                self.session[cache]["misses"] += 1
                 self._count(cache, "misses")
             else:
-                self.session[cache]["hits"] += 1
                 self._count(cache, "hits")
                 self._db.execute("UPDATE entries SET hits = hits + 1 WHERE cache = ? AND key = ?", (cache, key))
             self._db.commit()
+            return row
+
+        row = self._writing(op, None)
+        self.session[cache]["misses" if row is None else "hits"] += 1
         return None if row is None else json.loads(row[0])
 
     def put(self, cache: str, key: str, value: Any, deps: Iterable[str], *,
@@ -119,17 +169,23 @@ class Caches:
         if cache == "topk" and (qvec is None or bar is None):
             raise ValueError("topk entries need the query vector and the admission bar")
         blob = None if qvec is None else np.asarray(qvec, dtype=np.float32).tobytes()
-        with self._lock:
+        def op() -> None:
             if self._stale_since_observed(cache, set(dep_set)):
                 return  # computed from data another process has changed since: not cached
-            self._db.execute("DELETE FROM deps WHERE cache = ? AND key = ?", (cache, key))
-            self._db.execute("INSERT OR REPLACE INTO entries(cache, key, value, created, hits, qvec, bar) "
-                             "VALUES (?, ?, ?, ?, 0, ?, ?)",
-                             (cache, key, json.dumps(value, ensure_ascii=False), time.time(), blob, bar))
-            self._db.executemany("INSERT OR IGNORE INTO deps(cache, key, node) VALUES (?, ?, ?)",
-                                 [(cache, key, d) for d in dep_set])
-            self._count(cache, "puts")
-            self._db.commit()
+            self._put(cache, key, value, dep_set, blob, bar)
+
+        self._writing(op, None)
+
+    def _put(self, cache: str, key: str, value: Any, dep_set: list[str], blob: bytes | None,
+             bar: float | None) -> None:
+        self._db.execute("DELETE FROM deps WHERE cache = ? AND key = ?", (cache, key))
+        self._db.execute("INSERT OR REPLACE INTO entries(cache, key, value, created, hits, qvec, bar) "
+                         "VALUES (?, ?, ?, ?, 0, ?, ?)",
+                         (cache, key, json.dumps(value, ensure_ascii=False), time.time(), blob, bar))
+        self._db.executemany("INSERT OR IGNORE INTO deps(cache, key, node) VALUES (?, ?, ?)",
+                             [(cache, key, d) for d in dep_set])
+        self._count(cache, "puts")
+        self._db.commit()
 
     def deps_of(self, cache: str, key: str) -> set[str]:
         rows = self._db.execute("SELECT node FROM deps WHERE cache = ? AND key = ?", (cache, key)).fetchall()
@@ -163,14 +219,18 @@ class Caches:
         """Drop every entry that depends on one of these nodes (and ``topk`` entries one of
         them now enters); returns how many entries were dropped."""
         ids = {i for i in node_ids if i}
-        with self._lock:
+
+        def op() -> int:
             n = 0
             if ids:
                 n += self._delete(self.entries_depending_on(ids | {ANY_INGEST}))
                 n += self._delete(self._topk_entered(ids))
             self._record_store_state()
             self._db.commit()
-        return n
+            return n
+
+        # degraded: the file keeps its old unit count, so the next process's sync_store clears it
+        return int(self._writing(op, 0))
 
     def _topk_entered(self, ids: set[str], unseen: bool = False) -> set[tuple[str, str]]:
         """``topk`` entries a touched node may now enter. ``unseen``: the nodes were written
@@ -206,20 +266,33 @@ class Caches:
         """Bring the caches up to date with the store before serving from them; True if that
         had to clear everything (details in :attr:`last_sync`)."""
         if self.changes is not None:
-            return self._replay_changes()
+            try:
+                return self._replay_changes()  # reads the version outside the lock (a Neo4j round trip)
+            except sqlite3.OperationalError as exc:  # the cache file cannot be written: as _writing does
+                with self._lock:
+                    if self.degraded is not None:
+                        raise
+                    try:
+                        self._db.rollback()
+                    except sqlite3.Error:
+                        pass
+                    self._degrade(exc)
+                return True
         if self.store_state is None:
             return False
-        with self._lock:
-            now = str(self.store_state())
-            row = self._db.execute("SELECT v FROM meta WHERE k = 'store_units'").fetchone()
-            if row is not None and row[0] == now:
-                return False
-            had = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-            if had:
-                self._clear_entries()
-            self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('store_units', ?)", (now,))
-            self._db.commit()
-            return bool(had)
+        now = str(self.store_state())
+        return bool(self._writing(lambda: self._sync(now), False))
+
+    def _sync(self, now: str) -> bool:
+        row = self._db.execute("SELECT v FROM meta WHERE k = 'store_units'").fetchone()
+        if row is not None and row[0] == now:
+            return False
+        had = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        if had:
+            self._clear_entries()
+        self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('store_units', ?)", (now,))
+        self._db.commit()
+        return bool(had)
 
     # -- the change log (other processes' ingests) ---------------------------------------------
     def _stored_seen(self) -> int | None:
@@ -288,10 +361,22 @@ class Caches:
         return int(n)
 
     def clear(self) -> int:
+        if self.read_only:
+            from kgservice.stores.base import ReadOnlyError
+
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg cache clear refused")
         with self._lock:
-            n = self._clear_entries()
-            self._db.execute("DELETE FROM counters")
-            self._db.commit()
+            try:
+                n = self._clear_entries()
+                self._db.execute("DELETE FROM counters")
+                self._db.commit()
+            except sqlite3.OperationalError as exc:
+                try:
+                    self._db.rollback()
+                except sqlite3.Error:
+                    pass
+                raise CacheWriteError(f"cannot clear the query caches in {self.path}: {exc}; free space or make "
+                                      "the data directory writable, then run `kg cache clear` again") from None
         return n
 
     def stats(self) -> dict[str, Any]:

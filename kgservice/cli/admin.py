@@ -18,21 +18,41 @@ def doctor(
     ctx: typer.Context,
     repair: Annotated[bool, typer.Option("--repair", help="Fix what was found: re-derive indexes from units, "
                                                          "delete stray vectors, embed missing ones.")] = False,
+    salvage: Annotated[bool, typer.Option("--salvage", help="Embedded store that is damaged or missing its snapshot: "
+                                                           "rebuild it from every intact record (the damaged files "
+                                                           "are kept beside it), then repair.")] = False,
     no_vectors: Annotated[bool, typer.Option("--no-vectors", help="Check the graph only (no embedder, no vector store).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Check that the graph says what its units say (nodes, reverse indexes, relation edges,
-    supersessions) and that every entry/derived node has exactly its vector. Exit 0 if consistent."""
+    supersessions) and that every entry/derived node has exactly its vector. Exit 0 if consistent.
+    Findings are "drifted" (--repair fixes), "damaged" or "missing" (--salvage or a restore fixes)."""
     from rich.markup import escape
 
-    from kgservice.cli.common import FAILED, knowledge_base, out, print_json
+    from kgservice.cli.common import BAD_INPUT, FAILED, err, knowledge_base, out, print_json
 
+    if salvage and repair:
+        err.print("[red]error:[/red] --salvage already repairs afterwards; give one of --salvage / --repair")
+        raise typer.Exit(BAD_INPUT)
     with knowledge_base(ctx) as kb, service_failures_reported():
-        report = kb.doctor(repair=repair, vectors=not no_vectors)
+        salvaged = None
+        if salvage:
+            salvaged, report = kb.salvage(vectors=not no_vectors)
+        else:
+            report = kb.doctor(repair=repair, vectors=not no_vectors)
         final = report.final
         if as_json:
-            print_json(report.to_dict())
+            print_json({**report.to_dict(), **({"salvaged": salvaged} if salvaged else {})})
         else:
+            if salvaged:
+                out.print(f"salvaged: {salvaged['units_kept']} units kept; damaged files kept in "
+                          f"{escape(salvaged['damaged_files_kept_in'])}", highlight=False, soft_wrap=True)
+                for note in salvaged["notes"]:
+                    out.print("  " + escape(note), highlight=False, soft_wrap=True)
+                for key in ("units_dropped_invalid", "units_dropped_dangling"):
+                    if salvaged[key]:
+                        out.print(f"  {key.replace('_', ' ')}: {escape(', '.join(salvaged[key][:20]))}",
+                                  highlight=False, soft_wrap=True)
             out.print(f"kg doctor ({report.backend}): {report.units} units, {report.nodes} nodes"
                       + (f", {report.vectors} vectors" if report.vectors is not None else "")
                       + (f" ({report.vector_note})" if report.vector_note else ""), highlight=False)
@@ -42,8 +62,12 @@ def doctor(
                 out.print(f"repaired: {escape(str(report.repaired))}", highlight=False, soft_wrap=True)
                 for f in final.findings:
                     out.print("  still: " + escape(f.line()), highlight=False, soft_wrap=True)
-            out.print("consistent" if final.ok else
-                      ("problems remain" if repair else "problems found; `kg doctor --repair` fixes the repairable ones"))
+            if final.ok:
+                out.print("consistent")
+            else:
+                out.print("problems remain" if (repair or salvage) else "problems found", highlight=False)
+                for category, fix in final.fixes().items():
+                    out.print(f"{category}: {escape(fix)}", highlight=False, soft_wrap=True)
         if not final.ok:
             raise typer.Exit(FAILED)
 

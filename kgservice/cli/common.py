@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,7 +19,9 @@ from kgservice.errors import BAD_INPUT, FAILED, InputError, ServiceError
 from kgservice.service import KnowledgeBase
 from kgservice.stores.base import StoreError
 
-err = Console(stderr=True)
+# soft_wrap: a message is never hard-wrapped at the console width (80 columns when stderr is not a
+# terminal): CI logs and scripts grep whole sentences, and a long temp path must not split one.
+err = Console(stderr=True, soft_wrap=True)
 out = Console()
 T = TypeVar("T")
 
@@ -56,16 +60,31 @@ def errors_reported() -> Iterator[None]:
     except (ServiceError, OSError) as exc:
         if _vector_store_error(exc):
             _vector_failure(exc)
-        err.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False)
+        err.print(f"[red]error:[/red] {escape(str(exc) + _disk_hint(exc))}", markup=True, highlight=False)
         raise typer.Exit(FAILED) from None
+    except sqlite3.Error as exc:
+        # the caches never raise these (they fall back to memory), so it is the local vector
+        # store (Qdrant local mode keeps its points in SQLite) or the text-ingest ledger
+        _vector_failure(exc, f"a local database under the data directory could not be written "
+                             f"({type(exc).__name__}: {exc}); free space or make the data directory writable")
     except Exception as exc:
         if not _vector_store_error(exc):
             raise
         _vector_failure(exc)
 
 
-def _vector_failure(exc: BaseException) -> None:
-    msg = str(exc)
+def _disk_hint(exc: BaseException) -> str:
+    """What to do about a full or read-only disk (the errno says which; the message may not)."""
+    code = getattr(exc, "errno", None)
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return " (the disk is full: free space, then run the same command again; nothing was half-written)"
+    if code == errno.EROFS:
+        return " (the data directory is on a read-only file system: reads work, writes need a writable one)"
+    return ""
+
+
+def _vector_failure(exc: BaseException, text: str | None = None) -> None:
+    msg = text or str(exc)
     if "kg doctor" not in msg:
         msg += ("\n(if this happened during an ingest, its units are stored: `kg doctor --repair` embeds the "
                 "missing nodes once the vector store is available)")

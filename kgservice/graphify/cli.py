@@ -39,6 +39,22 @@ def _fail(message: str, code: int = EXIT_ERROR) -> "typer.Exit":
     return typer.Exit(code)
 
 
+def _refuse_read_only(what: str) -> None:
+    """KG_READ_ONLY covers these file writes too (a saved result is re-ingested by the next export)."""
+    import click
+
+    from kgservice.config import ConfigError, env_read_only
+
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    try:
+        ro = obj["settings"].read_only if isinstance(obj, dict) and "settings" in obj else env_read_only()
+    except ConfigError as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+    if ro:
+        raise _fail(f"this kgservice is configured read-only (KG_READ_ONLY); {what} refused")
+
+
 def _load(graph: Optional[Path]):
     from kgservice.graphify.loader import GraphLoadError, default_graph_path, load_graph
 
@@ -139,6 +155,7 @@ def save_result_cmd(
     from kgservice.graphify.loader import default_out_dir
     from kgservice.graphify.memory import OUTCOMES, save_result
 
+    _refuse_read_only("save-result")
     cited = list(nodes or [])
     if ctx.args:
         if nodes is None:
@@ -179,6 +196,7 @@ def reflect_cmd(
     from kgservice.graphify.loader import default_out_dir
     from kgservice.graphify.reflect import lessons_fresh, reflect
 
+    _refuse_read_only("reflect")
     base = default_out_dir()
     memory_dir = memory_dir or base / "memory"
     out = out or base / "reflections" / "LESSONS.md"

@@ -17,6 +17,8 @@ together; callers store nothing from a file that fails.
 
 from __future__ import annotations
 
+import os
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,6 +249,16 @@ def _build(p: _Pending, lexicon: Lexicon, doc: str | None, mode: Mode) -> Unit:
     return probe.model_copy(update={"id": content_unit_id(format_unit(probe, with_id=False))})
 
 
+def doc_name(path: Path | str) -> str:
+    """A file's name as a unit's ``doc``: storable text whatever the name's bytes are. Bytes that
+    are not UTF-8 become ``\\xNN``, control characters (ESC, newline, ...) ``\\xNN`` too, so
+    such a file can be ingested, and again with the same doc (re-ingest stays a no-op)."""
+    raw = os.fsencode(Path(path).name)
+    text = raw.decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+                   for c in text)
+
+
 def parse_file(path: Path, lexicon: Lexicon, doc: str | None = None, mode: Mode = "manual") -> list[Unit]:
     """Read a unit file (UTF-8) and parse it; encoding problems are reported with a line number."""
     data = Path(path).read_bytes()
@@ -256,4 +268,4 @@ def parse_file(path: Path, lexicon: Lexicon, doc: str | None = None, mode: Mode 
         line = data[: exc.start].count(b"\n") + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise NotationErrors([NotationError(str(path), line, col, f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x})")]) from None
-    return parse_units(text, lexicon, source=str(path), doc=doc or Path(path).name, mode=mode)
+    return parse_units(text, lexicon, source=str(path), doc=doc or doc_name(path), mode=mode)

@@ -25,7 +25,7 @@ from kgservice.extraction.chunking import DEFAULT_MAX_CHARS, chunk_text
 from kgservice.families import Lexicon
 from kgservice.llm import LLM
 from kgservice.model import IngestReport, Unit
-from kgservice.notation import NotationErrors, parse_file, parse_units
+from kgservice.notation import NotationErrors, doc_name, parse_file, parse_units
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
@@ -53,6 +53,8 @@ def split_inputs(paths: Sequence[Path | str]) -> tuple[list[Path], list[Path]]:
             texts += [f for f in found if f.suffix.lower() in TEXT_MODES]
         elif p.is_file():
             (units if p.suffix in UNIT_SUFFIXES else texts).append(p)
+        elif p.exists():
+            raise ValueError(f"{p} is not a regular file or folder (a device, FIFO or socket cannot be ingested)")
         else:
             raise ValueError(f"no such file or folder: {p}")
     if not units and not texts:
@@ -68,7 +70,7 @@ def parse_unit_files(files: Sequence[Path], lexicon: Lexicon) -> list[Unit]:
     problems = []
     for f in files:
         try:
-            units += parse_file(f, lexicon, doc=f.name)
+            units += parse_file(f, lexicon)  # doc: notation.doc_name(f), storable whatever the name's bytes
         except NotationErrors as exc:
             problems += exc.errors
     if problems:
@@ -204,6 +206,10 @@ def ingest_text(
     from kgservice.extraction import Resolver, extract_text, to_units
     from kgservice.extraction.extract import extract_prompt
 
+    if kb.settings.read_only:  # before any LLM call: a refused ingest must not spend tokens first
+        from kgservice.stores.base import ReadOnlyError
+
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     if isinstance(paths, (str, Path)):
         paths = [paths]
     files = text_files([Path(p) for p in paths])
@@ -242,13 +248,13 @@ def ingest_text(
             for chunk in chunks:
                 ex = extract_text(llm, chunk.text, m, purpose="extract", section=chunk.section)
                 rename = resolver.resolve(ex)
-                units += to_units(ex, kb.lexicon, doc=doc_prefix + f.name, mode=m, rename=rename)  # type: ignore[arg-type]
+                units += to_units(ex, kb.lexicon, doc=doc_prefix + doc_name(f), mode=m, rename=rename)  # type: ignore[arg-type]
                 emit("chunk", {"path": str(f), "index": chunk.index, "units": len(ex.units)})
             rep = kb.ingest_units(units, embed=embed)
             doc = DocReport(str(f), m, "ingested", chunks=len(chunks), units_extracted=len(units),
                             units_added=rep.units_added, units_unchanged=rep.units_unchanged,
                             nodes_added=rep.nodes_added, resolution=resolver.summary())
-            ledger.record(digest, m, doc_prefix + f.name, len(units), llm.model, extract_prompt().tag)
+            ledger.record(digest, m, doc_prefix + doc_name(f), len(units), llm.model, extract_prompt().tag)
             report.documents.append(doc)
             emit("document", asdict(doc))
     finally:

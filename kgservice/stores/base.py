@@ -31,6 +31,23 @@ class ReadOnlyError(StoreError):
     """A write was attempted on a knowledge base / store opened read-only (KG_READ_ONLY)."""
 
 
+class StoreWriteError(StoreError, OSError):
+    """A store file could not be written (full or read-only disk); what was being written is not
+    stored and the store is as it was before."""
+
+
+class StoreDamaged(StoreError):
+    """The stored files cannot be trusted: ``kind`` is ``damaged`` (a checksum failed, a file is
+    truncated or foreign) or ``missing`` (a file the others depend on is gone). Nothing is read
+    or written until it is fixed; ``fix`` names the commands that do (salvage or restore)."""
+
+    def __init__(self, message: str, *, kind: str, fix: str) -> None:
+        super().__init__(f"{message}. Nothing was changed. {fix}")
+        self.kind = kind
+        self.fix = fix
+        self.detail = message
+
+
 @dataclass
 class IndexRows:
     """Everything a store derives from its units, read back as rows (``kg doctor`` compares

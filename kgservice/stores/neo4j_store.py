@@ -127,11 +127,19 @@ class Neo4jStore(GraphStore):
         import neo4j
         from neo4j.exceptions import AuthError, ServiceUnavailable
 
+        from kgservice.config import check_neo4j_uri, redact_uri
+
         if not password:
             raise StoreError("Neo4j needs a password: set NEO4J_PASSWORD (or neo4j_password in a chmod-600 config file)")
-        driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), connection_timeout=connection_timeout,
-                                            max_transaction_retry_time=max_transaction_retry_time,
-                                            notifications_min_severity="OFF")
+        check_neo4j_uri(uri)  # scheme, no credentials in it: the driver's own errors would print the URI
+        try:
+            driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), connection_timeout=connection_timeout,
+                                                max_transaction_retry_time=max_transaction_retry_time,
+                                                notifications_min_severity="OFF")
+        except (neo4j.exceptions.ConfigurationError, ValueError) as exc:
+            msg = str(exc).replace(uri, redact_uri(uri) or "").replace(password, "***")
+            raise StoreError(f"Neo4j URI {redact_uri(uri)!r} is not usable: {msg}") from None
+        uri = redact_uri(uri) or uri  # only the redacted form is kept (messages name it)
 
         @retry(retry=retry_if_exception_type((ServiceUnavailable, OSError)), stop=stop_after_attempt(attempts),
                wait=wait_exponential(multiplier=0.2, max=3), reraise=True)

@@ -104,6 +104,8 @@ def unit_text_problems(u: Unit) -> list[str]:
         why = text_problem(text or "")
         if why:
             out.append(f"unit #{shown}: {what} {why}")
+    if out and u.doc and text_problem(u.doc) is None:  # a batch spans files: say which one
+        out = [f"{msg} (in {u.doc})" for msg in out]
     return out
 
 

@@ -211,6 +211,10 @@ def test_unit_json_in_a_dump(rel, backend, make_kb, tmp_path):
         with pytest.raises(IngestConflict) as ei:
             restore(kb, dump_file, embed=False)
         assert spec["match"] in str(ei.value)
+    elif spec["outcome"] == "disagrees":  # valid JSON and checksum, but not what this kgservice derives
+        with pytest.raises(DumpError, match="disagree with this kgservice") as ei:
+            restore(kb, dump_file, embed=False)
+        assert spec["match"] in str(ei.value)
     else:
         assert restore(kb, dump_file, embed=False)["units_added"] == spec["units"]
         return

@@ -1,0 +1,122 @@
+"""The embedded store's in-memory graph: adjacency lists per relation kind, reverse indexes,
+and how a batch of compact records is applied to them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kgservice.families import RELATION_KINDS
+from kgservice.model import IngestReport
+
+BIDIRECTIONAL = {"synonym", "belongs_to", "of", "related_to"}
+EDGE_KINDS = (*RELATION_KINDS, "superseded", "narrowed_by")
+_SPREAD_OUT = tuple(RELATION_KINDS)  # content forward only; the others both ways
+_SPREAD_IN = tuple(k for k in RELATION_KINDS if k in BIDIRECTIONAL)
+_RELATION_SET = frozenset(RELATION_KINDS)
+_NO_EPOCH = "0" * 32  # the epoch of a journal that starts from an empty store
+
+
+# -- in-memory state -------------------------------------------------------------------
+
+class _Graph:
+    def __init__(self) -> None:
+        self.epoch = _NO_EPOCH
+        self.generation = 0
+        self.units: dict[str, tuple] = {}
+        self.labels: dict[str, str] = {}
+        self.kinds: dict[str, str] = {}
+        self.subject: dict[str, list[str]] = {}
+        self.context: dict[str, list[str]] = {}
+        self.out: dict[str, dict[str, list[tuple[str, str, str]]]] = {k: {} for k in EDGE_KINDS}
+        self.inn: dict[str, dict[str, list[tuple[str, str, str]]]] = {k: {} for k in EDGE_KINDS}
+        self.superseded_by: dict[str, list[str]] = {}
+        self.relations = 0
+        self.kind_counts: dict[str, int] = {}
+
+    # persistence as plain containers (no classes in the pickle)
+    def dump(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("epoch", "generation", "units", "labels", "kinds", "subject", "context",
+                                              "out", "inn", "superseded_by", "relations", "kind_counts")}
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> "_Graph":
+        g = cls.__new__(cls)
+        g.__dict__.update(data)
+        return g
+
+    def apply(self, records: Iterable[tuple[tuple, tuple]], report: IngestReport | None = None,
+              touched: set[str] | None = None, progress: Callable[[int], None] | None = None) -> None:
+        units, labels, kinds = self.units, self.labels, self.kinds
+        subject, context, sup = self.subject, self.context, self.superseded_by
+        out, inn, kc = self.out, self.inn, self.kind_counts
+        dirty_s: set[str] = set()
+        dirty_c: set[str] = set()
+        n = 0
+        for rec, (subj, nodes, ctx, edges) in records:
+            uid = rec[0]
+            units[uid] = rec
+            kc[rec[4]] = kc.get(rec[4], 0) + 1
+            for nid, label, kind in nodes:
+                if touched is not None:
+                    touched.add(nid)
+                cur = kinds.get(nid)
+                if cur is None:
+                    labels[nid] = label
+                    kinds[nid] = kind
+                    if report is not None:
+                        report.nodes_added += 1
+                        if kind != "literal":
+                            report.new_embeddable_nodes.append(nid)
+                elif kind == "derived" and cur == "entry":
+                    kinds[nid] = "derived"
+            lst = subject.get(subj)
+            if lst is None:
+                subject[subj] = [uid]
+            else:
+                lst.append(uid)
+                dirty_s.add(subj)
+            for nid in ctx:
+                lst = context.get(nid)
+                if lst is None:
+                    context[nid] = [uid]
+                else:
+                    lst.append(uid)
+                    dirty_c.add(nid)
+            for src, dst, kind in edges:
+                e = (src, dst, uid)
+                o = out[kind]
+                lst = o.get(src)
+                if lst is None:
+                    o[src] = [e]
+                else:
+                    lst.append(e)
+                i = inn[kind]
+                lst = i.get(dst)
+                if lst is None:
+                    i[dst] = [e]
+                else:
+                    lst.append(e)
+                if kind in _RELATION_SET:
+                    self.relations += 1
+            for old in rec[8]:
+                lst = sup.get(old)
+                if lst is None:
+                    sup[old] = [uid]
+                elif uid not in lst:
+                    lst.append(uid)
+            n += 1
+            if progress is not None and n % 1000 == 0:
+                progress(1000)
+        if progress is not None:
+            progress(n % 1000)
+        # reverse indexes stay sorted, so reads return them without sorting (timsort: appended runs merge in O(n))
+        for nid in dirty_s:
+            subject[nid].sort()
+        for nid in dirty_c:
+            context[nid].sort()
+        self.generation += 1
+
+
+class _State:
+    """Format 1 snapshots pickled this class (with a networkx graph); kept to read them."""

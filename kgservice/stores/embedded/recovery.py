@@ -1,0 +1,143 @@
+"""Getting an embedded store back: swapping in a store directory built beside the current one
+(``kg restore --replace``, ``kg doctor --salvage``; kgservice.admin.recover drives them), and
+reading every record of a damaged directory that still checks out."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pickle
+import shutil
+import time
+import zlib
+from pathlib import Path
+
+from kgservice.stores.base import StoreDamaged, StoreError
+from kgservice.stores.embedded.journal import (_FRAME, _FRAME_TAG, _HEADER, _JOURNAL_MAGIC, JOURNAL, SNAPSHOT,
+                                               _fsync_dir, read_snapshot)
+from kgservice.stores.validate import paused_gc
+
+
+# -- swapping a store directory built beside this one (kgservice.admin.recover) -----------------
+COMPLETE = "COMPLETE"
+
+
+def write_complete_marker(d: Path) -> None:
+    with (d / COMPLETE).open("wb") as fh:
+        fh.write(b"complete\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    _fsync_dir(d)
+
+
+def swap_in(target: Path, new: Path, keep_old: Path | None = None) -> None:
+    """Replace ``target`` by the complete directory ``new``; the old one goes to ``keep_old``
+    (kept) or is deleted. Writers are held off by the old store's lock while the names change."""
+    if not (new / COMPLETE).exists():
+        raise StoreError(f"{new} is not a complete store; not swapped in")
+    old = keep_old or target.with_name(f"{target.name}.replaced-{os.getpid()}-{int(time.time())}")
+    lock = None
+    if target.exists():
+        lock = (target / ".lock").open("a")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        if target.exists():
+            os.rename(target, old)
+        os.rename(new, target)
+        _fsync_dir(target.parent)
+    finally:
+        if lock is not None:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            lock.close()
+    (target / COMPLETE).unlink(missing_ok=True)
+    if keep_old is None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def finish_interrupted_swap(target: Path) -> None:
+    """A swap that stopped between its two renames: move the complete new store into place."""
+    if target.exists():
+        return
+    for cand in sorted(target.parent.glob(f"{target.name}.building-*"), reverse=True):
+        if (cand / COMPLETE).exists():
+            os.rename(cand, target)
+            (target / COMPLETE).unlink(missing_ok=True)
+            _fsync_dir(target.parent)
+            return
+
+
+# -- salvage -------------------------------------------------------------------------------
+
+def _intact_frames(data: bytes, start: int) -> tuple[list[bytes], list[str]]:
+    """Every journal record from ``start`` whose checksum holds; damaged stretches are skipped
+    (the next frame is found by its tag and a checksum that holds)."""
+    payloads: list[bytes] = []
+    notes: list[str] = []
+    pos = start
+    while pos + _FRAME.size <= len(data):
+        tag, length, crc = _FRAME.unpack_from(data, pos)
+        end = pos + _FRAME.size + length
+        if tag == _FRAME_TAG and end <= len(data) and zlib.crc32(data[pos + _FRAME.size:end]) == crc:
+            payloads.append(data[pos + _FRAME.size:end])
+            pos = end
+            continue
+        nxt = data.find(_FRAME_TAG, pos + 1)
+        while nxt != -1:
+            t2, l2, c2 = _FRAME.unpack_from(data, nxt) if nxt + _FRAME.size <= len(data) else (b"", 0, 0)
+            e2 = nxt + _FRAME.size + l2
+            if t2 == _FRAME_TAG and e2 <= len(data) and zlib.crc32(data[nxt + _FRAME.size:e2]) == c2:
+                break
+            nxt = data.find(_FRAME_TAG, nxt + 1)
+        if nxt == -1:
+            if data[pos:].strip(b"\0"):
+                notes.append(f"journal: bytes {pos}..{len(data)} hold no intact record (a torn or damaged last batch)")
+            break
+        notes.append(f"journal: bytes {pos}..{nxt} damaged: one batch lost")
+        pos = nxt
+    return payloads, notes
+
+
+def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list[str]]:
+    """(unit records by id, display labels, notes): everything in a store directory that still
+    checks out - the snapshot if it verifies, and every journal record whose checksum holds, of
+    any epoch (units are immutable, so a record also in the snapshot is the same unit)."""
+    units: dict[str, tuple] = {}
+    labels: dict[str, str] = {}
+    notes: list[str] = []
+    snap, journal = store_dir / SNAPSHOT, store_dir / JOURNAL
+    if snap.exists():
+        try:
+            with paused_gc():
+                g, _prev = read_snapshot(snap)
+            units.update(g.units)
+            labels.update(g.labels)
+            notes.append(f"snapshot: intact, {len(g.units)} unit(s) kept")
+        except StoreDamaged as exc:
+            notes.append(f"snapshot: {exc.detail}; its units are lost (restore them from a dump)")
+    else:
+        notes.append("snapshot: none")
+    try:
+        data = journal.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    if data:
+        start = _HEADER if data.startswith(_JOURNAL_MAGIC) else 0
+        if start == 0:
+            notes.append("journal: header damaged; records searched by their checksums")
+        payloads, jnotes = _intact_frames(data, start)
+        notes += jnotes
+        kept = 0
+        for p in payloads:
+            try:
+                batch = pickle.loads(p)
+            except Exception as exc:
+                notes.append(f"journal: a record with a good checksum does not unpickle ({type(exc).__name__}); skipped")
+                continue
+            for rec, facts in batch:
+                for nid, label, _kind in facts[1]:
+                    labels.setdefault(nid, label)  # the first surface form, as the live store keeps it
+                if rec[0] not in units:
+                    units[rec[0]] = rec
+                    kept += 1
+        notes.append(f"journal: {len(payloads)} intact record(s), {kept} unit(s) not already in the snapshot")
+    return units, labels, notes

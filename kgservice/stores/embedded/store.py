@@ -1,0 +1,310 @@
+"""EmbeddedStore: the graph-store procedures over the in-memory graph (see the package docstring
+for persistence)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from kgservice.caches.changelog import record_embedded_change
+from kgservice.ids import is_literal_id
+from kgservice.model import IngestReport, Node, Unit
+from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows
+from kgservice.stores.embedded.graph import _SPREAD_OUT, BIDIRECTIONAL, _Graph
+from kgservice.stores.embedded.journal import JOURNAL, SNAPSHOT, JournaledStore
+from kgservice.stores.embedded.recovery import finish_interrupted_swap
+from kgservice.stores.embedded.records import _NODE_KIND, _compact, _Interner, _model, _unit_from
+from kgservice.stores.facts import unit_facts
+from kgservice.stores.validate import paused_gc, prepare_batch
+
+
+class EmbeddedStore(JournaledStore, GraphStore):
+    backend = "embedded"
+
+    def __init__(self, data_dir: Path | str):
+        self.dir = Path(data_dir)
+        finish_interrupted_swap(self.dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / SNAPSHOT
+        self.journal = self.dir / JOURNAL
+        self._snap_sig: tuple | None = None
+        self._journal_end = 0  # bytes of the journal reflected in memory (0: none / no journal)
+        self._journal_size = 0
+        self._snap_bytes = 0
+        self.s = self._load()
+
+    # -- writes ---------------------------------------------------------------
+    def ingest(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:
+        with self._write_lock(), paused_gc():
+            s = self.s
+            dups: dict[str, str] = {}
+            new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
+                                           lambda subjects: [_unit_from(s.units[u]) for n in subjects
+                                                             for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
+                                           dups)
+            report = IngestReport(units_unchanged=unchanged, duplicates=dups)
+            if not new:
+                return report
+            strs = _Interner(s.labels)
+            records = [_compact(u, unit_facts(u), strs) for u in new]
+            # cache coherence (issue 15): log the touched nodes before the batch is durable (see caches/changelog.py)
+            record_embedded_change(self.dir, {nid for _, facts in records for nid, _, _ in facts[1]})
+            self._append(records)  # durable first; memory only changes once the batch is on disk
+            touched: set[str] = set()
+            try:
+                s.apply(records, report, touched, progress)
+            except BaseException:
+                self.s = self._load()  # memory may be half-applied; disk has the whole batch
+                raise
+            self._compact_if_due()
+            report.units_added = len(new)
+            report.touched_nodes = sorted(touched)
+            return report
+
+    # -- administration (kg doctor / restore; kgservice.admin) -------------------
+    def index_rows(self) -> IndexRows:
+        s = self.s
+        return IndexRows(
+            nodes=list(s.kinds.items()),
+            subject=[(u, n) for n, us in s.subject.items() for u in us],
+            context=[(u, n) for n, us in s.context.items() for u in us],
+            relations=[(src, dst, kind, uid, self._live(uid))
+                       for kind, by_src in s.out.items() for edges in by_src.values() for src, dst, uid in edges],
+            superseded_by=[(old, new) for old, news in s.superseded_by.items() for new in news],
+        )
+
+    def _replace_state(self, g: _Graph) -> None:
+        """Make ``g`` the store: written as a fresh snapshot (new epoch, empty journal)."""
+        old = self.s
+        g.epoch = old.epoch
+        self.s = g
+        try:
+            self._write_snapshot()
+        except BaseException:
+            self.s = old
+            raise
+
+    def rebuild_indexes(self, unit_ids: Sequence[str] | None = None) -> dict[str, int]:
+        """Always rebuilds everything from the stored units (in memory it is cheap); labels kept."""
+        with self._write_lock(), paused_gc():
+            old = self.s
+            g = _Graph()
+            strs = _Interner(g.labels)
+            g.apply([_compact(u, unit_facts(u), strs) for u in map(_unit_from, old.units.values())])
+            for nid in g.labels:
+                if nid in old.labels:
+                    g.labels[nid] = old.labels[nid]
+            g.generation = old.generation + 1
+            self._replace_state(g)
+            removed = sum(1 for n in old.kinds if n not in g.kinds)
+            return {"units_rederived": len(g.units), "ids_cleared": 0, "nodes_removed": removed}
+
+    def relabel_nodes(self, labels: Mapping[str, str]) -> int:
+        with self._write_lock():
+            s = self.s
+            changed = {n: lab for n, lab in labels.items() if n in s.labels and s.labels[n] != lab}
+            if changed:
+                before = {n: s.labels[n] for n in changed}
+                s.labels.update(changed)
+                s.generation += 1
+                try:
+                    self._write_snapshot()
+                except BaseException:
+                    s.labels.update(before)
+                    raise
+            return len(changed)
+
+    def wipe(self) -> None:
+        with self._write_lock():
+            g = _Graph()
+            g.generation = self.s.generation + 1
+            self._replace_state(g)
+
+    # -- units and nodes ------------------------------------------------------
+    def get_units(self, ids: Iterable[str]) -> list[Unit]:
+        units = self.s.units
+        return [_unit_from(units[i]) for i in ids if i in units]
+
+    def iter_units(self) -> Iterator[Unit]:
+        for rec in list(self.s.units.values()):
+            yield _unit_from(rec)
+
+    def _node(self, nid: str) -> Node:
+        return _model(Node, {"id": nid, "label": self.s.labels[nid], "kind": _NODE_KIND[self.s.kinds[nid]]})
+
+    def get_nodes(self, ids: Iterable[str]) -> list[Node]:
+        kinds = self.s.kinds
+        return [self._node(i) for i in ids if i in kinds]
+
+    def iter_nodes(self) -> Iterator[Node]:
+        for nid in list(self.s.kinds):
+            yield self._node(nid)
+
+    def counts(self) -> dict[str, int]:
+        s = self.s
+        out = {
+            "units": len(s.units),
+            "nodes": len(s.kinds),
+            "relations": s.relations,
+            "superseded_units": sum(1 for v in s.superseded_by.values() if v),
+        }
+        for k, n in s.kind_counts.items():
+            out[f"kind:{k}"] = n
+        return out
+
+    # -- procedures -------------------------------------------------------------
+    def _live(self, unit_id: str) -> bool:
+        return not self.s.superseded_by.get(unit_id)
+
+    def subject_mentions(self, node_id: str) -> list[str]:
+        return list(self.s.subject.get(node_id, ()))
+
+    def context_mentions(self, node_id: str) -> list[str]:
+        return list(self.s.context.get(node_id, ()))
+
+    def _neighbours(self, node_id: str, kind: str, out: bool) -> set[str]:
+        sup = self.s.superseded_by
+        if out:
+            return {e[1] for e in self.s.out[kind].get(node_id, ()) if not sup.get(e[2])}
+        return {e[0] for e in self.s.inn[kind].get(node_id, ()) if not sup.get(e[2])}
+
+    def _edges(self, node_id: str, kind: str, out: bool) -> list[str]:
+        return sorted(self._neighbours(node_id, kind, out))
+
+    def narrowed_by(self, node_id: str) -> list[str]:
+        return self._edges(node_id, "narrowed_by", out=True)
+
+    def narrows(self, node_id: str) -> list[str]:
+        return self._edges(node_id, "narrowed_by", out=False)
+
+    def synonym_class(self, node_id: str) -> list[str]:
+        seen = {node_id}
+        frontier = [node_id]
+        for _ in range(MAX_CLOSURE_DEPTH):
+            nxt = []
+            for n in frontier:
+                for m in self._neighbours(n, "synonym", True) | self._neighbours(n, "synonym", False):
+                    if m not in seen:
+                        seen.add(m)
+                        nxt.append(m)
+            frontier = nxt
+            if not frontier:
+                break
+        return sorted(seen)
+
+    def belongs_to_parents(self, node_ids: Sequence[str]) -> list[str]:
+        found: set[str] = set()
+        for n in node_ids:
+            found |= self._neighbours(n, "belongs_to", True)
+        return sorted(found)
+
+    def belongs_to_ancestors(self, node_id: str) -> dict[str, int]:
+        depth: dict[str, int] = {}
+        frontier = [node_id]
+        for d in range(1, MAX_CLOSURE_DEPTH + 1):
+            nxt = []
+            for p in self.belongs_to_parents(frontier):
+                if p not in depth and p != node_id:
+                    depth[p] = d
+                    nxt.append(p)
+            if not nxt:
+                break
+            frontier = nxt
+        return depth
+
+    def sunk_units(self, node_id: str) -> list[tuple[str, str]]:
+        out = []
+        for anc in self.belongs_to_ancestors(node_id):
+            out.extend((u, anc) for u in self.subject_mentions(anc))
+        return sorted(out)
+
+    def superseded_end(self, unit_ids: Sequence[str]) -> dict[str, list[str]]:
+        sup = self.s.superseded_by
+        result: dict[str, list[str]] = {}
+        for uid in unit_ids:
+            if not sup.get(uid):
+                result[uid] = [uid]
+                continue
+            ends: set[str] = set()
+            seen = {uid}
+            todo = [uid]
+            while todo:
+                u = todo.pop()
+                nxt = sup.get(u) or ()
+                if not nxt:
+                    ends.add(u)
+                for v in nxt:
+                    if v not in seen:
+                        seen.add(v)
+                        todo.append(v)
+            result[uid] = sorted(ends)
+        return result
+
+    def node_superseded_end(self, node_id: str) -> list[str]:
+        # As cypher/node_superseded_end: terminal nodes within MAX_CLOSURE_DEPTH hops, else the
+        # node itself (nothing replaces it, or the replacements form a cycle).
+        if not self.s.out["superseded"].get(node_id):
+            return [node_id]
+        ends: set[str] = set()
+        seen = {node_id}
+        frontier = [node_id]
+        for _ in range(MAX_CLOSURE_DEPTH):
+            nxt_frontier = []
+            for n in frontier:
+                for m in self._edges(n, "superseded", True):
+                    if not self._edges(m, "superseded", True):
+                        ends.add(m)
+                    if m not in seen:
+                        seen.add(m)
+                        nxt_frontier.append(m)
+            frontier = nxt_frontier
+            if not frontier:
+                break
+        return sorted(ends) or [node_id]
+
+    def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
+                    max_fanout: int | None = None, degree_damping: float = 0.0) -> dict[str, float]:
+        s = self.s
+        if max_fanout is not None:
+            frontier = {n: e for n, e in frontier.items() if self._spread_degree(n) <= max_fanout}
+        sup = s.superseded_by
+        kinds = s.kinds
+        # Kinds in alphabetical order, so each neighbour receives its contributions from a
+        # frontier node in (neighbour, kind) order exactly as a sorted walk would add them
+        # (float sums come out bit-identical) without sorting every node's edges.
+        plan = []
+        for kind in sorted(_SPREAD_OUT):
+            t = tau.get(kind, 0.0)
+            if t > 0:
+                plan.append((t, s.out[kind], s.inn[kind] if kind in BIDIRECTIONAL else None))
+        incoming: dict[str, float] = {}
+        get = incoming.get
+        for n in sorted(frontier):
+            if n not in kinds:
+                continue
+            e = frontier[n]
+            rows = []  # (tau, neighbours) per kind: the node's (neighbour, kind) rows this hop
+            for t, out_adj, in_adj in plan:
+                lst = out_adj.get(n)
+                nbrs = {dst for _, dst, u in lst if not sup.get(u)} if lst else set()
+                if in_adj is not None:
+                    lst = in_adj.get(n)
+                    if lst:
+                        nbrs.update(src for src, _, u in lst if not sup.get(u))
+                rows.append((t, [m for m in nbrs if not is_literal_id(m)]))
+            if degree_damping:  # docs/spreading.md: (e / max(1, d) ** δ) * τ
+                e = e / max(1, sum(len(ms) for _, ms in rows)) ** degree_damping
+            for t, ms in rows:
+                for m in ms:
+                    incoming[m] = get(m, 0.0) + e * t
+        return incoming
+
+    def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
+        s = self.s
+        out = {(src, dst, u) for n in node_ids for src, dst, u in s.out["content"].get(n, ())
+               if not s.superseded_by.get(u) and s.units[u][3] == family and not is_literal_id(dst)}
+        return sorted(out)
+
+    def _spread_degree(self, node_id: str) -> int:
+        s = self.s
+        return sum(len(s.out[k].get(node_id, ())) + len(s.inn[k].get(node_id, ())) for k in _SPREAD_OUT)

@@ -1,0 +1,201 @@
+"""A full or read-only disk (issue 13: E06, E07, E08, E09, E11), on a real small file system:
+a tmpfs mounted for the test. That needs root (or CAP_SYS_ADMIN); where mounting is impossible
+the tests skip and say so - there is no simulated stand-in for them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kgservice.cli.app import app
+from tests.contract.corpus import SMALL
+
+
+@pytest.fixture()
+def mount_tmpfs(tmp_path):
+    mounted: list[Path] = []
+
+    def mount(size_kb: int) -> Path:
+        d = tmp_path / f"fs-{uuid.uuid4().hex[:8]}"
+        d.mkdir()
+        if shutil.which("mount") is None:
+            pytest.skip("no mount command: a small file system cannot be made here")
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(d)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): {r.stderr.strip()}")
+        mounted.append(d)
+        return d
+
+    yield mount
+    for d in mounted:
+        subprocess.run(["umount", "-l", str(d)], capture_output=True)
+
+
+def remount(d: Path, opts: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,{opts}", str(d)], check=True, capture_output=True)
+
+
+def kg(data_dir: Path, *args, env=None):
+    return CliRunner().invoke(app, ["--data-dir", str(data_dir), "--embedder", "hash:64", *args], env=env)
+
+
+def units_of(data_dir: Path) -> int:
+    r = kg(data_dir, "stats", "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["units"]
+
+
+def unit_lines(dump: Path) -> list[str]:
+    return sorted(ln for ln in dump.read_text("utf-8").splitlines() if ln.startswith('{"unit"'))
+
+
+@pytest.fixture(scope="module")
+def big_dump(tmp_path_factory) -> Path:
+    """20 000 units (about 5 MB of JSON lines), made on the ordinary disk."""
+    d = tmp_path_factory.mktemp("big")
+    f = d / "big.units"
+    f.write_text("".join(f"#b{i} {{n{i % 2000}}} [causes] {{m{(i * 7) % 3000}}}\n" for i in range(20000)), "utf-8")
+    assert kg(d / "kg", "ingest", "--no-embed", str(f)).exit_code == 0
+    out = d / "big.jsonl"
+    assert kg(d / "kg", "dump", str(out)).exit_code == 0
+    return out
+
+
+def _small_store(data_dir: Path, tmp: Path) -> Path:
+    f = tmp / "small.units"
+    f.write_text(SMALL, "utf-8")
+    r = kg(data_dir, "ingest", str(f))
+    assert r.exit_code == 0, r.output
+    before = tmp / f"before-{uuid.uuid4().hex[:6]}.jsonl"
+    assert kg(data_dir, "dump", str(before)).exit_code == 0
+    return before
+
+
+def test_restore_replace_refused_up_front_when_it_cannot_fit(mount_tmpfs, big_dump, tmp_path):
+    """E09: 4 MB free, a 5 MB dump: refused before anything is written, old store whole."""
+    fs = mount_tmpfs(4096)
+    data = fs / "d"
+    before = _small_store(data, tmp_path)
+    r = kg(data, "restore", str(big_dump), "--replace", "--yes", "--no-embed")
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    msg = " ".join(r.stderr.split())
+    assert "needs about" in msg and "Nothing was changed" in msg
+    assert units_of(data) == 18
+    kg(data, "dump", str(tmp_path / "after.jsonl"))
+    assert unit_lines(tmp_path / "after.jsonl") == unit_lines(before)
+    assert kg(data, "doctor").exit_code == 0
+
+
+def test_restore_replace_hitting_a_full_disk_keeps_the_old_store(mount_tmpfs, big_dump, tmp_path, monkeypatch):
+    """E09 for real: the space estimate is switched off, so the new store fills the disk while it
+    is built beside the old one. The old store survives whole; the partial new one is removed."""
+    from kgservice.admin import recover
+
+    monkeypatch.setattr(recover, "STORE_BYTES_PER_DUMP_BYTE", 0.0)
+    monkeypatch.setattr(recover, "SLACK_BYTES", 0)
+    fs = mount_tmpfs(3072)
+    data = fs / "d"
+    before = _small_store(data, tmp_path)
+    r = kg(data, "restore", str(big_dump), "--replace", "--yes", "--no-embed")
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    msg = " ".join(r.stderr.split())
+    assert "No space left on device" in msg and "the old store is unchanged" in msg
+    assert not list(data.glob("graph.building-*"))
+    assert units_of(data) == 18
+    kg(data, "dump", str(tmp_path / "after.jsonl"))
+    assert unit_lines(tmp_path / "after.jsonl") == unit_lines(before)
+    assert kg(data, "doctor").exit_code == 0
+
+
+def test_restore_replace_with_room_swaps(mount_tmpfs, big_dump, tmp_path):
+    fs = mount_tmpfs(40 * 1024)
+    data = fs / "d"
+    _small_store(data, tmp_path)
+    r = kg(data, "restore", str(big_dump), "--replace", "--yes", "--no-embed")
+    assert r.exit_code == 0, r.output
+    assert units_of(data) == 20000
+    assert sorted(p.name for p in data.iterdir() if p.name.startswith("graph")) == ["graph"]
+
+
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "units"
+ASK = {"KG_LLM_MODEL": "kgoffline/rules"}
+
+
+def _fill(fs: Path, leave: int = 0) -> None:
+    """Take every free byte but ``leave`` (the file goes with the mount)."""
+    with open(fs / "filler", "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * (64 << 10))
+                fh.flush()
+        except OSError:
+            pass
+        try:
+            os.fsync(fh.fileno())
+        except OSError:
+            pass
+        if leave:
+            fh.truncate(max(0, fh.tell() - leave))
+
+
+def test_full_disk_ingest_repair_and_ask(mount_tmpfs, tmp_path):
+    """E06 / E07 / E08: with the disk full, ingest / doctor --repair / ask gave tracebacks
+    (sqlite3.OperationalError from the vector store or the query cache)."""
+    fs = mount_tmpfs(16 * 1024)
+    data = fs / "d"
+    assert kg(data, "ingest", str(DEMO)).exit_code == 0
+    n = units_of(data)
+    g = tmp_path / "g.units"
+    g.write_text("".join(f"#g{i} {{gn{i}}} [causes] {{gm{i % 100}}}\n" for i in range(3000)), "utf-8")
+    _fill(fs)
+    r = kg(data, "ingest", str(g))  # E05: the journal append itself fails: named, nothing stored
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    msg = " ".join(r.stderr.split())
+    assert "graph.journal" in msg and "No space left on device" in msg and "was not stored" in msg
+    assert units_of(data) == n
+    (fs / "filler").unlink()
+    _fill(fs, leave=1 << 20)  # room for the graph batch, not for its 3000 vectors
+    r = kg(data, "ingest", str(g))  # E06
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    msg = " ".join(r.stderr.split())
+    assert "kg doctor --repair" in msg and "free space" in msg
+    assert units_of(data) == n + 3000  # the graph batch landed whole before the vectors failed
+    r = kg(data, "doctor", "--repair")  # E07
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    r = kg(data, "ask", "What does smoking cause?", env=ASK)  # E08: a read; its cache cannot be written
+    assert "Traceback" not in r.output, r.output
+    assert r.exit_code == 0, r.output
+    assert "lung cancer" in r.stdout.lower()
+    (fs / "filler").unlink()
+    assert kg(data, "doctor", "--repair").exit_code == 0
+    assert kg(data, "doctor").exit_code == 0
+
+
+def test_read_only_disk_reads_work(mount_tmpfs, tmp_path):
+    """E11: `kg ask` on a read-only data directory died writing its cache counters."""
+    fs = mount_tmpfs(16 * 1024)
+    data = fs / "d"
+    assert kg(data, "ingest", str(DEMO)).exit_code == 0
+    assert kg(data, "ask", "What does smoking cause?", env=ASK).exit_code == 0  # the cache file exists
+    remount(fs, "ro")
+    for args in (["stats"], ["expand", "smoking"], ["cache", "stats"]):
+        r = kg(data, *args)
+        assert r.exit_code == 0, (args, r.output)
+    r = kg(data, "ask", "What does smoking cause?", env=ASK)
+    assert "Traceback" not in r.output, r.output
+    if r.exit_code == 0:
+        assert "lung cancer" in r.stdout.lower()
+    else:  # the vector store's lock file cannot be created on a read-only disk: a clear error
+        assert r.exit_code == 1 and "Read-only file system" in r.stderr
+    f = tmp_path / "x.units"
+    f.write_text("#ro1 {a} [has] {b}\n", "utf-8")
+    r = kg(data, "ingest", str(f))
+    assert r.exit_code == 1 and "Traceback" not in r.output and "read-only" in r.stderr.lower(), r.output
