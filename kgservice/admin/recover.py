@@ -19,12 +19,15 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.errors import ServiceError
 from kgservice.model import Unit
 from kgservice.stores.base import ReadOnlyError, StoreError
 from kgservice.stores.embedded.recovery import swap_in, write_complete_marker
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
 
 CHUNK = 5000
 # measured on a 50 000-unit dump (12.9 MB of JSON lines): journal 5.2 MB, snapshot 5.1 MB, so
@@ -84,7 +87,7 @@ def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
     return new, len(relabel)
 
 
-def forget_opened(kb: Any) -> None:
+def forget_opened(kb: KnowledgeBase) -> None:
     """Close and drop what the knowledge base opened on the old files (store, vectors, caches)."""
     for name in ("caches", "vectors", "store"):
         obj = kb.__dict__.pop(name, None)
@@ -95,7 +98,7 @@ def forget_opened(kb: Any) -> None:
                 pass
 
 
-def reset_caches(kb: Any) -> str:
+def reset_caches(kb: KnowledgeBase) -> str:
     """The query caches describe the old store: delete their file (they rebuild themselves)."""
     from kgservice.caches import CACHE_FILE
 
@@ -125,7 +128,7 @@ def drop_dangling(units: Iterable[Unit]) -> tuple[list[Unit], list[str]]:
     return list(keep.values()), sorted(dropped)
 
 
-def salvage(kb: Any, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def salvage(kb: KnowledgeBase, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """``kg doctor --salvage``: a new embedded store from every intact record of the current one,
     swapped in; the damaged directory is kept beside it (``graph.damaged-<time>``)."""
     from kgservice.admin.backup import dependency_order

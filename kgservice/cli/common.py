@@ -6,7 +6,7 @@ import errno
 import json
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 

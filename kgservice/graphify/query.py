@@ -31,11 +31,9 @@ from kgservice.graphify.nxview import HubCheck, hop_distances
 from kgservice.graphify.scoring import (
     compute_idf,
     find_node_tiers,
-    is_ambiguity,
     query_name_refusal,
     query_seeds,
     sanitize,
-    tier_refusal,
 )
 from kgservice.graphify.terms import fold, graphify_terms, search_tokens
 

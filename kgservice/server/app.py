@@ -10,7 +10,7 @@ import ipaddress
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI
 from mcp.server.transport_security import TransportSecuritySettings
@@ -24,6 +24,9 @@ from kgservice.server.mcp_server import build_mcp
 from kgservice.server.metrics import MetricsMiddleware
 from kgservice.server.middleware import Authenticate, BodyLimit, HostCheck, TokenBuckets
 
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
+
 PUBLIC_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/openapi.json")
 
 
@@ -31,7 +34,7 @@ PUBLIC_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/openapi
 class ServeOptions:
     host: str = "127.0.0.1"  # the address uvicorn binds (decides whether --no-auth is allowed)
     no_auth: bool = False  # loopback only: every request is the local operator (settings.local_role)
-    kb: Any = None  # an existing KnowledgeBase (tests, benchmarks); default: a new one from settings
+    kb: KnowledgeBase | None = None  # an existing KnowledgeBase (tests, benchmarks); default: a new one from settings
     announce: bool = False  # say on stderr when the app has shut down (kg serve)
 
 

@@ -6,18 +6,21 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kgservice.config import Settings
 from kgservice.server.auth import KeyStore, Principal, open_key_store
 from kgservice.server.graphify_tools import GraphMirror
 from kgservice.server.metrics import Metrics
 
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
+
 
 @dataclass
 class ServerContext:
     settings: Settings
-    kb: Any
+    kb: KnowledgeBase
     local: Principal | None = None  # the caller when there is no key: stdio, in-memory, --no-auth
     metrics: Metrics = field(default_factory=Metrics)
     graph_dir: Path | None = None

@@ -14,10 +14,13 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
 from kgservice.graphify.loader import Graph, load_graph
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
 
 CHARS_PER_TOKEN = 4  # the budget rule of our graphify commands
 
@@ -44,7 +47,7 @@ def cut_to_budget(text: str, token_budget: int | None, hint: str = "raise token_
 class GraphMirror:
     """``graph.json`` exported from the store, reloaded when the store's counts change."""
 
-    def __init__(self, kb: Any, path: Path, check_every: float = 5.0,
+    def __init__(self, kb: KnowledgeBase, path: Path, check_every: float = 5.0,
                  fingerprint: Callable[[], Any] | None = None):
         self.kb = kb
         self.path = Path(path)

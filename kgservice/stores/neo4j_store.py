@@ -22,7 +22,6 @@ with read access (the server refuses writes in it), the schema is not touched, a
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any

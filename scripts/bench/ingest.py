@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import shutil
 import sys
 import time

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common  # noqa: E402
 from common import RESULTS, markdown_table, size_label  # noqa: E402
 
 

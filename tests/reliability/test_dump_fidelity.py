@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 
-import pytest
 from typer.testing import CliRunner
 
 from kgservice.cli.app import app
