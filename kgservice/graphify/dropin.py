@@ -263,6 +263,19 @@ def cmd_explain(argv: list[str]) -> int:
 # --- save-result / reflect (argparse, as graphify) ------------------------------------------------
 
 
+def _refuse_read_only(what: str) -> None:
+    """KG_READ_ONLY covers these file writes as it does in `kg` (a saved result is re-ingested
+    by the next export); a value that is not a boolean is a usage error (exit 2), never writable."""
+    from kgservice.config import ConfigError, env_read_only
+
+    try:
+        ro = env_read_only()
+    except ConfigError as exc:
+        raise _fail(f"error: {exc}", 2) from None
+    if ro:
+        raise _fail(f"error: this kgservice is configured read-only (KG_READ_ONLY); {what} refused")
+
+
 def cmd_save_result(argv: list[str]) -> int:
     import argparse
 
@@ -279,6 +292,7 @@ def cmd_save_result(argv: list[str]) -> int:
     p.add_argument("--correction", default=None)
     p.add_argument("--memory-dir", default=str(default_out_dir() / "memory"))
     opts = p.parse_args(argv[2:])
+    _refuse_read_only("save-result")
     if opts.answer_file:
         try:
             opts.answer = Path(opts.answer_file).read_text(encoding="utf-8").strip()
@@ -313,6 +327,7 @@ def cmd_reflect(argv: list[str]) -> int:
                    help="skip when LESSONS.md is already newer than every input "
                         "(e.g. the git hook just refreshed it)")
     opts = p.parse_args(argv[2:])
+    _refuse_read_only("reflect")
     graph_arg = opts.graph
     if graph_arg is None and (base / "graph.json").exists():
         graph_arg = str(base / "graph.json")

@@ -123,3 +123,24 @@ def test_ingest_text_refused_before_any_llm_call(store, monkeypatch):
     assert r.exit_code == 1 and "read-only" in r.stderr, r.output
     assert calls == []
     assert _units(runner, base) == 18
+
+
+def test_graphify_script_save_result_and_reflect_refused(tmp_path):
+    """The `graphify` console script (the drop-in, not `kg`) reads KG_READ_ONLY itself."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "KG_READ_ONLY": "on"}
+    script = [sys.executable, "-m", "graphify"]
+    for args in (["save-result", "--question", "q", "--answer", "a"], ["reflect"]):
+        r = subprocess.run([*script, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1 and "read-only" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "graphify-out").exists()
+    r = subprocess.run([*script, "save-result", "--question", "q", "--answer", "a"], cwd=tmp_path,
+                       env={**env, "KG_READ_ONLY": " 1"}, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "KG_READ_ONLY" in r.stderr  # not a boolean: a usage error, never writable
+    assert not (tmp_path / "graphify-out").exists()
+    r = subprocess.run([*script, "save-result", "--question", "q", "--answer", "a"], cwd=tmp_path,
+                       env={**env, "KG_READ_ONLY": "off"}, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and len(list((tmp_path / "graphify-out" / "memory").iterdir())) == 1
