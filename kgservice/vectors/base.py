@@ -52,6 +52,33 @@ class VectorStoreMismatch(VectorStoreError):
     """The collection was embedded with another model or dimension."""
 
 
+class VectorStoreDiskFull(VectorStoreError):
+    """Too little free disk to open or write an in-process vector store safely."""
+
+
+# qdrant-edge maps its segment files into memory; on a full file system a write to such a page
+# kills the whole process with SIGBUS (measured here on a 4 MB tmpfs), which no handler can turn
+# into a message. So a store that maps its files refuses to open or write below this much free space.
+MIN_FREE_BYTES = 64 << 20
+
+
+def check_free_space(path: Path, what: str, need: int = MIN_FREE_BYTES) -> None:
+    """Raise :class:`VectorStoreDiskFull` when the file system holding ``path`` has less than
+    ``need`` bytes free (the nearest existing parent is measured)."""
+    import shutil
+
+    probe = Path(path)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free
+    if free < need:
+        raise VectorStoreDiskFull(
+            f"{what}: only {free // (1 << 20)} MiB free on the file system of {path} (the in-process vector "
+            f"store maps its files into memory and needs at least {need >> 20} MiB to work without crashing). "
+            "Free space, then run the command again; units already stored are safe, and "
+            "`kg doctor --repair` embeds any node left without a vector")
+
+
 class VectorStoreUnavailable(VectorStoreError):
     """The Qdrant server did not answer (after bounded retries)."""
 

@@ -38,6 +38,7 @@ from .base import (
     VectorStoreLocked,
     VectorStoreMismatch,
     as_matrix,
+    check_free_space,
     finish_hits,
     locked_message,
     mismatch_message,
@@ -94,6 +95,7 @@ class EdgeVectorStore:
         self.hnsw_ef = hnsw_ef
         self._lock = threading.RLock()
         self._closed = True
+        check_free_space(self.path, f"opening the vector store {self.shard_path}")
         self.path.mkdir(parents=True, exist_ok=True)
 
         if recreate:
@@ -176,6 +178,7 @@ class EdgeVectorStore:
         qe = self._qe
         self._check_open()
         rows = prepare_upsert(ids, vectors, payloads, self.dim)
+        check_free_space(self.path, f"writing {len(rows)} vector(s) to {self.shard_path}")
         with self._lock:
             for start in range(0, len(rows), _BATCH):
                 pts = [qe.Point(id=pid, vector=vec, payload=pl) for _, pid, vec, pl in rows[start : start + _BATCH]]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from kgservice.caches.changelog import CHANGES_FILE
 from kgservice.cli.app import app
 from tests.contract.corpus import SMALL
 
@@ -44,7 +45,11 @@ def remount(d: Path, opts: str) -> None:
 
 
 def kg(data_dir: Path, *args, env=None):
-    return CliRunner().invoke(app, ["--data-dir", str(data_dir), "--embedder", "hash:64", *args], env=env)
+    # These tests are about the graph store and the caches on a full disk; the vectors go to
+    # qdrant-client's local mode (plain file writes that fail cleanly). qdrant-edge, the default,
+    # refuses a nearly full disk up front: test_edge_vectors_refuse_a_nearly_full_disk.
+    return CliRunner().invoke(app, ["--data-dir", str(data_dir), "--embedder", "hash:64", *args],
+                              env={"KG_VECTOR_BACKEND": "qdrant", **(env or {})})
 
 
 def units_of(data_dir: Path) -> int:
@@ -62,7 +67,8 @@ def big_dump(tmp_path_factory) -> Path:
     """20 000 units (about 5 MB of JSON lines), made on the ordinary disk."""
     d = tmp_path_factory.mktemp("big")
     f = d / "big.units"
-    f.write_text("".join(f"#b{i} {{n{i % 2000}}} [causes] {{m{(i * 7) % 3000}}}\n" for i in range(20000)), "utf-8")
+    # 20 000 distinct facts (2 000 subjects, 3 000 objects): a repeated fact would be merged at ingest
+    f.write_text("".join(f"#b{i} {{n{i // 10}}} [causes] {{m{i % 3000}}}\n" for i in range(20000)), "utf-8")
     assert kg(d / "kg", "ingest", "--no-embed", str(f)).exit_code == 0
     out = d / "big.jsonl"
     assert kg(d / "kg", "dump", str(out)).exit_code == 0
@@ -156,10 +162,10 @@ def test_full_disk_ingest_repair_and_ask(mount_tmpfs, tmp_path):
     g = tmp_path / "g.units"
     g.write_text("".join(f"#g{i} {{gn{i}}} [causes] {{gm{i % 100}}}\n" for i in range(3000)), "utf-8")
     _fill(fs)
-    r = kg(data, "ingest", str(g))  # E05: the journal append itself fails: named, nothing stored
+    r = kg(data, "ingest", str(g))  # E05: the batch's first write (its change log entry) fails: named, nothing stored
     assert r.exit_code == 1 and "Traceback" not in r.output, r.output
     msg = " ".join(r.stderr.split())
-    assert "graph.journal" in msg and "No space left on device" in msg and "was not stored" in msg
+    assert f"graph/{CHANGES_FILE}" in msg and "full" in msg and "was not stored" in msg
     assert units_of(data) == n
     (fs / "filler").unlink()
     _fill(fs, leave=1 << 20)  # room for the graph batch, not for its 3000 vectors
@@ -199,3 +205,25 @@ def test_read_only_disk_reads_work(mount_tmpfs, tmp_path):
     f.write_text("#ro1 {a} [has] {b}\n", "utf-8")
     r = kg(data, "ingest", str(f))
     assert r.exit_code == 1 and "Traceback" not in r.output and "read-only" in r.stderr.lower(), r.output
+
+
+def test_edge_vectors_refuse_a_nearly_full_disk(mount_tmpfs, tmp_path):
+    """qdrant-edge maps its files into memory: on a full tmpfs a write to such a page killed the
+    whole process with SIGBUS. Below 64 MiB free it refuses instead: the ingest stores its units
+    (graph first), says why the vectors were not written and what to run, exits 1, no crash."""
+    import os
+    import subprocess
+    import sys
+
+    fs = mount_tmpfs(8192)
+    (tmp_path / "small.units").write_text(SMALL, "utf-8")
+    env = {**os.environ, "KG_VECTOR_BACKEND": "edge"}
+    cmd = [sys.executable, "-c", "from kgservice.cli.app import main; main()", "--data-dir", str(fs / "d"),
+           "--embedder", "hash:64"]
+    r = subprocess.run([*cmd, "ingest", str(tmp_path / "small.units")], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 1, (r.returncode, r.stderr)  # not -7 (SIGBUS)
+    msg = " ".join(r.stderr.split())
+    assert "MiB free" in msg and "kg doctor --repair" in msg and "Traceback" not in r.stderr
+    r = subprocess.run([*cmd, "stats", "--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and json.loads(r.stdout)["units"] == 18  # the graph batch landed whole

@@ -3,13 +3,14 @@ for persistence)."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from kgservice.caches.changelog import record_embedded_change
+from kgservice.caches.changelog import CHANGES_FILE, record_embedded_change
 from kgservice.ids import is_literal_id
 from kgservice.model import IngestReport, Node, Unit
-from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows
+from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows, StoreWriteError
 from kgservice.stores.embedded.graph import _SPREAD_OUT, BIDIRECTIONAL, _Graph
 from kgservice.stores.embedded.journal import JOURNAL, SNAPSHOT, JournaledStore
 from kgservice.stores.embedded.recovery import finish_interrupted_swap
@@ -48,7 +49,12 @@ class EmbeddedStore(JournaledStore, GraphStore):
             strs = _Interner(s.labels)
             records = [_compact(u, unit_facts(u), strs) for u in new]
             # cache coherence (issue 15): log the touched nodes before the batch is durable (see caches/changelog.py)
-            record_embedded_change(self.dir, {nid for _, facts in records for nid, _, _ in facts[1]})
+            try:
+                record_embedded_change(self.dir, {nid for _, facts in records for nid, _, _ in facts[1]})
+            except (OSError, sqlite3.Error) as exc:
+                raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
+                                      f"not stored (the store is as before). Free space or make {self.dir} writable, "
+                                      "then run the same command again") from None
             self._append(records)  # durable first; memory only changes once the batch is on disk
             touched: set[str] = set()
             try:
