@@ -214,11 +214,14 @@ class Neo4jStore(GraphStore):
         self.driver.close()
 
     def wipe_all_for_tests(self) -> None:
+        """Everything, service state (keys, jobs) included: a clean database per test."""
         with self._session(write=True) as s:
-            s.run(cypher.load("wipe")).consume()
+            s.run(cypher.load("wipe_all")).consume()
 
     def wipe(self) -> None:
-        self.wipe_all_for_tests()
+        """The knowledge only (``kg restore --replace``): API keys and jobs survive."""
+        with self._session(write=True) as s:
+            s.run(cypher.load("wipe")).consume()
 
     # -- writes -----------------------------------------------------------------------
     def ingest(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:

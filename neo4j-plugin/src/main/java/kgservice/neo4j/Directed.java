@@ -24,6 +24,26 @@ final class Directed {
         }
     }
 
+    /** Units that sink to {@code node} through belongs-to: its ancestors' facts and their synonyms'
+     *  (directed.py: _sunk); {@code via} marks a base's inherited facts. */
+    private static void sunk(Closures c, Directed res, List<String[]> raw, String node, String via) {
+        List<Map.Entry<String, Integer>> ancestors = new ArrayList<>(c.belongsToAncestors(node).entrySet());
+        ancestors.sort(Map.Entry.<String, Integer>comparingByValue()
+                .thenComparing(Map.Entry.comparingByKey(Graph.CODEPOINT_ORDER)));
+        for (var a : ancestors) {
+            String anc = a.getKey();
+            add(res.nodes, anc, "ancestor of " + node + (via.isEmpty() ? "" : " (base)") + " (depth " + a.getValue() + ")");
+            for (String syn : c.synonymClass(anc)) {
+                if (!syn.equals(anc)) {
+                    add(res.nodes, syn, "synonym of " + anc);
+                }
+                for (String u : c.subjectMentions(syn)) {
+                    raw.add(new String[] {u, "inherited from " + syn + via});
+                }
+            }
+        }
+    }
+
     static Directed expand(Closures c, List<String> seeds) {
         Directed res = new Directed();
         List<String[]> raw = new ArrayList<>(); // (unit id, reason) before supersession is resolved
@@ -54,29 +74,18 @@ final class Directed {
                 for (String u : c.contextMentions(m)) {
                     raw.add(new String[] {u, "mentions " + m});
                 }
-                List<Map.Entry<String, Integer>> ancestors = new ArrayList<>(c.belongsToAncestors(m).entrySet());
-                ancestors.sort(Map.Entry.<String, Integer>comparingByValue()
-                        .thenComparing(Map.Entry.comparingByKey(Graph.CODEPOINT_ORDER)));
-                for (var a : ancestors) {
-                    String anc = a.getKey();
-                    add(res.nodes, anc, "ancestor of " + m + " (depth " + a.getValue() + ")");
-                    for (String syn : c.synonymClass(anc)) {
-                        if (!syn.equals(anc)) {
-                            add(res.nodes, syn, "synonym of " + anc);
-                        }
-                        for (String u : c.subjectMentions(syn)) {
-                            raw.add(new String[] {u, "inherited from " + syn});
-                        }
-                    }
-                }
+                sunk(c, res, raw, m, "");
                 for (String d : c.narrowedBy(m)) {
                     add(res.nodes, d, "narrows " + m);
                 }
+                // a derived node inherits the facts of the base it narrows, including the facts
+                // the base inherits through belongs-to (kgservice/expansion/directed.py)
                 for (String base : c.narrows(m)) {
                     add(res.nodes, base, "base of " + m);
                     for (String u : c.subjectMentions(base)) {
                         raw.add(new String[] {u, "inherited from base " + base});
                     }
+                    sunk(c, res, raw, base, " via base " + base);
                 }
             }
         }
