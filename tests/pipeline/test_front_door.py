@@ -56,8 +56,9 @@ def test_one_llm_per_knowledge_base_and_vectors_reopen(tmp_path):
         assert kb.llm is kb.llm
         assert kb.vectors_if_open() is None  # never opened by asking
         kb.ingest_notation("{cat} [is a] {mammal}")
-        first = kb.vectors_if_open()
-        assert first is not None and first.count() == 2  # cat and mammal embedded
+        assert kb.vectors_if_open() is None  # the ingest held the vector directory for its upsert only
+        first = kb.vectors
+        assert kb.vectors_if_open() is first and first.count() == 2  # cat and mammal embedded
         fresh = kb.reopen_vectors(recreate=True)
         assert fresh is kb.vectors and fresh is not first and fresh.count() == 0
     other = KnowledgeBase(make_settings(tmp_path / "other"))
