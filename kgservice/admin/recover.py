@@ -25,6 +25,7 @@ from kgservice.errors import ServiceError
 from kgservice.model import Unit
 from kgservice.stores.base import ReadOnlyError, StoreError
 from kgservice.stores.embedded.recovery import swap_in, write_complete_marker
+from kgservice.vectors.base import free_bytes
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
@@ -48,7 +49,7 @@ def check_space(where: Path, need: int, what: str) -> None:
     probe = where if where.exists() else where.parent
     while not probe.exists():
         probe = probe.parent
-    free = shutil.disk_usage(probe).free
+    free = free_bytes(probe)
     if free < need:
         raise NotEnoughSpace(
             f"{what} needs about {_mb(need)} free in {probe} (the new store is built beside the old one, which "

@@ -123,14 +123,19 @@ class Caches:
             try:
                 return op()
             except sqlite3.OperationalError as exc:
-                if self.degraded is not None:
-                    raise
-                try:
-                    self._db.rollback()
-                except sqlite3.Error:
-                    pass
-                self._degrade(exc)
+                self._write_failed(exc)
                 return fallback
+
+    def _write_failed(self, exc: sqlite3.OperationalError) -> None:
+        """The file could not be written: roll back and degrade (a second failure, in memory, is a bug)."""
+        with self._lock:
+            if self.degraded is not None:
+                raise exc
+            try:
+                self._db.rollback()
+            except sqlite3.Error:
+                pass
+            self._degrade(exc)
 
     # -- entries ---------------------------------------------------------------------------
     @staticmethod
@@ -269,14 +274,7 @@ class Caches:
             try:
                 return self._replay_changes()  # reads the version outside the lock (a Neo4j round trip)
             except sqlite3.OperationalError as exc:  # the cache file cannot be written: as _writing does
-                with self._lock:
-                    if self.degraded is not None:
-                        raise
-                    try:
-                        self._db.rollback()
-                    except sqlite3.Error:
-                        pass
-                    self._degrade(exc)
+                self._write_failed(exc)
                 return True
         if self.store_state is None:
             return False

@@ -62,15 +62,20 @@ class VectorStoreDiskFull(VectorStoreError):
 MIN_FREE_BYTES = 64 << 20
 
 
-def check_free_space(path: Path, what: str, need: int = MIN_FREE_BYTES) -> None:
-    """Raise :class:`VectorStoreDiskFull` when the file system holding ``path`` has less than
-    ``need`` bytes free (the nearest existing parent is measured)."""
+def free_bytes(path: Path) -> int:
+    """Free space on the file system that holds ``path`` (its nearest existing parent is measured)."""
     import shutil
 
     probe = Path(path)
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
-    free = shutil.disk_usage(probe).free
+    return shutil.disk_usage(probe).free
+
+
+def check_free_space(path: Path, what: str, need: int = MIN_FREE_BYTES) -> None:
+    """Raise :class:`VectorStoreDiskFull` when the file system holding ``path`` has less than
+    ``need`` bytes free (the nearest existing parent is measured)."""
+    free = free_bytes(path)
     if free < need:
         raise VectorStoreDiskFull(
             f"{what}: only {free // (1 << 20)} MiB free on the file system of {path} (the in-process vector "
