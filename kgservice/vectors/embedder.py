@@ -123,12 +123,18 @@ class HashEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         texts = _check_texts(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for r, text in enumerate(texts):
-            for f in self._features(text):
-                h = zlib.crc32(f.encode("utf-8"))
-                out[r, h % self.dim] += 1.0 if (h >> 31) & 1 else -1.0
-            if not out[r].any():  # all features cancelled out: fall back to one fixed slot
-                out[r, zlib.crc32(text.encode("utf-8")) % self.dim] = 1.0
+        rows: list[int] = []
+        hashes: list[int] = []
+        for r, text in enumerate(texts):  # hash in Python, accumulate in one numpy call
+            feats = self._features(text)
+            hashes.extend(zlib.crc32(f.encode("utf-8")) for f in feats)
+            rows.extend([r] * len(feats))
+        if hashes:
+            h = np.asarray(hashes, dtype=np.int64)
+            np.add.at(out, (np.asarray(rows, dtype=np.int64), h % self.dim),
+                      np.where((h >> 31) & 1, 1.0, -1.0).astype(np.float32))
+        for r in np.flatnonzero(~out.any(axis=1)):  # all features cancelled out: one fixed slot
+            out[r, zlib.crc32(texts[r].encode("utf-8")) % self.dim] = 1.0
         return _l2_normalise(out) if len(texts) else out
 
     def __repr__(self) -> str:

@@ -192,7 +192,7 @@ class QdrantVectorStore:
                 self._client.upsert(
                     self.collection,
                     points=models.Batch(
-                        ids=[r[1] for r in chunk], vectors=[r[2] for r in chunk], payloads=[r[3] for r in chunk]
+                        ids=[r[1] for r in chunk], vectors=[r[2].tolist() for r in chunk], payloads=[r[3] for r in chunk]
                     ),
                     wait=True,
                 )
