@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kgservice.disk import free_bytes
 from kgservice.errors import ServiceError
 from kgservice.model import Unit
 from kgservice.stores.base import ReadOnlyError, StoreError
 from kgservice.stores.embedded.recovery import swap_in, write_complete_marker
-from kgservice.vectors.base import free_bytes
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
@@ -133,8 +133,8 @@ def salvage(kb: KnowledgeBase, progress: Callable[[int], None] | None = None) ->
     """``kg doctor --salvage``: a new embedded store from every intact record of the current one,
     swapped in; the damaged directory is kept beside it (``graph.damaged-<time>``)."""
     from kgservice.admin.backup import dependency_order
-    from kgservice.stores.embedded.recovery import read_intact
     from kgservice.stores.embedded.records import _unit_from
+    from kgservice.stores.embedded.recovery import read_intact
     from kgservice.stores.validate import unit_text_problems
 
     if kb.settings.read_only:

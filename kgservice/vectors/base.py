@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from kgservice.disk import free_bytes
 from kgservice.errors import ServiceError
 
 __all__ = [
@@ -60,16 +61,6 @@ class VectorStoreDiskFull(VectorStoreError):
 # kills the whole process with SIGBUS (measured here on a 4 MB tmpfs), which no handler can turn
 # into a message. So a store that maps its files refuses to open or write below this much free space.
 MIN_FREE_BYTES = 64 << 20
-
-
-def free_bytes(path: Path) -> int:
-    """Free space on the file system that holds ``path`` (its nearest existing parent is measured)."""
-    import shutil
-
-    probe = Path(path)
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    return shutil.disk_usage(probe).free
 
 
 def check_free_space(path: Path, what: str, need: int = MIN_FREE_BYTES) -> None:
