@@ -154,11 +154,9 @@ final class ResidentSpread {
                 s = new Scratch(g);
             }
             s.ensure(g.n);
-            try {
-                return spread(g, s, tx, seeds, p, limit);
-            } finally {
-                h.scratch.offer(s);
-            }
+            SpreadEngine.Result r = spread(g, s, tx, seeds, p, limit);
+            h.scratch.offer(s); // only after a clean finish: a failed call may leave flags set
+            return r;
         } finally {
             h.lock.readLock().unlock();
         }
