@@ -2,13 +2,15 @@
 """Spreading activation on Neo4j through the kg.* plugin: the resident in-memory graph vs the
 per-call store walk (and, with ``--hop-loop``, the Python hop loop), side by side in one run.
 
-    python scripts/bench/spread_resident.py --sizes 1m [--seeds 100] [--limit 20] [--hop-loop] [--ingest]
+    python scripts/bench/spread_resident.py --sizes 1m [--seeds 100] [--limit 20] [--hop-loop] [--params service|design] [--ingest]
 
 The benchmark Neo4j must hold the size (``expand.py --ingest`` / ``ingest.py`` load it) and
 have the plugin loaded (``scripts/neo4j start`` builds and copies it). Seeds are expand.py's
 (``mention``: the subject of a uniformly drawn unit; ``uniform``: uniform over entry nodes).
-Parameters are the service's defaults: K=3, ε=0.05, τ and degree damping 0.5 / no seed
-backflow from the packaged lexicon (what ``KnowledgeBase.spread_params()`` gives).
+Parameters are the service's defaults (``--params service``): K=3, ε=0.05, τ and degree
+damping 0.5 / no seed backflow from the packaged lexicon (what ``KnowledgeBase.spread_params()``
+gives); ``--params design`` is DESIGN §4.3 as written (the library's SpreadParams(): no damping,
+seed backflow on), which activates far more nodes (the issue-17 baseline was measured so).
 
 First the cold start: the resident graph is dropped (``kg.spreadGraphDrop``) and rebuilt
 (``kg.spreadGraph``): build time (the plugin's own clock and the call's wall time), its size
@@ -48,6 +50,13 @@ BARE = ("CALL kg.spreadLists($seeds, $tau, $epsilon, $max_hops, 0, 0, $degree_da
 PATHS = ("walk", "resident", "resident_top", "hop_loop")
 
 
+def design_params():
+    """DESIGN §4.3 as written: the library's SpreadParams() defaults (no damping, backflow on)."""
+    from kgservice.expansion import SpreadParams
+
+    return SpreadParams(max_hops=3, epsilon=0.05)
+
+
 def service_params():
     """The service's spreading defaults (lexicon τ, damping, backflow; settings K and ε)."""
     from kgservice.expansion import SpreadParams
@@ -74,7 +83,7 @@ def child(a: argparse.Namespace) -> dict:
                          f"{common.size_label(n)} --backends neo4j --ingest")
     if "kg.spreadGraph" not in store.plugin_procedures():
         raise SystemExit("the benchmark Neo4j has no resident kg.* plugin: restart it with scripts/neo4j (it loads neo4j-plugin/)")
-    params = service_params()
+    params = service_params() if a.params == "service" else design_params()
     bare_params = {"tau": dict(params.tau), "epsilon": params.epsilon, "max_hops": params.max_hops,
                    "degree_damping": params.degree_damping, "seed_backflow": params.seed_backflow}
 
@@ -118,7 +127,7 @@ def child(a: argparse.Namespace) -> dict:
         return wall, ((summary.result_available_after or 0) + (summary.result_consumed_after or 0)) / 1000
 
     paths = [p for p in PATHS if p != "hop_loop" or a.hop_loop]
-    out: dict = {"size": n, "seeds": a.seeds, "limit": a.limit, "cold": cold, "units": units,
+    out: dict = {"size": n, "seeds": a.seeds, "limit": a.limit, "cold": cold, "units": units, "param_set": a.params,
                  "params": {"K": params.max_hops, "epsilon": params.epsilon, "degree_damping": params.degree_damping,
                             "seed_backflow": params.seed_backflow, "tau": dict(params.tau)}}
     for name, ss in seeds.items():
@@ -167,11 +176,44 @@ def child(a: argparse.Namespace) -> dict:
         out[name] = row
         print(f"    {name}: resident top p95 {row['resident_top']['p95']:.1f} ms, resident {row['resident']['p95']:.1f}"
               f" ms, walk {row['walk']['p95']:.1f} ms", file=sys.stderr, flush=True)
+    if a.patch_batches:
+        out["patch"] = patch_phase(a, store, session, seeds["mention"], params, run)
     final = session.run("CALL kg.spreadGraph()").single().data()
     out["rebuilds_during_run"] = final["rebuilds"] - stats["rebuilds"]
     session.close()
     store.close()
     return out
+
+
+def patch_phase(a: argparse.Namespace, store, session, seeds: list[str], params, run) -> dict:
+    """Coherence under writes, timed: ``--patch-batches`` small ingests (``--patch-units`` new
+    units each, about popular seeds, so their rows change), each followed by one spread from
+    a seed the batch touched: that call reads the change log and patches the touched nodes
+    before spreading. Its energies must equal the store walk's; the next call (no change) is
+    the steady state. Adds units to the benchmark store (ids ``zbench<run>-…``)."""
+    from kgservice.families.lexicon import Lexicon
+    from kgservice.notation import parse_units
+
+    lex = Lexicon.load()
+    tag = f"zbench{int(time.time())}"
+    after, steady = [], []
+    for b in range(a.patch_batches):
+        seed = seeds[b % len(seeds)]
+        lines = [f"#{tag}-{b}-{i} {{{seed}}} [is a] {{{tag} concept {b} {i}}}" for i in range(a.patch_units)]
+        units = parse_units("\n".join(lines) + "\n", lex, doc=f"{tag}.units")
+        store.ingest(units)
+        t, res, _, _ = run("resident", seed)
+        after.append(t)
+        walk = run("walk", seed)[1]
+        if res.energy != walk.energy:
+            raise SystemExit(f"after ingest {b}: the patched resident graph and the store walk disagree")
+        if not any(k.startswith(f"{tag} concept {b} ") for k in res.energy):
+            raise SystemExit(f"after ingest {b}: the new nodes were not reached")
+        steady.append(run("resident", seed)[0])
+    stats = session.run("CALL kg.spreadGraph()").single().data()
+    return {"batches": a.patch_batches, "units_per_batch": a.patch_units, "first_spread_after_ingest": common.summary_ms(after),
+            "next_spread": common.summary_ms(steady), "patches": stats["patches"], "patched_nodes": stats["patchedNodes"],
+            "rebuilds": stats["rebuilds"]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=20, help="top-N of the 'resident top' path (default 20)")
     ap.add_argument("--warmup", type=int, default=WARMUP, help="warm-up queries per path (default 20)")
     ap.add_argument("--hop-loop", action="store_true", help="also time the Python hop loop (slow at 1M)")
+    ap.add_argument("--patch-batches", type=int, default=0,
+                    help="then N small ingests, each followed by a spread that patches the resident graph (default 0)")
+    ap.add_argument("--patch-units", type=int, default=50, help="new units per --patch-batches ingest (default 50)")
+    ap.add_argument("--params", choices=("service", "design"), default="service",
+                    help="service: the lexicon's damping 0.5 / no backflow (default); design: DESIGN §4.3 as written")
     ap.add_argument("--ingest", action="store_true", help="(re)load Neo4j with each size first (ingest.py child)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--size", type=int, help=argparse.SUPPRESS)
@@ -197,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
                              timeout=7200)
         print(f"... spreading on Neo4j {common.size_label(n)}", file=sys.stderr, flush=True)
         load = [round(x, 2) for x in os.getloadavg()]
-        args = ["--size", str(n), "--seeds", str(a.seeds), "--warmup", str(a.warmup), "--limit", str(a.limit)]
+        args = ["--size", str(n), "--seeds", str(a.seeds), "--warmup", str(a.warmup), "--limit", str(a.limit),
+                "--params", a.params, "--patch-batches", str(a.patch_batches), "--patch-units", str(a.patch_units)]
         r = common.run_child(Path(__file__), args + (["--hop-loop"] if a.hop_loop else []), timeout=7200)
         r["load_avg_before"] = load
         r["load_avg_after"] = [round(x, 2) for x in os.getloadavg()]
@@ -218,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
                            f"{x['server_full']['p50']:.0f} / {x['server_full']['p95']:.0f}",
                            f"{x['server_top']['p50']:.0f} / {x['server_top']['p95']:.0f}",
                            f"{x['nodes_median']:.0f} / {x['nodes_max']}"])
-    print(common.table(headers, body, title="Spreading activation on Neo4j, wall ms (K=3, eps=0.05, lexicon tau, "
-                                            "damping 0.5, no seed backflow)"))
+    knobs = "damping 0.5, no seed backflow" if a.params == "service" else "no damping, seed backflow (DESIGN as written)"
+    print(common.table(headers, body, title=f"Spreading activation on Neo4j, wall ms (K=3, eps=0.05, lexicon tau, {knobs})"))
     headers = ["size", "seeds", "path", "server CPU p50", "server CPU p95", "client CPU p50", "client CPU p95",
                "total CPU p50", "total CPU p95"]
     body = []
@@ -233,6 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     print(common.table(headers, body, title="CPU time per query, ms (server JVM + client process)"))
     for r in rows:
         print(f"cold start {common.size_label(r['size'])}: {r['cold']}; rebuilds during the run: {r['rebuilds_during_run']}")
+        if "patch" in r:
+            p = r["patch"]
+            print(f"after an ingest of {p['units_per_batch']} units ({p['batches']} times): first spread p50 / p95 "
+                  f"{p['first_spread_after_ingest']['p50']:.1f} / {p['first_spread_after_ingest']['p95']:.1f} ms, "
+                  f"next {p['next_spread']['p50']:.1f} / {p['next_spread']['p95']:.1f} ms; patches {p['patches']}, "
+                  f"patched nodes {p['patched_nodes']}, rebuilds {p['rebuilds']}")
     print("load average before / after: " + "; ".join(f"{common.size_label(r['size'])} {r['load_avg_before']} / "
                                                       f"{r['load_avg_after']}" for r in rows))
     path = common.save("spread_resident", rows)
