@@ -62,6 +62,8 @@ final class ResidentGraph {
     int overlaid;
     long buildMillis;
     long patches;
+    long lastPatchMillis;
+    int lastPatchNodes;
 
     // kernel access while building / patching (one transaction's cursors)
     private Read read;
@@ -400,6 +402,7 @@ final class ResidentGraph {
         idStart[i + 1] = idEnd;
         flags[i] = id.startsWith(Graph.LITERAL_PREFIX) ? LITERAL : 0;
         overlay[i] = new int[KINDS + 1]; // no rows until read
+        overlaid++;
         return i;
     }
 
@@ -409,6 +412,7 @@ final class ResidentGraph {
      * knows is gone (deleted): the caller rebuilds, as rows elsewhere may point at it.
      */
     boolean patch(Transaction tx, Iterable<String> touched) {
+        long t0 = System.nanoTime();
         return withCursors(tx, () -> {
             KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
             var cursors = ktx.cursors();
@@ -448,6 +452,8 @@ final class ResidentGraph {
                     }
                 }
                 patches++;
+                lastPatchNodes = done.cardinality();
+                lastPatchMillis = (System.nanoTime() - t0) / 1_000_000;
                 return true;
             } finally {
                 side = null;

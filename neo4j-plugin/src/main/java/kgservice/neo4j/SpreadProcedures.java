@@ -63,6 +63,8 @@ public class SpreadProcedures {
         public long rebuilds;
         public long patches;
         public long patchedNodes;
+        public long lastPatchMillis;
+        public long lastPatchNodes;
 
         GraphStats(String engine, ResidentGraph g, ResidentSpread.Holder h) {
             this.engine = engine;
@@ -74,6 +76,8 @@ public class SpreadProcedures {
                 version = g.version;
                 patches = g.patches;
                 patchedNodes = g.overlaid;
+                lastPatchMillis = g.lastPatchMillis;
+                lastPatchNodes = g.lastPatchNodes;
             }
             rebuilds = h == null ? 0 : h.rebuilds;
         }
@@ -132,7 +136,7 @@ public class SpreadProcedures {
 
     @Procedure(name = "kg.spreadGraph", mode = Mode.READ)
     @Description("kg.spreadGraph() :: (engine, nodes, rows, bytes, buildMillis, version, rebuilds, patches, "
-            + "patchedNodes) - build (or bring up to date) the resident spreading graph of this database now "
+            + "patchedNodes, lastPatchMillis, lastPatchNodes) - build (or bring up to date) the resident spreading graph of this database now "
             + "and report its size; engine 'walk' when it is disabled or would not fit the heap")
     public Stream<GraphStats> spreadGraph() {
         if (!residentAllowed()) {
