@@ -153,7 +153,9 @@ def test_spread_rejects_bad_arguments(neo):
     for query, words in [("CALL kg.spread({a: 1.0}, {causes: 0.5})", "does not walk"),
                          ("CALL kg.spread({a: 1.0}, null, 0.05, 0)", "maxHops"),
                          ("CALL kg.spread({a: 1.0}, null, 1.5)", "epsilon"),
-                         ("CALL kg.spread({a: 'x'})", "numeric energy")]:
+                         ("CALL kg.spread({a: 'x'})", "numeric energy"),
+                         ("CALL kg.spread({a: 1.0}, null, 0.05, 3, 0, 0, 0.0, true, -1)", "limit"),
+                         ("CALL kg.spreadLists({a: 1.0}, null, 0.05, 3, 0, 0, 0.0, true, 0, 'fast')", "engine")]:
         with pytest.raises(ClientError, match=words):
             _call(neo, query)
 
