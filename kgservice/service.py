@@ -304,7 +304,7 @@ class KnowledgeBase:
         if mode == "directed":
             return expand_directed(self.store, [nid])
         params = self.spread_params(**{k: v or 0 for k, v in spread.items()})
-        return SpreadExpansion(nid, params, spread_activation(self.store, [nid], params), limit)
+        return SpreadExpansion(nid, params, spread_activation(self.store, [nid], params, limit=limit or None), limit)
 
     def _node_or_hint(self, node: str) -> str:
         nid = self.resolve_node(node)

@@ -63,6 +63,9 @@ class SpreadParams:
 class SpreadResult:
     energy: dict[str, float]
     hops: int
+    # how many nodes were activated in all; energy holds them all unless the spread was asked for
+    # only the ``limit`` most energetic (then len(energy) <= limit < activated is possible)
+    activated: int | None = None
 
     def ranked(self, limit: int | None = None) -> list[tuple[str, float]]:
         items = sorted(self.energy.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -77,8 +80,15 @@ def spread_activation(
     store: GraphStore,
     seeds: Mapping[str, float] | list[str],
     params: SpreadParams = SpreadParams(),
+    limit: int | None = None,
 ) -> SpreadResult:
     """Seeds start with E0 (times a per-seed weight such as vector similarity, if given).
+
+    With ``limit``, ``energy`` keeps only the ``limit`` most energetic nodes (ties by node id,
+    as :meth:`SpreadResult.ranked` orders them) and ``activated`` says how many there were in
+    all: the same ranking, without shipping a 200k-node result from a server backend to be
+    cut down here (Neo4j's resident procedure selects them itself). A caller that needs every
+    energy (fusion with other scores, a cache keyed on all activated nodes) passes no limit.
 
     Examples
     --------
@@ -107,9 +117,14 @@ def spread_activation(
     """
     weights = dict(seeds) if isinstance(seeds, Mapping) else {s: 1.0 for s in seeds}
     energy: dict[str, float] = {s: params.e0 * w for s, w in weights.items()}
-    resident = store.spread_resident(energy, params)  # Neo4j with the kg.* plugin: all hops in one call
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be a positive number of nodes or None (all), got {limit}")
+    resident = store.spread_resident(energy, params, limit)  # Neo4j with the kg.* plugin: all hops in one call
     if resident is not None:
-        return SpreadResult(energy=resident[0], hops=resident[1])
+        got, hops, activated = resident
+        if limit is not None:  # the server's top-N plus unknown seeds: cut to the library's ranking
+            got = dict(sorted(got.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+        return SpreadResult(energy=got, hops=hops, activated=activated)
     frontier = {s: e for s, e in energy.items() if e >= params.epsilon}
     hops = 0
     while frontier and hops < params.max_hops:
@@ -126,4 +141,7 @@ def spread_activation(
         if params.max_fire is not None and len(frontier) > params.max_fire:
             keep = sorted(frontier.items(), key=lambda kv: (-kv[1], kv[0]))[: params.max_fire]
             frontier = dict(keep)
-    return SpreadResult(energy=energy, hops=hops)
+    activated = len(energy)
+    if limit is not None:
+        energy = dict(sorted(energy.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+    return SpreadResult(energy=energy, hops=hops, activated=activated)

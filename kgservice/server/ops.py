@@ -88,7 +88,7 @@ def expand(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut:
                          superseded={k: list(v) for k, v in sorted(res.superseded.items())})
     params = kb.spread_params(epsilon=body.epsilon or 0, max_hops=body.max_hops or 0,
                               max_fanout=body.max_fanout or 0, max_fire=body.max_fire or 0)
-    result = spread_activation(kb.store, seeds, params)
+    result = spread_activation(kb.store, seeds, params, limit=body.limit)  # the server picks the top: no 200k-row reply
     return ExpandOut(mode="spread", seeds=seeds, hops=result.hops,
                      ranked=[Ranked(node=n, energy=round(float(e), 6)) for n, e in result.ranked(body.limit)])
 

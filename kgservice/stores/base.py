@@ -214,11 +214,14 @@ class GraphStore(ABC):
         (cause -> effect), literal targets left out, sorted: one hop of a causal chain."""
         raise NotImplementedError(f"{type(self).__name__} does not walk causal chains")
 
-    def spread_resident(self, seeds: Mapping[str, float], params: Any) -> tuple[dict[str, float], int] | None:
+    def spread_resident(self, seeds: Mapping[str, float], params: Any,
+                        limit: int | None = None) -> tuple[dict[str, float], int, int] | None:
         """The whole spreading activation run by the store itself, or None to let
         kgservice.expansion.spread_activation step hop by hop. ``seeds`` carry their start
-        energy (E0 applied); ``params`` is a SpreadParams. Returns (energy per node, hops),
-        equal to what the hop loop computes. A server backend answers in one round trip."""
+        energy (E0 applied); ``params`` is a SpreadParams. Returns (energy per node, hops,
+        nodes activated), equal to what the hop loop computes; with ``limit``, the energies of
+        at least the ``limit`` most energetic nodes (ties by id). A server backend answers in
+        one round trip."""
         return None
 
     def directed_reads(self, seeds: Sequence[str]) -> DirectedReads:

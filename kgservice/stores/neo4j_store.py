@@ -36,7 +36,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from kgservice.caches.changelog import neo4j_change_step
+from kgservice.caches.changelog import current_user, neo4j_change_step
 from kgservice.model import IngestReport, Node, NodeKind, Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
@@ -111,6 +111,7 @@ class Neo4jStore(GraphStore):
         # kg.* procedure plugin (neo4j-plugin/): None = not asked yet (detected on first use),
         # True/False = use it / step hop by hop over Cypher. Benchmarks set it to compare both.
         self.use_resident: bool | None = None
+        self.spread_engine = "auto"  # kg.spreadLists engine: auto | resident | walk (benchmarks compare them)
         self.stage_units = max(1, int(stage_units))
         self.stage_chunk = max(1, int(stage_chunk))
 
@@ -316,7 +317,8 @@ class Neo4jStore(GraphStore):
                     tx.run(cypher.load("ingest_units"), units=unit_rows[i:i + BATCH_ROWS]).consume()
                     if progress is not None:
                         progress(len(unit_rows[i:i + BATCH_ROWS]))
-                for query, params in self._relation_steps(rel_rows, pairs) + self._commit_steps(touched):
+                retired = self._run_relation_steps(tx, self._relation_steps(rel_rows, pairs))
+                for query, params in self._commit_steps(touched | retired):
                     tx.run(query, params).consume()
                 fresh = [r["id"] for r in node_rows if r["id"] not in present and r["kind"] != NodeKind.LITERAL.value]
                 return created, fresh
@@ -339,21 +341,33 @@ class Neo4jStore(GraphStore):
                 + [(cypher.load("ingest_supersessions"), {"pairs": pairs[i:i + BATCH_ROWS]})
                    for i in range(0, len(pairs), BATCH_ROWS)])
 
+    @staticmethod
+    def _run_relation_steps(tx: Any, steps: list[tuple[str, dict]]) -> set[str]:
+        """Run a batch's relation and supersession statements; returns the ids of the nodes
+        whose edges a supersession retired (for the change log: the superseding unit need not
+        mention them, yet their spreading rows changed)."""
+        retired: set[str] = set()
+        for query, params in steps:
+            for row in tx.run(query, params):
+                if "retired" in row.keys():
+                    retired.update(n for ends in row["retired"] for n in ends)
+        return retired
+
     def _commit_steps(self, touched: set[str]) -> list[tuple[str, dict]]:
         """Statements run last inside the transaction that makes a batch visible (the one
         ingest transaction, or a staged batch's publish transaction): the change log of
         ``touched`` node ids that keeps every process's caches coherent (issue 15)."""
         return [neo4j_change_step(touched)]
 
-    def _publish_steps(self, stage: str, upgrades: list[dict], rel_rows: list[dict], pairs: list[dict],
-                       touched: set[str]) -> list[tuple[str, dict]]:
+    def _publish_steps(self, stage: str, upgrades: list[dict], rel_rows: list[dict],
+                       pairs: list[dict]) -> tuple[list[tuple[str, dict]], list[tuple[str, dict]]]:
         """The publish transaction of a staged batch, in order: relabel the staged nodes and
-        units (stage_publish), upgrade existing nodes seen as derived, the relations and
-        supersessions, then :meth:`_commit_steps`."""
+        units (stage_publish), upgrade existing nodes seen as derived; then (second list) the
+        relations and supersessions. :meth:`_commit_steps` follows them."""
         steps = [(stmt, {"stage": stage}) for stmt in cypher.statements("stage_publish")]
         steps += [(cypher.load("ingest_nodes"), {"nodes": upgrades[i:i + BATCH_ROWS]})
                   for i in range(0, len(upgrades), BATCH_ROWS)]
-        return steps + self._relation_steps(rel_rows, pairs) + self._commit_steps(touched)
+        return steps, self._relation_steps(rel_rows, pairs)
 
     def _ingest_staged(self, node_rows: list[dict], unit_rows: list[dict], rel_rows: list[dict], pairs: list[dict],
                        touched: set[str], progress: Callable[[int], None] | None) -> tuple[int, list[str]]:
@@ -400,9 +414,13 @@ class Neo4jStore(GraphStore):
 
             def publish(tx: Any) -> int:
                 nodes = 0
-                for query, params in self._publish_steps(stage, upgrades, rel_rows, pairs, touched):
+                labels, relations = self._publish_steps(stage, upgrades, rel_rows, pairs)
+                for query, params in labels:
                     rows = tx.run(query, params).data()
                     nodes += rows[0]["nodes"] if rows and "nodes" in rows[0] else 0
+                retired = self._run_relation_steps(tx, relations)
+                for query, params in self._commit_steps(touched | retired):
+                    tx.run(query, params).consume()
                 return nodes
 
             with self._session(write=True) as session:
@@ -517,6 +535,9 @@ class Neo4jStore(GraphStore):
             removed: list[str] = []
             for stmt in cypher.statements("admin_fix_nodes"):
                 removed += [r["id"] for r in tx.run(stmt) if "id" in r.keys()]
+            # edges were dropped and re-derived: every reader (caches, the plugin's resident
+            # spreading graph) starts over, as after a wipe
+            tx.run(cypher.load("changes_record"), touched=[], all=True, by=current_user()).consume()
             return removed
 
         with self._session(write=True) as session:
@@ -626,10 +647,14 @@ class Neo4jStore(GraphStore):
         """The kg.* procedures the server has loaded (empty without kgservice's plugin)."""
         return {r["name"] for r in self._read("plugin_procedures")}
 
-    def spread_resident(self, seeds: Mapping[str, float], params: Any) -> tuple[dict[str, float], int] | None:
+    def spread_resident(self, seeds: Mapping[str, float], params: Any,
+                        limit: int | None = None) -> tuple[dict[str, float], int, int] | None:
         """The whole spread in one round trip to ``kg.spreadLists`` when the server has the
         plugin; None (the hop loop over spread_step.cypher) when it has not, or when params
-        carry a knob the plugin does not know."""
+        carry a knob the plugin does not know. With ``limit`` the server sends only the
+        ``limit`` most energetic nodes (a popular seed activates 200k: unpacking them all cost
+        more than the spread). ``spread_engine`` picks the plugin's engine: 'auto' (the
+        resident in-memory graph unless the server turned it off), 'resident' or 'walk'."""
         if self.use_resident is None:
             self.use_resident = "kg.spreadLists" in self.plugin_procedures()
         if not self.use_resident or not _resident_params(params):
@@ -639,8 +664,9 @@ class Neo4jStore(GraphStore):
                          max_hops=int(params.max_hops), max_fanout=int(params.max_fanout or 0),
                          max_fire=int(params.max_fire or 0),
                          degree_damping=float(getattr(params, "degree_damping", 0.0)),
-                         seed_backflow=bool(getattr(params, "seed_backflow", True)))[0]
-        return dict(zip(row["nodes"], row["energies"])), int(row["hops"])
+                         seed_backflow=bool(getattr(params, "seed_backflow", True)),
+                         limit=int(limit or 0), engine=self.spread_engine)[0]
+        return dict(zip(row["nodes"], row["energies"])), int(row["hops"]), int(row["activated"])
     def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
         rows = self._read("causal_step", ids=list(dict.fromkeys(node_ids)), family=family)
         return [(r["src"], r["dst"], r["unit"]) for r in rows]

@@ -153,7 +153,9 @@ def test_spread_rejects_bad_arguments(neo):
     for query, words in [("CALL kg.spread({a: 1.0}, {causes: 0.5})", "does not walk"),
                          ("CALL kg.spread({a: 1.0}, null, 0.05, 0)", "maxHops"),
                          ("CALL kg.spread({a: 1.0}, null, 1.5)", "epsilon"),
-                         ("CALL kg.spread({a: 'x'})", "numeric energy")]:
+                         ("CALL kg.spread({a: 'x'})", "numeric energy"),
+                         ("CALL kg.spread({a: 1.0}, null, 0.05, 3, 0, 0, 0.0, true, -1)", "limit"),
+                         ("CALL kg.spreadLists({a: 1.0}, null, 0.05, 3, 0, 0, 0.0, true, 0, 'fast')", "engine")]:
         with pytest.raises(ClientError, match=words):
             _call(neo, query)
 
@@ -283,3 +285,134 @@ def test_resident_expand_equals_library(neo, lexicon, tmp_path, name, text):
         assert found > 5
     finally:
         ref.close()
+
+
+# -- the resident graph: engines agree, top-N, coherence with the store ------------------------
+
+def _lists(neo: Neo4jStore, seeds: dict[str, float], engine: str, limit: int = 0, **knobs) -> dict:
+    k = dict(tau=dict(SpreadParams().tau), epsilon=0.05, max_hops=3, max_fanout=0, max_fire=0,
+             degree_damping=0.0, seed_backflow=True) | knobs
+    rows = _call(neo, "CALL kg.spreadLists($seeds, $tau, $epsilon, $max_hops, $max_fanout, $max_fire, "
+                      "$degree_damping, $seed_backflow, $limit, $engine)", seeds=seeds, limit=limit, engine=engine, **k)
+    r = rows[0]
+    assert r["engine"] == engine
+    return {"energy": dict(zip(r["nodes"], r["energies"])), "hops": r["hops"], "activated": r["activated"]}
+
+
+@pytest.mark.parametrize("name,text", GRAPHS, ids=[g[0] for g in GRAPHS])
+def test_resident_engine_equals_store_walk(neo, lexicon, tmp_path, name, text):
+    """The in-memory graph and the per-call store walk: the same energies bit for bit, under
+    every knob (the same additions in the same order), and the same top-N."""
+    _load(neo, _graph(name, text), lexicon, tmp_path).close()
+    ids = sorted(_call(neo, "MATCH (n:Node) RETURN n.id AS id ORDER BY id"), key=lambda r: r["id"])
+    ids = [r["id"] for r in ids]
+    rng = random.Random(11)
+    spread_any = 0
+    for seeds in [{i: 1.0} for i in ids[:: max(1, len(ids) // 15)]] + [
+            {i: rng.choice([1.0, 0.6, 0.04]) for i in rng.sample(ids, 3)} for _ in range(4)]:
+        for knobs in KNOBS:
+            walk = _lists(neo, seeds, "walk", **knobs)
+            res = _lists(neo, seeds, "resident", **knobs)
+            assert res == walk, (seeds, knobs)
+            spread_any += len(res["energy"]) > len(seeds)
+            top = _lists(neo, seeds, "resident", limit=3, **knobs)
+            want = sorted(walk["energy"].items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+            assert sorted(top["energy"].items(), key=lambda kv: (-kv[1], kv[0])) == want
+            assert top["activated"] == walk["activated"] == len(walk["energy"])
+    assert spread_any > 20
+    stats = _call(neo, "CALL kg.spreadGraph()")[0]
+    assert stats["engine"] == "resident" and stats["nodes"] == len(ids) and stats["rows"] > 0 and stats["bytes"] > 0
+
+
+def test_spread_limit_through_the_library(neo, lexicon, tmp_path):
+    ref = _load(neo, SMALL, lexicon, tmp_path)
+    try:
+        params = SpreadParams(degree_damping=0.5, seed_backflow=False)
+        for seeds in (["mammal"], ["吸烟", "not a node"], {"cat": 1.0, "animal": 0.3}):
+            full = spread_activation(ref, seeds, params)
+            for limit in (1, 2, 5, 100):
+                got = spread_activation(neo, seeds, params, limit=limit)
+                assert neo.use_resident is True
+                assert list(got.energy.items()) == full.ranked(limit)
+                assert got.activated == len(full.energy) and got.hops == full.hops
+                hop_loop = spread_activation(ref, seeds, params, limit=limit)  # the library's own cut agrees
+                assert list(hop_loop.energy.items()) == full.ranked(limit) and hop_loop.activated == len(full.energy)
+        with pytest.raises(ValueError, match="limit"):
+            spread_activation(neo, ["mammal"], params, limit=0)
+    finally:
+        ref.close()
+
+
+MORE = """\
+#m1 {mammal} [has] {whiskers}
+#m2 {whiskers} [belongs to] {sensor}
+#m3 {dog} [belongs to] {mammal}
+"""
+RETIRE = """\
+#a7 {mammal} [has] {hair}
+    ()[supersedes] #a3
+"""
+
+
+def test_resident_graph_follows_ingests_supersessions_and_wipes(neo, lexicon, tmp_path):
+    """Spread, change the store, spread again: the resident graph answers as the embedded store
+    given the same changes: new nodes and edges (patched from the change log), a supersession
+    that retires edges between nodes the new unit does not mention (fur loses its row to
+    mammal), a wipe followed by another graph with the same change-log version (a new epoch),
+    and an edge written behind the change log's back (the relationship-count guard)."""
+    ref = _load(neo, SMALL, lexicon, tmp_path)
+    seeds = ["cat", "fur", "whiskers"]
+
+    def same() -> None:
+        for s in seeds + ["mammal"]:
+            got = spread_activation(neo, [s])
+            assert neo.use_resident is True
+            assert got.energy == spread_activation(ref, [s]).energy, s
+
+    try:
+        same()
+        before = _call(neo, "CALL kg.spreadGraph()")[0]
+        for text in (MORE, RETIRE):
+            units = parse_units(text, lexicon, doc="more.units")
+            neo.ingest(units)
+            ref.ingest(units)
+            same()
+        after = _call(neo, "CALL kg.spreadGraph()")[0]
+        assert after["rebuilds"] == before["rebuilds"]  # patched, not rebuilt
+        assert after["patches"] >= before["patches"] + 2 and after["nodes"] == before["nodes"] + 4
+        assert "mammal" not in spread_activation(neo, ["fur"]).energy  # the retired row is gone
+        assert "hair" in spread_activation(neo, ["mammal"]).energy
+    finally:
+        ref.close()
+    # a wipe, then a graph whose change log reaches the same version: another epoch
+    version = neo._read("changes_version")[0]["version"]
+    neo.wipe()
+    other = "\n".join(f"#w{i} {{mammal}} [has] {{part {i}}}" for i in range(version)) + "\n"
+    ref2 = EmbeddedStore(tmp_path / "reference2")
+    try:
+        for line in other.splitlines():
+            units = parse_units(line + "\n", lexicon, doc="other.units")
+            neo.ingest(units)
+            ref2.ingest(units)
+        assert neo._read("changes_version")[0]["version"] == version
+        got = spread_activation(neo, ["mammal"])
+        assert got.energy == spread_activation(ref2, ["mammal"]).energy
+        assert "cat" not in got.energy and f"part {version - 1}" in got.energy
+        # an edge created by hand (no change-log entry): the count guard notices
+        _call(neo, "MATCH (a:Node {id: 'part 0'}), (b:Node {id: 'part 1'}) "
+                   "CREATE (a)-[:SYNONYM {kind: 'synonym', family: 'synonym', unit: 'hand', live: true}]->(b)")
+        assert spread_activation(neo, ["part 0"]).energy["part 1"] > 0
+    finally:
+        ref2.close()
+
+
+def test_resident_graph_rebuilds_after_index_rebuild(neo, lexicon, tmp_path):
+    """kg doctor's index rebuild drops and re-derives edges without naming nodes: it logs a
+    change for everything, and the next spread rebuilds its graph."""
+    _load(neo, SMALL, lexicon, tmp_path).close()
+    spread_activation(neo, ["cat"])
+    before = _call(neo, "CALL kg.spreadGraph()")[0]["rebuilds"]
+    neo.rebuild_indexes()
+    spread_activation(neo, ["cat"])
+    assert _call(neo, "CALL kg.spreadGraph()")[0]["rebuilds"] == before + 1
+    assert neo._read("changes_since", after=0, upto=10**9)[-1]["all"] is True

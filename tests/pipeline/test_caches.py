@@ -142,6 +142,19 @@ def test_change_log_records_each_ingest_with_its_touched_nodes(kb):
     assert (second.seq, second.by, sorted(second.touched)) == (v0 + 2, None, ["dog", "mammal"])
 
 
+def test_change_log_names_the_ends_of_edges_a_supersession_retires(kb):
+    """A superseding unit retires the old unit's edges; their ends are logged although the new
+    unit does not mention them (caches and Neo4j's resident spreading graph re-read them)."""
+    from kgservice.caches.changelog import change_feed
+
+    feed = change_feed(kb.store)
+    kb.ingest_units(parse_units("#r1 {cat} [has] {whiskers}", kb.lexicon))
+    v0 = feed.version()
+    kb.ingest_units(parse_units("#r2 {cat} [has] {fur}\n    ()[supersedes] #r1", kb.lexicon))
+    (change,) = feed.since(v0, v0 + 1)
+    assert sorted(change.touched) == ["cat", "fur", "whiskers"]
+
+
 class _Feed:
     """A change log by hand: version and changes are whatever the test says."""
 

@@ -49,8 +49,11 @@ class EmbeddedStore(JournaledStore, GraphStore):
             strs = _Interner(s.labels)
             records = [_compact(u, unit_facts(u), strs) for u in new]
             # cache coherence (issue 15): log the touched nodes before the batch is durable (see caches/changelog.py)
+            logged = {nid for _, facts in records for nid, _, _ in facts[1]}
+            for u in new:  # a superseded unit's edges are retired: their ends change too, mentioned or not
+                logged.update(n for old in u.supersedes if old in s.units for n in unit_facts(_unit_from(s.units[old])).nodes)
             try:
-                record_embedded_change(self.dir, {nid for _, facts in records for nid, _, _ in facts[1]})
+                record_embedded_change(self.dir, logged)
             except (OSError, sqlite3.Error) as exc:
                 raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
                                       f"not stored (the store is as before). Free space or make {self.dir} writable, "

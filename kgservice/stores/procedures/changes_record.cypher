@@ -4,8 +4,11 @@
 // before the version is read) serialises ingest commits: seq order = commit order.
 // parameters: $touched (list of node ids), $all (bool: too many to list, readers clear
 //             everything), $by (the submitting user, or null)
+// epoch: a fresh random id each time the KgMeta node is created (a new or wiped database), so a
+// reader that remembers (epoch, version) never mistakes a rebuilt store's version N for its N.
 // returns: version (the seq of the new change)
 MERGE (m:KgMeta {id: 'state'})
+  ON CREATE SET m.epoch = randomUUID()
 SET m._lock = true
 WITH m
 SET m.version = coalesce(m.version, 0) + 1

@@ -39,8 +39,9 @@ final class SpreadEngine {
     record Params(double[] tau, double epsilon, int maxHops, Integer maxFanout, Integer maxFire,
                   double degreeDamping, boolean seedBackflow) {}
 
-    /** The result: every activated node's total energy, and the hops run. */
-    record Result(Map<String, Double> energy, int hops) {}
+    /** The result: activated nodes' total energies (all of them, or the most energetic when the
+     *  caller asked for a limit), the hops run, and how many nodes were activated in all. */
+    record Result(Map<String, Double> energy, int hops, int activated, String engine) {}
 
     private final Transaction tx;
     private final LongIntMap slotOf = new LongIntMap(4096);
@@ -253,7 +254,24 @@ final class SpreadEngine {
             }
         }
         out.putAll(unknown);
-        return new Result(out, hops);
+        return new Result(out, hops, out.size(), "walk");
+    }
+
+    /** The `limit` most energetic of a full result (ties by id), for the store-walking path. */
+    static Result top(Result r, int limit) {
+        if (r.energy().size() <= limit) {
+            return r;
+        }
+        List<Map.Entry<String, Double>> all = new ArrayList<>(r.energy().entrySet());
+        all.sort((a, b) -> {
+            int c = Double.compare(b.getValue(), a.getValue());
+            return c != 0 ? c : Graph.CODEPOINT_ORDER.compare(a.getKey(), b.getKey());
+        });
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (Map.Entry<String, Double> e : all.subList(0, limit)) {
+            out.put(e.getKey(), e.getValue());
+        }
+        return new Result(out, r.hops(), r.activated(), r.engine());
     }
 
     /** The stored degree over the five spreading kinds, either direction, retired edges

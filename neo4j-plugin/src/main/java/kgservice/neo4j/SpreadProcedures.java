@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.procedure.Context;
 import org.neo4j.procedure.Description;
@@ -23,6 +24,9 @@ public class SpreadProcedures {
     @Context
     public Transaction tx;
 
+    @Context
+    public GraphDatabaseService db;
+
     public static class SpreadRow {
         public String node;
         public double energy;
@@ -37,18 +41,53 @@ public class SpreadProcedures {
         public List<String> nodes;
         public List<Double> energies;
         public long hops;
+        public long activated;
+        public String engine;
 
-        public SpreadLists(List<String> nodes, List<Double> energies, long hops) {
+        public SpreadLists(List<String> nodes, List<Double> energies, long hops, long activated, String engine) {
             this.nodes = nodes;
             this.energies = energies;
             this.hops = hops;
+            this.activated = activated;
+            this.engine = engine;
+        }
+    }
+
+    public static class GraphStats {
+        public String engine;
+        public long nodes;
+        public long rows;
+        public long bytes;
+        public long buildMillis;
+        public long version;
+        public long rebuilds;
+        public long patches;
+        public long patchedNodes;
+        public long lastPatchMillis;
+        public long lastPatchNodes;
+
+        GraphStats(String engine, ResidentGraph g, ResidentSpread.Holder h) {
+            this.engine = engine;
+            if (g != null) {
+                nodes = g.n;
+                rows = g.rows();
+                bytes = g.bytes();
+                buildMillis = g.buildMillis;
+                version = g.version;
+                patches = g.patches;
+                patchedNodes = g.overlaid;
+                lastPatchMillis = g.lastPatchMillis;
+                lastPatchNodes = g.lastPatchNodes;
+            }
+            rebuilds = h == null ? 0 : h.rebuilds;
         }
     }
 
     @Procedure(name = "kg.spread", mode = Mode.READ)
     @Description("kg.spread(seeds :: MAP {nodeId: energy}, tau = lexicon defaults, epsilon = 0.05, maxHops = 3, "
-            + "maxFanout = 0 (off), maxFire = 0 (off), degreeDamping = 0.0, seedBackflow = true) :: (node, energy) - "
-            + "spreading activation as `kg expand --spread`, rows by energy (highest first)")
+            + "maxFanout = 0 (off), maxFire = 0 (off), degreeDamping = 0.0, seedBackflow = true, limit = 0 (all), "
+            + "engine = 'auto') :: (node, energy) - spreading activation as `kg expand --spread`, rows by energy "
+            + "(highest first); engine 'resident' (the in-memory graph), 'walk' (the store, per call) or 'auto'")
     public Stream<SpreadRow> spread(
             @Name("seeds") Map<String, Object> seeds,
             @Name(value = "tau", defaultValue = "null") Map<String, Object> tau,
@@ -57,18 +96,22 @@ public class SpreadProcedures {
             @Name(value = "maxFanout", defaultValue = "0") long maxFanout,
             @Name(value = "maxFire", defaultValue = "0") long maxFire,
             @Name(value = "degreeDamping", defaultValue = "0.0") double degreeDamping,
-            @Name(value = "seedBackflow", defaultValue = "true") boolean seedBackflow) {
-        SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow);
+            @Name(value = "seedBackflow", defaultValue = "true") boolean seedBackflow,
+            @Name(value = "limit", defaultValue = "0") long limit,
+            @Name(value = "engine", defaultValue = "auto") String engine) {
+        SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
+                limit, engine);
         List<SpreadRow> rows = new ArrayList<>(r.energy().size());
         r.energy().forEach((k, v) -> rows.add(new SpreadRow(k, v)));
         rows.sort(Comparator.<SpreadRow>comparingDouble(x -> -x.energy)
                 .thenComparing(x -> x.node, Graph.CODEPOINT_ORDER));
-        return rows.stream();
+        return (limit > 0 && rows.size() > limit ? rows.subList(0, (int) limit) : rows).stream();
     }
 
     @Procedure(name = "kg.spreadLists", mode = Mode.READ)
-    @Description("kg.spreadLists(same arguments as kg.spread) :: (nodes, energies, hops) - one row of parallel "
-            + "lists (unordered), for clients: one row costs a fraction of a hundred thousand")
+    @Description("kg.spreadLists(same arguments as kg.spread) :: (nodes, energies, hops, activated, engine) - one row "
+            + "of parallel lists (unordered), for clients: one row costs a fraction of a hundred thousand. With limit N "
+            + "> 0 the lists hold the N most energetic nodes (ties by id) plus unknown seeds; `activated` counts all")
     public Stream<SpreadLists> spreadLists(
             @Name("seeds") Map<String, Object> seeds,
             @Name(value = "tau", defaultValue = "null") Map<String, Object> tau,
@@ -77,19 +120,63 @@ public class SpreadProcedures {
             @Name(value = "maxFanout", defaultValue = "0") long maxFanout,
             @Name(value = "maxFire", defaultValue = "0") long maxFire,
             @Name(value = "degreeDamping", defaultValue = "0.0") double degreeDamping,
-            @Name(value = "seedBackflow", defaultValue = "true") boolean seedBackflow) {
-        SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow);
+            @Name(value = "seedBackflow", defaultValue = "true") boolean seedBackflow,
+            @Name(value = "limit", defaultValue = "0") long limit,
+            @Name(value = "engine", defaultValue = "auto") String engine) {
+        SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
+                limit, engine);
         List<String> nodes = new ArrayList<>(r.energy().size());
         List<Double> energies = new ArrayList<>(r.energy().size());
         r.energy().forEach((k, v) -> {
             nodes.add(k);
             energies.add(v);
         });
-        return Stream.of(new SpreadLists(nodes, energies, r.hops()));
+        return Stream.of(new SpreadLists(nodes, energies, r.hops(), r.activated(), r.engine()));
+    }
+
+    @Procedure(name = "kg.spreadGraph", mode = Mode.READ)
+    @Description("kg.spreadGraph() :: (engine, nodes, rows, bytes, buildMillis, version, rebuilds, patches, "
+            + "patchedNodes, lastPatchMillis, lastPatchNodes) - build (or bring up to date) the resident spreading graph of this database now "
+            + "and report its size; engine 'walk' when it is disabled or would not fit the heap")
+    public Stream<GraphStats> spreadGraph() {
+        if (!residentAllowed()) {
+            return Stream.of(new GraphStats("walk", null, ResidentSpread.HOLDERS.get(db.databaseName())));
+        }
+        ResidentSpread.Holder h = ResidentSpread.warm(db.databaseName(), tx);
+        return Stream.of(new GraphStats("resident", h.graph, h));
+    }
+
+    @Procedure(name = "kg.spreadGraphDrop", mode = Mode.READ)
+    @Description("kg.spreadGraphDrop() - forget this database's resident spreading graph (the next spread "
+            + "rebuilds it): frees its heap, and measures the cold start")
+    public void spreadGraphDrop() {
+        ResidentSpread.drop(db.databaseName());
+    }
+
+    /** The resident graph is used unless switched off (-Dkgservice.spread.resident=false or
+     *  KG_SPREAD_RESIDENT=0 in the server's environment) or its estimated size would take more
+     *  than a third of the heap (-XX:+ExitOnOutOfMemoryError: better slower than dead). */
+    private boolean residentAllowed() {
+        String off = System.getProperty("kgservice.spread.resident", System.getenv("KG_SPREAD_RESIDENT"));
+        if (off != null && (off.equals("0") || off.equalsIgnoreCase("false"))) {
+            return false;
+        }
+        ResidentSpread.Holder h = ResidentSpread.HOLDERS.get(db.databaseName());
+        if (h != null && h.graph != null) {
+            return true;
+        }
+        return ResidentGraph.estimateBytes(tx) < Runtime.getRuntime().maxMemory() / 3;
     }
 
     private SpreadEngine.Result run(Map<String, Object> seeds, Map<String, Object> tau, double epsilon, long maxHops,
-                                    long maxFanout, long maxFire, double degreeDamping, boolean seedBackflow) {
+                                    long maxFanout, long maxFire, double degreeDamping, boolean seedBackflow,
+                                    long limit, String engine) {
+        if (limit < 0) {
+            throw new IllegalArgumentException("limit must be a positive number of nodes or 0 (all), got " + limit);
+        }
+        if (!List.of("auto", "resident", "walk").contains(engine)) {
+            throw new IllegalArgumentException("engine must be 'auto', 'resident' or 'walk', got '" + engine + "'");
+        }
         // the checks of SpreadParams.__post_init__, so a Browser user gets the library's answer
         if (seeds == null) {
             throw new IllegalArgumentException("seeds must be a map {node id: energy}");
@@ -132,6 +219,11 @@ public class SpreadProcedures {
         var params = new SpreadEngine.Params(weights, epsilon, (int) maxHops,
                 maxFanout == 0 ? null : (Integer) (int) Math.min(Integer.MAX_VALUE, maxFanout),
                 maxFire == 0 ? null : (Integer) (int) Math.min(Integer.MAX_VALUE, maxFire), degreeDamping, seedBackflow);
-        return new SpreadEngine(tx).run(seedEnergy, params);
+        boolean resident = engine.equals("resident") || (engine.equals("auto") && residentAllowed());
+        if (resident) {
+            return ResidentSpread.run(db.databaseName(), tx, seedEnergy, params, (int) Math.min(Integer.MAX_VALUE, limit));
+        }
+        SpreadEngine.Result r = new SpreadEngine(tx).run(seedEnergy, params);
+        return limit > 0 ? SpreadEngine.top(r, (int) Math.min(Integer.MAX_VALUE, limit)) : r;
     }
 }
