@@ -39,11 +39,6 @@ class SpreadParams:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be a positive number of nodes or None (off), got {value}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (``K`` is ``max_hops``), as ``kg expand --mode spread --json`` prints it."""
-        return {"tau": dict(self.tau), "epsilon": self.epsilon, "K": self.max_hops,
-                "max_fanout": self.max_fanout, "max_fire": self.max_fire}
         if not 1 <= self.max_hops <= 10:
             raise ValueError(f"max_hops (K) must be 1..10, got {self.max_hops}")
         if not 0.0 <= self.degree_damping <= 2.0:
@@ -53,6 +48,11 @@ class SpreadParams:
         for kind in self.tau:
             if kind not in SPREAD_KINDS:
                 raise ValueError(f"tau given for {kind!r}, which spreading activation does not walk")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``K`` is ``max_hops``), as ``kg expand --mode spread --json`` prints it."""
+        return {"tau": dict(self.tau), "epsilon": self.epsilon, "K": self.max_hops,
+                "max_fanout": self.max_fanout, "max_fire": self.max_fire}
 
     def key(self) -> tuple:
         return (tuple(sorted(self.tau.items())), self.epsilon, self.max_hops, self.e0, self.max_fanout, self.max_fire,

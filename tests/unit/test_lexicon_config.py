@@ -104,3 +104,37 @@ def test_config_errors_are_specific(tmp_path):
         load_settings(None, env={"KG_SPREAD_MAX_FANOUT": "many"})
     with pytest.raises(ConfigError, match="needs KG_NEO4J_URI"):
         load_settings(None, env={"KG_BACKEND": "neo4j"})
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"epsilon": 1.5}, "epsilon must be in (0, 1)"),
+    ({"epsilon": 0.0}, "epsilon must be in (0, 1)"),
+    ({"max_hops": 0}, "max_hops (K) must be 1..10"),
+    ({"max_hops": 11}, "max_hops (K) must be 1..10"),
+    ({"degree_damping": -0.1}, "degree_damping must be in [0, 2]"),
+    ({"tau": {"superseded": 0.5}}, "tau given for 'superseded'"),
+    ({"max_fire": 0}, "max_fire must be a positive number"),
+])
+def test_spread_params_refuse_out_of_range_values(kwargs, message):
+    # These checks once sat after a `return` and never ran: an epsilon of 1.5 spread nothing silently.
+    from kgservice.expansion import SpreadParams
+
+    with pytest.raises(ValueError) as err:
+        SpreadParams(**kwargs)
+    assert message in str(err.value)
+
+
+def test_kg_expand_names_a_bad_spread_parameter(tmp_path):
+    from typer.testing import CliRunner
+
+    from kgservice.cli.app import app
+    from kgservice.config import Settings
+    from kgservice.service import KnowledgeBase
+
+    kb = KnowledgeBase(Settings(data_dir=tmp_path / "kg"))
+    kb.ingest_notation("{CPython} [is a] {interpreter}", embed=False)
+    kb.close()
+    r = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "kg"), "expand", "CPython", "--mode", "spread",
+                                 "--epsilon", "1.5"])
+    assert r.exit_code == 2
+    assert "epsilon must be in (0, 1), got 1.5" in r.output
