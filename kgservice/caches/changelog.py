@@ -133,9 +133,11 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
-def record_embedded_change(store_dir: Path | str, touched: Iterable[str]) -> int:
+def record_embedded_change(store_dir: Path | str, touched: Iterable[str], *, everything: bool = False) -> int:
     """Called by the embedded store under its write lock, before the batch is made durable."""
-    ids, everything = _listing(touched)
+    ids, too_many = _listing(touched)
+    if everything or too_many:
+        ids, everything = [], True
     db = _connect(Path(store_dir) / CHANGES_FILE)
     try:
         db.execute("BEGIN IMMEDIATE")
@@ -186,6 +188,114 @@ class SqliteChangeFeed:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+# -- reading the version: one round trip shared by concurrent requests ------------------------
+
+_arrived: ContextVar[float | None] = ContextVar("kg_request_arrived", default=None)
+
+
+@contextmanager
+def request_arrived(at: float | None = None) -> Iterator[None]:
+    """Mark the start of one request (the server does it when a request arrives): inside this
+    block :meth:`VersionClock.read` may answer with any version read that *started* at or after
+    ``at``, so the key check and the cache sync of one request share one read, and concurrent
+    requests share one round trip. A context variable: it follows the request into its worker
+    thread (anyio copies the context) and never leaks into another request."""
+    token = _arrived.set(time.monotonic() if at is None else at)
+    try:
+        yield
+    finally:
+        _arrived.reset(token)
+
+
+class VersionClock:
+    """The store's change-log version, read single-flight.
+
+    Coherence rule (why this is not a TTL): a caller gets a version from a read that started
+    no earlier than its request arrived (:func:`request_arrived`; outside a request, no earlier
+    than the call). Any change committed before the request arrived is therefore seen, exactly
+    as with a read of its own; a request never waits for a read that began before it did. What
+    is saved is only the duplicate round trips of requests that overlap: on 32 concurrent
+    clients one read answers every request that arrived while the previous read was in flight.
+    ``reads`` / ``calls`` count round trips and callers (the saving, in /metrics and the bench).
+    """
+
+    def __init__(self, feed: ChangeFeed):
+        self.feed = feed
+        self._lock = threading.Lock()
+        self._last: tuple[float, int] | None = None  # (monotonic start of the read, version)
+        self._flight: tuple[float, threading.Event, list[Any]] | None = None  # read in progress
+        self.reads = 0
+        self.calls = 0
+
+    def read(self) -> int:
+        not_before = _arrived.get()
+        if not_before is None:
+            not_before = time.monotonic()
+        while True:
+            with self._lock:
+                self.calls += 1
+                if self._last is not None and self._last[0] >= not_before:
+                    return self._last[1]
+                flight = self._flight
+                if flight is None or flight[0] < not_before:
+                    mine = (time.monotonic(), threading.Event(), [])
+                    self._flight = mine
+                    self.reads += 1
+                    break
+            flight[1].wait()  # a read that started after this request arrived: its answer is good here
+            ok, value = flight[2] or (False, None)
+            if ok:
+                return value
+            self.calls -= 1  # that read failed: try with our own (its error is reported to its caller)
+        started, done, box = mine
+        try:
+            version = int(self.feed.version())
+            box.extend((True, version))
+            with self._lock:
+                if self._last is None or self._last[0] < started:
+                    self._last = (started, version)
+            return version
+        except BaseException:
+            box.extend((False, None))
+            raise
+        finally:
+            with self._lock:
+                if self._flight is mine:
+                    self._flight = None
+            done.set()
+
+
+def bump_version(store: Any, by: str | None = None) -> int | None:
+    """Log a change that touches no node (API keys created or revoked): every server's
+    :class:`VersionClock` sees the version move on its next request, so an in-memory key table
+    keyed by version is dropped and a revocation takes effect on the next request. Caches
+    replay it as a no-op. Returns the new version (None for a store without a change log)."""
+    return record_change(store, [], by=by)
+
+
+def record_change(store: Any, touched: Iterable[str], *, everything: bool = False, by: str | None = None) -> int | None:
+    """Log a change made outside an ingest (admin: restore, repair, salvage, wipe; key changes):
+    ``touched`` node ids, or ``everything`` (readers clear their caches). Returns the new version."""
+    with attributed(by if by is not None else current_user()):
+        backend = getattr(store, "backend", None)
+        if backend == "neo4j":
+            query, params = neo4j_change_step(touched)
+            if everything:
+                params = {**params, "touched": [], "all": True}
+            with store._session(write=True) as s:
+                return int(s.execute_write(lambda tx: tx.run(query, **params).single()["version"]))
+        store_dir = getattr(store, "dir", None)
+        if backend == "embedded" and store_dir is not None:
+            return _record_embedded(store_dir, touched, everything)
+    return None
+
+
+def _record_embedded(store_dir: Path | str, touched: Iterable[str], everything: bool) -> int:
+    if everything:
+        return record_embedded_change(store_dir, [], everything=True)
+    return record_embedded_change(store_dir, touched)
 
 
 def change_feed(store: Any) -> ChangeFeed | None:

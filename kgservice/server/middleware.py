@@ -210,6 +210,12 @@ class Authenticate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        from kgservice.caches.changelog import request_arrived
+
+        with request_arrived():  # version reads for this request start from now (shared, coherent)
+            await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive, send) -> None:
         path = scope.get("path", "")
         principal: Principal | None = self.local
         if principal is None:

@@ -2,8 +2,9 @@
 
 Neo4j: ``(:KgApiKey)`` nodes through the Cypher files in ``cypher/`` beside this module.
 Embedded backend: a small SQLite file in the data directory (``keys.sqlite3``, mode 600),
-separate from the graph snapshot. Both are read on every request, so a revocation takes
-effect on the next request of every server.
+separate from the graph snapshot. A verified key is kept in memory only until the store's
+change-log version moves, and every create / revoke moves it, so a revocation takes effect
+on the next request of every server (see :class:`KeyStore`).
 """
 
 from __future__ import annotations
@@ -45,11 +46,29 @@ class CypherFiles:
 cypher = CypherFiles(CYPHER_DIR)
 
 
+KEY_TABLE_SIZE = 10_000  # key records kept in memory per process (dropped whole when exceeded)
+
+
 class KeyStore(ABC):
-    def __init__(self, read_only: bool = False) -> None:
+    """Create, list, revoke and verify keys.
+
+    With a ``clock`` (the store's change-log version, :class:`kgservice.caches.changelog.VersionClock`)
+    verified records are kept in memory for as long as the version does not move, and
+    ``create`` / ``revoke`` move it (``bump``): every server then drops its table on its next
+    request, so a revocation still takes effect on the next request, while a request in between
+    costs a version read shared with concurrent requests (and with the request's own cache sync)
+    instead of a key lookup of its own. Without a clock every verification reads the store."""
+
+    def __init__(self, read_only: bool = False, clock: Any = None, bump: Any = None) -> None:
         self.read_only = read_only
+        self.clock = clock
+        self.bump = bump  # () -> None: move the change-log version after a key change
         self._touched: dict[str, float] = {}
         self._touch_lock = threading.Lock()
+        self._table: dict[str, tuple[ApiKey, str] | None] = {}
+        self._table_version: int | None = None
+        self._table_lock = threading.Lock()
+        self.lookups = 0  # store lookups made by verify (the bench and tests read it)
 
     def _writable(self) -> None:
         if self.read_only:
@@ -84,6 +103,7 @@ class KeyStore(ABC):
         full, key_id, sha = new_key()
         created = _now()
         self._insert(key_id, sha, user, role, created)
+        self._changed()
         return full, ApiKey(key_id=key_id, user=user, role=role, created=created)
 
     def revoke(self, key_id: str) -> ApiKey:
@@ -91,9 +111,39 @@ class KeyStore(ABC):
         at = self._revoke(key_id.strip(), _now())
         if at is None:
             raise KeyError_(f"no API key with id {key_id!r} (`kg keys list` shows the ids)")
+        self._changed()
         found = self._get(key_id.strip())
         assert found is not None
         return found[0]
+
+    def _changed(self) -> None:
+        """After the key write committed: move the version (other servers), drop our table."""
+        if self.bump is not None:
+            self.bump()
+        with self._table_lock:
+            self._table.clear()
+            self._table_version = None
+
+    def _lookup(self, key_id: str) -> tuple[ApiKey, str] | None:
+        """The stored record, from the in-memory table while the version has not moved."""
+        if self.clock is None:
+            self.lookups += 1
+            return self._get(key_id)
+        version = self.clock.read()  # one read started after this request arrived (shared)
+        with self._table_lock:
+            if version != self._table_version:
+                self._table.clear()
+                self._table_version = version
+            if key_id in self._table:
+                return self._table[key_id]
+        self.lookups += 1
+        found = self._get(key_id)
+        with self._table_lock:
+            if self._table_version == version and found is not None:  # unknown ids are not kept
+                if len(self._table) >= KEY_TABLE_SIZE:
+                    self._table.clear()
+                self._table[key_id] = found
+        return found
 
     def verify(self, presented: str) -> Principal | None:
         """The principal of a valid, unrevoked key, else None. One lookup, constant-time compare."""
@@ -101,7 +151,7 @@ class KeyStore(ABC):
         if parts is None:
             return None
         key_id, secret = parts
-        found = self._get(key_id)
+        found = self._lookup(key_id)
         record, stored = found if found is not None else (None, None)
         if not secret_matches(secret, stored) or record is None or not record.active:
             return None
@@ -125,8 +175,8 @@ class KeyStore(ABC):
 
 
 class SqliteKeyStore(KeyStore):
-    def __init__(self, path: Path, read_only: bool = False):
-        super().__init__(read_only)
+    def __init__(self, path: Path, read_only: bool = False, clock: Any = None, bump: Any = None):
+        super().__init__(read_only, clock, bump)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists()
@@ -181,8 +231,9 @@ class SqliteKeyStore(KeyStore):
 class Neo4jKeyStore(KeyStore):
     """Keys as ``(:KgApiKey)`` nodes, through the knowledge base's own driver (one pool)."""
 
-    def __init__(self, driver: Any, database: str = "neo4j", read_only: bool = False):
-        super().__init__(read_only)
+    def __init__(self, driver: Any, database: str = "neo4j", read_only: bool = False, clock: Any = None,
+                 bump: Any = None):
+        super().__init__(read_only, clock, bump)
         self.driver = driver
         self.database = database
         self._schema_done = False
@@ -222,8 +273,14 @@ class Neo4jKeyStore(KeyStore):
 
 
 def open_key_store(kb: KnowledgeBase) -> KeyStore:
-    """The key store that goes with a knowledge base's graph store."""
+    """The key store that goes with a knowledge base's graph store, sharing the caches' version
+    clock (one version read per request serves both) when the store keeps a change log."""
+    from kgservice.caches.changelog import bump_version
+
+    clock = kb.caches.clock
+    bump = (lambda: bump_version(kb.store)) if clock is not None else None
     if kb.settings.backend == "neo4j":
         store = kb.store
-        return Neo4jKeyStore(store.driver, store.database, read_only=kb.settings.read_only)
-    return SqliteKeyStore(Path(kb.settings.data_dir) / KEYS_FILE, read_only=kb.settings.read_only)
+        return Neo4jKeyStore(store.driver, store.database, read_only=kb.settings.read_only, clock=clock, bump=bump)
+    return SqliteKeyStore(Path(kb.settings.data_dir) / KEYS_FILE, read_only=kb.settings.read_only, clock=clock,
+                          bump=bump)
