@@ -228,11 +228,62 @@ class VersionClock:
         self._flight: tuple[float, threading.Event, list[Any]] | None = None  # read in progress
         self.reads = 0
         self.calls = 0
+        self._aflight: tuple[float, Any, Any] | None = None  # (start, asyncio future, loop): async read in progress
+
+    def _not_before(self) -> float:
+        at = _arrived.get()
+        return time.monotonic() if at is None else at
+
+    def peek(self) -> int | None:
+        """The version, if a read that started after this request arrived has already
+        finished; else None. Never waits (not even for the lock): safe on an event loop."""
+        not_before = self._not_before()
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            if self._last is not None and self._last[0] >= not_before:
+                self.calls += 1
+                return self._last[1]
+            return None
+        finally:
+            self._lock.release()
+
+    async def aread(self) -> int:
+        """:meth:`read` for an event loop: concurrent requests await one read running in the
+        default executor, so N overlapping requests cost one thread hop and one round trip
+        instead of N of each. The read is its own task: a caller that goes away (client
+        disconnect) does not cancel it for the others."""
+        import asyncio
+
+        not_before = self._not_before()
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            self.calls += 1
+            if self._last is not None and self._last[0] >= not_before:
+                return self._last[1]
+            flight = self._aflight
+            if flight is None or flight[0] < not_before or flight[2] is not loop:
+                started = time.monotonic()
+                future = loop.run_in_executor(None, self._read_from, started)
+                future.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved even if nobody waits
+                flight = self._aflight = (started, future, loop)
+                self.reads += 1
+        try:
+            return await asyncio.shield(flight[1])
+        finally:
+            with self._lock:
+                if self._aflight is flight and flight[1].done():
+                    self._aflight = None
+
+    def _read_from(self, started: float) -> int:
+        version = int(self.feed.version())
+        with self._lock:
+            if self._last is None or self._last[0] < started:
+                self._last = (started, version)
+        return version
 
     def read(self) -> int:
-        not_before = _arrived.get()
-        if not_before is None:
-            not_before = time.monotonic()
+        not_before = self._not_before()
         while True:
             with self._lock:
                 self.calls += 1
@@ -251,11 +302,8 @@ class VersionClock:
             self.calls -= 1  # that read failed: try with our own (its error is reported to its caller)
         started, done, box = mine
         try:
-            version = int(self.feed.version())
+            version = self._read_from(started)
             box.extend((True, version))
-            with self._lock:
-                if self._last is None or self._last[0] < started:
-                    self._last = (started, version)
             return version
         except BaseException:
             box.extend((False, None))

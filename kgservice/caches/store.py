@@ -389,6 +389,24 @@ class Caches:
                     self._pending[(cache, "hits")] = self._pending.get((cache, "hits"), 0) + n
         return value
 
+    def front_peek(self, key: str) -> Any | None:
+        """:meth:`front_get` that never waits, for an event loop: a hit only when the version
+        is already known for this request (:meth:`VersionClock.peek`), this process has
+        replayed up to it (nothing to invalidate first) and the lock is free; otherwise None
+        and the caller takes the ordinary path (``ask`` in a worker thread)."""
+        if self.clock is None or self.degraded is not None:
+            return None
+        version = self.clock.peek()
+        if version is None or version != self._seen:
+            return None
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            self._request.observed = version
+            return self.front_get(key)
+        finally:
+            self._lock.release()
+
     def front_put(self, key: str, value: Any, hits: dict[str, int]) -> None:
         """Keep a result computed with no LLM call, stamped with the version this request
         observed before computing it (a change landing meanwhile moves the version: no hit)."""

@@ -158,10 +158,24 @@ def entry_fallback(kb: KnowledgeBase, question: str, kq: KeyQuery) -> QueryState
 
 # --- the whole query ------------------------------------------------------------------------------
 
-def _front_key(question: str, trace: bool, params: AskParams, llm: LLM) -> str:
-    from kgservice.caches import cache_key
+def _front_key(question: str, trace: bool, params: AskParams, model: str | None) -> str:
+    return cache_key("ask", question, trace, asdict(params), model)
 
-    return cache_key("ask", question, trace, asdict(params), getattr(llm, "model", None))
+
+def ask_from_front(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
+                   llm: LLM | None = None) -> AskResult | None:
+    """The result :func:`ask` would return from the caches' in-memory front, if it can be
+    had without waiting on I/O or a lock (see :meth:`Caches.front_peek`); else None. A server
+    calls it on its event loop before handing an ``ask`` to a worker thread: a cached answer
+    then costs no thread hop."""
+    question = question.strip()
+    if not question:
+        return None
+    params = params or AskParams()
+    t0 = time.perf_counter()
+    model = getattr(llm, "model", None) if llm is not None else kb.settings.llm_model
+    front = kb.caches.front_peek(_front_key(question, trace, params, model))
+    return None if front is None else replace(front, seconds=round(time.perf_counter() - t0, 3))
 
 
 def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
@@ -186,7 +200,7 @@ def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskPar
     notes = []
     if caches.sync_store():
         notes.append("the store changed without a cache invalidation (another process?): caches cleared")
-    front_key = _front_key(question, trace, params, llm)
+    front_key = _front_key(question, trace, params, getattr(llm, "model", None))
     front = caches.front_get(front_key)
     if front is not None:
         if on_round is not None:

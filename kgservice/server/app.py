@@ -57,6 +57,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     kb = options.kb if options.kb is not None else KnowledgeBase(settings)
     local = Principal("local", Role.parse(settings.local_role)) if options.no_auth else None
     sc = ServerContext(settings=settings, kb=kb, local=local, owns_kb=options.kb is None)
+    sc.metrics.watch_version(kb.caches.clock)
     mcp = build_mcp(sc)
     hosts = list(settings.allowed_hosts)
     # Host and Origin are checked by HostCheck for every path (one allow-list, wildcards included)

@@ -221,9 +221,7 @@ class Authenticate:
         if principal is None:
             presented = presented_key(scope)
             if presented is not None and not self.public(path):
-                import anyio.to_thread
-
-                principal = await anyio.to_thread.run_sync(self.keys().verify, presented)
+                principal = await self.keys().averify(presented)
             if principal is None and not self.public(path):
                 client = (scope.get("client") or ("?", 0))[0]
                 wait = self.failures.take(f"ip:{client}")

@@ -95,11 +95,12 @@ def in_process(settings, questions, seeds, clients: int, n: int) -> dict[str, di
                 fn(i)
                 return time.perf_counter() - t
 
+            cpu0 = cpu_of({"neo4j": neo4j_pid()})
             with ThreadPoolExecutor(clients) as pool:
                 t0 = time.perf_counter()
                 lat = list(pool.map(timed, range(n)))
                 wall = time.perf_counter() - t0
-            out[name] = {"rps": n / wall, **summary_ms(lat)}
+            out[name] = {"rps": n / wall, **summary_ms(lat), "cpu_ms": cpu_delta(cpu0, cpu_of({"neo4j": neo4j_pid()}), n)}
         keys = open_key_store(kb)
         key, _ = keys.create("bench", "reader")
         lat = []
@@ -122,6 +123,35 @@ def in_process(settings, questions, seeds, clients: int, n: int) -> dict[str, di
         return out
     finally:
         kb.close()
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """utime + stime of a process from /proc (None if it is gone or unknown)."""
+    if not pid:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def cpu_of(pids: dict[str, int | None]) -> dict[str, float | None]:
+    out = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    out["bench"] = sum(os.times()[:2])  # this process: the clients (REST rows) or the library (in-process rows)
+    return out
+
+
+def cpu_delta(before: dict, after: dict, n: int) -> dict[str, float | None]:
+    """CPU milliseconds per request, by process."""
+    return {k: (None if before.get(k) is None or after.get(k) is None else round((after[k] - before[k]) * 1000 / n, 2))
+            for k in after}
+
+
+def neo4j_pid() -> int | None:
+    from common import neo4j_server_pid
+
+    return neo4j_server_pid()
 
 
 def free_port() -> int:
@@ -160,6 +190,19 @@ async def hammer(base: str, headers: dict, make, clients: int, n: int) -> dict:
     return {"rps": n / wall, **summary_ms(lat)}
 
 
+def version_counters(base: str, headers: dict) -> dict[str, float] | None:
+    """The server's version-read counters from /metrics (None on a server without them)."""
+    import httpx
+
+    text = httpx.get(base + "/metrics", headers=headers, timeout=10).text
+    found = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("kg_version_reads", "kg_version_read_calls"):
+            found[name] = float(value)
+    return found if len(found) == 2 else None
+
+
 def over_rest(settings, questions, seeds, clients: int, n: int, no_auth: bool) -> dict[str, dict]:
     import httpx
 
@@ -187,10 +230,20 @@ def over_rest(settings, questions, seeds, clients: int, n: int, no_auth: bool) -
             except httpx.HTTPError:
                 pass
             time.sleep(0.2)
-        out = {"ask": asyncio.run(hammer(base, headers, lambda i: ("/v1/ask", {"question": questions[i % len(questions)]}),
-                                         clients, n)),
-               "expand": asyncio.run(hammer(base, headers, lambda i: ("/v1/expand", {"seeds": [seeds[i % len(seeds)]]}),
-                                            clients, n))}
+        makers = {"ask": lambda i: ("/v1/ask", {"question": questions[i % len(questions)]}),
+                  "expand": lambda i: ("/v1/expand", {"seeds": [seeds[i % len(seeds)]]})}
+        out = {}
+        pids = {"server": proc.pid, "neo4j": neo4j_pid()}
+        for name, make in makers.items():
+            before, cpu0 = version_counters(base, headers), cpu_of(pids)
+            out[name] = asyncio.run(hammer(base, headers, make, clients, n))
+            after = version_counters(base, headers)
+            out[name]["cpu_ms"] = cpu_delta(cpu0, cpu_of(pids), n + clients)  # + the warm-up round
+            if before and after:
+                out[name]["version_reads_per_request"] = round(
+                    (after["kg_version_reads"] - before["kg_version_reads"]) / (n + clients), 3)
+                out[name]["version_checks_per_request"] = round(
+                    (after["kg_version_read_calls"] - before["kg_version_read_calls"]) / (n + clients), 3)
         return out
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -209,6 +262,8 @@ def main() -> None:
     a = ap.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     load0 = os.getloadavg()
+    print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
+          f"code: {ROOT}", flush=True)
     settings = settings_for(a.backend, WORK / f"serve-{a.backend}")
     questions, seeds = prepare(settings)
     lib = in_process(settings, questions, seeds, a.clients, a.requests)
@@ -221,9 +276,19 @@ def main() -> None:
                 continue
             r = res[op]
             rows.append({"op": op, "how": how, "rps": round(r["rps"], 1), "p50_ms": round(r["p50"], 1),
-                         "p95_ms": round(r["p95"], 1), "of_in_process": round(r["rps"] / lib[op]["rps"], 2)})
-    print(table(["op", "how", "req/s", "p50 ms", "p95 ms", "REST / in-process"],
-                [[r["op"], r["how"], fmt(r["rps"]), fmt(r["p50_ms"]), fmt(r["p95_ms"]), fmt(r["of_in_process"], 2)]
+                         "p95_ms": round(r["p95"], 1), "of_in_process": round(r["rps"] / lib[op]["rps"], 2),
+                         "cpu_ms_per_request": r.get("cpu_ms"),
+                         "version_reads_per_request": r.get("version_reads_per_request"),
+                         "version_checks_per_request": r.get("version_checks_per_request")})
+
+    def cpu(r: dict) -> str:
+        c = r["cpu_ms_per_request"] or {}
+        return " / ".join(fmt(c.get(k), 2) for k in ("server", "neo4j", "bench"))
+
+    print(table(["op", "how", "req/s", "p50 ms", "p95 ms", "REST / in-process", "CPU ms/req server / neo4j / bench",
+                 "version reads / checks per req"],
+                [[r["op"], r["how"], fmt(r["rps"]), fmt(r["p50_ms"]), fmt(r["p95_ms"]), fmt(r["of_in_process"], 2), cpu(r),
+                  f"{fmt(r['version_reads_per_request'], 3)} / {fmt(r['version_checks_per_request'], 3)}"]
                  for r in rows],
                 title=f"{a.backend}: {a.clients} clients, {a.requests} cached requests each (load {load0[0]:.1f} at start)"))
     for name in ("key_verify", "version_read"):

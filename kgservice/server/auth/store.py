@@ -46,6 +46,7 @@ class CypherFiles:
 cypher = CypherFiles(CYPHER_DIR)
 
 
+_MISSING = object()
 KEY_TABLE_SIZE = 10_000  # key records kept in memory per process (dropped whole when exceeded)
 
 
@@ -130,12 +131,19 @@ class KeyStore(ABC):
             self.lookups += 1
             return self._get(key_id)
         version = self.clock.read()  # one read started after this request arrived (shared)
+        found = self._table_get(key_id, version)
+        return self._fetch(key_id, version) if found is _MISSING else found
+
+    def _table_get(self, key_id: str, version: int) -> Any:
+        """The record kept for ``key_id`` at ``version``, or _MISSING (the table is dropped
+        whenever the version moves)."""
         with self._table_lock:
             if version != self._table_version:
                 self._table.clear()
                 self._table_version = version
-            if key_id in self._table:
-                return self._table[key_id]
+            return self._table.get(key_id, _MISSING)
+
+    def _fetch(self, key_id: str, version: int) -> tuple[ApiKey, str] | None:
         self.lookups += 1
         found = self._get(key_id)
         with self._table_lock:
@@ -151,23 +159,52 @@ class KeyStore(ABC):
         if parts is None:
             return None
         key_id, secret = parts
-        found = self._lookup(key_id)
+        principal = self._check(key_id, secret, self._lookup(key_id))
+        if principal is not None and self._touch_due(key_id):
+            self._touch_now(key_id)
+        return principal
+
+    async def averify(self, presented: str) -> Principal | None:
+        """:meth:`verify` for the event loop: the version read is shared with every concurrent
+        request (:meth:`VersionClock.aread`) and a key in the in-memory table costs no thread
+        hop; a table miss or a due ``last_used`` write runs in a worker thread."""
+        import anyio.to_thread
+
+        if self.clock is None or not hasattr(self.clock, "aread"):
+            return await anyio.to_thread.run_sync(self.verify, presented)
+        parts = split_key(presented)
+        if parts is None:
+            return None
+        key_id, secret = parts
+        version = await self.clock.aread()
+        found = self._table_get(key_id, version)
+        if found is _MISSING:
+            found = await anyio.to_thread.run_sync(self._fetch, key_id, version)
+        principal = self._check(key_id, secret, found)
+        if principal is not None and self._touch_due(key_id):
+            await anyio.to_thread.run_sync(self._touch_now, key_id)
+        return principal
+
+    @staticmethod
+    def _check(key_id: str, secret: str, found: tuple[ApiKey, str] | None) -> Principal | None:
         record, stored = found if found is not None else (None, None)
         if not secret_matches(secret, stored) or record is None or not record.active:
             return None
-        self._maybe_touch(key_id)
         return Principal(user=record.user, role=record.role, key_id=key_id)
 
-    def _maybe_touch(self, key_id: str) -> None:
+    def _touch_due(self, key_id: str) -> bool:
         import time
 
         if self.read_only:
-            return
+            return False
         now = time.monotonic()
         with self._touch_lock:
             if now - self._touched.get(key_id, -TOUCH_EVERY) < TOUCH_EVERY:
-                return
+                return False
             self._touched[key_id] = now
+            return True
+
+    def _touch_now(self, key_id: str) -> None:
         try:
             self._touch(key_id, _now())
         except Exception:  # last_used is a courtesy: a read-only server must still authenticate

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -20,34 +21,63 @@ router = APIRouter(prefix="/v1", tags=["query"])
 
 @router.post("/ask", response_model=AskOut, dependencies=[Depends(READER)],
              responses={200: {"content": {"text/event-stream": {}},
-                              "description": "JSON, or with `Accept: text/event-stream` the events `round` "
-                                             "(one per drill-down round), `answer` and `done`"}})
+                              "description": "JSON, or with `Accept: text/event-stream` the events `started`, "
+                                             "`round` (one per drill-down round, as it finishes), `answer` and `done`"}})
 async def ask(body: AskIn, request: Request):
     """Answer from the graph, citing unit ids, or "not in the graph". With `Accept: text/event-stream`
-    the reply is a stream: `started`, one `round` per drill-down round, `answer`, `done`. The
-    rounds are sent when the pipeline has finished them all (it has no per-round hook yet)."""
-    sc = ctx_of(request)
+    the reply is a stream: `started`, one `round` per drill-down round as soon as that round is
+    done (while the next one runs), `answer`, `done`.
 
-    def run() -> tuple[AskOut, object]:
-        out, res = ops.ask(sc.kb, body)
+    A question answered before at the same store version with no LLM call is served from the
+    in-memory front on the event loop (no worker thread); anything else runs in a worker thread."""
+    sc = ctx_of(request)
+    cached = ops.ask_cached(sc.kb, body)
+    if cached is not None:
+        sc.metrics.record_ask(cached[1])
+
+    def run(on_round=None) -> tuple[AskOut, object]:
+        out, res = ops.ask(sc.kb, body, on_round=on_round)
         sc.metrics.record_ask(res)
         return out, res
 
     if "text/event-stream" not in request.headers.get("accept", ""):
+        if cached is not None:
+            return cached[0]
         out, _ = await anyio.to_thread.run_sync(run)
         return out
 
     async def stream() -> AsyncIterator[bytes]:
         yield sse("started", {"question": body.question})
-        try:
-            out, res = await anyio.to_thread.run_sync(run)
-        except Exception as exc:  # the status line is sent: report the failure as an event
-            from kgservice.server.errors import status_of
+        if cached is not None:
+            out, res = cached
+            for i, r in enumerate(res.rounds, 1):  # type: ignore[attr-defined]
+                yield sse("round", r, id=str(i))
+        else:
+            loop = asyncio.get_running_loop()
+            events: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
 
-            yield sse("error", {"status": status_of(exc), "detail": str(exc)})
-            return
-        for i, r in enumerate(res.rounds, 1):  # type: ignore[attr-defined]
-            yield sse("round", r, id=str(i))
+            def on_round(d: dict) -> None:  # in the worker thread, as each round finishes
+                loop.call_soon_threadsafe(events.put_nowait, ("round", d))
+
+            task = asyncio.ensure_future(anyio.to_thread.run_sync(run, on_round))
+            task.add_done_callback(lambda t: events.put_nowait(("end", None)))
+            try:
+                i = 0
+                while True:
+                    kind, d = await events.get()
+                    if kind == "end":
+                        break
+                    i += 1
+                    yield sse("round", d, id=str(i))
+                out, res = task.result()
+            except Exception as exc:  # the status line is sent: report the failure as an event
+                from kgservice.server.errors import status_of
+
+                yield sse("error", {"status": status_of(exc), "detail": str(exc)})
+                return
+            finally:
+                if not task.done():  # the client went away: let the thread finish, keep its error quiet
+                    task.add_done_callback(lambda t: t.cancelled() or t.exception())
         yield sse("answer", out.model_dump(mode="json", exclude={"trace"}))
         yield sse("done", {"rounds": out.rounds, "in_graph": out.in_graph})
 
