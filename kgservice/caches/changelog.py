@@ -228,7 +228,8 @@ class VersionClock:
         self._flight: tuple[float, threading.Event, list[Any]] | None = None  # read in progress
         self.reads = 0
         self.calls = 0
-        self._aflight: tuple[float, Any, Any] | None = None  # (start, asyncio future, loop): async read in progress
+        self._aflight: tuple[float, Any, Any] | None = None  # (start, asyncio future, loop): the latest async read
+        self._anext: Any = None  # the future of the read queued behind a running one (aread)
 
     def _not_before(self) -> float:
         at = _arrived.get()
@@ -249,10 +250,13 @@ class VersionClock:
             self._lock.release()
 
     async def aread(self) -> int:
-        """:meth:`read` for an event loop: concurrent requests await one read running in the
-        default executor, so N overlapping requests cost one thread hop and one round trip
-        instead of N of each. The read is its own task: a caller that goes away (client
-        disconnect) does not cancel it for the others."""
+        """:meth:`read` for an event loop, batching concurrent requests: if a read is running
+        that started before this request arrived, the request waits for the *next* read, which
+        starts when the running one ends and answers every request that arrived meanwhile. So
+        under load there is about one round trip (and one thread hop) per round-trip time, not
+        one per request, and each answer still comes from a read that started after its
+        request arrived. Reads run in the default executor as their own futures: a caller that
+        goes away (client disconnect) does not cancel a read others wait for."""
         import asyncio
 
         not_before = self._not_before()
@@ -261,19 +265,47 @@ class VersionClock:
             self.calls += 1
             if self._last is not None and self._last[0] >= not_before:
                 return self._last[1]
-            flight = self._aflight
-            if flight is None or flight[0] < not_before or flight[2] is not loop:
-                started = time.monotonic()
-                future = loop.run_in_executor(None, self._read_from, started)
-                future.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved even if nobody waits
-                flight = self._aflight = (started, future, loop)
-                self.reads += 1
-        try:
-            return await asyncio.shield(flight[1])
-        finally:
-            with self._lock:
-                if self._aflight is flight and flight[1].done():
-                    self._aflight = None
+            cur = self._aflight
+            if cur is not None and cur[2] is loop and cur[0] >= not_before:
+                future = cur[1]  # started after we arrived: its answer is good for us
+            elif cur is not None and cur[2] is loop and not cur[1].done():
+                if self._anext is None:  # queue for the read that starts when this one ends
+                    self._anext = loop.create_future()
+                    cur[1].add_done_callback(lambda _f: self._start_next(loop))
+                future = self._anext
+            else:
+                future = self._start(loop)
+        return await asyncio.shield(future)
+
+    def _start(self, loop: Any) -> Any:
+        """Start one read in the default executor (caller holds the lock)."""
+        started = time.monotonic()
+        future = loop.run_in_executor(None, self._read_from, started)
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved even if nobody waits
+        self._aflight = (started, future, loop)
+        self.reads += 1
+        return future
+
+    def _start_next(self, loop: Any) -> None:
+        """On the loop, when a read ends: start the read the queued requests wait for."""
+        with self._lock:
+            waiting, self._anext = self._anext, None
+            if waiting is None:
+                return
+            future = self._start(loop)
+
+        def deliver(f: Any) -> None:
+            if waiting.done():
+                return
+            if f.cancelled():
+                waiting.cancel()
+            elif f.exception() is not None:
+                waiting.set_exception(f.exception())
+            else:
+                waiting.set_result(f.result())
+
+        future.add_done_callback(deliver)
+        waiting.add_done_callback(lambda f: f.cancelled() or f.exception())
 
     def _read_from(self, started: float) -> int:
         version = int(self.feed.version())
