@@ -226,9 +226,29 @@ def visible_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:
     return job
 
 
+def list_jobs(kb: KnowledgeBase, who: Principal, status: str | None = None, limit: int = 100,
+              user: str | None = None) -> list[Any]:
+    """Newest first: the caller's own jobs, or for an admin everyone's (``user`` narrows it);
+    a non-admin asking for another user's jobs is refused (403)."""
+    from kgservice.server.auth import Role
+
+    if not who.allows(Role.admin):
+        if user not in (None, who.user):
+            raise Forbidden(f"only an admin may list another user's jobs ({who.user} asked for {user!r})")
+        user = who.user
+    return jobs_of(kb).list(user=user, status=status, limit=limit)
+
+
+def cancel_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:
+    """Cancel a job the caller may see (own, or any for an admin): queued -> cancelled now;
+    running -> cancel requested, best effort (kgservice.jobs.queue); finished -> 409."""
+    visible_job(kb, job_id, who)
+    return jobs_of(kb).cancel(job_id, who.user)
+
+
 def job_dict(job: Any) -> dict[str, Any]:
     return job.model_dump(mode="json") if hasattr(job, "model_dump") else dict(job)
 
 
-__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "expand", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
+__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
            "neighbors", "resolve", "save_result", "search", "validate_ingest", "visible_job"]
