@@ -156,6 +156,42 @@ def record_embedded_change(store_dir: Path | str, touched: Iterable[str], *, eve
         db.close()
 
 
+def carry_version(old_dir: Path | str, new_dir: Path | str) -> int:
+    """A store directory built beside the old one (``kg restore --replace``, ``kg doctor --salvage``)
+    is about to replace it: give the new one's change log a version above the old one's, with an
+    "everything" change on top, so every reader clears its caches. Its own count (from the
+    batches it was built with) could otherwise equal a version a reader already saw. When the
+    old log cannot be read (a damaged store), the clock's seconds stand in: above any count."""
+    prev: int | None = None
+    old_file = Path(old_dir) / CHANGES_FILE
+    if old_file.exists():
+        try:
+            feed = SqliteChangeFeed(old_dir)
+            try:
+                prev = feed.version()
+            finally:
+                feed.close()
+        except sqlite3.Error:
+            prev = None
+    db = _connect(Path(new_dir) / CHANGES_FILE)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        row = db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
+        own = row[0] if row else 0
+        seq = max(own, prev if prev is not None else int(time.time())) + 1
+        db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('version', ?)", (seq,))
+        db.execute("INSERT INTO changes(seq, touched, everything, by, at) VALUES (?, '[]', 1, ?, ?)",
+                   (seq, current_user(), time.time()))
+        db.execute("COMMIT")
+        return seq
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    finally:
+        db.close()
+
+
 class SqliteChangeFeed:
     def __init__(self, store_dir: Path | str):
         self.path = Path(store_dir) / CHANGES_FILE
