@@ -89,3 +89,34 @@ def test_admin_cache_and_doctor(client, keys):
     assert client.get("/v1/admin/cache", headers=h).json()["caches"]["key_nodes"]["entries"] == 0
     doc = client.get("/v1/admin/doctor", headers=h).json()
     assert doc["ok"] is True and doc["units"] == 8
+
+
+def test_sse_ask_sends_each_round_while_the_pipeline_still_runs(client, keys, monkeypatch):
+    """The round event reaches the client before the pipeline returns: the fake pipeline
+    reports a round, then waits until the client has read it (it would time out if rounds were
+    only sent with the answer, as before the per-round hook)."""
+    import threading
+
+    from kgservice.server import ops
+    from kgservice.server.routes import query
+
+    seen = threading.Event()
+    real = ops.ask
+
+    def slow_ask(kb, body, on_round=None):
+        on_round({"round": 1, "mode": "directed", "new_units": ["s1"]})
+        assert seen.wait(20), "the round event was not delivered while the pipeline ran"
+        return real(kb, body)
+
+    monkeypatch.setattr(query.ops, "ask", slow_ask)
+    h = {**auth(keys["reader"]), "Accept": "text/event-stream"}
+    events = []
+    with client.stream("POST", "/v1/ask", json={"question": "What does smoking cause?", "threshold": 0.7},
+                       headers=h) as s:
+        for line in s.iter_lines():
+            if line.startswith("event: "):
+                events.append(line[7:])
+            if line.startswith("data: ") and events[-1:] == ["round"]:
+                assert json.loads(line[6:])["new_units"] == ["s1"]
+                seen.set()
+    assert events[:2] == ["started", "round"] and events[-2:] == ["answer", "done"]
