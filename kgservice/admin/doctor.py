@@ -326,7 +326,7 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
             done["vectors_recreated"] = True
             done["vectors_embedded"] = kb.embed_nodes(embeddable)
             # every top-k result may differ now: every server's caches clear (issue 15)
-            done["change_logged"] = record_change(kb.store, [], everything=True)
+            record_change(kb.store, [], everything=True)
         else:
             have = kb.vectors.ids()
             stray = sorted(have - set(embeddable))
@@ -336,7 +336,7 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
             done["vectors_deleted"] = len(stray)
             done["vectors_embedded"] = kb.embed_nodes(missing) if missing else 0
             if stray or missing:  # top-k lists these nodes left or may now enter: invalidated everywhere
-                done["change_logged"] = record_change(kb.store, stray + missing)
+                record_change(kb.store, stray + missing)
             kb.caches.invalidate(stray + missing)
     report.repaired = done
     report.after = check(kb, vectors=vectors)

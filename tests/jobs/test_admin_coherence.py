@@ -115,3 +115,19 @@ def test_swap_carries_the_version_up(tmp_path):
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     assert carry_version(damaged, fresh) > 1_000_000_000  # unreadable old log: the clock's seconds stand in
+
+
+def test_vector_repair_on_b_logs_the_nodes_whose_vectors_changed(pair, boundary):
+    from kgservice.admin import doctor
+
+    a, b = pair
+    b.embed_nodes([n.id for n in b.store.iter_nodes() if not n.id.startswith("lit:")])
+    _warm(a)
+    v = a.caches.clock.feed.version()
+    b.vectors.delete(["smoking"])
+    fixed = doctor.repair(b, vectors=True)
+    assert fixed.repaired["vectors_embedded"] == 1
+    (change,) = a.caches.clock.feed.since(v, v + 1)
+    assert change.touched == ["smoking"] and not change.everything
+    assert _calls(a, PY) == 0  # python's entries do not depend on smoking
+    assert _calls(a, SMOKE) > 0
