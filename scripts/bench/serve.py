@@ -7,8 +7,12 @@ Neo4j: the benchmark server of README.md (KG_BENCH_NEO4J_URI, default bolt://127
 NEO4J_PASSWORD); its graph is wiped and the demo corpus ingested. The caches are warmed first,
 so every measured ask makes 0 LLM calls (checked). Also measured, sequentially: one API-key
 verification (what every request pays) and the Neo4j version-counter read of SERVICE.md §5.6
-(what a per-request cache-coherence check costs). Loopback only; the clients share the
-machine's cores with the server (and Neo4j), which the ratio includes.
+(what a per-request cache-coherence check costs) and, under load, how many version reads
+the server actually sent per request (its /metrics: concurrent requests share reads). CPU per
+request is read from /proc for the server, Neo4j (KG_BENCH_NEO4J_DATA/neo4j.pid) and this
+process, after the warm-up round. Loopback only; the clients share the machine's cores with the
+server (and Neo4j), which the ratio includes. To compare two checkouts, run this same script
+from each in turn (the server runs from the checkout the script is in).
 """
 
 from __future__ import annotations
@@ -160,9 +164,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def hammer(base: str, headers: dict, make, clients: int, n: int) -> dict:
+async def hammer(base: str, headers: dict, make, clients: int, n: int, probe=None) -> dict:
     """``clients`` concurrent keep-alive connections (aiohttp: the lightest client here, since
-    it shares the cores with the server) working through ``n`` requests."""
+    it shares the cores with the server) working through ``n`` requests. ``probe()`` (sync) is
+    called after the warm-up round and after the run: ``{"probe": (before, after)}``."""
     import aiohttp
 
     lat: list[float] = []
@@ -178,6 +183,7 @@ async def hammer(base: str, headers: dict, make, clients: int, n: int) -> dict:
             return time.perf_counter() - t
 
         await asyncio.gather(*(one(i) for i in range(clients)))  # warm the connections and the server
+        before = await asyncio.to_thread(probe) if probe else None
         queue = list(range(n))
         t0 = time.perf_counter()
 
@@ -187,7 +193,8 @@ async def hammer(base: str, headers: dict, make, clients: int, n: int) -> dict:
 
         await asyncio.gather(*(worker() for _ in range(clients)))
         wall = time.perf_counter() - t0
-    return {"rps": n / wall, **summary_ms(lat)}
+        after = await asyncio.to_thread(probe) if probe else None
+    return {"rps": n / wall, **summary_ms(lat), "probe": (before, after)}
 
 
 def version_counters(base: str, headers: dict) -> dict[str, float] | None:
@@ -235,15 +242,19 @@ def over_rest(settings, questions, seeds, clients: int, n: int, no_auth: bool) -
         out = {}
         pids = {"server": proc.pid, "neo4j": neo4j_pid()}
         for name, make in makers.items():
-            before, cpu0 = version_counters(base, headers), cpu_of(pids)
-            out[name] = asyncio.run(hammer(base, headers, make, clients, n))
-            after = version_counters(base, headers)
-            out[name]["cpu_ms"] = cpu_delta(cpu0, cpu_of(pids), n + clients)  # + the warm-up round
+            # snapshots after the warm-up round (a fresh server computes its first answers then);
+            # CPU is read first, so the /metrics request lands outside the CPU window
+            def probe() -> tuple:
+                return cpu_of(pids), version_counters(base, headers)
+
+            out[name] = asyncio.run(hammer(base, headers, make, clients, n, probe))
+            (cpu0, before), (cpu1, after) = out[name].pop("probe")
+            out[name]["cpu_ms"] = cpu_delta(cpu0, cpu1, n)
             if before and after:
                 out[name]["version_reads_per_request"] = round(
-                    (after["kg_version_reads"] - before["kg_version_reads"]) / (n + clients), 3)
+                    (after["kg_version_reads"] - before["kg_version_reads"]) / n, 3)
                 out[name]["version_checks_per_request"] = round(
-                    (after["kg_version_read_calls"] - before["kg_version_read_calls"]) / (n + clients), 3)
+                    (after["kg_version_read_calls"] - before["kg_version_read_calls"]) / n, 3)
         return out
     finally:
         proc.send_signal(signal.SIGTERM)
