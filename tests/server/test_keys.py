@@ -154,3 +154,26 @@ def test_version_clock_shares_reads_that_started_after_arrival():
     assert feed.n == 2 and clock.reads == 2
     with request_arrived(time.monotonic() + 1):  # arrived "later" than every read so far: reads again
         assert clock.read() == 7 and feed.n == 3
+
+
+def test_key_table_entries_expire_even_if_the_version_never_moves(tmp_path, monkeypatch):
+    """The safety net for a key change whose version bump failed: after KEY_TABLE_TTL the key
+    is read from the store again."""
+    from kgservice.caches.changelog import VersionClock
+    from kgservice.server.auth import store as keystore_mod
+
+    class Still:
+        def version(self):
+            return 1
+
+    keys = SqliteKeyStore(tmp_path / "keys.sqlite3", clock=VersionClock(Still()))
+    try:
+        key, _ = keys.create("erin", "reader")
+        keys.verify(key)
+        keys.verify(key)
+        assert keys.lookups == 1
+        monkeypatch.setattr(keystore_mod, "KEY_TABLE_TTL", 0.0)
+        keys.verify(key)
+        assert keys.lookups == 2
+    finally:
+        keys.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -47,7 +48,8 @@ cypher = CypherFiles(CYPHER_DIR)
 
 
 _MISSING = object()
-KEY_TABLE_SIZE = 10_000  # key records kept in memory per process (dropped whole when exceeded)
+KEY_TABLE_SIZE = 10_000
+KEY_TABLE_TTL = 30.0  # seconds: a safety net only (a key change whose version bump failed)  # key records kept in memory per process (dropped whole when exceeded)
 
 
 class KeyStore(ABC):
@@ -66,7 +68,7 @@ class KeyStore(ABC):
         self.bump = bump  # () -> None: move the change-log version after a key change
         self._touched: dict[str, float] = {}
         self._touch_lock = threading.Lock()
-        self._table: dict[str, tuple[ApiKey, str] | None] = {}
+        self._table: dict[str, tuple[tuple[ApiKey, str], float]] = {}  # key id -> (record, digest), kept at
         self._table_version: int | None = None
         self._table_lock = threading.Lock()
         self.lookups = 0  # store lookups made by verify (the bench and tests read it)
@@ -118,7 +120,9 @@ class KeyStore(ABC):
         return found[0]
 
     def _changed(self) -> None:
-        """After the key write committed: move the version (other servers), drop our table."""
+        """After the key write committed: move the version (other servers), drop our table. If
+        the bump fails the call raises (run it again: revoking twice is harmless), and other
+        servers still drop the key within KEY_TABLE_TTL."""
         if self.bump is not None:
             self.bump()
         with self._table_lock:
@@ -141,7 +145,10 @@ class KeyStore(ABC):
             if version != self._table_version:
                 self._table.clear()
                 self._table_version = version
-            return self._table.get(key_id, _MISSING)
+            kept = self._table.get(key_id, _MISSING)
+            if kept is _MISSING or time.monotonic() - kept[1] > KEY_TABLE_TTL:
+                return _MISSING
+            return kept[0]
 
     def _fetch(self, key_id: str, version: int) -> tuple[ApiKey, str] | None:
         self.lookups += 1
@@ -150,7 +157,7 @@ class KeyStore(ABC):
             if self._table_version == version and found is not None:  # unknown ids are not kept
                 if len(self._table) >= KEY_TABLE_SIZE:
                     self._table.clear()
-                self._table[key_id] = found
+                self._table[key_id] = (found, time.monotonic())
         return found
 
     def verify(self, presented: str) -> Principal | None:
