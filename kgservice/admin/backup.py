@@ -264,8 +264,11 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
 
     prepare_batch(d.units, existing)  # every conflict / dangling reference, before anything is written
     if replace:
-        store.wipe()
+        from kgservice.caches.changelog import record_change
+
+        store.wipe()  # logs "everything" changes: every server's caches clear (issue 15)
         _clear_vectors(kb)
+        record_change(store, [], everything=True)  # and again once the old vectors are gone too
         try:
             kb.caches.clear()
         except Exception:  # a missing or broken cache file must not block a restore

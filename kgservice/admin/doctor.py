@@ -317,12 +317,16 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
         except Exception as exc:  # caches are an optimisation; say so and go on
             done["caches_cleared"] = f"failed: {type(exc).__name__}: {exc}"
     if vectors:
+        from kgservice.caches.changelog import record_change
+
         nodes = {n.id: n.kind.value for n in kb.store.iter_nodes()}
         embeddable = sorted(n for n, k in nodes.items() if k != NodeKind.LITERAL.value)
         if report.of("vector_collection"):
             kb.reopen_vectors(recreate=True)
             done["vectors_recreated"] = True
             done["vectors_embedded"] = kb.embed_nodes(embeddable)
+            # every top-k result may differ now: every server's caches clear (issue 15)
+            record_change(kb.store, [], everything=True)
         else:
             have = kb.vectors.ids()
             stray = sorted(have - set(embeddable))
@@ -331,6 +335,9 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
             missing = sorted(set(embeddable) - have)
             done["vectors_deleted"] = len(stray)
             done["vectors_embedded"] = kb.embed_nodes(missing) if missing else 0
+            if stray or missing:  # top-k lists these nodes left or may now enter: invalidated everywhere
+                record_change(kb.store, stray + missing)
+            kb.caches.invalidate(stray + missing)
     report.repaired = done
     report.after = check(kb, vectors=vectors)
     return report

@@ -32,13 +32,14 @@ import json
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kgservice.caches.changelog import Change, ChangeFeed
+from kgservice.caches.changelog import Change, ChangeFeed, VersionClock
 from kgservice.errors import ServiceError
 
 CACHES: dict[str, str] = {
@@ -48,6 +49,7 @@ CACHES: dict[str, str] = {
     "decision": "(hit-unit signature, question) -> drill-down decision or answer (4.4, 4.5); deps: those units' nodes + key nodes",
 }
 ANY_INGEST = "*"
+FRONT_SIZE = 512  # whole answers kept in memory per process (see Caches.front_get)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -89,6 +91,8 @@ class Caches:
         self.store_state = store_state
         self.vectors = vectors
         self.changes = changes
+        # the version read, shared by concurrent requests (and by the server's key check)
+        self.clock = VersionClock(changes) if changes is not None else None
         self._seen: int | None = None  # the change-log version this file reflects, as last read here
         self._request = threading.local()  # per request thread: the version it observed at sync
         self.last_sync: dict[str, Any] = {}
@@ -96,6 +100,8 @@ class Caches:
         self.degraded: str | None = None  # why this process runs on in-memory caches instead of the file
         self._pending: dict[tuple[str, str], int] = {}  # (cache, hits|misses) -> lookups not yet written
         self._pending_hits: dict[tuple[str, str], int] = {}  # (cache, key) -> hits not yet written
+        # key -> (version, value, cache hits it stands for): whole results, valid at one version
+        self._front: OrderedDict[str, tuple[int, Any, dict[str, int]]] = OrderedDict()
         try:
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -241,6 +247,7 @@ class Caches:
         """Drop every entry that depends on one of these nodes (and ``topk`` entries one of
         them now enters); returns how many entries were dropped."""
         ids = {i for i in node_ids if i}
+        self._front.clear()
 
         def op() -> int:
             n = 0
@@ -317,13 +324,15 @@ class Caches:
     def _replay_changes(self) -> bool:
         """One version read per call; the replay itself only when the version moved."""
         t0 = time.perf_counter()
-        version = self.changes.version()
+        assert self.clock is not None
+        version = self.clock.read()
         self._request.observed = version
         if version == self._seen:
             self.last_sync = {"version": version, "replayed": 0, "invalidated": 0, "cleared": False,
                               "seconds": time.perf_counter() - t0}
             return False
         with self._lock:  # single flight: one thread replays, the others find it done
+            self._front.clear()  # stamped with older versions: never served again
             seen = self._stored_seen()
             replayed, dropped, cleared, why = 0, 0, False, ""
             if seen is None or version < seen:
@@ -349,6 +358,68 @@ class Caches:
         self.last_sync = {"version": version, "replayed": replayed, "invalidated": dropped, "cleared": cleared,
                           "reason": why, "seconds": time.perf_counter() - t0}
         return cleared
+
+    # -- the in-memory front: whole results of pure cache hits ----------------------------------
+    def observed_version(self) -> int | None:
+        """The change-log version this request (thread) observed at its last :meth:`sync_store`."""
+        return getattr(self._request, "observed", None) if self.clock is not None else None
+
+    def front_get(self, key: str) -> Any | None:
+        """A whole result stored by :meth:`front_put` at the version this request observed, else None.
+
+        Why it is safe: the value was computed from these caches alone (no LLM call) at that
+        change-log version, so recomputing it now would read the same store and the same
+        entries (any change to either moves the version or clears this front: ``invalidate``,
+        ``clear`` and every replay do). Why it exists: a cached ``ask`` still makes a dozen
+        graph reads on Neo4j (expansion, unit texts); on 32 concurrent clients that, not the
+        LLM, was the p95. The hit is counted as the cache hits it stands for (per cache, in
+        ``stats`` and the session counts), not per entry. Treat the value as read-only."""
+        observed = self.observed_version()
+        if observed is None or self.degraded is not None:
+            return None
+        with self._lock:
+            hit = self._front.get(key)
+            if hit is None or hit[0] != observed:
+                return None
+            self._front.move_to_end(key)
+            _, value, counts = hit
+            for cache, n in counts.items():
+                if n:
+                    self.session[cache]["hits"] += n
+                    self._pending[(cache, "hits")] = self._pending.get((cache, "hits"), 0) + n
+        return value
+
+    def front_peek(self, key: str) -> Any | None:
+        """:meth:`front_get` that never waits, for an event loop: a hit only when the version
+        is already known for this request (:meth:`VersionClock.peek`), this process has
+        replayed up to it (nothing to invalidate first) and the lock is free; otherwise None
+        and the caller takes the ordinary path (``ask`` in a worker thread)."""
+        if self.clock is None or self.degraded is not None:
+            return None
+        version = self.clock.peek()
+        if version is None or version != self._seen:
+            return None
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            self._request.observed = version
+            return self.front_get(key)
+        finally:
+            self._lock.release()
+
+    def front_put(self, key: str, value: Any, hits: dict[str, int]) -> None:
+        """Keep a result computed with no LLM call, stamped with the version this request
+        observed before computing it (a change landing meanwhile moves the version: no hit)."""
+        observed = self.observed_version()
+        if observed is None or self.degraded is not None:
+            return
+        with self._lock:
+            if self._seen != observed:  # another request replayed a newer change meanwhile
+                return
+            self._front[key] = (observed, value, dict(hits))
+            self._front.move_to_end(key)
+            while len(self._front) > FRONT_SIZE:
+                self._front.popitem(last=False)
 
     def _stale_since_observed(self, cache: str, deps: set[str]) -> bool:
         """True when the change log moved while this request computed its entry and a change
@@ -382,6 +453,7 @@ class Caches:
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg cache clear refused")
         with self._lock:
             try:
+                self._front.clear()
                 n = self._clear_entries()
                 self._db.execute("DELETE FROM counters")
                 self._db.commit()

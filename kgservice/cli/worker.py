@@ -1,4 +1,6 @@
-"""``kg worker``: run queued ingest jobs (kgservice/jobs) until stopped; registered by :func:`register`."""
+"""``kg worker`` (run queued ingest jobs until stopped) and ``kg jobs`` (list, show, cancel):
+registered by :func:`register`. The CLI talks to the job store directly, as the local operator
+(every user's jobs, like an admin key); the server's routes and tools apply roles."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import signal
 from typing import Annotated
 
 import typer
+
+from kgservice.cli.common import err, knowledge_base, out
 
 
 def worker(
@@ -21,7 +25,6 @@ def worker(
 ) -> None:
     """Run queued ingest jobs (submitted through the service) with leases; failures are
     recorded on the job (status failed, error) and in kg_jobs_failed_total. Exit 0 when stopped."""
-    from kgservice.cli.common import err, knowledge_base, out
     from kgservice.jobs.worker import Worker
 
     with knowledge_base(ctx) as kb:
@@ -46,5 +49,66 @@ def worker(
         out.print(f"{n} job(s) handled", highlight=False)
 
 
+jobs_app = typer.Typer(help="Durable ingest jobs (kg worker runs them): list, show, cancel.", no_args_is_help=True)
+
+
+@jobs_app.command("list")
+def jobs_list(
+    ctx: typer.Context,
+    status: Annotated[str | None, typer.Option("--status", help="queued | running | done | failed | cancelled")] = None,
+    user: Annotated[str | None, typer.Option("--user", help="Only this user's jobs.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 50,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Jobs newest first (every user's), optionally of one status and/or user."""
+    from rich.table import Table
+
+    from kgservice.cli.common import print_json
+
+    with knowledge_base(ctx) as kb:
+        found = kb.jobs.list(user=user, status=status, limit=limit)
+        if as_json:
+            print_json([j.model_dump(mode="json") for j in found])
+            return
+        table = Table(title=f"jobs ({len(found)})")
+        for col in ("id", "status", "user", "created", "attempts", "error"):
+            table.add_column(col)
+        for j in found:
+            st = j.status + (" (cancel requested)" if j.cancel_requested and j.status == "running" else "")
+            table.add_row(j.id, st, j.user, j.created_at.isoformat(timespec="seconds"), str(j.attempts),
+                          (j.error or "")[:80])
+        out.print(table)
+
+
+@jobs_app.command("show")
+def jobs_show(ctx: typer.Context, job_id: Annotated[str, typer.Argument(help="The job id (`kg jobs list`).")]) -> None:
+    """One job with its events, as JSON."""
+    from kgservice.cli.common import print_json
+    from kgservice.jobs import JobNotFound
+
+    with knowledge_base(ctx) as kb:
+        job = kb.jobs.get(job_id)
+        if job is None:
+            raise JobNotFound(f"no job {job_id!r} (`kg jobs list` shows the ids)")
+        print_json({**job.model_dump(mode="json"), "events": [e.model_dump(mode="json") for e in kb.jobs.events(job_id)]})
+
+
+@jobs_app.command("cancel")
+def jobs_cancel(ctx: typer.Context, job_id: Annotated[str, typer.Argument(help="The job id (`kg jobs list`).")]) -> None:
+    """Cancel a job: queued -> cancelled now; running -> cancel requested (best effort: the
+    worker stops if it has not started storing; an ingest being stored completes). Exit 2 if
+    the job is unknown or already finished."""
+    import getpass
+
+    with knowledge_base(ctx) as kb:
+        job = kb.jobs.cancel(job_id, f"local:{getpass.getuser()}")
+        if job.status == "cancelled":
+            out.print(f"job {job.id}: cancelled", highlight=False, markup=False)
+        else:
+            out.print(f"job {job.id}: running; cancel requested (its worker stops at its next check, best effort)",
+                      highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
     app.command("worker")(worker)
+    app.add_typer(jobs_app, name="jobs")

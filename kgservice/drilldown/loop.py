@@ -146,8 +146,19 @@ def covered(relevant: list[Unit], state: QueryState) -> bool:
 
 
 def drill_down(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, state: QueryState, params: DrillParams,
-               restart: Callable[[str], QueryState] | None = None) -> DrillResult:
+               restart: Callable[[str], QueryState] | None = None,
+               on_round: Callable[[RoundRecord, dict[str, Unit]], None] | None = None) -> DrillResult:
+    """The drill-down rounds. ``on_round(record, units)`` is called once per round as soon as
+    the round's record is final (after its decision and any drift note), with the units the
+    round admitted by id, so a caller can report rounds while the next one runs."""
     store = kb.store
+    emitted: set[int] = set()
+
+    def finished(rec: RoundRecord) -> None:
+        if on_round is not None and rec.round not in emitted:
+            emitted.add(rec.round)
+            on_round(rec, {uid: pool[uid].unit for uid in rec.new_units if uid in pool})
+
     mode = initial_mode(state.key)
     seeds = dict(state.seeds)
     expanded: set[str] = set()
@@ -184,6 +195,7 @@ def drill_down(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, state
         rounds.append(rec)
         if not pool:
             stop = "no units reached from the entry nodes"
+            finished(rec)
             break
         ordered = sorted(pool.values(), key=lambda c: (-c.score, c.unit.id))
         units = [c.unit for c in ordered]
@@ -203,8 +215,10 @@ def drill_down(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, state
             if set(fresh.key.node_ids) != set(state.key.node_ids) and fresh.seeds:
                 rec.note = f"drift: key nodes re-extracted -> {', '.join(fresh.key.node_ids)}"
                 state, seeds, mode = fresh, dict(fresh.seeds), initial_mode(fresh.key)
+                finished(rec)
                 continue
             rec.note = "drift declared, but re-extraction gave the same key nodes"
+        finished(rec)
         rel_units = [pool[rid].unit for rid in relevant]
         if decision.enough:
             stop = "judge: enough"

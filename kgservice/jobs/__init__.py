@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kgservice.jobs.model import IdempotencyConflict, InvalidJob, Job, JobEvent, JobQueueError, JobStatus
+from kgservice.jobs.model import (
+    IdempotencyConflict,
+    InvalidJob,
+    Job,
+    JobEvent,
+    JobNotCancellable,
+    JobNotFound,
+    JobQueueError,
+    JobStatus,
+)
 from kgservice.jobs.queue import DEFAULT_MAX_ATTEMPTS, JobQueue
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "IdempotencyConflict", "InvalidJob", "Job", "JobEvent", "JobQueue",
-           "JobQueueError", "JobStatus", "open_jobs"]
+           "JobNotCancellable", "JobNotFound", "JobQueueError", "JobStatus", "open_jobs"]
 
 
 def open_jobs(kb: KnowledgeBase, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> JobQueue:

@@ -10,3 +10,4 @@ SUBMITTED = Counter("kg_jobs_submitted_total", "Jobs queued (a repeated idempote
 CLAIMED = Counter("kg_jobs_claimed_total", "Job claims by workers (a reclaim after an expired lease counts again)")
 DONE = Counter("kg_jobs_done_total", "Jobs finished successfully")
 FAILED = Counter("kg_jobs_failed_total", "Jobs that failed (error, or the lease expired on the last attempt)")
+CANCELLED = Counter("kg_jobs_cancelled_total", "Jobs cancelled (queued ones at once, running ones when their worker stops)")

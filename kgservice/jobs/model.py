@@ -17,7 +17,9 @@ from pydantic import BaseModel, Field
 
 from kgservice.errors import InputError, ServiceError
 
-JobStatus = Literal["queued", "running", "done", "failed"]
+JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
+STATUSES = ("queued", "running", "done", "failed", "cancelled")
+FINAL = ("done", "failed", "cancelled")
 KINDS = ("ingest",)
 MAX_PAYLOAD_BYTES = 16 << 20  # a job's payload is stored inline in the graph store
 MAX_KEY_CHARS = 200
@@ -32,6 +34,18 @@ class IdempotencyConflict(InputError, ValueError):
     """The same user reused an idempotency key for a different payload (HTTP 409)."""
 
     http_status = 409
+
+
+class JobNotCancellable(InputError, ValueError):
+    """The job has already finished (done, failed or cancelled): nothing to cancel (HTTP 409)."""
+
+    http_status = 409
+
+
+class JobNotFound(InputError, LookupError):
+    """No job with that id (HTTP 404)."""
+
+    http_status = 404
 
 
 class JobQueueError(ServiceError, RuntimeError):
@@ -54,6 +68,7 @@ class Job(BaseModel):
     lease_until: datetime | None = None
     idempotency_key: str | None = None
     input_sha256: str = ""
+    cancel_requested: bool = False  # a cancel arrived while the job was running (best effort, see JobQueue.cancel)
     payload: dict[str, Any] | None = Field(default=None, exclude=True)  # the worker needs it; responses do not
 
 

@@ -32,6 +32,7 @@ def _job(p: dict[str, Any], with_payload: bool = True) -> Job:
                result=json.loads(p["result"]) if p.get("result") else None,
                max_attempts=p.get("max_attempts", 1), owner=p.get("owner"), lease_until=_dt(p.get("lease_until")),
                idempotency_key=p.get("idempotency_key"), input_sha256=p.get("input_sha256", ""),
+               cancel_requested=bool(p.get("cancel_requested") or False),
                payload=json.loads(p["payload"]) if with_payload and p.get("payload") else None)
 
 
@@ -72,12 +73,19 @@ class Neo4jJobQueue(JobQueue):
         return [JobEvent(seq=i, job_id=job_id, at=_dt(at), status=st, message=msg)
                 for i, (st, msg, at) in enumerate(evs, 1) if i > after]
 
-    def list(self, user: str | None = None, status: str | None = None, limit: int = 100) -> list[Job]:
+    def _list(self, user: str | None, status: str | None, limit: int) -> list[Job]:
         return [_job(dict(r["job"]), with_payload=False)
                 for r in self.store._read("jobs_list", user=user, status=status, limit=int(limit))]
 
+    def _cancel(self, job_id: str, by: str) -> tuple[str, Job]:
+        rows = self._write("jobs_cancel", id=job_id, by=by)
+        if not rows:
+            raise KeyError(job_id)
+        return rows[0]["outcome"], _job(rows[0]["job"], with_payload=False)
+
     # -- the worker side --------------------------------------------------------------------
     def _reap(self) -> int:
+        self._write("jobs_cancel_expired")
         return int(self._write("jobs_reap", message=LEASE_LOST)[0]["failed"])
 
     def _claim(self, worker_id: str, lease_s: float) -> Job | None:
@@ -98,7 +106,7 @@ class Neo4jJobQueue(JobQueue):
         return bool(self._write("jobs_progress", id=job_id, worker=worker_id, message=message)[0]["ok"])
 
     def _finish(self, job_id: str, worker_id: str, status: str, *, result: dict[str, Any] | None,
-                error: str | None) -> bool:
+                error: str | None, message: str | None = None) -> bool:
         return bool(self._write("jobs_finish", id=job_id, worker=worker_id, status=status,
                                 result=json.dumps(result, ensure_ascii=False) if result is not None else None,
-                                error=error, message=error if status == "failed" else "done")[0]["ok"])
+                                error=error, message=message or (error if status == "failed" else status))[0]["ok"])

@@ -6,6 +6,14 @@ jobs, lock-then-recheck none), SQLite claims inside ``BEGIN IMMEDIATE``. A lease
 expires (a killed worker) makes the job claimable again, up to ``max_attempts`` claims;
 then it fails with the reason. :meth:`fail` is terminal: a job whose work failed is
 ``failed`` with its error, never back in ``queued``.
+
+Cancelling (:meth:`cancel`): a queued job becomes ``cancelled`` at once and is never
+claimed. A running job is marked ``cancel_requested`` (best effort): its worker checks the
+mark before it starts the work and at every lease renewal, and then stops with the job
+``cancelled`` if the work has not stored anything yet; an ingest whose store step has begun
+runs to the end (it is one idempotent write, never half-done) and the job ends ``done`` with
+an event saying the cancel came too late. A running job whose worker died (lease expired)
+with a cancel requested becomes ``cancelled`` instead of running again.
 """
 
 from __future__ import annotations
@@ -16,9 +24,13 @@ from typing import Any
 
 from kgservice.jobs import metrics
 from kgservice.jobs.model import (
+    STATUSES,
     IdempotencyConflict,
+    InvalidJob,
     Job,
     JobEvent,
+    JobNotCancellable,
+    JobNotFound,
     check_submission,
     payload_sha256,
 )
@@ -68,8 +80,43 @@ class JobQueue(ABC):
     @abstractmethod
     def events(self, job_id: str, after: int = 0) -> list[JobEvent]: ...
 
+    def list(self, user: str | None = None, status: str | None = None, limit: int = 100) -> list[Job]:
+        """Newest first, optionally one user's and/or one status's (payloads left out)."""
+        if status is not None and status not in STATUSES:
+            raise InvalidJob(f"status: must be one of {', '.join(STATUSES)}, got {status!r}")
+        if not 1 <= int(limit) <= 1000:
+            raise InvalidJob(f"limit: must be 1..1000, got {limit}")
+        return self._list(user, status, int(limit))
+
     @abstractmethod
-    def list(self, user: str | None = None, status: str | None = None, limit: int = 100) -> list[Job]: ...
+    def _list(self, user: str | None, status: str | None, limit: int) -> list[Job]: ...
+
+    def cancel(self, job_id: str, by: str) -> Job:
+        """Cancel a queued job (now ``cancelled``) or ask a running one to stop (``cancel_requested``,
+        best effort: see the module doc). A finished job is :class:`JobNotCancellable`;
+        an unknown id returns None from :meth:`get` first (the caller's 404)."""
+        if self.read_only:
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); jobs cannot be cancelled")
+        try:
+            outcome, job = self._cancel(job_id, by)
+        except KeyError:
+            raise JobNotFound(f"no job {job_id!r}") from None
+        if outcome == "final":
+            raise JobNotCancellable(f"job {job_id} is already {job.status if job else 'finished'}; nothing to cancel")
+        if outcome == "cancelled":
+            metrics.CANCELLED.inc()
+        return job
+
+    @abstractmethod
+    def _cancel(self, job_id: str, by: str) -> tuple[str, Job]:
+        """('cancelled' | 'requested' | 'final', the job after the change). Lock, then check."""
+
+    def cancelled(self, job_id: str, worker_id: str, message: str) -> bool:
+        """The worker holding a job stops it as cancelled (it saw ``cancel_requested``)."""
+        ok = self._finish(job_id, worker_id, "cancelled", result=None, error=None, message=message)
+        if ok:
+            metrics.CANCELLED.inc()
+        return ok
 
     # -- the worker side --------------------------------------------------------------------
     def claim(self, worker_id: str, lease_s: float) -> Job | None:
@@ -114,7 +161,7 @@ class JobQueue(ABC):
 
     @abstractmethod
     def _finish(self, job_id: str, worker_id: str, status: str, *, result: dict[str, Any] | None,
-                error: str | None) -> bool: ...
+                error: str | None, message: str | None = None) -> bool: ...
 
     def close(self) -> None:
         pass

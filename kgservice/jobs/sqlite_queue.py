@@ -29,13 +29,14 @@ CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY, idem TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, status TEXT NOT NULL, user TEXT NOT NULL,
   idempotency_key TEXT, payload TEXT NOT NULL, input_sha256 TEXT NOT NULL, created REAL NOT NULL,
   updated REAL NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL, owner TEXT,
-  lease_until REAL, error TEXT, result TEXT);
+  lease_until REAL, error TEXT, result TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status, created);
 CREATE TABLE IF NOT EXISTS events (
   job_id TEXT NOT NULL, seq INTEGER NOT NULL, at REAL NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL,
   PRIMARY KEY (job_id, seq));
 """
-_CLAIMABLE = "(status = 'queued' OR (status = 'running' AND lease_until < :now AND attempts < max_attempts))"
+_CLAIMABLE = ("(status = 'queued' OR (status = 'running' AND lease_until < :now AND attempts < max_attempts "
+              "AND cancel_requested = 0))")
 
 
 def _dt(t: float | None) -> datetime | None:
@@ -61,6 +62,12 @@ class SqliteJobQueue(JobQueue):
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA busy_timeout=60000")
             db.executescript(_SCHEMA)
+            columns = {r[1] for r in db.execute("PRAGMA table_info(jobs)")}
+            if "cancel_requested" not in columns:  # a queue file from before cancelling existed
+                try:
+                    db.execute("ALTER TABLE jobs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0")
+                except sqlite3.OperationalError:  # another connection added it first
+                    pass
             db.row_factory = sqlite3.Row
             self._local.db = db
             with self._all_lock:
@@ -91,7 +98,7 @@ class SqliteJobQueue(JobQueue):
                    error=row["error"], result=json.loads(row["result"]) if row["result"] else None,
                    max_attempts=row["max_attempts"], owner=row["owner"], lease_until=_dt(row["lease_until"]),
                    idempotency_key=row["idempotency_key"], input_sha256=row["input_sha256"],
-                   payload=json.loads(row["payload"]))
+                   cancel_requested=bool(row["cancel_requested"]), payload=json.loads(row["payload"]))
 
     # -- submitting and reading ------------------------------------------------------------
     def _submit(self, kind: str, payload: dict[str, Any], user: str, key: str | None,
@@ -121,16 +128,42 @@ class SqliteJobQueue(JobQueue):
         return [JobEvent(seq=r["seq"], job_id=job_id, at=_dt(r["at"]), status=r["status"], message=r["message"])
                 for r in rows]
 
-    def list(self, user: str | None = None, status: str | None = None, limit: int = 100) -> list[Job]:
+    def _list(self, user: str | None, status: str | None, limit: int) -> list[Job]:
         rows = self._conn().execute(
             "SELECT * FROM jobs WHERE (:user IS NULL OR user = :user) AND (:status IS NULL OR status = :status) "
             "ORDER BY created DESC, id LIMIT :limit", {"user": user, "status": status, "limit": int(limit)}).fetchall()
-        return [self._job(r) for r in rows]
+        return [self._job(r).model_copy(update={"payload": None}) for r in rows]
+
+    def _cancel(self, job_id: str, by: str) -> tuple[str, Job]:
+        now = time.time()
+        with self._tx() as db:
+            row = db.execute("SELECT status, lease_until FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None:
+                raise KeyError(job_id)
+            if row["status"] == "queued" or (row["status"] == "running" and (row["lease_until"] or 0) < now):
+                outcome, msg = "cancelled", f"cancelled by {by}"
+                db.execute("UPDATE jobs SET status = 'cancelled', cancel_requested = 1, updated = ? WHERE id = ?",
+                           (now, job_id))
+                self._event(db, job_id, "cancelled", msg, now)
+            elif row["status"] == "running":
+                outcome = "requested"
+                db.execute("UPDATE jobs SET cancel_requested = 1, updated = ? WHERE id = ?", (now, job_id))
+                self._event(db, job_id, "running", f"cancel requested by {by}; the worker stops at its next check "
+                                                   "unless the ingest is already being stored", now)
+            else:
+                outcome = "final"
+            job = db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return outcome, self._job(job)
 
     # -- the worker side --------------------------------------------------------------------
     def _reap(self) -> int:
         now = time.time()
         with self._tx() as db:
+            stopped = db.execute("SELECT id FROM jobs WHERE status = 'running' AND lease_until < ? "
+                                 "AND cancel_requested = 1", (now,)).fetchall()
+            for r in stopped:  # its worker died after a cancel was requested: cancelled, not run again
+                db.execute("UPDATE jobs SET status = 'cancelled', updated = ? WHERE id = ?", (now, r["id"]))
+                self._event(db, r["id"], "cancelled", "cancelled (the worker stopped holding it)", now)
             rows = db.execute("SELECT id, attempts FROM jobs WHERE status = 'running' AND lease_until < ? "
                               "AND attempts >= max_attempts", (now,)).fetchall()
             for r in rows:
@@ -171,7 +204,7 @@ class SqliteJobQueue(JobQueue):
         return ok
 
     def _finish(self, job_id: str, worker_id: str, status: str, *, result: dict[str, Any] | None,
-                error: str | None) -> bool:
+                error: str | None, message: str | None = None) -> bool:
         now = time.time()
         with self._tx() as db:
             cur = db.execute("UPDATE jobs SET status = ?, result = ?, error = ?, updated = ? "
@@ -179,7 +212,7 @@ class SqliteJobQueue(JobQueue):
                              (status, json.dumps(result, ensure_ascii=False) if result is not None else None, error,
                               now, job_id, worker_id))
             if cur.rowcount == 1:
-                self._event(db, job_id, status, error if status == "failed" else "done", now)
+                self._event(db, job_id, status, message or (error if status == "failed" else status), now)
         return cur.rowcount == 1
 
     def close(self) -> None:

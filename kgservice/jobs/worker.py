@@ -6,6 +6,11 @@ its length; if the renewal is refused (the lease expired and another worker took
 this worker's result is refused too — the other run, on an idempotent ingest, stores the
 same units. Any exception from the work fails the job with the error text (terminal);
 a killed worker's job runs again once its lease expires, up to the queue's max attempts.
+
+Cancelling is best effort (:meth:`JobQueue.cancel`): the worker checks ``cancel_requested``
+after claiming (then the job ends ``cancelled`` without running) and at each lease renewal;
+an ingest already running is not interrupted (it would have to be undone), so it completes
+and the job's events say the cancel came too late.
 """
 
 from __future__ import annotations
@@ -50,8 +55,14 @@ class Worker:
         if job is None:
             return None
         self.log(f"job {job.id} ({job.kind}, by {job.user}): attempt {job.attempts} of {job.max_attempts}")
+        current = self.queue.get(job.id)
+        if current is not None and current.cancel_requested:  # cancelled between the claim and now
+            self.queue.cancelled(job.id, self.worker_id, "cancelled before the work started")
+            self.log(f"job {job.id}: cancelled before the work started")
+            return self.queue.get(job.id)
         lost = threading.Event()
         done = threading.Event()
+        cancel = threading.Event()  # a cancel was requested while the work ran (seen at a lease renewal)
 
         def beat() -> None:
             while not done.wait(max(0.05, self.lease_s / 3)):
@@ -59,6 +70,9 @@ class Worker:
                     if not self.queue.heartbeat(job.id, self.worker_id, self.lease_s):
                         lost.set()
                         return
+                    now = self.queue.get(job.id)
+                    if now is not None and now.cancel_requested:
+                        cancel.set()
                 except Exception as exc:  # a missed beat is retried on the next tick; the lease is long
                     self.log(f"job {job.id}: heartbeat failed ({type(exc).__name__}: {exc})")
 
@@ -73,6 +87,13 @@ class Worker:
             self.log(f"job {job.id}: failed: {error}" + ("" if ok else " (lease lost: not recorded)"))
         else:
             done.set()
+            if not cancel.is_set():
+                now = self.queue.get(job.id)
+                if now is not None and now.cancel_requested:
+                    cancel.set()
+            if cancel.is_set():  # too late to stop: the ingest is stored (one idempotent write); say so
+                self.queue.progress(job.id, self.worker_id, "a cancel was requested while the ingest ran; "
+                                                             "it had already been stored, so the job completes")
             ok = self.queue.complete(job.id, self.worker_id, result)
             self.log(f"job {job.id}: done {result}" if ok else
                      f"job {job.id}: finished, but the lease was lost to another worker; its run reports")

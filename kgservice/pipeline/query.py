@@ -13,18 +13,22 @@ question makes none (and does not even import litellm).
 
 from __future__ import annotations
 
+import copy
 import time
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kgservice.caches import ANY_INGEST, cache_key
 from kgservice.drilldown import DrillParams, QueryState, drill_down
+from kgservice.drilldown.loop import RoundRecord
 from kgservice.extraction.extract import KeyQuery, extract_key_query, extract_prompt
 from kgservice.ids import normalise_label
 from kgservice.llm import LLM
 
 if TYPE_CHECKING:
     from kgservice.caches import Caches
+    from kgservice.model import Unit
     from kgservice.service import KnowledgeBase
 
 
@@ -154,9 +158,35 @@ def entry_fallback(kb: KnowledgeBase, question: str, kq: KeyQuery) -> QueryState
 
 # --- the whole query ------------------------------------------------------------------------------
 
+def _front_key(question: str, trace: bool, params: AskParams, model: str | None) -> str:
+    return cache_key("ask", question, trace, asdict(params), model)
+
+
+def ask_from_front(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
+                   llm: LLM | None = None) -> AskResult | None:
+    """The result :func:`ask` would return from the caches' in-memory front, if it can be
+    had without waiting on I/O or a lock (see :meth:`Caches.front_peek`); else None. A server
+    calls it on its event loop before handing an ``ask`` to a worker thread: a cached answer
+    then costs no thread hop."""
+    question = question.strip()
+    if not question:
+        return None
+    params = params or AskParams()
+    t0 = time.perf_counter()
+    model = getattr(llm, "model", None) if llm is not None else kb.settings.llm_model
+    front = kb.caches.front_peek(_front_key(question, trace, params, model))
+    return None if front is None else replace(front, seconds=round(time.perf_counter() - t0, 3))
+
+
 def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
-        llm: LLM | None = None) -> AskResult:
-    """Answer a question from the graph. ``trace`` adds the units' text to every round record."""
+        llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
+    """Answer a question from the graph. ``trace`` adds the units' text to every round record.
+
+    ``on_round`` is called with each drill-down round's record (the same dict that ends up in
+    ``rounds``) as soon as the round is done, so a server can stream rounds while the next one
+    runs. A result served whole from the caches' in-memory front (same question, parameters
+    and model, same store version, computed before with no LLM call) replays its rounds
+    through ``on_round`` too."""
     from kgservice.answer import grounded_answer, not_in_graph
     from kgservice.notation.serializer import format_unit
 
@@ -170,6 +200,13 @@ def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskPar
     notes = []
     if caches.sync_store():
         notes.append("the store changed without a cache invalidation (another process?): caches cleared")
+    front_key = _front_key(question, trace, params, getattr(llm, "model", None))
+    front = caches.front_get(front_key)
+    if front is not None:
+        if on_round is not None:
+            for d in front.rounds:
+                on_round(d)
+        return replace(front, seconds=round(time.perf_counter() - t0, 3))
     usage0, cache0 = llm.usage.snapshot(), caches.session_counts()
 
     kq, classes, _ = key_nodes_step(kb, llm, caches, question)
@@ -195,16 +232,18 @@ def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskPar
     if missing:
         stop = "; ".join(missing)
     elif state.seeds:
-        dd = drill_down(kb, llm, caches, question, state,
-                        DrillParams(params.max_rounds, params.max_units, params.spread_nodes, params.max_drifts),
-                        restart=restart)
-        relevant, stop, state = dd.relevant, dd.stop_reason, dd.state
-        for r in dd.rounds:
+        def round_done(r: RoundRecord, units: dict[str, Unit]) -> None:
             d = r.to_dict()
             if trace:
-                units = {u.id: u for u in dd.pool}
                 d["units_text"] = {uid: format_unit(units[uid], with_id=False) for uid in r.new_units if uid in units}
             rounds.append(d)
+            if on_round is not None:
+                on_round(d)
+
+        dd = drill_down(kb, llm, caches, question, state,
+                        DrillParams(params.max_rounds, params.max_units, params.spread_nodes, params.max_drifts),
+                        restart=restart, on_round=round_done)
+        relevant, stop, state = dd.relevant, dd.stop_reason, dd.state
     else:
         stop = "no key node matched an entry node" if kq.nodes else "no key nodes in the question"
     ans = grounded_answer(kb, llm, caches, question, relevant, state.key.node_ids)
@@ -212,7 +251,7 @@ def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskPar
         ans.text = not_in_graph(question)
     cache1 = caches.session_counts()
     cache_delta = {c: {k: cache1[c][k] - cache0[c][k] for k in ("hits", "misses")} for c in cache1}
-    return AskResult(
+    result = AskResult(
         question=question, found=ans.found, answer=ans.text, sentences=ans.sentences, cited=ans.cited,
         hit_units=[{"id": u.id, "unit": format_unit(u, with_id=False)} for u in relevant],
         key_nodes=state.key_nodes_payload(), key_predicates=state.key.predicates,
@@ -220,3 +259,6 @@ def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskPar
         rejected=ans.rejected, llm=llm.usage.since(usage0).to_dict(), caches=cache_delta,
         seconds=round(time.perf_counter() - t0, 3), notes=notes,
     )
+    if result.llm.get("calls", 0) == 0 and not notes:
+        caches.front_put(front_key, copy.deepcopy(result), {c: v["hits"] for c, v in cache_delta.items()})
+    return result

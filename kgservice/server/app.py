@@ -57,6 +57,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     kb = options.kb if options.kb is not None else KnowledgeBase(settings)
     local = Principal("local", Role.parse(settings.local_role)) if options.no_auth else None
     sc = ServerContext(settings=settings, kb=kb, local=local, owns_kb=options.kb is None)
+    sc.metrics.watch_version(kb.caches.clock)
     mcp = build_mcp(sc)
     hosts = list(settings.allowed_hosts)
     # Host and Origin are checked by HostCheck for every path (one allow-list, wildcards included)
@@ -98,6 +99,12 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     def is_public(path: str) -> bool:
         return path in public
 
+    from fastapi.routing import APIRoute
+
+    from kgservice.server.fast import PATH, CachedAsk
+
+    ask_route = next(r for r in app.routes if isinstance(r, APIRoute) and r.path == PATH and "POST" in r.methods)
+    app.add_middleware(CachedAsk, ctx=sc, route=ask_route)  # innermost: after the key check
     limiter = TokenBuckets(settings.rate_limit, settings.rate_burst)
     failures = TokenBuckets(2.0, 20)
     app.add_middleware(Authenticate, keys=sc.keys, public=is_public, limiter=limiter, failures=failures,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from fastapi import HTTPException, Request
 
@@ -35,8 +36,10 @@ def check(principal: Principal | None, role: Role) -> Principal:
     return principal
 
 
-def need(role: Role) -> Callable[[Request], Principal]:
-    def dependency(request: Request) -> Principal:
+def need(role: Role) -> Callable[[Request], Any]:
+    # async: a plain ``def`` dependency is run by FastAPI in a worker thread (a thread hop per
+    # request for a dictionary lookup); this one never blocks
+    async def dependency(request: Request) -> Principal:
         return check(principal_of(request), role)
 
     setattr(dependency, ROLE_ATTR, role)
@@ -44,8 +47,8 @@ def need(role: Role) -> Callable[[Request], Principal]:
     return dependency
 
 
-def public() -> Callable[[Request], None]:
-    def dependency(request: Request) -> None:
+def public() -> Callable[[Request], Any]:
+    async def dependency(request: Request) -> None:
         return None
 
     setattr(dependency, ROLE_ATTR, None)

@@ -33,7 +33,7 @@ INSTRUCTIONS = (
     "`ask` answers a question citing unit ids or says it is not in the graph; `search_units` finds entry nodes; "
     "`expand` walks the graph from nodes; `get_unit` shows one unit. The graphify tools (query_graph, get_node, "
     "get_neighbors, shortest_path, graph_stats, get_community, god_nodes) read the graph.json mirror. "
-    "Writers may `ingest_text` (returns a job id; poll `job_status`) and `save_result`.")
+    "Writers may `ingest_text` (returns a job id; poll `job_status`), `list_jobs`, `cancel_job` and `save_result`.")
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
@@ -89,6 +89,13 @@ class AskReply(BaseModel):
 class JobReply(BaseModel):
     job_id: str
     status: str
+    user: str | None = None
+    created_at: str | None = None
+    cancel_requested: bool = False
+
+
+class JobList(BaseModel):
+    jobs: list[JobReply]
 
 
 class JobStatus(BaseModel):
@@ -261,6 +268,25 @@ def build_mcp(sc: ServerContext) -> MCPServer:
             return JobStatus(job_id=job.id, kind=job.kind, status=job.status, user=job.user, attempts=job.attempts,
                              error=job.error, result=job.result, events=events[-20:])
         return _run(sc, ctx, Role.reader, run)
+
+    @mcp.tool(annotations=READ)
+    def list_jobs(status: Literal["queued", "running", "done", "failed", "cancelled"] | None = None,
+                  limit: int = Field(20, ge=1, le=1000), ctx: Context = None) -> JobList:  # type: ignore[assignment]
+        """Your ingest jobs, newest first (admins: everyone's), optionally of one status (writer role)."""
+        def run(who: Principal) -> JobList:
+            found = ops.list_jobs(sc.kb, who, status=status, limit=limit)
+            return JobList(jobs=[JobReply(job_id=j.id, status=j.status, user=j.user, created_at=j.created_at.isoformat(),
+                                          cancel_requested=j.cancel_requested) for j in found])
+        return _run(sc, ctx, Role.writer, run)
+
+    @mcp.tool(annotations=WRITE)
+    def cancel_job(job_id: str = Field(min_length=1), ctx: Context = None) -> JobReply:  # type: ignore[assignment]
+        """Cancel an ingest job you submitted (admins: any). Queued: cancelled at once. Running: a cancel
+        is requested (best effort; an ingest already being stored completes). Finished: an error."""
+        def run(who: Principal) -> JobReply:
+            j = ops.cancel_job(sc.kb, job_id, who)
+            return JobReply(job_id=j.id, status=j.status, user=j.user, cancel_requested=j.cancel_requested)
+        return _run(sc, ctx, Role.writer, run)
 
     @mcp.tool(annotations=WRITE)
     def save_result(question: str = Field(min_length=1), answer: str = Field(min_length=1),

@@ -28,6 +28,17 @@ class Metrics:
         self.up = Gauge("kg_up", "1 while the app serves", registry=r)
         self.up.set(1)
 
+    def watch_version(self, clock: Any) -> None:
+        """Export the change-log version clock's counters: round trips made vs requests that
+        needed the version (their ratio is the per-request cost of coherence, SERVICE.md §5.6)."""
+        if clock is None:
+            return
+        Gauge("kg_version_reads", "Change-log version reads sent to the store (round trips)",
+              registry=self.registry).set_function(lambda: clock.reads)
+        Gauge("kg_version_read_calls", "Version checks requested (key checks and cache syncs); "
+              "one read answers every request that arrived before it started",
+              registry=self.registry).set_function(lambda: clock.calls)
+
     def expose(self) -> bytes:
         """This app's metrics, then the process-wide default registry: the job counters
         (kgservice.jobs.metrics, counted where job state changes) and process metrics."""

@@ -210,14 +210,18 @@ class Authenticate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        from kgservice.caches.changelog import request_arrived
+
+        with request_arrived():  # version reads for this request start from now (shared, coherent)
+            await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive, send) -> None:
         path = scope.get("path", "")
         principal: Principal | None = self.local
         if principal is None:
             presented = presented_key(scope)
             if presented is not None and not self.public(path):
-                import anyio.to_thread
-
-                principal = await anyio.to_thread.run_sync(self.keys().verify, presented)
+                principal = await self.keys().averify(presented)
             if principal is None and not self.public(path):
                 client = (scope.get("client") or ("?", 0))[0]
                 wait = self.failures.take(f"ip:{client}")

@@ -34,25 +34,44 @@ if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
 
 
-def ask(kb: KnowledgeBase, body: AskIn) -> tuple[AskOut, Any]:
+def ask(kb: KnowledgeBase, body: AskIn, on_round: Any = None) -> tuple[AskOut, Any]:
     """(reply, the pipeline's full result) — the caller may record metrics from the latter.
 
     Each request gets its own LLM client, so ``usage`` counts this request's calls only even
     when requests run concurrently; the cache hit/miss counts are deltas of the knowledge
-    base's shared counters and may include a concurrent request's lookups."""
+    base's shared counters and may include a concurrent request's lookups. ``on_round`` gets
+    each drill-down round's record as soon as it is done (the SSE stream forwards them)."""
     from kgservice.llm import LLM
-    from kgservice.pipeline.query import AskParams, ask as run_ask
+    from kgservice.pipeline.query import ask as run_ask
 
-    params = AskParams(max_rounds=body.max_rounds, max_units=body.max_units, top_k=body.top_k,
-                       threshold=body.threshold)
-    res = run_ask(kb, body.question, trace=body.trace, params=params, llm=LLM.from_settings(kb.settings))
+    res = run_ask(kb, body.question, trace=body.trace, params=ask_params(body), llm=LLM.from_settings(kb.settings),
+                  on_round=on_round)
+    return ask_out(res, body), res
+
+
+def ask_params(body: AskIn) -> Any:
+    from kgservice.pipeline.query import AskParams
+
+    return AskParams(max_rounds=body.max_rounds, max_units=body.max_units, top_k=body.top_k, threshold=body.threshold)
+
+
+def ask_cached(kb: KnowledgeBase, body: AskIn) -> tuple[AskOut, Any] | None:
+    """The reply from the in-memory front of cached answers without waiting on anything (for
+    the event loop), or None: then call :func:`ask` in a worker thread."""
+    from kgservice.pipeline.query import ask_from_front
+
+    res = ask_from_front(kb, body.question, trace=body.trace, params=ask_params(body))
+    return None if res is None else (ask_out(res, body), res)
+
+
+def ask_out(res: Any, body: AskIn) -> AskOut:
     hits = sum(c["hits"] for c in res.caches.values())
     misses = sum(c["misses"] for c in res.caches.values())
     out = AskOut(answer=res.answer, citations=list(res.cited), in_graph=bool(res.found), rounds=len(res.rounds),
                  stop_reason=res.stop_reason, hit_units=[HitUnit(**u) for u in res.hit_units],
                  usage=res.llm, cache={"hits": hits, "misses": misses}, seconds=res.seconds,
                  trace=res.rounds if body.trace else None)
-    return out, res
+    return out
 
 
 def search(kb: KnowledgeBase, body: SearchIn) -> list[SearchHit]:
@@ -207,9 +226,29 @@ def visible_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:
     return job
 
 
+def list_jobs(kb: KnowledgeBase, who: Principal, status: str | None = None, limit: int = 100,
+              user: str | None = None) -> list[Any]:
+    """Newest first: the caller's own jobs, or for an admin everyone's (``user`` narrows it);
+    a non-admin asking for another user's jobs is refused (403)."""
+    from kgservice.server.auth import Role
+
+    if not who.allows(Role.admin):
+        if user not in (None, who.user):
+            raise Forbidden(f"only an admin may list another user's jobs ({who.user} asked for {user!r})")
+        user = who.user
+    return jobs_of(kb).list(user=user, status=status, limit=limit)
+
+
+def cancel_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:
+    """Cancel a job the caller may see (own, or any for an admin): queued -> cancelled now;
+    running -> cancel requested, best effort (kgservice.jobs.queue); finished -> 409."""
+    visible_job(kb, job_id, who)
+    return jobs_of(kb).cancel(job_id, who.user)
+
+
 def job_dict(job: Any) -> dict[str, Any]:
     return job.model_dump(mode="json") if hasattr(job, "model_dump") else dict(job)
 
 
-__all__ = ["Forbidden", "NotFound", "ask", "expand", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
+__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
            "neighbors", "resolve", "save_result", "search", "validate_ingest", "visible_job"]

@@ -220,9 +220,22 @@ class Neo4jStore(GraphStore):
             s.run(cypher.load("wipe_all")).consume()
 
     def wipe(self) -> None:
-        """The knowledge only (``kg restore --replace``): API keys and jobs survive."""
+        """The knowledge only (``kg restore --replace``): API keys and jobs survive, and so does
+        the change-log version, which moves on with an "everything" change before and after the
+        wipe (batched, so not one transaction): every server clears its caches on its next
+        request, and one that replays while the wipe runs clears again after it."""
+        if self.read_only:
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); wipe refused")
+        self._log_change([], everything=True)
         with self._session(write=True) as s:
             s.run(cypher.load("wipe")).consume()
+        self._log_change([], everything=True)
+
+    def _log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
+        """A change made outside an ingest (admin: wipe, relabel, rebuild), in its own transaction."""
+        from kgservice.caches.changelog import record_change
+
+        return int(record_change(self, touched, everything=everything) or 0)
 
     # -- writes -----------------------------------------------------------------------
     def ingest(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:
@@ -548,9 +561,16 @@ class Neo4jStore(GraphStore):
         rows = [{"id": k, "label": v} for k, v in labels.items()]
         if not rows:
             return 0
+        step, params = neo4j_change_step(labels)  # the relabelled nodes, in the same transaction
+
+        def work(tx: Any) -> int:
+            changed = tx.run(cypher.load("admin_relabel_nodes"), nodes=rows).single()["changed"]
+            if changed:
+                tx.run(step, params).consume()
+            return changed
+
         with self._session(write=True) as session:
-            return session.execute_write(
-                lambda tx: tx.run(cypher.load("admin_relabel_nodes"), nodes=rows).single()["changed"])
+            return session.execute_write(work)
 
     # -- units and nodes ----------------------------------------------------------------
     def get_units(self, ids: Iterable[str]) -> list[Unit]:

@@ -7,8 +7,12 @@ Neo4j: the benchmark server of README.md (KG_BENCH_NEO4J_URI, default bolt://127
 NEO4J_PASSWORD); its graph is wiped and the demo corpus ingested. The caches are warmed first,
 so every measured ask makes 0 LLM calls (checked). Also measured, sequentially: one API-key
 verification (what every request pays) and the Neo4j version-counter read of SERVICE.md §5.6
-(what a per-request cache-coherence check costs). Loopback only; the clients share the
-machine's cores with the server (and Neo4j), which the ratio includes.
+(what a per-request cache-coherence check costs) and, under load, how many version reads
+the server actually sent per request (its /metrics: concurrent requests share reads). CPU per
+request is read from /proc for the server, Neo4j (KG_BENCH_NEO4J_DATA/neo4j.pid) and this
+process, after the warm-up round. Loopback only; the clients share the machine's cores with the
+server (and Neo4j), which the ratio includes. To compare two checkouts, run this same script
+from each in turn (the server runs from the checkout the script is in).
 """
 
 from __future__ import annotations
@@ -95,11 +99,12 @@ def in_process(settings, questions, seeds, clients: int, n: int) -> dict[str, di
                 fn(i)
                 return time.perf_counter() - t
 
+            cpu0 = cpu_of({"neo4j": neo4j_pid()})
             with ThreadPoolExecutor(clients) as pool:
                 t0 = time.perf_counter()
                 lat = list(pool.map(timed, range(n)))
                 wall = time.perf_counter() - t0
-            out[name] = {"rps": n / wall, **summary_ms(lat)}
+            out[name] = {"rps": n / wall, **summary_ms(lat), "cpu_ms": cpu_delta(cpu0, cpu_of({"neo4j": neo4j_pid()}), n)}
         keys = open_key_store(kb)
         key, _ = keys.create("bench", "reader")
         lat = []
@@ -124,15 +129,45 @@ def in_process(settings, questions, seeds, clients: int, n: int) -> dict[str, di
         kb.close()
 
 
+def cpu_seconds(pid: int | None) -> float | None:
+    """utime + stime of a process from /proc (None if it is gone or unknown)."""
+    if not pid:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def cpu_of(pids: dict[str, int | None]) -> dict[str, float | None]:
+    out = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    out["bench"] = sum(os.times()[:2])  # this process: the clients (REST rows) or the library (in-process rows)
+    return out
+
+
+def cpu_delta(before: dict, after: dict, n: int) -> dict[str, float | None]:
+    """CPU milliseconds per request, by process."""
+    return {k: (None if before.get(k) is None or after.get(k) is None else round((after[k] - before[k]) * 1000 / n, 2))
+            for k in after}
+
+
+def neo4j_pid() -> int | None:
+    from common import neo4j_server_pid
+
+    return neo4j_server_pid()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-async def hammer(base: str, headers: dict, make, clients: int, n: int) -> dict:
+async def hammer(base: str, headers: dict, make, clients: int, n: int, probe=None) -> dict:
     """``clients`` concurrent keep-alive connections (aiohttp: the lightest client here, since
-    it shares the cores with the server) working through ``n`` requests."""
+    it shares the cores with the server) working through ``n`` requests. ``probe()`` (sync) is
+    called after the warm-up round and after the run: ``{"probe": (before, after)}``."""
     import aiohttp
 
     lat: list[float] = []
@@ -148,6 +183,7 @@ async def hammer(base: str, headers: dict, make, clients: int, n: int) -> dict:
             return time.perf_counter() - t
 
         await asyncio.gather(*(one(i) for i in range(clients)))  # warm the connections and the server
+        before = await asyncio.to_thread(probe) if probe else None
         queue = list(range(n))
         t0 = time.perf_counter()
 
@@ -157,7 +193,21 @@ async def hammer(base: str, headers: dict, make, clients: int, n: int) -> dict:
 
         await asyncio.gather(*(worker() for _ in range(clients)))
         wall = time.perf_counter() - t0
-    return {"rps": n / wall, **summary_ms(lat)}
+        after = await asyncio.to_thread(probe) if probe else None
+    return {"rps": n / wall, **summary_ms(lat), "probe": (before, after)}
+
+
+def version_counters(base: str, headers: dict) -> dict[str, float] | None:
+    """The server's version-read counters from /metrics (None on a server without them)."""
+    import httpx
+
+    text = httpx.get(base + "/metrics", headers=headers, timeout=10).text
+    found = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("kg_version_reads", "kg_version_read_calls"):
+            found[name] = float(value)
+    return found if len(found) == 2 else None
 
 
 def over_rest(settings, questions, seeds, clients: int, n: int, no_auth: bool) -> dict[str, dict]:
@@ -187,10 +237,24 @@ def over_rest(settings, questions, seeds, clients: int, n: int, no_auth: bool) -
             except httpx.HTTPError:
                 pass
             time.sleep(0.2)
-        out = {"ask": asyncio.run(hammer(base, headers, lambda i: ("/v1/ask", {"question": questions[i % len(questions)]}),
-                                         clients, n)),
-               "expand": asyncio.run(hammer(base, headers, lambda i: ("/v1/expand", {"seeds": [seeds[i % len(seeds)]]}),
-                                            clients, n))}
+        makers = {"ask": lambda i: ("/v1/ask", {"question": questions[i % len(questions)]}),
+                  "expand": lambda i: ("/v1/expand", {"seeds": [seeds[i % len(seeds)]]})}
+        out = {}
+        pids = {"server": proc.pid, "neo4j": neo4j_pid()}
+        for name, make in makers.items():
+            # snapshots after the warm-up round (a fresh server computes its first answers then);
+            # CPU is read first, so the /metrics request lands outside the CPU window
+            def probe() -> tuple:
+                return cpu_of(pids), version_counters(base, headers)
+
+            out[name] = asyncio.run(hammer(base, headers, make, clients, n, probe))
+            (cpu0, before), (cpu1, after) = out[name].pop("probe")
+            out[name]["cpu_ms"] = cpu_delta(cpu0, cpu1, n)
+            if before and after:
+                out[name]["version_reads_per_request"] = round(
+                    (after["kg_version_reads"] - before["kg_version_reads"]) / n, 3)
+                out[name]["version_checks_per_request"] = round(
+                    (after["kg_version_read_calls"] - before["kg_version_read_calls"]) / n, 3)
         return out
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -209,6 +273,8 @@ def main() -> None:
     a = ap.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     load0 = os.getloadavg()
+    print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
+          f"code: {ROOT}", flush=True)
     settings = settings_for(a.backend, WORK / f"serve-{a.backend}")
     questions, seeds = prepare(settings)
     lib = in_process(settings, questions, seeds, a.clients, a.requests)
@@ -221,9 +287,19 @@ def main() -> None:
                 continue
             r = res[op]
             rows.append({"op": op, "how": how, "rps": round(r["rps"], 1), "p50_ms": round(r["p50"], 1),
-                         "p95_ms": round(r["p95"], 1), "of_in_process": round(r["rps"] / lib[op]["rps"], 2)})
-    print(table(["op", "how", "req/s", "p50 ms", "p95 ms", "REST / in-process"],
-                [[r["op"], r["how"], fmt(r["rps"]), fmt(r["p50_ms"]), fmt(r["p95_ms"]), fmt(r["of_in_process"], 2)]
+                         "p95_ms": round(r["p95"], 1), "of_in_process": round(r["rps"] / lib[op]["rps"], 2),
+                         "cpu_ms_per_request": r.get("cpu_ms"),
+                         "version_reads_per_request": r.get("version_reads_per_request"),
+                         "version_checks_per_request": r.get("version_checks_per_request")})
+
+    def cpu(r: dict) -> str:
+        c = r["cpu_ms_per_request"] or {}
+        return " / ".join(fmt(c.get(k), 2) for k in ("server", "neo4j", "bench"))
+
+    print(table(["op", "how", "req/s", "p50 ms", "p95 ms", "REST / in-process", "CPU ms/req server / neo4j / bench",
+                 "version reads / checks per req"],
+                [[r["op"], r["how"], fmt(r["rps"]), fmt(r["p50_ms"]), fmt(r["p95_ms"]), fmt(r["of_in_process"], 2), cpu(r),
+                  f"{fmt(r['version_reads_per_request'], 3)} / {fmt(r['version_checks_per_request'], 3)}"]
                  for r in rows],
                 title=f"{a.backend}: {a.clients} clients, {a.requests} cached requests each (load {load0[0]:.1f} at start)"))
     for name in ("key_verify", "version_read"):

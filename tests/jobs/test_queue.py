@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from prometheus_client import REGISTRY
 
-from kgservice.jobs import IdempotencyConflict, InvalidJob
+from kgservice.jobs import IdempotencyConflict, InvalidJob, JobNotCancellable, JobNotFound
 from kgservice.jobs.worker import Worker
 
 
@@ -168,3 +168,84 @@ def test_read_only_refuses_submit(tmp_path):
             kb.jobs.submit("ingest", _units(1), "alice")
     finally:
         kb.close()
+
+
+def test_list_filters_by_user_and_status_newest_first(jkb):
+    q = jkb.jobs
+    a1 = q.submit("ingest", _units(1), "alice")
+    b1 = q.submit("ingest", _units(2), "bob")
+    a2 = q.submit("ingest", _units(3), "alice")
+    Worker(jkb, worker_id="w1").run_once()  # the oldest (a1) is done
+    assert [j.id for j in q.list()] == [a2.id, b1.id, a1.id]
+    assert [j.id for j in q.list(user="alice")] == [a2.id, a1.id]
+    assert [j.id for j in q.list(status="done")] == [a1.id]
+    assert [j.id for j in q.list(user="alice", status="queued")] == [a2.id]
+    assert all(j.payload is None for j in q.list())  # listings leave payloads out
+    with pytest.raises(InvalidJob, match="status: must be one of"):
+        q.list(status="finished")
+    with pytest.raises(InvalidJob, match="limit"):
+        q.list(limit=0)
+
+
+def test_cancel_queued_running_and_finished_jobs(jkb):
+    q = jkb.jobs
+    queued = q.submit("ingest", _units(1), "alice")
+    got = q.cancel(queued.id, "alice")
+    assert got.status == "cancelled"
+    assert [e.message for e in q.events(queued.id)] == ["submitted by alice", "cancelled by alice"]
+    assert q.claim("w1", 60) is None  # a cancelled job is never claimed
+    with pytest.raises(JobNotCancellable, match="already cancelled"):
+        q.cancel(queued.id, "alice")
+    with pytest.raises(JobNotFound):
+        q.cancel("nope", "alice")
+
+    running = q.submit("ingest", _units(2), "alice")
+    assert q.claim("w1", 60).id == running.id
+    got = q.cancel(running.id, "admin")
+    assert got.status == "running" and got.cancel_requested
+    assert q.events(running.id)[-1].message.startswith("cancel requested by admin")
+    assert q.complete(running.id, "w1", {"units_added": 1})  # too late to stop: the worker completes it
+    with pytest.raises(JobNotCancellable, match="already done"):
+        q.cancel(running.id, "alice")
+
+
+def test_worker_stops_a_job_cancelled_before_its_work_started(jkb):
+    q = jkb.jobs
+    job = q.submit("ingest", _units(1), "alice")
+    calls = []
+    claim = q.claim
+
+    def claim_then_cancel(worker_id, lease_s):  # the cancel lands between the claim and the work
+        got = claim(worker_id, lease_s)
+        q.cancel(got.id, "alice")
+        return got
+
+    q.claim = claim_then_cancel
+    got = Worker(jkb, q, worker_id="w1", work=lambda kb, j: calls.append(j.id) or {}).run_once()
+    assert calls == [] and got.status == "cancelled" and got.result is None
+    assert [e.status for e in q.events(job.id)][-1] == "cancelled"
+    assert jkb.store.counts().get("units", 0) == 0  # nothing was ingested
+
+
+def test_a_running_job_with_a_cancel_is_not_run_again_after_its_worker_died(jkb):
+    q = jkb.jobs
+    job = q.submit("ingest", _units(1), "alice")
+    assert q.claim("w1", 0.3).id == job.id
+    q.cancel(job.id, "alice")  # requested: the lease is still valid
+    time.sleep(0.6)  # w1 died: the lease expires
+    assert q.claim("w2", 60) is None
+    got = q.get(job.id)
+    assert got.status == "cancelled" and got.attempts == 1
+
+
+def test_worker_reports_a_cancel_that_came_too_late(jkb):
+    q = jkb.jobs
+    job = q.submit("ingest", _units(1), "alice")
+
+    def work(kb, j):
+        q.cancel(j.id, "alice")  # arrives while the ingest runs
+        return {"units_added": 1}
+
+    got = Worker(jkb, q, worker_id="w1", work=work).run_once()
+    assert got.status == "done" and got.cancel_requested
+    assert "cancel was requested while the ingest ran" in q.events(job.id)[-2].message

@@ -225,3 +225,29 @@ def test_an_entry_computed_across_a_change_it_depends_on_is_not_stored(tmp_path)
     c.put("decision", "late-python", 5, ["python"])  # read python before the change: stale
     c.put("decision", "late-cat", 6, ["cat"])  # unaffected by the change
     assert ("decision", "late-python") not in c.keys() and ("decision", "late-cat") in c.keys()
+
+
+def test_ask_reports_each_round_before_the_answer_and_the_front_replays_them(corpus_kb, boundary):
+    """on_round gets every round record as the round ends: the grounded answer's LLM call comes
+    after the last one. A repeated question (0 LLM calls) is then kept in the in-memory front
+    and served whole, rounds replayed, at the same store version; an ingest drops it."""
+    from kgservice.pipeline import ask
+
+    kb = corpus_kb
+    at_round: list[int] = []
+    got: list[dict] = []
+    res = ask(kb, "What does smoking cause?", params=ask_params(),
+              on_round=lambda d: (at_round.append(boundary.count), got.append(d)))
+    assert got == res.rounds and len(got) >= 1
+    assert at_round[-1] < boundary.count  # the answer was computed after the last round was reported
+    second = ask(kb, "What does smoking cause?", params=ask_params())
+    assert second.llm["calls"] == 0  # from the caches: admitted to the front
+    hits0 = kb.caches.session_counts()["decision"]["hits"]
+    replayed: list[dict] = []
+    third = ask(kb, "What does smoking cause?", params=ask_params(), on_round=replayed.append)
+    assert replayed == second.rounds and third.answer == res.answer  # the stored (all-cached) result
+    assert kb.caches.session_counts()["decision"]["hits"] == hits0 + second.caches["decision"]["hits"]  # counted
+    kb.ingest_units(parse_units("#n9 {smoking} [causes] {stained teeth}", kb.lexicon))
+    n = boundary.count
+    fourth = ask(kb, "What does smoking cause?", params=ask_params())
+    assert boundary.count > n and fourth.llm["calls"] > 0  # the front entry was for the old version

@@ -71,3 +71,109 @@ def test_read_only_store_verifies_but_refuses_changes(tmp_path):
     with pytest.raises(ReadOnlyError):
         ro.create("eve", "reader")
     assert ro.list()[0].last_used is None  # verification did not write either
+
+
+@pytest.mark.parametrize("backend", ["embedded", "neo4j"])
+def test_key_table_follows_the_version_and_revocation_reaches_other_servers(backend, tmp_path, request):
+    """Two servers' key stores on one store (two KnowledgeBases): A keeps a verified key in
+    memory while the version stands still (no lookup per request), and B's revocation moves
+    the version, so A refuses the key on its next request."""
+    from kgservice.caches.changelog import request_arrived
+    from kgservice.server.auth import open_key_store
+    from kgservice.service import KnowledgeBase
+    from tests.pipeline.conftest import make_settings
+
+    over = {}
+    if backend == "neo4j":
+        from tests.jobs.conftest import neo4j_over
+
+        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()
+        over = neo4j_over()
+    a = KnowledgeBase(make_settings(tmp_path / "a" if backend == "neo4j" else tmp_path, **over))
+    b = KnowledgeBase(make_settings(tmp_path / "b" if backend == "neo4j" else tmp_path, **over))
+    try:
+        ka, kb_ = open_key_store(a), open_key_store(b)
+        key, rec = kb_.create("dana", "writer")
+        assert ka.verify(key).user == "dana" and ka.lookups == 1
+        for _ in range(3):
+            with request_arrived():
+                assert ka.verify(key) is not None
+        assert ka.lookups == 1  # kept in memory: the version did not move
+        reads = a.caches.clock.reads
+        with request_arrived():  # one request: the key check and the cache sync share one version read
+            ka.verify(key)
+            a.caches.sync_store()
+        assert a.caches.clock.reads == reads + 1
+        kb_.revoke(rec.key_id)
+        assert ka.verify(key) is None  # the very next request
+        assert ka.lookups == 2
+    finally:
+        for k in (a, b):
+            k.close()
+
+
+def test_version_clock_shares_reads_that_started_after_arrival():
+    """Requests waiting together share one read; a request never takes a read that started
+    before it arrived (that read may predate a change the request must see)."""
+    import asyncio
+    import threading
+    import time
+
+    from kgservice.caches.changelog import VersionClock, request_arrived
+
+    class Feed:
+        def __init__(self):
+            self.v, self.n = 0, 0
+            self.gate = threading.Event()
+
+        def version(self):
+            self.n += 1
+            v = self.v
+            self.gate.wait(5)
+            return v
+
+    feed = Feed()
+    clock = VersionClock(feed)
+
+    async def one():
+        with request_arrived():
+            return await clock.aread()
+
+    async def scenario():
+        first = asyncio.ensure_future(one())  # starts read 1 (held at the gate)
+        await asyncio.sleep(0.05)
+        feed.v = 7  # a change commits after read 1 started
+        late = [asyncio.ensure_future(one()) for _ in range(20)]  # arrived after read 1 started
+        await asyncio.sleep(0.05)
+        feed.gate.set()
+        return await first, await asyncio.gather(*late)
+
+    first, late = asyncio.run(scenario())
+    assert first == 0  # read 1 began before the change
+    assert late == [7] * 20  # all 20 waited for one fresh read, none took read 1's stale answer
+    assert feed.n == 2 and clock.reads == 2
+    with request_arrived(time.monotonic() + 1):  # arrived "later" than every read so far: reads again
+        assert clock.read() == 7 and feed.n == 3
+
+
+def test_key_table_entries_expire_even_if_the_version_never_moves(tmp_path, monkeypatch):
+    """The safety net for a key change whose version bump failed: after KEY_TABLE_TTL the key
+    is read from the store again."""
+    from kgservice.caches.changelog import VersionClock
+    from kgservice.server.auth import store as keystore_mod
+
+    class Still:
+        def version(self):
+            return 1
+
+    keys = SqliteKeyStore(tmp_path / "keys.sqlite3", clock=VersionClock(Still()))
+    try:
+        key, _ = keys.create("erin", "reader")
+        keys.verify(key)
+        keys.verify(key)
+        assert keys.lookups == 1
+        monkeypatch.setattr(keystore_mod, "KEY_TABLE_TTL", 0.0)
+        keys.verify(key)
+        assert keys.lookups == 2
+    finally:
+        keys.close()

@@ -89,3 +89,68 @@ def test_admin_cache_and_doctor(client, keys):
     assert client.get("/v1/admin/cache", headers=h).json()["caches"]["key_nodes"]["entries"] == 0
     doc = client.get("/v1/admin/doctor", headers=h).json()
     assert doc["ok"] is True and doc["units"] == 8
+
+
+def test_sse_ask_sends_each_round_while_the_pipeline_still_runs(client, keys, monkeypatch):
+    """The round event reaches the client before the pipeline returns: the fake pipeline
+    reports a round, then waits until the client has read it (it would time out if rounds were
+    only sent with the answer, as before the per-round hook)."""
+    import threading
+
+    from kgservice.server import ops
+    from kgservice.server.routes import query
+
+    seen = threading.Event()
+    real = ops.ask
+
+    def slow_ask(kb, body, on_round=None):
+        on_round({"round": 1, "mode": "directed", "new_units": ["s1"]})
+        assert seen.wait(20), "the round event was not delivered while the pipeline ran"
+        return real(kb, body)
+
+    monkeypatch.setattr(query.ops, "ask", slow_ask)
+    h = {**auth(keys["reader"]), "Accept": "text/event-stream"}
+    events = []
+    with client.stream("POST", "/v1/ask", json={"question": "What does smoking cause?", "threshold": 0.7},
+                       headers=h) as s:
+        for line in s.iter_lines():
+            if line.startswith("event: "):
+                events.append(line[7:])
+            if line.startswith("data: ") and events[-1:] == ["round"]:
+                assert json.loads(line[6:])["new_units"] == ["s1"]
+                seen.set()
+    assert events[:2] == ["started", "round"] and events[-2:] == ["answer", "done"]
+
+
+def test_cached_ask_fast_path_matches_the_route_and_is_counted(client, keys, app, monkeypatch):
+    """A repeated question is answered by the CachedAsk gate (the route's handler is not
+    called) with the route's JSON, counted under /v1/ask; bad bodies and misses still reach
+    the route (422 naming the field)."""
+    from kgservice.server.routes import query
+
+    h = auth(keys["reader"])
+    body = {"question": "What does smoking cause?", "threshold": 0.7}
+    client.post("/v1/ask", json=body, headers=h)
+    second = client.post("/v1/ask", json=body, headers=h).json()  # 0 LLM calls: admitted to the front
+    assert second["usage"]["calls"] == 0
+
+    def not_called(*a, **kw):
+        raise AssertionError("the route ran: the fast path missed")
+
+    monkeypatch.setattr(query.ops, "ask", not_called)
+    before = client.get("/metrics", headers=h).text
+    third = client.post("/v1/ask", json=body, headers=h)
+    assert third.status_code == 200 and third.headers["content-type"] == "application/json"
+    got = third.json()
+    assert {k: v for k, v in got.items() if k != "seconds"} == {k: v for k, v in second.items() if k != "seconds"}
+    after = client.get("/metrics", headers=h).text
+
+    def count(text):
+        line = next((x for x in text.splitlines()
+                     if x.startswith('kg_http_requests_total{code="200",route="/v1/ask"}')), None)
+        return float(line.split()[-1]) if line else 0.0
+
+    assert count(after) == count(before) + 1
+    bad = client.post("/v1/ask", json={"question": ""}, headers=h)
+    assert bad.status_code == 422 and "question" in bad.text
+    assert client.post("/v1/ask", json=body).status_code == 401  # the key check stays in front

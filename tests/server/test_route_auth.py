@@ -28,6 +28,8 @@ SAMPLES = {
     ("POST", "/v1/graphify/explain"): ("/v1/graphify/explain", {"node": "smoking"}),
     ("POST", "/v1/results"): ("/v1/results", {"question": "q?", "answer": "a", "outcome": "useful"}),
     ("POST", "/v1/ingest"): ("/v1/ingest", {"units": "#n1 {tea} [contains] {caffeine}"}),
+    ("GET", "/v1/jobs"): ("/v1/jobs?status=done", None),
+    ("POST", "/v1/jobs/{job_id}/cancel"): ("/v1/jobs/{queued}/cancel", None),
     ("GET", "/v1/jobs/{job_id}"): ("/v1/jobs/{job}", None),
     ("GET", "/v1/jobs/{job_id}/events"): ("/v1/jobs/{job}/events", None),
     ("POST", "/v1/admin/keys"): ("/v1/admin/keys", {"user": "carol", "role": "reader"}),
@@ -83,10 +85,11 @@ def test_every_route_declares_a_role_and_has_a_sample(app):
     # the intended policy, written down independently of the code
     assert roles[("GET", "/livez")] is None and roles[("GET", "/readyz")] is None
     assert roles[("GET", "/metrics")] == "reader"
-    assert roles[("POST", "/v1/ingest")] == "writer" and roles[("POST", "/v1/results")] == "writer"
+    writes = ("/v1/ingest", "/v1/results", "/v1/jobs", "/v1/jobs/{job_id}/cancel")
+    assert all(roles[(m, p)] == "writer" for m, p in roles if p in writes)
     assert all(r == "admin" for (m, p), r in roles.items() if p.startswith("/v1/admin"))
     assert all(r == "reader" for (m, p), r in roles.items()
-               if p.startswith("/v1/") and not p.startswith("/v1/admin") and p not in ("/v1/ingest", "/v1/results"))
+               if p.startswith("/v1/") and not p.startswith("/v1/admin") and p not in writes)
 
 
 @pytest.mark.parametrize("caller", [None, *ROLES])
@@ -100,7 +103,9 @@ def test_route_matrix(app, client, keys, kb, caller):
     for method, template, role in sorted(table):
         path, body = SAMPLES[(method, template)]
         victim = app.state.ctx.keys().create("victim", "reader")[1].key_id
-        path = path.format(job=job.id, victim=victim)
+        queued = kb.jobs.submit("ingest", {"units": "#j2 {c} [is a] {d}", "doc": "t"},
+                                f"user-{caller or 'writer'}", None).id  # a job to cancel (own, or any for admin)
+        path = path.format(job=job.id, victim=victim, queued=queued)
         if caller is None and role is not None:
             # each keyless probe from its own client address: the per-address limit on failed
             # authentications (20, then 2/s) is tested in test_gates, not here

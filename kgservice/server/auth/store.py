@@ -2,8 +2,9 @@
 
 Neo4j: ``(:KgApiKey)`` nodes through the Cypher files in ``cypher/`` beside this module.
 Embedded backend: a small SQLite file in the data directory (``keys.sqlite3``, mode 600),
-separate from the graph snapshot. Both are read on every request, so a revocation takes
-effect on the next request of every server.
+separate from the graph snapshot. A verified key is kept in memory only until the store's
+change-log version moves, and every create / revoke moves it, so a revocation takes effect
+on the next request of every server (see :class:`KeyStore`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -45,11 +47,31 @@ class CypherFiles:
 cypher = CypherFiles(CYPHER_DIR)
 
 
+_MISSING = object()
+KEY_TABLE_SIZE = 10_000
+KEY_TABLE_TTL = 30.0  # seconds: a safety net only (a key change whose version bump failed)  # key records kept in memory per process (dropped whole when exceeded)
+
+
 class KeyStore(ABC):
-    def __init__(self, read_only: bool = False) -> None:
+    """Create, list, revoke and verify keys.
+
+    With a ``clock`` (the store's change-log version, :class:`kgservice.caches.changelog.VersionClock`)
+    verified records are kept in memory for as long as the version does not move, and
+    ``create`` / ``revoke`` move it (``bump``): every server then drops its table on its next
+    request, so a revocation still takes effect on the next request, while a request in between
+    costs a version read shared with concurrent requests (and with the request's own cache sync)
+    instead of a key lookup of its own. Without a clock every verification reads the store."""
+
+    def __init__(self, read_only: bool = False, clock: Any = None, bump: Any = None) -> None:
         self.read_only = read_only
+        self.clock = clock
+        self.bump = bump  # () -> None: move the change-log version after a key change
         self._touched: dict[str, float] = {}
         self._touch_lock = threading.Lock()
+        self._table: dict[str, tuple[tuple[ApiKey, str], float]] = {}  # key id -> (record, digest), kept at
+        self._table_version: int | None = None
+        self._table_lock = threading.Lock()
+        self.lookups = 0  # store lookups made by verify (the bench and tests read it)
 
     def _writable(self) -> None:
         if self.read_only:
@@ -84,6 +106,7 @@ class KeyStore(ABC):
         full, key_id, sha = new_key()
         created = _now()
         self._insert(key_id, sha, user, role, created)
+        self._changed()
         return full, ApiKey(key_id=key_id, user=user, role=role, created=created)
 
     def revoke(self, key_id: str) -> ApiKey:
@@ -91,9 +114,51 @@ class KeyStore(ABC):
         at = self._revoke(key_id.strip(), _now())
         if at is None:
             raise KeyError_(f"no API key with id {key_id!r} (`kg keys list` shows the ids)")
+        self._changed()
         found = self._get(key_id.strip())
         assert found is not None
         return found[0]
+
+    def _changed(self) -> None:
+        """After the key write committed: move the version (other servers), drop our table. If
+        the bump fails the call raises (run it again: revoking twice is harmless), and other
+        servers still drop the key within KEY_TABLE_TTL."""
+        if self.bump is not None:
+            self.bump()
+        with self._table_lock:
+            self._table.clear()
+            self._table_version = None
+
+    def _lookup(self, key_id: str) -> tuple[ApiKey, str] | None:
+        """The stored record, from the in-memory table while the version has not moved."""
+        if self.clock is None:
+            self.lookups += 1
+            return self._get(key_id)
+        version = self.clock.read()  # one read started after this request arrived (shared)
+        found = self._table_get(key_id, version)
+        return self._fetch(key_id, version) if found is _MISSING else found
+
+    def _table_get(self, key_id: str, version: int) -> Any:
+        """The record kept for ``key_id`` at ``version``, or _MISSING (the table is dropped
+        whenever the version moves)."""
+        with self._table_lock:
+            if version != self._table_version:
+                self._table.clear()
+                self._table_version = version
+            kept = self._table.get(key_id, _MISSING)
+            if kept is _MISSING or time.monotonic() - kept[1] > KEY_TABLE_TTL:
+                return _MISSING
+            return kept[0]
+
+    def _fetch(self, key_id: str, version: int) -> tuple[ApiKey, str] | None:
+        self.lookups += 1
+        found = self._get(key_id)
+        with self._table_lock:
+            if self._table_version == version and found is not None:  # unknown ids are not kept
+                if len(self._table) >= KEY_TABLE_SIZE:
+                    self._table.clear()
+                self._table[key_id] = (found, time.monotonic())
+        return found
 
     def verify(self, presented: str) -> Principal | None:
         """The principal of a valid, unrevoked key, else None. One lookup, constant-time compare."""
@@ -101,23 +166,52 @@ class KeyStore(ABC):
         if parts is None:
             return None
         key_id, secret = parts
-        found = self._get(key_id)
+        principal = self._check(key_id, secret, self._lookup(key_id))
+        if principal is not None and self._touch_due(key_id):
+            self._touch_now(key_id)
+        return principal
+
+    async def averify(self, presented: str) -> Principal | None:
+        """:meth:`verify` for the event loop: the version read is shared with every concurrent
+        request (:meth:`VersionClock.aread`) and a key in the in-memory table costs no thread
+        hop; a table miss or a due ``last_used`` write runs in a worker thread."""
+        import anyio.to_thread
+
+        if self.clock is None or not hasattr(self.clock, "aread"):
+            return await anyio.to_thread.run_sync(self.verify, presented)
+        parts = split_key(presented)
+        if parts is None:
+            return None
+        key_id, secret = parts
+        version = await self.clock.aread()
+        found = self._table_get(key_id, version)
+        if found is _MISSING:
+            found = await anyio.to_thread.run_sync(self._fetch, key_id, version)
+        principal = self._check(key_id, secret, found)
+        if principal is not None and self._touch_due(key_id):
+            await anyio.to_thread.run_sync(self._touch_now, key_id)
+        return principal
+
+    @staticmethod
+    def _check(key_id: str, secret: str, found: tuple[ApiKey, str] | None) -> Principal | None:
         record, stored = found if found is not None else (None, None)
         if not secret_matches(secret, stored) or record is None or not record.active:
             return None
-        self._maybe_touch(key_id)
         return Principal(user=record.user, role=record.role, key_id=key_id)
 
-    def _maybe_touch(self, key_id: str) -> None:
+    def _touch_due(self, key_id: str) -> bool:
         import time
 
         if self.read_only:
-            return
+            return False
         now = time.monotonic()
         with self._touch_lock:
             if now - self._touched.get(key_id, -TOUCH_EVERY) < TOUCH_EVERY:
-                return
+                return False
             self._touched[key_id] = now
+            return True
+
+    def _touch_now(self, key_id: str) -> None:
         try:
             self._touch(key_id, _now())
         except Exception:  # last_used is a courtesy: a read-only server must still authenticate
@@ -125,8 +219,8 @@ class KeyStore(ABC):
 
 
 class SqliteKeyStore(KeyStore):
-    def __init__(self, path: Path, read_only: bool = False):
-        super().__init__(read_only)
+    def __init__(self, path: Path, read_only: bool = False, clock: Any = None, bump: Any = None):
+        super().__init__(read_only, clock, bump)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists()
@@ -181,8 +275,9 @@ class SqliteKeyStore(KeyStore):
 class Neo4jKeyStore(KeyStore):
     """Keys as ``(:KgApiKey)`` nodes, through the knowledge base's own driver (one pool)."""
 
-    def __init__(self, driver: Any, database: str = "neo4j", read_only: bool = False):
-        super().__init__(read_only)
+    def __init__(self, driver: Any, database: str = "neo4j", read_only: bool = False, clock: Any = None,
+                 bump: Any = None):
+        super().__init__(read_only, clock, bump)
         self.driver = driver
         self.database = database
         self._schema_done = False
@@ -222,8 +317,14 @@ class Neo4jKeyStore(KeyStore):
 
 
 def open_key_store(kb: KnowledgeBase) -> KeyStore:
-    """The key store that goes with a knowledge base's graph store."""
+    """The key store that goes with a knowledge base's graph store, sharing the caches' version
+    clock (one version read per request serves both) when the store keeps a change log."""
+    from kgservice.caches.changelog import bump_version
+
+    clock = kb.caches.clock
+    bump = (lambda: bump_version(kb.store)) if clock is not None else None
     if kb.settings.backend == "neo4j":
         store = kb.store
-        return Neo4jKeyStore(store.driver, store.database, read_only=kb.settings.read_only)
-    return SqliteKeyStore(Path(kb.settings.data_dir) / KEYS_FILE, read_only=kb.settings.read_only)
+        return Neo4jKeyStore(store.driver, store.database, read_only=kb.settings.read_only, clock=clock, bump=bump)
+    return SqliteKeyStore(Path(kb.settings.data_dir) / KEYS_FILE, read_only=kb.settings.read_only, clock=clock,
+                          bump=bump)

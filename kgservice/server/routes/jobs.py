@@ -1,4 +1,5 @@
-"""Ingest through durable jobs (kb.jobs): 202 + job id, Idempotency-Key, status, SSE events."""
+"""Ingest through durable jobs (kb.jobs): 202 + job id, Idempotency-Key, status, SSE events,
+listing and cancelling."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import Annotated
 
 import anyio
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse
 
+from kgservice.jobs.model import JobStatus as JobStatusName
 from kgservice.server import ops
 from kgservice.server.auth import Principal
 from kgservice.server.deps import READER, WRITER
@@ -19,7 +21,7 @@ from kgservice.server.models import IngestIn, JobAccepted
 from kgservice.server.routes import ctx_of, sse
 
 router = APIRouter(prefix="/v1", tags=["jobs"])
-FINAL = ("done", "failed")
+FINAL = ("done", "failed", "cancelled")
 POLL = 0.5  # seconds between job-event polls of one SSE stream
 STREAM_MAX = 600.0  # seconds one SSE stream stays open; the client resumes with Last-Event-ID
 
@@ -34,6 +36,26 @@ def ingest(body: IngestIn, request: Request, who: Principal = Depends(WRITER),
     job = ops.jobs_of(sc.kb).submit("ingest", payload, who.user, idempotency_key)
     return JobAccepted(job_id=job.id, status=job.status, status_url=f"/v1/jobs/{job.id}",
                        events_url=f"/v1/jobs/{job.id}/events")
+
+
+@router.get("/jobs")
+def jobs(request: Request, who: Principal = Depends(WRITER),
+         status: Annotated[JobStatusName | None, Query(description="only jobs in this status")] = None,
+         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+         user: Annotated[str | None, Query(description="admins: only this user's jobs")] = None) -> JSONResponse:
+    """Jobs newest first: your own (admins: everyone's, or one user's with `user`), optionally
+    of one status (queued, running, done, failed, cancelled)."""
+    found = ops.list_jobs(ctx_of(request).kb, who, status=status, limit=limit, user=user)
+    return JSONResponse({"jobs": [ops.job_dict(j) for j in found], "count": len(found)})
+
+
+@router.post("/jobs/{job_id}/cancel")
+def cancel(job_id: str, request: Request, who: Principal = Depends(WRITER)) -> JSONResponse:
+    """Cancel a job you submitted (admins: any job). Queued: `cancelled` at once, never run.
+    Running: `cancel_requested` (best effort: the worker stops if it has not started storing;
+    an ingest already being stored completes and its events say so). Finished: 409."""
+    job = ops.cancel_job(ctx_of(request).kb, job_id, who)
+    return JSONResponse(ops.job_dict(job))
 
 
 @router.get("/jobs/{job_id}")

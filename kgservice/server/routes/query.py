@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Annotated
 
 import anyio.to_thread
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
 from fastapi.sse import EventSourceResponse
 
 from kgservice.server import ops
@@ -20,34 +22,61 @@ router = APIRouter(prefix="/v1", tags=["query"])
 
 @router.post("/ask", response_model=AskOut, dependencies=[Depends(READER)],
              responses={200: {"content": {"text/event-stream": {}},
-                              "description": "JSON, or with `Accept: text/event-stream` the events `round` "
-                                             "(one per drill-down round), `answer` and `done`"}})
+                              "description": "JSON, or with `Accept: text/event-stream` the events `started`, "
+                                             "`round` (one per drill-down round, as it finishes), `answer` and `done`"}})
 async def ask(body: AskIn, request: Request):
     """Answer from the graph, citing unit ids, or "not in the graph". With `Accept: text/event-stream`
-    the reply is a stream: `started`, one `round` per drill-down round, `answer`, `done`. The
-    rounds are sent when the pipeline has finished them all (it has no per-round hook yet)."""
-    sc = ctx_of(request)
+    the reply is a stream: `started`, one `round` per drill-down round as soon as that round is
+    done (while the next one runs), `answer`, `done`.
 
-    def run() -> tuple[AskOut, object]:
-        out, res = ops.ask(sc.kb, body)
+    A question answered before at the same store version with no LLM call is served from the
+    in-memory front on the event loop (no worker thread); anything else runs in a worker thread."""
+    sc = ctx_of(request)
+    cached = ops.ask_cached(sc.kb, body)
+    if cached is not None:
+        sc.metrics.record_ask(cached[1])
+
+    def run(on_round=None) -> tuple[AskOut, object]:
+        out, res = ops.ask(sc.kb, body, on_round=on_round)
         sc.metrics.record_ask(res)
         return out, res
 
     if "text/event-stream" not in request.headers.get("accept", ""):
-        out, _ = await anyio.to_thread.run_sync(run)
-        return out
+        out = cached[0] if cached is not None else (await anyio.to_thread.run_sync(run))[0]
+        return json_of(out)
 
     async def stream() -> AsyncIterator[bytes]:
         yield sse("started", {"question": body.question})
-        try:
-            out, res = await anyio.to_thread.run_sync(run)
-        except Exception as exc:  # the status line is sent: report the failure as an event
-            from kgservice.server.errors import status_of
+        if cached is not None:
+            out, res = cached
+            for i, r in enumerate(res.rounds, 1):  # type: ignore[attr-defined]
+                yield sse("round", r, id=str(i))
+        else:
+            loop = asyncio.get_running_loop()
+            events: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
 
-            yield sse("error", {"status": status_of(exc), "detail": str(exc)})
-            return
-        for i, r in enumerate(res.rounds, 1):  # type: ignore[attr-defined]
-            yield sse("round", r, id=str(i))
+            def on_round(d: dict) -> None:  # in the worker thread, as each round finishes
+                loop.call_soon_threadsafe(events.put_nowait, ("round", d))
+
+            task = asyncio.ensure_future(anyio.to_thread.run_sync(run, on_round))
+            task.add_done_callback(lambda t: events.put_nowait(("end", None)))
+            try:
+                i = 0
+                while True:
+                    kind, d = await events.get()
+                    if kind == "end":
+                        break
+                    i += 1
+                    yield sse("round", d, id=str(i))
+                out, res = task.result()
+            except Exception as exc:  # the status line is sent: report the failure as an event
+                from kgservice.server.errors import status_of
+
+                yield sse("error", {"status": status_of(exc), "detail": str(exc)})
+                return
+            finally:
+                if not task.done():  # the client went away: let the thread finish, keep its error quiet
+                    task.add_done_callback(lambda t: t.cancelled() or t.exception())
         yield sse("answer", out.model_dump(mode="json", exclude={"trace"}))
         yield sse("done", {"rounds": out.rounds, "in_graph": out.in_graph})
 
@@ -61,9 +90,16 @@ def search(body: SearchIn, request: Request) -> list[SearchHit]:
 
 
 @router.post("/expand", response_model=ExpandOut, dependencies=[Depends(READER)])
-def expand(body: ExpandIn, request: Request) -> ExpandOut:
+def expand(body: ExpandIn, request: Request) -> Response:
     """Expansion without the LLM from nodes (ids or labels): directed (units) or spread (ranked nodes)."""
-    return ops.expand(ctx_of(request).kb, body)
+    return json_of(ops.expand(ctx_of(request).kb, body))
+
+
+def json_of(model: BaseModel) -> Response:
+    """The model as JSON, serialised once by pydantic-core: returning the model itself makes
+    FastAPI validate it again against ``response_model`` first (a measurable share of a
+    cached ask's CPU). ``response_model`` stays on the route for the OpenAPI schema."""
+    return Response(model.model_dump_json(), media_type="application/json")
 
 
 @router.get("/units/{unit_id}", response_model=UnitOut, dependencies=[Depends(READER)])

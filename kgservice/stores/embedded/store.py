@@ -93,9 +93,20 @@ class EmbeddedStore(JournaledStore, GraphStore):
             self.s = old
             raise
 
+    def _log_change(self, touched: Iterable[str], *, everything: bool = False) -> None:
+        """Cache coherence for a change outside an ingest (under the write lock, before it is durable)."""
+        try:
+            record_embedded_change(self.dir, touched, everything=everything)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; nothing was "
+                                  f"changed. Free space or make {self.dir} writable, then run the same command "
+                                  "again") from None
+
     def rebuild_indexes(self, unit_ids: Sequence[str] | None = None) -> dict[str, int]:
-        """Always rebuilds everything from the stored units (in memory it is cheap); labels kept."""
+        """Always rebuilds everything from the stored units (in memory it is cheap); labels kept.
+        Logged as an "everything" change: every cache entry may describe the old indexes."""
         with self._write_lock(), paused_gc():
+            self._log_change([], everything=True)
             old = self.s
             g = _Graph()
             strs = _Interner(g.labels)
@@ -113,6 +124,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
             s = self.s
             changed = {n: lab for n, lab in labels.items() if n in s.labels and s.labels[n] != lab}
             if changed:
+                self._log_change(changed)
                 before = {n: s.labels[n] for n in changed}
                 s.labels.update(changed)
                 s.generation += 1
@@ -125,6 +137,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
 
     def wipe(self) -> None:
         with self._write_lock():
+            self._log_change([], everything=True)  # the version grows on; every reader clears
             g = _Graph()
             g.generation = self.s.generation + 1
             self._replace_state(g)

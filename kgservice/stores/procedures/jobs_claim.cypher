@@ -5,12 +5,14 @@
 // parameters: $worker, $lease_ms
 // returns: job (zero rows: nothing claimable, or lost the race)
 MATCH (j:KgJob)
-WHERE j.status = 'queued' OR (j.status = 'running' AND j.lease_until < timestamp() AND j.attempts < j.max_attempts)
+WHERE j.status = 'queued' OR (j.status = 'running' AND j.lease_until < timestamp() AND j.attempts < j.max_attempts
+       AND NOT coalesce(j.cancel_requested, false))
 WITH j ORDER BY j.created_ms, j.id LIMIT 1
 SET j._lock = true
 REMOVE j._lock
 WITH j, j.status AS was, j.owner AS previous
-WHERE j.status = 'queued' OR (j.status = 'running' AND j.lease_until < timestamp() AND j.attempts < j.max_attempts)
+WHERE j.status = 'queued' OR (j.status = 'running' AND j.lease_until < timestamp() AND j.attempts < j.max_attempts
+       AND NOT coalesce(j.cancel_requested, false))
 SET j.status = 'running', j.owner = $worker, j.lease_until = timestamp() + $lease_ms,
     j.attempts = j.attempts + 1, j.updated_ms = timestamp(),
     j.ev_status = j.ev_status + 'running',
