@@ -38,6 +38,7 @@ from kgservice.stores.factory import open_store
 
 if TYPE_CHECKING:
     from kgservice.entry import EntryFinder, EntryResult
+    from kgservice.expansion.lexical import LexicalUnits
     from kgservice.expansion.retrieve import Retrieval
     from kgservice.admin.doctor import DoctorReport
     from kgservice.caches import Caches
@@ -275,6 +276,13 @@ class KnowledgeBase:
         from kgservice.entry import EntryFinder
 
         return EntryFinder(self.store, self.embedder.embed, self.vectors)
+
+    @cached_property
+    def lexical_units(self) -> LexicalUnits:
+        """BM25 over the stored unit text (:mod:`kgservice.expansion.lexical`), for retrieval."""
+        from kgservice.expansion.lexical import LexicalUnits
+
+        return LexicalUnits(self.store)
 
     def entry(self, question: str, qvec: Any = None, **params: Any) -> EntryResult:
         """Entry nodes of a question without an LLM (:mod:`kgservice.entry`): names + vectors,

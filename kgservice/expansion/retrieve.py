@@ -1,6 +1,10 @@
 """The project's no-LLM retrieval: question -> ranked units (the pool the drill-down sees).
 
 1. entry nodes from the question (:mod:`kgservice.entry`: names + vectors, by specificity);
+   plus lexical seeds: the nodes of the unit whose own text best matches the question's
+   words (BM25, :mod:`kgservice.expansion.lexical`), weighted by their specificity — the hop
+   a question asks about is often named only by ordinary words ("snowfall", "debt"), which
+   no entry node carries (MuSiQue: +6.9 R@2 / +5.2 R@5, held out on half the questions);
 2. spreading activation from them with the service's parameters (hub damping and seed
    backflow from the lexicon, :meth:`KnowledgeBase.spread_params`);
 3. fusion of the node energies with the question's vector similarity to the nodes
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgservice.entry import EntryResult
+from kgservice.entry.match import specificity
 from kgservice.expansion.fusion import fuse_scores
 from kgservice.expansion.spread import spread_activation
 from kgservice.ids import is_literal_id
@@ -34,6 +39,16 @@ class RetrieveParams:
     dense_top_k: int = 30  # nearest nodes to the question asked of the vector store
     top_nodes: int = 30  # units are collected from this many best nodes
     max_units: int = 40  # the pool size returned
+    # lexical seeds (module doc, step 1): the nodes of this many best BM25 units join the seeds
+    # at this weight times their specificity (a named node weighs at most 1). Chosen on half of
+    # the MuSiQue questions, checked on the other half (scripts/eval/RESULTS.md); 0 turns it off.
+    lexical_weight: float = 1.5
+    lexical_units: int = 1
+
+    def __post_init__(self) -> None:
+        if self.lexical_weight < 0 or self.lexical_units < 0:
+            raise ValueError(f"lexical_weight and lexical_units must be >= 0, got {self.lexical_weight}, "
+                             f"{self.lexical_units}")
 
 
 @dataclass
@@ -47,12 +62,15 @@ class RetrievedUnit:
 class Retrieval:
     question: str
     entry: EntryResult
+    lexical: dict[str, float] = field(default_factory=dict)  # lexical seed units -> BM25
+    seeds: dict[str, float] = field(default_factory=dict)  # what spreading started from
     node_scores: dict[str, float] = field(default_factory=dict)
     units: list[RetrievedUnit] = field(default_factory=list)
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "entry": self.entry.to_dict(),
+        return {"question": self.question, "entry": self.entry.to_dict(), "lexical": self.lexical,
+                "seeds": self.seeds,
                 "units": [u.__dict__ for u in self.units], "seconds": round(self.seconds, 4)}
 
 
@@ -62,7 +80,8 @@ def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = N
     if qvec is None:
         qvec = kb.embedder.embed([question])[0]
     entry = kb.entry(question, qvec)
-    energy = spread_activation(kb.store, entry.seeds, kb.spread_params()).energy if entry.seeds else {}
+    seeds, lexical = lexical_seeds(kb, question, entry.seeds, p)
+    energy = spread_activation(kb.store, seeds, kb.spread_params()).energy if seeds else {}
     dense = {n: s for n, s in kb.vectors.search(qvec, top_k=p.dense_top_k, threshold=0.0)} if p.dense_weight else {}
     graph = {n: e for n, e in energy.items() if not is_literal_id(n)}
     scores = fuse_scores(graph, dense, p.dense_weight) if dense else fuse_scores(graph, {}, 0.0)
@@ -79,5 +98,29 @@ def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = N
             pool.setdefault(t, set()).update(nodes)
     ranked = sorted(((uid, sum(scores[n] for n in nodes), sorted(nodes)) for uid, nodes in pool.items()),
                     key=lambda x: (-x[1], x[0]))[: p.max_units]
-    return Retrieval(question, entry, dict(best), [RetrievedUnit(u, round(s, 9), ns) for u, s, ns in ranked],
+    return Retrieval(question, entry, lexical, seeds, dict(best), [RetrievedUnit(u, round(s, 9), ns) for u, s, ns in ranked],
                      time.perf_counter() - t0)
+
+
+def lexical_seeds(kb: KnowledgeBase, question: str, seeds: dict[str, float],
+                  p: RetrieveParams) -> tuple[dict[str, float], dict[str, float]]:
+    """The entry seeds plus the nodes of the best-matching units (their terminal units when
+    superseded), each at ``lexical_weight * bm25 / best bm25 * specificity``; a node that is
+    both keeps the larger weight. Returns (seeds, {lexical unit: bm25})."""
+    if not p.lexical_weight or not p.lexical_units:
+        return dict(seeds), {}
+    hits = kb.lexical_units.index().top(question, p.lexical_units)
+    if not hits:
+        return dict(seeds), {}
+    store, best = kb.store, hits[0][1]
+    ends = store.superseded_end([u for u, _ in hits])
+    out = dict(seeds)
+    for uid, score in hits:
+        for unit in store.get_units(ends.get(uid, [uid])):
+            for n in [unit.subject_id] + unit.context_node_ids():
+                if is_literal_id(n):
+                    continue
+                w = p.lexical_weight * score / best * specificity(kb.entry_finder.mentions(n))
+                if w > out.get(n, 0.0):
+                    out[n] = round(w, 6)
+    return out, {u: round(s, 6) for u, s in hits}
