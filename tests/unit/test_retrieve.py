@@ -1,0 +1,89 @@
+"""The no-LLM retrieval (kb.retrieve): BM25 over the stored unit text, and the lexical seeds it
+adds to the entry step's seeds, worked out by hand on a small embedded store."""
+
+from __future__ import annotations
+
+import doctest
+import math
+import os
+
+import pytest
+
+import kgservice.expansion.lexical as lexical
+from kgservice.config import Settings
+from kgservice.expansion.lexical import UnitIndex
+from kgservice.expansion.retrieve import RetrieveParams
+from kgservice.service import KnowledgeBase
+
+UNITS = """\
+#u1 {Brother} [performed by] {Pearl Jam}
+#u2 {Pearl Jam} [formed in] {Seattle}
+#u3 {Seattle} [has] {heavy snowfall}
+#u4 {Portland} [has] {mild weather}
+#u5 {Seattle} [is a] {city}
+"""
+QUESTION = "What is the snowfall in the city where the performers of Brother were formed?"
+
+
+def test_doctests():
+    result = doctest.testmod(lexical)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_bm25_by_hand():
+    ix = UnitIndex.build([("a", "snow snow rain"), ("b", "snow"), ("c", "sun")])
+    n, avg = 3, (3 + 1 + 1) / 3
+    idf = math.log(1 + (n - 2 + 0.5) / (2 + 0.5))  # "snow" is in 2 of 3 units
+
+    def bm(tf: int, length: int) -> float:
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
+
+    assert ix.scores("The snow?") == pytest.approx({"a": bm(2, 3), "b": bm(1, 1)})
+    assert ix.top("snow", 1) == [("b", pytest.approx(bm(1, 1)))]  # the short unit wins (length normalisation)
+    assert ix.scores("Schnee") == {}
+
+
+@pytest.fixture(params=["embedded", "neo4j"])
+def kb(request, tmp_path):
+    """kb.retrieve on each graph backend (Neo4j skips without a server, fails under CI)."""
+    over = {}
+    if request.param == "neo4j":
+        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()
+        over = dict(backend="neo4j", neo4j_uri=os.environ["KG_TEST_NEO4J_URI"],
+                    neo4j_user=os.environ.get("KG_NEO4J_USER", "neo4j"), neo4j_password=os.environ.get("NEO4J_PASSWORD"))
+    k = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", **over))
+    k.ingest_notation(UNITS)
+    yield k
+    k.close()
+
+
+def spec(m: int) -> float:
+    return 1 / (1 + math.log(m))
+
+
+def test_lexical_seeds_join_the_entry_seeds(kb):
+    off = kb.retrieve(QUESTION, lexical_weight=0)
+    on = kb.retrieve(QUESTION)
+    assert off.lexical == {} and "seattle" not in off.seeds
+    # "snowfall" is only in u3 (and "city" in u5, "formed" in u2: u3 and its rare word win)
+    assert list(on.lexical) == ["u3"]
+    # u3's nodes join at 1.5 * specificity; seattle is mentioned by u2, u3, u5 and the snowfall node by u3 only
+    assert on.seeds["seattle"] == pytest.approx(1.5 * spec(3), abs=1e-6)
+    assert on.seeds["heavy snowfall"] == pytest.approx(1.5, abs=1e-6)
+    assert {n: w for n, w in on.seeds.items() if n in off.seeds} == off.seeds  # entry seeds untouched (max)
+    assert on.to_dict()["lexical"] == on.lexical
+    rank = [u.id for u in on.units]
+    assert "u3" in rank and ("u3" not in [u.id for u in off.units] or
+                             rank.index("u3") <= [u.id for u in off.units].index("u3"))
+
+
+def test_lexical_index_follows_the_store(kb):
+    assert kb.retrieve("Which city has mild weather?").lexical == {"u4": pytest.approx(
+        kb.lexical_units.index().scores("Which city has mild weather?")["u4"], abs=1e-6)}
+    kb.ingest_notation("#u6 {Portland} [has] {mild weather with drizzle and drizzle}")
+    assert "u6" in kb.lexical_units.index().lengths  # rebuilt: the store's counts changed
+
+
+def test_bad_params():
+    with pytest.raises(ValueError, match="lexical_weight"):
+        RetrieveParams(lexical_weight=-1)
