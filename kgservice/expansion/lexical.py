@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from kgservice.entry.match import STOPWORDS, tokens
 from kgservice.model import Unit
@@ -40,9 +41,12 @@ def unit_text(unit: Unit) -> str:
     return " ".join(w for w in words if w)
 
 
-@dataclass
 class UnitIndex:
-    """An inverted index of unit tokens with BM25 scoring.
+    """An inverted index of unit tokens with BM25 scoring. Each posting holds its finished
+    BM25 term weight (idf and length normalisation are known once the index is built; it is
+    rebuilt whenever the store changes), so a question costs one numpy ``bincount`` over the
+    postings of its words, not a Python loop over them (a common word such as "country" has
+    hundreds of units).
 
     >>> ix = UnitIndex.build([("u1", "Seattle has heavy snowfall"), ("u2", "Seattle is a city"),
     ...                       ("u3", "Pearl Jam formed in Seattle")])
@@ -54,43 +58,63 @@ class UnitIndex:
     []
     """
 
-    postings: dict[str, dict[str, int]] = field(default_factory=dict)  # token -> unit id -> term frequency
-    lengths: dict[str, int] = field(default_factory=dict)  # unit id -> tokens
-    k1: float = 1.2
-    b: float = 0.75
+    k1 = 1.2
+    b = 0.75
+
+    def __init__(self, ids: list[str], postings: dict[str, tuple[np.ndarray, np.ndarray]]):
+        self.ids = ids  # row -> unit id
+        self.postings = postings  # token -> (rows, BM25 term weights)
 
     @classmethod
     def build(cls, units: Iterable[tuple[str, str]]) -> "UnitIndex":
         """From (unit id, text) pairs."""
-        ix = cls()
+        ids: list[str] = []
+        lengths: list[int] = []
+        tf: dict[str, dict[int, int]] = {}
         for uid, text in units:
             toks = tokens(text)
-            ix.lengths[uid] = len(toks)
+            row = len(ids)
+            ids.append(uid)
+            lengths.append(len(toks))
             for t in toks:
-                row = ix.postings.setdefault(t, {})
-                row[uid] = row.get(uid, 0) + 1
-        return ix
+                d = tf.setdefault(t, {})
+                d[row] = d.get(row, 0) + 1
+        n = len(ids)
+        avg = (sum(lengths) / n or 1.0) if n else 1.0
+        norm = cls.k1 * (1 - cls.b + cls.b * np.asarray(lengths, dtype=np.float64) / avg)
+        postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for t, d in tf.items():
+            rows = np.fromiter(d.keys(), dtype=np.int64, count=len(d))
+            f = np.fromiter(d.values(), dtype=np.float64, count=len(d))
+            idf = math.log(1.0 + (n - len(d) + 0.5) / (len(d) + 0.5))
+            postings[t] = (rows, idf * f * (cls.k1 + 1) / (f + norm[rows]))
+        return cls(ids, postings)
+
+    def _vector(self, question: str) -> np.ndarray | None:
+        hits = [self.postings[t] for t in sorted(set(tokens(question)) - STOPWORDS) if t in self.postings]
+        if not hits:
+            return None
+        rows = np.concatenate([r for r, _ in hits])
+        weights = np.concatenate([w for _, w in hits])
+        return np.bincount(rows, weights=weights, minlength=len(self.ids))
 
     def scores(self, question: str) -> dict[str, float]:
         """BM25 of every unit sharing a non-stopword token with the question."""
-        n = len(self.lengths)
-        if not n:
+        v = self._vector(question)
+        if v is None:
             return {}
-        avg = sum(self.lengths.values()) / n or 1.0
-        k1, b, lengths = self.k1, self.b, self.lengths
-        out: dict[str, float] = {}
-        for t in sorted(set(tokens(question)) - STOPWORDS):
-            row = self.postings.get(t)
-            if not row:
-                continue
-            idf = math.log(1.0 + (n - len(row) + 0.5) / (len(row) + 0.5))
-            for uid, tf in row.items():
-                out[uid] = out.get(uid, 0.0) + idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[uid] / avg))
-        return out
+        return {self.ids[i]: float(v[i]) for i in np.flatnonzero(v)}
 
     def top(self, question: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` best units, best first (ties by unit id)."""
-        return sorted(self.scores(question).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        v = self._vector(question)
+        if v is None or k <= 0:
+            return []
+        nz = np.flatnonzero(v)
+        if len(nz) > k:  # the k best plus every unit tied with the k-th, then an exact sort
+            kth = np.partition(v[nz], len(nz) - k)[len(nz) - k]
+            nz = nz[v[nz] >= kth]
+        return sorted(((self.ids[i], float(v[i])) for i in nz), key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
 class LexicalUnits:

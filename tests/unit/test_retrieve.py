@@ -81,9 +81,16 @@ def test_lexical_index_follows_the_store(kb):
     assert kb.retrieve("Which city has mild weather?").lexical == {"u4": pytest.approx(
         kb.lexical_units.index().scores("Which city has mild weather?")["u4"], abs=1e-6)}
     kb.ingest_notation("#u6 {Portland} [has] {mild weather with drizzle and drizzle}")
-    assert "u6" in kb.lexical_units.index().lengths  # rebuilt: the store's counts changed
+    assert "u6" in kb.lexical_units.index().ids  # rebuilt: the store's counts changed
 
 
 def test_bad_params():
     with pytest.raises(ValueError, match="lexical_weight"):
         RetrieveParams(lexical_weight=-1)
+
+
+def test_top_breaks_ties_by_unit_id():
+    ix = UnitIndex.build([("b", "x"), ("a", "x"), ("c", "x y"), ("d", "z")])
+    assert [u for u, _ in ix.top("x", 1)] == ["a"]  # a and b score alike; c is longer
+    assert [u for u, _ in ix.top("x", 5)] == ["a", "b", "c"]
+    assert ix.top("x", 0) == []
