@@ -284,12 +284,13 @@ class KnowledgeBase:
 
         return LexicalUnits(self.store)
 
-    def entry(self, question: str, qvec: Any = None, **params: Any) -> EntryResult:
+    def entry(self, question: str, qvec: Any = None, hits: Any = None, **params: Any) -> EntryResult:
         """Entry nodes of a question without an LLM (:mod:`kgservice.entry`): names + vectors,
-        weighted by specificity. ``params``: EntryParams fields (top_k, threshold, ...)."""
+        weighted by specificity. ``params``: EntryParams fields (top_k, threshold, ...);
+        ``hits``: the vector search for ``qvec`` when the caller made it already."""
         from kgservice.entry import EntryParams
 
-        return self.entry_finder.find(question, qvec, EntryParams(**params) if params else None)
+        return self.entry_finder.find(question, qvec, EntryParams(**params) if params else None, hits)
 
     def retrieve(self, question: str, **params: Any) -> Retrieval:
         """The no-LLM retrieval (:func:`kgservice.expansion.retrieve.retrieve`): entry, spreading

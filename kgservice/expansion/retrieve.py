@@ -79,10 +79,13 @@ def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = N
     t0 = time.perf_counter()
     if qvec is None:
         qvec = kb.embedder.embed([question])[0]
-    entry = kb.entry(question, qvec)
+    # one vector search serves the entry step (its top_k above its threshold) and the fusion
+    ep = kb.entry_finder.params
+    hits = kb.vectors.search(qvec, top_k=max(p.dense_top_k if p.dense_weight else 0, ep.top_k), threshold=0.0)
+    entry = kb.entry(question, qvec, hits=hits)
     seeds, lexical = lexical_seeds(kb, question, entry.seeds, p)
     energy = spread_activation(kb.store, seeds, kb.spread_params()).energy if seeds else {}
-    dense = {n: s for n, s in kb.vectors.search(qvec, top_k=p.dense_top_k, threshold=0.0)} if p.dense_weight else {}
+    dense = {n: s for n, s in hits[: p.dense_top_k]} if p.dense_weight else {}
     graph = {n: e for n, e in energy.items() if not is_literal_id(n)}
     scores = fuse_scores(graph, dense, p.dense_weight) if dense else fuse_scores(graph, {}, 0.0)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: p.top_nodes]

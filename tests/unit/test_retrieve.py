@@ -94,3 +94,13 @@ def test_top_breaks_ties_by_unit_id():
     assert [u for u, _ in ix.top("x", 1)] == ["a"]  # a and b score alike; c is longer
     assert [u for u, _ in ix.top("x", 5)] == ["a", "b", "c"]
     assert ix.top("x", 0) == []
+
+
+def test_entry_from_hits_the_caller_searched_already(kb):
+    """retrieve searches the vectors once for the entry step and the fusion: the entry step
+    given those hits finds what it finds when it searches itself."""
+    qvec = kb.embedder.embed(["Pearl Jam"])[0]
+    own = kb.entry("Pearl Jam", qvec)
+    given = kb.entry("Pearl Jam", qvec, hits=kb.vectors.search(qvec, top_k=30, threshold=0.0))
+    assert any(n.cosine for n in own.nodes)  # a vector hit is part of it (the label itself)
+    assert given.to_dict() == own.to_dict()
