@@ -66,7 +66,7 @@ class UnitIndex:
         self.postings = postings  # token -> (rows, BM25 term weights)
 
     @classmethod
-    def build(cls, units: Iterable[tuple[str, str]]) -> "UnitIndex":
+    def build(cls, units: Iterable[tuple[str, str]]) -> UnitIndex:
         """From (unit id, text) pairs."""
         ids: list[str] = []
         lengths: list[int] = []

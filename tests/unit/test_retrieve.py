@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-import kgservice.expansion.lexical as lexical
 from kgservice.config import Settings
+from kgservice.expansion import lexical
 from kgservice.expansion.lexical import UnitIndex
 from kgservice.expansion.retrieve import RetrieveParams
 from kgservice.service import KnowledgeBase
@@ -49,8 +49,8 @@ def kb(request, tmp_path):
     over = {}
     if request.param == "neo4j":
         request.getfixturevalue("neo4j_connection").wipe_all_for_tests()
-        over = dict(backend="neo4j", neo4j_uri=os.environ["KG_TEST_NEO4J_URI"],
-                    neo4j_user=os.environ.get("KG_NEO4J_USER", "neo4j"), neo4j_password=os.environ.get("NEO4J_PASSWORD"))
+        over = {"backend": "neo4j", "neo4j_uri": os.environ["KG_TEST_NEO4J_URI"],
+                "neo4j_user": os.environ.get("KG_NEO4J_USER", "neo4j"), "neo4j_password": os.environ.get("NEO4J_PASSWORD")}
     k = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", **over))
     k.ingest_notation(UNITS)
     yield k
