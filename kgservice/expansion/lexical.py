@@ -1,13 +1,14 @@
 """Lexical scoring of units against a question: BM25 over the stored unit text, no vectors.
 
-Why: a multi-hop question names its first entity (the entry step finds that node), but the
-hop it asks about is often named only by ordinary words — "the usual average *snowfall*",
-"the *waterfall* in the country", "the *debt* load" — which are no node label, or a label
-common enough that the entry step rightly ignores it. The unit that states that fact
-("Seattle [has] seasonal snowfall ...") shares those words with the question. Scoring the
-units' own text (subject, predicate, arguments, modifiers; the project's data, not source
-passages) finds it, and :func:`kgservice.expansion.retrieve.retrieve` seeds spreading
-activation from its nodes. Measured on MuSiQue (scripts/eval/RESULTS.md).
+Why: a multi-hop question names its first entity (the entry step finds that node) and
+describes the hop out of it in ordinary words — "Akinoshu Kenji's *birthplace*", "the
+association which *published* Journal X". The unit that shares both the name and those words
+("Akinoshū Kenji [from] Hiroshima, Japan") is the edge the question walks, and its other node
+is the next hop's bridge, which spreading from the name alone reaches only as one neighbour
+among many. Scoring the units' own text (subject, predicate, arguments, modifiers; the
+project's data, not source passages) finds it, and :func:`kgservice.expansion.retrieve.retrieve`
+seeds spreading activation from its nodes. Measured on MuSiQue (scripts/eval/RESULTS.md: the
+question's relation words alone, without its names, do much worse).
 
 Tokens are the entry step's (:func:`kgservice.entry.match.tokens`: NFKC, case-fold, accents
 folded, each CJK character a token), so Chinese units match Chinese questions character by

@@ -2,9 +2,10 @@
 
 1. entry nodes from the question (:mod:`kgservice.entry`: names + vectors, by specificity);
    plus lexical seeds: the nodes of the unit whose own text best matches the question's
-   words (BM25, :mod:`kgservice.expansion.lexical`), weighted by their specificity — the hop
-   a question asks about is often named only by ordinary words ("snowfall", "debt"), which
-   no entry node carries (MuSiQue: +6.9 R@2 / +5.2 R@5, held out on half the questions);
+   words (BM25, :mod:`kgservice.expansion.lexical`), weighted by their specificity — that
+   unit is often the edge out of the named entity that the question's other words describe,
+   so its other node is the next hop's bridge (MuSiQue: +6.9 R@2 / +5.2 R@5; +7.5 / +4.7 on
+   the half of the questions the settings were not chosen on);
 2. spreading activation from them with the service's parameters (hub damping and seed
    backflow from the lexicon, :meth:`KnowledgeBase.spread_params`);
 3. fusion of the node energies with the question's vector similarity to the nodes
