@@ -53,7 +53,9 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
             c, q, s, degree_damping=c.kb.spread_params().degree_damping, seed_backflow=c.kb.spread_params().seed_backflow),
         "kgservice retrieval, no lexical seeds (entry + spread + node-vector fusion)": lambda c, q, s: M.project(
             c, q, s, lexical_weight=0.0),
-        "kgservice retrieval (entry + lexical seeds + spread + node-vector fusion)": M.project,
+        "kgservice retrieval, no lexical hop (entry + lexical seeds + spread + node-vector fusion)": lambda c, q, s: M.project(
+            c, q, s, hop_weight=0.0),
+        "kgservice retrieval (entry + lexical seeds + spread + node-vector fusion + lexical hop)": M.project,
         f"PPR + dense passages fused (w={weight})": lambda c, q, s: fuse(M.ppr(c, q, s), dense_scores(c, q), weight),
         f"kgservice retrieval + dense passages fused (w={weight})": lambda c, q, s: fuse(
             M.project(c, q, s), dense_scores(c, q), weight),
@@ -62,9 +64,9 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
 
 def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tuple[float, float]]]:
     """``KnowledgeBase.retrieve`` per question, in two parts (embedding the question; the rest:
-    entry step, lexical seeds, spreading, fusion, units; "total" is their sum), next to the same
-    retrieval without lexical seeds and the PPR baseline from the same entry nodes, all
-    alternating per question.
+    entry step, lexical seeds, spreading, fusion, units, lexical hop; "total" is their sum), next
+    to the same retrieval without the lexical hop and without lexical seeds and the PPR baseline
+    from the same entry nodes, all alternating per question.
     Each is timed ``repeat`` times per question and the fastest kept (as timeit does): on a
     shared machine the slower runs measure the other processes. Returns, per part, (p50, p95)
     in ms of wall time ("wall") and of this process's CPU time ("cpu")."""
@@ -73,19 +75,21 @@ def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tup
     ctx.kb.retrieve(ctx.ds.questions[0].question)  # warm-up: label index, unit index, model
     seeds = {q.id: ctx.finder.find(q.question, ctx.qvecs[q.id]).seeds for q in ctx.ds.questions}
     no_lex = RetrieveParams(lexical_weight=0.0)
-    names = ("question embedding", "retrieval", "total", "retrieval, no lexical seeds", "PPR baseline")
+    no_hop = RetrieveParams(hop_weight=0.0)
+    names = ("question embedding", "retrieval", "total", "retrieval, no lexical hop", "retrieval, no lexical seeds",
+             "PPR baseline")
     parts: dict[str, dict[str, list[float]]] = {"wall": {k: [] for k in names}, "cpu": {k: [] for k in names}}
     for q in ctx.ds.questions:
         best = {c: {k: float("inf") for k in names} for c in parts}
         for r in range(repeat):
-            # the two retrievals alternate which runs first: the first after the embedder pays
-            # for the caches the model evicted
+            # the retrievals rotate which runs first: the first after the embedder pays for
+            # the caches the model evicted
             t = {}
             c0 = (time.perf_counter(), time.process_time())
             qvec = ctx.kb.embedder.embed([q.question])[0]
             t["question embedding"] = c0, (time.perf_counter(), time.process_time())
-            order = [("retrieval", None), ("retrieval, no lexical seeds", no_lex)]
-            for name, params in (order if r % 2 == 0 else order[::-1]):
+            order = [("retrieval", None), ("retrieval, no lexical hop", no_hop), ("retrieval, no lexical seeds", no_lex)]
+            for name, params in order[r % 3:] + order[: r % 3]:
                 a = (time.perf_counter(), time.process_time())
                 retrieve(ctx.kb, q.question, params, qvec=qvec)
                 t[name] = a, (time.perf_counter(), time.process_time())

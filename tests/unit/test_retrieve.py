@@ -104,3 +104,53 @@ def test_entry_from_hits_the_caller_searched_already(kb):
     given = kb.entry("Pearl Jam", qvec, hits=kb.vectors.search(qvec, top_k=30, threshold=0.0))
     assert any(n.cosine for n in own.nodes)  # a vector hit is part of it (the label itself)
     assert given.to_dict() == own.to_dict()
+
+
+# the lexical hop (retrieve step 5): the bridge "Maharashtra state" is the same entity as the
+# node "Maharashtra", which nothing in the graph connects to it or to Shringarpur
+HOP = """\
+#h1 {Shringarpur} [located in] {Maharashtra state}
+#h2 {Maharashtra} [governed by] {Prithviraj Chavan}
+#h3 {Maharashtra} [has] {Mumbai}
+#h5 {Goa} [governed by] {Manohar Parrikar}
+"""
+HOP_QUESTION = "Who governed the state where Shringarpur is located?"
+
+
+@pytest.fixture
+def hop_kb(kb):
+    kb.ingest_notation(HOP)
+    return kb
+
+
+def test_lexical_hop_reaches_the_bridge_written_differently(hop_kb):
+    off = hop_kb.retrieve(HOP_QUESTION, hop_weight=0)
+    on = hop_kb.retrieve(HOP_QUESTION)
+    assert list(on.lexical) == ["h1"]  # shringarpur + located + state
+    assert off.hop == [] and "maharashtra" not in off.node_scores  # spreading never reaches it
+    before = {u.id: u.score for u in off.units}
+    assert before.get("h2", 0.0) == 0.0  # (the hash embedder's node-vector fusion may add it at 0)
+    # candidates: the units of maharashtra state (h1: the lexical unit itself) and of maharashtra
+    # (h2, h3); h2 also matches "governed"
+    assert on.hop == ["h2"] and on.to_dict()["hop"] == ["h2"]
+    scores = {u.id: u.score for u in on.units}
+    assert scores["h2"] == pytest.approx(0.5 * max(scores.values()), abs=1e-6)
+    assert next(u for u in on.units if u.id == "h2").nodes == ["maharashtra", "prithviraj chavan"]
+    assert {u: s for u, s in scores.items() if u != "h2"} == {u: s for u, s in before.items() if u != "h2"}  # the rest unchanged
+    assert hop_kb.retrieve(HOP_QUESTION, lexical_weight=0).hop == []  # no lexical unit, no hop
+
+
+def test_lexical_hop_skips_units_leading_back_to_the_question(hop_kb):
+    from kgservice.expansion.retrieve import lexical_hop
+
+    hop_kb.ingest_notation("#h4 {Maharashtra} [governed from] {Shringarpur}")
+    seeds = {"shringarpur": 1.0}
+    # h4 matches better (governed + shringarpur) but leads back to the seed; h1 is the lexical unit
+    assert lexical_hop(hop_kb, HOP_QUESTION, {"h1": 1.0}, seeds) == ["h2"]
+    assert lexical_hop(hop_kb, HOP_QUESTION, {"h1": 1.0}, {}) == ["h4"]  # no seed: nothing leads back
+    assert lexical_hop(hop_kb, "Who governed it?", {"h5": 1.0}, {"goa": 1.0}) == []  # no other unit names the bridge
+
+
+def test_bad_hop_weight():
+    with pytest.raises(ValueError, match="hop_weight"):
+        RetrieveParams(hop_weight=-0.5)
