@@ -65,6 +65,7 @@ class UnitIndex:
     def __init__(self, ids: list[str], postings: dict[str, tuple[np.ndarray, np.ndarray]]):
         self.ids = ids  # row -> unit id
         self.postings = postings  # token -> (rows, BM25 term weights)
+        self._rows: dict[str, int] | None = None  # unit id -> row, built on first use
 
     @classmethod
     def build(cls, units: Iterable[tuple[str, str]]) -> UnitIndex:
@@ -105,6 +106,29 @@ class UnitIndex:
         if v is None:
             return {}
         return {self.ids[i]: float(v[i]) for i in np.flatnonzero(v)}
+
+    def best_of(self, question: str, ids: Iterable[str]) -> tuple[str, float] | None:
+        """The best of the given units (ties by unit id), None when none shares a word with
+        the question: scores only those rows, not every unit sharing a word.
+
+        >>> ix = UnitIndex.build([("u1", "Seattle has heavy snowfall"), ("u2", "Seattle is a city"),
+        ...                       ("u3", "Portland has snowfall")])
+        >>> ix.best_of("snowfall in Seattle", ["u2", "u3"])[0]  # u1 would win, but is not asked
+        'u3'
+        >>> ix.best_of("Seattle", ["u3", "u2"])[0], ix.best_of("heavy", ["u2"])
+        ('u2', None)
+        >>> ix.best_of("snowfall", ["u2", "nope"]) is None
+        True
+        """
+        if self._rows is None:
+            self._rows = {u: i for i, u in enumerate(self.ids)}
+        rows = sorted((u, self._rows[u]) for u in set(ids) if u in self._rows)
+        v = self._vector(question)
+        if v is None or not rows:
+            return None
+        vals = v[[r for _, r in rows]]
+        i = int(np.argmax(vals))  # the first maximum: the smallest id among ties
+        return (rows[i][0], float(vals[i])) if vals[i] > 0 else None
 
     def top(self, question: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` best units, best first (ties by unit id)."""

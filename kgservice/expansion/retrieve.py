@@ -181,8 +181,8 @@ def lexical_hop(kb: KnowledgeBase, question: str, lexical: dict[str, float], see
     cands.difference_update(lexical)
     if not cands:
         return []
-    bm25 = kb.lexical_units.index().scores(" ".join([question] + labels))
-    best = max(sorted(cands), key=lambda u: bm25.get(u, 0.0))
-    if bm25.get(best, 0.0) <= 0:
+    found = kb.lexical_units.index().best_of(" ".join([question] + labels), cands)
+    if found is None:
         return []
+    best = found[0]
     return store.superseded_end([best]).get(best, [best])[:1]
