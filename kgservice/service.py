@@ -293,8 +293,9 @@ class KnowledgeBase:
         return self.entry_finder.find(question, qvec, EntryParams(**params) if params else None, hits)
 
     def retrieve(self, question: str, **params: Any) -> Retrieval:
-        """The no-LLM retrieval (:func:`kgservice.expansion.retrieve.retrieve`): entry, spreading
-        activation, fusion with vector similarity -> ranked units."""
+        """The no-LLM retrieval (:func:`kgservice.expansion.retrieve.retrieve`): entry + lexical
+        seeds, spreading activation, fusion with vector similarity -> ranked units, plus the
+        lexical hop's unit. ``params``: RetrieveParams fields (``hop_weight=0`` turns the hop off)."""
         from kgservice.expansion.retrieve import RetrieveParams, retrieve
 
         return retrieve(self, question, RetrieveParams(**params) if params else None)
