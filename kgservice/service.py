@@ -38,6 +38,7 @@ from kgservice.stores.factory import open_store
 
 if TYPE_CHECKING:
     from kgservice.entry import EntryFinder, EntryResult
+    from kgservice.expansion.lexical import LexicalUnits
     from kgservice.expansion.retrieve import Retrieval
     from kgservice.admin.doctor import DoctorReport
     from kgservice.caches import Caches
@@ -276,16 +277,25 @@ class KnowledgeBase:
 
         return EntryFinder(self.store, self.embedder.embed, self.vectors)
 
-    def entry(self, question: str, qvec: Any = None, **params: Any) -> EntryResult:
+    @cached_property
+    def lexical_units(self) -> LexicalUnits:
+        """BM25 over the stored unit text (:mod:`kgservice.expansion.lexical`), for retrieval."""
+        from kgservice.expansion.lexical import LexicalUnits
+
+        return LexicalUnits(self.store)
+
+    def entry(self, question: str, qvec: Any = None, hits: Any = None, **params: Any) -> EntryResult:
         """Entry nodes of a question without an LLM (:mod:`kgservice.entry`): names + vectors,
-        weighted by specificity. ``params``: EntryParams fields (top_k, threshold, ...)."""
+        weighted by specificity. ``params``: EntryParams fields (top_k, threshold, ...);
+        ``hits``: the vector search for ``qvec`` when the caller made it already."""
         from kgservice.entry import EntryParams
 
-        return self.entry_finder.find(question, qvec, EntryParams(**params) if params else None)
+        return self.entry_finder.find(question, qvec, EntryParams(**params) if params else None, hits)
 
     def retrieve(self, question: str, **params: Any) -> Retrieval:
-        """The no-LLM retrieval (:func:`kgservice.expansion.retrieve.retrieve`): entry, spreading
-        activation, fusion with vector similarity -> ranked units."""
+        """The no-LLM retrieval (:func:`kgservice.expansion.retrieve.retrieve`): entry + lexical
+        seeds, spreading activation, fusion with vector similarity -> ranked units, plus the
+        lexical hop's unit. ``params``: RetrieveParams fields (``hop_weight=0`` turns the hop off)."""
         from kgservice.expansion.retrieve import RetrieveParams, retrieve
 
         return retrieve(self, question, RetrieveParams(**params) if params else None)

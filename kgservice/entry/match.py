@@ -38,19 +38,22 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", "".join(c for c in text if not unicodedata.combining(c)))
 
 
-def name_tokens(text: str) -> list[bool]:
+def name_tokens(text: str, sentence: bool = True) -> list[bool]:
     """Per token of :func:`tokens`: does it look like part of a name as written — capitalised,
     a number, or CJK (Chinese has no case; a run of two characters or more is judged by the
-    span). A question's first word is capitalised by grammar, not as a name.
+    span). A question's first word is capitalised by grammar, not as a name; a label's
+    (``sentence=False``) is capitalised as written.
 
     >>> name_tokens("who wrote Hello Love in 1974?")
     [False, False, True, True, False, True]
     >>> name_tokens("Who wrote it")
     [False, False, False]
+    >>> name_tokens("Maharashtra state", sentence=False)
+    [True, False]
     """
     raw = _TOKEN.findall(_fold(" ".join(text.split())))
     flags = [t[:1].isupper() or t.isdigit() or bool(_CJK.match(t)) for t in raw]
-    if flags and raw[0][:1].isupper() and not raw[0].isupper():
+    if sentence and flags and raw[0][:1].isupper() and not raw[0].isupper():
         flags[0] = False
     return flags if len(flags) == len(tokens(text)) else [False] * len(tokens(text))
 
@@ -138,6 +141,30 @@ class LabelIndex:
                     name = cjk or any(names[i:i + n])
                     found.extend(Span(i, i + n, nid, name) for nid in ids)
         return [s for s in found if not any(s.inside(o) for o in found)]
+
+    def names_within(self, label: str) -> list[str]:
+        """Nodes named by the label itself or by a run of its words written like a name, the
+        shorter names inside it included ("Maharashtra state" -> maharashtra state,
+        maharashtra; "English Lake District" -> ..., lake district): the same entity written
+        in other surface forms across the graph, which the graph does not connect.
+
+        >>> ix = LabelIndex.build([(n, n) for n in ("maharashtra state", "maharashtra", "state", "lake district")])
+        >>> ix.names_within("Maharashtra state")  # "state" is not written like a name
+        ['maharashtra', 'maharashtra state']
+        >>> ix.names_within("English Lake District")
+        ['lake district']
+        >>> ix.names_within("the state")
+        []
+        """
+        toks = tokens(label)
+        names = name_tokens(label, sentence=False)
+        out: set[str] = set()
+        for i in range(len(toks)):
+            for n in range(1, min(self.longest, len(toks) - i) + 1):
+                ids = self.keys.get(key_of(toks[i:i + n]))
+                if ids and any(names[i:i + n]):
+                    out.update(ids)
+        return sorted(out)
 
 
 def _known(word: str, vocab: set[str]) -> bool:

@@ -81,8 +81,11 @@ class EntryFinder:
     def mentions(self, node: str) -> int:
         return len(self.store.subject_mentions(node)) + len(self.store.context_mentions(node))
 
-    def find(self, question: str, qvec: Any = None, params: EntryParams | None = None) -> EntryResult:
-        """Seeds for a question. ``qvec``: its vector when the caller has one already."""
+    def find(self, question: str, qvec: Any = None, params: EntryParams | None = None,
+             hits: Sequence[tuple[str, float]] | None = None) -> EntryResult:
+        """Seeds for a question. ``qvec``: its vector when the caller has one already;
+        ``hits``: the vector store's answer for it, best first, when the caller searched already
+        with at least ``top_k`` results and no higher threshold (retrieval asks once for both)."""
         p = params or self.params
         spans: list[Span] = self.index().spans(question)
         toks = tokens(question)
@@ -93,7 +96,9 @@ class EntryFinder:
             lexical[s.node] = max(lexical.get(s.node, 0.0), 1.0 if s.name or not has_name else p.common_weight)
         named = {n: t for n, t in named.items() if lexical[n] > 0}
         cos: dict[str, float] = {}
-        if p.use_vectors and self.vectors is not None and (qvec is not None or self.embed is not None):
+        if p.use_vectors and hits is not None:
+            cos = {h: float(s) for h, s in list(hits)[: p.top_k] if s >= p.threshold and h in self._labels}
+        elif p.use_vectors and self.vectors is not None and (qvec is not None or self.embed is not None):
             if qvec is None:
                 qvec = self.embed([question])[0]
             cos = {h: float(s) for h, s in self.vectors.search(qvec, top_k=p.top_k, threshold=p.threshold)

@@ -1,13 +1,25 @@
 """The project's no-LLM retrieval: question -> ranked units (the pool the drill-down sees).
 
 1. entry nodes from the question (:mod:`kgservice.entry`: names + vectors, by specificity);
+   plus lexical seeds: the nodes of the unit whose own text best matches the question's
+   words (BM25, :mod:`kgservice.expansion.lexical`), weighted by their specificity — that
+   unit is often the edge out of the named entity that the question's other words describe,
+   so its other node is the next hop's bridge (MuSiQue: +6.9 R@2 / +5.2 R@5; +7.5 / +4.7 on
+   the half of the questions the settings were not chosen on);
 2. spreading activation from them with the service's parameters (hub damping and seed
    backflow from the lexicon, :meth:`KnowledgeBase.spread_params`);
 3. fusion of the node energies with the question's vector similarity to the nodes
    (:func:`kgservice.expansion.fusion.fuse_scores`): the embedder's opinion for nodes the
    graph reached weakly or not at all;
 4. units of the best nodes, each scored by the sum of its nodes' fused scores, superseded
-   units replaced by their terminal units.
+   units replaced by their terminal units;
+5. the lexical hop (:func:`lexical_hop`): the best lexical unit's other node is the next hop's
+   bridge, but the graph often writes that entity differently elsewhere ("Shringarpur [located
+   in] *Maharashtra state*" vs the units about *Maharashtra*; "*English Lake District*" vs
+   *Lake District*), so spreading never reaches its own units. The names inside the bridge's
+   label find them; the one whose text best matches the question and the bridge joins the
+   pool at ``hop_weight`` × the best unit's score (MuSiQue 52.0 / 65.6 -> 53.0 / 66.6 R@2 / R@5,
+   +1.0 / +1.0 on each half).
 
 Scores order units; they never make a fact (invariant 2). The eval (scripts/eval/) measures
 this function end to end on MuSiQue.
@@ -20,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgservice.entry import EntryResult
+from kgservice.entry.match import specificity
 from kgservice.expansion.fusion import fuse_scores
 from kgservice.expansion.spread import spread_activation
 from kgservice.ids import is_literal_id
@@ -34,6 +47,21 @@ class RetrieveParams:
     dense_top_k: int = 30  # nearest nodes to the question asked of the vector store
     top_nodes: int = 30  # units are collected from this many best nodes
     max_units: int = 40  # the pool size returned
+    # lexical seeds (module doc, step 1): the nodes of this many best BM25 units join the seeds
+    # at this weight times their specificity (a named node weighs at most 1). Chosen on half of
+    # the MuSiQue questions, checked on the other half (scripts/eval/RESULTS.md); 0 turns it off.
+    lexical_weight: float = 1.5
+    lexical_units: int = 1
+    # lexical hop (module doc, step 5): its unit joins the pool at this fraction of the best
+    # unit's score; chosen on the even half from {0.25, 0.5, 1.0} (RESULTS.md); 0 turns it off
+    hop_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.lexical_weight < 0 or self.lexical_units < 0:
+            raise ValueError(f"lexical_weight and lexical_units must be >= 0, got {self.lexical_weight}, "
+                             f"{self.lexical_units}")
+        if self.hop_weight < 0:
+            raise ValueError(f"hop_weight must be >= 0, got {self.hop_weight}")
 
 
 @dataclass
@@ -47,12 +75,16 @@ class RetrievedUnit:
 class Retrieval:
     question: str
     entry: EntryResult
+    lexical: dict[str, float] = field(default_factory=dict)  # lexical seed units -> BM25
+    seeds: dict[str, float] = field(default_factory=dict)  # what spreading started from
+    hop: list[str] = field(default_factory=list)  # the lexical hop's unit (step 5), if any
     node_scores: dict[str, float] = field(default_factory=dict)
     units: list[RetrievedUnit] = field(default_factory=list)
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "entry": self.entry.to_dict(),
+        return {"question": self.question, "entry": self.entry.to_dict(), "lexical": self.lexical,
+                "seeds": self.seeds, "hop": self.hop,
                 "units": [u.__dict__ for u in self.units], "seconds": round(self.seconds, 4)}
 
 
@@ -61,9 +93,13 @@ def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = N
     t0 = time.perf_counter()
     if qvec is None:
         qvec = kb.embedder.embed([question])[0]
-    entry = kb.entry(question, qvec)
-    energy = spread_activation(kb.store, entry.seeds, kb.spread_params()).energy if entry.seeds else {}
-    dense = {n: s for n, s in kb.vectors.search(qvec, top_k=p.dense_top_k, threshold=0.0)} if p.dense_weight else {}
+    # one vector search serves the entry step (its top_k above its threshold) and the fusion
+    ep = kb.entry_finder.params
+    hits = kb.vectors.search(qvec, top_k=max(p.dense_top_k if p.dense_weight else 0, ep.top_k), threshold=0.0)
+    entry = kb.entry(question, qvec, hits=hits)
+    seeds, lexical = lexical_seeds(kb, question, entry.seeds, p)
+    energy = spread_activation(kb.store, seeds, kb.spread_params()).energy if seeds else {}
+    dense = {n: s for n, s in hits[: p.dense_top_k]} if p.dense_weight else {}
     graph = {n: e for n, e in energy.items() if not is_literal_id(n)}
     scores = fuse_scores(graph, dense, p.dense_weight) if dense else fuse_scores(graph, {}, 0.0)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: p.top_nodes]
@@ -77,7 +113,77 @@ def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = N
     for uid, nodes in found.items():
         for t in ends.get(uid, [uid]):
             pool.setdefault(t, set()).update(nodes)
-    ranked = sorted(((uid, sum(scores[n] for n in nodes), sorted(nodes)) for uid, nodes in pool.items()),
-                    key=lambda x: (-x[1], x[0]))[: p.max_units]
-    return Retrieval(question, entry, dict(best), [RetrievedUnit(u, round(s, 9), ns) for u, s, ns in ranked],
-                     time.perf_counter() - t0)
+    scored = {uid: (sum(scores[n] for n in nodes), sorted(nodes)) for uid, nodes in pool.items()}
+    hop = lexical_hop(kb, question, lexical, entry.seeds) if p.hop_weight and lexical and scored else []
+    if hop:
+        top = max(s for s, _ in scored.values())
+        for unit in store.get_units(hop):
+            s, ns = scored.get(unit.id, (0.0, []))
+            nodes = sorted(set(ns) | {n for n in [unit.subject_id] + unit.context_node_ids() if not is_literal_id(n)})
+            scored[unit.id] = (max(s, p.hop_weight * top), nodes)
+    ranked = sorted(((uid, s, ns) for uid, (s, ns) in scored.items()), key=lambda x: (-x[1], x[0]))[: p.max_units]
+    return Retrieval(question, entry, lexical, seeds, hop, dict(best),
+                     [RetrievedUnit(u, round(s, 9), ns) for u, s, ns in ranked], time.perf_counter() - t0)
+
+
+def lexical_seeds(kb: KnowledgeBase, question: str, seeds: dict[str, float],
+                  p: RetrieveParams) -> tuple[dict[str, float], dict[str, float]]:
+    """The entry seeds plus the nodes of the best-matching units (their terminal units when
+    superseded), each at ``lexical_weight * bm25 / best bm25 * specificity``; a node that is
+    both keeps the larger weight. Returns (seeds, {lexical unit: bm25})."""
+    if not p.lexical_weight or not p.lexical_units:
+        return dict(seeds), {}
+    hits = kb.lexical_units.index().top(question, p.lexical_units)
+    if not hits:
+        return dict(seeds), {}
+    store, best = kb.store, hits[0][1]
+    ends = store.superseded_end([u for u, _ in hits])
+    out = dict(seeds)
+    for uid, score in hits:
+        for unit in store.get_units(ends.get(uid, [uid])):
+            for n in [unit.subject_id] + unit.context_node_ids():
+                if is_literal_id(n):
+                    continue
+                w = p.lexical_weight * score / best * specificity(kb.entry_finder.mentions(n))
+                if w > out.get(n, 0.0):
+                    out[n] = round(w, 6)
+    return out, {u: round(s, 6) for u, s in hits}
+
+
+def lexical_hop(kb: KnowledgeBase, question: str, lexical: dict[str, float], seeds: dict[str, float]) -> list[str]:
+    """The unit one hop past the lexical seeds' bridge (module doc, step 5), as a one-item list
+    (empty when there is none).
+
+    The bridge is every node of the lexical units that is not an entry seed (the question's
+    own entities); the candidates are the units of every node named inside a bridge label
+    (:meth:`kgservice.entry.match.LabelIndex.names_within`: the same entity in its other
+    surface forms), less the lexical units and the units that lead back to the seeds; the
+    best is the one with the highest BM25 against the question plus the bridge labels (the
+    question says which relation of the bridge it wants: "who was in charge of the state
+    where ..."), its terminal unit when superseded."""
+    store, index = kb.store, kb.entry_finder.index()
+    units = store.get_units(list(lexical))
+    labels: list[str] = []
+    back: set[str] = set()
+    for unit in units:
+        ends = [(unit.subject_id, unit.subject)] + [
+            (v.node_ref, v.node) for v in list(unit.args) + [m.value for m in unit.mods] if v.node]
+        for nid, label in ends:
+            if nid in seeds:
+                back.add(nid)
+            elif label not in labels:
+                labels.append(label)
+    names = sorted({n for label in labels for n in index.names_within(label)})
+    cands: set[str] = set()
+    for n in names:
+        cands.update(store.subject_mentions(n) + store.context_mentions(n))
+    for n in back:
+        cands.difference_update(store.subject_mentions(n) + store.context_mentions(n))
+    cands.difference_update(lexical)
+    if not cands:
+        return []
+    found = kb.lexical_units.index().best_of(" ".join([question] + labels), cands)
+    if found is None:
+        return []
+    best = found[0]
+    return store.superseded_end([best]).get(best, [best])[:1]

@@ -51,39 +51,66 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
         "spreading, DESIGN defaults (no damping, seed backflow)": lambda c, q, s: M.spread(c, q, s),
         "spreading, lexicon defaults (damping 0.5, no backflow)": lambda c, q, s: M.spread(
             c, q, s, degree_damping=c.kb.spread_params().degree_damping, seed_backflow=c.kb.spread_params().seed_backflow),
-        "kgservice retrieval (entry + spread + node-vector fusion)": M.project,
+        "kgservice retrieval, no lexical seeds (entry + spread + node-vector fusion)": lambda c, q, s: M.project(
+            c, q, s, lexical_weight=0.0),
+        "kgservice retrieval, no lexical hop (entry + lexical seeds + spread + node-vector fusion)": lambda c, q, s: M.project(
+            c, q, s, hop_weight=0.0),
+        "kgservice retrieval (entry + lexical seeds + spread + node-vector fusion + lexical hop)": M.project,
         f"PPR + dense passages fused (w={weight})": lambda c, q, s: fuse(M.ppr(c, q, s), dense_scores(c, q), weight),
         f"kgservice retrieval + dense passages fused (w={weight})": lambda c, q, s: fuse(
             M.project(c, q, s), dense_scores(c, q), weight),
     }
 
 
-def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, tuple[float, float]]:
+def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tuple[float, float]]]:
     """``KnowledgeBase.retrieve`` per question, in two parts (embedding the question; the rest:
-    entry step, spreading, fusion, units), next to the PPR baseline from the same entry nodes.
+    entry step, lexical seeds, spreading, fusion, units, lexical hop; "total" is their sum), next
+    to the same retrieval without the lexical hop and without lexical seeds and the PPR baseline
+    from the same entry nodes, all alternating per question.
     Each is timed ``repeat`` times per question and the fastest kept (as timeit does): on a
-    shared machine the slower runs measure the other processes. Returns (p50, p95) in ms."""
-    from kgservice.expansion.retrieve import retrieve
+    shared machine the slower runs measure the other processes. Returns, per part, (p50, p95)
+    in ms of wall time ("wall") and of this process's CPU time ("cpu")."""
+    from kgservice.expansion.retrieve import RetrieveParams, retrieve
 
-    ctx.kb.retrieve(ctx.ds.questions[0].question)  # warm-up: label index, model
+    ctx.kb.retrieve(ctx.ds.questions[0].question)  # warm-up: label index, unit index, model
     seeds = {q.id: ctx.finder.find(q.question, ctx.qvecs[q.id]).seeds for q in ctx.ds.questions}
-    parts: dict[str, list[float]] = {"question embedding": [], "retrieval": [], "total": [], "PPR baseline": []}
+    no_lex = RetrieveParams(lexical_weight=0.0)
+    no_hop = RetrieveParams(hop_weight=0.0)
+    names = ("question embedding", "retrieval", "total", "retrieval, no lexical hop", "retrieval, no lexical seeds",
+             "PPR baseline")
+    parts: dict[str, dict[str, list[float]]] = {"wall": {k: [] for k in names}, "cpu": {k: [] for k in names}}
     for q in ctx.ds.questions:
-        best = {k: float("inf") for k in parts}
-        for _ in range(repeat):
-            t0 = time.perf_counter()
+        best = {c: {k: float("inf") for k in names} for c in parts}
+        for r in range(repeat):
+            # the retrievals rotate which runs first: the first after the embedder pays for
+            # the caches the model evicted
+            t = {}
+            c0 = (time.perf_counter(), time.process_time())
             qvec = ctx.kb.embedder.embed([q.question])[0]
-            t1 = time.perf_counter()
-            retrieve(ctx.kb, q.question, qvec=qvec)
-            t2 = time.perf_counter()
+            t["question embedding"] = c0, (time.perf_counter(), time.process_time())
+            order = [("retrieval", None), ("retrieval, no lexical hop", no_hop), ("retrieval, no lexical seeds", no_lex)]
+            for name, params in order[r % 3:] + order[: r % 3]:
+                a = (time.perf_counter(), time.process_time())
+                retrieve(ctx.kb, q.question, params, qvec=qvec)
+                t[name] = a, (time.perf_counter(), time.process_time())
+            a = (time.perf_counter(), time.process_time())
             M.ppr(ctx, q.id, seeds[q.id])
-            t3 = time.perf_counter()
-            for k, v in (("question embedding", t1 - t0), ("retrieval", t2 - t1), ("total", t2 - t0),
-                         ("PPR baseline", t3 - t2)):
-                best[k] = min(best[k], 1000 * v)
-        for k in parts:
-            parts[k].append(best[k])
-    return {name: (percentile(v, 50), percentile(v, 95)) for name, v in parts.items()}
+            t["PPR baseline"] = a, (time.perf_counter(), time.process_time())
+            for c, i in (("wall", 0), ("cpu", 1)):
+                ms = {k: 1000 * (b[i] - a[i]) for k, (a, b) in t.items()}
+                ms["total"] = ms["question embedding"] + ms["retrieval"]
+                for k, v in ms.items():
+                    best[c][k] = min(best[c][k], v)
+        for c in parts:
+            for k in names:
+                parts[c][k].append(best[c][k])
+    return {c: {k: (percentile(v, 50), percentile(v, 95)) for k, v in d.items()} for c, d in parts.items()}
+
+
+def print_latency(timing: dict[str, dict[str, tuple[float, float]]], repeat: int) -> None:
+    print(f"per question, fastest of {repeat} (ms, p50 / p95; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores):")
+    for c, parts in timing.items():
+        print(f"  {c}: " + ", ".join(f"{k} {v[0]:.1f} / {v[1]:.1f}" for k, v in parts.items()))
 
 
 def run(ctx: Context, methods: dict[str, object], seeds: dict[str, dict[str, float]]) -> tuple[dict, dict]:
@@ -110,9 +137,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--grid", action="store_true", help="also print the spreading-parameter grid")
     ap.add_argument("--fusion-weight", type=float, default=0.1, help="dense weight in the fused rows")
     ap.add_argument("--only", help="comma-separated substrings of method names to run")
+    ap.add_argument("--half", choices=("even", "odd"),
+                    help="only the even- or odd-numbered questions (0-based): choose settings on one half, check on the other")
+    ap.add_argument("--repeat", type=int, default=3, help="latency: timed runs per question, fastest kept")
+    ap.add_argument("--latency-only", action="store_true", help="skip the recall table, time kb.retrieve only")
     a = ap.parse_args(argv)
     ds = load(a.data) if a.data else load_musique(a.musique or MUSIQUE_DIR, a.limit, a.slice)
     ctx = build(ds, a.embedder)
+    if a.half:  # after build: the cached ingest is keyed by the whole dataset
+        ctx.ds.questions = [q for i, q in enumerate(ctx.ds.questions) if i % 2 == (a.half == "odd")]
+    if a.repeat < 1:
+        print(f"--repeat must be at least 1, got {a.repeat}", file=sys.stderr)
+        return 2
+    if a.latency_only:
+        timing = end_to_end_latency(ctx, a.repeat)
+        print_latency(timing, a.repeat)
+        return 0
     seeds = seeds_for(ctx)
     names = seeds_for(ctx, names_only=True)
     print(f"{ds.name}: {len(ds.questions)} questions, {len(ds.passages)} passages, {ctx.build_info}")
@@ -128,9 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     runs, lat = run(ctx, methods, seeds)
     table = evaluate(ctx, runs)
     print(format_table(table, lat))
-    timing = end_to_end_latency(ctx)
-    print(f"per question, fastest of 3 (ms, p50 / p95; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores): " + ", ".join(
-        f"{k} {v[0]:.1f} / {v[1]:.1f}" for k, v in timing.items()))
+    timing = end_to_end_latency(ctx, a.repeat)
+    print_latency(timing, a.repeat)
     if a.json:
         a.json.write_text(json.dumps({"table": table, "build": ctx.build_info, "latency_ms": timing,
                                       "table_latency_ms": {m: [percentile(v, 50), percentile(v, 95)] for m, v in lat.items()}},

@@ -1,0 +1,156 @@
+"""The no-LLM retrieval (kb.retrieve): BM25 over the stored unit text, and the lexical seeds it
+adds to the entry step's seeds, worked out by hand on a small embedded store."""
+
+from __future__ import annotations
+
+import doctest
+import math
+import os
+
+import pytest
+
+from kgservice.config import Settings
+from kgservice.expansion import lexical
+from kgservice.expansion.lexical import UnitIndex
+from kgservice.expansion.retrieve import RetrieveParams
+from kgservice.service import KnowledgeBase
+
+UNITS = """\
+#u1 {Brother} [performed by] {Pearl Jam}
+#u2 {Pearl Jam} [formed in] {Seattle}
+#u3 {Seattle} [has] {heavy snowfall}
+#u4 {Portland} [has] {mild weather}
+#u5 {Seattle} [is a] {city}
+"""
+QUESTION = "What is the snowfall in the city where the performers of Brother were formed?"
+
+
+def test_doctests():
+    result = doctest.testmod(lexical)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_bm25_by_hand():
+    ix = UnitIndex.build([("a", "snow snow rain"), ("b", "snow"), ("c", "sun")])
+    n, avg = 3, (3 + 1 + 1) / 3
+    idf = math.log(1 + (n - 2 + 0.5) / (2 + 0.5))  # "snow" is in 2 of 3 units
+
+    def bm(tf: int, length: int) -> float:
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
+
+    assert ix.scores("The snow?") == pytest.approx({"a": bm(2, 3), "b": bm(1, 1)})
+    assert ix.top("snow", 1) == [("b", pytest.approx(bm(1, 1)))]  # the short unit wins (length normalisation)
+    assert ix.scores("Schnee") == {}
+
+
+@pytest.fixture(params=["embedded", "neo4j"])
+def kb(request, tmp_path):
+    """kb.retrieve on each graph backend (Neo4j skips without a server, fails under CI)."""
+    over = {}
+    if request.param == "neo4j":
+        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()
+        over = {"backend": "neo4j", "neo4j_uri": os.environ["KG_TEST_NEO4J_URI"],
+                "neo4j_user": os.environ.get("KG_NEO4J_USER", "neo4j"), "neo4j_password": os.environ.get("NEO4J_PASSWORD")}
+    k = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", **over))
+    k.ingest_notation(UNITS)
+    yield k
+    k.close()
+
+
+def spec(m: int) -> float:
+    return 1 / (1 + math.log(m))
+
+
+def test_lexical_seeds_join_the_entry_seeds(kb):
+    off = kb.retrieve(QUESTION, lexical_weight=0)
+    on = kb.retrieve(QUESTION)
+    assert off.lexical == {} and "seattle" not in off.seeds
+    # "snowfall" is only in u3 (and "city" in u5, "formed" in u2: u3 and its rare word win)
+    assert list(on.lexical) == ["u3"]
+    # u3's nodes join at 1.5 * specificity; seattle is mentioned by u2, u3, u5 and the snowfall node by u3 only
+    assert on.seeds["seattle"] == pytest.approx(1.5 * spec(3), abs=1e-6)
+    assert on.seeds["heavy snowfall"] == pytest.approx(1.5, abs=1e-6)
+    assert {n: w for n, w in on.seeds.items() if n in off.seeds} == off.seeds  # entry seeds untouched (max)
+    assert on.to_dict()["lexical"] == on.lexical
+    rank = [u.id for u in on.units]
+    assert "u3" in rank and ("u3" not in [u.id for u in off.units] or
+                             rank.index("u3") <= [u.id for u in off.units].index("u3"))
+
+
+def test_lexical_index_follows_the_store(kb):
+    assert kb.retrieve("Which city has mild weather?").lexical == {"u4": pytest.approx(
+        kb.lexical_units.index().scores("Which city has mild weather?")["u4"], abs=1e-6)}
+    kb.ingest_notation("#u6 {Portland} [has] {mild weather with drizzle and drizzle}")
+    assert "u6" in kb.lexical_units.index().ids  # rebuilt: the store's counts changed
+
+
+def test_bad_params():
+    with pytest.raises(ValueError, match="lexical_weight"):
+        RetrieveParams(lexical_weight=-1)
+
+
+def test_top_breaks_ties_by_unit_id():
+    ix = UnitIndex.build([("b", "x"), ("a", "x"), ("c", "x y"), ("d", "z")])
+    assert [u for u, _ in ix.top("x", 1)] == ["a"]  # a and b score alike; c is longer
+    assert [u for u, _ in ix.top("x", 5)] == ["a", "b", "c"]
+    assert ix.top("x", 0) == []
+
+
+def test_entry_from_hits_the_caller_searched_already(kb):
+    """retrieve searches the vectors once for the entry step and the fusion: the entry step
+    given those hits finds what it finds when it searches itself."""
+    qvec = kb.embedder.embed(["Pearl Jam"])[0]
+    own = kb.entry("Pearl Jam", qvec)
+    given = kb.entry("Pearl Jam", qvec, hits=kb.vectors.search(qvec, top_k=30, threshold=0.0))
+    assert any(n.cosine for n in own.nodes)  # a vector hit is part of it (the label itself)
+    assert given.to_dict() == own.to_dict()
+
+
+# the lexical hop (retrieve step 5): the bridge "Maharashtra state" is the same entity as the
+# node "Maharashtra", which nothing in the graph connects to it or to Shringarpur
+HOP = """\
+#h1 {Shringarpur} [located in] {Maharashtra state}
+#h2 {Maharashtra} [governed by] {Prithviraj Chavan}
+#h3 {Maharashtra} [has] {Mumbai}
+#h5 {Goa} [governed by] {Manohar Parrikar}
+"""
+HOP_QUESTION = "Who governed the state where Shringarpur is located?"
+
+
+@pytest.fixture
+def hop_kb(kb):
+    kb.ingest_notation(HOP)
+    return kb
+
+
+def test_lexical_hop_reaches_the_bridge_written_differently(hop_kb):
+    off = hop_kb.retrieve(HOP_QUESTION, hop_weight=0)
+    on = hop_kb.retrieve(HOP_QUESTION)
+    assert list(on.lexical) == ["h1"]  # shringarpur + located + state
+    assert off.hop == [] and "maharashtra" not in off.node_scores  # spreading never reaches it
+    before = {u.id: u.score for u in off.units}
+    assert before.get("h2", 0.0) == 0.0  # (the hash embedder's node-vector fusion may add it at 0)
+    # candidates: the units of maharashtra state (h1: the lexical unit itself) and of maharashtra
+    # (h2, h3); h2 also matches "governed"
+    assert on.hop == ["h2"] and on.to_dict()["hop"] == ["h2"]
+    scores = {u.id: u.score for u in on.units}
+    assert scores["h2"] == pytest.approx(0.5 * max(scores.values()), abs=1e-6)
+    assert next(u for u in on.units if u.id == "h2").nodes == ["maharashtra", "prithviraj chavan"]
+    assert {u: s for u, s in scores.items() if u != "h2"} == {u: s for u, s in before.items() if u != "h2"}  # the rest unchanged
+    assert hop_kb.retrieve(HOP_QUESTION, lexical_weight=0).hop == []  # no lexical unit, no hop
+
+
+def test_lexical_hop_skips_units_leading_back_to_the_question(hop_kb):
+    from kgservice.expansion.retrieve import lexical_hop
+
+    hop_kb.ingest_notation("#h4 {Maharashtra} [governed from] {Shringarpur}")
+    seeds = {"shringarpur": 1.0}
+    # h4 matches better (governed + shringarpur) but leads back to the seed; h1 is the lexical unit
+    assert lexical_hop(hop_kb, HOP_QUESTION, {"h1": 1.0}, seeds) == ["h2"]
+    assert lexical_hop(hop_kb, HOP_QUESTION, {"h1": 1.0}, {}) == ["h4"]  # no seed: nothing leads back
+    assert lexical_hop(hop_kb, "Who governed it?", {"h5": 1.0}, {"goa": 1.0}) == []  # no other unit names the bridge
+
+
+def test_bad_hop_weight():
+    with pytest.raises(ValueError, match="hop_weight"):
+        RetrieveParams(hop_weight=-0.5)
