@@ -30,7 +30,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -138,22 +138,7 @@ def record_embedded_change(store_dir: Path | str, touched: Iterable[str], *, eve
     ids, too_many = _listing(touched)
     if everything or too_many:
         ids, everything = [], True
-    db = _connect(Path(store_dir) / CHANGES_FILE)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        row = db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
-        seq = (row[0] if row else 0) + 1
-        db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('version', ?)", (seq,))
-        db.execute("INSERT INTO changes(seq, touched, everything, by, at) VALUES (?, ?, ?, ?, ?)",
-                   (seq, json.dumps(ids, ensure_ascii=False), int(everything), current_user(), time.time()))
-        db.execute("COMMIT")
-        return seq
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    finally:
-        db.close()
+    return _append(Path(store_dir), lambda own: own + 1, ids, everything)
 
 
 def carry_version(old_dir: Path | str, new_dir: Path | str) -> int:
@@ -173,15 +158,21 @@ def carry_version(old_dir: Path | str, new_dir: Path | str) -> int:
                 feed.close()
         except sqlite3.Error:
             prev = None
-    db = _connect(Path(new_dir) / CHANGES_FILE)
+    floor = prev if prev is not None else int(time.time())
+    return _append(Path(new_dir), lambda own: max(own, floor) + 1, [], True)
+
+
+def _append(store_dir: Path, next_version: Callable[[int], int], ids: list[str], everything: bool) -> int:
+    """One change-log row and the version it sets, in one immediate transaction (a concurrent
+    writer waits for the lock instead of reading the same version)."""
+    db = _connect(store_dir / CHANGES_FILE)
     try:
         db.execute("BEGIN IMMEDIATE")
         row = db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
-        own = row[0] if row else 0
-        seq = max(own, prev if prev is not None else int(time.time())) + 1
+        seq = next_version(row[0] if row else 0)
         db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('version', ?)", (seq,))
-        db.execute("INSERT INTO changes(seq, touched, everything, by, at) VALUES (?, '[]', 1, ?, ?)",
-                   (seq, current_user(), time.time()))
+        db.execute("INSERT INTO changes(seq, touched, everything, by, at) VALUES (?, ?, ?, ?, ?)",
+                   (seq, json.dumps(ids, ensure_ascii=False), int(everything), current_user(), time.time()))
         db.execute("COMMIT")
         return seq
     except BaseException:
