@@ -42,7 +42,7 @@ from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
 from kgservice.stores.base import GraphStore, IndexRows, PrefetchedReads, ReadOnlyError, StoreError
 from kgservice.stores.facts import unit_facts
-from kgservice.stores.validate import paused_gc, prepare_batch
+from kgservice.stores.validate import fact_probe, paused_gc, prepare_batch
 
 BATCH_ROWS = 5000
 PAGE = 5000
@@ -269,7 +269,13 @@ class Neo4jStore(GraphStore):
             return {r["id"]: Unit.model_validate_json(r["json"]) for r in self._read("get_units", ids=list(ids))}
 
         def live_about(subjects: list[str]) -> list[Unit]:
-            return [Unit.model_validate_json(r["json"]) for r in self._read("live_subject_units", ids=subjects)]
+            # Only live units with the same subject and argument-0 node as a unit of this batch
+            # can share its fact key; the server narrows to those (live_fact_units) instead of
+            # shipping every live unit about each subject (hub subjects: most of the store).
+            wanted = set(subjects)
+            pairs = sorted({(s, a) for s, a in map(fact_probe, units) if s in wanted})
+            rows = self._read("live_fact_units", pairs=[{"subject": s, "arg": a} for s, a in pairs])
+            return [Unit.model_validate_json(r["json"]) for r in rows]
 
         dups: dict[str, str] = {}
         new, unchanged = prepare_batch(units, existing, live_about, dups)

@@ -152,6 +152,20 @@ def fact_key(u: Unit) -> tuple:
     return (node_id(u.subject), u.kind, u.family, u.inverse, args)
 
 
+def fact_probe(u: Unit) -> tuple[str, str]:
+    """(subject node id, argument-0 node or literal id): two units with the same
+    :func:`fact_key` share these, so a store can look duplicates up by them (Neo4j indexes
+    both as edges of the unit) instead of reading every unit about the subject.
+
+    >>> from kgservice.model import Value
+    >>> fact_probe(Unit(id="a", subject="Cat", predicate="is a", family="is a", kind="belongs_to",
+    ...                 args=(Value(node="Mammal"),)))
+    ('cat', 'mammal')
+    """
+    a = u.args[0]
+    return node_id(u.subject), node_id(a.node) if a.node is not None else literal_id(a.literal or "")
+
+
 def prepare_batch(
     units: Sequence[Unit],
     existing: Callable[[Iterable[str]], dict[str, Unit]],

@@ -40,6 +40,20 @@ def store_dir(n: int) -> Path:
     return WORK / "stores" / f"embedded-{n}"
 
 
+def repoint(units: list, merged: dict[str, str]) -> list:
+    """Point ``supersedes`` references at the unit a duplicate was merged into.
+
+    The seeded corpus states some facts twice by chance; ingest merges such a duplicate
+    into the live unit stating the same fact (IngestReport.duplicates) and does not store
+    its id, so a restatement in a *later* file that supersedes the duplicate's id is
+    rejected ("neither in this batch nor stored"). A user would re-point that reference;
+    the benchmark does the same with the ids earlier batches reported, outside the timing."""
+    if not merged:
+        return units
+    return [u.model_copy(update={"supersedes": tuple(merged.get(s, s) for s in u.supersedes)})
+            if any(s in merged for s in u.supersedes) else u for u in units]
+
+
 def child(args: argparse.Namespace) -> dict:
     import corpus
     from kgservice.config import Settings
@@ -82,15 +96,19 @@ def child(args: argparse.Namespace) -> dict:
     t_parse = t_ingest = 0.0
     batches = []
     nodes = embedded_nodes = 0
+    merged: dict[str, str] = {}  # duplicate id -> the unit it was merged into (see repoint)
     for f in files:
         t0 = time.perf_counter()
         units = parse_file(f, lex)
         t1 = time.perf_counter()
+        units = repoint(units, merged)  # bench bookkeeping, not timed
+        t1b = time.perf_counter()
         report = kb.ingest_units(units, embed=args.embed == "default")
         t2 = time.perf_counter()
+        merged.update(report.duplicates)
         t_parse += t1 - t0
-        t_ingest += t2 - t1
-        batches.append(t2 - t1)
+        t_ingest += t2 - t1b
+        batches.append(t2 - t1b)
         nodes += report.nodes_added
         embedded_nodes += len(report.new_embeddable_nodes) if args.embed == "default" else 0
         del units, report
