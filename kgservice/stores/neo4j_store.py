@@ -314,18 +314,7 @@ class Neo4jStore(GraphStore):
             created, fresh = self._ingest_staged(node_rows, unit_rows, rel_rows, pairs, touched, progress)
         else:
             def work(tx: Any) -> tuple[int, list[str]]:
-                present = set(tx.run(cypher.load("existing_nodes"), ids=list(nodes)).single()["ids"])
-                created = 0
-                for i in range(0, len(node_rows), BATCH_ROWS):
-                    created += tx.run(cypher.load("ingest_nodes"), nodes=node_rows[i:i + BATCH_ROWS]).single()["created"]
-                for i in range(0, len(unit_rows), BATCH_ROWS):
-                    tx.run(cypher.load("ingest_units"), units=unit_rows[i:i + BATCH_ROWS]).consume()
-                    if progress is not None:
-                        progress(len(unit_rows[i:i + BATCH_ROWS]))
-                for query, params in self._relation_steps(rel_rows, pairs) + self._commit_steps(touched):
-                    tx.run(query, params).consume()
-                fresh = [r["id"] for r in node_rows if r["id"] not in present and r["kind"] != NodeKind.LITERAL.value]
-                return created, fresh
+                return self._write_batch(tx, node_rows, unit_rows, rel_rows, pairs, touched, progress)
 
             with self._session(write=True) as session:
                 created, fresh = session.execute_write(work)
@@ -335,12 +324,49 @@ class Neo4jStore(GraphStore):
         report.touched_nodes = sorted(touched)
         return report
 
+    def _write_batch(self, tx: Any, node_rows: list[dict], unit_rows: list[dict], rel_rows: list[dict],
+                     pairs: list[dict], touched: set[str],
+                     progress: Callable[[int], None] | None) -> tuple[int, list[str]]:
+        """The one transaction of a batch of up to ``stage_units`` new units.
+
+        Nodes are looked up once (existing_nodes, which also returns their element ids and
+        kinds); the absent ones are CREATEd (ingest_new_nodes) and the statements that link
+        units and relations to nodes find them by element id. The earlier shape (MERGE every
+        node, then MATCH (n:Node {id}) for every subject, argument, modifier and relation end)
+        made ~74k locking unique-index seeks per 10k-unit batch, ~20% of the server's CPU in a
+        profile; now ~15k plain seeks. Returns (nodes created, new non-literal node ids)."""
+        row = tx.run(cypher.load("existing_nodes"), ids=[r["id"] for r in node_rows]).single()
+        eid = dict(zip(row["ids"], row["eids"]))
+        stored_kind = dict(zip(row["ids"], row["kinds"]))
+        new_nodes = [r for r in node_rows if r["id"] not in eid]
+        # a stored entry node that this batch sees as derived becomes derived (never back)
+        upgrades = [r for r in node_rows if r["kind"] == NodeKind.DERIVED.value
+                    and r["id"] in eid and stored_kind[r["id"]] != NodeKind.DERIVED.value]
+        for i in range(0, len(new_nodes), BATCH_ROWS * 4):
+            got = tx.run(cypher.load("ingest_new_nodes"), nodes=new_nodes[i:i + BATCH_ROWS * 4]).single()
+            eid.update(zip(got["ids"], got["eids"]))
+        for i in range(0, len(upgrades), BATCH_ROWS):
+            tx.run(cypher.load("ingest_nodes"), nodes=upgrades[i:i + BATCH_ROWS]).consume()
+        for i in range(0, len(unit_rows), BATCH_ROWS):
+            part = [r | {"subject": eid[r["subject"]], "args": [{"pos": a["pos"], "node": eid[a["id"]]} for a in r["args"]],
+                         "mods": [{"slot": m["slot"], "node": eid[m["id"]]} for m in r["mods"]]}
+                    for r in unit_rows[i:i + BATCH_ROWS]]
+            tx.run(cypher.load("ingest_units"), units=part).consume()
+            if progress is not None:
+                progress(len(part))
+        linked = [r | {"src": eid[r["src"]], "dst": eid[r["dst"]]} for r in rel_rows]
+        for query, params in self._relation_steps(linked, pairs) + self._commit_steps(touched):
+            tx.run(query, params).consume()
+        fresh = [r["id"] for r in new_nodes if r["kind"] != NodeKind.LITERAL.value]
+        return len(new_nodes), fresh
+
     # -- big batches: stage in bounded transactions, publish in one ------------------------
     @staticmethod
-    def _relation_steps(rel_rows: list[dict], pairs: list[dict]) -> list[tuple[str, dict]]:
+    def _relation_steps(rel_rows: list[dict], pairs: list[dict], by: str = "ingest_relations") -> list[tuple[str, dict]]:
         """A batch's node-to-node relations, then its supersessions (which retire the edges of
-        the units they replace, possibly ones created just before)."""
-        return ([(cypher.load("ingest_relations"), {"rels": rel_rows[i:i + BATCH_ROWS]})
+        the units they replace, possibly ones created just before). ``by``: ingest_relations
+        (ends given as element ids) or publish_relations (ends given as node ids)."""
+        return ([(cypher.load(by), {"rels": rel_rows[i:i + BATCH_ROWS]})
                  for i in range(0, len(rel_rows), BATCH_ROWS)]
                 + [(cypher.load("ingest_supersessions"), {"pairs": pairs[i:i + BATCH_ROWS]})
                    for i in range(0, len(pairs), BATCH_ROWS)])
@@ -359,7 +385,7 @@ class Neo4jStore(GraphStore):
         steps = [(stmt, {"stage": stage}) for stmt in cypher.statements("stage_publish")]
         steps += [(cypher.load("ingest_nodes"), {"nodes": upgrades[i:i + BATCH_ROWS]})
                   for i in range(0, len(upgrades), BATCH_ROWS)]
-        return steps + self._relation_steps(rel_rows, pairs) + self._commit_steps(touched)
+        return steps + self._relation_steps(rel_rows, pairs, "publish_relations") + self._commit_steps(touched)
 
     def _ingest_staged(self, node_rows: list[dict], unit_rows: list[dict], rel_rows: list[dict], pairs: list[dict],
                        touched: set[str], progress: Callable[[int], None] | None) -> tuple[int, list[str]]:
