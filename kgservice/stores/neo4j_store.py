@@ -48,10 +48,22 @@ BATCH_ROWS = 5000
 PAGE = 5000
 STAGE_UNITS = 20_000  # new units per batch above which an ingest is staged (bounded transactions)
 STAGE_CHUNK = 10_000  # units per staging transaction
+UNIT_CHUNK = 2_000  # units per ingest_units statement (rows of the next are built while the server writes these)
 STAGE_STALE_SECONDS = 900.0  # a stage without progress for this long was abandoned by its writer
 RELATION_TYPES = {"synonym": "SYNONYM", "belongs_to": "BELONGS_TO", "of": "OF", "related_to": "RELATED_TO",
                   "content": "CONTENT", "superseded": "SUPERSEDED", "narrowed_by": "NARROWED_BY"}
 CONSTRAINT_RACE = "Neo.ClientError.Schema.ConstraintValidationFailed"
+
+
+def _unit_row(u: Unit, f: Any, eid: Mapping[str, str] | None = None) -> dict:
+    """A unit's row for ingest_units (node references as element ids, ``eid``) or, without
+    ``eid``, for the staged path (node ids)."""
+    ref = eid.__getitem__ if eid is not None else str
+    key = "node" if eid is not None else "id"
+    return {"id": u.id, "json": u.model_dump_json(), "text": format_unit(u), "subject": ref(f.subject),
+            "predicate": u.predicate, "family": u.family, "kind": u.kind, "doc": u.doc, "mode": u.mode,
+            "ingested_at": u.ingested_at, "args": [{"pos": p, key: ref(n)} for p, n in f.args],
+            "mods": [{"slot": s, key: ref(n)} for s, n in f.mods]}
 
 
 class Neo4jUnavailable(StoreError):
@@ -283,7 +295,8 @@ class Neo4jStore(GraphStore):
         if not new:
             return report
         nodes: dict[str, tuple[str, NodeKind]] = {}
-        unit_rows, rel_rows, pairs = [], [], []
+        unit_facts_: list[tuple[Unit, Any]] = []
+        rel_rows, pairs = [], []
         touched: set[str] = set()
         for u in new:
             f = unit_facts(u)
@@ -292,12 +305,7 @@ class Neo4jStore(GraphStore):
                 if prev is None or (kind == NodeKind.DERIVED and prev[1] == NodeKind.ENTRY):
                     nodes[nid] = (label, kind)
             touched.update(f.nodes)
-            unit_rows.append({
-                "id": u.id, "json": u.model_dump_json(), "text": format_unit(u), "subject": f.subject,
-                "predicate": u.predicate, "family": u.family, "kind": u.kind, "doc": u.doc, "mode": u.mode,
-                "ingested_at": u.ingested_at, "args": [{"pos": p, "id": n} for p, n in f.args],
-                "mods": [{"slot": s, "id": n} for s, n in f.mods],
-            })
+            unit_facts_.append((u, f))
             # once per (src, dst, kind) and unit, like the embedded store: {a} [has] {b} {b} is one edge
             rel_rows += [{"src": s, "dst": d, "kind": k, "family": fam, "unit": u.id} for s, d, k, fam in dict.fromkeys(f.relations)]
             rel_rows += [{"src": o, "dst": n, "kind": "superseded", "family": u.family, "unit": u.id}
@@ -308,13 +316,14 @@ class Neo4jStore(GraphStore):
         # rows in id order: concurrent writers then take index-entry locks in the same order,
         # which keeps deadlocks (retried, but slow) rare
         node_rows = [{"id": nid, "label": nodes[nid][0], "kind": nodes[nid][1].value} for nid in sorted(nodes)]
-        unit_rows.sort(key=lambda r: r["id"])
+        unit_facts_.sort(key=lambda uf: uf[0].id)
 
-        if len(unit_rows) > self.stage_units:
+        if len(unit_facts_) > self.stage_units:
+            unit_rows = [_unit_row(u, f) for u, f in unit_facts_]
             created, fresh = self._ingest_staged(node_rows, unit_rows, rel_rows, pairs, touched, progress)
         else:
             def work(tx: Any) -> tuple[int, list[str]]:
-                return self._write_batch(tx, node_rows, unit_rows, rel_rows, pairs, touched, progress)
+                return self._write_batch(tx, node_rows, unit_facts_, rel_rows, pairs, touched, progress)
 
             with self._session(write=True) as session:
                 created, fresh = session.execute_write(work)
@@ -324,17 +333,24 @@ class Neo4jStore(GraphStore):
         report.touched_nodes = sorted(touched)
         return report
 
-    def _write_batch(self, tx: Any, node_rows: list[dict], unit_rows: list[dict], rel_rows: list[dict],
+    def _write_batch(self, tx: Any, node_rows: list[dict], units: list[tuple[Unit, Any]], rel_rows: list[dict],
                      pairs: list[dict], touched: set[str],
                      progress: Callable[[int], None] | None) -> tuple[int, list[str]]:
-        """The one transaction of a batch of up to ``stage_units`` new units.
+        """The one transaction of a batch of up to ``stage_units`` new units (``units``: each
+        with its :func:`unit_facts`, in id order).
 
         Nodes are looked up once (existing_nodes, which also returns their element ids and
         kinds); the absent ones are CREATEd (ingest_new_nodes) and the statements that link
         units and relations to nodes find them by element id. The earlier shape (MERGE every
         node, then MATCH (n:Node {id}) for every subject, argument, modifier and relation end)
         made ~74k locking unique-index seeks per 10k-unit batch, ~20% of the server's CPU in a
-        profile; now ~15k plain seeks. Returns (nodes created, new non-literal node ids)."""
+        profile; now ~15k plain seeks.
+
+        The unit rows (JSON, notation text) are built one chunk at a time while the server
+        runs the previous statement: ``tx.run`` returns once the server has accepted a query,
+        and the next ``tx.run`` waits for it to finish, so the client's row building overlaps
+        the server's writes instead of preceding them. Returns (nodes created, new non-literal
+        node ids)."""
         row = tx.run(cypher.load("existing_nodes"), ids=[r["id"] for r in node_rows]).single()
         eid = dict(zip(row["ids"], row["eids"]))
         stored_kind = dict(zip(row["ids"], row["kinds"]))
@@ -345,18 +361,18 @@ class Neo4jStore(GraphStore):
         for i in range(0, len(new_nodes), BATCH_ROWS * 4):
             got = tx.run(cypher.load("ingest_new_nodes"), nodes=new_nodes[i:i + BATCH_ROWS * 4]).single()
             eid.update(zip(got["ids"], got["eids"]))
-        for i in range(0, len(upgrades), BATCH_ROWS):
-            tx.run(cypher.load("ingest_nodes"), nodes=upgrades[i:i + BATCH_ROWS]).consume()
-        for i in range(0, len(unit_rows), BATCH_ROWS):
-            part = [r | {"subject": eid[r["subject"]], "args": [{"pos": a["pos"], "node": eid[a["id"]]} for a in r["args"]],
-                         "mods": [{"slot": m["slot"], "node": eid[m["id"]]} for m in r["mods"]]}
-                    for r in unit_rows[i:i + BATCH_ROWS]]
-            tx.run(cypher.load("ingest_units"), units=part).consume()
+        pending = [tx.run(cypher.load("ingest_nodes"), nodes=upgrades[i:i + BATCH_ROWS])
+                   for i in range(0, len(upgrades), BATCH_ROWS)]
+        for i in range(0, len(units), UNIT_CHUNK):
+            part = [_unit_row(u, f, eid) for u, f in units[i:i + UNIT_CHUNK]]
+            pending.append(tx.run(cypher.load("ingest_units"), units=part))
             if progress is not None:
                 progress(len(part))
         linked = [r | {"src": eid[r["src"]], "dst": eid[r["dst"]]} for r in rel_rows]
         for query, params in self._relation_steps(linked, pairs) + self._commit_steps(touched):
-            tx.run(query, params).consume()
+            pending.append(tx.run(query, params))
+        for result in pending:
+            result.consume()
         fresh = [r["id"] for r in new_nodes if r["kind"] != NodeKind.LITERAL.value]
         return len(new_nodes), fresh
 

@@ -162,8 +162,10 @@ def fact_probe(u: Unit) -> tuple[str, str]:
     ...                 args=(Value(node="Mammal"),)))
     ('cat', 'mammal')
     """
+    from kgservice.stores.facts import _lid, _nid  # the memoised node_id / literal_id of ingest
+
     a = u.args[0]
-    return node_id(u.subject), node_id(a.node) if a.node is not None else literal_id(a.literal or "")
+    return _nid(u.subject), _nid(a.node) if a.node is not None else _lid(a.literal or "")
 
 
 def prepare_batch(
