@@ -48,7 +48,6 @@ BATCH_ROWS = 5000
 PAGE = 5000
 STAGE_UNITS = 20_000  # new units per batch above which an ingest is staged (bounded transactions)
 STAGE_CHUNK = 10_000  # units per staging transaction
-UNIT_CHUNK = 2_000  # units per ingest_units statement (rows of the next are built while the server writes these)
 STAGE_STALE_SECONDS = 900.0  # a stage without progress for this long was abandoned by its writer
 RELATION_TYPES = {"synonym": "SYNONYM", "belongs_to": "BELONGS_TO", "of": "OF", "related_to": "RELATED_TO",
                   "content": "CONTENT", "superseded": "SUPERSEDED", "narrowed_by": "NARROWED_BY"}
@@ -363,8 +362,9 @@ class Neo4jStore(GraphStore):
             eid.update(zip(got["ids"], got["eids"]))
         pending = [tx.run(cypher.load("ingest_nodes"), nodes=upgrades[i:i + BATCH_ROWS])
                    for i in range(0, len(upgrades), BATCH_ROWS)]
-        for i in range(0, len(units), UNIT_CHUNK):
-            part = [_unit_row(u, f, eid) for u, f in units[i:i + UNIT_CHUNK]]
+        chunk = max(1, BATCH_ROWS // 2)  # units per statement: the next chunk's rows are built meanwhile
+        for i in range(0, len(units), chunk):
+            part = [_unit_row(u, f, eid) for u, f in units[i:i + chunk]]
             pending.append(tx.run(cypher.load("ingest_units"), units=part))
             if progress is not None:
                 progress(len(part))
