@@ -9,10 +9,10 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 
 from kgservice.families.lexicon import ALL_KINDS
-from kgservice.ids import literal_id, node_id
 from kgservice.model import Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores.base import IngestConflict
+from kgservice.stores.facts import _lid, _nid  # node_id / literal_id, memoised (pure functions)
 
 
 # Every text a store indexes must fit Neo4j's index key limit (~8 KB; "Property value is too
@@ -147,9 +147,23 @@ def fact_key(u: Unit) -> tuple:
     """What makes two units with different ids the same fact (DESIGN §1's merge step): the
     subject node, the family-resolved predicate (kind, family base, direction) and the
     arguments as node / literal ids. Modifier rows, provenance and the id do not count."""
-    args = tuple(("n", node_id(a.node)) if a.node is not None else ("l", literal_id(a.literal or ""))
+    args = tuple(("n", _nid(a.node)) if a.node is not None else ("l", _lid(a.literal or ""))
                  for a in u.args)
-    return (node_id(u.subject), u.kind, u.family, u.inverse, args)
+    return (_nid(u.subject), u.kind, u.family, u.inverse, args)
+
+
+def fact_probe(u: Unit) -> tuple[str, str]:
+    """(subject node id, argument-0 node or literal id): two units with the same
+    :func:`fact_key` share these, so a store can look duplicates up by them (Neo4j indexes
+    both as edges of the unit) instead of reading every unit about the subject.
+
+    >>> from kgservice.model import Value
+    >>> fact_probe(Unit(id="a", subject="Cat", predicate="is a", family="is a", kind="belongs_to",
+    ...                 args=(Value(node="Mammal"),)))
+    ('cat', 'mammal')
+    """
+    a = u.args[0]
+    return _nid(u.subject), _nid(a.node) if a.node is not None else _lid(a.literal or "")
 
 
 def prepare_batch(
@@ -218,7 +232,7 @@ def _merge_duplicates(new: list[Unit], live_about: Callable[[list[str]], Iterabl
                       duplicates: dict[str, str]) -> list[Unit]:
     referenced = {r for u in new for r in u.supersedes} | {m.value.unit for u in new for m in u.mods if m.value.unit}
     seen: dict[tuple, str] = {}
-    for old in live_about(sorted({node_id(u.subject) for u in new})):
+    for old in live_about(sorted({_nid(u.subject) for u in new})):
         seen.setdefault(fact_key(old), old.id)
     kept = []
     for u in new:

@@ -1,12 +1,14 @@
 // ingest_relations: node-to-node edges a batch's units assert, typed by family kind.
-// parameters: $rels (list of {src, dst, kind, family, unit[, live]}); kind is one of synonym,
-//             belongs_to, of, related_to, content, superseded, narrowed_by
+// parameters: $rels (list of {src, dst, kind, family, unit[, live]}); src and dst are element
+//             ids of :Node nodes (found in the same transaction, see ingest_units); kind is
+//             one of synonym, belongs_to, of, related_to, content, superseded, narrowed_by
 // returns: created (rows processed)
 // The relationship type is the kind upper-cased (SYNONYM, BELONGS_TO, ..., NARROWED_BY),
 // created in one CREATE with a dynamic type (Neo4j 5.26+); kinds outside the list create nothing.
 // live defaults to true; a staged batch passes false for the edges of units it supersedes itself.
 UNWIND $rels AS r
-MATCH (a:Node {id: r.src}), (b:Node {id: r.dst})
+MATCH (a:Node) WHERE elementId(a) = r.src
+MATCH (b:Node) WHERE elementId(b) = r.dst
 CALL (r, a, b) {
   WITH r, a, b WHERE r.kind IN ['synonym', 'belongs_to', 'of', 'related_to', 'content', 'superseded', 'narrowed_by']
   CREATE (a)-[:$(toUpper(r.kind)) {kind: r.kind, family: r.family, unit: r.unit, live: coalesce(r.live, true)}]->(b)
