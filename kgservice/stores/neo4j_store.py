@@ -272,10 +272,18 @@ class Neo4jStore(GraphStore):
         def live_about(subjects: list[str]) -> list[Unit]:
             return [Unit.model_validate_json(r["json"]) for r in self._read("live_subject_units", ids=subjects)]
 
+        def aliases(ids: list[str]) -> dict[str, str]:
+            return self.aliases(ids)
+
         dups: dict[str, str] = {}
-        new, unchanged = prepare_batch(units, existing, live_about, dups)
+        new, unchanged = prepare_batch(units, existing, live_about, dups, aliases)
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
+        # merged duplicates become (:UnitAlias) in the transaction that makes the batch visible
+        # (_commit_steps), so a later batch can supersede / refer to them by their own id
+        alias_rows = [{"id": d, "unit": k} for d, k in sorted(dups.items())]
         if not new:
+            if alias_rows:
+                self.add_aliases(dups)
             return report
         nodes: dict[str, tuple[str, NodeKind]] = {}
         unit_rows, rel_rows, pairs = [], [], []
@@ -306,7 +314,8 @@ class Neo4jStore(GraphStore):
         unit_rows.sort(key=lambda r: r["id"])
 
         if len(unit_rows) > self.stage_units:
-            created, fresh = self._ingest_staged(node_rows, unit_rows, rel_rows, pairs, touched, progress)
+            created, fresh = self._ingest_staged(node_rows, unit_rows, rel_rows, pairs, touched, progress,
+                                                 alias_rows)
         else:
             def work(tx: Any) -> tuple[int, list[str]]:
                 present = set(tx.run(cypher.load("existing_nodes"), ids=list(nodes)).single()["ids"])
@@ -318,7 +327,7 @@ class Neo4jStore(GraphStore):
                     if progress is not None:
                         progress(len(unit_rows[i:i + BATCH_ROWS]))
                 retired = self._run_relation_steps(tx, self._relation_steps(rel_rows, pairs))
-                for query, params in self._commit_steps(touched | retired):
+                for query, params in self._commit_steps(touched | retired, alias_rows):
                     tx.run(query, params).consume()
                 fresh = [r["id"] for r in node_rows if r["id"] not in present and r["kind"] != NodeKind.LITERAL.value]
                 return created, fresh
@@ -353,11 +362,14 @@ class Neo4jStore(GraphStore):
                     retired.update(n for ends in row["retired"] for n in ends)
         return retired
 
-    def _commit_steps(self, touched: set[str]) -> list[tuple[str, dict]]:
+    def _commit_steps(self, touched: set[str], aliases: Sequence[dict] = ()) -> list[tuple[str, dict]]:
         """Statements run last inside the transaction that makes a batch visible (the one
-        ingest transaction, or a staged batch's publish transaction): the change log of
+        ingest transaction, or a staged batch's publish transaction): the duplicates the batch
+        merged away, as aliases ({id, unit} rows, aliases_record.cypher), and the change log of
         ``touched`` node ids that keeps every process's caches coherent (issue 15)."""
-        return [neo4j_change_step(touched)]
+        steps = [(cypher.load("aliases_record"), {"aliases": list(aliases[i:i + BATCH_ROWS])})
+                 for i in range(0, len(aliases), BATCH_ROWS)]
+        return steps + [neo4j_change_step(touched)]
 
     def _publish_steps(self, stage: str, upgrades: list[dict], rel_rows: list[dict],
                        pairs: list[dict]) -> tuple[list[tuple[str, dict]], list[tuple[str, dict]]]:
@@ -370,7 +382,8 @@ class Neo4jStore(GraphStore):
         return steps, self._relation_steps(rel_rows, pairs)
 
     def _ingest_staged(self, node_rows: list[dict], unit_rows: list[dict], rel_rows: list[dict], pairs: list[dict],
-                       touched: set[str], progress: Callable[[int], None] | None) -> tuple[int, list[str]]:
+                       touched: set[str], progress: Callable[[int], None] | None,
+                       aliases: Sequence[dict] = ()) -> tuple[int, list[str]]:
         import time
         import uuid
 
@@ -419,7 +432,7 @@ class Neo4jStore(GraphStore):
                     rows = tx.run(query, params).data()
                     nodes += rows[0]["nodes"] if rows and "nodes" in rows[0] else 0
                 retired = self._run_relation_steps(tx, relations)
-                for query, params in self._commit_steps(touched | retired):
+                for query, params in self._commit_steps(touched | retired, aliases):
                     tx.run(query, params).consume()
                 return nodes
 
@@ -543,6 +556,27 @@ class Neo4jStore(GraphStore):
         with self._session(write=True) as session:
             removed = session.execute_write(work)
         return {"units_rederived": len(units), "ids_cleared": len(ids) - len(units), "nodes_removed": len(removed)}
+
+    def aliases(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        if ids is None:
+            return {r["id"]: r["unit"] for r in self._stream("aliases_all")}
+        wanted = list(ids)
+        return {r["id"]: r["unit"] for r in self._read("aliases_get", ids=wanted)} if wanted else {}
+
+    def add_aliases(self, aliases: Mapping[str, str]) -> int:
+        """One write transaction (a batch that only merged duplicates, or ``kg restore``)."""
+        rows = [{"id": d, "unit": k} for d, k in sorted(aliases.items())]
+        if not rows:
+            return 0
+        known = self.aliases(aliases)
+
+        def work(tx: Any) -> None:
+            for i in range(0, len(rows), BATCH_ROWS):
+                tx.run(cypher.load("aliases_record"), aliases=rows[i:i + BATCH_ROWS]).consume()
+
+        with self._session(write=True) as session:
+            session.execute_write(work)
+        return sum(1 for d in aliases if d not in known)
 
     def relabel_nodes(self, labels: Mapping[str, str]) -> int:
         rows = [{"id": k, "label": v} for k, v in labels.items()]

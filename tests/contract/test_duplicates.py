@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from kgservice.stores.base import IngestConflict
+
 BATCH = """\
 #a {smoking} [causes] {lung cancer}
 #b {Smoking} [leads to] {Lung  Cancer}
@@ -31,3 +35,55 @@ def test_an_update_is_not_a_duplicate_and_only_live_units_count(store, ingest):
     assert r.units_added == 1 and r.duplicates == {}
     r = ingest("#i {smoking} [causes] {lung cancer}\n", doc="later.units")
     assert r.duplicates == {"i": "h"}
+
+
+# A merged duplicate's id is remembered as an alias of the unit it was merged into, so later
+# batches can still name it (issue: "unit #x supersedes #b, which is neither in this batch nor stored").
+A = "#a {smoking} [causes] {lung cancer}\n"
+B = "#b {Smoking} [leads to] {Lung  Cancer}\n"
+
+
+def test_superseding_a_merged_duplicate_supersedes_the_unit_it_was_merged_into(store, ingest):
+    assert ingest(A).units_added == 1
+    r = ingest(B, doc="b.units")
+    assert r.duplicates == {"b": "a"} and r.units_added == 0
+    assert store.aliases(["b", "a", "zz"]) == {"b": "a"}
+    r = ingest("#c {smoking} [causes] {lung disease}\n    ()[supersedes] #b\n", doc="c.units")
+    assert r.units_added == 1 and r.duplicates == {}
+    assert store.superseded_end(["a"]) == {"a": ["c"]}  # a is no longer live
+    assert store.get_units(["b"]) == []
+    (c,) = store.get_units(["c"])
+    assert c.supersedes == ("a",)  # the stored unit carries the resolved reference
+    # re-ingesting the same update is unchanged (its reference resolves the same way)
+    r = ingest("#c {smoking} [causes] {lung disease}\n    ()[supersedes] #b\n", doc="c.units")
+    assert r.units_unchanged == 1 and r.units_added == 0
+    # re-ingesting the duplicate itself: a duplicate again, nothing added (though a is no longer live)
+    before = store.counts()
+    r = ingest(B, doc="b.units")
+    assert r.duplicates == {"b": "a"} and r.units_added == 0
+    assert store.counts() == before and store.get_units(["b"]) == []
+
+
+def test_a_modifier_row_reference_to_a_merged_duplicate_resolves(store, ingest):
+    ingest(A)
+    ingest(B, doc="b.units")
+    r = ingest("#d {smoking} [causes] {heart disease}\n    ()[because of] #b\n", doc="d.units")
+    assert r.units_added == 1
+    (d,) = store.get_units(["d"])
+    assert [m.value.unit for m in d.mods] == ["a"]
+
+
+def test_a_merged_duplicate_within_one_batch_is_remembered(store, ingest):
+    r = ingest(A + B)
+    assert r.duplicates == {"b": "a"} and r.units_added == 1
+    assert store.aliases(None) == {"b": "a"}
+    ingest("#c {smoking} [causes] {lung disease}\n    ()[supersedes] #b\n", doc="c.units")
+    assert store.superseded_end(["a"]) == {"a": ["c"]}
+
+
+def test_a_merged_id_cannot_be_reused_for_another_fact(store, ingest):
+    ingest(A)
+    ingest(B, doc="b.units")
+    with pytest.raises(IngestConflict, match=r"#b was merged into #a"):
+        ingest("#b {smoking} [causes] {heart disease}\n", doc="other.units")
+    assert store.get_units(["b"]) == []
