@@ -87,3 +87,36 @@ def test_a_merged_id_cannot_be_reused_for_another_fact(store, ingest):
     with pytest.raises(IngestConflict, match=r"#b was merged into #a"):
         ingest("#b {smoking} [causes] {heart disease}\n", doc="other.units")
     assert store.get_units(["b"]) == []
+
+
+def test_aliases_are_written_with_the_batch_or_not_at_all(store, ingest, monkeypatch):
+    """The alias is part of the batch's own transaction (Neo4j) / journal record (embedded): a
+    batch that fails after its units were written leaves neither units nor aliases."""
+    ingest(A)
+    if store.backend == "neo4j":
+        import kgservice.stores.neo4j_store as mod
+
+        monkeypatch.setattr(mod, "neo4j_change_step", lambda touched: ("RETURN 1/0 AS boom", {}))
+        monkeypatch.setattr(store, "ingest_attempts", 1)
+    else:
+        def boom(records):
+            raise OSError("disk full (simulated)")
+
+        monkeypatch.setattr(store, "_append_frame", boom)
+    with pytest.raises(Exception):
+        ingest(B + "#x {x} [has] {y}\n", doc="b.units")
+    monkeypatch.undo()
+    assert store.aliases(["b"]) == {} and store.get_units(["x"]) == []
+    assert ingest(B + "#x {x} [has] {y}\n", doc="b.units").duplicates == {"b": "a"}
+    assert store.aliases(["b"]) == {"b": "a"}
+
+
+def test_a_staged_neo4j_batch_records_its_aliases_when_it_is_published(store, ingest, monkeypatch):
+    if store.backend != "neo4j":
+        pytest.skip("staging is the Neo4j store's way of writing big batches")
+    monkeypatch.setattr(store, "stage_units", 2)
+    monkeypatch.setattr(store, "stage_chunk", 2)
+    ingest(A)
+    r = ingest(B + "".join(f"#s{i} {{s{i}}} [has] {{t}}\n" for i in range(5)), doc="big.units")
+    assert r.units_added == 5 and r.duplicates == {"b": "a"}
+    assert store.aliases(["b"]) == {"b": "a"}
