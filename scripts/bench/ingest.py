@@ -82,17 +82,11 @@ def child(args: argparse.Namespace) -> dict:
     t_parse = t_ingest = 0.0
     batches = []
     nodes = embedded_nodes = 0
-    merged: dict[str, str] = {}  # duplicate unit id -> the stored unit it was merged into
     for f in files:
         t0 = time.perf_counter()
         units = parse_file(f, lex)
-        # a later batch may supersede a unit an earlier one merged as a duplicate (its id is then
-        # stored nowhere and the batch is rejected): point the reference at the unit it merged into
-        units = [u.model_copy(update={"supersedes": [merged.get(s, s) for s in u.supersedes]})
-                 if any(s in merged for s in u.supersedes) else u for u in units]
         t1 = time.perf_counter()
         report = kb.ingest_units(units, embed=args.embed == "default")
-        merged.update(report.duplicates)
         t2 = time.perf_counter()
         t_parse += t1 - t0
         t_ingest += t2 - t1
