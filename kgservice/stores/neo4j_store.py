@@ -565,10 +565,10 @@ class Neo4jStore(GraphStore):
 
     def add_aliases(self, aliases: Mapping[str, str]) -> int:
         """One write transaction (a batch that only merged duplicates, or ``kg restore``)."""
-        rows = [{"id": d, "unit": k} for d, k in sorted(aliases.items())]
+        known = self.aliases(list(aliases)) if aliases else {}
+        rows = [{"id": d, "unit": k} for d, k in sorted(aliases.items()) if d not in known]
         if not rows:
-            return 0
-        known = self.aliases(aliases)
+            return 0  # re-ingesting a known duplicate writes nothing
 
         def work(tx: Any) -> None:
             for i in range(0, len(rows), BATCH_ROWS):
@@ -576,7 +576,7 @@ class Neo4jStore(GraphStore):
 
         with self._session(write=True) as session:
             session.execute_write(work)
-        return sum(1 for d in aliases if d not in known)
+        return len(rows)
 
     def relabel_nodes(self, labels: Mapping[str, str]) -> int:
         rows = [{"id": k, "label": v} for k, v in labels.items()]

@@ -46,7 +46,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
             report = IngestReport(units_unchanged=unchanged, duplicates=dups)
             # merged duplicates are remembered (in the batch's own journal record) so a later
             # batch can supersede or refer to them by the id they came with
-            fresh = {d: k for d, k in sorted(dups.items()) if s.aliases.get(d) != k}
+            fresh = {d: k for d, k in sorted(dups.items()) if d not in s.aliases}
             if not new:
                 if fresh:
                     self._append(journal_batch([], fresh))
@@ -83,7 +83,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
     def add_aliases(self, aliases: Mapping[str, str]) -> int:
         with self._write_lock():
             s = self.s
-            fresh = {d: k for d, k in sorted(aliases.items()) if s.aliases.get(d) != k}
+            fresh = {d: k for d, k in sorted(aliases.items()) if d not in s.aliases}
             if fresh:
                 self._append(journal_batch([], fresh))
                 s.aliases.update(fresh)
