@@ -195,7 +195,7 @@ def read_dump(path: Path | str) -> Dump:
             continue
         elif set(obj) == {"unit"}:
             if nodes or aliases:
-                raise DumpError(f"{where}: unit record after node or alias records")
+                raise DumpError(f"{where}: unit record after {'node' if nodes else 'alias'} records")
             if isinstance(obj["unit"], dict) and not isinstance(obj["unit"].get("inverse", False), bool):
                 raise DumpError(f"{where}: not a valid unit (inverse: must be true or false, "
                                 f"got {obj['unit']['inverse']!r})")
