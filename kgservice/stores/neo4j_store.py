@@ -272,11 +272,8 @@ class Neo4jStore(GraphStore):
         def live_about(subjects: list[str]) -> list[Unit]:
             return [Unit.model_validate_json(r["json"]) for r in self._read("live_subject_units", ids=subjects)]
 
-        def aliases(ids: list[str]) -> dict[str, str]:
-            return self.aliases(ids)
-
         dups: dict[str, str] = {}
-        new, unchanged = prepare_batch(units, existing, live_about, dups, aliases)
+        new, unchanged = prepare_batch(units, existing, live_about, dups, self.aliases)
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         # merged duplicates become (:UnitAlias) in the transaction that makes the batch visible
         # (_commit_steps), so a later batch can supersede / refer to them by their own id
