@@ -96,14 +96,20 @@ def test_aliases_are_written_with_the_batch_or_not_at_all(store, ingest, monkeyp
     if store.backend == "neo4j":
         import kgservice.stores.neo4j_store as mod
 
+        from neo4j.exceptions import Neo4jError
+
         monkeypatch.setattr(mod, "neo4j_change_step", lambda touched: ("RETURN 1/0 AS boom", {}))
         monkeypatch.setattr(store, "ingest_attempts", 1)
+        failure: type[Exception] = Neo4jError
     else:
+        from kgservice.stores.base import StoreWriteError
+
         def boom(records):
             raise OSError("disk full (simulated)")
 
         monkeypatch.setattr(store, "_append_frame", boom)
-    with pytest.raises(Exception):
+        failure = StoreWriteError
+    with pytest.raises(failure):
         ingest(B + "#x {x} [has] {y}\n", doc="b.units")
     monkeypatch.undo()
     assert store.aliases(["b"]) == {} and store.get_units(["x"]) == []
