@@ -94,9 +94,9 @@ def test_aliases_are_written_with_the_batch_or_not_at_all(store, ingest, monkeyp
     batch that fails after its units were written leaves neither units nor aliases."""
     ingest(A)
     if store.backend == "neo4j":
-        import kgservice.stores.neo4j_store as mod
-
         from neo4j.exceptions import Neo4jError
+
+        import kgservice.stores.neo4j_store as mod
 
         monkeypatch.setattr(mod, "neo4j_change_step", lambda touched: ("RETURN 1/0 AS boom", {}))
         monkeypatch.setattr(store, "ingest_attempts", 1)
