@@ -5,12 +5,16 @@ The file is JSON Lines, UTF-8 (gzip-compressed when the name ends in ``.gz``)::
     {"kgservice_dump": 1, "created_at": ..., "backend": ..., "units": N, "nodes": M}
     {"unit": {...the unit's JSON form (DESIGN §1), ingested_at and doc included...}}   x N
     {"node": {"id": ..., "label": ..., "kind": ...}}                                    x M
-    {"end": {"units": N, "nodes": M, "sha256": "<of every line above this one>"}}
+    {"alias": {"id": ..., "unit": ...}}                                                 x A
+    {"end": {"units": N, "nodes": M, "aliases": A, "sha256": "<of every line above this one>"}}
 
 Units come in dependency order (a unit after the units it supersedes or refers to), so any
 prefix of them is a valid batch. Node records only carry display labels: nodes are
 re-derived from units on restore, and their labels set back to the dumped ones (the first
 surface form ingested), so a restored store answers every query exactly as the dumped one.
+Alias records are the duplicates ingest merged away (id -> the dumped unit it was merged
+into), so later batches can still supersede them by their own id after a restore; dumps
+written before aliases were kept have no ``aliases`` counts and no alias records.
 
 A dump is written to a temporary file and renamed, so a crash never leaves a half file
 under the final name. ``restore`` reads and verifies the whole file first (header, every
@@ -54,6 +58,7 @@ class Dump:
     header: dict[str, Any]
     units: list[Unit]
     nodes: list[Node] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)  # merged-away duplicate id -> unit id
     size: int = 0  # bytes of JSON lines (uncompressed): what a restore needs room for
 
 
@@ -112,8 +117,10 @@ def dump(store: GraphStore, path: Path | str) -> dict[str, Any]:
     path = Path(path)
     units = dependency_order(store.iter_units())
     nodes = sorted(store.iter_nodes(), key=lambda n: n.id)
+    ids = {u.id for u in units}
+    aliases = sorted((d, k) for d, k in store.aliases(None).items() if k in ids and d not in ids)
     header = {"kgservice_dump": FORMAT, "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "backend": store.backend, "units": len(units), "nodes": len(nodes)}
+              "backend": store.backend, "units": len(units), "nodes": len(nodes), "aliases": len(aliases)}
     digest = hashlib.sha256()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -129,7 +136,10 @@ def dump(store: GraphStore, path: Path | str) -> dict[str, Any]:
                 put({"unit": u.model_dump(mode="json")})
             for n in nodes:
                 put({"node": {"id": n.id, "label": n.label, "kind": n.kind.value}})
-            fh.write((json.dumps({"end": {"units": len(units), "nodes": len(nodes), "sha256": digest.hexdigest()}})
+            for d, k in aliases:
+                put({"alias": {"id": d, "unit": k}})
+            fh.write((json.dumps({"end": {"units": len(units), "nodes": len(nodes), "aliases": len(aliases),
+                                          "sha256": digest.hexdigest()}})
                       + "\n").encode("utf-8"))
         with open(tmp, "rb") as check_fh:
             os.fsync(check_fh.fileno())
@@ -137,7 +147,8 @@ def dump(store: GraphStore, path: Path | str) -> dict[str, Any]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return {"path": str(path), "units": len(units), "nodes": len(nodes), "sha256": digest.hexdigest()}
+    return {"path": str(path), "units": len(units), "nodes": len(nodes), "aliases": len(aliases),
+            "sha256": digest.hexdigest()}
 
 
 def read_dump(path: Path | str) -> Dump:
@@ -161,6 +172,7 @@ def read_dump(path: Path | str) -> Dump:
     header: dict[str, Any] | None = None
     units: list[Unit] = []
     nodes: list[Node] = []
+    aliases: dict[str, str] = {}
     end: dict[str, Any] | None = None
     for lineno, raw in enumerate(lines, start=1):
         where = f"{path}:{lineno}"
@@ -182,8 +194,8 @@ def read_dump(path: Path | str) -> Dump:
             end = obj["end"] if isinstance(obj["end"], dict) else {}
             continue
         elif set(obj) == {"unit"}:
-            if nodes:
-                raise DumpError(f"{where}: unit record after node records")
+            if nodes or aliases:
+                raise DumpError(f"{where}: unit record after {'node' if nodes else 'alias'} records")
             if isinstance(obj["unit"], dict) and not isinstance(obj["unit"].get("inverse", False), bool):
                 raise DumpError(f"{where}: not a valid unit (inverse: must be true or false, "
                                 f"got {obj['unit']['inverse']!r})")
@@ -193,7 +205,15 @@ def read_dump(path: Path | str) -> Dump:
                 first = exc.errors()[0]
                 loc = ".".join(str(p) for p in first.get("loc", ()))
                 raise DumpError(f"{where}: not a valid unit ({loc}: {first.get('msg')})") from None
+        elif set(obj) == {"alias"}:
+            a = obj["alias"]
+            if (not isinstance(a, dict) or set(a) != {"id", "unit"} or not all(isinstance(v, str) for v in a.values())
+                    or a["id"] in aliases):
+                raise DumpError(f"{where}: not a valid alias record (expected a new {{\"id\": ..., \"unit\": ...}})")
+            aliases[a["id"]] = a["unit"]
         elif set(obj) == {"node"}:
+            if aliases:
+                raise DumpError(f"{where}: node record after alias records")
             try:
                 nodes.append(Node.model_validate(obj["node"]))
             except ValidationError as exc:
@@ -207,9 +227,17 @@ def read_dump(path: Path | str) -> Dump:
     if end.get("units") != len(units) or end.get("nodes") != len(nodes) or end.get("units") != header.get("units"):
         raise DumpError(f"{path}: counts do not match (header {header.get('units')} units, end record "
                         f"{end.get('units')} units / {end.get('nodes')} nodes, file {len(units)} / {len(nodes)})")
+    if end.get("aliases", 0) != len(aliases) or header.get("aliases", 0) != len(aliases):
+        raise DumpError(f"{path}: alias counts do not match (header {header.get('aliases', 0)}, end record "
+                        f"{end.get('aliases', 0)}, file {len(aliases)})")
     if end.get("sha256") != digest.hexdigest():
         raise DumpError(f"{path}: checksum mismatch - the file was changed or damaged after it was written")
-    return Dump(header=header, units=units, nodes=nodes, size=len(data))
+    ids = {u.id for u in units}
+    for dup, kept in aliases.items():
+        if kept not in ids or dup in ids:
+            raise DumpError(f"{path}: alias #{dup[:80]} -> #{kept[:80]}: " + (
+                "the id is also a unit's" if dup in ids else "names no unit of the dump") + "; nothing restored")
+    return Dump(header=header, units=units, nodes=nodes, aliases=aliases, size=len(data))
 
 
 def check_units(d: Dump, lexicon: Any, path: Path | str) -> None:
@@ -292,6 +320,7 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
     current = {n.id: n.label for n in store.get_nodes(list(labels))}
     relabel = {k: v for k, v in labels.items() if k in current and current[k] != v}
     relabeled = store.relabel_nodes(relabel) if relabel else 0
+    aliased = store.add_aliases(d.aliases) if d.aliases else 0
     if embed and relabel:
         kb.embed_nodes([n.id for n in store.get_nodes(list(relabel)) if n.kind != NodeKind.LITERAL])
     present = {x.id for x in store.get_units([u.id for u in d.units])}
@@ -299,7 +328,7 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
     if missing:
         raise StoreError(f"restore incomplete: {len(missing)} unit(s) not found afterwards (e.g. #{missing[0]})")
     return {"path": str(path), "units": len(d.units), "units_added": added, "units_unchanged": unchanged,
-            "nodes": len(d.nodes), "labels_restored": relabeled, "replaced": replace,
+            "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": aliased, "replaced": replace,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
 
 
@@ -315,7 +344,8 @@ def _replace_beside(kb: KnowledgeBase, d: Dump, path: Path | str, *, embed: bool
     need = int(d.size * recover.STORE_BYTES_PER_DUMP_BYTE) + recover.SLACK_BYTES
     recover.check_space(target, need, f"restoring {len(d.units)} units")
     try:
-        new, relabeled = recover.build_beside(target, d.units, {n.id: n.label for n in d.nodes}, progress)
+        new, relabeled = recover.build_beside(target, d.units, {n.id: n.label for n in d.nodes}, progress,
+                                              aliases=d.aliases)
     except OSError as exc:
         raise StoreError(f"restore failed while building the new store beside the old one ({exc}); the old "
                          "store is unchanged and the partial new one was removed") from None
@@ -323,7 +353,8 @@ def _replace_beside(kb: KnowledgeBase, d: Dump, path: Path | str, *, embed: bool
     recover.swap_in(target, new)
     caches = recover.reset_caches(kb)
     info = {"path": str(path), "units": len(d.units), "units_added": len(d.units), "units_unchanged": 0,
-            "nodes": len(d.nodes), "labels_restored": relabeled, "replaced": True, "caches": caches,
+            "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": len(d.aliases),
+            "replaced": True, "caches": caches,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
     try:
         _clear_vectors(kb)

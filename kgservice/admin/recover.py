@@ -62,9 +62,11 @@ def _mb(n: int) -> str:
 
 
 def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
-                 progress: Callable[[int], None] | None = None) -> tuple[Path, int]:
+                 progress: Callable[[int], None] | None = None,
+                 aliases: dict[str, str] | None = None) -> tuple[Path, int]:
     """(a complete new store directory next to ``target`` holding ``units`` (dependency order)
-    with ``labels``, how many labels differed from the derived ones); removed if anything fails."""
+    with ``labels`` and duplicate ``aliases``, how many labels differed from the derived ones);
+    removed if anything fails."""
     from kgservice.stores.embedded import EmbeddedStore
 
     new = target.with_name(f"{target.name}.building-{os.getpid()}-{int(time.time())}")
@@ -79,6 +81,8 @@ def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
         relabel = {k: v for k, v in labels.items() if k in have and have[k] != v}
         if relabel:
             store.relabel_nodes(relabel)
+        if aliases:
+            store.add_aliases(aliases)
         store.compact()  # one verified snapshot, so the swapped-in store opens fast
         store.close()
         write_complete_marker(new)
@@ -144,7 +148,7 @@ def salvage(kb: KnowledgeBase, progress: Callable[[int], None] | None = None) ->
                          "(restore a damaged database with `kg restore DUMP --replace --yes`)")
     target = graph_dir(kb.settings)
     forget_opened(kb)
-    recs, labels, notes = read_intact(target)
+    recs, labels, notes, aliases = read_intact(target)
     units = [_unit_from(r) for r in recs.values()]
     invalid = sorted(u.id for u in units if unit_text_problems(u))
     units = [u for u in units if u.id not in set(invalid)]
@@ -152,7 +156,9 @@ def salvage(kb: KnowledgeBase, progress: Callable[[int], None] | None = None) ->
     units = dependency_order(units)
     need = sum(f.stat().st_size for f in target.glob("*") if f.is_file())
     check_space(target, need + SLACK_BYTES, "kg doctor --salvage")
-    new, _relabeled = build_beside(target, units, labels, progress)
+    kept_ids = {u.id for u in units}
+    aliases = {d: k for d, k in aliases.items() if k in kept_ids and d not in kept_ids}
+    new, _relabeled = build_beside(target, units, labels, progress, aliases=aliases)
     kept = target.with_name(f"{target.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
     swap_in(target, new, keep_old=kept)
     return {"units_kept": len(units), "units_dropped_invalid": invalid, "units_dropped_dangling": dangling,

@@ -245,6 +245,17 @@ class GraphStore(ABC):
         """Set the display label of existing nodes (ids unchanged); returns how many changed."""
         raise NotImplementedError(f"{type(self).__name__} cannot relabel nodes")
 
+    def aliases(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """{merged-away duplicate id: the unit it was merged into} for those of ``ids`` that
+        are such aliases (None: all of them, for ``kg dump``). Ingest records them with the
+        batch that merged them, so later batches can still name the duplicate's id."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no duplicate aliases")
+
+    def add_aliases(self, aliases: Mapping[str, str]) -> int:
+        """Record duplicate aliases in one atomic write (``kg restore`` of a dump's aliases);
+        returns how many were new."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no duplicate aliases")
+
     def wipe(self) -> None:
         """Delete everything (kg restore --replace, after the dump was verified)."""
         raise NotImplementedError(f"{type(self).__name__} cannot be wiped")

@@ -303,9 +303,14 @@ class Neo4jStore(GraphStore):
             return [Unit.model_validate_json(r["json"]) for r in rows]
 
         dups: dict[str, str] = {}
-        new, unchanged = prepare_batch(units, existing, live_about, dups)
+        new, unchanged = prepare_batch(units, existing, live_about, dups, self.aliases)
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
+        # merged duplicates become (:UnitAlias) in the transaction that makes the batch visible
+        # (_commit_steps), so a later batch can supersede / refer to them by their own id
+        alias_rows = [{"id": d, "unit": k} for d, k in sorted(dups.items())]
         if not new:
+            if alias_rows:
+                self.add_aliases(dups)
             return report
         nodes: dict[str, tuple[str, NodeKind]] = {}
         unit_facts_: list[tuple[Unit, Any]] = []
@@ -333,10 +338,11 @@ class Neo4jStore(GraphStore):
 
         if len(unit_facts_) > self.stage_units:
             unit_rows = [_unit_row(u, f) for u, f in unit_facts_]
-            created, fresh = self._ingest_staged(node_rows, unit_rows, rel_rows, pairs, touched, progress)
+            created, fresh = self._ingest_staged(node_rows, unit_rows, rel_rows, pairs, touched, progress,
+                                                 alias_rows)
         else:
             def work(tx: Any) -> tuple[int, list[str]]:
-                return self._write_batch(tx, node_rows, unit_facts_, rel_rows, pairs, touched, progress)
+                return self._write_batch(tx, node_rows, unit_facts_, rel_rows, pairs, touched, progress, alias_rows)
 
             with self._session(write=True) as session:
                 created, fresh = session.execute_write(work)
@@ -347,8 +353,8 @@ class Neo4jStore(GraphStore):
         return report
 
     def _write_batch(self, tx: Any, node_rows: list[dict], units: list[tuple[Unit, Any]], rel_rows: list[dict],
-                     pairs: list[dict], touched: set[str],
-                     progress: Callable[[int], None] | None) -> tuple[int, list[str]]:
+                     pairs: list[dict], touched: set[str], progress: Callable[[int], None] | None,
+                     aliases: Sequence[dict] = ()) -> tuple[int, list[str]]:
         """The one transaction of a batch of up to ``stage_units`` new units (``units``: each
         with its :func:`unit_facts`, in id order).
 
@@ -388,7 +394,7 @@ class Neo4jStore(GraphStore):
         # the supersessions report the ends of the edges they retire: the change log needs them
         # (the superseding unit need not mention them, yet their spreading rows changed)
         retired = self._run_relation_steps(tx, self._relation_steps(linked, pairs))
-        for query, params in self._commit_steps(touched | retired):
+        for query, params in self._commit_steps(touched | retired, aliases):
             tx.run(query, params).consume()
         fresh = [r["id"] for r in new_nodes if r["kind"] != NodeKind.LITERAL.value]
         return len(new_nodes), fresh
@@ -416,11 +422,14 @@ class Neo4jStore(GraphStore):
                     retired.update(n for ends in row["retired"] for n in ends)
         return retired
 
-    def _commit_steps(self, touched: set[str]) -> list[tuple[str, dict]]:
+    def _commit_steps(self, touched: set[str], aliases: Sequence[dict] = ()) -> list[tuple[str, dict]]:
         """Statements run last inside the transaction that makes a batch visible (the one
-        ingest transaction, or a staged batch's publish transaction): the change log of
+        ingest transaction, or a staged batch's publish transaction): the duplicates the batch
+        merged away, as aliases ({id, unit} rows, aliases_record.cypher), and the change log of
         ``touched`` node ids that keeps every process's caches coherent (issue 15)."""
-        return [neo4j_change_step(touched)]
+        steps = [(cypher.load("aliases_record"), {"aliases": list(aliases[i:i + BATCH_ROWS])})
+                 for i in range(0, len(aliases), BATCH_ROWS)]
+        return steps + [neo4j_change_step(touched)]
 
     def _publish_steps(self, stage: str, upgrades: list[dict], rel_rows: list[dict],
                        pairs: list[dict]) -> tuple[list[tuple[str, dict]], list[tuple[str, dict]]]:
@@ -433,7 +442,8 @@ class Neo4jStore(GraphStore):
         return steps, self._relation_steps(rel_rows, pairs, "publish_relations")
 
     def _ingest_staged(self, node_rows: list[dict], unit_rows: list[dict], rel_rows: list[dict], pairs: list[dict],
-                       touched: set[str], progress: Callable[[int], None] | None) -> tuple[int, list[str]]:
+                       touched: set[str], progress: Callable[[int], None] | None,
+                       aliases: Sequence[dict] = ()) -> tuple[int, list[str]]:
         import time
         import uuid
 
@@ -482,7 +492,7 @@ class Neo4jStore(GraphStore):
                     rows = tx.run(query, params).data()
                     nodes += rows[0]["nodes"] if rows and "nodes" in rows[0] else 0
                 retired = self._run_relation_steps(tx, relations)
-                for query, params in self._commit_steps(touched | retired):
+                for query, params in self._commit_steps(touched | retired, aliases):
                     tx.run(query, params).consume()
                 return nodes
 
@@ -606,6 +616,27 @@ class Neo4jStore(GraphStore):
         with self._session(write=True) as session:
             removed = session.execute_write(work)
         return {"units_rederived": len(units), "ids_cleared": len(ids) - len(units), "nodes_removed": len(removed)}
+
+    def aliases(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        if ids is None:
+            return {r["id"]: r["unit"] for r in self._stream("aliases_all")}
+        wanted = list(ids)
+        return {r["id"]: r["unit"] for r in self._read("aliases_get", ids=wanted)} if wanted else {}
+
+    def add_aliases(self, aliases: Mapping[str, str]) -> int:
+        """One write transaction (a batch that only merged duplicates, or ``kg restore``)."""
+        known = self.aliases(list(aliases)) if aliases else {}
+        rows = [{"id": d, "unit": k} for d, k in sorted(aliases.items()) if d not in known]
+        if not rows:
+            return 0  # re-ingesting a known duplicate writes nothing
+
+        def work(tx: Any) -> None:
+            for i in range(0, len(rows), BATCH_ROWS):
+                tx.run(cypher.load("aliases_record"), aliases=rows[i:i + BATCH_ROWS]).consume()
+
+        with self._session(write=True) as session:
+            session.execute_write(work)
+        return len(rows)
 
     def relabel_nodes(self, labels: Mapping[str, str]) -> int:
         rows = [{"id": k, "label": v} for k, v in labels.items()]

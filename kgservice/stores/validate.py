@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 
 from kgservice.families.lexicon import ALL_KINDS
-from kgservice.model import Unit
+from kgservice.model import Mod, Unit, Value
 from kgservice.notation.serializer import format_unit
 from kgservice.stores.base import IngestConflict
 from kgservice.stores.facts import _lid, _nid  # node_id / literal_id, memoised (pure functions)
@@ -171,6 +171,7 @@ def prepare_batch(
     existing: Callable[[Iterable[str]], dict[str, Unit]],
     live_about: Callable[[list[str]], Iterable[Unit]] | None = None,
     duplicates: dict[str, str] | None = None,
+    aliases: Callable[[list[str]], dict[str, str]] | None = None,
 ) -> tuple[list[Unit], int]:
     """Return (new units stamped with ingested_at, number already stored unchanged).
 
@@ -178,6 +179,13 @@ def prepare_batch(
     ``duplicates`` dict, a new unit stating the same fact (:func:`fact_key`) as a live stored
     unit, or as an earlier unit of the batch, is not added: ``duplicates[its id]`` names the
     unit it duplicates. A unit that supersedes another is an update, never a duplicate.
+
+    ``aliases`` (ids -> {merged-away id: the unit it was merged into}, for those that are
+    such aliases) is how a store remembers earlier merges, so they stay meaningful later: a
+    ``supersedes`` or modifier ``#unit`` reference to an alias is rewritten to the unit it
+    names (that unit is then superseded as usual; the stored unit carries the resolved id),
+    and a batch unit whose id is an alias is reported as a duplicate again (nothing added)
+    when it still states the same fact, or rejected when it states another one.
 
     Raises :class:`IngestConflict` naming each problem: an id reused for a different fact,
     a ``supersedes`` reference to a unit that exists nowhere, a supersession cycle.
@@ -197,6 +205,8 @@ def prepare_batch(
     refs = {u.id: [m.value.unit for m in u.mods if m.value.unit is not None] for u in by_id.values()}
     stored = existing(list(by_id) + [s for u in by_id.values() for s in u.supersedes]
                       + [r for rs in refs.values() for r in rs])
+    if aliases is not None:
+        _resolve_aliases(by_id, refs, stored, existing, aliases, duplicates, problems)
     new: list[Unit] = []
     unchanged = 0
     for uid, u in by_id.items():
@@ -226,6 +236,44 @@ def prepare_batch(
         raise IngestConflict("batch rejected, nothing stored:\n  " + "\n  ".join(problems))
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return [u if u.ingested_at else _stamped(u, stamp) for u in new], unchanged
+
+
+def _resolve_aliases(by_id: dict[str, Unit], refs: dict[str, list[str]], stored: dict[str, Unit],
+                     existing: Callable[[Iterable[str]], dict[str, Unit]],
+                     aliases: Callable[[list[str]], dict[str, str]],
+                     duplicates: dict[str, str] | None, problems: list[str]) -> None:
+    """Apply the store's merge memory to a batch (see :func:`prepare_batch`), in place: a batch
+    unit re-stating a merged-away id is taken out (a duplicate again, or a problem), and
+    references to merged-away ids are pointed at the units they were merged into. Only ids
+    that are neither stored nor in the batch can be aliases, so only those are asked about."""
+    asked = [i for i in by_id if i not in stored]
+    asked += [r for u in by_id.values() for r in (*u.supersedes, *refs[u.id]) if r not in by_id and r not in stored]
+    known = aliases(list(dict.fromkeys(asked))) if asked else {}
+    if not known:
+        return
+    missing = [k for k in dict.fromkeys(known.values()) if k not in stored]
+    if missing:
+        stored.update(existing(missing))
+    for uid in [i for i in by_id if i in known]:
+        u = by_id.pop(uid)
+        del refs[uid]
+        kept = known[uid]
+        target = stored.get(kept)
+        if target is not None and not u.supersedes and fact_key(u) == fact_key(target):
+            if duplicates is not None:
+                duplicates[uid] = kept
+        else:
+            problems.append(f"unit #{uid} was merged into #{kept} as a duplicate of it, so the id cannot now "
+                            "state another fact or an update; give the new fact another id")
+    for uid, u in list(by_id.items()):
+        if any(r in known and r not in by_id for r in (*u.supersedes, *refs[uid])):
+            def to(ref: str) -> str:
+                return known[ref] if ref in known and ref not in by_id else ref
+            mods = tuple(m if m.value.unit is None else Mod(slot=m.slot, value=Value(unit=to(m.value.unit)))
+                         for m in u.mods)
+            u = by_id[uid] = u.model_copy(update={"supersedes": tuple(dict.fromkeys(map(to, u.supersedes))),
+                                                  "mods": mods})
+            refs[uid] = [m.value.unit for m in u.mods if m.value.unit is not None]
 
 
 def _merge_duplicates(new: list[Unit], live_about: Callable[[list[str]], Iterable[Unit]],

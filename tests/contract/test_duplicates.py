@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from kgservice.stores.base import IngestConflict
+
 BATCH = """\
 #a {smoking} [causes] {lung cancer}
 #b {Smoking} [leads to] {Lung  Cancer}
@@ -46,3 +50,94 @@ def test_duplicates_found_from_either_side_of_a_hub(store, ingest):
                "#m1 {hub} [ranges from] {t7} {t9}\n#d3 {hub} [ranges from] {t7} {t8}\n", doc="again.units")
     assert r.duplicates == {"d1": "s7", "d2": "o9", "d3": "p1"}
     assert r.units_added == 2
+
+
+# A merged duplicate's id is remembered as an alias of the unit it was merged into, so later
+# batches can still name it (issue: "unit #x supersedes #b, which is neither in this batch nor stored").
+A = "#a {smoking} [causes] {lung cancer}\n"
+B = "#b {Smoking} [leads to] {Lung  Cancer}\n"
+
+
+def test_superseding_a_merged_duplicate_supersedes_the_unit_it_was_merged_into(store, ingest):
+    assert ingest(A).units_added == 1
+    r = ingest(B, doc="b.units")
+    assert r.duplicates == {"b": "a"} and r.units_added == 0
+    assert store.aliases(["b", "a", "zz"]) == {"b": "a"}
+    r = ingest("#c {smoking} [causes] {lung disease}\n    ()[supersedes] #b\n", doc="c.units")
+    assert r.units_added == 1 and r.duplicates == {}
+    assert store.superseded_end(["a"]) == {"a": ["c"]}  # a is no longer live
+    assert store.get_units(["b"]) == []
+    (c,) = store.get_units(["c"])
+    assert c.supersedes == ("a",)  # the stored unit carries the resolved reference
+    # re-ingesting the same update is unchanged (its reference resolves the same way)
+    r = ingest("#c {smoking} [causes] {lung disease}\n    ()[supersedes] #b\n", doc="c.units")
+    assert r.units_unchanged == 1 and r.units_added == 0
+    # re-ingesting the duplicate itself: a duplicate again, nothing added (though a is no longer live)
+    before = store.counts()
+    r = ingest(B, doc="b.units")
+    assert r.duplicates == {"b": "a"} and r.units_added == 0
+    assert store.counts() == before and store.get_units(["b"]) == []
+
+
+def test_a_modifier_row_reference_to_a_merged_duplicate_resolves(store, ingest):
+    ingest(A)
+    ingest(B, doc="b.units")
+    r = ingest("#d {smoking} [causes] {heart disease}\n    ()[because of] #b\n", doc="d.units")
+    assert r.units_added == 1
+    (d,) = store.get_units(["d"])
+    assert [m.value.unit for m in d.mods] == ["a"]
+
+
+def test_a_merged_duplicate_within_one_batch_is_remembered(store, ingest):
+    r = ingest(A + B)
+    assert r.duplicates == {"b": "a"} and r.units_added == 1
+    assert store.aliases(None) == {"b": "a"}
+    ingest("#c {smoking} [causes] {lung disease}\n    ()[supersedes] #b\n", doc="c.units")
+    assert store.superseded_end(["a"]) == {"a": ["c"]}
+
+
+def test_a_merged_id_cannot_be_reused_for_another_fact(store, ingest):
+    ingest(A)
+    ingest(B, doc="b.units")
+    with pytest.raises(IngestConflict, match=r"#b was merged into #a"):
+        ingest("#b {smoking} [causes] {heart disease}\n", doc="other.units")
+    assert store.get_units(["b"]) == []
+
+
+def test_aliases_are_written_with_the_batch_or_not_at_all(store, ingest, monkeypatch):
+    """The alias is part of the batch's own transaction (Neo4j) / journal record (embedded): a
+    batch that fails after its units were written leaves neither units nor aliases."""
+    ingest(A)
+    if store.backend == "neo4j":
+        from neo4j.exceptions import Neo4jError
+
+        import kgservice.stores.neo4j_store as mod
+
+        monkeypatch.setattr(mod, "neo4j_change_step", lambda touched: ("RETURN 1/0 AS boom", {}))
+        monkeypatch.setattr(store, "ingest_attempts", 1)
+        failure: type[Exception] = Neo4jError
+    else:
+        from kgservice.stores.base import StoreWriteError
+
+        def boom(records):
+            raise OSError("disk full (simulated)")
+
+        monkeypatch.setattr(store, "_append_frame", boom)
+        failure = StoreWriteError
+    with pytest.raises(failure):
+        ingest(B + "#x {x} [has] {y}\n", doc="b.units")
+    monkeypatch.undo()
+    assert store.aliases(["b"]) == {} and store.get_units(["x"]) == []
+    assert ingest(B + "#x {x} [has] {y}\n", doc="b.units").duplicates == {"b": "a"}
+    assert store.aliases(["b"]) == {"b": "a"}
+
+
+def test_a_staged_neo4j_batch_records_its_aliases_when_it_is_published(store, ingest, monkeypatch):
+    if store.backend != "neo4j":
+        pytest.skip("staging is the Neo4j store's way of writing big batches")
+    monkeypatch.setattr(store, "stage_units", 2)
+    monkeypatch.setattr(store, "stage_chunk", 2)
+    ingest(A)
+    r = ingest(B + "".join(f"#s{i} {{s{i}}} [has] {{t}}\n" for i in range(5)), doc="big.units")
+    assert r.units_added == 5 and r.duplicates == {"b": "a"}
+    assert store.aliases(["b"]) == {"b": "a"}

@@ -242,3 +242,39 @@ def test_neo4j_restore_replace_keeps_api_keys_and_jobs(make_kb, lexicon, tmp_pat
     assert rep["units_added"] == 18 and kb.store.counts()["units"] == 18  # the extra unit is gone
     assert open_key_store(kb).verify(key).user == "alice"  # the key still opens the door
     assert kb.jobs.get(job.id).status == "queued"  # the queued job is still there
+
+
+@pytest.mark.parametrize("target,replace", [("embedded", False), ("embedded", True), ("neo4j", False)])
+def test_dump_and_restore_carry_duplicate_aliases(target, replace, make_kb, lexicon, tmp_path):
+    """A merged duplicate's id stays usable after a dump / restore: a later batch that
+    supersedes it supersedes the unit it was merged into."""
+    src = make_kb("embedded", name="src")
+    src.ingest_units(parse_units("#a {smoking} [causes] {lung cancer}\n", lexicon))
+    assert src.ingest_units(parse_units("#b {Smoking} [leads to] {lung cancer}\n", lexicon)).duplicates == {"b": "a"}
+    info = dump(src.store, tmp_path / "kb.jsonl")
+    assert info["aliases"] == 1 and read_dump(tmp_path / "kb.jsonl").aliases == {"b": "a"}
+    dst = make_kb(target, name="dst")
+    if replace:
+        dst.ingest_units(parse_units("#old {p} [has] {q}\n", lexicon))
+    rep = restore(dst, tmp_path / "kb.jsonl", replace=replace, embed=False)
+    assert rep["aliases_restored"] == 1
+    store = dst.store
+    assert store.aliases(None) == {"b": "a"}
+    r = store.ingest(parse_units("#c {smoking} [causes] {lung disease}\n    ()[supersedes] #b\n", lexicon))
+    assert r.units_added == 1 and store.superseded_end(["a"]) == {"a": ["c"]}
+
+
+def test_dump_alias_naming_no_unit_is_refused(make_kb, lexicon, tmp_path):
+    kb = make_kb("embedded")
+    kb.ingest_units(parse_units("#a {smoking} [causes] {lung cancer}\n#b {Smoking} [leads to] {lung cancer}\n", lexicon))
+    dump(kb.store, tmp_path / "kb.jsonl")
+    lines = (tmp_path / "kb.jsonl").read_text().splitlines()
+    body = [x.replace('"unit":"a"}}', '"unit":"nope"}}') if x.startswith('{"alias"') else x for x in lines[:-1]]
+    import hashlib
+
+    digest = hashlib.sha256("".join(x + "\n" for x in body[:]).encode()).hexdigest()
+    end = json.loads(lines[-1])
+    end["end"]["sha256"] = digest
+    (tmp_path / "bad.jsonl").write_text("\n".join(body + [json.dumps(end)]) + "\n")
+    with pytest.raises(DumpError, match="alias #b -> #nope: names no unit of the dump"):
+        read_dump(tmp_path / "bad.jsonl")

@@ -201,3 +201,16 @@ def test_interrupted_swap_is_finished_on_open(kg, lexicon):
     kg.graph.rename(kg.dir / "graph.replaced-crash")
     store = EmbeddedStore(kg.graph)
     assert sorted(store.s.units) == ["x1"] and not new.exists()
+
+
+def test_salvage_keeps_duplicate_aliases(kg):
+    """Merged duplicates (aliases, kept in journal records and the snapshot) survive a salvage,
+    so a later batch can still supersede a duplicate by its own id."""
+    r = kg.ingest_text("dup.units", "#t9 {Alpha} [has] {beta}\n")
+    assert "t1" in r.stdout  # reported as a duplicate of #t1
+    (kg.graph / "graph.pkl").unlink()  # the journal batches remain, the alias among them
+    r = kg("doctor", "--salvage")
+    assert r.exit_code == 0, r.output
+    assert EmbeddedStore(kg.graph).aliases() == {"t9": "t1"}
+    kg.ingest_text("update.units", "#t10 {alpha} [has] {omega}\n    ()[supersedes] #t9\n")
+    assert EmbeddedStore(kg.graph).superseded_end(["t1"]) == {"t1": ["t10"]}

@@ -62,3 +62,28 @@ def test_two_processes_writing_lose_nothing(tmp_path):
     store = EmbeddedStore(tmp_path)
     assert store.counts()["units"] == 30
     assert len(store.context_mentions("shared")) == 30
+
+
+def test_duplicate_aliases_survive_reopen_compaction_and_other_writers(tmp_path, lexicon):
+    """Merged duplicates are remembered in the journal record of the batch that merged them
+    (even a batch that added nothing), replayed on open, carried by compaction and by
+    rebuild_indexes, and seen by another writer on the same directory."""
+    from kgservice.stores.embedded.recovery import read_intact
+
+    s = EmbeddedStore(tmp_path)
+    s.ingest(parse_units("#a {smoking} [causes] {lung cancer}\n", lexicon))
+    assert s.ingest(parse_units("#b {Smoking} [leads to] {lung cancer}\n", lexicon)).duplicates == {"b": "a"}
+    assert EmbeddedStore(tmp_path).aliases() == {"b": "a"}  # journal replay (the batch added no unit)
+    assert read_intact(tmp_path)[3] == {"b": "a"}  # kg doctor --salvage reads them from the journal
+    other = EmbeddedStore(tmp_path)
+    s.ingest(parse_units("#d {x} [has] {y}\n#e {x} [has] {y}\n", lexicon))  # merged within one batch
+    other.ingest(parse_units("#c {smoking} [causes] {lung disease}\n    ()[supersedes] #e\n", lexicon))
+    assert other.superseded_end(["d"]) == {"d": ["c"]}
+    s.compact()
+    again = EmbeddedStore(tmp_path)
+    assert again.aliases() == {"b": "a", "e": "d"}
+    assert read_intact(tmp_path)[3] == {"b": "a", "e": "d"}  # from the snapshot
+    again.rebuild_indexes()
+    assert EmbeddedStore(tmp_path).aliases(["b", "e", "zz"]) == {"b": "a", "e": "d"}
+    r = again.ingest(parse_units("#c2 {smoking} [causes] {lung disease}\n    ()[supersedes] #b\n", lexicon))
+    assert r.units_added == 1 and again.superseded_end(["a"]) == {"a": ["c2"]}

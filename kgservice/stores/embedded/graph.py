@@ -33,17 +33,30 @@ class _Graph:
         self.superseded_by: dict[str, list[str]] = {}
         self.relations = 0
         self.kind_counts: dict[str, int] = {}
+        # merged-away duplicate id -> the unit it was merged into (validate.prepare_batch's aliases)
+        self.aliases: dict[str, str] = {}
 
     # persistence as plain containers (no classes in the pickle)
     def dump(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("epoch", "generation", "units", "labels", "kinds", "subject", "context",
-                                              "out", "inn", "superseded_by", "relations", "kind_counts")}
+                                              "out", "inn", "superseded_by", "relations", "kind_counts",
+                                              "aliases")}
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> "_Graph":
         g = cls.__new__(cls)
         g.__dict__.update(data)
+        g.__dict__.setdefault("aliases", {})  # snapshots written before aliases were kept
         return g
+
+    def apply_batch(self, batch: Any, report: IngestReport | None = None, touched: set[str] | None = None,
+                    progress: Callable[[int], None] | None = None) -> None:
+        """Apply one journal record: a list of (unit record, facts record), or - for a batch that
+        merged duplicates - ``{"units": [...], "aliases": {merged id: unit id}}`` (see
+        :func:`journal_batch`), so a batch and the aliases it made are one durable record."""
+        records, aliases = split_batch(batch)
+        self.aliases.update(aliases)
+        self.apply(records, report, touched, progress)
 
     def apply(self, records: Iterable[tuple[tuple, tuple]], report: IngestReport | None = None,
               touched: set[str] | None = None, progress: Callable[[int], None] | None = None) -> None:
@@ -116,6 +129,18 @@ class _Graph:
         for nid in dirty_c:
             context[nid].sort()
         self.generation += 1
+
+
+def journal_batch(records: list[tuple[tuple, tuple]], aliases: dict[str, str]) -> Any:
+    """The journal record of a batch: the plain list it always was, unless the batch made aliases."""
+    return {"units": records, "aliases": aliases} if aliases else records
+
+
+def split_batch(batch: Any) -> tuple[list[tuple[tuple, tuple]], dict[str, str]]:
+    """(unit records, aliases) of a journal record written by :func:`journal_batch`."""
+    if isinstance(batch, dict):
+        return batch["units"], batch["aliases"]
+    return batch, {}
 
 
 class _State:

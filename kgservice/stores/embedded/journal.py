@@ -10,8 +10,8 @@ On disk, under the data directory:
   journal left stale by a compaction carries). Format 2 snapshots (a bare pickle, no
   checksum) are still read, and rewritten as format 3 by the next compaction.
 * ``graph.journal`` — a header naming its epoch, then one framed record (length, CRC32,
-  pickled compact units + their facts) per ingested batch, fsynced before the batch
-  counts as stored. A record that did not reach the disk whole (crash mid-append) is
+  pickled compact units + their facts, and the duplicate aliases the batch made, if any:
+  ``graph.journal_batch``) per ingested batch, fsynced before the batch counts as stored. A record that did not reach the disk whole (crash mid-append) is
   ignored on load and cut off by the next writer; a bad record followed by good ones is
   corruption and is reported, never silently dropped.
 * When the journal grows past half the snapshot's size (and a 16 MB floor), the writer compacts:
@@ -325,7 +325,7 @@ class JournaledStore:
                 batch = pickle.loads(p)
             except Exception as exc:  # the checksum held, so another program wrote it
                 raise _journal_damaged(self.journal, f"a batch cannot be read ({type(exc).__name__}: {exc})") from None
-            g.apply(batch)
+            g.apply_batch(batch)
         self._journal_end, self._journal_size = end, size
 
     @contextmanager
@@ -355,7 +355,7 @@ class JournaledStore:
             raise
         self._journal_end = self._journal_size = _HEADER
 
-    def _append(self, records: list[tuple[tuple, tuple]]) -> None:
+    def _append(self, records: Any) -> None:
         """Make a batch durable: one framed record, fsynced. On failure the journal is as before."""
         try:
             self._append_frame(records)
@@ -364,7 +364,7 @@ class JournaledStore:
                                   f"(the store is as before). Free space or make {self.dir} writable, then run "
                                   "the same command again") from None
 
-    def _append_frame(self, records: list[tuple[tuple, tuple]]) -> None:
+    def _append_frame(self, records: Any) -> None:
         buf = io.BytesIO()
         pickle.dump(records, buf, protocol=pickle.HIGHEST_PROTOCOL)
         payload = buf.getbuffer()

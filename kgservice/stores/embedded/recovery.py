@@ -15,6 +15,7 @@ from pathlib import Path
 from kgservice.stores.base import StoreDamaged, StoreError
 from kgservice.stores.embedded.journal import (_FRAME, _FRAME_TAG, _HEADER, _JOURNAL_MAGIC, JOURNAL, SNAPSHOT,
                                                _fsync_dir, read_snapshot)
+from kgservice.stores.embedded.graph import split_batch
 from kgservice.stores.validate import paused_gc
 
 
@@ -100,12 +101,13 @@ def _intact_frames(data: bytes, start: int) -> tuple[list[bytes], list[str]]:
     return payloads, notes
 
 
-def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list[str]]:
-    """(unit records by id, display labels, notes): everything in a store directory that still
+def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list[str], dict[str, str]]:
+    """(unit records by id, display labels, notes, duplicate aliases): everything in a store directory that still
     checks out - the snapshot if it verifies, and every journal record whose checksum holds, of
     any epoch (units are immutable, so a record also in the snapshot is the same unit)."""
     units: dict[str, tuple] = {}
     labels: dict[str, str] = {}
+    aliases: dict[str, str] = {}
     notes: list[str] = []
     snap, journal = store_dir / SNAPSHOT, store_dir / JOURNAL
     if snap.exists():
@@ -114,6 +116,7 @@ def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list
                 g, _prev = read_snapshot(snap)
             units.update(g.units)
             labels.update(g.labels)
+            aliases.update(g.aliases)
             notes.append(f"snapshot: intact, {len(g.units)} unit(s) kept")
         except StoreDamaged as exc:
             notes.append(f"snapshot: {exc.detail}; its units are lost (restore them from a dump)")
@@ -136,11 +139,14 @@ def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list
             except Exception as exc:
                 notes.append(f"journal: a record with a good checksum does not unpickle ({type(exc).__name__}); skipped")
                 continue
-            for rec, facts in batch:
+            records, batch_aliases = split_batch(batch)
+            for dup, kept_in in batch_aliases.items():
+                aliases.setdefault(dup, kept_in)
+            for rec, facts in records:
                 for nid, label, _kind in facts[1]:
                     labels.setdefault(nid, label)  # the first surface form, as the live store keeps it
                 if rec[0] not in units:
                     units[rec[0]] = rec
                     kept += 1
         notes.append(f"journal: {len(payloads)} intact record(s), {kept} unit(s) not already in the snapshot")
-    return units, labels, notes
+    return units, labels, notes, aliases

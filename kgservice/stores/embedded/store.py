@@ -11,7 +11,7 @@ from kgservice.caches.changelog import CHANGES_FILE, record_embedded_change
 from kgservice.ids import is_literal_id
 from kgservice.model import IngestReport, Node, Unit
 from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows, StoreWriteError
-from kgservice.stores.embedded.graph import _SPREAD_OUT, BIDIRECTIONAL, _Graph
+from kgservice.stores.embedded.graph import _SPREAD_OUT, BIDIRECTIONAL, _Graph, journal_batch
 from kgservice.stores.embedded.journal import JOURNAL, SNAPSHOT, JournaledStore
 from kgservice.stores.embedded.recovery import finish_interrupted_swap
 from kgservice.stores.embedded.records import _NODE_KIND, _compact, _Interner, _model, _unit_from
@@ -42,9 +42,15 @@ class EmbeddedStore(JournaledStore, GraphStore):
             new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
                                            lambda subjects: [_unit_from(s.units[u]) for n in subjects
                                                              for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
-                                           dups)
+                                           dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases})
             report = IngestReport(units_unchanged=unchanged, duplicates=dups)
+            # merged duplicates are remembered (in the batch's own journal record) so a later
+            # batch can supersede or refer to them by the id they came with
+            fresh = {d: k for d, k in sorted(dups.items()) if d not in s.aliases}
             if not new:
+                if fresh:
+                    self._append(journal_batch([], fresh))
+                    s.aliases.update(fresh)
                 return report
             strs = _Interner(s.labels)
             records = [_compact(u, unit_facts(u), strs) for u in new]
@@ -58,10 +64,10 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
                                       f"not stored (the store is as before). Free space or make {self.dir} writable, "
                                       "then run the same command again") from None
-            self._append(records)  # durable first; memory only changes once the batch is on disk
+            self._append(journal_batch(records, fresh))  # durable first; memory only changes once the batch is on disk
             touched: set[str] = set()
             try:
-                s.apply(records, report, touched, progress)
+                s.apply_batch(journal_batch(records, fresh), report, touched, progress)
             except BaseException:
                 self.s = self._load()  # memory may be half-applied; disk has the whole batch
                 raise
@@ -69,6 +75,19 @@ class EmbeddedStore(JournaledStore, GraphStore):
             report.units_added = len(new)
             report.touched_nodes = sorted(touched)
             return report
+
+    def aliases(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        al = self.s.aliases
+        return dict(al) if ids is None else {i: al[i] for i in ids if i in al}
+
+    def add_aliases(self, aliases: Mapping[str, str]) -> int:
+        with self._write_lock():
+            s = self.s
+            fresh = {d: k for d, k in sorted(aliases.items()) if d not in s.aliases}
+            if fresh:
+                self._append(journal_batch([], fresh))
+                s.aliases.update(fresh)
+            return len(fresh)
 
     # -- administration (kg doctor / restore; kgservice.admin) -------------------
     def index_rows(self) -> IndexRows:
@@ -115,6 +134,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 if nid in old.labels:
                     g.labels[nid] = old.labels[nid]
             g.generation = old.generation + 1
+            g.aliases = dict(old.aliases)
             self._replace_state(g)
             removed = sum(1 for n in old.kinds if n not in g.kinds)
             return {"units_rederived": len(g.units), "ids_cleared": 0, "nodes_removed": removed}

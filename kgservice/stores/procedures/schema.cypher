@@ -7,6 +7,8 @@ CREATE INDEX node_kind IF NOT EXISTS FOR (n:Node) ON (n.kind);
 CREATE INDEX node_label IF NOT EXISTS FOR (n:Node) ON (n.label);
 CREATE INDEX unit_doc IF NOT EXISTS FOR (u:Unit) ON (u.doc);
 CREATE INDEX unit_family IF NOT EXISTS FOR (u:Unit) ON (u.family);
+// duplicates merged away at ingest (aliases_*.cypher)
+CREATE CONSTRAINT unit_alias_id IF NOT EXISTS FOR (a:UnitAlias) REQUIRE a.id IS UNIQUE;
 // cache coherence (kgservice/caches/changelog.py) and durable jobs (kgservice/jobs/)
 CREATE CONSTRAINT kgmeta_id IF NOT EXISTS FOR (m:KgMeta) REQUIRE m.id IS UNIQUE;
 CREATE CONSTRAINT kgchange_seq IF NOT EXISTS FOR (c:KgChange) REQUIRE c.seq IS UNIQUE;

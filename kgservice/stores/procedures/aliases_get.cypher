@@ -1,0 +1,7 @@
+// aliases_get: which of the given ids are duplicates merged away at ingest, and the unit each
+// was merged into (kgservice/stores/validate.py resolves references to them).
+// parameters: $ids (list of unit ids)
+// returns: id, unit
+MATCH (a:UnitAlias)
+WHERE a.id IN $ids
+RETURN a.id AS id, a.unit AS unit

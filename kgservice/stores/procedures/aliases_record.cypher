@@ -1,0 +1,10 @@
+// aliases_record: remember duplicates merged away at ingest, as (:UnitAlias {id, unit}) with
+// `unit` the id of the unit each was merged into. Run inside the transaction that stores the
+// batch that merged them (or by itself when the batch added nothing), so they are never
+// half-written. An alias keeps the unit it was first merged into.
+// parameters: $aliases (list of {id, unit})
+// returns: rows (aliases written or already present)
+UNWIND $aliases AS row
+MERGE (a:UnitAlias {id: row.id})
+ON CREATE SET a.unit = row.unit
+RETURN count(a) AS rows
