@@ -6,7 +6,7 @@ import errno
 import json
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -117,3 +117,15 @@ def _vector_store_error(exc: BaseException) -> bool:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def print_listing(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    """A listing (keys, jobs) as one rich table: the commands differ only in their columns."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)

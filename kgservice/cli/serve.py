@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
+from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, print_listing, settings_of
 
 def _need_server_stack() -> None:
     """One clear line instead of an ImportError traceback when the `serve` extra is missing."""
@@ -111,8 +111,6 @@ def keys_create(
 @keys_app.command("list")
 def keys_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Every key: id, user, role, created, last used, revoked (never the key itself)."""
-    from rich.table import Table
-
     from kgservice.server.auth import open_key_store
 
     with knowledge_base(ctx) as kb:
@@ -120,12 +118,8 @@ def keys_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
         if as_json:
             print_json([r.model_dump(mode="json") for r in rows])
             return
-        table = Table(title=f"API keys ({len(rows)})")
-        for col in ("key id", "user", "role", "created", "last used", "revoked"):
-            table.add_column(col)
-        for r in rows:
-            table.add_row(r.key_id, r.user, r.role.value, r.created, r.last_used or "", r.revoked_at or "")
-        out.print(table)
+        print_listing(f"API keys ({len(rows)})", ("key id", "user", "role", "created", "last used", "revoked"),
+                      [(r.key_id, r.user, r.role.value, r.created, r.last_used or "", r.revoked_at or "") for r in rows])
 
 
 @keys_app.command("revoke")

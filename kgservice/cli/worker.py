@@ -61,23 +61,17 @@ def jobs_list(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Jobs newest first (every user's), optionally of one status and/or user."""
-    from rich.table import Table
-
-    from kgservice.cli.common import print_json
+    from kgservice.cli.common import print_json, print_listing
 
     with knowledge_base(ctx) as kb:
         found = kb.jobs.list(user=user, status=status, limit=limit)
         if as_json:
             print_json([j.model_dump(mode="json") for j in found])
             return
-        table = Table(title=f"jobs ({len(found)})")
-        for col in ("id", "status", "user", "created", "attempts", "error"):
-            table.add_column(col)
-        for j in found:
-            st = j.status + (" (cancel requested)" if j.cancel_requested and j.status == "running" else "")
-            table.add_row(j.id, st, j.user, j.created_at.isoformat(timespec="seconds"), str(j.attempts),
-                          (j.error or "")[:80])
-        out.print(table)
+        print_listing(f"jobs ({len(found)})", ("id", "status", "user", "created", "attempts", "error"),
+                      [(j.id, j.status + (" (cancel requested)" if j.cancel_requested and j.status == "running" else ""),
+                        j.user, j.created_at.isoformat(timespec="seconds"), str(j.attempts), (j.error or "")[:80])
+                       for j in found])
 
 
 @jobs_app.command("show")
