@@ -18,6 +18,7 @@ from typing import Any
 
 from kgservice.entry.match import LabelIndex, Span, fuse_entries, specificity, tokens
 from kgservice.model import NodeKind
+from kgservice.stores.derived import Derived
 
 
 @dataclass(frozen=True)
@@ -60,23 +61,20 @@ class EntryResult:
 
 
 class EntryFinder:
-    """Holds the label index of a store (rebuilt when the store's counts change)."""
+    """Holds the label index of a store (:class:`kgservice.stores.derived.Derived`: rebuilt when
+    the store's counts change)."""
 
     def __init__(self, store: Any, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,
                  params: EntryParams = EntryParams()):
         self.store, self.embed, self.vectors, self.params = store, embed, vectors, params
-        self._index: LabelIndex | None = None
-        self._labels: dict[str, str] = {}
-        self._sig: Any = None
+        self._derived: Derived[tuple[LabelIndex, dict[str, str]]] = Derived(store, self._build)
+
+    def _build(self) -> tuple[LabelIndex, dict[str, str]]:
+        nodes = [(n.id, n.label) for n in self.store.iter_nodes() if n.kind != NodeKind.LITERAL]
+        return LabelIndex.build(nodes), dict(nodes)
 
     def index(self) -> LabelIndex:
-        sig = self.store.counts()
-        if self._index is None or sig != self._sig:
-            nodes = [(n.id, n.label) for n in self.store.iter_nodes() if n.kind != NodeKind.LITERAL]
-            self._labels = dict(nodes)
-            self._index = LabelIndex.build(nodes)
-            self._sig = sig
-        return self._index
+        return self._derived.get()[0]
 
     def mentions(self, node: str) -> int:
         return len(self.store.subject_mentions(node)) + len(self.store.context_mentions(node))
@@ -87,7 +85,8 @@ class EntryFinder:
         ``hits``: the vector store's answer for it, best first, when the caller searched already
         with at least ``top_k`` results and no higher threshold (retrieval asks once for both)."""
         p = params or self.params
-        spans: list[Span] = self.index().spans(question)
+        index, labels = self._derived.get()
+        spans: list[Span] = index.spans(question)
         toks = tokens(question)
         named = {s.node: " ".join(toks[s.start:s.end]) for s in spans}
         has_name = any(s.name for s in spans)
@@ -97,16 +96,16 @@ class EntryFinder:
         named = {n: t for n, t in named.items() if lexical[n] > 0}
         cos: dict[str, float] = {}
         if p.use_vectors and hits is not None:
-            cos = {h: float(s) for h, s in list(hits)[: p.top_k] if s >= p.threshold and h in self._labels}
+            cos = {h: float(s) for h, s in list(hits)[: p.top_k] if s >= p.threshold and h in labels}
         elif p.use_vectors and self.vectors is not None and (qvec is not None or self.embed is not None):
             if qvec is None:
                 qvec = self.embed([question])[0]
             cos = {h: float(s) for h, s in self.vectors.search(qvec, top_k=p.top_k, threshold=p.threshold)
-                   if h in self._labels}
+                   if h in labels}
         counts = {n: self.mentions(n) for n in set(named) | set(cos)}
         spec = {n: specificity(m) for n, m in counts.items()}
         weights = fuse_entries(lexical, cos, spec, p.vector_weight)
-        nodes = [EntryNode(n, self._labels.get(n, n), round(w, 6), counts[n], named.get(n), cos.get(n))
+        nodes = [EntryNode(n, labels.get(n, n), round(w, 6), counts[n], named.get(n), cos.get(n))
                  for n, w in weights.items()]
         nodes.sort(key=lambda e: (-e.weight, e.node))
         return EntryResult(question, nodes)

@@ -25,6 +25,7 @@ import numpy as np
 
 from kgservice.entry.match import STOPWORDS, tokens
 from kgservice.model import Unit
+from kgservice.stores.derived import Derived
 
 
 def unit_text(unit: Unit) -> str:
@@ -143,17 +144,12 @@ class UnitIndex:
 
 
 class LexicalUnits:
-    """Holds the :class:`UnitIndex` of a store, rebuilt when the store's counts change
-    (as :class:`kgservice.entry.EntryFinder` holds its label index)."""
+    """Holds the :class:`UnitIndex` of a store (:class:`kgservice.stores.derived.Derived`: rebuilt
+    when the store's counts change, like the entry step's label index)."""
 
     def __init__(self, store: Any):
         self.store = store
-        self._index: UnitIndex | None = None
-        self._sig: Any = None
+        self._derived = Derived(store, lambda: UnitIndex.build((u.id, unit_text(u)) for u in store.iter_units()))
 
     def index(self) -> UnitIndex:
-        sig = self.store.counts()
-        if self._index is None or sig != self._sig:
-            self._index = UnitIndex.build((u.id, unit_text(u)) for u in self.store.iter_units())
-            self._sig = sig
-        return self._index
+        return self._derived.get()
