@@ -28,6 +28,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop(proc: subprocess.Popen, timeout: float) -> None:
+    """SIGTERM (a graceful shutdown), then SIGKILL if it has not ended within ``timeout`` s."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def env_for(data_dir: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"KG_DATA_DIR": str(data_dir), "KG_EMBEDDER": "hash:256", "KG_LLM_MODEL": "kgoffline/rules",
@@ -61,12 +71,7 @@ def serving(env: dict[str, str], *args: str):
         yield base, proc, log
     finally:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc, 20)
         log.close()
 
 
@@ -250,9 +255,5 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
             assert changed["usage"]["calls"] > 0 and "s9" in changed["citations"]
             assert changed["answer"] != first["answer"]
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        stop(worker, 30)
         worker_log.close()
