@@ -228,7 +228,8 @@ class Neo4jStore(GraphStore):
     def wipe_all_for_tests(self) -> None:
         """Everything, service state (keys, jobs) included: a clean database per test."""
         with self._session(write=True) as s:
-            s.run(cypher.load("wipe_all")).consume()
+            for statement in cypher.statements("wipe_all"):
+                s.run(statement).consume()
 
     def wipe(self) -> None:
         """The knowledge only (``kg restore --replace``): API keys and jobs survive, and so does
@@ -239,7 +240,8 @@ class Neo4jStore(GraphStore):
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); wipe refused")
         self._log_change([], everything=True)
         with self._session(write=True) as s:
-            s.run(cypher.load("wipe")).consume()
+            for statement in cypher.statements("wipe"):  # edges, then nodes (see the file)
+                s.run(statement).consume()
         self._log_change([], everything=True)
 
     def _log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:

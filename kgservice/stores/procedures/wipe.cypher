@@ -4,7 +4,13 @@
 // work, and the version only ever grows: the store logs an "everything" change around the wipe
 // (Neo4jStore.wipe), which tells every server to clear its caches. A version restarting at 0
 // could be overtaken by the restore's own ingests before a server noticed the reset.
+// Relationships go first, in batches of their own: a DETACH DELETE batch of nodes carries every
+// edge of every hub in it (tens of thousands at 1M units), which ran a 3g heap out of
+// transaction memory; deleting edges first bounds each transaction by its row count.
+// Service-state nodes have no relationships, so the first statement never touches them.
 // parameters: none
 // returns: nothing
+MATCH ()-[r]->()
+CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS;
 MATCH (n) WHERE NOT n:KgApiKey AND NOT n:KgJob AND NOT n:KgMeta
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS
