@@ -317,7 +317,7 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
         except Exception as exc:  # caches are an optimisation; say so and go on
             done["caches_cleared"] = f"failed: {type(exc).__name__}: {exc}"
     if vectors:
-        from kgservice.caches.changelog import record_change
+        from kgservice.stores.changelog import record_change
 
         nodes = {n.id: n.kind.value for n in kb.store.iter_nodes()}
         embeddable = sorted(n for n, k in nodes.items() if k != NodeKind.LITERAL.value)

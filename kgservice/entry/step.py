@@ -62,7 +62,7 @@ class EntryResult:
 
 class EntryFinder:
     """Holds the label index of a store (:class:`kgservice.stores.derived.Derived`: rebuilt when
-    the store's counts change)."""
+    the store's change-log version moves, so a relabel shows on the next question)."""
 
     def __init__(self, store: Any, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,
                  params: EntryParams = EntryParams()):

@@ -36,6 +36,7 @@ from kgservice.entry.match import specificity
 from kgservice.expansion.fusion import fuse_scores
 from kgservice.expansion.spread import spread_activation
 from kgservice.ids import is_literal_id
+from kgservice.stores.changelog import request_scope
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
@@ -89,6 +90,13 @@ class Retrieval:
 
 
 def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = None, qvec: Any = None) -> Retrieval:
+    # the label index and the BM25 index are each checked against the store's change-log
+    # version (kgservice.stores.derived): one read serves the whole call
+    with request_scope():
+        return _retrieve(kb, question, params, qvec)
+
+
+def _retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None, qvec: Any) -> Retrieval:
     p = params or RetrieveParams()
     t0 = time.perf_counter()
     if qvec is None:

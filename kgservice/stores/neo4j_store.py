@@ -36,7 +36,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from kgservice.caches.changelog import current_user, neo4j_change_step
+from kgservice.stores.changelog import current_user, neo4j_change_step
 from kgservice.model import IngestReport, Node, NodeKind, Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
@@ -244,7 +244,7 @@ class Neo4jStore(GraphStore):
 
     def _log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
         """A change made outside an ingest (admin: wipe, relabel, rebuild), in its own transaction."""
-        from kgservice.caches.changelog import record_change
+        from kgservice.stores.changelog import record_change
 
         return int(record_change(self, touched, everything=everything) or 0)
 

@@ -81,7 +81,7 @@ def test_lexical_index_follows_the_store(kb):
     assert kb.retrieve("Which city has mild weather?").lexical == {"u4": pytest.approx(
         kb.lexical_units.index().scores("Which city has mild weather?")["u4"], abs=1e-6)}
     kb.ingest_notation("#u6 {Portland} [has] {mild weather with drizzle and drizzle}")
-    assert "u6" in kb.lexical_units.index().ids  # rebuilt: the store's counts changed
+    assert "u6" in kb.lexical_units.index().ids  # rebuilt: the change-log version moved
 
 
 def test_bad_params():

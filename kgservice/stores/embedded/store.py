@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from kgservice.caches.changelog import CHANGES_FILE, record_embedded_change
+from kgservice.stores.changelog import CHANGES_FILE, record_embedded_change
 from kgservice.ids import is_literal_id
 from kgservice.model import IngestReport, Node, Unit
 from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows, StoreWriteError
@@ -54,7 +54,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 return report
             strs = _Interner(s.labels)
             records = [_compact(u, unit_facts(u), strs) for u in new]
-            # cache coherence (issue 15): log the touched nodes before the batch is durable (see caches/changelog.py)
+            # cache coherence (issue 15): log the touched nodes before the batch is durable (see stores/changelog.py)
             logged = {nid for _, facts in records for nid, _, _ in facts[1]}
             for u in new:  # a superseded unit's edges are retired: their ends change too, mentioned or not
                 logged.update(n for old in u.supersedes if old in s.units for n in unit_facts(_unit_from(s.units[old])).nodes)
@@ -181,6 +181,16 @@ class EmbeddedStore(JournaledStore, GraphStore):
     def iter_nodes(self) -> Iterator[Node]:
         for nid in list(self.s.kinds):
             yield self._node(nid)
+
+    def local_generation(self) -> tuple[int, int]:
+        """(graphs loaded, the graph's generation): moves once a batch, relabel, rebuild or wipe
+        has changed memory, or a reload replaced it (GraphStore.local_generation says why)."""
+        return self._loads, self.s.generation
+
+    def close(self) -> None:
+        clock = self.__dict__.get("_version_clock")
+        if clock is not None:
+            clock.feed.close()
 
     def counts(self) -> dict[str, int]:
         s = self.s
