@@ -77,7 +77,7 @@ class EntryFinder:
         return self._derived.get()[0]
 
     def mentions(self, node: str) -> int:
-        return len(self.store.subject_mentions(node)) + len(self.store.context_mentions(node))
+        return len(self.store.mentions(node))
 
     def find(self, question: str, qvec: Any = None, params: EntryParams | None = None,
              hits: Sequence[tuple[str, float]] | None = None) -> EntryResult:

@@ -114,7 +114,7 @@ def _retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None, q
     store = kb.store
     found: dict[str, set[str]] = {}
     for n, _ in best:
-        for uid in store.subject_mentions(n) + store.context_mentions(n):
+        for uid in store.mentions(n):
             found.setdefault(uid, set()).add(n)
     ends = store.superseded_end(sorted(found)) if found else {}
     pool: dict[str, set[str]] = {}
@@ -184,9 +184,9 @@ def lexical_hop(kb: KnowledgeBase, question: str, lexical: dict[str, float], see
     names = sorted({n for label in labels for n in index.names_within(label)})
     cands: set[str] = set()
     for n in names:
-        cands.update(store.subject_mentions(n) + store.context_mentions(n))
+        cands.update(store.mentions(n))
     for n in back:
-        cands.difference_update(store.subject_mentions(n) + store.context_mentions(n))
+        cands.difference_update(store.mentions(n))
     cands.difference_update(lexical)
     if not cands:
         return []

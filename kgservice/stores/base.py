@@ -171,6 +171,11 @@ class GraphStore(ABC):
         """Unit ids where the node is an argument or a modifier value."""
 
     @abstractmethod
+    def mentions(self, node_id: str) -> list[str]:
+        """Unit ids that mention the node at all (subject, argument or modifier value), each once:
+        what retrieval, drill-down and the entry step's specificity read (one read, not two)."""
+
+    @abstractmethod
     def narrowed_by(self, node_id: str) -> list[str]:
         """Derived nodes that narrow this base node."""
 

@@ -701,6 +701,9 @@ class Neo4jStore(GraphStore):
     def context_mentions(self, node_id: str) -> list[str]:
         return list(self._read("context_mentions", id=node_id)[0]["units"])
 
+    def mentions(self, node_id: str) -> list[str]:
+        return list(self._read("mentions", id=node_id)[0]["units"])
+
     def narrowed_by(self, node_id: str) -> list[str]:
         return self._column("narrowed_by", "node", id=node_id)
 

@@ -214,6 +214,9 @@ class EmbeddedStore(JournaledStore, GraphStore):
     def context_mentions(self, node_id: str) -> list[str]:
         return list(self.s.context.get(node_id, ()))
 
+    def mentions(self, node_id: str) -> list[str]:
+        return sorted({*self.s.subject.get(node_id, ()), *self.s.context.get(node_id, ())})
+
     def _neighbours(self, node_id: str, kind: str, out: bool) -> set[str]:
         sup = self.s.superseded_by
         if out:
