@@ -5,14 +5,11 @@ a batch was landing is never kept as if it covered that batch."""
 
 from __future__ import annotations
 
-import os
 import threading
 
 import pytest
 
-from kgservice.config import Settings
 from kgservice.notation import parse_units
-from kgservice.service import KnowledgeBase
 from kgservice.stores.derived import Derived
 
 UNITS = """\
@@ -23,17 +20,10 @@ UNITS = """\
 """
 
 
-@pytest.fixture(params=["embedded", "neo4j"])
-def kb(request, tmp_path):
-    over = {}
-    if request.param == "neo4j":
-        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()
-        over = {"backend": "neo4j", "neo4j_uri": os.environ["KG_TEST_NEO4J_URI"],
-                "neo4j_user": os.environ.get("KG_NEO4J_USER", "neo4j"), "neo4j_password": os.environ.get("NEO4J_PASSWORD")}
-    k = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", **over))
-    k.ingest_notation(UNITS)
-    yield k
-    k.close()
+@pytest.fixture
+def kb(bare_kb):
+    bare_kb.ingest_notation(UNITS)
+    return bare_kb
 
 
 def named(kb, question: str) -> list[str]:
