@@ -288,6 +288,11 @@ class GraphStore(ABC):
         returns how many were new."""
         raise NotImplementedError(f"{type(self).__name__} keeps no duplicate aliases")
 
+    def remove_aliases(self, ids: Iterable[str]) -> int:
+        """Delete the duplicate aliases with these ids in one atomic write (``kg doctor --repair``:
+        an alias whose id is also a stored unit's); returns how many were deleted."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no duplicate aliases")
+
     def wipe(self) -> None:
         """Delete everything (kg restore --replace, after the dump was verified)."""
         raise NotImplementedError(f"{type(self).__name__} cannot be wiped")

@@ -638,6 +638,14 @@ class Neo4jStore(GraphStore):
             session.execute_write(work)
         return len(rows)
 
+    def remove_aliases(self, ids: Iterable[str]) -> int:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return 0
+        with self._session(write=True) as session:
+            return int(session.execute_write(
+                lambda tx: tx.run(cypher.load("aliases_remove"), ids=wanted).single()["removed"]))
+
     def relabel_nodes(self, labels: Mapping[str, str]) -> int:
         rows = [{"id": k, "label": v} for k, v in labels.items()]
         if not rows:

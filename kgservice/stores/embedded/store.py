@@ -89,6 +89,21 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 s.aliases.update(fresh)
             return len(fresh)
 
+    def remove_aliases(self, ids: Iterable[str]) -> int:
+        """A fresh snapshot without them (the journal only ever adds aliases)."""
+        with self._write_lock():
+            s = self.s
+            gone = {d: s.aliases[d] for d in set(ids) if d in s.aliases}
+            if gone:
+                for d in gone:
+                    del s.aliases[d]
+                try:
+                    self._write_snapshot()
+                except BaseException:
+                    s.aliases.update(gone)
+                    raise
+            return len(gone)
+
     # -- administration (kg doctor / restore; kgservice.admin) -------------------
     def index_rows(self) -> IndexRows:
         s = self.s
