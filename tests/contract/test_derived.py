@@ -39,6 +39,15 @@ def test_a_relabel_reaches_the_label_index(kb):
     assert "seattle" in kb.retrieve("What falls in the Emerald City?").entry.named
 
 
+def test_a_relabel_reaches_the_served_graph_json(kb, tmp_path):
+    from kgservice.server.graphify_tools import GraphMirror
+
+    mirror = GraphMirror(kb, tmp_path / "out" / "graph.json", check_every=0)
+    assert mirror.graph().attrs["seattle"]["label"] == "Seattle"
+    kb.store.relabel_nodes({"seattle": "Emerald City"})
+    assert mirror.graph().attrs["seattle"]["label"] == "Emerald City"
+
+
 def test_rebuild_and_wipe_reach_the_indexes(kb):
     assert kb.retrieve("Which city has mild weather?").lexical.keys() == {"u4"}
     finder, lexical = kb.entry_finder._derived, kb.lexical_units._derived
