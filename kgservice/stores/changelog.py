@@ -15,7 +15,9 @@ caches; an unrelated question stays a hit.
 * Embedded store: a sidecar SQLite file (``changes.sqlite3`` beside the graph files),
   written under the store's write lock *before* the batch is appended to the journal. A
   crash between the two leaves a change whose batch never landed: a spurious invalidation,
-  which is harmless; the opposite order could lose an invalidation, which is not.
+  which is harmless; the opposite order could lose an invalidation, which is not. A reader can
+  therefore see a version before its batch is in memory: an index built from the store pairs
+  the version with the store's in-memory generation (:mod:`kgservice.stores.derived`).
 
 A batch touching more than :data:`MAX_TOUCHED` nodes is logged as "everything" (readers
 clear, as before); a reader that finds the log pruned past its version, or the version
