@@ -77,6 +77,23 @@ def test_a_retrieve_reads_the_version_once_and_never_counts(kb, monkeypatch):
     assert counts == []
 
 
+def test_one_request_reads_the_version_once(kb, monkeypatch):
+    """In a server request the caches' sync, the key check and the indexes share the store's clock."""
+    from kgservice.stores.changelog import request_arrived
+
+    clock = kb.store.version_clock()
+    assert kb.caches.clock is clock
+    kb.retrieve("Where was Pearl Jam formed?")  # builds
+    reads = []
+    real_version = clock.feed.version
+    monkeypatch.setattr(clock.feed, "version", lambda: reads.append(1) or real_version())
+    with request_arrived():
+        kb.caches.sync_store()
+        kb.retrieve("Which city has mild weather?")
+        kb.search("Seattle")
+    assert len(reads) == 1
+
+
 def test_an_index_built_while_a_batch_lands_is_rebuilt(kb, monkeypatch):
     """A reader that builds between the change-log write and the batch reaching the store
     (embedded: the log is written first; Neo4j: a commit between the version read and the
