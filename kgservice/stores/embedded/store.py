@@ -97,12 +97,17 @@ class EmbeddedStore(JournaledStore, GraphStore):
             if gone:
                 for d in gone:
                     del s.aliases[d]
-                try:
-                    self._write_snapshot()
-                except BaseException:
-                    s.aliases.update(gone)
-                    raise
+                self._snapshot_or_undo(lambda: s.aliases.update(gone))
             return len(gone)
+
+    def _snapshot_or_undo(self, undo: Callable[[], None]) -> None:
+        """Make an in-memory change durable as a fresh snapshot (the journal only appends
+        batches); if that fails, ``undo`` puts memory back as the disk still is."""
+        try:
+            self._write_snapshot()
+        except BaseException:
+            undo()
+            raise
 
     # -- administration (kg doctor / restore; kgservice.admin) -------------------
     def index_rows(self) -> IndexRows:
@@ -163,11 +168,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 before = {n: s.labels[n] for n in changed}
                 s.labels.update(changed)
                 s.generation += 1
-                try:
-                    self._write_snapshot()
-                except BaseException:
-                    s.labels.update(before)
-                    raise
+                self._snapshot_or_undo(lambda: s.labels.update(before))
             return len(changed)
 
     def wipe(self) -> None:
