@@ -58,6 +58,23 @@ def store(request, tmp_path: Path):
         yield s
 
 
+@pytest.fixture(params=["embedded", "neo4j"])
+def bare_kb(request, tmp_path: Path):
+    """An empty knowledge base on each graph backend, with the hash embedder and the in-process
+    vector store (no model, no Qdrant): the test ingests what it needs."""
+    from kgservice.config import Settings
+    from kgservice.service import KnowledgeBase
+
+    over = {}
+    if request.param == "neo4j":
+        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()
+        over = {"backend": "neo4j", "neo4j_uri": os.environ["KG_TEST_NEO4J_URI"],
+                "neo4j_user": os.environ.get("KG_NEO4J_USER", "neo4j"), "neo4j_password": os.environ.get("NEO4J_PASSWORD")}
+    k = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", **over))
+    yield k
+    k.close()
+
+
 @pytest.fixture
 def ingest(store, lexicon):
     def _ingest(text: str, doc: str = "test.units"):

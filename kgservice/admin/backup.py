@@ -292,7 +292,7 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
 
     prepare_batch(d.units, existing)  # every conflict / dangling reference, before anything is written
     if replace:
-        from kgservice.caches.changelog import record_change
+        from kgservice.stores.changelog import record_change
 
         store.wipe()  # logs "everything" changes: every server's caches clear (issue 15)
         _clear_vectors(kb)

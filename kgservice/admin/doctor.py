@@ -9,7 +9,11 @@ the units (:func:`expected_rows`), reads back what the store holds
 
 * nodes without vectors (entry / derived nodes missing from the vector store),
 * vectors without nodes (points whose node is gone or is a literal),
-* a vector collection embedded with another model.
+* a vector collection embedded with another model,
+* duplicate aliases (the ids of duplicates merged away at ingest, ``GraphStore.aliases``) that
+  name no stored unit (``damaged``: the unit they were merged into is gone; references to the
+  alias would be pointed at nothing), or whose id is also a stored unit's (``drifted``: the
+  stored unit always wins, so the alias is never read; ``--repair`` deletes it).
 
 Every finding has a *category* with the command that fixes it:
 
@@ -52,6 +56,8 @@ SHOW = 20  # examples listed per finding
 # checks a re-derivation of units fixes
 GRAPH_CHECKS = ("nodes", "subject_index", "context_index", "arg_edges", "mod_edges", "relations", "supersessions")
 VECTOR_CHECKS = ("nodes_without_vectors", "vectors_without_nodes", "vector_collection")
+ALIAS_SHADOWED = "id is also a stored unit's (never read)"
+ALIAS_DANGLING = "names no stored unit"
 REPAIR = "`kg doctor --repair` re-derives it from the units"
 RECOVER = ("`kg doctor --salvage` keeps every intact record (embedded store), or `kg restore DUMP --replace --yes` "
            "rebuilds from a dump")
@@ -238,6 +244,27 @@ def _unit_findings(units: list[Unit]) -> list[Finding]:
     return found
 
 
+def _alias_findings(aliases: dict[str, str], unit_ids: set[str]) -> list[Finding]:
+    """Each alias must name a stored unit, and its own id must be no unit's. Why the two differ:
+    validation asks about aliases only for ids that are not stored units, and ``kg dump`` leaves
+    out an alias whose id is a unit's, so a shadowed alias is never read and deleting it changes
+    nothing; a dangling one would point references at a unit that is gone, and only that unit
+    coming back (from a dump) fixes it."""
+    out: list[Finding] = []
+    shadowed = sorted(d for d in aliases if d in unit_ids)
+    dangling = sorted(d for d, k in aliases.items() if k not in unit_ids and d not in unit_ids)
+    if shadowed:
+        out.append(Finding("aliases", ALIAS_SHADOWED, len(shadowed),
+                           [f"#{d} -> #{aliases[d]}" for d in shadowed[:SHOW]], units=shadowed,
+                           fix="`kg doctor --repair` deletes the aliases (the units keep their ids)"))
+    if dangling:
+        out.append(Finding("aliases", ALIAS_DANGLING, len(dangling), [f"#{d} -> #{aliases[d]}" for d in dangling[:SHOW]],
+                           repairable=False, units=dangling,
+                           fix="bring the units back from a dump that has them (`kg restore DUMP --merge`); `kg dump` "
+                               "leaves such aliases out, so `kg restore DUMP --replace --yes` drops them"))
+    return out
+
+
 # -- vectors ---------------------------------------------------------------------------------
 
 def _vector_ids(kb: KnowledgeBase, report: DoctorReport) -> set[str] | None:
@@ -292,6 +319,7 @@ def check(kb: KnowledgeBase, vectors: bool = True) -> DoctorReport:
     report.nodes = len(node_kinds)
     report.findings += _unit_findings(units)
     report.findings += _graph_findings(units, rows)
+    report.findings += _alias_findings(store.aliases(None), {u.id for u in units})
     if ids is not None:
         report.findings += _vector_findings(ids, node_kinds)
     return report
@@ -316,8 +344,11 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
             done["caches_cleared"] = kb.caches.clear()
         except Exception as exc:  # caches are an optimisation; say so and go on
             done["caches_cleared"] = f"failed: {type(exc).__name__}: {exc}"
+    shadowed = [d for f in report.of("aliases", ALIAS_SHADOWED) for d in f.units]
+    if shadowed:
+        done["aliases_removed"] = kb.store.remove_aliases(shadowed)
     if vectors:
-        from kgservice.caches.changelog import record_change
+        from kgservice.stores.changelog import record_change
 
         nodes = {n.id: n.kind.value for n in kb.store.iter_nodes()}
         embeddable = sorted(n for n, k in nodes.items() if k != NodeKind.LITERAL.value)

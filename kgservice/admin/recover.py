@@ -93,10 +93,11 @@ def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
 
 
 def forget_opened(kb: KnowledgeBase) -> None:
-    """Close and drop what the knowledge base opened on the old files (store, vectors, caches)."""
-    for name in ("caches", "vectors", "store"):
+    """Close and drop what the knowledge base opened on the old files (store, vectors, caches),
+    and the indexes built from the old store object (label index, BM25 units): they hold it."""
+    for name in ("caches", "vectors", "entry_finder", "lexical_units", "store"):
         obj = kb.__dict__.pop(name, None)
-        if obj is not None:
+        if obj is not None and hasattr(obj, "close"):
             try:
                 obj.close()
             except Exception:

@@ -26,20 +26,20 @@ def cache_key(*parts: Any) -> str:
 def open_caches(kb: KnowledgeBase) -> Caches:
     """The caches of a knowledge base, persisted next to its store (``<data_dir>/caches.sqlite3``).
 
-    Kept coherent with the store through its change log (:mod:`kgservice.caches.changelog`);
+    Kept coherent with the store through its change log (:mod:`kgservice.stores.changelog`);
     a store without one falls back to the unit count as the fingerprint (units are never
     deleted, so it changes exactly when units are added). The top-k bar check uses the
     vector store only if this process already opened it (it has, whenever an ingest just
     embedded new nodes)."""
-    from kgservice.caches.changelog import change_feed
-
-    feed = change_feed(kb.store)
+    clock = kb.store.version_clock()  # shared with the label and BM25 indexes: one read per request
+    feed = clock.feed if clock is not None else None
     return Caches(
         kb.settings.data_dir / CACHE_FILE,
         store_state=None if feed is not None else (lambda: int(kb.store.counts().get("units", 0))),
         vectors=kb.vectors_if_open,
         changes=feed,
         read_only=kb.settings.read_only,
+        clock=clock,
     )
 
 

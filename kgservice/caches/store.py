@@ -15,7 +15,7 @@ stored vector at or above the bar invalidates it.
 
 Other processes' writes (another server or worker on a shared Neo4j, a crash between the
 graph write and the invalidation) are caught by :meth:`sync_store`, called before a query
-serves from the caches: with a change log (:mod:`kgservice.caches.changelog`) it replays the
+serves from the caches: with a change log (:mod:`kgservice.stores.changelog`) it replays the
 changes since the version this cache file last saw and invalidates exactly their touched
 nodes, and clears everything only when the log cannot say (pruned, store wiped, a batch too
 large to list). Without one it falls back to the unit count, which clears everything.
@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from kgservice.caches.changelog import Change, ChangeFeed, VersionClock
+from kgservice.stores.changelog import Change, ChangeFeed, VersionClock
 from kgservice.errors import ServiceError
 
 CACHES: dict[str, str] = {
@@ -78,13 +78,16 @@ class Caches:
         vectors: Callable[[], Any] | None = None,
         changes: ChangeFeed | None = None,
         read_only: bool = False,
+        clock: VersionClock | None = None,
     ):
         """``path`` None keeps the caches in memory. ``changes`` is the store's change log
         (preferred); ``store_state`` returns the store's unit count (the fallback without
         one); ``vectors`` returns an *already open* vector store or None (the top-k bar
         check never opens one just to invalidate). ``read_only`` (KG_READ_ONLY) refuses
         :meth:`clear`; answering still caches, since a read-only user's caches speed up only
-        their own reads."""
+        their own reads. ``clock`` reads the version of ``changes`` (the store's own clock,
+        :meth:`GraphStore.version_clock`, so the caches and the indexes built from the store
+        share one read per request); without it the caches make their own."""
         self.read_only = read_only
         self.path = Path(path) if path is not None else None
         self._lock = threading.RLock()
@@ -92,7 +95,7 @@ class Caches:
         self.vectors = vectors
         self.changes = changes
         # the version read, shared by concurrent requests (and by the server's key check)
-        self.clock = VersionClock(changes) if changes is not None else None
+        self.clock = clock if clock is not None else VersionClock(changes) if changes is not None else None
         self._seen: int | None = None  # the change-log version this file reflects, as last read here
         self._request = threading.local()  # per request thread: the version it observed at sync
         self.last_sync: dict[str, Any] = {}

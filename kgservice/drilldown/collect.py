@@ -92,7 +92,7 @@ def spread_candidates(kb: KnowledgeBase, caches: Caches, seeds: Mapping[str, flo
     found: dict[str, tuple[float, list[str]]] = {}
     raw: list[tuple[str, str, float]] = []
     for n, e in ranked:
-        for uid in store.subject_mentions(n) + store.context_mentions(n):
+        for uid in store.mentions(n):
             raw.append((uid, n, e / top if top else 0.0))
     ends = store.superseded_end(sorted({u for u, _, _ in raw}))
     for uid, n, w in raw:

@@ -62,7 +62,7 @@ class EntryResult:
 
 class EntryFinder:
     """Holds the label index of a store (:class:`kgservice.stores.derived.Derived`: rebuilt when
-    the store's counts change)."""
+    the store's change-log version moves, so a relabel shows on the next question)."""
 
     def __init__(self, store: Any, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,
                  params: EntryParams = EntryParams()):
@@ -77,7 +77,7 @@ class EntryFinder:
         return self._derived.get()[0]
 
     def mentions(self, node: str) -> int:
-        return len(self.store.subject_mentions(node)) + len(self.store.context_mentions(node))
+        return len(self.store.mentions(node))
 
     def find(self, question: str, qvec: Any = None, params: EntryParams | None = None,
              hits: Sequence[tuple[str, float]] | None = None) -> EntryResult:

@@ -145,7 +145,7 @@ class UnitIndex:
 
 class LexicalUnits:
     """Holds the :class:`UnitIndex` of a store (:class:`kgservice.stores.derived.Derived`: rebuilt
-    when the store's counts change, like the entry step's label index)."""
+    when the store's change-log version moves, like the entry step's label index)."""
 
     def __init__(self, store: Any):
         self.store = store

@@ -36,6 +36,7 @@ from kgservice.entry.match import specificity
 from kgservice.expansion.fusion import fuse_scores
 from kgservice.expansion.spread import spread_activation
 from kgservice.ids import is_literal_id
+from kgservice.stores.changelog import request_scope
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
@@ -89,6 +90,13 @@ class Retrieval:
 
 
 def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = None, qvec: Any = None) -> Retrieval:
+    # the label index and the BM25 index are each checked against the store's change-log
+    # version (kgservice.stores.derived): one read serves the whole call
+    with request_scope():
+        return _retrieve(kb, question, params, qvec)
+
+
+def _retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None, qvec: Any) -> Retrieval:
     p = params or RetrieveParams()
     t0 = time.perf_counter()
     if qvec is None:
@@ -106,7 +114,7 @@ def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = N
     store = kb.store
     found: dict[str, set[str]] = {}
     for n, _ in best:
-        for uid in store.subject_mentions(n) + store.context_mentions(n):
+        for uid in store.mentions(n):
             found.setdefault(uid, set()).add(n)
     ends = store.superseded_end(sorted(found)) if found else {}
     pool: dict[str, set[str]] = {}
@@ -176,9 +184,9 @@ def lexical_hop(kb: KnowledgeBase, question: str, lexical: dict[str, float], see
     names = sorted({n for label in labels for n in index.names_within(label)})
     cands: set[str] = set()
     for n in names:
-        cands.update(store.subject_mentions(n) + store.context_mentions(n))
+        cands.update(store.mentions(n))
     for n in back:
-        cands.difference_update(store.subject_mentions(n) + store.context_mentions(n))
+        cands.difference_update(store.mentions(n))
     cands.difference_update(lexical)
     if not cands:
         return []

@@ -11,7 +11,7 @@ so the writer is the part before the first one; a fact already stored keeps its 
 Both are idempotent (unit ids are content hashes or the notation's own ids; a unit already
 stored counts as unchanged), so a job run twice — its first worker killed after the graph
 write, before it could report — stores nothing twice. Every ingest inside is logged in the
-change log as written by the job's user (:func:`kgservice.caches.changelog.attributed`).
+change log as written by the job's user (:func:`kgservice.stores.changelog.attributed`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kgservice.caches.changelog import attributed
+from kgservice.stores.changelog import attributed
 from kgservice.jobs.model import InvalidJob, Job
 
 if TYPE_CHECKING:

@@ -210,7 +210,7 @@ class Authenticate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        from kgservice.caches.changelog import request_arrived
+        from kgservice.stores.changelog import request_arrived
 
         with request_arrived():  # version reads for this request start from now (shared, coherent)
             await self._serve(scope, receive, send)

@@ -151,7 +151,7 @@ def neighbors(kb: KnowledgeBase, node: str, relation: str | None = None, limit: 
     from kgservice.ids import node_id
 
     me = get_node(kb, node)
-    uids = list(dict.fromkeys(kb.store.subject_mentions(me.id) + kb.store.context_mentions(me.id)))
+    uids = kb.store.mentions(me.id)
     want = (relation or "").strip().lower()
     rows: list[tuple[str, str, Any]] = []
     for u in kb.store.get_units(uids):

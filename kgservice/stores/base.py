@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from kgservice.errors import InputError, ServiceError
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kgservice.model import IngestReport, Node, Unit
 
+if TYPE_CHECKING:
+    from kgservice.stores.changelog import VersionClock
+
 MAX_CLOSURE_DEPTH = 10  # literal bound: Cypher var-length bounds cannot be parameters
+
+
+_CLOCKS = threading.Lock()  # creating a store's version clock (GraphStore.version_clock)
 
 
 class StoreError(ServiceError, RuntimeError):
@@ -164,6 +171,11 @@ class GraphStore(ABC):
         """Unit ids where the node is an argument or a modifier value."""
 
     @abstractmethod
+    def mentions(self, node_id: str) -> list[str]:
+        """Unit ids that mention the node at all (subject, argument or modifier value), each once:
+        what retrieval, drill-down and the entry step's specificity read (one read, not two)."""
+
+    @abstractmethod
     def narrowed_by(self, node_id: str) -> list[str]:
         """Derived nodes that narrow this base node."""
 
@@ -229,6 +241,26 @@ class GraphStore(ABC):
         cheaply, so it is its own reader; a server-backed store prefetches in one round trip."""
         return self
 
+    # -- change-log version (kgservice.stores.changelog, kgservice.stores.derived) -----
+    def version_clock(self) -> VersionClock | None:
+        """This store's change-log version, read single-flight; None for a store that keeps no
+        log. One clock per store object, so every reader inside one request (the caches, the
+        label index, the BM25 index) shares one read (:func:`kgservice.stores.changelog.request_scope`)."""
+        with _CLOCKS:
+            if "_version_clock" not in self.__dict__:
+                from kgservice.stores.changelog import VersionClock, change_feed
+
+                feed = change_feed(self)
+                self.__dict__["_version_clock"] = VersionClock(feed) if feed is not None else None
+            return self.__dict__["_version_clock"]
+
+    def local_generation(self) -> Hashable:
+        """What moves when the data this process holds in memory changes, for a store that
+        serves reads from memory (embedded); None when every read goes to the server (Neo4j).
+        Why: the embedded store logs a change before the batch reaches memory, so the version
+        alone can run ahead of the data (:mod:`kgservice.stores.derived`)."""
+        return None
+
     # -- administration (kg doctor / dump / restore) -------------------------------
     def index_rows(self) -> IndexRows:
         """Read back every derived row (nodes, reverse indexes, relation edges, supersessions)."""
@@ -254,6 +286,11 @@ class GraphStore(ABC):
     def add_aliases(self, aliases: Mapping[str, str]) -> int:
         """Record duplicate aliases in one atomic write (``kg restore`` of a dump's aliases);
         returns how many were new."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no duplicate aliases")
+
+    def remove_aliases(self, ids: Iterable[str]) -> int:
+        """Delete the duplicate aliases with these ids in one atomic write (``kg doctor --repair``:
+        an alias whose id is also a stored unit's); returns how many were deleted."""
         raise NotImplementedError(f"{type(self).__name__} keeps no duplicate aliases")
 
     def wipe(self) -> None:

@@ -36,7 +36,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from kgservice.caches.changelog import current_user, neo4j_change_step
+from kgservice.stores.changelog import current_user, neo4j_change_step
 from kgservice.model import IngestReport, Node, NodeKind, Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
@@ -246,7 +246,7 @@ class Neo4jStore(GraphStore):
 
     def _log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
         """A change made outside an ingest (admin: wipe, relabel, rebuild), in its own transaction."""
-        from kgservice.caches.changelog import record_change
+        from kgservice.stores.changelog import record_change
 
         return int(record_change(self, touched, everything=everything) or 0)
 
@@ -640,6 +640,14 @@ class Neo4jStore(GraphStore):
             session.execute_write(work)
         return len(rows)
 
+    def remove_aliases(self, ids: Iterable[str]) -> int:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return 0
+        with self._session(write=True) as session:
+            return int(session.execute_write(
+                lambda tx: tx.run(cypher.load("aliases_remove"), ids=wanted).single()["removed"]))
+
     def relabel_nodes(self, labels: Mapping[str, str]) -> int:
         rows = [{"id": k, "label": v} for k, v in labels.items()]
         if not rows:
@@ -702,6 +710,9 @@ class Neo4jStore(GraphStore):
 
     def context_mentions(self, node_id: str) -> list[str]:
         return list(self._read("context_mentions", id=node_id)[0]["units"])
+
+    def mentions(self, node_id: str) -> list[str]:
+        return list(self._read("mentions", id=node_id)[0]["units"])
 
     def narrowed_by(self, node_id: str) -> list[str]:
         return self._column("narrowed_by", "node", id=node_id)

@@ -31,6 +31,14 @@ def test_counts(store, small):
     assert c["kind:content"] == 7  # s1 s3 s4 p1 p2 p3 n3 and c["kind:synonym"] == 2 and c["kind:belongs_to"] == 2
 
 
+def test_mentions_is_every_unit_about_a_node_once(store, small, ingest):
+    assert store.mentions("smoking") == ["s1", "s2"]  # subject of s1, argument of s2
+    for n in ("吸烟", "python", "who report", "lit:high", "nothing here"):
+        assert store.mentions(n) == sorted(set(store.subject_mentions(n)) | set(store.context_mentions(n))), n
+    ingest("#loop1 {feedback} [causes] {feedback}\n", doc="loop.units")
+    assert store.mentions("feedback") == ["loop1"]  # subject and argument: one unit, once
+
+
 def test_reverse_indexes(store, small):
     assert store.subject_mentions("smoking") == ["s1"]
     assert store.subject_mentions("吸烟") == ["s2"]

@@ -87,7 +87,7 @@ def test_restore_replace_on_b_clears_a(pair, boundary, tmp_path):
 
 
 def test_key_changes_move_the_version_but_invalidate_nothing(pair, boundary):
-    from kgservice.caches.changelog import bump_version
+    from kgservice.stores.changelog import bump_version
 
     a, b = pair
     _warm(a)
@@ -100,7 +100,7 @@ def test_key_changes_move_the_version_but_invalidate_nothing(pair, boundary):
 def test_swap_carries_the_version_up(tmp_path):
     """Embedded store: a directory built beside the old one gets a version above the old one's
     with an "everything" change, so readers clear instead of trusting a restarted count."""
-    from kgservice.caches.changelog import SqliteChangeFeed, carry_version, record_embedded_change
+    from kgservice.stores.changelog import SqliteChangeFeed, carry_version, record_embedded_change
 
     old, new = tmp_path / "graph", tmp_path / "graph.building"
     old.mkdir()

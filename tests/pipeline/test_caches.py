@@ -128,7 +128,7 @@ def test_direct_store_write_is_replayed_node_by_node(corpus_kb, boundary):
 def test_change_log_records_each_ingest_with_its_touched_nodes(kb):
     """Version +1 per ingest that stores a unit, none for a no-op re-ingest; touched = every
     node the batch mentions (worked out by hand from the notation)."""
-    from kgservice.caches.changelog import attributed, change_feed
+    from kgservice.stores.changelog import attributed, change_feed
 
     feed = change_feed(kb.store)
     v0 = feed.version()
@@ -145,7 +145,7 @@ def test_change_log_records_each_ingest_with_its_touched_nodes(kb):
 def test_change_log_names_the_ends_of_edges_a_supersession_retires(kb):
     """A superseding unit retires the old unit's edges; their ends are logged although the new
     unit does not mention them (caches and Neo4j's resident spreading graph re-read them)."""
-    from kgservice.caches.changelog import change_feed
+    from kgservice.stores.changelog import change_feed
 
     feed = change_feed(kb.store)
     kb.ingest_units(parse_units("#r1 {cat} [has] {whiskers}", kb.lexicon))
@@ -159,7 +159,7 @@ class _Feed:
     """A change log by hand: version and changes are whatever the test says."""
 
     def __init__(self):
-        from kgservice.caches.changelog import Change
+        from kgservice.stores.changelog import Change
 
         self.Change = Change
         self.changes: list = []

@@ -212,3 +212,29 @@ def test_cli_doctor_finds_repairs_and_exit_codes(tmp_path, lexicon):
     assert fixed.exit_code == 0, fixed.output
     assert "repaired" in fixed.stdout and fixed.stdout.strip().endswith("consistent")
     assert runner.invoke(app, [*base, "doctor", "--no-vectors"]).exit_code == 0
+
+
+def test_duplicate_aliases_are_checked(healthy):
+    """Merged-duplicate aliases: one whose id is also a stored unit's is never read (deleted by
+    --repair); one naming no stored unit is damage (reported, left for a restore)."""
+    kb, reference, state = healthy
+    store = kb.store
+    kb.ingest_notation("#dup1 {cat} [is a] {mammal}\n", doc="dup.units")  # a1 states it already
+    assert store.aliases(["dup1"]) == {"dup1": "a1"}
+    assert doctor.check(kb, vectors=False).ok  # a real merge is no finding
+    assert store.add_aliases({"s1": "s3", "gone": "no-such-unit"}) == 2  # a race, a lost unit
+    report = doctor.check(kb, vectors=False)
+    (shadowed,) = report.of("aliases", doctor.ALIAS_SHADOWED)
+    (dangling,) = report.of("aliases", doctor.ALIAS_DANGLING)
+    assert shadowed.examples == ["#s1 -> #s3"] and shadowed.repairable and shadowed.category == "drifted"
+    assert dangling.examples == ["#gone -> #no-such-unit"] and not dangling.repairable
+    assert dangling.category == "damaged" and "kg restore" in dangling.fix
+    fixed = doctor.repair(kb, report, vectors=False)
+    assert fixed.repaired == {"aliases_removed": 1}
+    assert [(f.check, f.problem) for f in fixed.after.findings] == [("aliases", doctor.ALIAS_DANGLING)]
+    assert store.aliases(None) == {"dup1": "a1", "gone": "no-such-unit"}
+    assert answers(store, PROBES) == reference
+    if store.backend == "embedded":  # the deletion is on disk, not only in memory
+        from kgservice.stores.embedded import EmbeddedStore
+
+        assert EmbeddedStore(store.dir).aliases(None) == {"dup1": "a1", "gone": "no-such-unit"}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kgservice.caches.changelog import CHANGES_FILE
+from kgservice.stores.changelog import CHANGES_FILE
 from kgservice.cli.app import app
 from tests.contract.corpus import SMALL
 

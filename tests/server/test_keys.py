@@ -78,7 +78,7 @@ def test_key_table_follows_the_version_and_revocation_reaches_other_servers(back
     """Two servers' key stores on one store (two KnowledgeBases): A keeps a verified key in
     memory while the version stands still (no lookup per request), and B's revocation moves
     the version, so A refuses the key on its next request."""
-    from kgservice.caches.changelog import request_arrived
+    from kgservice.stores.changelog import request_arrived
     from kgservice.server.auth import open_key_store
     from kgservice.service import KnowledgeBase
     from tests.pipeline.conftest import make_settings
@@ -119,7 +119,7 @@ def test_version_clock_shares_reads_that_started_after_arrival():
     import threading
     import time
 
-    from kgservice.caches.changelog import VersionClock, request_arrived
+    from kgservice.stores.changelog import VersionClock, request_arrived
 
     class Feed:
         def __init__(self):
@@ -159,7 +159,7 @@ def test_version_clock_shares_reads_that_started_after_arrival():
 def test_key_table_entries_expire_even_if_the_version_never_moves(tmp_path, monkeypatch):
     """The safety net for a key change whose version bump failed: after KEY_TABLE_TTL the key
     is read from the store again."""
-    from kgservice.caches.changelog import VersionClock
+    from kgservice.stores.changelog import VersionClock
     from kgservice.server.auth import store as keystore_mod
 
     class Still:

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import doctest
 import math
-import os
 
 import pytest
 
-from kgservice.config import Settings
 from kgservice.expansion import lexical
 from kgservice.expansion.lexical import UnitIndex
 from kgservice.expansion.retrieve import RetrieveParams
-from kgservice.service import KnowledgeBase
 
 UNITS = """\
 #u1 {Brother} [performed by] {Pearl Jam}
@@ -43,18 +40,11 @@ def test_bm25_by_hand():
     assert ix.scores("Schnee") == {}
 
 
-@pytest.fixture(params=["embedded", "neo4j"])
-def kb(request, tmp_path):
+@pytest.fixture
+def kb(bare_kb):
     """kb.retrieve on each graph backend (Neo4j skips without a server, fails under CI)."""
-    over = {}
-    if request.param == "neo4j":
-        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()
-        over = {"backend": "neo4j", "neo4j_uri": os.environ["KG_TEST_NEO4J_URI"],
-                "neo4j_user": os.environ.get("KG_NEO4J_USER", "neo4j"), "neo4j_password": os.environ.get("NEO4J_PASSWORD")}
-    k = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", **over))
-    k.ingest_notation(UNITS)
-    yield k
-    k.close()
+    bare_kb.ingest_notation(UNITS)
+    return bare_kb
 
 
 def spec(m: int) -> float:
@@ -81,7 +71,7 @@ def test_lexical_index_follows_the_store(kb):
     assert kb.retrieve("Which city has mild weather?").lexical == {"u4": pytest.approx(
         kb.lexical_units.index().scores("Which city has mild weather?")["u4"], abs=1e-6)}
     kb.ingest_notation("#u6 {Portland} [has] {mild weather with drizzle and drizzle}")
-    assert "u6" in kb.lexical_units.index().ids  # rebuilt: the store's counts changed
+    assert "u6" in kb.lexical_units.index().ids  # rebuilt: the change-log version moved
 
 
 def test_bad_params():

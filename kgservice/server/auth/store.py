@@ -55,7 +55,7 @@ KEY_TABLE_TTL = 30.0  # seconds: a safety net only (a key change whose version b
 class KeyStore(ABC):
     """Create, list, revoke and verify keys.
 
-    With a ``clock`` (the store's change-log version, :class:`kgservice.caches.changelog.VersionClock`)
+    With a ``clock`` (the store's change-log version, :class:`kgservice.stores.changelog.VersionClock`)
     verified records are kept in memory for as long as the version does not move, and
     ``create`` / ``revoke`` move it (``bump``): every server then drops its table on its next
     request, so a revocation still takes effect on the next request, while a request in between
@@ -319,7 +319,7 @@ class Neo4jKeyStore(KeyStore):
 def open_key_store(kb: KnowledgeBase) -> KeyStore:
     """The key store that goes with a knowledge base's graph store, sharing the caches' version
     clock (one version read per request serves both) when the store keeps a change log."""
-    from kgservice.caches.changelog import bump_version
+    from kgservice.stores.changelog import bump_version
 
     clock = kb.caches.clock
     bump = (lambda: bump_version(kb.store)) if clock is not None else None

@@ -271,6 +271,7 @@ class JournaledStore:
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def _load(self) -> _Graph:
+        self._loads = getattr(self, "_loads", 0) + 1  # a reload replaces the whole graph (local_generation)
         with paused_gc():
             sig = self._sig()
             if sig is None:

@@ -42,7 +42,7 @@ def swap_in(target: Path, new: Path, keep_old: Path | None = None) -> None:
         lock = (target / ".lock").open("a")
         fcntl.flock(lock, fcntl.LOCK_EX)
     try:
-        from kgservice.caches.changelog import carry_version
+        from kgservice.stores.changelog import carry_version
 
         carry_version(target, new)  # the version grows on across the swap: every reader clears (issue 15)
         if target.exists():

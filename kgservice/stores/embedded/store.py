@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from kgservice.caches.changelog import CHANGES_FILE, record_embedded_change
+from kgservice.stores.changelog import CHANGES_FILE, record_embedded_change
 from kgservice.ids import is_literal_id
 from kgservice.model import IngestReport, Node, Unit
 from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows, StoreWriteError
@@ -54,7 +54,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 return report
             strs = _Interner(s.labels)
             records = [_compact(u, unit_facts(u), strs) for u in new]
-            # cache coherence (issue 15): log the touched nodes before the batch is durable (see caches/changelog.py)
+            # cache coherence (issue 15): log the touched nodes before the batch is durable (see stores/changelog.py)
             logged = {nid for _, facts in records for nid, _, _ in facts[1]}
             for u in new:  # a superseded unit's edges are retired: their ends change too, mentioned or not
                 logged.update(n for old in u.supersedes if old in s.units for n in unit_facts(_unit_from(s.units[old])).nodes)
@@ -88,6 +88,26 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 self._append(journal_batch([], fresh))
                 s.aliases.update(fresh)
             return len(fresh)
+
+    def remove_aliases(self, ids: Iterable[str]) -> int:
+        """A fresh snapshot without them (the journal only ever adds aliases)."""
+        with self._write_lock():
+            s = self.s
+            gone = {d: s.aliases[d] for d in set(ids) if d in s.aliases}
+            if gone:
+                for d in gone:
+                    del s.aliases[d]
+                self._snapshot_or_undo(lambda: s.aliases.update(gone))
+            return len(gone)
+
+    def _snapshot_or_undo(self, undo: Callable[[], None]) -> None:
+        """Make an in-memory change durable as a fresh snapshot (the journal only appends
+        batches); if that fails, ``undo`` puts memory back as the disk still is."""
+        try:
+            self._write_snapshot()
+        except BaseException:
+            undo()
+            raise
 
     # -- administration (kg doctor / restore; kgservice.admin) -------------------
     def index_rows(self) -> IndexRows:
@@ -148,11 +168,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 before = {n: s.labels[n] for n in changed}
                 s.labels.update(changed)
                 s.generation += 1
-                try:
-                    self._write_snapshot()
-                except BaseException:
-                    s.labels.update(before)
-                    raise
+                self._snapshot_or_undo(lambda: s.labels.update(before))
             return len(changed)
 
     def wipe(self) -> None:
@@ -182,6 +198,16 @@ class EmbeddedStore(JournaledStore, GraphStore):
         for nid in list(self.s.kinds):
             yield self._node(nid)
 
+    def local_generation(self) -> tuple[int, int]:
+        """(graphs loaded, the graph's generation): moves once a batch, relabel, rebuild or wipe
+        has changed memory, or a reload replaced it (GraphStore.local_generation says why)."""
+        return self._loads, self.s.generation
+
+    def close(self) -> None:
+        clock = self.__dict__.get("_version_clock")
+        if clock is not None:
+            clock.feed.close()
+
     def counts(self) -> dict[str, int]:
         s = self.s
         out = {
@@ -203,6 +229,9 @@ class EmbeddedStore(JournaledStore, GraphStore):
 
     def context_mentions(self, node_id: str) -> list[str]:
         return list(self.s.context.get(node_id, ()))
+
+    def mentions(self, node_id: str) -> list[str]:
+        return sorted({*self.s.subject.get(node_id, ()), *self.s.context.get(node_id, ())})
 
     def _neighbours(self, node_id: str, kind: str, out: bool) -> set[str]:
         sup = self.s.superseded_by

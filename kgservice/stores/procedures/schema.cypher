@@ -9,7 +9,7 @@ CREATE INDEX unit_doc IF NOT EXISTS FOR (u:Unit) ON (u.doc);
 CREATE INDEX unit_family IF NOT EXISTS FOR (u:Unit) ON (u.family);
 // duplicates merged away at ingest (aliases_*.cypher)
 CREATE CONSTRAINT unit_alias_id IF NOT EXISTS FOR (a:UnitAlias) REQUIRE a.id IS UNIQUE;
-// cache coherence (kgservice/caches/changelog.py) and durable jobs (kgservice/jobs/)
+// cache coherence (kgservice/stores/changelog.py) and durable jobs (kgservice/jobs/)
 CREATE CONSTRAINT kgmeta_id IF NOT EXISTS FOR (m:KgMeta) REQUIRE m.id IS UNIQUE;
 CREATE CONSTRAINT kgchange_seq IF NOT EXISTS FOR (c:KgChange) REQUIRE c.seq IS UNIQUE;
 CREATE CONSTRAINT kgjob_id IF NOT EXISTS FOR (j:KgJob) REQUIRE j.id IS UNIQUE;
