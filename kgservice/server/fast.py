@@ -1,44 +1,87 @@
-"""The cached-``ask`` fast path: a pure-ASGI gate inside the key check that answers ``POST
-/v1/ask`` from the in-memory front of cached answers (:meth:`Caches.front_peek`) without going
-through FastAPI's routing, dependency and validation layers.
+"""The cached-reply fast path: a pure-ASGI gate inside the key check that answers ``POST
+/v1/ask`` and ``POST /v1/expand`` from the in-memory front of cached results
+(:meth:`Caches.front_peek`) without going through FastAPI's routing, dependency and
+validation layers.
 
 Why: on the benchmark box a front hit cost ~1.4 ms of server CPU through the full stack, most
 of it framework (exception middlewares, dependency solving, body parsing, response model),
 and with 32 concurrent clients on 2 shared cores that CPU is the queue. What stays the same:
-the gates outside (metrics, Host, body limit, key and rate limit) have run; every principal
-may ask (reader is the lowest role); the body is validated by the same pydantic model
-(``AskIn``) and anything it refuses, any non-JSON content type, an SSE request and every miss
-go to the route unchanged (the body is replayed); the reply is the same ``AskOut`` JSON;
-metrics count it under the route's template and record the cache hits.
+the gates outside (metrics, Host, body limit, key and rate limit) have run; the route's own
+role declaration is checked here with the same :func:`refusal` (a refused caller goes on to
+the route, which refuses it); the body is validated by the route's pydantic model and
+anything it refuses, any non-JSON content type, an SSE request and every miss go to the route
+unchanged (the body is replayed); the reply is the route's JSON; metrics count it under the
+route's template and record the cache hits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from kgservice.server import ops
+from kgservice.server.deps import ROLE_ATTR, refusal
 from kgservice.server.middleware import PRINCIPAL, _header
-from kgservice.server.models import AskIn
-
-PATH = "/v1/ask"
+from kgservice.server.models import AskIn, ExpandIn
 
 
-class CachedAsk:
-    def __init__(self, app: Any, ctx: Any, route: Any):
+@dataclass(frozen=True)
+class Cached:
+    """A route whose cache hits the gate may answer: the path, its body model and the lookup
+    ``(server context, body) -> reply model or None`` (which records its own metrics)."""
+
+    path: str
+    body: type[BaseModel]
+    lookup: Callable[[Any, Any], BaseModel | None]
+
+
+def _ask_hit(sc: Any, body: AskIn) -> BaseModel | None:
+    hit = ops.ask_cached(sc.kb, body)
+    if hit is None:
+        return None
+    sc.metrics.record_ask(hit[1])
+    return hit[0]
+
+
+def _expand_hit(sc: Any, body: ExpandIn) -> BaseModel | None:
+    out = ops.expand_cached(sc.kb, body)
+    if out is not None:
+        sc.metrics.record_cache("expand", True)
+    return out
+
+
+CACHED = (Cached("/v1/ask", AskIn, _ask_hit), Cached("/v1/expand", ExpandIn, _expand_hit))
+
+
+def role_of(route: Any) -> Any:
+    """The role a route declares (:mod:`kgservice.server.deps`); every route declares one."""
+    for dep in getattr(route, "dependencies", []):
+        if hasattr(dep.dependency, ROLE_ATTR):
+            return getattr(dep.dependency, ROLE_ATTR)
+    raise ValueError(f"route {route.path} declares no role")
+
+
+class CachedReplies:
+    def __init__(self, app: Any, ctx: Any, routes: dict[str, Any], cached: tuple[Cached, ...] = CACHED):
+        """``routes``: path -> the POST APIRoute (metrics label by its template; its role is checked)."""
         self.app = app
         self.ctx = ctx
-        self.route = route  # the /v1/ask APIRoute: metrics label by its template
+        self.gates = {c.path: (c, routes[c.path], role_of(routes[c.path])) for c in cached}
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if (scope["type"] != "http" or scope.get("path") != PATH or scope.get("method") != "POST"
-                or scope.get(PRINCIPAL) is None):
+        gate = self.gates.get(scope.get("path", "")) if scope["type"] == "http" else None
+        if gate is None or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
+        cached, route, role = gate
+        principal = scope.get(PRINCIPAL)
         ctype = (_header(scope, b"content-type") or "").split(";", 1)[0].strip().lower()
         accept = _header(scope, b"accept") or ""
-        if ctype != "application/json" or "text/event-stream" in accept:
+        if (principal is None or (role is not None and refusal(principal, role) is not None)
+                or ctype != "application/json" or "text/event-stream" in accept):
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -60,17 +103,15 @@ class CachedAsk:
             return await receive()
 
         try:
-            ask_in = AskIn.model_validate_json(body)
+            parsed = cached.body.model_validate_json(body)
         except ValidationError:
             await self.app(scope, replay, send)  # the route reports it (422 naming the field)
             return
-        hit = ops.ask_cached(self.ctx.kb, ask_in)
-        if hit is None:
+        out = cached.lookup(self.ctx, parsed)
+        if out is None:
             await self.app(scope, replay, send)
             return
-        out, res = hit
-        self.ctx.metrics.record_ask(res)
-        scope["route"] = self.route
+        scope["route"] = route
         payload = out.model_dump_json().encode()
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"),
