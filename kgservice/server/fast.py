@@ -58,9 +58,9 @@ CACHED = (Cached("/v1/ask", AskIn, _ask_hit), Cached("/v1/expand", ExpandIn, _ex
 
 def role_of(route: Any) -> Any:
     """The role a route declares (:mod:`kgservice.server.deps`); every route declares one."""
-    for dep in getattr(route, "dependencies", []):
-        if hasattr(dep.dependency, ROLE_ATTR):
-            return getattr(dep.dependency, ROLE_ATTR)
+    for dep in route.dependant.dependencies:  # route-level and parameter dependencies alike
+        if hasattr(dep.call, ROLE_ATTR):
+            return getattr(dep.call, ROLE_ATTR)
     raise ValueError(f"route {route.path} declares no role")
 
 
