@@ -158,21 +158,29 @@ def test_cached_ask_fast_path_matches_the_route_and_is_counted(client, keys, app
 
 def test_cached_expand_fast_path_matches_the_route_is_counted_and_follows_the_store(client, keys, app, kb,
                                                                                     monkeypatch):
-    """A repeated expand comes from the in-memory expand cache: the route marks it ``cached``,
-    then the CachedReplies gate answers it without the route (same JSON, counted under
-    /v1/expand with an ``expand`` cache hit). An ingest moves the store version: the next
-    expand is recomputed and includes the new unit."""
+    """The CachedReplies gate answers expand without the route: a miss computed in a worker
+    thread, then a repeat from the in-memory expand cache (``cached``, same JSON, counted
+    under /v1/expand with an ``expand`` cache hit). Errors and bad bodies are the route's
+    (404, 422). An ingest moves the store version: the next expand is recomputed and
+    includes the new unit."""
     from kgservice.server.routes import query
 
     h = auth(keys["reader"])
     body = {"seeds": ["Smoking"], "mode": "directed"}
+
+    def route_ran(*a, **kw):
+        raise AssertionError("the route ran: the gate did not answer")
+
+    monkeypatch.setattr(query, "json_of", route_ran)  # only the route serialises with it
     first = client.post("/v1/expand", json=body, headers=h).json()
-    assert first["cached"] is False
+    assert first["cached"] is False and first["seeds"] == ["smoking"]
     second = client.post("/v1/expand", json=body, headers=h).json()
     assert second["cached"] is True and {**second, "cached": False} == first
+    missing = client.post("/v1/expand", json={"seeds": ["no such node"]}, headers=h)
+    assert missing.status_code == 404 and "no such node" in missing.text  # the route reports the error
 
     def not_called(*a, **kw):
-        raise AssertionError("the route ran: the fast path missed")
+        raise AssertionError("computed again: the cached expansion was not served")
 
     monkeypatch.setattr(query.ops, "expand", not_called)
     before = client.get("/metrics", headers=h).text
