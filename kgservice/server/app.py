@@ -104,7 +104,8 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     from kgservice.server.fast import CachedReplies
 
     posts = {r.path: r for r in app.routes if isinstance(r, APIRoute) and "POST" in r.methods}
-    app.add_middleware(CachedReplies, ctx=sc, routes=posts)  # innermost: after the key check
+    app.add_middleware(CachedReplies, ctx=sc, routes=posts,  # innermost: after the key check
+                       handlers=app.exception_handlers)
     limiter = TokenBuckets(settings.rate_limit, settings.rate_burst)
     failures = TokenBuckets(2.0, 20)
     app.add_middleware(Authenticate, keys=sc.keys, public=is_public, limiter=limiter, failures=failures,

@@ -9,19 +9,22 @@ and with 32 concurrent clients on 2 shared cores that CPU is the queue. What sta
 the gates outside (metrics, Host, body limit, key and rate limit) have run; the route's own
 role declaration is checked here with the same :func:`refusal` (a refused caller goes on to
 the route, which refuses it); the body is validated by the route's pydantic model and
-anything it refuses, any non-JSON content type, an SSE request, every ask miss and every
-failed expand go to the route unchanged (the body is replayed); the reply is the route's JSON;
+anything it refuses, any non-JSON content type, an SSE request and every ask miss go to the
+route unchanged (the body is replayed); an expand error gets the app's own exception handler
+(the route's status and body); the reply is the route's JSON;
 metrics count it under the route's template and record the cache hits.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
 
 from kgservice.server import ops
 from kgservice.server.deps import ROLE_ATTR, refusal
@@ -34,8 +37,8 @@ class Cached:
     """A route whose cache hits the gate may answer: the path, its body model and the lookup
     ``(server context, body) -> reply model or None`` (on the event loop; it records its own
     metrics). ``compute``, if given, answers a miss too (blocking: run in a worker thread, as
-    the route would); an error it raises is left to the route, which runs again and reports it
-    with its status and shape — so only successful replies skip FastAPI."""
+    the route would); an error it raises is answered by the app's own exception handler for
+    it (the route's status and body), or, without one, left to the route."""
 
     path: str
     body: type[BaseModel]
@@ -78,11 +81,18 @@ def role_of(route: Any) -> Any:
 
 
 class CachedReplies:
-    def __init__(self, app: Any, ctx: Any, routes: dict[str, Any], cached: tuple[Cached, ...] = CACHED):
-        """``routes``: path -> the POST APIRoute (metrics label by its template; its role is checked)."""
+    def __init__(self, app: Any, ctx: Any, routes: dict[str, Any], cached: tuple[Cached, ...] = CACHED,
+                 handlers: dict[Any, Any] | None = None):
+        """``routes``: path -> the POST APIRoute (metrics label by its template; its role is checked).
+        ``handlers``: the FastAPI app's exception handlers (this gate sits outside the layer
+        that applies them), so an error of ``compute`` gets the reply the route would give."""
         self.app = app
         self.ctx = ctx
         self.gates = {c.path: (c, routes[c.path], role_of(routes[c.path])) for c in cached}
+        self.handlers = handlers or {}
+
+    def _handler(self, exc: BaseException) -> Any:
+        return next((self.handlers[k] for k in type(exc).__mro__ if k in self.handlers), None)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         gate = self.gates.get(scope.get("path", "")) if scope["type"] == "http" else None
@@ -124,8 +134,15 @@ class CachedReplies:
         if out is None and cached.compute is not None:
             try:
                 out = await anyio.to_thread.run_sync(cached.compute, self.ctx, parsed)
-            except Exception:  # noqa: BLE001 - the route runs it again and reports the error properly
-                out = None
+            except Exception as exc:
+                handler = self._handler(exc)
+                if handler is None:
+                    raise
+                scope["route"] = route
+                reply = handler(Request(scope, replay), exc)
+                reply = await reply if inspect.isawaitable(reply) else reply
+                await reply(scope, replay, send)
+                return
         if out is None:
             await self.app(scope, replay, send)
             return

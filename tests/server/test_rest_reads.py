@@ -160,8 +160,8 @@ def test_cached_expand_fast_path_matches_the_route_is_counted_and_follows_the_st
                                                                                     monkeypatch):
     """The CachedReplies gate answers expand without the route: a miss computed in a worker
     thread, then a repeat from the in-memory expand cache (``cached``, same JSON, counted
-    under /v1/expand with an ``expand`` cache hit). Errors and bad bodies are the route's
-    (404, 422). An ingest moves the store version: the next expand is recomputed and
+    under /v1/expand with an ``expand`` cache hit). An error gets the app's own handler (404
+    naming the seed) without a second computation; a bad body goes to the route (422). An ingest moves the store version: the next expand is recomputed and
     includes the new unit."""
     from kgservice.server.routes import query
 
@@ -176,8 +176,12 @@ def test_cached_expand_fast_path_matches_the_route_is_counted_and_follows_the_st
     assert first["cached"] is False and first["seeds"] == ["smoking"]
     second = client.post("/v1/expand", json=body, headers=h).json()
     assert second["cached"] is True and {**second, "cached": False} == first
+    calls = []
+    real_expand = query.ops.expand
+    monkeypatch.setattr(query.ops, "expand", lambda kb, b: calls.append(b) or real_expand(kb, b))
     missing = client.post("/v1/expand", json={"seeds": ["no such node"]}, headers=h)
-    assert missing.status_code == 404 and "no such node" in missing.text  # the route reports the error
+    assert missing.status_code == 404 and missing.json()["detail"].startswith("no node 'no such node'")
+    assert len(calls) == 1  # answered by the app's 404 handler from the gate, not computed again by the route
 
     def not_called(*a, **kw):
         raise AssertionError("computed again: the cached expansion was not served")
