@@ -259,6 +259,14 @@ class KnowledgeBase:
         nid = node_id(text)
         return nid if self.store.get_nodes([nid]) else None
 
+    def resolve_nodes(self, texts: Sequence[str]) -> dict[str, str | None]:
+        """Each text -> the node it names, or None: the text itself when it is a node id, else
+        its normalised label's id (:meth:`resolve_node`). One store read for all of them (a
+        server resolving seeds made two round trips per seed before)."""
+        ids = {t: node_id(t) for t in texts}
+        found = {n.id for n in self.store.get_nodes(list(dict.fromkeys([*texts, *ids.values()])))}
+        return {t: t if t in found else (ids[t] if ids[t] in found else None) for t in texts}
+
     def vector_entry(self, text: str, top_k: int = 5, threshold: float = 0.3) -> list[EntryHit]:
         """The nearest entry/derived nodes to a text (similarity ranks, it proves nothing)."""
         vec = self.embedder.embed([text])[0]
@@ -308,13 +316,22 @@ class KnowledgeBase:
         ``max_fire`` override the settings; ``limit`` ranked nodes)."""
         from kgservice.expansion import expand_directed, spread_activation
 
+        from kgservice.caches import cache_key
+
         if mode not in ("directed", "spread"):
             raise InputError(f"--mode must be 'directed' or 'spread', got {mode!r}")
-        nid = self._node_or_hint(node)
-        if mode == "directed":
-            return expand_directed(self.store, [nid])
-        params = self.spread_params(**{k: v or 0 for k, v in spread.items()})
-        return SpreadExpansion(nid, params, spread_activation(self.store, [nid], params, limit=limit or None), limit)
+        params = self.spread_params(**{k: v or 0 for k, v in spread.items()}) if mode == "spread" else None
+
+        def compute() -> DirectedResult | SpreadExpansion:
+            nid = self._node_or_hint(node)
+            if params is None:
+                return expand_directed(self.store, [nid])
+            return SpreadExpansion(nid, params, spread_activation(self.store, [nid], params, limit=limit or None),
+                                   limit)
+
+        # the in-memory ``expand`` cache: valid at one change-log version (Caches.memo)
+        key = cache_key("expand", "kb", node, mode, limit or None, params.key() if params else None)
+        return self.caches.memo("expand", key, compute)[0]
 
     def _node_or_hint(self, node: str) -> str:
         nid = self.resolve_node(node)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kgservice.caches.store import ANY_INGEST, CACHES, Caches
+from kgservice.caches.store import ANY_INGEST, CACHES, MEMORY_CACHES, Caches
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
 
 CACHE_FILE = "caches.sqlite3"
 
-__all__ = ["ANY_INGEST", "CACHES", "CACHE_FILE", "Caches", "cache_key", "decision_key", "open_caches"]
+__all__ = ["ANY_INGEST", "CACHES", "MEMORY_CACHES", "CACHE_FILE", "Caches", "cache_key", "decision_key", "open_caches"]
 
 
 def cache_key(*parts: Any) -> str:

@@ -48,8 +48,13 @@ CACHES: dict[str, str] = {
     "activation": "(seeds, τ, ε, K) -> activation energies (4.3); deps: every node that received energy",
     "decision": "(hit-unit signature, question) -> drill-down decision or answer (4.4, 4.5); deps: those units' nodes + key nodes",
 }
+# Caches held only in the in-memory front (whole results at one change-log version, see
+# Caches.memo): nothing in the file, so no dependency rows; counted like the others.
+MEMORY_CACHES: dict[str, str] = {
+    "expand": "(seeds, mode, every parameter) -> expansion result; in memory, valid at one change-log version",
+}
 ANY_INGEST = "*"
-FRONT_SIZE = 512  # whole answers kept in memory per process (see Caches.front_get)
+FRONT_SIZE = 512  # whole results (answers, expansions) kept in memory per process (see Caches.front_get)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -99,7 +104,7 @@ class Caches:
         self._seen: int | None = None  # the change-log version this file reflects, as last read here
         self._request = threading.local()  # per request thread: the version it observed at sync
         self.last_sync: dict[str, Any] = {}
-        self.session: dict[str, dict[str, int]] = {c: {"hits": 0, "misses": 0} for c in CACHES}
+        self.session: dict[str, dict[str, int]] = {c: {"hits": 0, "misses": 0} for c in {**CACHES, **MEMORY_CACHES}}
         self.degraded: str | None = None  # why this process runs on in-memory caches instead of the file
         self._pending: dict[tuple[str, str], int] = {}  # (cache, hits|misses) -> lookups not yet written
         self._pending_hits: dict[tuple[str, str], int] = {}  # (cache, key) -> hits not yet written
@@ -175,6 +180,12 @@ class Caches:
         row = self._writing(op, None)
         self.session[cache]["misses" if row is None else "hits"] += 1
         return None if row is None else json.loads(row[0])
+
+    def _tally(self, cache: str, column: str, n: int = 1) -> None:
+        """Count lookups answered without the file (the front): in the session counts now, in
+        the file's counters at the next write (as :meth:`get` does). Caller holds the lock."""
+        self.session[cache][column] += n
+        self._pending[(cache, column)] = self._pending.get((cache, column), 0) + n
 
     def _flush_counts(self) -> None:
         """Write the lookups' counters (inside a write transaction the caller commits)."""
@@ -388,8 +399,7 @@ class Caches:
             _, value, counts = hit
             for cache, n in counts.items():
                 if n:
-                    self.session[cache]["hits"] += n
-                    self._pending[(cache, "hits")] = self._pending.get((cache, "hits"), 0) + n
+                    self._tally(cache, "hits", n)
         return value
 
     def front_peek(self, key: str) -> Any | None:
@@ -410,19 +420,46 @@ class Caches:
         finally:
             self._lock.release()
 
-    def front_put(self, key: str, value: Any, hits: dict[str, int]) -> None:
+    def front_put(self, key: str, value: Any, hits: dict[str, int]) -> bool:
         """Keep a result computed with no LLM call, stamped with the version this request
-        observed before computing it (a change landing meanwhile moves the version: no hit)."""
+        observed before computing it (a change landing meanwhile moves the version: no hit).
+        False when it was not kept (no version observed, degraded, or the version moved)."""
         observed = self.observed_version()
         if observed is None or self.degraded is not None:
-            return
+            return False
         with self._lock:
             if self._seen != observed:  # another request replayed a newer change meanwhile
-                return
+                return False
             self._front[key] = (observed, value, dict(hits))
             self._front.move_to_end(key)
             while len(self._front) > FRONT_SIZE:
                 self._front.popitem(last=False)
+        return True
+
+    def memo(self, cache: str, key: str, compute: Callable[[], Any]) -> tuple[Any, bool]:
+        """(result, was it a hit): a result computed from the store alone (no LLM, no other
+        cache) kept whole in the front, for the in-memory caches of :data:`MEMORY_CACHES`.
+
+        The same coherence rule as a cached answer (:meth:`front_get`): the change log is
+        replayed first (:meth:`sync_store`: one version read, shared by concurrent requests),
+        and the result is served only at the version observed before it was computed — any
+        change anywhere (another server's ingest included) moves the version and the next call
+        recomputes. Coarser than node-level dependencies, but it needs no proof of which nodes
+        a result read. ``key`` must name every input (see :func:`cache_key`); the result is
+        shared between callers: treat it as read-only."""
+        if cache not in MEMORY_CACHES:
+            raise ValueError(f"unknown in-memory cache {cache!r}; known: {', '.join(MEMORY_CACHES)}")
+        self.sync_store()
+        hit = self.front_get(key)
+        if hit is not None:
+            return hit, True
+        with self._lock:
+            self._tally(cache, "misses")
+        value = compute()
+        if self.front_put(key, value, {cache: 1}):
+            with self._lock:
+                self._pending[(cache, "puts")] = self._pending.get((cache, "puts"), 0) + 1
+        return value, False
 
     def _stale_since_observed(self, cache: str, deps: set[str]) -> bool:
         """True when the change log moved while this request computed its entry and a change
@@ -481,6 +518,12 @@ class Caches:
                                      (cache,)).fetchone() or (0, 0, 0, 0)
                 per[cache] = {"entries": entries, "dependencies": deps, "hits": c[0], "misses": c[1],
                               "puts": c[2], "invalidated": c[3], "about": about}
+            for cache, about in MEMORY_CACHES.items():
+                c = self._db.execute("SELECT hits, misses, puts FROM counters WHERE cache = ?",
+                                     (cache,)).fetchone() or (0, 0, 0)
+                held = sum(1 for _, _, counts in self._front.values() if cache in counts)
+                per[cache] = {"entries": held, "dependencies": 0, "hits": c[0], "misses": c[1], "puts": c[2],
+                              "invalidated": 0, "about": about, "in_memory": True}
         size = self.path.stat().st_size if self.path is not None and self.path.exists() else 0
         return {"path": str(self.path) if self.path else ":memory:", "bytes": size, "caches": per}
 

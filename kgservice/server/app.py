@@ -101,10 +101,11 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
 
     from fastapi.routing import APIRoute
 
-    from kgservice.server.fast import PATH, CachedAsk
+    from kgservice.server.fast import CachedReplies
 
-    ask_route = next(r for r in app.routes if isinstance(r, APIRoute) and r.path == PATH and "POST" in r.methods)
-    app.add_middleware(CachedAsk, ctx=sc, route=ask_route)  # innermost: after the key check
+    posts = {r.path: r for r in app.routes if isinstance(r, APIRoute) and "POST" in r.methods}
+    app.add_middleware(CachedReplies, ctx=sc, routes=posts,  # innermost: after the key check
+                       handlers=app.exception_handlers)
     limiter = TokenBuckets(settings.rate_limit, settings.rate_burst)
     failures = TokenBuckets(2.0, 20)
     app.add_middleware(Authenticate, keys=sc.keys, public=is_public, limiter=limiter, failures=failures,

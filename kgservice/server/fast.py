@@ -1,44 +1,110 @@
-"""The cached-``ask`` fast path: a pure-ASGI gate inside the key check that answers ``POST
-/v1/ask`` from the in-memory front of cached answers (:meth:`Caches.front_peek`) without going
-through FastAPI's routing, dependency and validation layers.
+"""The cached-reply fast path: a pure-ASGI gate inside the key check that answers ``POST
+/v1/ask`` and ``POST /v1/expand`` from the in-memory front of cached results
+(:meth:`Caches.front_peek`) without going through FastAPI's routing, dependency and
+validation layers — and, for expand, a successful miss too (computed in a worker thread).
 
 Why: on the benchmark box a front hit cost ~1.4 ms of server CPU through the full stack, most
 of it framework (exception middlewares, dependency solving, body parsing, response model),
 and with 32 concurrent clients on 2 shared cores that CPU is the queue. What stays the same:
-the gates outside (metrics, Host, body limit, key and rate limit) have run; every principal
-may ask (reader is the lowest role); the body is validated by the same pydantic model
-(``AskIn``) and anything it refuses, any non-JSON content type, an SSE request and every miss
-go to the route unchanged (the body is replayed); the reply is the same ``AskOut`` JSON;
+the gates outside (metrics, Host, body limit, key and rate limit) have run; the route's own
+role declaration is checked here with the same :func:`refusal` (a refused caller goes on to
+the route, which refuses it); the body is validated by the route's pydantic model and
+anything it refuses, any non-JSON content type, an SSE request and every ask miss go to the
+route unchanged (the body is replayed); an expand error gets the app's own exception handler
+(the route's status and body); the reply is the route's JSON;
 metrics count it under the route's template and record the cache hits.
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+import anyio.to_thread
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
 
 from kgservice.server import ops
+from kgservice.server.deps import ROLE_ATTR, refusal
 from kgservice.server.middleware import PRINCIPAL, _header
-from kgservice.server.models import AskIn
-
-PATH = "/v1/ask"
+from kgservice.server.models import AskIn, ExpandIn
 
 
-class CachedAsk:
-    def __init__(self, app: Any, ctx: Any, route: Any):
+@dataclass(frozen=True)
+class Cached:
+    """A route whose cache hits the gate may answer: the path, its body model and the lookup
+    ``(server context, body) -> reply model or None`` (on the event loop; it records its own
+    metrics). ``compute``, if given, answers a miss too (blocking: run in a worker thread, as
+    the route would); an error it raises is answered by the app's own exception handler for
+    it (the route's status and body), or, without one, left to the route."""
+
+    path: str
+    body: type[BaseModel]
+    lookup: Callable[[Any, Any], BaseModel | None]
+    compute: Callable[[Any, Any], BaseModel] | None = None
+
+
+def _ask_hit(sc: Any, body: AskIn) -> BaseModel | None:
+    hit = ops.ask_cached(sc.kb, body)
+    if hit is None:
+        return None
+    sc.metrics.record_ask(hit[1])
+    return hit[0]
+
+
+def _expand_hit(sc: Any, body: ExpandIn) -> BaseModel | None:
+    out = ops.expand_cached(sc.kb, body)
+    if out is not None:
+        sc.metrics.record_cache("expand", True)
+    return out
+
+
+def _expand(sc: Any, body: ExpandIn) -> BaseModel:
+    out = ops.expand(sc.kb, body)
+    sc.metrics.record_cache("expand", out.cached)
+    return out
+
+
+# ask misses stay with the route (LLM calls, SSE); an expand miss is a few graph reads, and
+# FastAPI's layers were ~1 ms of the ~2.5 ms of server CPU it cost
+CACHED = (Cached("/v1/ask", AskIn, _ask_hit), Cached("/v1/expand", ExpandIn, _expand_hit, _expand))
+
+
+def role_of(route: Any) -> Any:
+    """The role a route declares (:mod:`kgservice.server.deps`); every route declares one."""
+    for dep in route.dependant.dependencies:  # route-level and parameter dependencies alike
+        if hasattr(dep.call, ROLE_ATTR):
+            return getattr(dep.call, ROLE_ATTR)
+    raise ValueError(f"route {route.path} declares no role")
+
+
+class CachedReplies:
+    def __init__(self, app: Any, ctx: Any, routes: dict[str, Any], cached: tuple[Cached, ...] = CACHED,
+                 handlers: dict[Any, Any] | None = None):
+        """``routes``: path -> the POST APIRoute (metrics label by its template; its role is checked).
+        ``handlers``: the FastAPI app's exception handlers (this gate sits outside the layer
+        that applies them), so an error of ``compute`` gets the reply the route would give."""
         self.app = app
         self.ctx = ctx
-        self.route = route  # the /v1/ask APIRoute: metrics label by its template
+        self.gates = {c.path: (c, routes[c.path], role_of(routes[c.path])) for c in cached}
+        self.handlers = handlers or {}
+
+    def _handler(self, exc: BaseException) -> Any:
+        return next((self.handlers[k] for k in type(exc).__mro__ if k in self.handlers), None)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if (scope["type"] != "http" or scope.get("path") != PATH or scope.get("method") != "POST"
-                or scope.get(PRINCIPAL) is None):
+        gate = self.gates.get(scope.get("path", "")) if scope["type"] == "http" else None
+        if gate is None or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
+        cached, route, role = gate
+        principal = scope.get(PRINCIPAL)
         ctype = (_header(scope, b"content-type") or "").split(";", 1)[0].strip().lower()
         accept = _header(scope, b"accept") or ""
-        if ctype != "application/json" or "text/event-stream" in accept:
+        if (principal is None or (role is not None and refusal(principal, role) is not None)
+                or ctype != "application/json" or "text/event-stream" in accept):
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -60,17 +126,27 @@ class CachedAsk:
             return await receive()
 
         try:
-            ask_in = AskIn.model_validate_json(body)
+            parsed = cached.body.model_validate_json(body)
         except ValidationError:
             await self.app(scope, replay, send)  # the route reports it (422 naming the field)
             return
-        hit = ops.ask_cached(self.ctx.kb, ask_in)
-        if hit is None:
+        out = cached.lookup(self.ctx, parsed)
+        if out is None and cached.compute is not None:
+            try:
+                out = await anyio.to_thread.run_sync(cached.compute, self.ctx, parsed)
+            except Exception as exc:
+                handler = self._handler(exc)
+                if handler is None:
+                    raise
+                scope["route"] = route
+                reply = handler(Request(scope, replay), exc)
+                reply = await reply if inspect.isawaitable(reply) else reply
+                await reply(scope, replay, send)
+                return
+        if out is None:
             await self.app(scope, replay, send)
             return
-        out, res = hit
-        self.ctx.metrics.record_ask(res)
-        scope["route"] = self.route
+        scope["route"] = route
         payload = out.model_dump_json().encode()
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"),

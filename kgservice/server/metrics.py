@@ -52,6 +52,10 @@ class Metrics:
             self.cache.labels(name, "hit").inc(int(c.get("hits", 0)))
             self.cache.labels(name, "miss").inc(int(c.get("misses", 0)))
 
+    def record_cache(self, name: str, hit: bool) -> None:
+        """One lookup of an in-memory cache (``expand``: one per request)."""
+        self.cache.labels(name, "hit" if hit else "miss").inc()
+
 
 class MetricsMiddleware:
     """Counts every response, the gates' refusals included, by route *template* (bounded

@@ -86,6 +86,7 @@ class ExpandOut(BaseModel):
     superseded: dict[str, list[str]] = {}
     ranked: list[Ranked] = []
     hops: int | None = None
+    cached: bool = False  # served from the in-memory expand cache (same request, same store version)
 
 
 class UnitOut(BaseModel):

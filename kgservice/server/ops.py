@@ -84,20 +84,46 @@ def search(kb: KnowledgeBase, body: SearchIn) -> list[SearchHit]:
 
 def resolve(kb: KnowledgeBase, text: str) -> str:
     """A node id from an id or a label (any case / width), else 404 naming it."""
-    if kb.store.get_nodes([text]):
-        return text
-    nid = kb.resolve_node(text)
-    if nid is None:
-        raise NotFound(f"no node {text!r} in the graph (ids and labels are matched after normalisation; "
-                       f"POST /v1/search finds nodes by similarity)")
-    return nid
+    return resolve_all(kb, [text])[0]
+
+
+def resolve_all(kb: KnowledgeBase, texts: list[str]) -> list[str]:
+    """:func:`resolve` for several texts in one store read (distinct ids, in order)."""
+    found = kb.resolve_nodes(texts)
+    for text in texts:
+        if found[text] is None:
+            raise NotFound(f"no node {text!r} in the graph (ids and labels are matched after normalisation; "
+                           f"POST /v1/search finds nodes by similarity)")
+    return list(dict.fromkeys(found[t] for t in texts))  # type: ignore[misc]
+
+
+def expand_key(body: ExpandIn) -> str:
+    """The ``expand`` cache key: the seeds as given (at one store version they resolve to the
+    same nodes), the mode and every parameter."""
+    from kgservice.caches import cache_key
+
+    return cache_key("expand", "ops", body.model_dump(mode="json"))
 
 
 def expand(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut:
+    """The expansion, from the in-memory ``expand`` cache when this process computed it at the
+    current store version (:meth:`Caches.memo`); ``cached`` says which."""
+    out, hit = kb.caches.memo("expand", expand_key(body), lambda: _expand(kb, body))
+    return out.model_copy(update={"cached": True}) if hit else out
+
+
+def expand_cached(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut | None:
+    """The cached expansion without waiting on anything (for the event loop), or None: then
+    call :func:`expand` in a worker thread."""
+    out = kb.caches.front_peek(expand_key(body))
+    return None if out is None else out.model_copy(update={"cached": True})
+
+
+def _expand(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut:
     from kgservice.expansion import expand_directed, spread_activation
     from kgservice.notation import format_unit
 
-    seeds = list(dict.fromkeys(resolve(kb, s) for s in body.seeds))
+    seeds = resolve_all(kb, body.seeds)
     if body.mode == "directed":
         res = expand_directed(kb.store, seeds)
         units = kb.store.get_units(sorted(res.units))
@@ -250,5 +276,5 @@ def job_dict(job: Any) -> dict[str, Any]:
     return job.model_dump(mode="json") if hasattr(job, "model_dump") else dict(job)
 
 
-__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
-           "neighbors", "resolve", "save_result", "search", "validate_ingest", "visible_job"]
+__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_key", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
+           "neighbors", "resolve", "resolve_all", "save_result", "search", "validate_ingest", "visible_job"]

@@ -8,7 +8,9 @@ NEO4J_PASSWORD); its graph is wiped and the demo corpus ingested. The caches are
 so every measured ask makes 0 LLM calls (checked). Also measured, sequentially: one API-key
 verification (what every request pays) and the Neo4j version-counter read of SERVICE.md §5.6
 (what a per-request cache-coherence check costs) and, under load, how many version reads
-the server actually sent per request (its /metrics: concurrent requests share reads). CPU per
+the server actually sent per request (its /metrics: concurrent requests share reads).
+`expand (miss)` is expand with a request never made before in that process (each seed with a
+new `limit`), so it measures the uncached path on a server that caches expansions. CPU per
 request is read from /proc for the server, Neo4j (KG_BENCH_NEO4J_DATA/neo4j.pid) and this
 process, after the warm-up round. Loopback only; the clients share the machine's cores with the
 server (and Neo4j), which the ratio includes. To compare two checkouts, run this same script
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import shutil
 import signal
@@ -33,6 +36,13 @@ from common import ROOT, WORK, fmt, neo4j_env, save, summary_ms, table  # noqa: 
 
 QUESTIONS = 8
 SEEDS = 8
+_fresh = itertools.count()
+
+
+def fresh_expand(seeds: list[str]) -> dict:
+    """An expand request not made before in this run (8 seeds x 500 limits): a cache miss."""
+    k = next(_fresh)
+    return {"seeds": [seeds[k % len(seeds)]], "limit": 1 + (k // len(seeds)) % 500}
 
 
 def settings_for(backend: str, data_dir: Path):
@@ -89,7 +99,8 @@ def in_process(settings, questions, seeds, clients: int, n: int) -> dict[str, di
     out: dict[str, dict] = {}
     try:
         calls = {"ask": lambda i: ops.ask(kb, AskIn(question=questions[i % len(questions)])),
-                 "expand": lambda i: ops.expand(kb, ExpandIn(seeds=[seeds[i % len(seeds)]]))}
+                 "expand": lambda i: ops.expand(kb, ExpandIn(seeds=[seeds[i % len(seeds)]])),
+                 "expand (miss)": lambda i: ops.expand(kb, ExpandIn(**fresh_expand(seeds)))}
         for name, fn in calls.items():
             for i in range(clients):  # warm
                 fn(i)
@@ -238,7 +249,8 @@ def over_rest(settings, questions, seeds, clients: int, n: int, no_auth: bool) -
                 pass
             time.sleep(0.2)
         makers = {"ask": lambda i: ("/v1/ask", {"question": questions[i % len(questions)]}),
-                  "expand": lambda i: ("/v1/expand", {"seeds": [seeds[i % len(seeds)]]})}
+                  "expand": lambda i: ("/v1/expand", {"seeds": [seeds[i % len(seeds)]]}),
+                  "expand (miss)": lambda i: ("/v1/expand", fresh_expand(seeds))}
         out = {}
         pids = {"server": proc.pid, "neo4j": neo4j_pid()}
         for name, make in makers.items():
@@ -281,7 +293,7 @@ def main() -> None:
     rest = over_rest(settings, questions, seeds, a.clients, a.requests, no_auth=False)
     rest_open = over_rest(settings, questions, seeds, a.clients, a.requests, no_auth=True) if a.no_auth_run else None
     rows = []
-    for op in ("ask", "expand"):
+    for op in ("ask", "expand", "expand (miss)"):
         for how, res in (("in-process", lib), ("REST", rest), ("REST --no-auth", rest_open)):
             if res is None:
                 continue

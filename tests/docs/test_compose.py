@@ -39,3 +39,102 @@ def test_compose_environment_names_are_read_by_the_config():
     kg_names = {k for k in env if k.startswith("KG_")}
     assert kg_names <= set(ENV), f"compose sets KG_ names the config does not read: {kg_names - set(ENV)}"
     assert env["PATH"].startswith("/venv/bin:")  # `docker compose exec api kg ...` finds the CLI
+
+
+def _interpolate(value: str, env: dict[str, str]) -> str:
+    """Compose's ``${NAME:-default}`` / ``${NAME:?message}`` / ``${NAME}`` (what the file uses)."""
+    def one(m: re.Match) -> str:
+        name, op, arg = m.group(1), m.group(2), m.group(3) or ""
+        got = env.get(name, "")
+        if op == ":?" and not got:
+            raise AssertionError(f"compose needs {name}: {arg}")
+        return got if got or op != ":-" else arg
+
+    return re.sub(r"\$\{([A-Z0-9_]+)(?:(:-|:\?)([^}]*))?\}", one, str(value))
+
+
+@pytest.mark.neo4j
+def test_compose_api_and_worker_run_as_real_processes(tmp_path, neo4j_connection):
+    """The api and worker services' own ``command`` and ``environment`` from the compose file,
+    run as processes on this machine (no Docker engine here: the image, the volumes and the
+    network are not exercised). Mapped, and only these: the container paths /venv (a bin/kg
+    that runs this checkout), /src (this checkout) and /data (a directory per service); the
+    host names ``neo4j`` -> the test Neo4j on loopback; port 8080 -> a free one. Not mapped:
+    KG_QDRANT_URL is left empty (no Qdrant server here: vectors stay in each data dir) and
+    KG_EMBEDDER is set to hash:256 (the packaged model is not needed to move a job). Checked:
+    /readyz answers 200, and a job submitted through the api is run by the worker."""
+    import os
+    import stat
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from tests.server.test_processes import free_port, stop
+
+    neo4j_connection.wipe_all_for_tests()
+    uri = os.environ["KG_TEST_NEO4J_URI"]
+    bolt = uri.rsplit("//", 1)[1]
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    kg_bin = venv / "bin" / "kg"
+    kg_bin.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'from kgservice.cli.app import main; main()' \"$@\"\n")
+    kg_bin.chmod(kg_bin.stat().st_mode | stat.S_IXUSR)
+    port = free_port()
+    outer = {"NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
+    procs, logs = {}, {}
+    try:
+        for name in ("api", "worker"):
+            svc = _services()[name]
+            env = {k: _interpolate(v, outer) for k, v in svc["environment"].items()}
+            env["PATH"] = env["PATH"].replace("/venv/bin", str(venv / "bin"))
+            env["KG_NEO4J_URI"] = env["KG_NEO4J_URI"].replace("neo4j:7687", bolt)
+            env["KG_DATA_DIR"] = str(tmp_path / f"{name}-data")
+            env.pop("KG_QDRANT_URL")
+            env.update({"KG_EMBEDDER": "hash:256", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                        "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)})
+            script = svc["command"][2].replace("/venv", str(venv)).replace("/src", str(ROOT))
+            script = script.replace("--port 8080", f"--port {port}")
+            assert svc["command"][:2] == ["bash", "-c"] and svc["working_dir"] == "/src"
+            logs[name] = open(tmp_path / f"{name}.log", "w+")
+            procs[name] = subprocess.Popen(["bash", "-c", script], cwd=ROOT, env=env, stdout=logs[name],
+                                           stderr=subprocess.STDOUT)
+            if name == "api":
+                admin_env = env
+                base = f"http://127.0.0.1:{port}"
+                deadline = time.monotonic() + 120
+                while True:  # the worker's depends_on: api healthy (its healthcheck: /readyz 200)
+                    assert procs["api"].poll() is None, (tmp_path / "api.log").read_text()
+                    try:
+                        ready = httpx.get(base + "/readyz", timeout=2)
+                        if ready.status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        pass
+                    assert time.monotonic() < deadline, "the api did not become ready"
+                    time.sleep(0.3)
+                assert ready.json()["checks"]["graph"] == "ok", ready.json()
+        # the file's header: `docker compose exec api kg keys create --user you --role ...`
+        made = subprocess.run(["kg", "keys", "create", "--user", "you", "--role", "writer"], env=admin_env,
+                              capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert made.returncode == 0, made.stderr
+        key = re.search(r"kg_[A-Za-z0-9_\-]+", made.stdout).group(0)
+        h = {"Authorization": f"Bearer {key}"}
+        r = httpx.post(base + "/v1/ingest", json={"units": "#cw1 {compose} [runs] {worker}\n", "doc": "c.units"},
+                       headers=h, timeout=30)
+        assert r.status_code == 202, r.text
+        job_id = r.json()["job_id"]
+        deadline = time.monotonic() + 120
+        while (job := httpx.get(base + f"/v1/jobs/{job_id}", headers=h, timeout=30).json())["status"] != "done":
+            assert job["status"] in ("queued", "running"), job
+            assert procs["worker"].poll() is None, (tmp_path / "worker.log").read_text()
+            assert time.monotonic() < deadline, f"job not done: {job}\n{(tmp_path / 'worker.log').read_text()}"
+            time.sleep(0.3)
+        assert job["user"] == "you"
+        assert job["owner"].split(":")[1] == str(procs["worker"].pid)  # run by the worker service's process
+        assert httpx.get(base + "/v1/units/cw1", headers=h, timeout=30).status_code == 200
+    finally:
+        for name, proc in procs.items():
+            stop(proc, 30)
+            logs[name].close()

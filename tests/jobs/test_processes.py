@@ -109,6 +109,8 @@ def test_two_processes_on_one_neo4j_keep_caches_coherent(boundary, tmp_path, neo
         assert boundary.count == n and second.llm["calls"] == 0 and second.answer == first.answer
         python_q = ask(a, "Who created Python?", params=ask_params())
         assert python_q.cited == ["p1"]
+        expanded = a.expand("smoking")
+        assert a.expand("smoking") is expanded  # the in-memory expand cache
 
         b = subprocess.run([sys.executable, "-c", INGEST_THROUGH_B], env=kg_env(tmp_path / "b" / "kg", "neo4j"),
                            cwd=str(ROOT), capture_output=True, text=True, timeout=300)
@@ -125,6 +127,8 @@ def test_two_processes_on_one_neo4j_keep_caches_coherent(boundary, tmp_path, neo
         changed = ask(a, "What does smoking cause?", params=ask_params())
         assert boundary.count > n and changed.llm["calls"] == 3  # key nodes, judge, answer recomputed
         assert changed.answer != first.answer and new_unit.id in changed.cited
+        after = a.expand("smoking")  # B touched smoking: the cached expansion is not served
+        assert new_unit.id in after.units and new_unit.id not in expanded.units
     finally:
         a.close()
 

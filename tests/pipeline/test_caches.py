@@ -251,3 +251,52 @@ def test_ask_reports_each_round_before_the_answer_and_the_front_replays_them(cor
     n = boundary.count
     fourth = ask(kb, "What does smoking cause?", params=ask_params())
     assert boundary.count > n and fourth.llm["calls"] > 0  # the front entry was for the old version
+
+
+def test_expand_is_cached_at_one_store_version_and_recomputed_after_any_change(corpus_kb, boundary):
+    """kb.expand and ops.expand (REST, MCP) keep whole expansions in the in-memory ``expand``
+    cache: a repeat at the same store version is a hit (stats count it, no store read); a
+    write the caches were not told about (another process's ingest: ``store.ingest`` logs the
+    change but does not call ``invalidate``) moves the version and the next call sees it."""
+    from kgservice.server import ops
+    from kgservice.server.models import ExpandIn
+
+    kb = corpus_kb
+    first = kb.expand("Smoking")
+    assert "s1" in first.units
+    reads = []
+    real_reads = kb.store.directed_reads
+    kb.store.directed_reads = lambda seeds: reads.append(seeds) or real_reads(seeds)  # type: ignore[method-assign]
+    assert kb.expand("Smoking") is first and reads == []  # a hit: no graph read
+    spread = kb.expand("smoking", "spread", limit=5)
+    assert kb.expand("smoking", "spread", limit=5) is spread
+    assert kb.expand("smoking", "spread", limit=5, max_hops=1) is not spread  # every parameter is in the key
+
+    body = ExpandIn(seeds=["Smoking", "python"])
+    out = ops.expand(kb, body)
+    assert out.cached is False and out.seeds == ["smoking", "python"]
+    again = ops.expand(kb, body)
+    assert again.cached is True and again.model_dump(exclude={"cached"}) == out.model_dump(exclude={"cached"})
+    assert ops.expand_cached(kb, body) is None or ops.expand_cached(kb, body).cached  # peek: a hit or "ask the thread"
+    stats = kb.cache_stats()["caches"]["expand"]
+    assert stats["in_memory"] and stats["entries"] >= 4
+    assert stats["hits"] >= 3 and stats["misses"] == 4 and stats["puts"] == 4
+    assert kb.caches.session_counts()["expand"]["misses"] == 4
+
+    (new,) = parse_units("{smoking} [causes] {stained teeth}", kb.lexicon)
+    kb.store.ingest([new])  # as another process would: the change log moves, no invalidate() here
+    changed = kb.expand("Smoking")
+    assert changed is not first and new.id in changed.units and reads  # recomputed from the store
+    after = ops.expand(kb, body)
+    assert after.cached is False and new.id in {u.id for u in after.units}
+    with pytest.raises(ValueError, match="unknown in-memory cache"):
+        kb.caches.memo("decision", "k", lambda: 1)
+
+
+def test_memo_without_a_change_log_never_serves_a_stale_result(tmp_path):
+    """No change log (unit-count fallback): no version to stamp with, so nothing is kept."""
+    c = Caches(tmp_path / "c.sqlite3", store_state=lambda: 1)
+    calls = []
+    assert c.memo("expand", "k", lambda: calls.append(1) or len(calls)) == (1, False)
+    assert c.memo("expand", "k", lambda: calls.append(1) or len(calls)) == (2, False)
+    assert c.stats()["caches"]["expand"]["entries"] == 0

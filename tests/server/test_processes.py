@@ -214,7 +214,8 @@ def test_two_servers_share_keys_on_neo4j(tmp_path, neo4j_connection):
 def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_connection):
     """Issue 15's scenario with real processes: two `kg serve` and one `kg worker` on the test
     Neo4j. Ask on A twice (the second makes no LLM call), ingest through B (a durable job the
-    worker runs), A's answer changes, and A's unrelated cached question is still a hit."""
+    worker runs), A's answer changes, and A's unrelated cached question is still a hit. The
+    same for A's cached expand: B's ingest reaches it."""
     neo4j_connection.wipe_all_for_tests()
     uri = os.environ["KG_TEST_NEO4J_URI"]
     common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
@@ -230,6 +231,14 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
         assert r.status_code == 200, r.text
         return r.json()
 
+    def expand(base: str) -> dict:
+        r = httpx.post(base + "/v1/expand", json={"seeds": ["Smoking"]}, headers=h, timeout=60)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def unit_ids(out: dict) -> set[str]:
+        return {u["id"] for u in out["units"]}
+
     try:
         with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
             first = ask(a, "What does smoking cause?")
@@ -238,6 +247,9 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
             assert again["usage"]["calls"] == 0 and again["answer"] == first["answer"]
             python_q = ask(a, "Who created Python?")
             assert python_q["citations"] == ["p1"]
+            expanded = expand(a)
+            assert expanded["cached"] is False and "s9" not in unit_ids(expanded)
+            assert expand(a) == {**expanded, "cached": True}  # A's expand cache
 
             r = httpx.post(b + "/v1/ingest", json={"units": "#s9 {smoking} [causes] {death}\n"},
                            headers={**h, "Idempotency-Key": "two-servers-1"}, timeout=60)
@@ -254,6 +266,9 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
             changed = ask(a, "What does smoking cause?")
             assert changed["usage"]["calls"] > 0 and "s9" in changed["citations"]
             assert changed["answer"] != first["answer"]
+            after = expand(a)  # B's ingest touched smoking: A's cached expansion is not served
+            assert after["cached"] is False and "s9" in unit_ids(after)
+            assert expand(a)["cached"] is True
     finally:
         stop(worker, 30)
         worker_log.close()

@@ -123,7 +123,7 @@ def test_sse_ask_sends_each_round_while_the_pipeline_still_runs(client, keys, mo
 
 
 def test_cached_ask_fast_path_matches_the_route_and_is_counted(client, keys, app, monkeypatch):
-    """A repeated question is answered by the CachedAsk gate (the route's handler is not
+    """A repeated question is answered by the CachedReplies gate (the route's handler is not
     called) with the route's JSON, counted under /v1/ask; bad bodies and misses still reach
     the route (422 naming the field)."""
     from kgservice.server.routes import query
@@ -154,3 +154,100 @@ def test_cached_ask_fast_path_matches_the_route_and_is_counted(client, keys, app
     bad = client.post("/v1/ask", json={"question": ""}, headers=h)
     assert bad.status_code == 422 and "question" in bad.text
     assert client.post("/v1/ask", json=body).status_code == 401  # the key check stays in front
+
+
+def test_cached_expand_fast_path_matches_the_route_is_counted_and_follows_the_store(client, keys, app, kb,
+                                                                                    monkeypatch):
+    """The CachedReplies gate answers expand without the route: a miss computed in a worker
+    thread, then a repeat from the in-memory expand cache (``cached``, same JSON, counted
+    under /v1/expand with an ``expand`` cache hit). An error gets the app's own handler (404
+    naming the seed) without a second computation; a bad body goes to the route (422). An ingest moves the store version: the next expand is recomputed and
+    includes the new unit."""
+    from kgservice.server.routes import query
+
+    h = auth(keys["reader"])
+    body = {"seeds": ["Smoking"], "mode": "directed"}
+
+    def route_ran(*a, **kw):
+        raise AssertionError("the route ran: the gate did not answer")
+
+    monkeypatch.setattr(query, "json_of", route_ran)  # only the route serialises with it
+    first = client.post("/v1/expand", json=body, headers=h).json()
+    assert first["cached"] is False and first["seeds"] == ["smoking"]
+    second = client.post("/v1/expand", json=body, headers=h).json()
+    assert second["cached"] is True and {**second, "cached": False} == first
+    calls = []
+    real_expand = query.ops.expand
+    monkeypatch.setattr(query.ops, "expand", lambda kb, b: calls.append(b) or real_expand(kb, b))
+    missing = client.post("/v1/expand", json={"seeds": ["no such node"]}, headers=h)
+    assert missing.status_code == 404 and missing.json()["detail"].startswith("no node 'no such node'")
+    assert len(calls) == 1  # answered by the app's 404 handler from the gate, not computed again by the route
+
+    def not_called(*a, **kw):
+        raise AssertionError("computed again: the cached expansion was not served")
+
+    monkeypatch.setattr(query.ops, "expand", not_called)
+    before = client.get("/metrics", headers=h).text
+    third = client.post("/v1/expand", json=body, headers=h)
+    assert third.status_code == 200 and third.json() == second
+    after = client.get("/metrics", headers=h).text
+
+    def count(text, prefix):
+        line = next((x for x in text.splitlines() if x.startswith(prefix)), None)
+        return float(line.split()[-1]) if line else 0.0
+
+    for prefix in ('kg_http_requests_total{code="200",route="/v1/expand"}',
+                   'kg_cache_requests_total{cache="expand",result="hit"}'):
+        assert count(after, prefix) == count(before, prefix) + 1, prefix
+    assert client.post("/v1/expand", json={"seeds": []}, headers=h).status_code == 422  # to the route: names seeds
+    assert client.post("/v1/expand", json=body).status_code == 401  # the key check stays in front
+    monkeypatch.undo()
+    stats = client.get("/v1/admin/cache", headers=auth(keys["admin"])).json()["caches"]["expand"]
+    assert stats["hits"] >= 2 and stats["misses"] >= 1
+
+    kb.ingest_units(parse_units("#s7 {smoking} [causes] {stained teeth}", kb.lexicon, doc="more.units"))
+    fourth = client.post("/v1/expand", json=body, headers=h).json()
+    assert fourth["cached"] is False and "s7" in {u["id"] for u in fourth["units"]}
+
+
+def test_cached_replies_gate_checks_the_route_role(app):
+    """The gate answers only callers the route's own role declaration admits: a caller without
+    it reaches the route (which refuses it), even when the lookup would have an answer."""
+    import asyncio
+
+    from fastapi.routing import APIRoute
+
+    from kgservice.server.auth import Principal, Role
+    from kgservice.server.fast import Cached, CachedReplies, role_of
+    from kgservice.server.middleware import PRINCIPAL
+    from kgservice.server.models import ExpandIn, ExpandOut
+
+    ingest = next(r for r in app.routes if isinstance(r, APIRoute) and r.path == "/v1/ingest")
+    assert role_of(ingest) == Role.writer
+    reached: list[str] = []
+
+    async def inner(scope, receive, send):
+        reached.append(scope[PRINCIPAL].user)
+        await send({"type": "http.response.start", "status": 403, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    answer = ExpandOut(mode="directed", seeds=["x"])
+    gate = CachedReplies(inner, app.state.ctx, {"/v1/ingest": ingest},
+                         cached=(Cached("/v1/ingest", ExpandIn, lambda sc, body: answer),))
+
+    def call(role: Role) -> int:
+        sent: list[dict] = []
+        scope = {"type": "http", "path": "/v1/ingest", "method": "POST", PRINCIPAL: Principal(role.value, role),
+                 "headers": [(b"content-type", b"application/json")]}
+
+        async def receive():
+            return {"type": "http.request", "body": b'{"seeds": ["x"]}', "more_body": False}
+
+        async def send(m):
+            sent.append(m)
+
+        asyncio.run(gate(scope, receive, send))
+        return sent[0]["status"]
+
+    assert call(Role.reader) == 403 and reached == ["reader"]  # not answered by the gate
+    assert call(Role.writer) == 200 and reached == ["reader"]  # admitted: the gate answered

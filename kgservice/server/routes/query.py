@@ -91,8 +91,12 @@ def search(body: SearchIn, request: Request) -> list[SearchHit]:
 
 @router.post("/expand", response_model=ExpandOut, dependencies=[Depends(READER)])
 def expand(body: ExpandIn, request: Request) -> Response:
-    """Expansion without the LLM from nodes (ids or labels): directed (units) or spread (ranked nodes)."""
-    return json_of(ops.expand(ctx_of(request).kb, body))
+    """Expansion without the LLM from nodes (ids or labels): directed (units) or spread (ranked nodes).
+    Repeated at the same store version it comes from the in-memory `expand` cache (`cached`)."""
+    sc = ctx_of(request)
+    out = ops.expand(sc.kb, body)
+    sc.metrics.record_cache("expand", out.cached)
+    return json_of(out)
 
 
 def json_of(model: BaseModel) -> Response:
