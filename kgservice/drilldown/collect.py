@@ -91,8 +91,9 @@ def spread_candidates(kb: KnowledgeBase, caches: Caches, seeds: Mapping[str, flo
     store = kb.store
     found: dict[str, tuple[float, list[str]]] = {}
     raw: list[tuple[str, str, float]] = []
+    near = store.mentions_of([n for n, _ in ranked])
     for n, e in ranked:
-        for uid in store.mentions(n):
+        for uid in near[n]:
             raw.append((uid, n, e / top if top else 0.0))
     ends = store.superseded_end(sorted({u for u, _, _ in raw}))
     for uid, n, w in raw:

@@ -76,8 +76,6 @@ class EntryFinder:
     def index(self) -> LabelIndex:
         return self._derived.get()[0]
 
-    def mentions(self, node: str) -> int:
-        return len(self.store.mentions(node))
 
     def find(self, question: str, qvec: Any = None, params: EntryParams | None = None,
              hits: Sequence[tuple[str, float]] | None = None) -> EntryResult:
@@ -102,7 +100,7 @@ class EntryFinder:
                 qvec = self.embed([question])[0]
             cos = {h: float(s) for h, s in self.vectors.search(qvec, top_k=p.top_k, threshold=p.threshold)
                    if h in labels}
-        counts = {n: self.mentions(n) for n in set(named) | set(cos)}
+        counts = self.store.mention_counts(sorted(set(named) | set(cos)))
         spec = {n: specificity(m) for n, m in counts.items()}
         weights = fuse_entries(lexical, cos, spec, p.vector_weight)
         nodes = [EntryNode(n, labels.get(n, n), round(w, 6), counts[n], named.get(n), cos.get(n))

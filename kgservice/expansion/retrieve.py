@@ -113,8 +113,8 @@ def _retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None, q
     best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: p.top_nodes]
     store = kb.store
     found: dict[str, set[str]] = {}
-    for n, _ in best:
-        for uid in store.mentions(n):
+    for n, uids in store.mentions_of([n for n, _ in best]).items():
+        for uid in uids:
             found.setdefault(uid, set()).add(n)
     ends = store.superseded_end(sorted(found)) if found else {}
     pool: dict[str, set[str]] = {}
@@ -147,12 +147,15 @@ def lexical_seeds(kb: KnowledgeBase, question: str, seeds: dict[str, float],
     store, best = kb.store, hits[0][1]
     ends = store.superseded_end([u for u, _ in hits])
     out = dict(seeds)
-    for uid, score in hits:
-        for unit in store.get_units(ends.get(uid, [uid])):
+    units = [(score, store.get_units(ends.get(uid, [uid]))) for uid, score in hits]
+    nodes = [[n for n in [u.subject_id] + u.context_node_ids() if not is_literal_id(n)] for _, us in units for u in us]
+    counts = store.mention_counts([n for ns in nodes for n in ns])
+    for score, us in units:
+        for unit in us:
             for n in [unit.subject_id] + unit.context_node_ids():
                 if is_literal_id(n):
                     continue
-                w = p.lexical_weight * score / best * specificity(kb.entry_finder.mentions(n))
+                w = p.lexical_weight * score / best * specificity(counts[n])
                 if w > out.get(n, 0.0):
                     out[n] = round(w, 6)
     return out, {u: round(s, 6) for u, s in hits}
@@ -183,10 +186,11 @@ def lexical_hop(kb: KnowledgeBase, question: str, lexical: dict[str, float], see
                 labels.append(label)
     names = sorted({n for label in labels for n in index.names_within(label)})
     cands: set[str] = set()
+    near = store.mentions_of(names + sorted(back))
     for n in names:
-        cands.update(store.mentions(n))
+        cands.update(near[n])
     for n in back:
-        cands.difference_update(store.mentions(n))
+        cands.difference_update(near[n])
     cands.difference_update(lexical)
     if not cands:
         return []

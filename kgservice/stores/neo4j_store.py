@@ -714,6 +714,18 @@ class Neo4jStore(GraphStore):
     def mentions(self, node_id: str) -> list[str]:
         return list(self._read("mentions", id=node_id)[0]["units"])
 
+    def mentions_of(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        ids = list(dict.fromkeys(node_ids))
+        row = self._read("mentions_of", ids=ids)[0] if ids else {"nodes": [], "units": []}
+        found = dict(zip(row["nodes"], row["units"]))
+        return {n: list(found.get(n, [])) for n in ids}
+
+    def mention_counts(self, node_ids: Sequence[str]) -> dict[str, int]:
+        ids = list(dict.fromkeys(node_ids))
+        row = self._read("mention_counts", ids=ids)[0] if ids else {"nodes": [], "counts": []}
+        found = dict(zip(row["nodes"], row["counts"]))
+        return {n: int(found.get(n, 0)) for n in ids}
+
     def narrowed_by(self, node_id: str) -> list[str]:
         return self._column("narrowed_by", "node", id=node_id)
 
@@ -734,8 +746,9 @@ class Neo4jStore(GraphStore):
         return sorted((u, r["ancestor"]) for r in rows for u in r["units"])
 
     def superseded_end(self, unit_ids: Sequence[str]) -> dict[str, list[str]]:
-        found = {r["unit"]: list(r["ends"]) for r in self._read("superseded_end", ids=list(unit_ids))}
-        return {u: found.get(u, [u]) for u in unit_ids}
+        row = self._read("superseded_end", ids=list(unit_ids))[0]
+        found = dict(zip(row["units"], row["ends"]))  # superseded units only: live ones end at themselves
+        return {u: list(found.get(u, [u])) for u in unit_ids}
 
     def node_superseded_end(self, node_id: str) -> list[str]:
         return self._column("node_superseded_end", "node", id=node_id) or [node_id]

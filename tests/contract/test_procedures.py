@@ -39,6 +39,22 @@ def test_mentions_is_every_unit_about_a_node_once(store, small, ingest):
     assert store.mentions("feedback") == ["loop1"]  # subject and argument: one unit, once
 
 
+def test_batched_mentions_equal_one_read_per_node(store, small):
+    """mentions_of / mention_counts (one round trip on Neo4j) answer what mentions(n) answers
+    node by node: unknown nodes, literals, repeats and a node with several units included."""
+    nodes = ["python", "smoking", "吸烟", "lit:high", "nothing here", "python", "cpython"]
+    assert store.mentions_of(nodes) == {n: store.mentions(n) for n in nodes}
+    assert list(store.mentions_of(nodes)) == list(dict.fromkeys(nodes))  # the caller's order, once each
+    assert store.mention_counts(nodes) == {n: len(store.mentions(n)) for n in nodes}
+    assert store.mention_counts(["python"]) == {"python": 3}
+    assert store.mentions_of([]) == {} and store.mention_counts([]) == {}
+
+
+def test_superseded_end_of_live_unknown_and_repeated_units(store, small):
+    assert store.superseded_end(["s1", "unknown", "p1", "p1"]) == {"s1": ["s1"], "unknown": ["unknown"], "p1": ["p3"]}
+    assert store.superseded_end([]) == {}
+
+
 def test_reverse_indexes(store, small):
     assert store.subject_mentions("smoking") == ["s1"]
     assert store.subject_mentions("吸烟") == ["s2"]
