@@ -27,6 +27,8 @@ this function end to end on MuSiQue.
 
 from __future__ import annotations
 
+import heapq
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -121,17 +123,19 @@ def _retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None, q
     for uid, nodes in found.items():
         for t in ends.get(uid, [uid]):
             pool.setdefault(t, set()).update(nodes)
-    scored = {uid: (sum(scores[n] for n in nodes), sorted(nodes)) for uid, nodes in pool.items()}
+    # fsum: exact, so a unit's score does not depend on its set's iteration order (hash seed)
+    scored = {uid: math.fsum(scores[n] for n in nodes) for uid, nodes in pool.items()}
     hop = lexical_hop(kb, question, lexical, entry.seeds) if p.hop_weight and lexical and scored else []
     if hop:
-        top = max(s for s, _ in scored.values())
+        top = max(scored.values())
         for unit in store.get_units(hop):
-            s, ns = scored.get(unit.id, (0.0, []))
-            nodes = sorted(set(ns) | {n for n in [unit.subject_id] + unit.context_node_ids() if not is_literal_id(n)})
-            scored[unit.id] = (max(s, p.hop_weight * top), nodes)
-    ranked = sorted(((uid, s, ns) for uid, (s, ns) in scored.items()), key=lambda x: (-x[1], x[0]))[: p.max_units]
+            pool.setdefault(unit.id, set()).update(
+                n for n in [unit.subject_id] + unit.context_node_ids() if not is_literal_id(n))
+            scored[unit.id] = max(scored.get(unit.id, 0.0), p.hop_weight * top)
+    # the pool holds every unit of the best nodes (thousands around a hub): rank, then describe the few kept
+    ranked = heapq.nsmallest(p.max_units, scored.items(), key=lambda kv: (-kv[1], kv[0]))
     return Retrieval(question, entry, lexical, seeds, hop, dict(best),
-                     [RetrievedUnit(u, round(s, 9), ns) for u, s, ns in ranked], time.perf_counter() - t0)
+                     [RetrievedUnit(u, round(s, 9), sorted(pool[u])) for u, s in ranked], time.perf_counter() - t0)
 
 
 def lexical_seeds(kb: KnowledgeBase, question: str, seeds: dict[str, float],
