@@ -152,7 +152,7 @@ def test_neo4j_sends_validation_reads_before_validating(store, ingest, monkeypat
         pytest.skip("the embedded store has no server to overlap with")
     import threading
 
-    import kgservice.stores.validate as validate
+    from kgservice.stores import validate
 
     ingest(BATCH)
     inflight: dict[str, str] = {}
