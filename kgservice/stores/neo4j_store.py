@@ -69,6 +69,21 @@ class Neo4jUnavailable(StoreError):
     pass
 
 
+_POOL_LOCK = threading.Lock()
+
+
+def _fact_probes(units: Sequence[Unit]) -> list[dict]:
+    """live_fact_units' {subject, arg} rows for a batch (sorted, distinct). A unit that has no
+    probe (no argument: invalid, and rejected by validation with its own message) is skipped."""
+    pairs = set()
+    for u in units:
+        try:
+            pairs.add(fact_probe(u))
+        except (IndexError, AttributeError, TypeError, ValueError):
+            continue
+    return [{"subject": s, "arg": a} for s, a in sorted(pairs)]
+
+
 def _retryable(exc: BaseException) -> bool:
     """Worth re-running the whole ingest: the server went away or was busy, or a concurrent
     writer created the same unit/node first (re-validation then counts it as unchanged)."""
@@ -223,7 +238,23 @@ class Neo4jStore(GraphStore):
                 s.run(stmt).consume()
 
     def close(self) -> None:
+        pool = self.__dict__.pop("_pool", None)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         self.driver.close()
+
+    def _prefetch(self, read: Callable[[], Any]) -> Any:
+        """Run ``read`` (a :meth:`_read` and its parsing) on one of this store's two worker
+        threads and return its Future: Python releases the GIL while a thread waits for Neo4j, so the
+        caller's CPU work and the server's query overlap. Errors surface at ``result()``."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = self.__dict__.get("_pool")
+        if pool is None:
+            with _POOL_LOCK:
+                pool = self.__dict__.get("_pool") or self.__dict__.setdefault(
+                    "_pool", ThreadPoolExecutor(max_workers=2, thread_name_prefix="kg-neo4j-read"))
+        return pool.submit(read)
 
     def wipe_all_for_tests(self) -> None:
         """Everything, service state (keys, jobs) included: a clean database per test."""
@@ -292,20 +323,43 @@ class Neo4jStore(GraphStore):
         self.ingest_retries += 1
 
     def _ingest_once(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:
+        def read_units(ids: list[str]) -> dict[str, Unit]:
+            return {r["id"]: Unit.model_validate_json(r["json"]) for r in self._read("get_units", ids=ids)}
+
+        # Validation's two reads are sent before it starts, each on its own session from a
+        # worker thread: the server runs them (on the second core) while this thread checks
+        # the batch's texts, instead of one after the other behind it.
+        # 1. The stored units among the batch's ids and the ids it refers to (what
+        #    prepare_batch asks `existing` for first; any other ids are read when asked).
+        # 2. Only live units with the same subject and argument-0 node as a unit of this batch
+        #    can share its fact key; the server narrows to those (live_fact_units) instead of
+        #    shipping every live unit about each subject (hub subjects: most of the store).
+        #    Asking for units that turn out unchanged too only adds live units sharing a pair
+        #    with the batch: a duplicate found through them is one.
+        asked = {u.id for u in units} | {s for u in units for s in u.supersedes}
+        asked |= {m.value.unit for u in units for m in u.mods if m.value.unit is not None}
+        stored = self._prefetch(lambda: read_units(sorted(asked)))
+        probes = _fact_probes(units)
+        live = self._prefetch(lambda: [Unit.model_validate_json(r["json"]) for r in
+                                       self._read("live_fact_units", pairs=probes)]) if probes else None
+
         def existing(ids: Iterable[str]) -> dict[str, Unit]:
-            return {r["id"]: Unit.model_validate_json(r["json"]) for r in self._read("get_units", ids=list(ids))}
+            ids = list(ids)
+            if not asked.issuperset(ids):
+                return read_units(ids)
+            got = stored.result()
+            return {i: got[i] for i in ids if i in got}
 
         def live_about(subjects: list[str]) -> list[Unit]:
-            # Only live units with the same subject and argument-0 node as a unit of this batch
-            # can share its fact key; the server narrows to those (live_fact_units) instead of
-            # shipping every live unit about each subject (hub subjects: most of the store).
-            wanted = set(subjects)
-            pairs = sorted({(s, a) for s, a in map(fact_probe, units) if s in wanted})
-            rows = self._read("live_fact_units", pairs=[{"subject": s, "arg": a} for s, a in pairs])
-            return [Unit.model_validate_json(r["json"]) for r in rows]
+            return live.result() if live is not None else []
 
         dups: dict[str, str] = {}
-        new, unchanged = prepare_batch(units, existing, live_about, dups, self.aliases)
+        try:
+            new, unchanged = prepare_batch(units, existing, live_about, dups, self.aliases)
+        finally:
+            for f in (stored, live):
+                if f is not None and not f.done():
+                    f.cancel()  # validation failed first: nobody waits for the read
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         # merged duplicates become (:UnitAlias) in the transaction that makes the batch visible
         # (_commit_steps), so a later batch can supersede / refer to them by their own id

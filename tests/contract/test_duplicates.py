@@ -141,3 +141,51 @@ def test_a_staged_neo4j_batch_records_its_aliases_when_it_is_published(store, in
     r = ingest(B + "".join(f"#s{i} {{s{i}}} [has] {{t}}\n" for i in range(5)), doc="big.units")
     assert r.units_added == 5 and r.duplicates == {"b": "a"}
     assert store.aliases(["b"]) == {"b": "a"}
+
+
+def test_neo4j_sends_validation_reads_before_validating(store, ingest, monkeypatch):
+    """Neo4j: the stored-id read and the duplicate check are sent from worker threads when an
+    ingest starts, so the server runs them while the client validates the batch. Validation
+    here waits until both are in flight on other threads: sent after validation (or from the
+    validating thread) they never would be, and the ingest would find no read started."""
+    if store.backend != "neo4j":
+        pytest.skip("the embedded store has no server to overlap with")
+    import threading
+
+    from kgservice.stores import validate
+
+    ingest(BATCH)
+    inflight: dict[str, str] = {}
+    both = threading.Event()
+    read = store._read
+
+    def recording_read(name, **params):
+        if name in ("get_units", "live_fact_units"):
+            inflight[name] = threading.current_thread().name
+            if len(inflight) == 2:
+                both.set()
+        return read(name, **params)
+
+    checks = validate.unit_text_problems
+
+    waited: list[bool] = []
+
+    def waiting_check(u):
+        if not waited:  # the first unit's check waits for both reads to be in flight
+            waited.append(both.wait(timeout=20))
+        return checks(u)
+
+    monkeypatch.setattr(store, "_read", recording_read)
+    monkeypatch.setattr(validate, "unit_text_problems", waiting_check)
+    r = ingest("#g {SMOKING} [引起] {lung cancer}\n#a {smoking} [causes] {lung cancer}\n#h {cats} [are] {cute}\n",
+               doc="again.units")
+    assert both.is_set(), inflight
+    assert all(t != threading.main_thread().name for t in inflight.values()), inflight
+    assert r.duplicates == {"g": "a"} and r.units_added == 1 and r.units_unchanged == 1
+    # a batch validation rejects leaves nothing behind: the next ingest reads and writes as usual
+    monkeypatch.setattr(validate, "unit_text_problems", checks)
+    with pytest.raises(IngestConflict, match="already exists with different content"):
+        ingest("#h {dogs} [are] {cute}\n#i {dogs} [are] {loyal}\n", doc="bad.units")
+    assert store.get_units(["i"]) == []
+    r = ingest("#i {dogs} [are] {loyal}\n#j {cats} [are] {cute}\n", doc="good.units")
+    assert r.units_added == 1 and r.duplicates == {"j": "h"}
