@@ -8,6 +8,10 @@ import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.Relationship;
 import org.neo4j.graphdb.RelationshipType;
 import org.neo4j.graphdb.Transaction;
+import org.neo4j.internal.kernel.api.NodeCursor;
+import org.neo4j.internal.kernel.api.TokenRead;
+import org.neo4j.storageengine.api.RelationshipSelection;
+import org.neo4j.token.api.TokenConstants;
 
 /** The store's vocabulary as kgservice writes it (cypher/ingest_*.cypher), in one place. */
 final class Graph {
@@ -35,6 +39,41 @@ final class Graph {
     static final RelationshipType[] SPREAD_TYPES = {BELONGS_TO, CONTENT, OF, RELATED_TO, SYNONYM};
     /** Content flows cause -> effect only; the other kinds both ways. */
     static final Direction[] SPREAD_DIRS = {Direction.BOTH, Direction.OUTGOING, Direction.BOTH, Direction.BOTH, Direction.BOTH};
+
+    /** The token id of each spreading type (SPREAD_TYPES order); NO_TOKEN for a type no
+     *  relationship was ever created with. */
+    static int[] spreadTypeIds(TokenRead tokens) {
+        int[] ids = new int[SPREAD_TYPES.length];
+        for (int k = 0; k < ids.length; k++) {
+            ids[k] = tokens.relationshipType(SPREAD_TYPES[k].name());
+        }
+        return ids;
+    }
+
+    /** The kernel selection of each spreading kind in its direction (SPREAD_DIRS); null for a
+     *  type that does not exist yet (nothing to walk). */
+    static RelationshipSelection[] spreadSelections(int[] typeIds) {
+        RelationshipSelection[] select = new RelationshipSelection[typeIds.length];
+        for (int k = 0; k < typeIds.length; k++) {
+            select[k] = typeIds[k] == TokenConstants.NO_TOKEN ? null
+                    : RelationshipSelection.selection(typeIds[k], SPREAD_DIRS[k]);
+        }
+        return select;
+    }
+
+    /** The stored degree over the five spreading kinds, either direction, retired edges
+     *  included (cypher/spread_step.cypher; EmbeddedStore._spread_degree): what max_fanout
+     *  compares against, on both spread engines. */
+    static int spreadDegree(NodeCursor node, int[] typeIds) {
+        int d = 0;
+        for (int type : typeIds) {
+            if (type != TokenConstants.NO_TOKEN) {
+                d += node.degree(RelationshipSelection.selection(type, Direction.OUTGOING))
+                        + node.degree(RelationshipSelection.selection(type, Direction.INCOMING));
+            }
+        }
+        return d;
+    }
 
     /** Python's str ordering (by code point), which Java's UTF-16 compareTo differs from
      *  above the BMP; results are ordered as the library orders them. */

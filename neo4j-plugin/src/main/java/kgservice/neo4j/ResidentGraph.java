@@ -130,13 +130,8 @@ final class ResidentGraph {
         idKey = tokens.propertyKey("id");
         liveKey = tokens.propertyKey("live");
         nodeLabel = tokens.nodeLabel(Graph.NODE.name());
-        typeIds = new int[KINDS];
-        select = new RelationshipSelection[KINDS];
-        for (int k = 0; k < KINDS; k++) {
-            typeIds[k] = tokens.relationshipType(Graph.SPREAD_TYPES[k].name());
-            select[k] = typeIds[k] == TokenConstants.NO_TOKEN ? null
-                    : RelationshipSelection.selection(typeIds[k], Graph.SPREAD_DIRS[k]);
-        }
+        typeIds = Graph.spreadTypeIds(tokens);
+        select = Graph.spreadSelections(typeIds);
         try (NodeCursor nodeCursor = cursors.allocateNodeCursor(ctx, mem);
              RelationshipTraversalCursor relCursor = cursors.allocateRelationshipTraversalCursor(ctx, mem);
              PropertyCursor propCursor = cursors.allocatePropertyCursor(ctx, mem)) {
@@ -156,10 +151,10 @@ final class ResidentGraph {
      *  notices edges created or deleted behind the change log's back. */
     static long[] relCounts(Transaction tx) {
         KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
-        TokenRead tokens = ktx.tokenRead();
+        int[] types = Graph.spreadTypeIds(ktx.tokenRead());
         long[] c = new long[KINDS];
         for (int k = 0; k < KINDS; k++) {
-            int t = tokens.relationshipType(Graph.SPREAD_TYPES[k].name());
+            int t = types[k];
             c[k] = t == TokenConstants.NO_TOKEN ? 0 : ktx.dataRead().countsForRelationship(TokenConstants.ANY_LABEL, t, TokenConstants.ANY_LABEL);
         }
         return c;
@@ -327,17 +322,8 @@ final class ResidentGraph {
         return got;
     }
 
-    /** The stored degree over the five spreading kinds, either direction, retired edges
-     *  included (SpreadEngine.spreadDegree). */
     private int storedDegree() {
-        int d = 0;
-        for (int t : typeIds) {
-            if (t != TokenConstants.NO_TOKEN) {
-                d += nc.degree(RelationshipSelection.selection(t, org.neo4j.graphdb.Direction.OUTGOING))
-                        + nc.degree(RelationshipSelection.selection(t, org.neo4j.graphdb.Direction.INCOMING));
-            }
-        }
-        return d;
+        return Graph.spreadDegree(nc, typeIds);
     }
 
     // -- patches -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import org.neo4j.graphdb.Transaction;
  *
  * <p>Coherence. Every ingest writes, inside its own transaction, a version counter on
  * {@code (:KgMeta {id:'state'})} and a {@code (:KgChange {seq, touched, all})} node listing the
- * node ids it touched (kgservice/caches/changelog.py, changes_record.cypher). Each call reads
+ * node ids it touched (kgservice/stores/changelog.py, changes_record.cypher). Each call reads
  * the version (and the KgMeta {@code epoch}, new after every wipe) in the caller's transaction
  * and compares it with the graph's: equal -> serve; ahead -> patch the touched nodes of each
  * change since (re-read from the store in the caller's transaction); a change that says "all",
@@ -106,7 +106,8 @@ final class ResidentSpread {
         final ResidentGraph owner;
         double[] energy, incoming, frontE;
         byte[] flags;
-        int[] touched = new int[1024], frontier = new int[1024], active = new int[1024];
+        final Touched touched = new Touched(1024);
+        int[] frontier = new int[1024], active = new int[1024];
 
         Scratch(ResidentGraph g) {
             owner = g;
@@ -128,7 +129,7 @@ final class ResidentSpread {
         }
     }
 
-    private static final byte SEED = 2, ACTIVE = 4, TOUCHED = 8, FRONT = 16;
+    private static final byte SEED = 2, ACTIVE = 4, TOUCHED = Touched.BIT, FRONT = 16;
 
     static SpreadEngine.Result run(String database, Transaction tx, Map<String, Double> seeds,
                                    SpreadEngine.Params p, int limit) {
@@ -194,7 +195,8 @@ final class ResidentSpread {
                                               SpreadEngine.Params p, int limit) {
         double[] energy = s.energy, incoming = s.incoming, frontE = s.frontE;
         byte[] flags = s.flags;
-        int[] frontier = s.frontier, touched = s.touched, active = s.active;
+        int[] frontier = s.frontier, active = s.active;
+        Touched touched = s.touched;
         int frontierSize = 0, activeSize = 0;
         Map<String, Double> unknown = new LinkedHashMap<>();
         boolean unknownInFrontier = false;
@@ -239,7 +241,7 @@ final class ResidentSpread {
             hops++;
             boolean limitFanout = p.maxFanout() != null && hops > 1;
             sortById(g, frontier, frontierSize);
-            int touchedSize = 0;
+            touched.size = 0;
             for (int f = 0; f < frontierSize; f++) {
                 int n = frontier[f];
                 if (limitFanout && g.storedDegree[n] > p.maxFanout()) {
@@ -281,25 +283,17 @@ final class ResidentSpread {
                         if (!p.seedBackflow() && (flags[m] & SEED) != 0) {
                             continue;
                         }
-                        if ((flags[m] & TOUCHED) == 0) {
-                            flags[m] |= TOUCHED;
-                            incoming[m] = 0.0;
-                            if (touchedSize == touched.length) {
-                                touched = Arrays.copyOf(touched, touchedSize * 2);
-                            }
-                            touched[touchedSize++] = m;
-                        }
-                        incoming[m] = incoming[m] + add;
+                        touched.add(flags, incoming, m, add);
                     }
                 }
             }
             // every node that received energy this hop adds it; the strong ones spread next
             frontierSize = 0;
-            if (frontier.length < touchedSize) {
-                frontier = new int[touchedSize];
+            if (frontier.length < touched.size) {
+                frontier = new int[touched.size];
             }
-            for (int i = 0; i < touchedSize; i++) {
-                int m = touched[i];
+            for (int i = 0; i < touched.size; i++) {
+                int m = touched.nodes[i];
                 flags[m] &= ~TOUCHED;
                 double in = incoming[m];
                 if ((flags[m] & ACTIVE) == 0) {
@@ -322,7 +316,6 @@ final class ResidentSpread {
             }
         }
         s.frontier = frontier;
-        s.touched = touched;
         s.active = active;
         SpreadEngine.Result result = collect(g, active, activeSize, energy, hops, unknown, limit);
         for (int i = 0; i < activeSize; i++) {

@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.neo4j.graphdb.Direction;
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.internal.kernel.api.NodeCursor;
@@ -20,7 +19,6 @@ import org.neo4j.storageengine.api.PropertySelection;
 import org.neo4j.storageengine.api.RelationshipSelection;
 import org.neo4j.values.storable.BooleanValue;
 import org.neo4j.values.storable.TextValue;
-import org.neo4j.token.api.TokenConstants;
 
 /**
  * Spreading activation (DESIGN §4.3) run inside Neo4j: every hop of
@@ -54,7 +52,7 @@ final class SpreadEngine {
     private int count;
     private int currentStamp;
 
-    private static final byte LITERAL = 1, SEED = 2, ACTIVE = 4, TOUCHED = 8;
+    private static final byte LITERAL = 1, SEED = 2, ACTIVE = 4, TOUCHED = Touched.BIT;
 
     // kernel access, set up in run()
     private Read read;
@@ -107,10 +105,7 @@ final class SpreadEngine {
         TokenRead tokens = ktx.tokenRead();
         idKey = tokens.propertyKey("id");
         int liveKey = tokens.propertyKey("live");
-        int[] typeIds = new int[Graph.SPREAD_TYPES.length];
-        for (int k = 0; k < typeIds.length; k++) {
-            typeIds[k] = tokens.relationshipType(Graph.SPREAD_TYPES[k].name());
-        }
+        int[] typeIds = Graph.spreadTypeIds(tokens);
         try (NodeCursor nc = cursors.allocateNodeCursor(ctx, mem);
              RelationshipTraversalCursor rc = cursors.allocateRelationshipTraversalCursor(ctx, mem);
              PropertyCursor liveProps = cursors.allocatePropertyCursor(ctx, mem);
@@ -128,10 +123,7 @@ final class SpreadEngine {
     private Result walk(Map<String, Double> seeds, Params p, NodeCursor nc, RelationshipTraversalCursor rc,
                         PropertyCursor liveProps, int liveKey, int[] typeIds) {
         PropertySelection liveSel = PropertySelection.selection(liveKey);
-        RelationshipSelection[] select = new RelationshipSelection[typeIds.length];
-        for (int k = 0; k < typeIds.length; k++) {
-            select[k] = typeIds[k] == TokenConstants.NO_TOKEN ? null : RelationshipSelection.selection(typeIds[k], Graph.SPREAD_DIRS[k]);
-        }
+        RelationshipSelection[] select = Graph.spreadSelections(typeIds);
         Map<String, Double> unknown = new LinkedHashMap<>();
         int[] frontier = new int[16];
         double[] frontierE = new double[16];
@@ -160,20 +152,20 @@ final class SpreadEngine {
         double[] tau = p.tau();
         int[] rowSlot = new int[64];
         double[] rowTau = new double[64];
-        int[] touched = new int[64];
+        Touched touched = new Touched(64);
         int hops = 0;
         while ((frontierSize > 0 || (hops == 0 && unknownInFrontier)) && hops < p.maxHops()) {
             hops++;
             boolean limitFanout = p.maxFanout() != null && hops > 1;
             sortById(frontier, frontierE, frontierSize);
-            int touchedSize = 0;
+            touched.size = 0;
             for (int f = 0; f < frontierSize; f++) {
                 int n = frontier[f];
                 read.singleNode(nodes[n], nc);
                 if (!nc.next()) {
                     continue;
                 }
-                if (limitFanout && spreadDegree(nc, typeIds) > p.maxFanout()) {
+                if (limitFanout && Graph.spreadDegree(nc, typeIds) > p.maxFanout()) {
                     continue;
                 }
                 int rows = 0;
@@ -215,25 +207,17 @@ final class SpreadEngine {
                     if (!p.seedBackflow() && (flags[m] & SEED) != 0) {
                         continue;
                     }
-                    if ((flags[m] & TOUCHED) == 0) {
-                        flags[m] |= TOUCHED;
-                        incoming[m] = 0.0;
-                        if (touchedSize == touched.length) {
-                            touched = Arrays.copyOf(touched, touchedSize * 2);
-                        }
-                        touched[touchedSize++] = m;
-                    }
-                    incoming[m] = incoming[m] + (e / divisor) * rowTau[i];
+                    touched.add(flags, incoming, m, (e / divisor) * rowTau[i]);
                 }
             }
             // every node that received energy this hop adds it; the strong ones spread next
             frontierSize = 0;
-            if (frontier.length < touchedSize) {
-                frontier = new int[touchedSize];
-                frontierE = new double[touchedSize];
+            if (frontier.length < touched.size) {
+                frontier = new int[touched.size];
+                frontierE = new double[touched.size];
             }
-            for (int i = 0; i < touchedSize; i++) {
-                int m = touched[i];
+            for (int i = 0; i < touched.size; i++) {
+                int m = touched.nodes[i];
                 flags[m] &= ~TOUCHED;
                 double in = incoming[m];
                 energy[m] = ((flags[m] & ACTIVE) != 0 ? energy[m] : 0.0) + in;
@@ -272,19 +256,6 @@ final class SpreadEngine {
             out.put(e.getKey(), e.getValue());
         }
         return new Result(out, r.hops(), r.activated(), r.engine());
-    }
-
-    /** The stored degree over the five spreading kinds, either direction, retired edges
-     *  included (cypher/spread_step.cypher; EmbeddedStore._spread_degree). */
-    private static int spreadDegree(NodeCursor node, int[] typeIds) {
-        int d = 0;
-        for (int type : typeIds) {
-            if (type != TokenConstants.NO_TOKEN) {
-                d += node.degree(RelationshipSelection.selection(type, Direction.OUTGOING))
-                        + node.degree(RelationshipSelection.selection(type, Direction.INCOMING));
-            }
-        }
-        return d;
     }
 
     private void sortById(int[] slots, double[] es, int size) {
