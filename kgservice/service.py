@@ -314,9 +314,8 @@ class KnowledgeBase:
         """Expansion without the LLM from one node (matched by normalised id): ``directed``
         traversal, or ``spread`` activation (``epsilon``, ``max_hops``, ``max_fanout``,
         ``max_fire`` override the settings; ``limit`` ranked nodes)."""
-        from kgservice.expansion import expand_directed, spread_activation
-
         from kgservice.caches import cache_key
+        from kgservice.expansion import expand_directed, spread_activation
 
         if mode not in ("directed", "spread"):
             raise InputError(f"--mode must be 'directed' or 'spread', got {mode!r}")

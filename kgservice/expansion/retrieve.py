@@ -151,17 +151,15 @@ def lexical_seeds(kb: KnowledgeBase, question: str, seeds: dict[str, float],
     store, best = kb.store, hits[0][1]
     ends = store.superseded_end([u for u, _ in hits])
     out = dict(seeds)
-    units = [(score, store.get_units(ends.get(uid, [uid]))) for uid, score in hits]
-    nodes = [[n for n in [u.subject_id] + u.context_node_ids() if not is_literal_id(n)] for _, us in units for u in us]
-    counts = store.mention_counts([n for ns in nodes for n in ns])
-    for score, us in units:
-        for unit in us:
-            for n in [unit.subject_id] + unit.context_node_ids():
-                if is_literal_id(n):
-                    continue
-                w = p.lexical_weight * score / best * specificity(counts[n])
-                if w > out.get(n, 0.0):
-                    out[n] = round(w, 6)
+    named = [(score, [n for unit in store.get_units(ends.get(uid, [uid]))
+                      for n in [unit.subject_id] + unit.context_node_ids() if not is_literal_id(n)])
+             for uid, score in hits]
+    counts = store.mention_counts([n for _, nodes in named for n in nodes])
+    for score, nodes in named:
+        for n in nodes:
+            w = p.lexical_weight * score / best * specificity(counts[n])
+            if w > out.get(n, 0.0):
+                out[n] = round(w, 6)
     return out, {u: round(s, 6) for u, s in hits}
 
 
