@@ -766,7 +766,7 @@ class Neo4jStore(GraphStore):
         return list(self._read("context_mentions", id=node_id)[0]["units"])
 
     def mentions(self, node_id: str) -> list[str]:
-        return list(self._read("mentions", id=node_id)[0]["units"])
+        return self.mentions_of([node_id])[node_id]
 
     def _paired(self, name: str, keys: str, values: str, ids: list[str]) -> dict[str, Any]:
         """A procedure that answers many ids in one row of parallel lists, as a dict (one

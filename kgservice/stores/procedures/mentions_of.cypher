@@ -1,8 +1,10 @@
-// mentions_of: mentions.cypher for several nodes in one round trip (retrieval and drill-down
-// read the units of their 30-40 best nodes per question).
+// mentions_of: the units that mention each node at all (as subject, argument or modifier
+// value: subject_mentions and context_mentions together), for the readers that want every unit
+// about a node (retrieval, drill-down, neighbours), several nodes in one round trip.
 // parameters: $ids (list of node ids)
 // returns: one row: nodes (the stored ones among $ids), units (for each, its list of distinct
-//          unit ids, ordered)
+//          unit ids, ordered; a list, not a row per unit: a hub concept is mentioned by tens of
+//          thousands of units)
 UNWIND $ids AS id
 MATCH (n:Node {id: id})
 CALL (n) {
