@@ -84,6 +84,27 @@ def _fact_probes(units: Sequence[Unit]) -> list[dict]:
     return [{"subject": s, "arg": a} for s, a in sorted(pairs)]
 
 
+def _split_supersessions(pairs: list[dict], in_batch: set[str],
+                         rel_rows: list[dict]) -> tuple[list[dict], list[str], list[dict]]:
+    """A batch's supersession pairs, distinct; the stored units among the superseded ones
+    (their edges are retired by retire_superseded); and the batch's relation rows with the
+    edges of units the batch supersedes itself marked ``live: False`` (created retired)."""
+    pairs = list({(p["old"], p["new"]): p for p in pairs}.values())
+    inner = {p["old"] for p in pairs if p["old"] in in_batch}
+    olds = sorted({p["old"] for p in pairs} - inner)
+    return pairs, olds, [r | {"live": False} if r["unit"] in inner else r for r in rel_rows]
+
+
+def _retire_steps(olds: list[str]) -> list[tuple[str, dict]]:
+    return [(cypher.load("retire_superseded"), {"olds": olds[i:i + BATCH_ROWS]})
+            for i in range(0, len(olds), BATCH_ROWS)]
+
+
+def _retired_ends(results: Iterable[Any]) -> set[str]:
+    """The node ids at the ends of the edges retire_superseded retired (its ``retired`` rows)."""
+    return {n for result in results for row in result for ends in row["retired"] for n in ends}
+
+
 def _retryable(exc: BaseException) -> bool:
     """Worth re-running the whole ingest: the server went away or was busy, or a concurrent
     writer created the same unit/node first (re-validation then counts it as unchanged)."""
@@ -438,6 +459,11 @@ class Neo4jStore(GraphStore):
             eid.update(zip(got["ids"], got["eids"]))
         pending = [tx.run(cypher.load("ingest_nodes"), nodes=upgrades[i:i + BATCH_ROWS])
                    for i in range(0, len(upgrades), BATCH_ROWS)]
+        # stored units this batch supersedes: their edges are retired before the batch's own
+        # edges exist in the transaction (retire_superseded says why); units superseded inside
+        # the batch get their edges created retired
+        pairs, olds, rel_rows = _split_supersessions(pairs, {u.id for u, _ in units}, rel_rows)
+        retiring = [tx.run(q, params) for q, params in _retire_steps(olds)]
         chunk = max(1, BATCH_ROWS // 2)  # units per statement: the next chunk's rows are built meanwhile
         for i in range(0, len(units), chunk):
             part = [_unit_row(u, f, eid) for u, f in units[i:i + chunk]]
@@ -447,9 +473,10 @@ class Neo4jStore(GraphStore):
         linked = [r | {"src": eid[r["src"]], "dst": eid[r["dst"]]} for r in rel_rows]
         for result in pending:
             result.consume()
-        # the supersessions report the ends of the edges they retire: the change log needs them
-        # (the superseding unit need not mention them, yet their spreading rows changed)
-        retired = self._run_relation_steps(tx, self._relation_steps(linked, pairs))
+        # the change log needs the ends of the retired edges (the superseding unit need not
+        # mention them, yet their spreading rows changed)
+        retired = _retired_ends(retiring)
+        self._run_relation_steps(tx, self._relation_steps(linked, pairs))
         for query, params in self._commit_steps(touched | retired, aliases):
             tx.run(query, params).consume()
         fresh = [r["id"] for r in new_nodes if r["kind"] != NodeKind.LITERAL.value]
@@ -458,25 +485,18 @@ class Neo4jStore(GraphStore):
     # -- big batches: stage in bounded transactions, publish in one ------------------------
     @staticmethod
     def _relation_steps(rel_rows: list[dict], pairs: list[dict], by: str = "ingest_relations") -> list[tuple[str, dict]]:
-        """A batch's node-to-node relations, then its supersessions (which retire the edges of
-        the units they replace, possibly ones created just before). ``by``: ingest_relations
-        (ends given as element ids) or publish_relations (ends given as node ids)."""
+        """A batch's node-to-node relations, then its supersession edges between units.
+        ``by``: ingest_relations (ends given as element ids) or publish_relations (ends given
+        as node ids)."""
         return ([(cypher.load(by), {"rels": rel_rows[i:i + BATCH_ROWS]})
                  for i in range(0, len(rel_rows), BATCH_ROWS)]
-                + [(cypher.load("ingest_supersessions"), {"pairs": pairs[i:i + BATCH_ROWS]})
+                + [(cypher.load("link_supersessions"), {"pairs": pairs[i:i + BATCH_ROWS]})
                    for i in range(0, len(pairs), BATCH_ROWS)])
 
     @staticmethod
-    def _run_relation_steps(tx: Any, steps: list[tuple[str, dict]]) -> set[str]:
-        """Run a batch's relation and supersession statements; returns the ids of the nodes
-        whose edges a supersession retired (for the change log: the superseding unit need not
-        mention them, yet their spreading rows changed)."""
-        retired: set[str] = set()
+    def _run_relation_steps(tx: Any, steps: list[tuple[str, dict]]) -> None:
         for query, params in steps:
-            for row in tx.run(query, params):
-                if "retired" in row.keys():
-                    retired.update(n for ends in row["retired"] for n in ends)
-        return retired
+            tx.run(query, params).consume()
 
     def _commit_steps(self, touched: set[str], aliases: Sequence[dict] = ()) -> list[tuple[str, dict]]:
         """Statements run last inside the transaction that makes a batch visible (the one
@@ -489,9 +509,10 @@ class Neo4jStore(GraphStore):
 
     def _publish_steps(self, stage: str, upgrades: list[dict], rel_rows: list[dict],
                        pairs: list[dict]) -> tuple[list[tuple[str, dict]], list[tuple[str, dict]]]:
-        """The publish transaction of a staged batch, in order: relabel the staged nodes and
-        units (stage_publish), upgrade existing nodes seen as derived; then (second list) the
-        relations and supersessions. :meth:`_commit_steps` follows them."""
+        """The publish transaction of a staged batch, in order (after the retirement of the
+        stored units it supersedes, :func:`_retire_steps`): relabel the staged nodes and units
+        (stage_publish), upgrade existing nodes seen as derived; then (second list) the
+        relations and supersession edges. :meth:`_commit_steps` follows them."""
         steps = [(stmt, {"stage": stage}) for stmt in cypher.statements("stage_publish")]
         steps += [(cypher.load("ingest_nodes"), {"nodes": upgrades[i:i + BATCH_ROWS]})
                   for i in range(0, len(upgrades), BATCH_ROWS)]
@@ -526,10 +547,9 @@ class Neo4jStore(GraphStore):
         # then only links units stored before (its index seeks on ids relabelled in the same
         # transaction are slow, and each retire pass costs transaction memory)
         in_batch = {r["id"] for r in unit_rows}
+        pairs, olds, rel_rows = _split_supersessions(pairs, in_batch, rel_rows)
         inner = [p for p in pairs if p["old"] in in_batch]
         pairs = [p for p in pairs if p["old"] not in in_batch]
-        retired = {p["old"] for p in inner}
-        rel_rows = [r | {"live": False} if r["unit"] in retired else r for r in rel_rows]
         run(cypher.load("stage_begin"), stage=stage, now=time.time())
         try:
             for i in range(0, len(new_nodes), BATCH_ROWS * 4):
@@ -543,11 +563,12 @@ class Neo4jStore(GraphStore):
 
             def publish(tx: Any) -> int:
                 nodes = 0
+                retired = _retired_ends([tx.run(q, params) for q, params in _retire_steps(olds)])
                 labels, relations = self._publish_steps(stage, upgrades, rel_rows, pairs)
                 for query, params in labels:
                     rows = tx.run(query, params).data()
                     nodes += rows[0]["nodes"] if rows and "nodes" in rows[0] else 0
-                retired = self._run_relation_steps(tx, relations)
+                self._run_relation_steps(tx, relations)
                 for query, params in self._commit_steps(touched | retired, aliases):
                     tx.run(query, params).consume()
                 return nodes

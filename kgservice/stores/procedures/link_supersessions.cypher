@@ -1,0 +1,11 @@
+// link_supersessions: old -[:SUPERSEDED_BY]-> new between units, after the batch's units exist.
+// The old unit's edges were retired before (retire_superseded) or, when it is in the same
+// batch, created with live = false.
+// CREATE, not MERGE: every new unit is created in this transaction, so no such edge exists
+// yet, and the rows are distinct (the client dedupes); a retried transaction starts over.
+// parameters: $pairs (list of distinct {old, new})
+// returns: linked (edges created)
+UNWIND $pairs AS p
+MATCH (o:Unit {id: p.old}), (n:Unit {id: p.new})
+CREATE (o)-[:SUPERSEDED_BY]->(n)
+RETURN count(*) AS linked
