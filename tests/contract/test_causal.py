@@ -41,6 +41,18 @@ def test_causal_step(store, ingest):
     assert store.causal_step(["nothing"], "导致") == []
 
 
+def test_supersession_of_a_stored_unit_retires_its_edges_like_one_inside_the_batch(store, ingest):
+    # the same facts as CHAINS, but c3 arrives in a later batch and supersedes the stored c2:
+    # the Neo4j store retires a stored unit's edges in another statement than an in-batch one's
+    first, later = CHAINS.split("#c3 ")
+    ingest(first)
+    assert ("crop failure", "famine", "c2") in store.causal_step(["crop failure"], "导致")
+    ingest("#c3 " + later)
+    assert store.causal_step(["crop failure", "drought"], "导致") == [
+        ("crop failure", "migration", "c3"), ("drought", "crop failure", "c1")]
+    assert paths(causal_chains(store, "drought")) == [["c1", "c3", "c9"], ["c1", "c3", "c5"]]
+
+
 def test_causal_chain_follows_live_edges_and_node_supersession(store, ingest):
     ingest(CHAINS)
     r = causal_chains(store, "drought")
