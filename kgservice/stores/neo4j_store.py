@@ -61,7 +61,7 @@ def _unit_row(u: Unit, f: Any, eid: Mapping[str, str] | None = None) -> dict:
     key = "node" if eid is not None else "id"
     return {"id": u.id, "json": u.model_dump_json(), "text": format_unit(u), "subject": ref(f.subject),
             "predicate": u.predicate, "family": u.family, "kind": u.kind, "doc": u.doc, "mode": u.mode,
-            "ingested_at": u.ingested_at, "args": [{"pos": p, key: ref(n)} for p, n in f.args],
+            "ingested_at": u.ingested_at, "probe": unit_probe(u), "args": [{"pos": p, key: ref(n)} for p, n in f.args],
             "mods": [{"slot": s, key: ref(n)} for s, n in f.mods]}
 
 
@@ -72,16 +72,24 @@ class Neo4jUnavailable(StoreError):
 _POOL_LOCK = threading.Lock()
 
 
-def _fact_probes(units: Sequence[Unit]) -> list[dict]:
-    """live_fact_units' {subject, arg} rows for a batch (sorted, distinct). A unit that has no
-    probe (no argument: invalid, and rejected by validation with its own message) is skipped."""
-    pairs = set()
+def unit_probe(u: Unit) -> str:
+    """The key a stored unit is found by when a batch is checked for duplicates (Unit.probe,
+    indexed; live_fact_units): subject id and argument-0 id (:func:`fact_probe`), joined by
+    U+001F, which node ids never contain. unit_probes_backfill.cypher builds the same string
+    from the graph."""
+    return "\x1f".join(fact_probe(u))
+
+
+def _fact_probes(units: Sequence[Unit]) -> list[str]:
+    """live_fact_units' probes for a batch (sorted, distinct). A unit that has no probe (no
+    argument: invalid, and rejected by validation with its own message) is skipped."""
+    probes = set()
     for u in units:
         try:
-            pairs.add(fact_probe(u))
+            probes.add(unit_probe(u))
         except (IndexError, AttributeError, TypeError, ValueError):
             continue
-    return [{"subject": s, "arg": a} for s, a in sorted(pairs)]
+    return sorted(probes)
 
 
 def _split_supersessions(pairs: list[dict], in_batch: set[str],
@@ -257,6 +265,10 @@ class Neo4jStore(GraphStore):
         with self._session(write=True) as s:
             for stmt in cypher.statements("schema"):
                 s.run(stmt).consume()
+            # units stored before Unit.probe existed get it once (the marker says it was done)
+            if s.run(cypher.load("unit_probes_pending")).single()["todo"]:
+                for stmt in cypher.statements("unit_probes_backfill"):
+                    s.run(stmt).consume()
 
     def close(self) -> None:
         pool = self.__dict__.pop("_pool", None)
@@ -362,7 +374,7 @@ class Neo4jStore(GraphStore):
         stored = self._prefetch(lambda: read_units(sorted(asked)))
         probes = _fact_probes(units)
         live = self._prefetch(lambda: [Unit.model_validate_json(r["json"]) for r in
-                                       self._read("live_fact_units", pairs=probes)]) if probes else None
+                                       self._read("live_fact_units", probes=probes)]) if probes else None
 
         def existing(ids: Iterable[str]) -> dict[str, Unit]:
             ids = list(ids)

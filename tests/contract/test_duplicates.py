@@ -37,6 +37,31 @@ def test_an_update_is_not_a_duplicate_and_only_live_units_count(store, ingest):
     assert r.duplicates == {"i": "h"}
 
 
+def test_units_stored_before_the_probe_property_are_backfilled_on_connect(store, ingest):
+    """Neo4j finds stored duplicates by Unit.probe (indexed). A store written before that
+    property existed has units without it (and no KgSchema marker): apply_schema, run on
+    every connect, gives them their probe once, so their duplicates are found again."""
+    if store.backend != "neo4j":
+        pytest.skip("Unit.probe is a Neo4j property")
+    ingest(BATCH)
+    with store._session(write=True) as s:  # what an older kgservice left behind
+        s.run("MATCH (u:Unit) REMOVE u.probe").consume()
+        s.run("MATCH (m:KgSchema) DELETE m").consume()
+    probe = "smoking\x1flung cancer"
+
+    def found() -> list[str]:
+        return sorted(r["id"] for r in store._read("live_fact_units", probes=[probe]))
+
+    assert found() == []  # a is invisible to the duplicate check without its probe
+    store.apply_schema()
+    assert found() == ["a"]
+    with store._session(write=False) as s:
+        assert s.run("MATCH (u:Unit) WHERE u.probe IS NULL RETURN count(u) AS n").single()["n"] == 0
+        assert s.run("MATCH (m:KgSchema {id: 'unit_probe'}) RETURN count(m) AS n").single()["n"] == 1
+    r = ingest("#h {smoking} [causes] {lung cancer}\n", doc="after.units")
+    assert r.duplicates == {"h": "a"} and r.units_added == 0
+
+
 def test_duplicates_found_from_either_side_of_a_hub(store, ingest):
     # Neo4j looks stored duplicates up by (subject, argument 0), walking whichever side has
     # fewer edges: d1's subject is a hub (walked from its argument), d2's argument is one

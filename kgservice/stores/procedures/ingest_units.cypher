@@ -1,6 +1,6 @@
 // ingest_units: create units with their SUBJECT, ARG {pos} and MOD {slot} edges.
 // parameters: $units (list of {id, json, text, predicate, family, kind, doc, mode,
-//             ingested_at, subject, args: [{pos, node}], mods: [{slot, node}]}); subject and
+//             ingested_at, probe, subject, args: [{pos, node}], mods: [{slot, node}]}); subject and
 //             node are element ids of :Node nodes (existing_nodes / ingest_new_nodes, same
 //             transaction)
 // returns: created (units written)
@@ -9,7 +9,8 @@
 // MATCH (n:Node {id: ...}) takes inside a write transaction.
 UNWIND $units AS u
 CREATE (x:Unit {id: u.id, json: u.json, text: u.text, predicate: u.predicate, family: u.family,
-                kind: u.kind, doc: u.doc, mode: u.mode, ingested_at: u.ingested_at})
+                kind: u.kind, doc: u.doc, mode: u.mode, ingested_at: u.ingested_at,
+                probe: u.probe})
 WITH x, u
 MATCH (s:Node) WHERE elementId(s) = u.subject
 CREATE (x)-[:SUBJECT]->(s)

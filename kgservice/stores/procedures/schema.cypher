@@ -7,6 +7,9 @@ CREATE INDEX node_kind IF NOT EXISTS FOR (n:Node) ON (n.kind);
 CREATE INDEX node_label IF NOT EXISTS FOR (n:Node) ON (n.label);
 CREATE INDEX unit_doc IF NOT EXISTS FOR (u:Unit) ON (u.doc);
 CREATE INDEX unit_family IF NOT EXISTS FOR (u:Unit) ON (u.family);
+// ingest's duplicate check (live_fact_units): subject id + U+001F + argument-0 id
+CREATE INDEX unit_probe IF NOT EXISTS FOR (u:Unit) ON (u.probe);
+CREATE CONSTRAINT kgschema_id IF NOT EXISTS FOR (m:KgSchema) REQUIRE m.id IS UNIQUE;
 // duplicates merged away at ingest (aliases_*.cypher)
 CREATE CONSTRAINT unit_alias_id IF NOT EXISTS FOR (a:UnitAlias) REQUIRE a.id IS UNIQUE;
 // cache coherence (kgservice/stores/changelog.py) and durable jobs (kgservice/jobs/)
