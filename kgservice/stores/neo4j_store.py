@@ -56,12 +56,13 @@ CONSTRAINT_RACE = "Neo.ClientError.Schema.ConstraintValidationFailed"
 
 def _unit_row(u: Unit, f: Any, eid: Mapping[str, str] | None = None) -> dict:
     """A unit's row for ingest_units (node references as element ids, ``eid``) or, without
-    ``eid``, for the staged path (node ids)."""
+    ``eid``, for the staged path (node ids). ``probe`` is :func:`unit_probe` built from the
+    facts' ids (the same normalised ids, without normalising again)."""
     ref = eid.__getitem__ if eid is not None else str
     key = "node" if eid is not None else "id"
     return {"id": u.id, "json": u.model_dump_json(), "text": format_unit(u), "subject": ref(f.subject),
             "predicate": u.predicate, "family": u.family, "kind": u.kind, "doc": u.doc, "mode": u.mode,
-            "ingested_at": u.ingested_at, "probe": unit_probe(u), "args": [{"pos": p, key: ref(n)} for p, n in f.args],
+            "ingested_at": u.ingested_at, "probe": f"{f.subject}\x1f{f.args[0][1]}", "args": [{"pos": p, key: ref(n)} for p, n in f.args],
             "mods": [{"slot": s, key: ref(n)} for s, n in f.mods]}
 
 
