@@ -14,6 +14,7 @@ from kgservice.server.graphify_tools import GraphMirror
 from kgservice.server.metrics import Metrics
 
 if TYPE_CHECKING:
+    from kgservice.server.models import ExpandIn, ExpandOut
     from kgservice.service import KnowledgeBase
 
 
@@ -43,6 +44,15 @@ class ServerContext:
             if self._mirror is None:
                 self._mirror = GraphMirror(self.kb, self.out_dir / "graph.json")
             return self._mirror
+
+    def expand(self, body: ExpandIn) -> ExpandOut:
+        """``ops.expand`` counted in the expand cache's hit/miss metrics: the one way REST (the
+        route and the cached-reply gate) and MCP expand, so /metrics counts every caller."""
+        from kgservice.server import ops
+
+        out = ops.expand(self.kb, body)
+        self.metrics.record_cache("expand", out.cached)
+        return out
 
     def keys(self) -> KeyStore:
         with self._lock:

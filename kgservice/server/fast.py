@@ -62,9 +62,7 @@ def _expand_hit(sc: Any, body: ExpandIn) -> BaseModel | None:
 
 
 def _expand(sc: Any, body: ExpandIn) -> BaseModel:
-    out = ops.expand(sc.kb, body)
-    sc.metrics.record_cache("expand", out.cached)
-    return out
+    return sc.expand(body)
 
 
 # ask misses stay with the route (LLM calls, SSE); an expand miss is a few graph reads, and

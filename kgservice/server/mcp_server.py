@@ -243,8 +243,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
                token_budget: int = Field(2000, ge=1), ctx: Context = None) -> str:  # type: ignore[assignment]
         """Expand from nodes without the LLM: directed traversal (units) or spreading activation (ranked nodes)."""
         def run(_: Principal) -> str:
-            out = ops.expand(sc.kb, ExpandIn(seeds=seeds, mode=mode, max_hops=max_hops, limit=500))
-            sc.metrics.record_cache("expand", out.cached)
+            out = sc.expand(ExpandIn(seeds=seeds, mode=mode, max_hops=max_hops, limit=500))
             return gt.cut_to_budget(ops.expand_text(out), token_budget)
         return _run(sc, ctx, Role.reader, run)
 

@@ -93,10 +93,7 @@ def search(body: SearchIn, request: Request) -> list[SearchHit]:
 def expand(body: ExpandIn, request: Request) -> Response:
     """Expansion without the LLM from nodes (ids or labels): directed (units) or spread (ranked nodes).
     Repeated at the same store version it comes from the in-memory `expand` cache (`cached`)."""
-    sc = ctx_of(request)
-    out = ops.expand(sc.kb, body)
-    sc.metrics.record_cache("expand", out.cached)
-    return json_of(out)
+    return json_of(ctx_of(request).expand(body))
 
 
 def json_of(model: BaseModel) -> Response:
