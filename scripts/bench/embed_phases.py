@@ -30,15 +30,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from common import WORK  # noqa: E402
+from common import WORK
 
 
 def child(code: Path, units: int) -> dict:
     sys.path.insert(0, str(code))
     import kgservice
+    import kgservice.vectors.edge_store as es
     from kgservice.config import Settings
     from kgservice.service import KnowledgeBase
-    import kgservice.vectors.edge_store as es
 
     assert Path(kgservice.__file__).resolve().is_relative_to(code), kgservice.__file__
     data = WORK / "embed-phases-data" / f"{units}-{os.getpid()}"
@@ -125,7 +125,7 @@ def main() -> int:
     for r in range(a.rounds):
         for label, code in codes:
             p = subprocess.run([sys.executable, __file__, "--units", str(a.units), "--child", str(code)],
-                               capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(code)})
+                               capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(code)}, check=False)
             if p.returncode:
                 sys.exit(p.stderr[-2000:])
             x = json.loads(p.stdout.strip().splitlines()[-1])
