@@ -181,7 +181,11 @@ class EdgeVectorStore:
         check_free_space(self.path, f"writing {len(rows)} vector(s) to {self.shard_path}")
         with self._lock:
             for start in range(0, len(rows), _BATCH):
-                pts = [qe.Point(id=pid, vector=vec, payload=pl) for _, pid, vec, pl in rows[start : start + _BATCH]]
+                # a memoryview of the float32 row: qdrant-edge reads its items as the same floats
+                # (stored vectors bit-identical, tests/vectors) at 2.5x less cost than from the
+                # ndarray row, whose items are numpy scalars (0.14 s saved per 15k x 512)
+                pts = [qe.Point(id=pid, vector=memoryview(vec), payload=pl)
+                       for _, pid, vec, pl in rows[start : start + _BATCH]]
                 self._shard.update(qe.UpdateOperation.upsert_points(pts))
 
     def search(self, vector: np.ndarray, top_k: int = 10, threshold: float = 0.0) -> list[tuple[str, float]]:

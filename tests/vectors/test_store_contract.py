@@ -143,6 +143,37 @@ def test_store_point_ids_are_uuid5_of_node_id(store):
     assert list(store.get_vectors(["吸烟", "absent"])) == ["吸烟"]
 
 
+def test_point_id_is_uuid5_for_any_node_id():
+    """point_id computes uuid5 itself (hashlib, faster): the same string as the uuid module
+    for ASCII, CJK, astral, long and odd ids, or existing collections would lose their points."""
+    rng = np.random.default_rng(17)
+    ids = ["", "a", "e:cat", "吸烟", "🐈 cat", "x" * 5000, "lit:(3)", "a\x00b", "Ünïcödé spaces  "]
+    ids += ["".join(chr(int(c)) for c in rng.integers(32, 0xD7FF, size=int(k))) for k in rng.integers(1, 40, 300)]
+    for nid in ids:
+        assert point_id(nid) == str(uuid.uuid5(NODE_NAMESPACE, nid)), nid
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")  # qdrant-client normalising row 7
+def test_store_keeps_vectors_bit_identical_and_checks_values_exactly(store):
+    """Whatever form upsert hands the vectors to the backend in, the stored floats are those
+    of the float32 input: compared bit for bit with a copy stored from plain Python floats
+    (where the backend normalises for cosine, both copies go through the same normalisation)."""
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((50, 4)).astype(np.float32)
+    m[7] = [3e38, 3e38, 1e-40, 1]  # finite, though its sum (and sum of squares) overflows
+    ids = [f"n{i}" for i in range(50)]
+    store.upsert(ids, m)
+    store.upsert([f"ref{i}" for i in range(50)], [[float(x) for x in row] for row in m])
+    got = store.get_vectors(ids + [f"ref{i}" for i in range(50)])
+    for i in range(50):
+        assert got[f"n{i}"].tobytes() == got[f"ref{i}"].tobytes()
+    with pytest.raises(ValueError):
+        store.upsert(["x"], np.array([[1, np.inf, 0, 0]], np.float32))
+    with pytest.raises(ValueError):
+        store.upsert(["x"], np.array([[1e-30, 0, 0, 0]], np.float32))  # squares to zero in float32: no direction
+    assert store.get_vectors(["x"]) == {}
+
+
 def test_store_rejects_bad_input(store):
     with pytest.raises(ValueError):
         store.upsert(["a"], np.zeros((1, 3), np.float32), [{}])  # wrong dim

@@ -72,6 +72,8 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 self.s = self._load()  # memory may be half-applied; disk has the whole batch
                 raise
             self._compact_if_due()
+            labels, kinds = s.labels, s.kinds  # as the batch left them (a node may turn entry -> derived in it)
+            report.new_labels.update((nid, (labels[nid], kinds[nid])) for nid in report.new_embeddable_nodes)
             report.units_added = len(new)
             report.touched_nodes = sorted(touched)
             return report

@@ -1,0 +1,79 @@
+"""What an ingest stores in the vector store for the nodes it adds (issue 17).
+
+The embedded graph store hands the ingest the labels and kinds of the nodes it just added
+(``IngestReport.new_labels``), so ``embed_nodes`` does not read them back; the vectors and
+payloads must be exactly what reading them back gave, including a node that a later unit of
+the same batch turned from entry into derived.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kgservice.config import Settings
+from kgservice.model import IngestReport
+from kgservice.notation import parse_units
+from kgservice.service import KnowledgeBase
+from kgservice.vectors import edge_available, point_id
+
+BACKENDS = [pytest.param("edge", marks=pytest.mark.skipif(not edge_available(), reason="no qdrant-edge-py")),
+            "qdrant"]
+# {free-threaded cpython} is an argument (entry) in #a1, then the subject of [narrows] (derived) in #b2;
+# {pypy} the other way round; {fast} is a literal-free plain entry node
+UNITS = """#a1 {python} [has] {free-threaded CPython}
+#b2 {free-threaded CPython} [narrows] {CPython}
+#a3 {PyPy} [narrows] {python}
+#b4 {speed} [of] {PyPy} (high)
+"""
+
+
+def _payloads(kb: KnowledgeBase, ids: list[str]) -> dict[str, dict]:
+    vs = kb.vectors
+    pids = [point_id(i) for i in ids]
+    if hasattr(vs, "_shard"):
+        recs = vs._shard.retrieve(pids, with_payload=True, with_vector=False)
+    else:
+        recs = vs._client.retrieve(vs.collection, ids=pids, with_payload=True)
+    return {r.payload["node_id"]: dict(r.payload) for r in recs}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ingest_embeds_new_nodes_without_reading_them_back(tmp_path, backend, monkeypatch):
+    kb = KnowledgeBase(Settings(data_dir=tmp_path / "kb", embedder="hash:32", vector_backend=backend))
+    units = parse_units(UNITS, kb.lexicon)
+
+    def no_reads(ids):  # the store already said what it added
+        raise AssertionError(f"embed_nodes read back {len(list(ids))} node(s)")
+
+    monkeypatch.setattr(kb.store, "get_nodes", no_reads)
+    report = kb.ingest_units(units)
+    monkeypatch.undo()
+
+    new = report.new_embeddable_nodes
+    nodes = {n.id: n for n in kb.store.get_nodes(new)}
+    assert set(new) == {"python", "free-threaded cpython", "cpython", "pypy", "speed"}
+    assert nodes["free-threaded cpython"].kind.value == "derived" and nodes["pypy"].kind.value == "derived"
+    assert report.new_labels == {n.id: (n.label, n.kind.value) for n in nodes.values()}
+    # exactly the payloads (and vectors) the read-back path stores
+    assert _payloads(kb, new) == {n.id: {"label": n.label, "kind": n.kind.value, "node_id": n.id}
+                                  for n in nodes.values()}
+    got = kb.vectors.get_vectors(new)
+    want = kb.embedder.embed([nodes[i].label for i in new])
+    for i, nid in enumerate(new):
+        assert got[nid] == pytest.approx(want[i], abs=1e-6)
+    # the labels ride along in memory only: the report's JSON is as before
+    assert set(report.model_dump()) == set(IngestReport().model_dump()) and "new_labels" not in report.model_dump_json()
+    kb.close()
+
+
+def test_embed_nodes_reads_the_store_when_not_told_the_labels(tmp_path):
+    """kg doctor --repair and restore pass node ids only: the labels come from the store, and
+    ids the store does not have are skipped."""
+    kb = KnowledgeBase(Settings(data_dir=tmp_path / "kb", embedder="hash:32"))
+    report = kb.ingest_units(parse_units(UNITS, kb.lexicon), embed=False)
+    assert kb.vectors.count() == 0
+    partial = {"python": ("WRONG", "entry")}  # covers only some ids: not trusted, the store is read
+    assert kb.embed_nodes([*report.new_embeddable_nodes, "no such node"], known=partial) == 5
+    assert _payloads(kb, ["python"])["python"] == {"label": "python", "kind": "entry", "node_id": "python"}
+    assert kb.vectors.ids() == set(report.new_embeddable_nodes)
+    kb.close()
