@@ -278,7 +278,7 @@ class Neo4jStore(GraphStore):
         self.driver.close()
 
     def _prefetch(self, read: Callable[[], Any]) -> Any:
-        """Run ``read`` (a :meth:`_read` and its parsing) on one of this store's two worker
+        """Run ``read`` (a :meth:`_read` and its parsing) on one of this store's three worker
         threads and return its Future: Python releases the GIL while a thread waits for Neo4j, so the
         caller's CPU work and the server's query overlap. Errors surface at ``result()``."""
         from concurrent.futures import ThreadPoolExecutor
@@ -287,7 +287,7 @@ class Neo4jStore(GraphStore):
         if pool is None:
             with _POOL_LOCK:
                 pool = self.__dict__.get("_pool") or self.__dict__.setdefault(
-                    "_pool", ThreadPoolExecutor(max_workers=2, thread_name_prefix="kg-neo4j-read"))
+                    "_pool", ThreadPoolExecutor(max_workers=3, thread_name_prefix="kg-neo4j-read"))
         return pool.submit(read)
 
     def wipe_all_for_tests(self) -> None:
@@ -360,7 +360,7 @@ class Neo4jStore(GraphStore):
         def read_units(ids: list[str]) -> dict[str, Unit]:
             return {r["id"]: Unit.model_validate_json(r["json"]) for r in self._read("get_units", ids=ids)}
 
-        # Validation's two reads are sent before it starts, each on its own session from a
+        # Validation's three reads are sent before it starts, each on its own session from a
         # worker thread: the server runs them (on the second core) while this thread checks
         # the batch's texts, instead of one after the other behind it.
         # 1. The stored units among the batch's ids and the ids it refers to (what
@@ -373,6 +373,8 @@ class Neo4jStore(GraphStore):
         asked = {u.id for u in units} | {s for u in units for s in u.supersedes}
         asked |= {m.value.unit for u in units for m in u.mods if m.value.unit is not None}
         stored = self._prefetch(lambda: read_units(sorted(asked)))
+        # 3. The merge memory of the same ids (the ones prepare_batch may ask about are among them)
+        known_aliases = self._prefetch(lambda: self.aliases(sorted(asked)))
         probes = _fact_probes(units)
         live = self._prefetch(lambda: [Unit.model_validate_json(r["json"]) for r in
                                        self._read("live_fact_units", probes=probes)]) if probes else None
@@ -387,11 +389,17 @@ class Neo4jStore(GraphStore):
         def live_about(subjects: list[str]) -> list[Unit]:
             return live.result() if live is not None else []
 
+        def aliases(ids: list[str]) -> dict[str, str]:
+            if not asked.issuperset(ids):
+                return self.aliases(ids)
+            got = known_aliases.result()
+            return {i: got[i] for i in ids if i in got}
+
         dups: dict[str, str] = {}
         try:
-            new, unchanged = prepare_batch(units, existing, live_about, dups, self.aliases)
+            new, unchanged = prepare_batch(units, existing, live_about, dups, aliases)
         finally:
-            for f in (stored, live):
+            for f in (stored, live, known_aliases):
                 if f is not None and not f.done():
                     f.cancel()  # validation failed first: nobody waits for the read
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
