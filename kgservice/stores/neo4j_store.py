@@ -23,6 +23,8 @@ with read access (the server refuses writes in it), the schema is not touched, a
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -68,6 +70,15 @@ def _unit_row(u: Unit, f: Any, eid: Mapping[str, str] | None = None) -> dict:
 
 class Neo4jUnavailable(StoreError):
     pass
+
+
+@dataclass
+class _EarlyWrite:
+    """A batch's write transaction opened before validation (:meth:`Neo4jStore._early_write`):
+    ``nodes`` is the pending existing_nodes result for the node ids in ``asked``."""
+    tx: Any
+    asked: set[str]
+    nodes: Any
 
 
 _POOL_LOCK = threading.Lock()
@@ -395,11 +406,45 @@ class Neo4jStore(GraphStore):
             got = known_aliases.result()
             return {i: got[i] for i in ids if i in got}
 
+        with self._early_write(units) as early:
+            return self._validate_and_write(units, existing, live_about, aliases, early,
+                                            (stored, live, known_aliases), progress)
+
+    @contextmanager
+    def _early_write(self, units: Sequence[Unit]) -> Iterator[_EarlyWrite | None]:
+        """The batch's write transaction, opened before validation with its first read sent:
+        the stored nodes among every node the batch's units mention (existing_nodes). The
+        server runs that read while the client validates (0.16 s per 10k-unit batch at 1M
+        units, on the critical path when it ran after validation), inside the same transaction
+        as the writes that rely on its element ids, as before. Rolled back unless committed
+        (a rejected batch, one with nothing new, a staged one). None when a unit's facts cannot
+        be built (an invalid batch: validation says why) or the batch is big enough to be
+        staged. Transient errors here reach :meth:`ingest`'s retry of the whole ingest."""
+        if len(units) > self.stage_units:
+            yield None
+            return
+        try:
+            ids = sorted({n for u in units for n in unit_facts(u).nodes})
+        except (AssertionError, AttributeError, IndexError, KeyError, TypeError, ValueError):
+            yield None
+            return
+        with self._session(write=True) as session:
+            tx = session.begin_transaction()
+            try:
+                yield _EarlyWrite(tx, set(ids), tx.run(cypher.load("existing_nodes"), ids=ids))
+            finally:
+                if not tx.closed():
+                    tx.close()  # rolls back what was not committed
+
+    def _validate_and_write(self, units: Sequence[Unit], existing: Callable[[Iterable[str]], dict[str, Unit]],
+                            live_about: Callable[[list[str]], list[Unit]],
+                            aliases: Callable[[list[str]], dict[str, str]], early: _EarlyWrite | None,
+                            reads: tuple[Any, ...], progress: Callable[[int], None] | None) -> IngestReport:
         dups: dict[str, str] = {}
         try:
             new, unchanged = prepare_batch(units, existing, live_about, dups, aliases)
         finally:
-            for f in (stored, live, known_aliases):
+            for f in reads:
                 if f is not None and not f.done():
                     f.cancel()  # validation failed first: nobody waits for the read
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
@@ -438,6 +483,10 @@ class Neo4jStore(GraphStore):
             unit_rows = [_unit_row(u, f) for u, f in unit_facts_]
             created, fresh = self._ingest_staged(node_rows, unit_rows, rel_rows, pairs, touched, progress,
                                                  alias_rows)
+        elif early is not None:
+            created, fresh = self._write_batch(early.tx, node_rows, unit_facts_, rel_rows, pairs, touched,
+                                               progress, alias_rows, early)
+            early.tx.commit()
         else:
             def work(tx: Any) -> tuple[int, list[str]]:
                 return self._write_batch(tx, node_rows, unit_facts_, rel_rows, pairs, touched, progress, alias_rows)
@@ -452,7 +501,7 @@ class Neo4jStore(GraphStore):
 
     def _write_batch(self, tx: Any, node_rows: list[dict], units: list[tuple[Unit, Any]], rel_rows: list[dict],
                      pairs: list[dict], touched: set[str], progress: Callable[[int], None] | None,
-                     aliases: Sequence[dict] = ()) -> tuple[int, list[str]]:
+                     aliases: Sequence[dict] = (), early: _EarlyWrite | None = None) -> tuple[int, list[str]]:
         """The one transaction of a batch of up to ``stage_units`` new units (``units``: each
         with its :func:`unit_facts`, in id order).
 
@@ -468,7 +517,10 @@ class Neo4jStore(GraphStore):
         and the next ``tx.run`` waits for it to finish, so the client's row building overlaps
         the server's writes instead of preceding them. Returns (nodes created, new non-literal
         node ids)."""
-        row = tx.run(cypher.load("existing_nodes"), ids=[r["id"] for r in node_rows]).single()
+        if early is not None and early.asked.issuperset(r["id"] for r in node_rows):
+            row = early.nodes.single()  # sent in this transaction before validation (_early_write)
+        else:
+            row = tx.run(cypher.load("existing_nodes"), ids=[r["id"] for r in node_rows]).single()
         eid = dict(zip(row["ids"], row["eids"]))
         stored_kind = dict(zip(row["ids"], row["kinds"]))
         new_nodes = [r for r in node_rows if r["id"] not in eid]
