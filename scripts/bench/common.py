@@ -217,3 +217,20 @@ def neo4j_server_pid(data_dir: str | None = None) -> int | None:
         return int((d / "neo4j.pid").read_text().strip())
     except (OSError, ValueError):
         return None
+
+
+def time_default_embedder(labels: list[str]) -> dict:
+    """The default embedder alone on these labels, model loaded and warm, batches of 256 (what
+    ``kb.embed_nodes`` sends): the "embedder's own labels/s" that issue 17's ingest ratio
+    compares against. Wall and CPU seconds of the embedding only."""
+    import time
+
+    from kgservice.vectors import make_embedder
+
+    e = make_embedder("default")
+    e.embed(["warm up"])
+    c0, t0 = time.process_time(), time.perf_counter()
+    for i in range(0, len(labels), 256):
+        e.embed(labels[i:i + 256])
+    dt = time.perf_counter() - t0
+    return {"labels": len(labels), "embed_s": dt, "cpu_s": time.process_time() - c0, "labels_per_s": len(labels) / dt}

@@ -153,16 +153,7 @@ def run_warm(src: Path, units: int, code: str, code_dir: Path) -> dict:
 
 def embed_child(a: argparse.Namespace) -> dict:
     """The default embedder alone on exactly these labels, warm, batches of 256."""
-    from kgservice.vectors import make_embedder
-
-    labels = json.loads(Path(a.labels).read_text("utf-8"))
-    e = make_embedder("default")
-    e.embed(["warm up"])
-    c0, t0 = time.process_time(), time.perf_counter()
-    for i in range(0, len(labels), 256):
-        e.embed(labels[i:i + 256])
-    dt = time.perf_counter() - t0
-    return {"labels": len(labels), "embed_s": dt, "cpu_s": time.process_time() - c0, "labels_per_s": len(labels) / dt}
+    return common.time_default_embedder(json.loads(Path(a.labels).read_text("utf-8")))
 
 
 def labels_file(units: int, src: Path) -> Path:

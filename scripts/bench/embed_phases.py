@@ -30,7 +30,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from common import WORK
+import common  # noqa: E402
+from common import WORK  # noqa: E402
 
 
 def child(code: Path, units: int) -> dict:
@@ -91,16 +92,9 @@ def child(code: Path, units: int) -> dict:
 
 
 def embed_only(units: int) -> dict:
-    from kgservice.vectors import make_embedder
-
-    labels = json.loads((WORK / f"embed-ingest-{units}" / "labels.json").read_text("utf-8"))
-    e = make_embedder("default")
-    e.embed(["warm up"])
-    c0, t0 = time.process_time(), time.perf_counter()
-    for i in range(0, len(labels), 256):
-        e.embed(labels[i:i + 256])
-    dt = time.perf_counter() - t0
-    return {"labels": len(labels), "labels_per_s": round(len(labels) / dt), "cores": round((time.process_time() - c0) / dt, 2),
+    r = common.time_default_embedder(json.loads((WORK / f"embed-ingest-{units}" / "labels.json").read_text("utf-8")))
+    labels, dt = r["labels"], r["embed_s"]
+    return {"labels": labels, "labels_per_s": round(labels / dt), "cores": round(r["cpu_s"] / dt, 2),
             "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "load": os.getloadavg()[0]}
 
 
