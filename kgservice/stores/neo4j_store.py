@@ -64,7 +64,7 @@ def _unit_row(u: Unit, f: Any, eid: Mapping[str, str] | None = None) -> dict:
     key = "node" if eid is not None else "id"
     return {"id": u.id, "json": u.model_dump_json(), "text": format_unit(u), "subject": ref(f.subject),
             "predicate": u.predicate, "family": u.family, "kind": u.kind, "doc": u.doc, "mode": u.mode,
-            "ingested_at": u.ingested_at, "probe": f"{f.subject}\x1f{f.args[0][1]}", "args": [{"pos": p, key: ref(n)} for p, n in f.args],
+            "ingested_at": u.ingested_at, "probe": _probe(f.subject, f.args[0][1]), "args": [{"pos": p, key: ref(n)} for p, n in f.args],
             "mods": [{"slot": s, key: ref(n)} for s, n in f.mods]}
 
 
@@ -84,12 +84,16 @@ class _EarlyWrite:
 _POOL_LOCK = threading.Lock()
 
 
+def _probe(subject: str, arg0: str) -> str:
+    """Unit.probe from a subject id and an argument-0 id, joined by U+001F, which node ids
+    never contain (unit_probes_backfill.cypher builds the same string from the graph)."""
+    return f"{subject}\x1f{arg0}"
+
+
 def unit_probe(u: Unit) -> str:
     """The key a stored unit is found by when a batch is checked for duplicates (Unit.probe,
-    indexed; live_fact_units): subject id and argument-0 id (:func:`fact_probe`), joined by
-    U+001F, which node ids never contain. unit_probes_backfill.cypher builds the same string
-    from the graph."""
-    return "\x1f".join(fact_probe(u))
+    indexed; live_fact_units): its subject id and argument-0 id (:func:`fact_probe`)."""
+    return _probe(*fact_probe(u))
 
 
 def _fact_probes(units: Sequence[Unit]) -> list[str]:
