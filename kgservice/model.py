@@ -127,11 +127,11 @@ class IngestReport(BaseModel):
     new_embeddable_nodes: list[str] = Field(default_factory=list)
     # new unit id -> the live unit stating the same fact (same subject, family, arguments): not added
     duplicates: dict[str, str] = Field(default_factory=dict)
-    _new_labels: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
+    _new_labels: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @property
-    def new_labels(self) -> dict[str, tuple[str, str]]:
-        """Node id -> (label, kind value) of ``new_embeddable_nodes``, filled by a store that has
+    def new_labels(self) -> dict[str, str]:
+        """Node id -> label of ``new_embeddable_nodes``, filled by a store that has
         them at hand (the embedded one), so the ingest embeds them without reading them back
         (0.1 s per 15k nodes). A private attribute: never in the report's JSON or CLI output.
         Empty (the Neo4j store): ``embed_nodes`` reads the labels from the store."""

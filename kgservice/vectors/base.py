@@ -112,6 +112,16 @@ class VectorStore(Protocol):
     def optimize(self) -> None:
         """Build search indexes after a bulk load (a no-op where the backend does it itself)."""
 
+    def flush(self) -> None:
+        """Make the writes so far durable (a no-op where each write is durable on return)."""
+
+    #: a writer of this store stopped between a write and its flush, so some vectors may be
+    #: missing; the knowledge base embeds them again, then calls :meth:`recovered`
+    lost_writes: bool
+
+    def recovered(self) -> None:
+        """Every vector :attr:`lost_writes` refers to was written again."""
+
     def close(self) -> None: ...
 
 

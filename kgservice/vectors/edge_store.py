@@ -14,6 +14,16 @@ build runs inside the writer's lease on the directory: ~9 s per 20k vectors on a
 small knowledge base gets exact answers, and a large one stays within milliseconds per query
 (an exact scan of 100k x 512 costs ~25-80 ms here). ``exact=True`` forces exact scans.
 
+Durability: new shards run without qdrant-edge's write-ahead log (it cost ~40 % of an upsert:
+every vector serialised twice), so a write is durable once :meth:`flush` returns (``close``
+flushes; the knowledge base flushes after each batch it embeds). Between the first write and
+that flush a marker file ``<collection>.unflushed`` exists; a process that dies in between
+leaves it, and the next opener sees :attr:`lost_writes` - the shard itself reopens at its last
+flush (checked by a killed writer in tests/vectors), so what was lost is exactly some nodes'
+vectors, which the knowledge base embeds again from the graph before its next write
+(:meth:`KnowledgeBase.vector_writer`) and ``kg doctor`` reports meanwhile. Shards created
+before keep the log they were made with.
+
 ``qdrant-edge-py`` is a binary wheel (abi3) published for Linux x86_64 (glibc >= 2.17),
 aarch64 (glibc >= 2.28) and musl, macOS x86_64/arm64 and Windows x86_64: a core dependency; :func:`edge_available` says whether it is
 installed, and ``open_vector_store(backend="auto")`` falls back to qdrant-client local mode
@@ -22,8 +32,10 @@ where it is not.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterable, Sequence
@@ -31,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from kgservice.disk import fsync_dir
 
 from .base import (
     SCROLL_PAGE,
@@ -56,6 +70,22 @@ _SCHEMA = 1
 INDEX_KB = 40_000
 HNSW_M = 16
 HNSW_EF_CONSTRUCT = 100
+
+
+def _own(lock_path: Path, shard_path: Path) -> int:
+    """An exclusive lock on ``lock_path``, held as long as the returned descriptor is open;
+    :class:`VectorStoreLocked` at once when another handle holds it (the factory waits and
+    retries, ``KG_VECTOR_LOCK_WAIT``)."""
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise VectorStoreLocked(locked_message(shard_path)) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def edge_available() -> bool:
@@ -91,17 +121,31 @@ class EdgeVectorStore:
         self.path = Path(path)
         self.shard_path = self.path / collection
         self.meta_path = self.path / f"{collection}.kg.json"
+        self.unflushed_path = self.path / f"{collection}.unflushed"
+        #: a writer of this shard stopped between a write and its flush: some vectors are gone
+        self.lost_writes = False
+        self._unflushed = False  # this handle wrote since its last flush (the marker exists)
         self.exact = exact
         self.hnsw_ef = hnsw_ef
         self._lock = threading.RLock()
         self._closed = True
         check_free_space(self.path, f"opening the vector store {self.shard_path}")
         self.path.mkdir(parents=True, exist_ok=True)
+        # qdrant-edge locks a shard through its write-ahead log only; without one (new shards),
+        # this lock file is what keeps a shard to one process at a time
+        self._owner = _own(self.path / f"{collection}.lock", self.shard_path)
+        try:
+            self._open(qe, recreate)
+        except BaseException:
+            os.close(self._owner)
+            raise
 
+    def _open(self, qe: Any, recreate: bool) -> None:
         if recreate:
             self._check_not_locked()
             shutil.rmtree(self.shard_path, ignore_errors=True)
             self.meta_path.unlink(missing_ok=True)
+            self.unflushed_path.unlink(missing_ok=True)
         exists = (self.shard_path / "edge_config.json").exists()
         if exists:
             self._check_meta()
@@ -110,6 +154,7 @@ class EdgeVectorStore:
             hnsw_config=qe.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=INDEX_KB // 2),
             # segments stay <= 2 x the threshold, so one optimize() indexes at most ~40k vectors
             # (seconds) instead of merging everything into one index rebuilt from scratch
+            wal_enabled=False,  # durable at flush(); see the module doc
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=INDEX_KB, max_segment_size=2 * INDEX_KB),
         )
         try:
@@ -124,6 +169,8 @@ class EdgeVectorStore:
         self._closed = False
         if not exists:
             self._write_meta()
+        # read only once the shard's lock is ours: no live writer can be between write and flush
+        self.lost_writes = self._unflushed = self.unflushed_path.exists()
 
     # ------------------------------------------------------------------ setup
 
@@ -172,6 +219,19 @@ class EdgeVectorStore:
         if self._closed:
             raise VectorStoreError(f"EdgeVectorStore at {self.shard_path} is closed")
 
+    def _mark_unflushed(self) -> None:
+        """Before the first write since a flush: leave a durable sign that writes are pending,
+        so a crash before the flush is noticed by the next opener (one small file per batch)."""
+        if self._unflushed:
+            return
+        fd = os.open(self.unflushed_path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(self.path)
+        self._unflushed = True
+
     # ------------------------------------------------------------------ API
 
     def upsert(self, ids: list[str], vectors: np.ndarray, payloads: list[dict] | None = None) -> None:
@@ -180,6 +240,7 @@ class EdgeVectorStore:
         rows = prepare_upsert(ids, vectors, payloads, self.dim)
         check_free_space(self.path, f"writing {len(rows)} vector(s) to {self.shard_path}")
         with self._lock:
+            self._mark_unflushed()
             for start in range(0, len(rows), _BATCH):
                 # a memoryview of the float32 row: qdrant-edge reads its items as the same floats
                 # (stored vectors bit-identical, tests/vectors) at 2.5x less cost than from the
@@ -219,6 +280,7 @@ class EdgeVectorStore:
         self._check_open()
         pids = [point_id(str(i)) for i in ids]
         with self._lock:
+            self._mark_unflushed()
             for start in range(0, len(pids), _BATCH):
                 self._shard.update(qe.UpdateOperation.delete_points(pids[start : start + _BATCH]))
 
@@ -250,15 +312,34 @@ class EdgeVectorStore:
         with self._lock:
             self._shard.optimize()
 
+    def flush(self) -> None:
+        """Make every write so far durable; then the pending-writes marker goes, unless a
+        crashed writer's losses are still to be re-embedded (:meth:`recovered` says they were)."""
+        self._check_open()
+        with self._lock:
+            self._shard.flush()
+            if self._unflushed and not self.lost_writes:
+                self.unflushed_path.unlink(missing_ok=True)
+                self._unflushed = False
+
+    def recovered(self) -> None:
+        """The caller has written again every vector a crashed writer lost: flush, and forget
+        the loss."""
+        self.lost_writes = False
+        self.flush()
+
     def close(self) -> None:
         if getattr(self, "_closed", True):
             return
-        self._closed = True
         with self._lock:
             try:
-                self._shard.flush()
+                self.flush()
             finally:
-                self._shard.close()
+                self._closed = True
+                try:
+                    self._shard.close()
+                finally:
+                    os.close(self._owner)  # releases the lock
 
     def __enter__(self) -> EdgeVectorStore:
         return self

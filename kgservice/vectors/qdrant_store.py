@@ -258,6 +258,15 @@ class QdrantVectorStore:
         Kept so every backend has the same interface."""
         self._check_open()
 
+    #: qdrant-client local mode and servers make each write durable on return
+    lost_writes = False
+
+    def flush(self) -> None:
+        self._check_open()
+
+    def recovered(self) -> None:
+        """Nothing to forget (see :attr:`lost_writes`)."""
+
     def count(self) -> int:
         self._check_open()
         with self._lock:

@@ -1,9 +1,10 @@
 """What an ingest stores in the vector store for the nodes it adds (issue 17).
 
-The embedded graph store hands the ingest the labels and kinds of the nodes it just added
-(``IngestReport.new_labels``), so ``embed_nodes`` does not read them back; the vectors and
-payloads must be exactly what reading them back gave, including a node that a later unit of
-the same batch turned from entry into derived.
+The embedded graph store hands the ingest the labels of the nodes it just added
+(``IngestReport.new_labels``), so ``embed_nodes`` does not read them back; the vectors must
+be exactly what reading them back gave, including a node that a later unit of the same batch
+turned from entry into derived. Payloads carry the node id alone (label and kind live in the
+graph; docs/DESIGN.md §2).
 """
 
 from __future__ import annotations
@@ -53,10 +54,9 @@ def test_ingest_embeds_new_nodes_without_reading_them_back(tmp_path, backend, mo
     nodes = {n.id: n for n in kb.store.get_nodes(new)}
     assert set(new) == {"python", "free-threaded cpython", "cpython", "pypy", "speed"}
     assert nodes["free-threaded cpython"].kind.value == "derived" and nodes["pypy"].kind.value == "derived"
-    assert report.new_labels == {n.id: (n.label, n.kind.value) for n in nodes.values()}
+    assert report.new_labels == {n.id: n.label for n in nodes.values()}
     # exactly the payloads (and vectors) the read-back path stores
-    assert _payloads(kb, new) == {n.id: {"label": n.label, "kind": n.kind.value, "node_id": n.id}
-                                  for n in nodes.values()}
+    assert _payloads(kb, new) == {n.id: {"node_id": n.id} for n in nodes.values()}
     got = kb.vectors.get_vectors(new)
     want = kb.embedder.embed([nodes[i].label for i in new])
     for i, nid in enumerate(new):
@@ -72,8 +72,9 @@ def test_embed_nodes_reads_the_store_when_not_told_the_labels(tmp_path):
     kb = KnowledgeBase(Settings(data_dir=tmp_path / "kb", embedder="hash:32"))
     report = kb.ingest_units(parse_units(UNITS, kb.lexicon), embed=False)
     assert kb.vectors.count() == 0
-    partial = {"python": ("WRONG", "entry")}  # covers only some ids: not trusted, the store is read
+    partial = {"python": "WRONG"}  # covers only some ids: not trusted, the store is read
     assert kb.embed_nodes([*report.new_embeddable_nodes, "no such node"], known=partial) == 5
-    assert _payloads(kb, ["python"])["python"] == {"label": "python", "kind": "entry", "node_id": "python"}
+    assert _payloads(kb, ["python"])["python"] == {"node_id": "python"}
+    assert kb.vectors.get_vectors(["python"])["python"] == pytest.approx(kb.embedder.embed(["python"])[0], abs=1e-6)
     assert kb.vectors.ids() == set(report.new_embeddable_nodes)
     kb.close()

@@ -48,6 +48,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kgservice.disk import fsync_dir
 from kgservice.stores.base import StoreDamaged, StoreError, StoreWriteError
 from kgservice.stores.embedded.graph import _NO_EPOCH, _Graph
 from kgservice.stores.embedded.records import _compact, _Interner
@@ -234,20 +235,6 @@ def _read_journal(path: Path, start: int | None = None) -> tuple[str | None, lis
         pos = end
     return epoch, payloads, pos, len(data)
 
-def _fsync_dir(d: Path) -> None:
-    """Make a rename inside ``d`` durable (best effort where directories cannot be opened)."""
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class JournaledStore:
     """The persistence half of :class:`EmbeddedStore`: ``self.s`` (a ``_Graph``) kept in step with
     ``self.path`` (snapshot) and ``self.journal`` under ``self.dir``."""
@@ -416,7 +403,7 @@ class JournaledStore:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)
-            _fsync_dir(self.dir)
+            fsync_dir(self.dir)
         except BaseException:
             self.s.epoch = old_epoch
             tmp.unlink(missing_ok=True)

@@ -13,8 +13,9 @@ import zlib
 from pathlib import Path
 
 from kgservice.stores.base import StoreDamaged, StoreError
+from kgservice.disk import fsync_dir
 from kgservice.stores.embedded.journal import (_FRAME, _FRAME_TAG, _HEADER, _JOURNAL_MAGIC, JOURNAL, SNAPSHOT,
-                                               _fsync_dir, read_snapshot)
+                                               read_snapshot)
 from kgservice.stores.embedded.graph import split_batch
 from kgservice.stores.validate import paused_gc
 
@@ -28,7 +29,7 @@ def write_complete_marker(d: Path) -> None:
         fh.write(b"complete\n")
         fh.flush()
         os.fsync(fh.fileno())
-    _fsync_dir(d)
+    fsync_dir(d)
 
 
 def swap_in(target: Path, new: Path, keep_old: Path | None = None) -> None:
@@ -48,7 +49,7 @@ def swap_in(target: Path, new: Path, keep_old: Path | None = None) -> None:
         if target.exists():
             os.rename(target, old)
         os.rename(new, target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     finally:
         if lock is not None:
             fcntl.flock(lock, fcntl.LOCK_UN)
@@ -66,7 +67,7 @@ def finish_interrupted_swap(target: Path) -> None:
         if (cand / COMPLETE).exists():
             os.rename(cand, target)
             (target / COMPLETE).unlink(missing_ok=True)
-            _fsync_dir(target.parent)
+            fsync_dir(target.parent)
             return
 
 
