@@ -43,47 +43,46 @@ class EmbeddedStore(JournaledStore, GraphStore):
             return self._ingest(units, progress)
 
     def _ingest(self, units: Sequence[Unit], progress: Callable[[int], None] | None) -> IngestReport:
-        if True:
-            s = self.s
-            dups: dict[str, str] = {}
-            new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
-                                           lambda subjects: [_unit_from(s.units[u]) for n in subjects
-                                                             for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
-                                           dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases})
-            report = IngestReport(units_unchanged=unchanged, duplicates=dups)
-            # merged duplicates are remembered (in the batch's own journal record) so a later
-            # batch can supersede or refer to them by the id they came with
-            fresh = {d: k for d, k in sorted(dups.items()) if d not in s.aliases}
-            if not new:
-                if fresh:
-                    self._append(journal_batch([], fresh))
-                    s.aliases.update(fresh)
-                return report
-            strs = _Interner(s.labels)
-            records = [_compact(u, unit_facts(u), strs) for u in new]
-            # cache coherence (issue 15): log the touched nodes before the batch is durable (see stores/changelog.py)
-            logged = {nid for _, facts in records for nid, _, _ in facts[1]}
-            for u in new:  # a superseded unit's edges are retired: their ends change too, mentioned or not
-                logged.update(n for old in u.supersedes if old in s.units for n in unit_facts(_unit_from(s.units[old])).nodes)
-            try:
-                record_embedded_change(self.dir, logged)
-            except (OSError, sqlite3.Error) as exc:
-                raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
-                                      f"not stored (the store is as before). Free space or make {self.dir} writable, "
-                                      "then run the same command again") from None
-            self._append(journal_batch(records, fresh))  # durable first; memory only changes once the batch is on disk
-            touched: set[str] = set()
-            try:
-                s.apply_batch(journal_batch(records, fresh), report, touched, progress)
-            except BaseException:
-                self.s = self._load()  # memory may be half-applied; disk has the whole batch
-                raise
-            self._compact_if_due()
-            labels = s.labels
-            report.new_labels.update((nid, labels[nid]) for nid in report.new_embeddable_nodes)
-            report.units_added = len(new)
-            report.touched_nodes = sorted(touched)
+        s = self.s
+        dups: dict[str, str] = {}
+        new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
+                                       lambda subjects: [_unit_from(s.units[u]) for n in subjects
+                                                         for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
+                                       dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases})
+        report = IngestReport(units_unchanged=unchanged, duplicates=dups)
+        # merged duplicates are remembered (in the batch's own journal record) so a later
+        # batch can supersede or refer to them by the id they came with
+        fresh = {d: k for d, k in sorted(dups.items()) if d not in s.aliases}
+        if not new:
+            if fresh:
+                self._append(journal_batch([], fresh))
+                s.aliases.update(fresh)
             return report
+        strs = _Interner(s.labels)
+        records = [_compact(u, unit_facts(u), strs) for u in new]
+        # cache coherence (issue 15): log the touched nodes before the batch is durable (see stores/changelog.py)
+        logged = {nid for _, facts in records for nid, _, _ in facts[1]}
+        for u in new:  # a superseded unit's edges are retired: their ends change too, mentioned or not
+            logged.update(n for old in u.supersedes if old in s.units for n in unit_facts(_unit_from(s.units[old])).nodes)
+        try:
+            record_embedded_change(self.dir, logged)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
+                                  f"not stored (the store is as before). Free space or make {self.dir} writable, "
+                                  "then run the same command again") from None
+        self._append(journal_batch(records, fresh))  # durable first; memory only changes once the batch is on disk
+        touched: set[str] = set()
+        try:
+            s.apply_batch(journal_batch(records, fresh), report, touched, progress)
+        except BaseException:
+            self.s = self._load()  # memory may be half-applied; disk has the whole batch
+            raise
+        self._compact_if_due()
+        labels = s.labels
+        report.new_labels.update((nid, labels[nid]) for nid in report.new_embeddable_nodes)
+        report.units_added = len(new)
+        report.touched_nodes = sorted(touched)
+        return report
 
     def aliases(self, ids: Iterable[str] | None = None) -> dict[str, str]:
         al = self.s.aliases
