@@ -278,6 +278,9 @@ def _vector_ids(kb: KnowledgeBase, report: DoctorReport) -> set[str] | None:
         report.vector_note = "collection embedded with another model"
         return None
     report.vectors = len(ids)
+    if vs.lost_writes:  # the missing vectors are then reported below, with this as their cause
+        report.vector_note = ("a writer stopped before flushing its vectors; the next write (or --repair) "
+                              "embeds the nodes left without one")
     return ids
 
 

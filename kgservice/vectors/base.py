@@ -172,8 +172,8 @@ def prepare_upsert(
     if not ids:
         return []
     m = as_matrix(vectors, dim, len(ids))
-    if payloads is None:
-        payloads = [{} for _ in ids]
+    if payloads is None:  # what the knowledge base sends: the node id is the whole payload
+        payloads = [{}] * len(ids)  # read-only below: one shared empty dict
     if len(payloads) != len(ids):
         raise ValueError(f"got {len(payloads)} payloads for {len(ids)} ids")
     # squared norms without a temporary of m's size (np.linalg.norm squares into one: 30 MB

@@ -118,6 +118,7 @@ def warm_child(a: argparse.Namespace) -> dict:
     kb = KnowledgeBase(Settings(data_dir=data, embedder="default", vector_backend="edge"))
     units = kb.parse_unit_files(sorted(Path(a.src).glob("*.units")))
     kb.store.counts()  # opened
+    kb.caches  # opened (the first ingest's cache invalidation would open it: once per process, 0.05 s)
     worker_pid = None
     if hasattr(kb, "start_embedding"):
         kb.start_embedding()

@@ -85,7 +85,8 @@ def test_a_writer_killed_before_its_flush_loses_only_that_batch_and_the_next_wri
     have = vs.ids()
     assert {"alpha 0", "beta 19"} <= have  # the first batch was flushed: kept
     assert not {"gamma 3", "delta 14"} & have  # the shard reopened at its last flush
-    assert doctor.check(kb).of("nodes_without_vectors")  # reported meanwhile
+    found = doctor.check(kb)  # reported meanwhile, with the cause
+    assert found.of("nodes_without_vectors") and "stopped before flushing" in found.vector_note
     before = kb.vectors.get_vectors(["alpha 0"])["alpha 0"]
 
     kb.ingest_units(parse_units(THIRD, kb.lexicon))  # the next write restores what was lost first
