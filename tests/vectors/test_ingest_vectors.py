@@ -78,3 +78,31 @@ def test_embed_nodes_reads_the_store_when_not_told_the_labels(tmp_path):
     assert kb.vectors.get_vectors(["python"])["python"] == pytest.approx(kb.embedder.embed(["python"])[0], abs=1e-6)
     assert kb.vectors.ids() == set(report.new_embeddable_nodes)
     kb.close()
+
+
+def test_both_stores_hand_over_the_labels_they_stored(bare_kb, monkeypatch):
+    """The embedded store and Neo4j's one-transaction path (issue 17) both fill ``new_labels``
+    with exactly the labels they stored, so the ingest embeds without reading nodes back; on
+    Neo4j a staged batch (nodes created outside the batch transaction) leaves it empty and the
+    labels are read back."""
+    kb = bare_kb
+
+    def no_reads(ids):
+        raise AssertionError(f"embed_nodes read back {len(list(ids))} node(s)")
+
+    monkeypatch.setattr(kb.store, "get_nodes", no_reads)
+    report = kb.ingest_units(parse_units(UNITS, kb.lexicon))
+    monkeypatch.undo()
+    nodes = {n.id: n for n in kb.store.get_nodes(report.new_embeddable_nodes)}
+    assert len(nodes) == 5 and report.new_labels == {n.id: n.label for n in nodes.values()}
+    assert report.new_labels["free-threaded cpython"] == "free-threaded CPython"  # the stored case, not the id
+    got = kb.vectors.get_vectors(list(nodes))
+    for nid, n in nodes.items():
+        assert got[nid] == pytest.approx(kb.embedder.embed([n.label])[0], abs=1e-6)
+
+    if kb.store.backend == "neo4j":
+        monkeypatch.setattr(kb.store, "stage_units", 1)
+        staged = kb.ingest_units(parse_units("#c1 {Jython} [narrows] {python}\n#c2 {GraalPy} [narrows] {python}\n",
+                                             kb.lexicon))
+        assert set(staged.new_embeddable_nodes) == {"jython", "graalpy"} and staged.new_labels == {}
+        assert kb.vectors.get_vectors(["jython"])["jython"] == pytest.approx(kb.embedder.embed(["Jython"])[0], abs=1e-6)
