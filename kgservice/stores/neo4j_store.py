@@ -500,7 +500,7 @@ class Neo4jStore(GraphStore):
         if len(unit_facts_) <= self.stage_units:
             # ingest_new_nodes CREATEd exactly these rows in the committed transaction, so the
             # labels are the stored ones: the ingest embeds them without reading 15k nodes back
-            # (0.1 s per 10k units). Staged batches create nodes outside it: read back there.
+            # (0.5-0.9 s per 10k units). Staged batches create nodes outside it: read back there.
             label = {r["id"]: r["label"] for r in node_rows}
             report.new_labels.update((nid, label[nid]) for nid in fresh)
         report.units_added = len(new)
