@@ -165,23 +165,25 @@ class KnowledgeBase:
         processes wait for it (``KG_VECTOR_LOCK_WAIT``) instead of being locked out.
 
         A store whose last writer died before flushing (:attr:`VectorStore.lost_writes`) first
-        gets the vectors it lost back (:meth:`_restore_lost_vectors`)."""
+        gets the vectors it lost back (:meth:`restore_lost_vectors`)."""
         if "vectors" in self.__dict__ or self.settings.qdrant_url:
             vs = self.vectors
-            self._restore_lost_vectors(vs)
+            self.restore_lost_vectors(vs)
             yield vs
             return
         vs = self.open_vectors()
         try:
-            self._restore_lost_vectors(vs)
+            self.restore_lost_vectors(vs)
             yield vs
         finally:
             vs.close()
 
-    def _restore_lost_vectors(self, vs: VectorStore, batch: int = 256) -> int:
+    def restore_lost_vectors(self, vs: VectorStore | None = None, batch: int = 256) -> int:
         """After a writer crashed between writing vectors and flushing them, embed every
         entry/derived node the store lacks, under the write lock (rare: only after a crash;
-        the graph, written first, says which nodes should have one). Returns how many."""
+        the graph, written first, says which nodes should have one). Returns how many; 0 when
+        nothing was lost. ``vs``: an open writer (default: this knowledge base's store)."""
+        vs = self.vectors if vs is None else vs
         if not vs.lost_writes:
             return 0
         import numpy as np
@@ -195,6 +197,12 @@ class KnowledgeBase:
             part = missing[i:i + batch]
             vs.upsert([nid for nid, _ in part], np.asarray(self.embedder.embed([label for _, label in part])))
         vs.recovered()
+        if missing:  # these nodes can be vector hits again: every server's cached answers about them go (issue 15)
+            from kgservice.stores.changelog import record_change
+
+            ids = [nid for nid, _ in missing]
+            record_change(self.store, ids)
+            self.caches.invalidate(ids)
         return len(missing)
 
     @cached_property

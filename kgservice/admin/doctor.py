@@ -362,6 +362,11 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
             # every top-k result may differ now: every server's caches clear (issue 15)
             record_change(kb.store, [], everything=True)
         else:
+            # a writer that died before flushing: the knowledge base restores exactly that first
+            # (the next write would), so the vectors are not embedded twice
+            restored = kb.restore_lost_vectors()
+            if restored:
+                done["vectors_restored"] = restored
             have = kb.vectors.ids()
             stray = sorted(have - set(embeddable))
             if stray:

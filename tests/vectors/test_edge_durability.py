@@ -19,6 +19,7 @@ from kgservice.admin import doctor
 from kgservice.config import Settings
 from kgservice.notation import parse_units
 from kgservice.service import KnowledgeBase
+from kgservice.stores.changelog import SqliteChangeFeed
 from kgservice.vectors import EdgeVectorStore, edge_available
 
 pytestmark = pytest.mark.skipif(not edge_available(), reason="no qdrant-edge-py")
@@ -89,7 +90,14 @@ def test_a_writer_killed_before_its_flush_loses_only_that_batch_and_the_next_wri
     assert found.of("nodes_without_vectors") and "stopped before flushing" in found.vector_note
     before = kb.vectors.get_vectors(["alpha 0"])["alpha 0"]
 
+    feed = SqliteChangeFeed(kb.store.dir)
+    v0 = feed.version()
     kb.ingest_units(parse_units(THIRD, kb.lexicon))  # the next write restores what was lost first
+    changes = feed.since(v0, feed.version())
+    # the batch's graph change, then the restore (before the batch's own vectors): the restored
+    # nodes can be vector hits again, so every server's cached answers about them go
+    assert len(changes) == 2 and "epsilon" in changes[0].touched and "gamma 3" not in changes[0].touched
+    assert {"gamma 3", "delta 14"} <= set(changes[1].touched)
     assert kb.vectors.ids() == {n.id for n in kb.store.iter_nodes()}  # every node here is an entry node
     assert not vs.lost_writes and not vs.unflushed_path.exists()
     got = kb.vectors.get_vectors(["gamma 3", "alpha 0"])
@@ -108,7 +116,8 @@ def test_doctor_repair_restores_the_lost_vectors_and_clears_the_marker(tmp_path)
     _crash_during_second_ingest(data)
     kb = _kb(data)
     report = doctor.repair(kb)
-    assert report.repaired["vectors_embedded"] == 30 and report.after.ok
+    assert report.repaired["vectors_restored"] == 30 and report.repaired["vectors_embedded"] == 0
+    assert report.after.ok
     assert not kb.vectors.unflushed_path.exists()
     kb.close()
     again = _kb(data)
