@@ -244,6 +244,26 @@ def test_store_persists_and_detects_model_mismatch(tmp_path, backend):
 
 
 @pytest.mark.parametrize("backend", ON_DISK)
+def test_flush_makes_writes_durable_and_a_clean_writer_loses_nothing(tmp_path, backend):
+    """flush() (what the knowledge base calls after each batch) on every backend: idempotent,
+    and a store whose writers all flushed reopens with nothing lost (tests/vectors/
+    test_edge_durability.py kills a writer before its flush)."""
+    path = tmp_path / "vectors"
+    with open_vector_store(backend=backend, path=path, dim=4, model_name="m") as s:
+        assert not s.lost_writes
+        _fill(s)
+        s.flush()
+        s.flush()
+        s.delete(["c"])
+        s.flush()
+        assert not s.lost_writes
+    with open_vector_store(backend=backend, path=path, dim=4, model_name="m") as s:
+        assert not s.lost_writes and s.ids() == set(VECS) - {"c"}
+        s.recovered()  # nothing to forget: harmless
+        assert s.ids() == set(VECS) - {"c"}
+
+
+@pytest.mark.parametrize("backend", ON_DISK)
 def test_store_locked_by_another_process(tmp_path, backend):
     path = tmp_path / "vectors"
     holder = subprocess.Popen(
