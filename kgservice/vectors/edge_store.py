@@ -22,7 +22,8 @@ leaves it, and the next opener sees :attr:`lost_writes` - the shard itself reope
 flush (checked by a killed writer in tests/vectors), so what was lost is exactly some nodes'
 vectors, which the knowledge base embeds again from the graph before its next write
 (:meth:`KnowledgeBase.vector_writer`) and ``kg doctor`` reports meanwhile. Shards created
-before keep the log they were made with.
+before keep the log they were made with (qdrant-edge refuses to change ``wal_enabled`` on an
+existing shard).
 
 ``qdrant-edge-py`` is a binary wheel (abi3) published for Linux x86_64 (glibc >= 2.17),
 aarch64 (glibc >= 2.28) and musl, macOS x86_64/arm64 and Windows x86_64: a core dependency; :func:`edge_available` says whether it is
