@@ -186,8 +186,6 @@ class KnowledgeBase:
         vs = self.vectors if vs is None else vs
         if not vs.lost_writes:
             return 0
-        import numpy as np
-
         have = vs.ids()
         missing = [(n.id, n.label) for n in self.store.iter_nodes()
                    if n.kind is not NodeKind.LITERAL and n.id not in have]
@@ -195,7 +193,7 @@ class KnowledgeBase:
                     "node(s) again", vs, len(missing))
         for i in range(0, len(missing), batch):
             part = missing[i:i + batch]
-            vs.upsert([nid for nid, _ in part], np.asarray(self.embedder.embed([label for _, label in part])))
+            vs.upsert([nid for nid, _ in part], self.embedder.embed([label for _, label in part]))
         vs.recovered()
         if missing:  # these nodes can be vector hits again: every server's cached answers about them go (issue 15)
             from kgservice.stores.changelog import record_change

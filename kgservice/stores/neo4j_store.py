@@ -483,7 +483,8 @@ class Neo4jStore(GraphStore):
         node_rows = [{"id": nid, "label": nodes[nid][0], "kind": nodes[nid][1].value} for nid in sorted(nodes)]
         unit_facts_.sort(key=lambda uf: uf[0].id)
 
-        if len(unit_facts_) > self.stage_units:
+        staged = len(unit_facts_) > self.stage_units
+        if staged:
             unit_rows = [_unit_row(u, f) for u, f in unit_facts_]
             created, fresh = self._ingest_staged(node_rows, unit_rows, rel_rows, pairs, touched, progress,
                                                  alias_rows)
@@ -497,7 +498,7 @@ class Neo4jStore(GraphStore):
 
             with self._session(write=True) as session:
                 created, fresh = session.execute_write(work)
-        if len(unit_facts_) <= self.stage_units:
+        if not staged:
             # ingest_new_nodes CREATEd exactly these rows in the committed transaction, so the
             # labels are the stored ones: the ingest embeds them without reading 15k nodes back
             # (0.5-0.9 s per 10k units). Staged batches create nodes outside it: read back there.

@@ -12,8 +12,8 @@ import time
 import zlib
 from pathlib import Path
 
-from kgservice.stores.base import StoreDamaged, StoreError
 from kgservice.disk import fsync_dir
+from kgservice.stores.base import StoreDamaged, StoreError
 from kgservice.stores.embedded.journal import (_FRAME, _FRAME_TAG, _HEADER, _JOURNAL_MAGIC, JOURNAL, SNAPSHOT,
                                                read_snapshot)
 from kgservice.stores.embedded.graph import split_batch
