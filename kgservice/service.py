@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -235,14 +235,24 @@ class KnowledgeBase:
         `kg doctor --repair` embeds the missing nodes; vectors never point at absent nodes."""
         if self.settings.read_only:
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
+        from kgservice.stores.validate import paused_gc
+        from kgservice.vectors.embedder import runs_in_process
+
         warm = self._warm_embedder() if embed else None
-        try:
-            report = self.store.ingest(units, progress=progress)
-        finally:
-            if warm is not None:
-                warm.join()
-        if embed and report.new_embeddable_nodes:
-            self.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
+        # The collector is held off for the whole batch when the model runs in-process (its
+        # batches allocate no cycles): otherwise its first full pass after the graph write
+        # lands in the embedding loop and walks the caller's parsed batch too (80k pydantic
+        # objects per 10k units: 0.10-0.15 s of a 5 s ingest). The pass still comes, after
+        # the batch: over what the store keeps, once the caller has dropped its units
+        # (0.03 s instead of 0.09, scripts/bench/embed_phases.py).
+        with paused_gc() if embed and runs_in_process(self.embedder) else nullcontext():
+            try:
+                report = self.store.ingest(units, progress=progress)
+            finally:
+                if warm is not None:
+                    warm.join()
+            if embed and report.new_embeddable_nodes:
+                self.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
         self.caches.invalidate(report.touched_nodes)
         return report
 
@@ -457,7 +467,7 @@ class KnowledgeBase:
     def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384,
                     known: Mapping[str, str] | None = None) -> int:
         """Embed these nodes' labels and store their vectors: the model runs first (no vector
-        lock held), then every ``flush`` vectors go to the store in one upsert. If the model
+        lock held), then every ``flush`` vectors go to the store in one writer session. If the model
         fails part-way, the vectors already computed are stored before the error propagates
         (``kg doctor --repair`` embeds the rest).
 
@@ -478,12 +488,17 @@ class KnowledgeBase:
                 for i in range(0, len(part), batch):
                     vecs.append(self.embedder.embed([label for _, label in part[i:i + batch]]))
             finally:
-                done = part[:sum(len(v) for v in vecs)]
-                if done:
+                if vecs:
                     with self.vector_writer() as vs:
-                        # the payload is the node id alone (prepare_upsert): label and kind live in the
-                        # graph, and two more strings per point cost 0.08 s per 15k vectors on edge
-                        vs.upsert([nid for nid, _ in done], np.concatenate(vecs))
+                        # upserts of ~1024 rows (a server's request size): joining all of them
+                        # first cost a fresh 30 MB array per 15k x 512 (0.03-0.05 s). The payload is
+                        # the node id alone (prepare_upsert): label and kind live in the graph, and
+                        # two more strings per point cost 0.08 s per 15k vectors on edge
+                        per, at = max(1, 1024 // batch), 0
+                        for g in range(0, len(vecs), per):
+                            m = np.concatenate(vecs[g:g + per])
+                            vs.upsert([nid for nid, _ in part[at:at + len(m)]], m)
+                            at += len(m)
                         vs.optimize()  # edge: indexes segments past its threshold; else a no-op
                         vs.flush()  # durable before the call returns, also when the store stays open
         return len(nodes)

@@ -172,8 +172,13 @@ def prepare_batch(
     live_about: Callable[[list[str]], Iterable[Unit]] | None = None,
     duplicates: dict[str, str] | None = None,
     aliases: Callable[[list[str]], dict[str, str]] | None = None,
+    *,
+    stamp: bool = True,
 ) -> tuple[list[Unit], int]:
     """Return (new units stamped with ingested_at, number already stored unchanged).
+    ``stamp=False``: the new units as given, for a store that writes :func:`ingest_stamp`
+    into its own records (copying 10k models to set one field cost the embedded store
+    ~0.03 s per batch).
 
     With ``live_about`` (subject node ids -> the stored live units about them) and a
     ``duplicates`` dict, a new unit stating the same fact (:func:`fact_key`) as a live stored
@@ -234,8 +239,15 @@ def prepare_batch(
     problems.extend(_cycles({u.id: u.supersedes for u in new}))
     if problems:
         raise IngestConflict("batch rejected, nothing stored:\n  " + "\n  ".join(problems))
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    return [u if u.ingested_at else _stamped(u, stamp) for u in new], unchanged
+    if not stamp:
+        return new, unchanged
+    now = ingest_stamp()
+    return [u if u.ingested_at else _stamped(u, now) for u in new], unchanged
+
+
+def ingest_stamp() -> str:
+    """``ingested_at`` of the units a batch adds (those that come without one)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _resolve_aliases(by_id: dict[str, Unit], refs: dict[str, list[str]], stored: dict[str, Unit],

@@ -56,6 +56,7 @@ __all__ = [
     "LiteLLMEmbedder",
     "PackagedEmbedder",
     "make_embedder",
+    "runs_in_process",
 ]
 
 
@@ -347,6 +348,14 @@ class LiteLLMEmbedder:
 
 
 # --------------------------------------------------------------------------- factory
+
+
+def runs_in_process(embedder: Embedder) -> bool:
+    """Whether ``embed`` computes here (a packaged model, hashing) rather than waiting on a
+    hosted model: an in-process model's batches allocate no reference cycles, so an ingest
+    may hold the cyclic collector off while it runs (:meth:`KnowledgeBase.ingest_units`);
+    a network client's retries and responses do make cycles, for minutes on a big batch."""
+    return not isinstance(embedder, LiteLLMEmbedder)
 
 
 def make_embedder(spec: str = "default") -> Embedder:

@@ -85,8 +85,9 @@ class _Interner:
         return lab if lab is not None and lab == text else self(text)
 
 
-def _compact(u: Unit, facts: Any, strs: _Interner) -> tuple[tuple, tuple]:
-    """(unit record, facts record): what the journal and the in-memory state hold per unit."""
+def _compact(u: Unit, facts: Any, strs: _Interner, stamp: str | None = None) -> tuple[tuple, tuple]:
+    """(unit record, facts record): what the journal and the in-memory state hold per unit;
+    ``stamp`` is its ``ingested_at`` when the unit has none."""
     d = u.__dict__
     table, labels = strs.table, strs.labels
     intern = strs.__call__
@@ -106,7 +107,7 @@ def _compact(u: Unit, facts: Any, strs: _Interner) -> tuple[tuple, tuple]:
         lab = table.get(subject) or intern(subject)
     rec = (d["id"], lab, table.get(d["predicate"]) or intern(d["predicate"]), intern(d["family"]),
            intern(d["kind"]), d["inverse"], tuple(args), mods, tuple(d["supersedes"]), intern(d["doc"]),
-           intern(d["mode"]), intern(d["ingested_at"]))
+           intern(d["mode"]), intern(d["ingested_at"] or stamp))
     nodes = []
     for nid, (text, k) in facts.nodes.items():
         lab = labels.get(nid)

@@ -16,7 +16,7 @@ from kgservice.stores.embedded.journal import JOURNAL, SNAPSHOT, JournaledStore
 from kgservice.stores.embedded.recovery import finish_interrupted_swap
 from kgservice.stores.embedded.records import _NODE_KIND, _compact, _Interner, _model, _unit_from
 from kgservice.stores.facts import unit_facts
-from kgservice.stores.validate import paused_gc, prepare_batch
+from kgservice.stores.validate import ingest_stamp, paused_gc, prepare_batch
 
 
 class EmbeddedStore(JournaledStore, GraphStore):
@@ -48,7 +48,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
         new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
                                        lambda subjects: [_unit_from(s.units[u]) for n in subjects
                                                          for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
-                                       dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases})
+                                       dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases}, stamp=False)
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         # merged duplicates are remembered (in the batch's own journal record) so a later
         # batch can supersede or refer to them by the id they came with
@@ -59,7 +59,8 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 s.aliases.update(fresh)
             return report
         strs = _Interner(s.labels)
-        records = [_compact(u, unit_facts(u), strs) for u in new]
+        stamp = ingest_stamp()
+        records = [_compact(u, unit_facts(u), strs, stamp) for u in new]
         # cache coherence (issue 15): log the touched nodes before the batch is durable (see stores/changelog.py)
         logged = {nid for _, facts in records for nid, _, _ in facts[1]}
         for u in new:  # a superseded unit's edges are retired: their ends change too, mentioned or not
