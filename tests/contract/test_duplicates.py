@@ -214,3 +214,19 @@ def test_neo4j_sends_validation_reads_before_validating(store, ingest, monkeypat
     assert store.get_units(["i"]) == []
     r = ingest("#i {dogs} [are] {loyal}\n#j {cats} [are] {cute}\n", doc="good.units")
     assert r.units_added == 1 and r.duplicates == {"j": "h"}
+
+
+def test_new_units_get_an_ingest_stamp_and_given_stamps_are_kept(store, lexicon):
+    """Both stores stamp ``ingested_at`` on the units a batch adds (the embedded one writes
+    the stamp into its records instead of copying each unit) and keep a stamp a unit brings
+    (a restored backup)."""
+    from datetime import datetime
+
+    from kgservice.notation import parse_units
+
+    given = "2025-01-02T03:04:05+00:00"
+    a, b = parse_units("#a {cat} [is a] {mammal}\n#b {dog} [is a] {mammal}\n", lexicon, doc="s.units")
+    store.ingest([a, b.model_copy(update={"ingested_at": given})])
+    got = {u.id: u.ingested_at for u in store.iter_units()}
+    assert got["b"] == given
+    assert got["a"] is not None and datetime.fromisoformat(got["a"]).tzinfo is not None

@@ -106,3 +106,50 @@ def test_both_stores_hand_over_the_labels_they_stored(bare_kb, monkeypatch):
                                              kb.lexicon))
         assert set(staged.new_embeddable_nodes) == {"jython", "graalpy"} and staged.new_labels == {}
         assert kb.vectors.get_vectors(["jython"])["jython"] == pytest.approx(kb.embedder.embed(["Jython"])[0], abs=1e-6)
+
+
+def test_vectors_land_on_their_own_nodes_across_upsert_groups(tmp_path):
+    """embed_nodes upserts the model's batches in groups of ~1024 rows (no one big join): every
+    node, in every group and in the uneven last one, gets its own label's vector."""
+    kb = KnowledgeBase(Settings(data_dir=tmp_path / "kb", embedder="hash:32"))
+    text = "".join(f"#u{i} {{item {i}}} [is a] {{thing}}\n" for i in range(2345))
+    report = kb.ingest_units(parse_units(text, kb.lexicon), embed=False)
+    ids = report.new_embeddable_nodes
+    assert kb.embed_nodes(ids, batch=100, known=report.new_labels) == len(ids) == 2346
+    got = kb.vectors.get_vectors(ids)
+    want = kb.embedder.embed([report.new_labels[i] for i in ids])
+    assert all(got[nid] == pytest.approx(want[k], abs=1e-6) for k, nid in enumerate(ids))
+    kb.close()
+
+
+def test_the_collector_is_held_off_while_an_in_process_model_embeds_an_ingest(tmp_path):
+    """kb.ingest_units keeps the cyclic GC off through the graph write and the embedding when
+    the model runs in-process (its first full pass would otherwise walk the caller's parsed
+    batch), and leaves it on for a hosted model (whose network retries make cycles)."""
+    import gc
+
+    from kgservice.vectors.embedder import HashEmbedder, LiteLLMEmbedder, runs_in_process
+
+    seen: list[bool] = []
+
+    class Local(HashEmbedder):
+        def embed(self, texts):
+            seen.append(gc.isenabled())
+            return super().embed(texts)
+
+    class Hosted(LiteLLMEmbedder):  # embeds with the hash model: no network in tests
+        def embed(self, texts):
+            seen.append(gc.isenabled())
+            return HashEmbedder(32).embed(texts)
+
+    assert gc.isenabled()
+    hosted = Hosted("example/embedder", dim=32)
+    assert runs_in_process(Local(32)) and not runs_in_process(hosted)
+    for embedder, held in ((Local(32), True), (hosted, False)):
+        seen.clear()
+        kb = KnowledgeBase(Settings(data_dir=tmp_path / type(embedder).__name__, embedder="hash:32"))
+        kb.__dict__["embedder"] = embedder
+        kb.ingest_units(parse_units(UNITS, kb.lexicon))
+        assert seen and all(on is not held for on in seen), (type(embedder).__name__, seen)
+        assert gc.isenabled()  # back on after the batch
+        kb.close()
