@@ -265,7 +265,8 @@ class Caches:
 
         def op() -> int:
             n = 0
-            if ids:
+            # an empty cache has nothing to drop: skip ~60 lookups per 30k touched nodes (an ingest's)
+            if ids and self._db.execute("SELECT 1 FROM entries LIMIT 1").fetchone():
                 n += self._delete(self.entries_depending_on(ids | {ANY_INGEST}))
                 n += self._delete(self._topk_entered(ids))
             self._record_store_state()
