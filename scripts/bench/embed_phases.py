@@ -8,7 +8,7 @@ Each round runs one child per code tree (alternated, so machine noise hits all o
 process with the store and query caches open and the default embedder loaded and warm, which times ``KnowledgeBase.ingest_units``
 of the first N units of the 1M corpus (``embed_ingest.py`` builds them) into an empty store
 on the embedded default (qdrant-edge), and inside it the embedder's own calls, the graph
-write, the vector upsert, the vector store's open/close and the cyclic GC. The ratio the
+write, the vector upsert, the vector store's open/close, its index build and the cyclic GC. The ratio the
 target speaks of ("ingest >= 80 % of the embedder's own labels/s") is then embedding time /
 ingest wall time of the *same* ingest, so a load change between two processes cannot bend it.
 Set ``OPENBLAS_NUM_THREADS`` (before start) to compare thread counts. ``--embed-only``: the
@@ -79,6 +79,7 @@ def child(code: Path, units: int) -> dict:
     wrap(es.EdgeVectorStore, "upsert", "upsert_s")
     wrap(es.EdgeVectorStore, "__init__", "vector_open_s")
     wrap(es.EdgeVectorStore, "close", "vector_close_s")  # includes its own flush (a no-op after embed_nodes')
+    wrap(es.EdgeVectorStore, "optimize", "vector_optimize_s")  # the HNSW build, once a segment passes INDEX_KB
     if hasattr(es.EdgeVectorStore, "flush"):  # trees from before the store ran without a write-ahead log have none
         wrap(es.EdgeVectorStore, "flush", "vector_flush_s")
     gc.callbacks.append(on_gc)
@@ -132,6 +133,7 @@ def main() -> int:
                   f"-> {x['ratio']:.0%} | overhead {x['overhead_s']:.2f}: graph write {x['graph_write_s']:.2f}, "
                   f"upsert {x['upsert_s']:.2f}, flush {x.get('vector_flush_s', 0):.2f}, "
                   f"vector open/close {x['vector_open_s'] + x['vector_close_s']:.2f}, "
+                  f"index build {x.get('vector_optimize_s', 0):.2f}, "
                   f"GC {x['gc_s']:.2f} | {x['labels']} labels, load {x['load']:.1f}", flush=True)
     return 0
 
