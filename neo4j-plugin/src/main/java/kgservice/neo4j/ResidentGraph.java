@@ -11,9 +11,6 @@ import org.neo4j.internal.kernel.api.NodeCursor;
 import org.neo4j.internal.kernel.api.PropertyCursor;
 import org.neo4j.internal.kernel.api.Read;
 import org.neo4j.internal.kernel.api.RelationshipTraversalCursor;
-import org.neo4j.internal.kernel.api.TokenRead;
-import org.neo4j.kernel.api.KernelTransaction;
-import org.neo4j.kernel.impl.coreapi.InternalTransaction;
 import org.neo4j.storageengine.api.PropertySelection;
 import org.neo4j.storageengine.api.RelationshipSelection;
 import org.neo4j.token.api.TokenConstants;
@@ -121,20 +118,16 @@ final class ResidentGraph {
 
     /** Run {@code work} with cursors of the caller's transaction. */
     <T> T withCursors(Transaction tx, Work<T> work) {
-        KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
-        var cursors = ktx.cursors();
-        var ctx = ktx.cursorContext();
-        var mem = ktx.memoryTracker();
-        read = ktx.dataRead();
-        TokenRead tokens = ktx.tokenRead();
-        idKey = tokens.propertyKey("id");
-        liveKey = tokens.propertyKey("live");
-        nodeLabel = tokens.nodeLabel(Graph.NODE.name());
-        typeIds = Graph.spreadTypeIds(tokens);
+        KernelReads k = new KernelReads(tx);
+        read = k.read;
+        idKey = k.idKey;
+        liveKey = k.liveKey;
+        nodeLabel = k.tokens.nodeLabel(Graph.NODE.name());
+        typeIds = k.typeIds;
         select = Graph.spreadSelections(typeIds);
-        try (NodeCursor nodeCursor = cursors.allocateNodeCursor(ctx, mem);
-             RelationshipTraversalCursor relCursor = cursors.allocateRelationshipTraversalCursor(ctx, mem);
-             PropertyCursor propCursor = cursors.allocatePropertyCursor(ctx, mem)) {
+        try (NodeCursor nodeCursor = k.nodeCursor();
+             RelationshipTraversalCursor relCursor = k.relationshipCursor();
+             PropertyCursor propCursor = k.propertyCursor()) {
             nc = nodeCursor;
             rc = relCursor;
             props = propCursor;
@@ -150,12 +143,11 @@ final class ResidentGraph {
     /** Relationship counts of the five spreading types (the count store: O(1)); a guard that
      *  notices edges created or deleted behind the change log's back. */
     static long[] relCounts(Transaction tx) {
-        KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
-        int[] types = Graph.spreadTypeIds(ktx.tokenRead());
+        KernelReads kr = new KernelReads(tx);
         long[] c = new long[KINDS];
         for (int k = 0; k < KINDS; k++) {
-            int t = types[k];
-            c[k] = t == TokenConstants.NO_TOKEN ? 0 : ktx.dataRead().countsForRelationship(TokenConstants.ANY_LABEL, t, TokenConstants.ANY_LABEL);
+            int t = kr.typeIds[k];
+            c[k] = t == TokenConstants.NO_TOKEN ? 0 : kr.read.countsForRelationship(TokenConstants.ANY_LABEL, t, TokenConstants.ANY_LABEL);
         }
         return c;
     }
@@ -163,14 +155,14 @@ final class ResidentGraph {
     /** A generous estimate of the graph's heap (plus one call's work arrays) from the count
      *  store, checked before the first build so a server too small for it keeps walking. */
     static long estimateBytes(Transaction tx) {
-        KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
-        int label = ktx.tokenRead().nodeLabel(Graph.NODE.name());
-        long nodes = label == TokenConstants.NO_TOKEN ? 0 : ktx.dataRead().countsForNode(label);
+        KernelReads k = new KernelReads(tx);
+        int label = k.tokens.nodeLabel(Graph.NODE.name());
+        long nodes = label == TokenConstants.NO_TOKEN ? 0 : k.read.countsForNode(label);
         long rels = 0;
         for (long c : relCounts(tx)) {
             rels += c;
         }
-        long all = ktx.dataRead().countsForNode(TokenConstants.ANY_LABEL);
+        long all = k.read.countsForNode(TokenConstants.ANY_LABEL);
         // per node: ref 8, flags 1, degree 4, 5 row offsets 20, overlay slot 8, id ~40, stamp 4, work 25;
         // denseOf over every node id; two rows per edge at most; a build's temporary id strings
         return nodes * (110 + 90) + all * 5 + rels * 8;
@@ -400,10 +392,8 @@ final class ResidentGraph {
     boolean patch(Transaction tx, Iterable<String> touched) {
         long t0 = System.nanoTime();
         return withCursors(tx, () -> {
-            KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
-            var cursors = ktx.cursors();
-            try (NodeCursor s = cursors.allocateNodeCursor(ktx.cursorContext(), ktx.memoryTracker());
-                 PropertyCursor sp = cursors.allocatePropertyCursor(ktx.cursorContext(), ktx.memoryTracker())) {
+            KernelReads k = new KernelReads(tx);
+            try (NodeCursor s = k.nodeCursor(); PropertyCursor sp = k.propertyCursor()) {
                 side = s;
                 sideProps = sp;
                 appended = new ArrayDeque<>();

@@ -12,9 +12,6 @@ import org.neo4j.internal.kernel.api.NodeCursor;
 import org.neo4j.internal.kernel.api.PropertyCursor;
 import org.neo4j.internal.kernel.api.Read;
 import org.neo4j.internal.kernel.api.RelationshipTraversalCursor;
-import org.neo4j.internal.kernel.api.TokenRead;
-import org.neo4j.kernel.api.KernelTransaction;
-import org.neo4j.kernel.impl.coreapi.InternalTransaction;
 import org.neo4j.storageengine.api.PropertySelection;
 import org.neo4j.storageengine.api.RelationshipSelection;
 import org.neo4j.values.storable.BooleanValue;
@@ -97,23 +94,17 @@ final class SpreadEngine {
     }
 
     Result run(Map<String, Double> seeds, Params p) {
-        KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
-        var cursors = ktx.cursors();
-        var ctx = ktx.cursorContext();
-        var mem = ktx.memoryTracker();
-        read = ktx.dataRead();
-        TokenRead tokens = ktx.tokenRead();
-        idKey = tokens.propertyKey("id");
-        int liveKey = tokens.propertyKey("live");
-        int[] typeIds = Graph.spreadTypeIds(tokens);
-        try (NodeCursor nc = cursors.allocateNodeCursor(ctx, mem);
-             RelationshipTraversalCursor rc = cursors.allocateRelationshipTraversalCursor(ctx, mem);
-             PropertyCursor liveProps = cursors.allocatePropertyCursor(ctx, mem);
-             NodeCursor idNodeCursor = cursors.allocateNodeCursor(ctx, mem);
-             PropertyCursor idPropCursor = cursors.allocatePropertyCursor(ctx, mem)) {
+        KernelReads k = new KernelReads(tx);
+        read = k.read;
+        idKey = k.idKey;
+        try (NodeCursor nc = k.nodeCursor();
+             RelationshipTraversalCursor rc = k.relationshipCursor();
+             PropertyCursor liveProps = k.propertyCursor();
+             NodeCursor idNodeCursor = k.nodeCursor();
+             PropertyCursor idPropCursor = k.propertyCursor()) {
             idNode = idNodeCursor;
             idProps = idPropCursor;
-            return walk(seeds, p, nc, rc, liveProps, liveKey, typeIds);
+            return walk(seeds, p, nc, rc, liveProps, k.liveKey, k.typeIds);
         } finally {
             idNode = null;
             idProps = null;
