@@ -270,7 +270,10 @@ class KnowledgeBase:
 
     def ingest_unit_files(self, files: Sequence[Path], embed: bool = True,
                           progress: Callable[[int], None] | None = None) -> IngestReport:
-        """Unit files (``.units``): all parsed before anything is stored, one batch."""
+        """Unit files (``.units``): all parsed before anything is stored, one batch. The
+        embedding model loads meanwhile (in :meth:`ingest_units`, which waits for it)."""
+        if embed:
+            self._warm_embedder()
         return self.ingest_units(self.parse_unit_files(files), embed=embed, progress=progress)
 
     def ingest_text(self, paths: Path | str | Sequence[Path | str], mode: str | None = None, *,
@@ -448,9 +451,15 @@ class KnowledgeBase:
         return self.caches.clear()
 
     def _warm_embedder(self):
-        """Load the embedding model in a thread while the graph batch is written (both take
-        about a second; the model is needed right after). Errors surface on first real use."""
+        """Load the embedding model in a thread while the batch is parsed and the graph batch
+        written (the default model takes ~0.9 s; it is needed right after). One thread per
+        knowledge base: a later call gets the same (finished) one. Errors surface on first
+        real use."""
         import threading
+
+        t = self.__dict__.get("_warm_thread")
+        if t is not None:
+            return t
 
         def load() -> None:
             try:
@@ -460,7 +469,7 @@ class KnowledgeBase:
             except Exception:  # reported by embed_nodes, where the model is used
                 pass
 
-        t = threading.Thread(target=load, name="kg-embedder-warmup", daemon=True)
+        t = self.__dict__["_warm_thread"] = threading.Thread(target=load, name="kg-embedder-warmup", daemon=True)
         t.start()
         return t
 
