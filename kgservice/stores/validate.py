@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import gc
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -236,7 +237,7 @@ def prepare_batch(
                 problems.append(f"unit #{u.id} refers to #{ref} in a modifier row, which is neither in this batch nor stored")
     if live_about is not None and duplicates is not None and new:
         new = _merge_duplicates(new, live_about, duplicates)
-    problems.extend(_cycles({u.id: u.supersedes for u in new}))
+    problems.extend(_cycles({u.id: u.supersedes for u in new if u.supersedes}))  # the others end every path
     if problems:
         raise IngestConflict("batch rejected, nothing stored:\n  " + "\n  ".join(problems))
     if not stamp:
@@ -291,11 +292,17 @@ def _resolve_aliases(by_id: dict[str, Unit], refs: dict[str, list[str]], stored:
 def _merge_duplicates(new: list[Unit], live_about: Callable[[list[str]], Iterable[Unit]],
                       duplicates: dict[str, str]) -> list[Unit]:
     referenced = {r for u in new for r in u.supersedes} | {m.value.unit for u in new for m in u.mods if m.value.unit}
+    about = Counter(_nid(u.subject) for u in new)
     seen: dict[tuple, str] = {}
-    for old in live_about(sorted({_nid(u.subject) for u in new})):
+    for old in live_about(sorted(about)):
         seen.setdefault(fact_key(old), old.id)
+    stored_about = {key[0] for key in seen}  # fact_key starts with the subject id
     kept = []
     for u in new:
+        subject = _nid(u.subject)
+        if about[subject] == 1 and subject not in stored_about:
+            kept.append(u)  # the only fact about its subject: nothing to compare with (most units)
+            continue
         key = fact_key(u)
         first = seen.get(key)
         if first is not None and not u.supersedes and u.id not in referenced:
