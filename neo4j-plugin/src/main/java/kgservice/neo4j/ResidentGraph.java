@@ -63,6 +63,7 @@ final class ResidentGraph {
     int lastPatchNodes;
 
     // kernel access while building / patching (one transaction's cursors)
+    private KernelReads kernel; // set while withCursors runs
     private Read read;
     private NodeCursor nc;
     private RelationshipTraversalCursor rc;
@@ -118,7 +119,7 @@ final class ResidentGraph {
 
     /** Run {@code work} with cursors of the caller's transaction. */
     <T> T withCursors(Transaction tx, Work<T> work) {
-        KernelReads k = new KernelReads(tx);
+        KernelReads k = kernel = new KernelReads(tx);
         read = k.read;
         idKey = k.idKey;
         liveKey = k.liveKey;
@@ -137,6 +138,7 @@ final class ResidentGraph {
             rc = null;
             props = null;
             read = null;
+            kernel = null;
         }
     }
 
@@ -392,8 +394,7 @@ final class ResidentGraph {
     boolean patch(Transaction tx, Iterable<String> touched) {
         long t0 = System.nanoTime();
         return withCursors(tx, () -> {
-            KernelReads k = new KernelReads(tx);
-            try (NodeCursor s = k.nodeCursor(); PropertyCursor sp = k.propertyCursor()) {
+            try (NodeCursor s = kernel.nodeCursor(); PropertyCursor sp = kernel.propertyCursor()) {
                 side = s;
                 sideProps = sp;
                 appended = new ArrayDeque<>();
