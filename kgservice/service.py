@@ -238,19 +238,17 @@ class KnowledgeBase:
         from kgservice.stores.validate import paused_gc
         from kgservice.vectors.embedder import runs_in_process
 
-        warm = self._warm_embedder() if embed else None
         # The collector is held off for the whole batch when the model runs in-process (its
         # batches allocate no cycles): otherwise its first full pass after the graph write
         # lands in the embedding loop and walks the caller's parsed batch too (80k pydantic
         # objects per 10k units: 0.10-0.15 s of a 5 s ingest). The pass still comes, after
         # the batch: over what the store keeps, once the caller has dropped its units
         # (0.03 s instead of 0.09, scripts/bench/embed_phases.py).
+        # The model loads on first use, in embed_nodes: loading it in a thread beside the graph
+        # write gained nothing (both hold the GIL; a cold 3k-unit `kg ingest` 2.4-3.0 s with it,
+        # 2.4-2.6 s without) and made a batch with nothing new wait for it (0.6 -> 1.45 s).
         with paused_gc() if embed and runs_in_process(self.embedder) else nullcontext():
-            try:
-                report = self.store.ingest(units, progress=progress)
-            finally:
-                if warm is not None:
-                    warm.join()
+            report = self.store.ingest(units, progress=progress)
             if embed and report.new_embeddable_nodes:
                 self.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
         self.caches.invalidate(report.touched_nodes)
@@ -270,10 +268,7 @@ class KnowledgeBase:
 
     def ingest_unit_files(self, files: Sequence[Path], embed: bool = True,
                           progress: Callable[[int], None] | None = None) -> IngestReport:
-        """Unit files (``.units``): all parsed before anything is stored, one batch. The
-        embedding model loads meanwhile (in :meth:`ingest_units`, which waits for it)."""
-        if embed:
-            self._warm_embedder()
+        """Unit files (``.units``): all parsed before anything is stored, one batch."""
         return self.ingest_units(self.parse_unit_files(files), embed=embed, progress=progress)
 
     def ingest_text(self, paths: Path | str | Sequence[Path | str], mode: str | None = None, *,
@@ -449,29 +444,6 @@ class KnowledgeBase:
     def clear_caches(self) -> int:
         """Drop every cache entry (graph, vectors and document ledger untouched); returns how many."""
         return self.caches.clear()
-
-    def _warm_embedder(self):
-        """Load the embedding model in a thread while the batch is parsed and the graph batch
-        written (the default model takes ~0.9 s; it is needed right after). One thread per
-        knowledge base: a later call gets the same (finished) one. Errors surface on first
-        real use."""
-        import threading
-
-        t = self.__dict__.get("_warm_thread")
-        if t is not None:
-            return t
-
-        def load() -> None:
-            try:
-                e = self.embedder
-                if hasattr(e, "load"):
-                    e.load()
-            except Exception:  # reported by embed_nodes, where the model is used
-                pass
-
-        t = self.__dict__["_warm_thread"] = threading.Thread(target=load, name="kg-embedder-warmup", daemon=True)
-        t.start()
-        return t
 
     def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384,
                     known: Mapping[str, str] | None = None) -> int:

