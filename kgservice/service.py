@@ -246,7 +246,7 @@ class KnowledgeBase:
         # (0.03 s instead of 0.09, scripts/bench/embed_phases.py).
         # The model loads on first use, in embed_nodes: loading it in a thread beside the graph
         # write gained nothing (both hold the GIL; a cold 3k-unit `kg ingest` 2.4-3.0 s with it,
-        # 2.4-2.6 s without) and made a batch with nothing new wait for it (0.6 -> 1.45 s).
+        # 2.4-2.6 s without) and made a batch with nothing new wait for it (0.7 -> 1.45 s).
         with paused_gc() if embed and runs_in_process(self.embedder) else nullcontext():
             report = self.store.ingest(units, progress=progress)
             if embed and report.new_embeddable_nodes:
