@@ -42,7 +42,9 @@ if TYPE_CHECKING:
     from kgservice.expansion.lexical import LexicalUnits
     from kgservice.expansion.retrieve import Retrieval
     from kgservice.admin.doctor import DoctorReport
+    from kgservice.apikeys.store import KeyStore
     from kgservice.caches import Caches
+    from kgservice.jobs.queue import JobQueue
     from kgservice.expansion.directed import DirectedResult
     from kgservice.llm import LLM
     from kgservice.pipeline.ingest import Progress, TextIngestReport
@@ -121,9 +123,26 @@ class KnowledgeBase:
 
     @cached_property
     def caches(self) -> Caches:
-        from kgservice.caches import open_caches
+        """The caches, persisted next to the store (``<data_dir>/caches.sqlite3``).
 
-        return open_caches(self)
+        Kept coherent with the store through its change log (:mod:`kgservice.stores.changelog`);
+        a store without one falls back to the unit count as the fingerprint (units are never
+        deleted, so it changes exactly when units are added). The top-k bar check uses the
+        vector store only if this process already opened it (it has, whenever an ingest just
+        embedded new nodes)."""
+        from kgservice.caches import CACHE_FILE, Caches
+
+        store = self.store
+        clock = store.version_clock()  # shared with the label and BM25 indexes: one read per request
+        feed = clock.feed if clock is not None else None
+        return Caches(
+            self.settings.data_dir / CACHE_FILE,
+            store_state=None if feed is not None else (lambda: int(store.counts().get("units", 0))),
+            vectors=self.vectors_if_open,
+            changes=feed,
+            read_only=self.settings.read_only,
+            clock=clock,
+        )
 
     @cached_property
     def llm(self) -> LLM:
@@ -204,11 +223,39 @@ class KnowledgeBase:
         return len(missing)
 
     @cached_property
-    def jobs(self):
-        """The durable ingest-job queue (kgservice/jobs): Neo4j (:KgJob) nodes or <data_dir>/jobs.sqlite3."""
-        from kgservice.jobs import open_jobs
+    def jobs(self) -> JobQueue:
+        """The durable ingest-job queue (:mod:`kgservice.jobs`), kept by the store's backend; a
+        units payload is parsed at submit time, so bad notation is refused before it is queued."""
+        from kgservice.jobs.queue import DEFAULT_MAX_ATTEMPTS
+        from kgservice.jobs.run import validate_payload
 
-        return open_jobs(self)
+        return self.store.job_queue(self.settings.data_dir,
+                                    validate=lambda kind, payload: validate_payload(self, kind, payload),
+                                    read_only=self.settings.read_only, max_attempts=DEFAULT_MAX_ATTEMPTS)
+
+    def key_store(self) -> KeyStore:
+        """The API keys, kept by the store's backend, so every server sharing the store agrees.
+        It shares the caches' version clock (one version read per request serves both) when
+        the store keeps a change log, and a key change moves that version."""
+        from kgservice.stores.changelog import bump_version
+
+        clock = self.caches.clock
+        bump = (lambda: bump_version(self.store)) if clock is not None else None
+        return self.store.key_store(self.settings.data_dir, clock=clock, bump=bump,
+                                    read_only=self.settings.read_only)
+
+    def forget_opened(self) -> None:
+        """Close and drop what this knowledge base opened on its files (store, vectors, caches)
+        and the indexes built from the old store object (label index, BM25 units), which hold
+        it: each reopens on next use (after ``kg restore --replace`` or a salvage swapped the
+        files)."""
+        for name in ("caches", "vectors", "entry_finder", "lexical_units", "store"):
+            obj = self.__dict__.pop(name, None)
+            if obj is not None and hasattr(obj, "close"):
+                try:
+                    obj.close()
+                except Exception:
+                    pass
 
     def spread_params(self, **over: float | int) -> SpreadParams:
         """Spreading parameters: τ from the lexicon, the rest from settings; a falsy override keeps the setting."""

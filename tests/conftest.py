@@ -7,6 +7,7 @@ this). Locally, without KG_TEST_NEO4J_URI, they are skipped with a reason; under
 
 from __future__ import annotations
 
+from tests.neo4j_helpers import wipe_all
 import os
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def store(request, tmp_path: Path):
         s.close()
     else:
         s = request.getfixturevalue("neo4j_connection")
-        s.wipe_all_for_tests()
+        wipe_all(s)
         yield s
 
 
@@ -67,7 +68,7 @@ def bare_kb(request, tmp_path: Path):
 
     over = {}
     if request.param == "neo4j":
-        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()
+        wipe_all(request.getfixturevalue("neo4j_connection"))
         over = {"backend": "neo4j", "neo4j_uri": os.environ["KG_TEST_NEO4J_URI"],
                 "neo4j_user": os.environ.get("KG_NEO4J_USER", "neo4j"), "neo4j_password": os.environ.get("NEO4J_PASSWORD")}
     k = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", **over))

@@ -38,6 +38,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from kgservice.model import Node, NodeKind, Unit
+from kgservice.stores.factory import in_process
 from kgservice.notation.serializer import format_unit
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
 from kgservice.stores.validate import prepare_batch
@@ -279,7 +280,7 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); restore refused")
     d = read_dump(path)
     check_units(d, kb.lexicon, path)
-    if replace and kb.settings.backend == "embedded":
+    if replace and in_process(kb.settings):
         return _replace_beside(kb, d, path, embed=embed, progress=progress)
     store: GraphStore = kb.store
     before = store.counts().get("units", 0)
@@ -349,7 +350,7 @@ def _replace_beside(kb: KnowledgeBase, d: Dump, path: Path | str, *, embed: bool
     except OSError as exc:
         raise StoreError(f"restore failed while building the new store beside the old one ({exc}); the old "
                          "store is unchanged and the partial new one was removed") from None
-    recover.forget_opened(kb)
+    kb.forget_opened()
     recover.swap_in(target, new)
     caches = recover.reset_caches(kb)
     info = {"path": str(path), "units": len(d.units), "units_added": len(d.units), "units_unchanged": 0,

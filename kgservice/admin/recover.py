@@ -25,6 +25,7 @@ from kgservice.disk import free_bytes
 from kgservice.errors import ServiceError
 from kgservice.model import Unit
 from kgservice.stores.base import ReadOnlyError, StoreError
+from kgservice.stores.factory import in_process
 from kgservice.stores.embedded.recovery import swap_in, write_complete_marker
 
 if TYPE_CHECKING:
@@ -92,18 +93,6 @@ def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
     return new, len(relabel)
 
 
-def forget_opened(kb: KnowledgeBase) -> None:
-    """Close and drop what the knowledge base opened on the old files (store, vectors, caches),
-    and the indexes built from the old store object (label index, BM25 units): they hold it."""
-    for name in ("caches", "vectors", "entry_finder", "lexical_units", "store"):
-        obj = kb.__dict__.pop(name, None)
-        if obj is not None and hasattr(obj, "close"):
-            try:
-                obj.close()
-            except Exception:
-                pass
-
-
 def reset_caches(kb: KnowledgeBase) -> str:
     """The query caches describe the old store: delete their file (they rebuild themselves)."""
     from kgservice.caches import CACHE_FILE
@@ -144,11 +133,11 @@ def salvage(kb: KnowledgeBase, progress: Callable[[int], None] | None = None) ->
 
     if kb.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg doctor --salvage refused")
-    if kb.settings.backend != "embedded":
+    if not in_process(kb.settings):
         raise StoreError("kg doctor --salvage is for the embedded store; Neo4j keeps its own transaction log "
                          "(restore a damaged database with `kg restore DUMP --replace --yes`)")
     target = graph_dir(kb.settings)
-    forget_opened(kb)
+    kb.forget_opened()
     recs, labels, notes, aliases = read_intact(target)
     units = [_unit_from(r) for r in recs.values()]
     invalid = sorted(u.id for u in units if unit_text_problems(u))

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kgservice.caches.store import ANY_INGEST, CACHES, MEMORY_CACHES, Caches
 
-if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
-
 CACHE_FILE = "caches.sqlite3"
 
-__all__ = ["ANY_INGEST", "CACHES", "MEMORY_CACHES", "CACHE_FILE", "Caches", "cache_key", "decision_key", "open_caches"]
+__all__ = ["ANY_INGEST", "CACHES", "MEMORY_CACHES", "CACHE_FILE", "Caches", "cache_key", "decision_key"]
 
 
 def cache_key(*parts: Any) -> str:
@@ -21,26 +18,6 @@ def cache_key(*parts: Any) -> str:
 
     blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:40]
-
-
-def open_caches(kb: KnowledgeBase) -> Caches:
-    """The caches of a knowledge base, persisted next to its store (``<data_dir>/caches.sqlite3``).
-
-    Kept coherent with the store through its change log (:mod:`kgservice.stores.changelog`);
-    a store without one falls back to the unit count as the fingerprint (units are never
-    deleted, so it changes exactly when units are added). The top-k bar check uses the
-    vector store only if this process already opened it (it has, whenever an ingest just
-    embedded new nodes)."""
-    clock = kb.store.version_clock()  # shared with the label and BM25 indexes: one read per request
-    feed = clock.feed if clock is not None else None
-    return Caches(
-        kb.settings.data_dir / CACHE_FILE,
-        store_state=None if feed is not None else (lambda: int(kb.store.counts().get("units", 0))),
-        vectors=kb.vectors_if_open,
-        changes=feed,
-        read_only=kb.settings.read_only,
-        clock=clock,
-    )
 
 
 def decision_key(kind: str, model: str, messages: list[dict[str, str]]) -> str:

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, print_listing, settings_of
+from kgservice.stores.factory import in_process
 
 def _need_server_stack() -> None:
     """One clear line instead of an ImportError traceback when the `serve` extra is missing."""
@@ -46,7 +47,7 @@ def serve_command(
     settings = settings_of(ctx)
     with errors_reported():
         app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True))
-    if settings.backend == "embedded":
+    if in_process(settings):
         err.print("embedded backend: serving from this single process (the embedded store is not shared "
                   "between server processes; use Neo4j + a Qdrant server to run several `kg serve`)",
                   markup=False, highlight=False)
@@ -95,10 +96,8 @@ def keys_create(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Create a key and print it once; only its sha256 is stored."""
-    from kgservice.server.auth import open_key_store
-
     with knowledge_base(ctx) as kb:
-        keys = open_key_store(kb)
+        keys = kb.key_store()
         key, rec = keys.create(user, role)
         if as_json:
             print_json({"key": key, **rec.model_dump(mode="json")})
@@ -111,10 +110,8 @@ def keys_create(
 @keys_app.command("list")
 def keys_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Every key: id, user, role, created, last used, revoked (never the key itself)."""
-    from kgservice.server.auth import open_key_store
-
     with knowledge_base(ctx) as kb:
-        rows = open_key_store(kb).list()
+        rows = kb.key_store().list()
         if as_json:
             print_json([r.model_dump(mode="json") for r in rows])
             return
@@ -125,10 +122,8 @@ def keys_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
 @keys_app.command("revoke")
 def keys_revoke(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="The key id (`kg keys list`).")]) -> None:
     """Revoke a key: refused from the next request on, by every server sharing the store."""
-    from kgservice.server.auth import open_key_store
-
     with knowledge_base(ctx) as kb:
-        rec = open_key_store(kb).revoke(key_id)
+        rec = kb.key_store().revoke(key_id)
         out.print(f"revoked {rec.key_id} ({rec.user}, {rec.role.value}) at {rec.revoked_at}", markup=False,
                   highlight=False)
 

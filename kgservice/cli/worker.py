@@ -41,7 +41,7 @@ def worker(
         signal.signal(signal.SIGINT, stop)
         err.print(f"kg worker {w.worker_id} on {kb.store.backend} ({kb.jobs.backend} queue)", highlight=False,
                   markup=False)
-        if kb.store.backend == "embedded":
+        if kb.store.in_process:
             err.print("note: on the embedded backend the local vector store admits one process at a time and "
                       "other processes' stores do not see this worker's ingests until they reopen; for a server, "
                       "run the worker inside it", highlight=False, markup=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kgservice.config import Settings
-from kgservice.server.auth import KeyStore, Principal, open_key_store
+from kgservice.server.auth import KeyStore, Principal
 from kgservice.server.graphify_tools import GraphMirror
 from kgservice.server.metrics import Metrics
 
@@ -57,7 +57,7 @@ class ServerContext:
     def keys(self) -> KeyStore:
         with self._lock:
             if self._keys is None:
-                self._keys = open_key_store(self.kb)
+                self._keys = self.kb.key_store()
             return self._keys
 
     def close(self) -> None:

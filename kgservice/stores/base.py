@@ -13,12 +13,16 @@ from abc import ABC, abstractmethod
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from kgservice.model import IngestReport, Node, Unit
 
 if TYPE_CHECKING:
-    from kgservice.stores.changelog import VersionClock
+    from pathlib import Path
+
+    from kgservice.apikeys.store import KeyStore
+    from kgservice.jobs.queue import JobQueue
+    from kgservice.stores.changelog import ChangeFeed, VersionClock
 
 MAX_CLOSURE_DEPTH = 10  # literal bound: Cypher var-length bounds cannot be parameters
 
@@ -137,7 +141,14 @@ class PrefetchedReads:
 
 
 class GraphStore(ABC):
+    """A backend is one provider: besides the graph it supplies the change log, the job queue
+    and the API-key store of the knowledge base, so nothing outside ``kgservice/stores/``
+    needs to know which backend it runs on."""
+
     backend: str = "abstract"
+    #: the data is files this process holds itself (not a server shared between processes):
+    #: a replacing restore or a salvage builds a new store beside it and swaps it in
+    in_process: ClassVar[bool] = False
 
     # -- writes -------------------------------------------------------------
     @abstractmethod
@@ -231,10 +242,10 @@ class GraphStore(ABC):
         each row carries ``energy * tau[kind] / max(1, d) ** δ`` where d is the number of
         (neighbour, kind) rows the node passes energy along in this hop (docs/spreading.md)."""
 
+    @abstractmethod
     def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
         """(src, dst, unit id) for every live content edge of ``family`` leaving the nodes
         (cause -> effect), literal targets left out, sorted: one hop of a causal chain."""
-        raise NotImplementedError(f"{type(self).__name__} does not walk causal chains")
 
     def spread_resident(self, seeds: Mapping[str, float], params: Any,
                         limit: int | None = None) -> tuple[dict[str, float], int, int] | None:
@@ -258,9 +269,9 @@ class GraphStore(ABC):
         label index, the BM25 index) shares one read (:func:`kgservice.stores.changelog.request_scope`)."""
         with _CLOCKS:
             if "_version_clock" not in self.__dict__:
-                from kgservice.stores.changelog import VersionClock, change_feed
+                from kgservice.stores.changelog import VersionClock
 
-                feed = change_feed(self)
+                feed = self.change_feed()
                 self.__dict__["_version_clock"] = VersionClock(feed) if feed is not None else None
             return self.__dict__["_version_clock"]
 
@@ -271,41 +282,65 @@ class GraphStore(ABC):
         alone can run ahead of the data (:mod:`kgservice.stores.derived`)."""
         return None
 
+    # -- what the backend provides besides the graph -----------------------------------
+    @abstractmethod
+    def change_feed(self) -> ChangeFeed | None:
+        """This store's change log (read by the caches and every :class:`VersionClock`), or
+        None for a store that keeps none (caches then compare the unit count)."""
+
+    @abstractmethod
+    def log_change(self, touched: Iterable[str], *, everything: bool = False) -> int | None:
+        """Log a change made outside an ingest (``touched`` node ids, or ``everything``) in
+        the store's change log; returns the new version (None without a log). Callers go
+        through :func:`kgservice.stores.changelog.record_change`, which attributes it."""
+
+    @abstractmethod
+    def job_queue(self, data_dir: Path, *, validate: Callable[[str, Any], Any] | None = None,
+                  max_attempts: int, read_only: bool) -> JobQueue:
+        """The durable ingest-job queue kept with this store (``data_dir``: the knowledge
+        base's own directory, for a backend that keeps the queue in a local file)."""
+
+    @abstractmethod
+    def key_store(self, data_dir: Path, *, clock: VersionClock | None, bump: Callable[[], Any] | None,
+                  read_only: bool) -> KeyStore:
+        """Where this knowledge base's API keys live, so every server sharing the store agrees;
+        ``clock``/``bump``: the change-log version that drops verified keys from memory."""
+
     # -- administration (kg doctor / dump / restore) -------------------------------
+    @abstractmethod
     def index_rows(self) -> IndexRows:
         """Read back every derived row (nodes, reverse indexes, relation edges, supersessions)."""
-        raise NotImplementedError(f"{type(self).__name__} does not support kg doctor")
 
+    @abstractmethod
     def rebuild_indexes(self, unit_ids: Sequence[str] | None = None) -> dict[str, int]:
         """Re-derive nodes, reverse indexes, relation edges and supersession links of these
         units (None: all) from the stored units, in one atomic write. Ids that are not stored
         units only lose their derived rows; node labels are kept, node kinds recomputed,
         nodes no unit mentions removed. A backend may rebuild more than asked."""
-        raise NotImplementedError(f"{type(self).__name__} does not support kg doctor --repair")
 
+    @abstractmethod
     def relabel_nodes(self, labels: Mapping[str, str]) -> int:
         """Set the display label of existing nodes (ids unchanged); returns how many changed."""
-        raise NotImplementedError(f"{type(self).__name__} cannot relabel nodes")
 
+    @abstractmethod
     def aliases(self, ids: Iterable[str] | None = None) -> dict[str, str]:
         """{merged-away duplicate id: the unit it was merged into} for those of ``ids`` that
         are such aliases (None: all of them, for ``kg dump``). Ingest records them with the
         batch that merged them, so later batches can still name the duplicate's id."""
-        raise NotImplementedError(f"{type(self).__name__} keeps no duplicate aliases")
 
+    @abstractmethod
     def add_aliases(self, aliases: Mapping[str, str]) -> int:
         """Record duplicate aliases in one atomic write (``kg restore`` of a dump's aliases);
         returns how many were new."""
-        raise NotImplementedError(f"{type(self).__name__} keeps no duplicate aliases")
 
+    @abstractmethod
     def remove_aliases(self, ids: Iterable[str]) -> int:
         """Delete the duplicate aliases with these ids in one atomic write (``kg doctor --repair``:
         an alias whose id is also a stored unit's); returns how many were deleted."""
-        raise NotImplementedError(f"{type(self).__name__} keeps no duplicate aliases")
 
+    @abstractmethod
     def wipe(self) -> None:
         """Delete everything (kg restore --replace, after the dump was verified)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot be wiped")
 
     def close(self) -> None:  # pragma: no cover - trivial
         pass

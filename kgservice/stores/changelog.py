@@ -100,11 +100,11 @@ class Neo4jChangeFeed:
         self.store = store
 
     def version(self) -> int:
-        return int(self.store._read("changes_version")[0]["version"])
+        return int(self.store.read("changes_version")[0]["version"])
 
     def since(self, after: int, upto: int) -> list[Change]:
         return [Change(seq=r["seq"], touched=list(r["touched"] or []), everything=bool(r["all"]), by=r["by"])
-                for r in self.store._read("changes_since", after=after, upto=upto)]
+                for r in self.store.read("changes_since", after=after, upto=upto)]
 
     def prune(self, keep: int = 10_000) -> int:
         """Drop all but the newest ``keep`` changes (readers further behind clear their caches)."""
@@ -112,13 +112,11 @@ class Neo4jChangeFeed:
         if below <= 0:
             return 0
         total = 0
-        with self.store._session(write=True) as s:
-            while True:
-                n = s.execute_write(lambda tx: tx.run(cypher.load("changes_prune"), below=below,
-                                                      limit=10_000).single()["deleted"])
-                total += n
-                if n < 10_000:
-                    return total
+        while True:
+            n = int(self.store.write("changes_prune", below=below, limit=10_000)[0]["deleted"])
+            total += n
+            if n < 10_000:
+                return total
 
 
 # -- embedded store ---------------------------------------------------------------------------
@@ -401,33 +399,13 @@ def bump_version(store: Any, by: str | None = None) -> int | None:
 
 def record_change(store: Any, touched: Iterable[str], *, everything: bool = False, by: str | None = None) -> int | None:
     """Log a change made outside an ingest (admin: restore, repair, salvage, wipe; key changes):
-    ``touched`` node ids, or ``everything`` (readers clear their caches). Returns the new version."""
+    ``touched`` node ids, or ``everything`` (readers clear their caches). Returns the new version
+    (None for a store without a change log); each store writes its own (``store.log_change``)."""
     with attributed(by if by is not None else current_user()):
-        backend = getattr(store, "backend", None)
-        if backend == "neo4j":
-            query, params = neo4j_change_step(touched)
-            if everything:
-                params = {**params, "touched": [], "all": True}
-            with store._session(write=True) as s:
-                return int(s.execute_write(lambda tx: tx.run(query, **params).single()["version"]))
-        store_dir = getattr(store, "dir", None)
-        if backend == "embedded" and store_dir is not None:
-            return _record_embedded(store_dir, touched, everything)
-    return None
-
-
-def _record_embedded(store_dir: Path | str, touched: Iterable[str], everything: bool) -> int:
-    if everything:
-        return record_embedded_change(store_dir, [], everything=True)
-    return record_embedded_change(store_dir, touched)
+        return store.log_change(touched, everything=everything)
 
 
 def change_feed(store: Any) -> ChangeFeed | None:
     """The change log of a store, or None for a store that keeps none (caches then fall back
     to comparing the unit count, which clears everything on any change)."""
-    if getattr(store, "backend", None) == "neo4j":
-        return Neo4jChangeFeed(store)
-    store_dir = getattr(store, "dir", None)
-    if getattr(store, "backend", None) == "embedded" and store_dir is not None:
-        return SqliteChangeFeed(store_dir)
-    return None
+    return store.change_feed()

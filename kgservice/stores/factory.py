@@ -6,6 +6,12 @@ from kgservice.config import Settings
 from kgservice.stores.base import GraphStore
 
 
+def in_process(settings: Settings) -> bool:
+    """Whether the configured store is files this process holds (not a shared server), asked
+    before it is opened: a damaged one may not open (``kg doctor --salvage``)."""
+    return settings.backend == "embedded"
+
+
 def open_store(settings: Settings) -> GraphStore:
     if settings.backend == "neo4j":
         from kgservice.stores.neo4j_store import Neo4jStore  # driver import only when used

@@ -234,8 +234,10 @@ class Neo4jStore(GraphStore):
             store.apply_schema()
         return store
 
-    # -- plumbing ---------------------------------------------------------------------
-    def _read(self, name: str, **params: Any) -> list[Any]:
+    # -- plumbing: the public named reads and writes -------------------------------------
+    def read(self, name: str, **params: Any) -> list[Any]:
+        """Run the named procedure (``procedures/<name>.cypher``) as a read; its records.
+        The one way code beside the store (job queue, key store, change log) reads Neo4j."""
         # execute_query retries transient failures itself (max_transaction_retry_time); what is
         # left is an outage, reported as one clear StoreError instead of a driver traceback
         from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
@@ -267,6 +269,19 @@ class Neo4jStore(GraphStore):
                                    "is it running? (`scripts/neo4j status`)") from exc
         return records
 
+    def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run the named procedure in one managed write transaction (retried by the driver on
+        transient failures); its records as dicts. Refused in read-only mode."""
+        text = cypher.load(name)
+        with self._session(write=True) as s:
+            return s.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
+
+    def write_statements(self, name: str) -> None:
+        """Run each statement of a multi-statement procedure file (schema, wipes) in turn."""
+        with self._session(write=True) as s:
+            for statement in cypher.statements(name):
+                s.run(statement).consume()
+
     def _session(self, write: bool) -> Any:
         """A session with an explicit access mode: in read-only mode there are no write
         sessions at all, and the server itself refuses writes in a read session."""
@@ -293,7 +308,7 @@ class Neo4jStore(GraphStore):
         self.driver.close()
 
     def _prefetch(self, read: Callable[[], Any]) -> Any:
-        """Run ``read`` (a :meth:`_read` and its parsing) on one of this store's three worker
+        """Run ``read`` (a :meth:`read` and its parsing) on one of this store's three worker
         threads and return its Future: Python releases the GIL while a thread waits for Neo4j, so the
         caller's CPU work and the server's query overlap. Errors surface at ``result()``."""
         from concurrent.futures import ThreadPoolExecutor
@@ -305,12 +320,6 @@ class Neo4jStore(GraphStore):
                     "_pool", ThreadPoolExecutor(max_workers=3, thread_name_prefix="kg-neo4j-read"))
         return pool.submit(read)
 
-    def wipe_all_for_tests(self) -> None:
-        """Everything, service state (keys, jobs) included: a clean database per test."""
-        with self._session(write=True) as s:
-            for statement in cypher.statements("wipe_all"):
-                s.run(statement).consume()
-
     def wipe(self) -> None:
         """The knowledge only (``kg restore --replace``): API keys and jobs survive, and so does
         the change-log version, which moves on with an "everything" change before and after the
@@ -319,9 +328,7 @@ class Neo4jStore(GraphStore):
         if self.read_only:
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); wipe refused")
         self._log_change([], everything=True)
-        with self._session(write=True) as s:
-            for statement in cypher.statements("wipe"):  # edges, then nodes (see the file)
-                s.run(statement).consume()
+        self.write_statements("wipe")  # edges, then nodes (see the file)
         self._log_change([], everything=True)
 
     def _log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
@@ -329,6 +336,34 @@ class Neo4jStore(GraphStore):
         from kgservice.stores.changelog import record_change
 
         return int(record_change(self, touched, everything=everything) or 0)
+
+    # -- what this backend provides besides the graph ------------------------------------
+    def change_feed(self) -> Any:
+        from kgservice.stores.changelog import Neo4jChangeFeed
+
+        return Neo4jChangeFeed(self)
+
+    def log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
+        from kgservice.stores.changelog import neo4j_change_step
+
+        query, params = neo4j_change_step(touched)
+        if everything:
+            params = {**params, "touched": [], "all": True}
+        with self._session(write=True) as s:
+            return int(s.execute_write(lambda tx: tx.run(query, **params).single()["version"]))
+
+    def job_queue(self, data_dir: Any, *, validate: Callable[[str, Any], Any] | None = None,
+                  max_attempts: int, read_only: bool) -> Any:
+        """``(:KgJob)`` nodes in this database (``data_dir`` is not used)."""
+        from kgservice.stores.neo4j_jobs import Neo4jJobQueue
+
+        return Neo4jJobQueue(self, validate=validate, max_attempts=max_attempts, read_only=read_only)
+
+    def key_store(self, data_dir: Any, *, clock: Any, bump: Callable[[], Any] | None, read_only: bool) -> Any:
+        """``(:KgApiKey)`` nodes in this database (``data_dir`` is not used)."""
+        from kgservice.stores.neo4j_keys import Neo4jKeyStore
+
+        return Neo4jKeyStore(self, read_only=read_only, clock=clock, bump=bump)
 
     # -- writes -----------------------------------------------------------------------
     def ingest(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:
@@ -373,7 +408,7 @@ class Neo4jStore(GraphStore):
 
     def _ingest_once(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:
         def read_units(ids: list[str]) -> dict[str, Unit]:
-            return {r["id"]: Unit.model_validate_json(r["json"]) for r in self._read("get_units", ids=ids)}
+            return {r["id"]: Unit.model_validate_json(r["json"]) for r in self.read("get_units", ids=ids)}
 
         # Validation's three reads are sent before it starts, each on its own session from a
         # worker thread: the server runs them (on the second core) while this thread checks
@@ -392,7 +427,7 @@ class Neo4jStore(GraphStore):
         known_aliases = self._prefetch(lambda: self.aliases(sorted(asked)))
         probes = _fact_probes(units)
         live = self._prefetch(lambda: [Unit.model_validate_json(r["json"]) for r in
-                                       self._read("live_fact_units", probes=probes)]) if probes else None
+                                       self.read("live_fact_units", probes=probes)]) if probes else None
 
         def existing(ids: Iterable[str]) -> dict[str, Unit]:
             ids = list(ids)
@@ -610,7 +645,7 @@ class Neo4jStore(GraphStore):
 
         self.discard_abandoned_stages()
         stage = uuid.uuid4().hex
-        present = set(self._read("existing_nodes", ids=[r["id"] for r in node_rows])[0]["ids"])
+        present = set(self.read("existing_nodes", ids=[r["id"] for r in node_rows])[0]["ids"])
         new_nodes = [r for r in node_rows if r["id"] not in present]
         upgrades = [r for r in node_rows if r["id"] in present and r["kind"] == NodeKind.DERIVED.value]
         staged = []
@@ -705,7 +740,7 @@ class Neo4jStore(GraphStore):
         """Remove the stages of writers that stopped (crashed) ``stale_seconds`` ago or more."""
         import time
 
-        rows = self._read("stage_abandoned", now=time.time(), stale=float(stale_seconds))
+        rows = self.read("stage_abandoned", now=time.time(), stale=float(stale_seconds))
         for r in rows:
             self._run_chunks("stage_cleanup" if r["published"] else "stage_discard", r["stage"], 10_000)
         return [r["stage"] for r in rows]
@@ -782,7 +817,7 @@ class Neo4jStore(GraphStore):
         if ids is None:
             return {r["id"]: r["unit"] for r in self._stream("aliases_all")}
         wanted = list(ids)
-        return {r["id"]: r["unit"] for r in self._read("aliases_get", ids=wanted)} if wanted else {}
+        return {r["id"]: r["unit"] for r in self.read("aliases_get", ids=wanted)} if wanted else {}
 
     def add_aliases(self, aliases: Mapping[str, str]) -> int:
         """One write transaction (a batch that only merged duplicates, or ``kg restore``)."""
@@ -825,13 +860,13 @@ class Neo4jStore(GraphStore):
     # -- units and nodes ----------------------------------------------------------------
     def get_units(self, ids: Iterable[str]) -> list[Unit]:
         wanted = list(ids)
-        found = {r["id"]: r["json"] for r in self._read("get_units", ids=wanted)}
+        found = {r["id"]: r["json"] for r in self.read("get_units", ids=wanted)}
         return [Unit.model_validate_json(found[i]) for i in wanted if i in found]
 
     def iter_units(self) -> Iterator[Unit]:
         after = ""
         while True:
-            rows = self._read("page_units", after=after, limit=PAGE)
+            rows = self.read("page_units", after=after, limit=PAGE)
             for r in rows:
                 yield Unit.model_validate_json(r["json"])
             if len(rows) < PAGE:
@@ -840,13 +875,13 @@ class Neo4jStore(GraphStore):
 
     def get_nodes(self, ids: Iterable[str]) -> list[Node]:
         wanted = list(ids)
-        found = {r["id"]: r for r in self._read("get_nodes", ids=wanted)}
+        found = {r["id"]: r for r in self.read("get_nodes", ids=wanted)}
         return [Node(id=i, label=found[i]["label"], kind=NodeKind(found[i]["kind"])) for i in wanted if i in found]
 
     def iter_nodes(self) -> Iterator[Node]:
         after = ""
         while True:
-            rows = self._read("page_nodes", after=after, limit=PAGE)
+            rows = self.read("page_nodes", after=after, limit=PAGE)
             for r in rows:
                 yield Node(id=r["id"], label=r["label"], kind=NodeKind(r["kind"]))
             if len(rows) < PAGE:
@@ -854,7 +889,7 @@ class Neo4jStore(GraphStore):
             after = rows[-1]["id"]
 
     def counts(self) -> dict[str, int]:
-        r = self._read("counts")[0]
+        r = self.read("counts")[0]
         out = {k: r[k] for k in ("units", "nodes", "relations", "superseded_units")}
         for row in r["kinds"]:
             out[f"kind:{row['kind']}"] = row["n"]
@@ -862,13 +897,13 @@ class Neo4jStore(GraphStore):
 
     # -- procedures -----------------------------------------------------------------------
     def _column(self, name: str, column: str, **params: Any) -> list[str]:
-        return [r[column] for r in self._read(name, **params)]
+        return [r[column] for r in self.read(name, **params)]
 
     def subject_mentions(self, node_id: str) -> list[str]:
-        return list(self._read("subject_mentions", id=node_id)[0]["units"])
+        return list(self.read("subject_mentions", id=node_id)[0]["units"])
 
     def context_mentions(self, node_id: str) -> list[str]:
-        return list(self._read("context_mentions", id=node_id)[0]["units"])
+        return list(self.read("context_mentions", id=node_id)[0]["units"])
 
     def mentions(self, node_id: str) -> list[str]:
         return self.mentions_of([node_id])[node_id]
@@ -878,7 +913,7 @@ class Neo4jStore(GraphStore):
         record instead of one per id: thousands per question for the readers that use it)."""
         if not ids:
             return {}
-        row = self._read(name, ids=ids)[0]
+        row = self.read(name, ids=ids)[0]
         return dict(zip(row[keys], row[values]))
 
     def mentions_of(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -904,10 +939,10 @@ class Neo4jStore(GraphStore):
         return self._column("belongs_to_parents", "node", ids=list(node_ids))
 
     def belongs_to_ancestors(self, node_id: str) -> dict[str, int]:
-        return {r["ancestor"]: r["depth"] for r in self._read("belongs_to_closure", id=node_id)}
+        return {r["ancestor"]: r["depth"] for r in self.read("belongs_to_closure", id=node_id)}
 
     def sunk_units(self, node_id: str) -> list[tuple[str, str]]:
-        rows = self._read("belongs_to_closure", id=node_id)
+        rows = self.read("belongs_to_closure", id=node_id)
         return sorted((u, r["ancestor"]) for r in rows for u in r["units"])
 
     def superseded_end(self, unit_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -918,7 +953,7 @@ class Neo4jStore(GraphStore):
         return self._column("node_superseded_end", "node", id=node_id) or [node_id]
 
     def directed_reads(self, seeds: Sequence[str]) -> PrefetchedReads:
-        row = self._read("directed_expand", ids=list(dict.fromkeys(seeds)))[0]
+        row = self.read("directed_expand", ids=list(dict.fromkeys(seeds)))[0]
         reads = PrefetchedReads(
             node_ends={k: sorted(set(v)) or [k] for k, v in row["node_ends"]},
             classes={k: sorted({*v, k}) for k, v in row["classes"]},
@@ -936,7 +971,7 @@ class Neo4jStore(GraphStore):
 
     def plugin_procedures(self) -> set[str]:
         """The kg.* procedures the server has loaded (empty without kgservice's plugin)."""
-        return {r["name"] for r in self._read("plugin_procedures")}
+        return {r["name"] for r in self.read("plugin_procedures")}
 
     def spread_resident(self, seeds: Mapping[str, float], params: Any,
                         limit: int | None = None) -> tuple[dict[str, float], int, int] | None:
@@ -950,7 +985,7 @@ class Neo4jStore(GraphStore):
             self.use_resident = "kg.spreadLists" in self.plugin_procedures()
         if not self.use_resident or not _resident_params(params):
             return None
-        row = self._read("spread_resident", seeds={k: float(v) for k, v in seeds.items()},
+        row = self.read("spread_resident", seeds={k: float(v) for k, v in seeds.items()},
                          tau={k: float(v) for k, v in params.tau.items()}, epsilon=float(params.epsilon),
                          max_hops=int(params.max_hops), max_fanout=int(params.max_fanout or 0),
                          max_fire=int(params.max_fire or 0),
@@ -959,13 +994,13 @@ class Neo4jStore(GraphStore):
                          limit=int(limit or 0), engine=self.spread_engine)[0]
         return dict(zip(row["nodes"], row["energies"])), int(row["hops"]), int(row["activated"])
     def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
-        rows = self._read("causal_step", ids=list(dict.fromkeys(node_ids)), family=family)
+        rows = self.read("causal_step", ids=list(dict.fromkeys(node_ids)), family=family)
         return [(r["src"], r["dst"], r["unit"]) for r in rows]
 
     def spread_step(self, frontier: Mapping[str, float], tau: Mapping[str, float],
                     max_fanout: int | None = None, degree_damping: float = 0.0) -> dict[str, float]:
         items = sorted(frontier.items())
-        row = self._read("spread_step", ids=[k for k, _ in items], energies=[v for _, v in items],
+        row = self.read("spread_step", ids=[k for k, _ in items], energies=[v for _, v in items],
                          tau={k: float(v) for k, v in tau.items()}, max_fanout=max_fanout,
                          degree_damping=float(degree_damping))[0]
         return dict(zip(row["nodes"], row["energies"]))

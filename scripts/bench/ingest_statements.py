@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     nb = common.neo4j_env()
     kb = KnowledgeBase(Settings(data_dir=WORK / "kb" / "ingest-statements", backend="neo4j",
                                 neo4j_uri=nb["uri"], neo4j_user=nb["user"], neo4j_password=nb["password"]))
-    kb.store.wipe_all_for_tests()
+    kb.store.write_statements("wipe_all")  # keys and jobs too
     kb.store.apply_schema()
     units_measured, wall = 0, 0.0
     for k, f in enumerate(files):

@@ -42,7 +42,7 @@ def child(code: Path, units: int, uri: str) -> dict:
     kb = KnowledgeBase(Settings(data_dir=data, embedder="hash:384", vector_backend="edge", backend="neo4j",
                                 neo4j_uri=uri, neo4j_user=os.environ.get("KG_NEO4J_USER", "neo4j"),
                                 neo4j_password=os.environ["NEO4J_PASSWORD"]))
-    kb.store.wipe_all_for_tests()
+    kb.store.write_statements("wipe_all")  # keys and jobs too
     batch = kb.parse_unit_files(sorted((WORK / f"embed-ingest-{units}").glob("*.units")))
     kb.store.counts()
     kb.caches  # process set-up, as in embed_phases.py

@@ -85,7 +85,7 @@ def child_ingest(size: str) -> dict:
     n = common.SIZES[size]
     shutil.rmtree(WORK / f"retrieve-{size}", ignore_errors=True)  # the vectors of an earlier load
     kb = KnowledgeBase(settings(size))
-    kb.store.wipe_all_for_tests()
+    kb.store.write_statements("wipe_all")  # keys and jobs too
     kb.store.apply_schema()
     t0 = time.perf_counter()
     added = 0

@@ -91,7 +91,6 @@ def prepare(settings) -> tuple[list[str], list[str]]:
 
 def in_process(settings, questions, seeds, clients: int, n: int) -> dict[str, dict]:
     from kgservice.server import ops
-    from kgservice.server.auth import open_key_store
     from kgservice.server.models import AskIn, ExpandIn
     from kgservice.service import KnowledgeBase
 
@@ -116,7 +115,7 @@ def in_process(settings, questions, seeds, clients: int, n: int) -> dict[str, di
                 lat = list(pool.map(timed, range(n)))
                 wall = time.perf_counter() - t0
             out[name] = {"rps": n / wall, **summary_ms(lat), "cpu_ms": cpu_delta(cpu0, cpu_of({"neo4j": neo4j_pid()}), n)}
-        keys = open_key_store(kb)
+        keys = kb.key_store()
         key, _ = keys.create("bench", "reader")
         lat = []
         for _ in range(200):
@@ -224,14 +223,13 @@ def version_counters(base: str, headers: dict) -> dict[str, float] | None:
 def over_rest(settings, questions, seeds, clients: int, n: int, no_auth: bool) -> dict[str, dict]:
     import httpx
 
-    from kgservice.server.auth import open_key_store
     from kgservice.service import KnowledgeBase
 
     headers = {}
     if not no_auth:
         kb = KnowledgeBase(settings)
         try:
-            headers = {"Authorization": "Bearer " + open_key_store(kb).create("bench", "reader")[0]}
+            headers = {"Authorization": "Bearer " + kb.key_store().create("bench", "reader")[0]}
         finally:
             kb.close()
     port = free_port()

@@ -50,7 +50,7 @@ def test_units_stored_before_the_probe_property_are_backfilled_on_connect(store,
     probe = "smoking\x1flung cancer"
 
     def found() -> list[str]:
-        return sorted(r["id"] for r in store._read("live_fact_units", probes=[probe]))
+        return sorted(r["id"] for r in store.read("live_fact_units", probes=[probe]))
 
     assert found() == []  # a is invisible to the duplicate check without its probe
     store.apply_schema()
@@ -182,7 +182,7 @@ def test_neo4j_sends_validation_reads_before_validating(store, ingest, monkeypat
     ingest(BATCH)
     inflight: dict[str, str] = {}
     both = threading.Event()
-    read = store._read
+    read = store.read
 
     def recording_read(name, **params):
         if name in ("get_units", "live_fact_units"):
@@ -200,7 +200,7 @@ def test_neo4j_sends_validation_reads_before_validating(store, ingest, monkeypat
             waited.append(both.wait(timeout=20))
         return checks(u)
 
-    monkeypatch.setattr(store, "_read", recording_read)
+    monkeypatch.setattr(store, "read", recording_read)
     monkeypatch.setattr(validate, "unit_text_problems", waiting_check)
     r = ingest("#g {SMOKING} [引起] {lung cancer}\n#a {smoking} [causes] {lung cancer}\n#h {cats} [are] {cute}\n",
                doc="again.units")

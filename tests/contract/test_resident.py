@@ -12,6 +12,7 @@ which always loads the plugin: a server without it fails here, it is never skipp
 
 from __future__ import annotations
 
+from tests.neo4j_helpers import wipe_all
 import dataclasses
 import random
 from pathlib import Path
@@ -34,7 +35,7 @@ HAS_KNOBS = {f.name for f in dataclasses.fields(SpreadParams)} >= {"degree_dampi
 @pytest.fixture
 def neo(neo4j_connection: Neo4jStore):
     s = neo4j_connection
-    s.wipe_all_for_tests()
+    wipe_all(s)
     assert "kg.spreadLists" in s.plugin_procedures(), (
         "the server has no kg.* plugin: start it with scripts/neo4j (it builds and loads neo4j-plugin/)")
     s.use_resident = None
@@ -386,9 +387,9 @@ def test_resident_graph_follows_ingests_supersessions_and_wipes(neo, lexicon, tm
         ref.close()
     # a wipe keeps the version moving (it logs "everything"), then a different graph: the
     # resident graph must not patch the old one
-    version = neo._read("changes_version")[0]["version"]
+    version = neo.read("changes_version")[0]["version"]
     neo.wipe()
-    assert neo._read("changes_version")[0]["version"] > version
+    assert neo.read("changes_version")[0]["version"] > version
     other = "\n".join(f"#w{i} {{mammal}} [has] {{part {i}}}" for i in range(version)) + "\n"
     ref2 = EmbeddedStore(tmp_path / "reference2")
     try:
@@ -416,4 +417,4 @@ def test_resident_graph_rebuilds_after_index_rebuild(neo, lexicon, tmp_path):
     neo.rebuild_indexes()
     spread_activation(neo, ["cat"])
     assert _call(neo, "CALL kg.spreadGraph()")[0]["rebuilds"] == before + 1
-    assert neo._read("changes_since", after=0, upto=10**9)[-1]["all"] is True
+    assert neo.read("changes_since", after=0, upto=10**9)[-1]["all"] is True

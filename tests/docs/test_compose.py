@@ -3,6 +3,7 @@ current config reads (Docker is not available in CI here: this checks the file, 
 
 from __future__ import annotations
 
+from tests.neo4j_helpers import wipe_all
 import re
 import shlex
 from pathlib import Path
@@ -73,7 +74,7 @@ def test_compose_api_and_worker_run_as_real_processes(tmp_path, neo4j_connection
 
     from tests.server.test_processes import free_port, stop
 
-    neo4j_connection.wipe_all_for_tests()
+    wipe_all(neo4j_connection)
     uri = os.environ["KG_TEST_NEO4J_URI"]
     bolt = uri.rsplit("//", 1)[1]
     venv = tmp_path / "venv"

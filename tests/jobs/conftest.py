@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from tests.neo4j_helpers import wipe_all
 import os
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ def neo4j_over() -> dict:
 @pytest.fixture(params=["embedded", "neo4j"])
 def backend(request) -> str:
     if request.param == "neo4j":
-        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()  # skips (or fails under CI) without a server
+        wipe_all(request.getfixturevalue("neo4j_connection"))  # skips (or fails under CI) without a server
     return request.param
 
 

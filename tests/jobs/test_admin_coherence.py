@@ -5,6 +5,7 @@ on the test Neo4j, each with its own cache file, as two servers would be."""
 
 from __future__ import annotations
 
+from tests.neo4j_helpers import wipe_all
 import pytest
 
 from kgservice.notation import parse_units
@@ -17,7 +18,7 @@ PY, SMOKE = "Who created Python?", "What does smoking cause?"
 
 @pytest.fixture
 def pair(tmp_path, neo4j_connection):
-    neo4j_connection.wipe_all_for_tests()
+    wipe_all(neo4j_connection)
     a = KnowledgeBase(make_settings(tmp_path / "a", **neo4j_over()))
     b = KnowledgeBase(make_settings(tmp_path / "b", **neo4j_over()))
     a.ingest_units(parse_units(CORPUS, a.lexicon, doc="corpus.units"))

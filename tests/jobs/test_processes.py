@@ -4,6 +4,7 @@ two knowledge bases in separate processes on one Neo4j keep their caches coheren
 
 from __future__ import annotations
 
+from tests.neo4j_helpers import wipe_all
 import signal
 import subprocess
 import sys
@@ -98,7 +99,7 @@ def test_two_processes_on_one_neo4j_keep_caches_coherent(boundary, tmp_path, neo
     from tests.jobs.conftest import neo4j_over
     from tests.pipeline.conftest import make_settings
 
-    neo4j_connection.wipe_all_for_tests()
+    wipe_all(neo4j_connection)
     a = KnowledgeBase(make_settings(tmp_path / "a", **neo4j_over()))
     try:
         a.ingest_units(parse_units(CORPUS, a.lexicon, doc="corpus.units"))
@@ -140,7 +141,7 @@ def test_concurrent_ingests_bump_the_version_once_each(neo4j_connection):
     from kgservice.families import Lexicon
 
     store = neo4j_connection
-    store.wipe_all_for_tests()
+    wipe_all(store)
     lex = Lexicon.load()
     batches = [parse_units(f"#c{i} {{node {i}}} [is a] {{common}}", lex) for i in range(16)]
     errors: list[BaseException] = []

@@ -3,6 +3,7 @@
 An editable install reads files straight from the checkout, so it cannot show what the
 wheel forgot (the Cypher procedures once lived outside the package: every Neo4j query
 failed after ``pip install kgservice``). Here ``kgservice`` must import from the venv, not
+from tests.neo4j_helpers import wipe_all
 from the checkout, and run commands from there.
 
 The venv sees the system site-packages so the dependencies are not installed again;
@@ -122,7 +123,7 @@ def test_installed_kg_runs_without_neo4j(installed):
 def test_installed_kg_expands_on_neo4j_like_the_embedded_store(installed, neo4j_connection):
     """`kg expand` from the wheel against the test Neo4j: every query it sends is loaded from
     the installed package; the result must equal the embedded store's (the contract)."""
-    neo4j_connection.wipe_all_for_tests()
+    wipe_all(neo4j_connection)
     demo_units = ROOT / "kgservice/demo/units"
     results = {}
     for backend in ("embedded", "neo4j"):
@@ -132,6 +133,6 @@ def test_installed_kg_expands_on_neo4j_like_the_embedded_store(installed, neo4j_
                "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
         _run([*base, "ingest", demo_units, "--no-embed"], cwd=installed["tmp"], **env)
         results[backend] = json.loads(_run([*base, "expand", "CPython", "--json"], cwd=installed["tmp"], **env).stdout)
-    neo4j_connection.wipe_all_for_tests()
+    wipe_all(neo4j_connection)
     assert results["neo4j"] == results["embedded"]
     assert results["neo4j"]["units"], "CPython has units in the demo corpus"

@@ -4,6 +4,7 @@ counter at the litellm boundary that sees every request any code makes."""
 
 from __future__ import annotations
 
+from tests.neo4j_helpers import wipe_all
 import json
 import os
 from pathlib import Path
@@ -90,7 +91,7 @@ def kb(request, tmp_path):
     """A fresh knowledge base on each graph backend: the invariants must hold on both."""
     over = {}
     if request.param == "neo4j":
-        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()  # skips (or fails under CI) without a server
+        wipe_all(request.getfixturevalue("neo4j_connection"))  # skips (or fails under CI) without a server
         over = dict(backend="neo4j", neo4j_uri=os.environ["KG_TEST_NEO4J_URI"],
                     neo4j_user=os.environ.get("KG_NEO4J_USER", "neo4j"), neo4j_password=os.environ.get("NEO4J_PASSWORD"))
     k = KnowledgeBase(make_settings(tmp_path, **over))

@@ -230,17 +230,15 @@ def test_cli_dump_restore(tmp_path, lexicon):
 def test_neo4j_restore_replace_keeps_api_keys_and_jobs(make_kb, lexicon, tmp_path):
     """`kg restore --replace` on Neo4j (one database: wipe, then restore) replaces the knowledge
     only: the team's API keys and queued jobs live in the same database and must survive it."""
-    from kgservice.server.auth import open_key_store
-
     kb = make_kb("neo4j")
     kb.ingest_units(parse_units(SMALL, lexicon, doc="small.units"))
     dump(kb.store, tmp_path / "kb.jsonl")
-    key, _ = open_key_store(kb).create("alice", "admin")
+    key, _ = kb.key_store().create("alice", "admin")
     job = kb.jobs.submit("ingest", {"units": "#q1 {tea} [contains] {caffeine}", "doc": "q.units"}, "alice", "k1")
     kb.ingest_units(parse_units("#extra {x} [is a] {y}", lexicon, doc="extra.units"))
     rep = restore(kb, tmp_path / "kb.jsonl", replace=True)
     assert rep["units_added"] == 18 and kb.store.counts()["units"] == 18  # the extra unit is gone
-    assert open_key_store(kb).verify(key).user == "alice"  # the key still opens the door
+    assert kb.key_store().verify(key).user == "alice"  # the key still opens the door
     assert kb.jobs.get(job.id).status == "queued"  # the queued job is still there
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from tests.neo4j_helpers import wipe_all
 import hashlib
 import sqlite3
 
 import pytest
 
-from kgservice.server.auth import KeyError_, Neo4jKeyStore, Role, SqliteKeyStore
-from kgservice.server.auth.keys import split_key
+from kgservice.apikeys.model import split_key
+from kgservice.server.auth import KeyError_, Role
+from kgservice.stores.embedded.keys import SqliteKeyStore
+from kgservice.stores.neo4j_keys import Neo4jKeyStore
 from kgservice.stores.base import ReadOnlyError
 
 
@@ -20,8 +23,8 @@ def keystore(request, tmp_path):
         s.close()
     else:
         conn = request.getfixturevalue("neo4j_connection")
-        conn.wipe_all_for_tests()
-        yield Neo4jKeyStore(conn.driver, conn.database)
+        wipe_all(conn)
+        yield Neo4jKeyStore(conn)
 
 
 def test_roles_are_nested():
@@ -79,7 +82,6 @@ def test_key_table_follows_the_version_and_revocation_reaches_other_servers(back
     memory while the version stands still (no lookup per request), and B's revocation moves
     the version, so A refuses the key on its next request."""
     from kgservice.stores.changelog import request_arrived
-    from kgservice.server.auth import open_key_store
     from kgservice.service import KnowledgeBase
     from tests.pipeline.conftest import make_settings
 
@@ -87,12 +89,12 @@ def test_key_table_follows_the_version_and_revocation_reaches_other_servers(back
     if backend == "neo4j":
         from tests.jobs.conftest import neo4j_over
 
-        request.getfixturevalue("neo4j_connection").wipe_all_for_tests()
+        wipe_all(request.getfixturevalue("neo4j_connection"))
         over = neo4j_over()
     a = KnowledgeBase(make_settings(tmp_path / "a" if backend == "neo4j" else tmp_path, **over))
     b = KnowledgeBase(make_settings(tmp_path / "b" if backend == "neo4j" else tmp_path, **over))
     try:
-        ka, kb_ = open_key_store(a), open_key_store(b)
+        ka, kb_ = a.key_store(), b.key_store()
         key, rec = kb_.create("dana", "writer")
         assert ka.verify(key).user == "dana" and ka.lookups == 1
         for _ in range(3):
@@ -160,7 +162,7 @@ def test_key_table_entries_expire_even_if_the_version_never_moves(tmp_path, monk
     """The safety net for a key change whose version bump failed: after KEY_TABLE_TTL the key
     is read from the store again."""
     from kgservice.stores.changelog import VersionClock
-    from kgservice.server.auth import store as keystore_mod
+    from kgservice.apikeys import store as keystore_mod
 
     class Still:
         def version(self):

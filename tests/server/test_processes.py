@@ -3,6 +3,7 @@ over stdio with the mcp SDK's client, and (on the test Neo4j) two servers sharin
 
 from __future__ import annotations
 
+from tests.neo4j_helpers import wipe_all
 import asyncio
 import json
 import os
@@ -186,7 +187,7 @@ def test_kg_mcp_over_stdio(embedded_env):
 
 @pytest.mark.neo4j
 def test_two_servers_share_keys_on_neo4j(tmp_path, neo4j_connection):
-    neo4j_connection.wipe_all_for_tests()
+    wipe_all(neo4j_connection)
     uri = os.environ["KG_TEST_NEO4J_URI"]
     common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
     env_a = env_for(tmp_path / "a", **common)
@@ -216,7 +217,7 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
     Neo4j. Ask on A twice (the second makes no LLM call), ingest through B (a durable job the
     worker runs), A's answer changes, and A's unrelated cached question is still a hit. The
     same for A's cached expand: B's ingest reaches it."""
-    neo4j_connection.wipe_all_for_tests()
+    wipe_all(neo4j_connection)
     uri = os.environ["KG_TEST_NEO4J_URI"]
     common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
     env_a, env_b, env_w = (env_for(tmp_path / name, **common) for name in ("a", "b", "w"))

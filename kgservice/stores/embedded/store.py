@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from kgservice.stores.changelog import CHANGES_FILE, record_embedded_change
 from kgservice.ids import is_literal_id
@@ -21,6 +22,7 @@ from kgservice.stores.validate import ingest_stamp, paused_gc, prepare_batch
 
 class EmbeddedStore(JournaledStore, GraphStore):
     backend = "embedded"
+    in_process = True
 
     def __init__(self, data_dir: Path | str):
         self.dir = Path(data_dir)
@@ -149,6 +151,31 @@ class EmbeddedStore(JournaledStore, GraphStore):
             raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; nothing was "
                                   f"changed. Free space or make {self.dir} writable, then run the same command "
                                   "again") from None
+
+    # -- what this backend provides besides the graph ------------------------------------
+    def change_feed(self) -> Any:
+        """The SQLite change log in the store directory (``changes.sqlite3``)."""
+        from kgservice.stores.changelog import SqliteChangeFeed
+
+        return SqliteChangeFeed(self.dir)
+
+    def log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
+        return record_embedded_change(self.dir, touched, everything=everything)
+
+    def job_queue(self, data_dir: Path, *, validate: Callable[[str, Any], Any] | None = None,
+                  max_attempts: int, read_only: bool) -> Any:
+        """A SQLite file in the knowledge base's directory (``jobs.sqlite3``)."""
+        from kgservice.stores.embedded.jobs import JOBS_FILE, SqliteJobQueue
+
+        return SqliteJobQueue(Path(data_dir) / JOBS_FILE, validate=validate, max_attempts=max_attempts,
+                              read_only=read_only)
+
+    def key_store(self, data_dir: Path, *, clock: Any, bump: Callable[[], Any] | None, read_only: bool) -> Any:
+        """A small SQLite file in the knowledge base's directory (``keys.sqlite3``, mode 600),
+        apart from the graph snapshot."""
+        from kgservice.stores.embedded.keys import KEYS_FILE, SqliteKeyStore
+
+        return SqliteKeyStore(Path(data_dir) / KEYS_FILE, read_only=read_only, clock=clock, bump=bump)
 
     def rebuild_indexes(self, unit_ids: Sequence[str] | None = None) -> dict[str, int]:
         """Always rebuilds everything from the stored units (in memory it is cheap); labels kept.

@@ -1,50 +1,26 @@
 """Where API keys live: in the graph store's database, so every `kg serve` sharing it agrees.
 
-Neo4j: ``(:KgApiKey)`` nodes through the Cypher files in ``cypher/`` beside this module.
-Embedded backend: a small SQLite file in the data directory (``keys.sqlite3``, mode 600),
-separate from the graph snapshot. A verified key is kept in memory only until the store's
+Each graph store supplies its own (``store.key_store(...)``, under ``kgservice/stores/``);
+this module holds what they share. A verified key is kept in memory only until the store's
 change-log version moves, and every create / revoke moves it, so a revocation takes effect
 on the next request of every server (see :class:`KeyStore`).
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
-from functools import lru_cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kgservice.server.auth.keys import ApiKey, KeyError_, Principal, Role, check_user, new_key, secret_matches, split_key
+from kgservice.apikeys.model import ApiKey, KeyError_, Principal, Role, check_user, new_key, secret_matches, split_key
 
-if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
-
-KEYS_FILE = "keys.sqlite3"
-CYPHER_DIR = Path(__file__).with_name("cypher")
 TOUCH_EVERY = 60.0  # seconds between last_used writes per key and process
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-class CypherFiles:
-    """The key procedures, one file each beside this module (paste them into Neo4j Browser)."""
-
-    def __init__(self, folder: Path):
-        self.folder = folder
-
-    @lru_cache(maxsize=None)
-    def load(self, name: str) -> str:
-        return (self.folder / f"{name}.cypher").read_text("utf-8")
-
-
-cypher = CypherFiles(CYPHER_DIR)
 
 
 _MISSING = object()
@@ -216,115 +192,3 @@ class KeyStore(ABC):
             self._touch(key_id, _now())
         except Exception:  # last_used is a courtesy: a read-only server must still authenticate
             pass
-
-
-class SqliteKeyStore(KeyStore):
-    def __init__(self, path: Path, read_only: bool = False, clock: Any = None, bump: Any = None):
-        super().__init__(read_only, clock, bump)
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not self.path.exists()
-        self._db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-        if fresh:
-            os.chmod(self.path, 0o600)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._db.execute("CREATE TABLE IF NOT EXISTS keys (key_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL, "
-                             "user TEXT NOT NULL, role TEXT NOT NULL, created TEXT NOT NULL, last_used TEXT, "
-                             "revoked_at TEXT)")
-            self._db.commit()
-
-    def _insert(self, key_id: str, sha256: str, user: str, role: Role, created: str) -> None:
-        with self._lock:
-            self._db.execute("INSERT INTO keys (key_id, sha256, user, role, created) VALUES (?, ?, ?, ?, ?)",
-                             (key_id, sha256, user, role.value, created))
-            self._db.commit()
-
-    def _get(self, key_id: str) -> tuple[ApiKey, str] | None:
-        with self._lock:
-            row = self._db.execute("SELECT key_id, user, role, created, last_used, revoked_at, sha256 FROM keys "
-                                   "WHERE key_id = ?", (key_id,)).fetchone()
-        if row is None:
-            return None
-        return ApiKey(key_id=row[0], user=row[1], role=Role(row[2]), created=row[3], last_used=row[4],
-                      revoked_at=row[5]), row[6]
-
-    def list(self) -> list[ApiKey]:
-        with self._lock:
-            rows = self._db.execute("SELECT key_id, user, role, created, last_used, revoked_at FROM keys "
-                                    "ORDER BY user, created, key_id").fetchall()
-        return [ApiKey(key_id=r[0], user=r[1], role=Role(r[2]), created=r[3], last_used=r[4], revoked_at=r[5])
-                for r in rows]
-
-    def _revoke(self, key_id: str, at: str) -> str | None:
-        with self._lock:
-            self._db.execute("UPDATE keys SET revoked_at = coalesce(revoked_at, ?) WHERE key_id = ?", (at, key_id))
-            self._db.commit()
-            row = self._db.execute("SELECT revoked_at FROM keys WHERE key_id = ?", (key_id,)).fetchone()
-        return None if row is None else row[0]
-
-    def _touch(self, key_id: str, at: str) -> None:
-        with self._lock:
-            self._db.execute("UPDATE keys SET last_used = ? WHERE key_id = ?", (at, key_id))
-            self._db.commit()
-
-    def close(self) -> None:
-        self._db.close()
-
-
-class Neo4jKeyStore(KeyStore):
-    """Keys as ``(:KgApiKey)`` nodes, through the knowledge base's own driver (one pool)."""
-
-    def __init__(self, driver: Any, database: str = "neo4j", read_only: bool = False, clock: Any = None,
-                 bump: Any = None):
-        super().__init__(read_only, clock, bump)
-        self.driver = driver
-        self.database = database
-        self._schema_done = False
-
-    def _run(self, name: str, write: bool, **params: Any) -> list[Any]:
-        # "w" / "r": the driver's RoutingControl values as strings (READ is a real write guard on
-        # a single Community server); no bookmark manager: one round trip per key check
-        records, _, _ = self.driver.execute_query(
-            cypher.load(name), params, database_=self.database, routing_="w" if write else "r",
-            bookmark_manager_=None)
-        return records
-
-    def _insert(self, key_id: str, sha256: str, user: str, role: Role, created: str) -> None:
-        if not self._schema_done:
-            self._run("keys_schema", True)
-            self._schema_done = True
-        self._run("key_create", True, key_id=key_id, sha256=sha256, user=user, role=role.value, created=created)
-
-    def _get(self, key_id: str) -> tuple[ApiKey, str] | None:
-        rows = self._run("key_get", False, key_id=key_id)
-        if not rows:
-            return None
-        r = rows[0]
-        return ApiKey(key_id=r["key_id"], user=r["user"], role=Role(r["role"]), created=r["created"],
-                      last_used=r["last_used"], revoked_at=r["revoked_at"]), r["sha256"]
-
-    def list(self) -> list[ApiKey]:
-        return [ApiKey(key_id=r["key_id"], user=r["user"], role=Role(r["role"]), created=r["created"],
-                       last_used=r["last_used"], revoked_at=r["revoked_at"]) for r in self._run("key_list", False)]
-
-    def _revoke(self, key_id: str, at: str) -> str | None:
-        rows = self._run("key_revoke", True, key_id=key_id, at=at)
-        return rows[0]["revoked_at"] if rows else None
-
-    def _touch(self, key_id: str, at: str) -> None:
-        self._run("key_touch", True, key_id=key_id, at=at)
-
-
-def open_key_store(kb: KnowledgeBase) -> KeyStore:
-    """The key store that goes with a knowledge base's graph store, sharing the caches' version
-    clock (one version read per request serves both) when the store keeps a change log."""
-    from kgservice.stores.changelog import bump_version
-
-    clock = kb.caches.clock
-    bump = (lambda: bump_version(kb.store)) if clock is not None else None
-    if kb.settings.backend == "neo4j":
-        store = kb.store
-        return Neo4jKeyStore(store.driver, store.database, read_only=kb.settings.read_only, clock=clock, bump=bump)
-    return SqliteKeyStore(Path(kb.settings.data_dir) / KEYS_FILE, read_only=kb.settings.read_only, clock=clock,
-                          bump=bump)

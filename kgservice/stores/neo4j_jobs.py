@@ -17,7 +17,6 @@ from typing import Any
 
 from kgservice.jobs.model import Job, JobEvent
 from kgservice.jobs.queue import LEASE_LOST, JobQueue
-from kgservice.stores import cypher
 
 CLAIM_TRIES = 50  # a claim that lost the race to another worker tries the next job
 
@@ -41,14 +40,12 @@ class Neo4jJobQueue(JobQueue):
 
     def __init__(self, store: Any, **kw: Any):
         """``store``: the knowledge base's :class:`~kgservice.stores.neo4j_store.Neo4jStore`
-        (its driver, sessions and read retries; the schema it applies holds the job constraints)."""
+        (its named reads and writes; the schema it applies holds the job constraints)."""
         super().__init__(**kw)
         self.store = store
 
     def _write(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        text = cypher.load(name)
-        with self.store._session(write=True) as s:
-            return s.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
+        return self.store.write(name, **params)
 
     # -- submitting and reading ------------------------------------------------------------
     def _submit(self, kind: str, payload: dict[str, Any], user: str, key: str | None,
@@ -61,11 +58,11 @@ class Neo4jJobQueue(JobQueue):
         return _job(row["job"]), bool(row["created"])
 
     def get(self, job_id: str) -> Job | None:
-        rows = self.store._read("jobs_get", id=job_id)
+        rows = self.store.read("jobs_get", id=job_id)
         return _job(dict(rows[0]["job"])) if rows else None
 
     def events(self, job_id: str, after: int = 0) -> list[JobEvent]:
-        rows = self.store._read("jobs_get", id=job_id)
+        rows = self.store.read("jobs_get", id=job_id)
         if not rows:
             return []
         p = rows[0]["job"]
@@ -75,7 +72,7 @@ class Neo4jJobQueue(JobQueue):
 
     def _list(self, user: str | None, status: str | None, limit: int) -> list[Job]:
         return [_job(dict(r["job"]), with_payload=False)
-                for r in self.store._read("jobs_list", user=user, status=status, limit=int(limit))]
+                for r in self.store.read("jobs_list", user=user, status=status, limit=int(limit))]
 
     def _cancel(self, job_id: str, by: str) -> tuple[str, Job]:
         rows = self._write("jobs_cancel", id=job_id, by=by)
@@ -93,7 +90,7 @@ class Neo4jJobQueue(JobQueue):
             rows = self._write("jobs_claim", worker=worker_id, lease_ms=int(lease_s * 1000))
             if rows:
                 return _job(rows[0]["job"])
-            if not self.store._read("jobs_claimable")[0]["n"]:
+            if not self.store.read("jobs_claimable")[0]["n"]:
                 return None
             time.sleep(random.uniform(0, 0.01))  # lost the race for the oldest job: try the next one
         return None
