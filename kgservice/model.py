@@ -133,7 +133,7 @@ class IngestReport(BaseModel):
     def new_labels(self) -> dict[str, str]:
         """Node id -> label of ``new_embeddable_nodes``, filled by a store that has them at
         hand (both stores; Neo4j not for staged batches), so the ingest embeds them without
-        reading them back (15k nodes: 0.1 s embedded, 0.5-0.9 s from Neo4j). A private
+        reading them back (a large part of a Neo4j ingest). A private
         attribute: never in the report's JSON or CLI output. Empty: ``embed_nodes`` reads the
         labels from the store."""
         return self._new_labels

@@ -214,7 +214,7 @@ class KnowledgeBase:
             part = missing[i:i + batch]
             vs.upsert([nid for nid, _ in part], self.embedder.embed([label for _, label in part]))
         vs.recovered()
-        if missing:  # these nodes can be vector hits again: every server's cached answers about them go (issue 15)
+        if missing:  # these nodes can be vector hits again: the change log clears every server's cached answers about them
             from kgservice.stores.changelog import record_change
 
             ids = [nid for nid, _ in missing]
@@ -287,13 +287,11 @@ class KnowledgeBase:
 
         # The collector is held off for the whole batch when the model runs in-process (its
         # batches allocate no cycles): otherwise its first full pass after the graph write
-        # lands in the embedding loop and walks the caller's parsed batch too (80k pydantic
-        # objects per 10k units: 0.10-0.15 s of a 5 s ingest). The pass still comes, after
-        # the batch: over what the store keeps, once the caller has dropped its units
-        # (0.03 s instead of 0.09, scripts/bench/embed_phases.py).
-        # The model loads on first use, in embed_nodes: loading it in a thread beside the graph
-        # write gained nothing (both hold the GIL; a cold 3k-unit `kg ingest` 2.4-3.0 s with it,
-        # 2.4-2.6 s without) and made a batch with nothing new wait for it (0.7 -> 1.45 s).
+        # lands in the embedding loop and walks the caller's parsed batch too (tens of
+        # thousands of pydantic objects). The pass still comes, after the batch, over what the
+        # store keeps once the caller has dropped its units, which is much cheaper.
+        # The model loads on first use, in embed_nodes, so a batch that adds no node never waits
+        # for it (loading beside the graph write saves nothing: both hold the GIL).
         with paused_gc() if embed and runs_in_process(self.embedder) else nullcontext():
             report = self.store.ingest(units, progress=progress)
             if embed and report.new_embeddable_nodes:
@@ -350,8 +348,8 @@ class KnowledgeBase:
 
     def resolve_nodes(self, texts: Sequence[str]) -> dict[str, str | None]:
         """Each text -> the node it names, or None: the text itself when it is a node id, else
-        its normalised label's id (:meth:`resolve_node`). One store read for all of them (a
-        server resolving seeds made two round trips per seed before)."""
+        its normalised label's id (:meth:`resolve_node`). One store read for all of them,
+        whatever the number of seeds."""
         ids = {t: node_id(t) for t in texts}
         found = {n.id for n in self.store.get_nodes(list(dict.fromkeys([*texts, *ids.values()])))}
         return {t: t if t in found else (ids[t] if ids[t] in found else None) for t in texts}
@@ -501,8 +499,8 @@ class KnowledgeBase:
 
         ``known``: node id -> label for these ids, as the store just wrote them
         (:attr:`IngestReport.new_labels`); when it covers every id the store is not read again
-        (re-reading 15k new nodes cost 0.1 s embedded, 0.5-0.9 s on Neo4j, per 10k units). Otherwise the ids absent
-        from the store are skipped, as before."""
+        (a read-back of every new node is a large part of a Neo4j ingest). Otherwise the ids absent
+        from the store are skipped."""
         import numpy as np
 
         if known and all(i in known for i in ids):
@@ -519,9 +517,9 @@ class KnowledgeBase:
                 if vecs:
                     with self.vector_writer() as vs:
                         # upserts of ~1024 rows (a server's request size): joining all of them
-                        # first cost a fresh 30 MB array per 15k x 512 (0.03-0.05 s). The payload is
+                        # first would allocate one array of the whole batch. The payload is
                         # the node id alone (prepare_upsert): label and kind live in the graph, and
-                        # two more strings per point cost 0.08 s per 15k vectors on edge
+                        # two more strings per point would only add upsert time
                         per, at = max(1, 1024 // batch), 0
                         for g in range(0, len(vecs), per):
                             m = np.concatenate(vecs[g:g + per])

@@ -295,7 +295,7 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
     if replace:
         from kgservice.stores.changelog import record_change
 
-        store.wipe()  # logs "everything" changes: every server's caches clear (issue 15)
+        store.wipe()  # logs "everything" changes: every server's caches clear
         _clear_vectors(kb)
         record_change(store, [], everything=True)  # and again once the old vectors are gone too
         try:

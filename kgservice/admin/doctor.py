@@ -359,7 +359,7 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
             kb.reopen_vectors(recreate=True)
             done["vectors_recreated"] = True
             done["vectors_embedded"] = kb.embed_nodes(embeddable)
-            # every top-k result may differ now: every server's caches clear (issue 15)
+            # every top-k result may differ now: every server's caches clear
             record_change(kb.store, [], everything=True)
         else:
             # a writer that died before flushing: the knowledge base restores exactly that first

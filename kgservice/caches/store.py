@@ -169,8 +169,8 @@ class Caches:
         def op() -> Any:
             row = self._db.execute("SELECT value FROM entries WHERE cache = ? AND key = ?", (cache, key)).fetchone()
             # A lookup writes nothing: its counters wait in memory for the next write (put,
-            # invalidate, clear), `stats` or `close`. Counting every hit with a commit cost an
-            # fsync per lookup, and concurrent cached asks queued on it (server p95 2.7 s).
+            # invalidate, clear), `stats` or `close`. Counting every hit with a commit would cost
+            # an fsync per lookup, and concurrent cached asks would queue on it.
             column = "misses" if row is None else "hits"
             self._pending[(cache, column)] = self._pending.get((cache, column), 0) + 1
             if row is not None:

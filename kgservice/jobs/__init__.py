@@ -1,4 +1,4 @@
-"""Durable ingest jobs (SERVICE.md §5.5): a queue in the graph store's own backend, claimed
+"""Durable ingest jobs (docs/SERVICE.md §5.5): a queue in the graph store's own backend, claimed
 safely by ``kg worker`` under leases that expire, failures visible as status, error and metric.
 
 ``kb.jobs`` is the queue of a knowledge base, supplied by its graph store

@@ -1,4 +1,4 @@
-"""Prometheus counters for jobs (SERVICE.md §5.7), in the default registry that ``/metrics``
+"""Prometheus counters for jobs (docs/SERVICE.md §5.7), in the default registry that ``/metrics``
 and ``kg worker --metrics-port`` serve. Counted where the state changes, so a failed job is
 visible as a metric as well as a status."""
 

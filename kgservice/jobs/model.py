@@ -1,6 +1,6 @@
 """Jobs at the boundary: the pydantic models the server returns, and the payload check.
 
-A payload is checked whole *before* it is queued (SERVICE.md §5.10: never a 202 for work
+A payload is checked whole *before* it is queued (docs/SERVICE.md §5.10: never a 202 for work
 that cannot run): an unknown kind, a missing field or unit notation that does not parse is
 an :class:`InvalidJob` at submit time, naming the field, and nothing is stored.
 """

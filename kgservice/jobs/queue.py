@@ -1,8 +1,8 @@
 """What every job store does the same way: check, deduplicate, count; the backends store.
 
 The claim protocol (one job, one lease holder at a time) is the backends' part: Neo4j
-locks then re-checks the job node (SERVICE.md §3: the naive claim double-ran 173 of 200
-jobs, lock-then-recheck none), SQLite claims inside ``BEGIN IMMEDIATE``. A lease that
+locks then re-checks the job node (docs/SERVICE.md §3: a naive MATCH … SET claim hands one job to
+several workers), SQLite claims inside ``BEGIN IMMEDIATE``. A lease that
 expires (a killed worker) makes the job claimable again, up to ``max_attempts`` claims;
 then it fails with the reason. :meth:`fail` is terminal: a job whose work failed is
 ``failed`` with its error, never back in ``queued``.

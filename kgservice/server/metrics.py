@@ -30,7 +30,7 @@ class Metrics:
 
     def watch_version(self, clock: Any) -> None:
         """Export the change-log version clock's counters: round trips made vs requests that
-        needed the version (their ratio is the per-request cost of coherence, SERVICE.md §5.6)."""
+        needed the version (their ratio is the per-request cost of coherence, docs/SERVICE.md §5.6)."""
         if clock is None:
             return
         Gauge("kg_version_reads", "Change-log version reads sent to the store (round trips)",

@@ -1,12 +1,12 @@
 """The store's change log: one version that moves, in the same write, with every change to the
-store; it keeps every process's caches coherent with a shared store (SERVICE.md §5.6) and tells
+store; it keeps every process's caches coherent with a shared store (docs/SERVICE.md §5.6) and tells
 the indexes built from a whole store when to rebuild (:mod:`kgservice.stores.derived`).
 
 Every ingest that stores a unit records, *in the same write* as the units, a new version
 number and the node ids it touched. A process serving from its caches first compares the
 store's version with the last one it replayed and, if it moved, invalidates exactly the
 entries that depend on the touched nodes (:meth:`Caches.invalidate`, the same node-level
-rule an in-process ingest uses). So one teammate's ingest no longer empties everyone's
+rule an in-process ingest uses). So one teammate's ingest does not empty everyone's
 caches; an unrelated question stays a hit.
 
 * Neo4j: ``cypher/changes_record.cypher`` runs inside the ingest transaction (a
@@ -20,7 +20,7 @@ caches; an unrelated question stays a hit.
   the version with the store's in-memory generation (:mod:`kgservice.stores.derived`).
 
 A batch touching more than :data:`MAX_TOUCHED` nodes is logged as "everything" (readers
-clear, as before); a reader that finds the log pruned past its version, or the version
+clear everything); a reader that finds the log pruned past its version, or the version
 lower than its own (the store was wiped), clears too. Clearing is always correct.
 
 Who wrote a change comes from :func:`attributed` (the job worker and the server set it

@@ -3,7 +3,7 @@
 Jobs live in the same database as the graph, so they survive restarts of every server and
 worker (graphiti#1177 lost its in-memory queue). Times are the server's clock
 (``timestamp()``), so leases mean the same to workers on different machines. Every state
-change locks the job node and then re-checks it (SERVICE.md §3).
+change locks the job node and then re-checks it (docs/SERVICE.md §3).
 """
 
 from __future__ import annotations

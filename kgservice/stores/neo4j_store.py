@@ -245,7 +245,7 @@ class Neo4jStore(GraphStore):
         # Fast path: an auto-commit query on this thread's read session is one round trip
         # (RUN+PULL); execute_query adds BEGIN/COMMIT and a session per call, which doubled the
         # cost of the small procedures an expansion chains by the dozen. Anything unusual falls
-        # back to execute_query below, with its retries, so failures behave as before.
+        # back to execute_query below, so failures get the driver's retries.
         local = self.__dict__.get("_reads") or self.__dict__.setdefault("_reads", threading.local())
         session = getattr(local, "session", None)
         try:
@@ -453,9 +453,8 @@ class Neo4jStore(GraphStore):
     def _early_write(self, units: Sequence[Unit]) -> Iterator[_EarlyWrite | None]:
         """The batch's write transaction, opened before validation with its first read sent:
         the stored nodes among every node the batch's units mention (existing_nodes). The
-        server runs that read while the client validates (0.16 s per 10k-unit batch at 1M
-        units, on the critical path when it ran after validation), inside the same transaction
-        as the writes that rely on its element ids, as before. Rolled back unless committed
+        server runs that read while the client validates (off the critical path), inside the
+        same transaction as the writes that rely on its element ids. Rolled back unless committed
         (a rejected batch, one with nothing new, a staged one). None when a unit's facts cannot
         be built (an invalid batch: validation says why) or the batch is big enough to be
         staged. Transient errors here reach :meth:`ingest`'s retry of the whole ingest."""
@@ -535,8 +534,8 @@ class Neo4jStore(GraphStore):
                 created, fresh = session.execute_write(work)
         if not staged:
             # ingest_new_nodes CREATEd exactly these rows in the committed transaction, so the
-            # labels are the stored ones: the ingest embeds them without reading 15k nodes back
-            # (0.5-0.9 s per 10k units). Staged batches create nodes outside it: read back there.
+            # labels are the stored ones: the ingest embeds them without reading them back.
+            # Staged batches create nodes outside it: read back there.
             label = {r["id"]: r["label"] for r in node_rows}
             report.new_labels.update((nid, label[nid]) for nid in fresh)
         report.units_added = len(new)
@@ -553,10 +552,9 @@ class Neo4jStore(GraphStore):
 
         Nodes are looked up once (existing_nodes, which also returns their element ids and
         kinds); the absent ones are CREATEd (ingest_new_nodes) and the statements that link
-        units and relations to nodes find them by element id. The earlier shape (MERGE every
-        node, then MATCH (n:Node {id}) for every subject, argument, modifier and relation end)
-        made ~74k locking unique-index seeks per 10k-unit batch, ~20% of the server's CPU in a
-        profile; now ~15k plain seeks.
+        units and relations to nodes find them by element id. Finding nodes by :Node(id)
+        inside a write transaction takes a locking unique-index seek per subject, argument,
+        modifier and relation end; element ids are direct record reads.
 
         The unit rows (JSON, notation text) are built one chunk at a time while the server
         runs the previous statement: ``tx.run`` returns once the server has accepted a query,
@@ -621,7 +619,7 @@ class Neo4jStore(GraphStore):
         """Statements run last inside the transaction that makes a batch visible (the one
         ingest transaction, or a staged batch's publish transaction): the duplicates the batch
         merged away, as aliases ({id, unit} rows, aliases_record.cypher), and the change log of
-        ``touched`` node ids that keeps every process's caches coherent (issue 15)."""
+        ``touched`` node ids that keeps every process's caches coherent."""
         steps = [(cypher.load("aliases_record"), {"aliases": list(aliases[i:i + BATCH_ROWS])})
                  for i in range(0, len(aliases), BATCH_ROWS)]
         return steps + [neo4j_change_step(touched)]

@@ -178,8 +178,8 @@ def prepare_batch(
 ) -> tuple[list[Unit], int]:
     """Return (new units stamped with ingested_at, number already stored unchanged).
     ``stamp=False``: the new units as given, for a store that writes :func:`ingest_stamp`
-    into its own records (copying 10k models to set one field cost the embedded store
-    ~0.03 s per batch).
+    into its own records (copying every model to set one field is wasted work
+    there).
 
     With ``live_about`` (subject node ids -> the stored live units about them) and a
     ``duplicates`` dict, a new unit stating the same fact (:func:`fact_key`) as a live stored

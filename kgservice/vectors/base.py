@@ -128,8 +128,8 @@ class VectorStore(Protocol):
 def point_id(node_id: str) -> str:
     """Qdrant point id of a node id: ``str(uuid.uuid5(NODE_NAMESPACE, node_id))``, stable across
     processes and machines. Computed here from a pre-hashed namespace, without building UUID
-    objects: the same string at a third of the cost (an ingest of 15k new nodes spent 0.05 s
-    in :func:`uuid.uuid5`); tests/vectors check both agree."""
+    objects: the same string at a third of the cost (an ingest hashes every new
+    node's id); tests/vectors check both agree."""
     h = _NS_SHA1.copy()
     h.update(node_id.encode())
     b = bytearray(h.digest()[:16])
@@ -174,8 +174,8 @@ def prepare_upsert(
     m = as_matrix(vectors, dim, len(ids))
     if payloads is not None and len(payloads) != len(ids):
         raise ValueError(f"got {len(payloads)} payloads for {len(ids)} ids")
-    # squared norms without a temporary of m's size (np.linalg.norm squares into one: 30 MB
-    # of fresh pages per 15k x 512, 0.07 s in a long-lived process); zero exactly where the norm is
+    # squared norms without a temporary of m's size (np.linalg.norm squares into one, and
+    # fresh pages of that size are slow in a long-lived process); zero exactly where the norm is
     if not np.einsum("ij,ij->i", m, m).all():
         raise ValueError("zero vector: cosine is undefined")
     if "" in ids:

@@ -8,14 +8,15 @@ shard: a second opener gets :class:`VectorStoreLocked`.
 Search: a segment smaller than the indexing threshold (``INDEX_KB``, ~20k vectors of dim
 512) is scanned exactly; :meth:`optimize` (run by the writer after each upsert, a no-op when
 nothing is due) builds an HNSW index for segments past it, searched with ``hnsw_ef``. That
-build runs inside the writer's lease on the directory: ~9 s per 20k vectors on an idle
-2-core machine (minutes on an overloaded one), during which readers wait
+build runs inside the writer's lease on the directory: seconds per 20k vectors, during
+which readers wait
 (``KG_VECTOR_LOCK_WAIT``). So a
 small knowledge base gets exact answers, and a large one stays within milliseconds per query
-(an exact scan of 100k x 512 costs ~25-80 ms here). ``exact=True`` forces exact scans.
+(an exact scan grows with the collection). ``exact=True`` forces exact scans.
 
-Durability: new shards run without qdrant-edge's write-ahead log (it cost ~40 % of an upsert:
-every vector serialised twice), so a write is durable once :meth:`flush` returns (``close``
+Durability: new shards run without qdrant-edge's write-ahead log (every vector would be
+serialised twice, and the graph can rebuild what it protects), so a write is durable once
+:meth:`flush` returns (``close``
 flushes; the knowledge base flushes after each batch it embeds). Between the first write and
 that flush a marker file ``<collection>.unflushed`` exists; a process that dies in between
 leaves it, and the next opener sees :attr:`lost_writes` - the shard itself reopens at its last
@@ -244,8 +245,8 @@ class EdgeVectorStore:
             self._mark_unflushed()
             for start in range(0, len(rows), _BATCH):
                 # a memoryview of the float32 row: qdrant-edge reads its items as the same floats
-                # (stored vectors bit-identical, tests/vectors) at 2.5x less cost than from the
-                # ndarray row, whose items are numpy scalars (0.14 s saved per 15k x 512)
+                # (stored vectors bit-identical, tests/vectors) more cheaply than the
+                # ndarray row, whose items are numpy scalars
                 pts = [qe.Point(id=pid, vector=memoryview(vec), payload=pl)
                        for _, pid, vec, pl in rows[start : start + _BATCH]]
                 self._shard.update(qe.UpdateOperation.upsert_points(pts))

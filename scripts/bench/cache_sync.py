@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cost of the per-request cache version check (issue 15, SERVICE.md §5.6), side by side.
+"""Cost of the per-request cache version check (docs/SERVICE.md §5.6), side by side.
 
 For each backend (embedded; Neo4j when ``KG_BENCH_NEO4J_URI`` or ``KG_TEST_NEO4J_URI`` and
 ``NEO4J_PASSWORD`` are set), on the test corpus with the offline rule-based LLM:

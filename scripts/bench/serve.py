@@ -6,7 +6,7 @@
 Neo4j: the benchmark server of README.md (KG_BENCH_NEO4J_URI, default bolt://127.0.0.1:7688,
 NEO4J_PASSWORD); its graph is wiped and the demo corpus ingested. The caches are warmed first,
 so every measured ask makes 0 LLM calls (checked). Also measured, sequentially: one API-key
-verification (what every request pays) and the Neo4j version-counter read of SERVICE.md §5.6
+verification (what every request pays) and the Neo4j version-counter read of docs/SERVICE.md §5.6
 (what a per-request cache-coherence check costs) and, under load, how many version reads
 the server actually sent per request (its /metrics: concurrent requests share reads).
 `expand (miss)` is expand with a request never made before in that process (each seed with a

@@ -45,7 +45,7 @@ def swap_in(target: Path, new: Path, keep_old: Path | None = None) -> None:
     try:
         from kgservice.stores.changelog import carry_version
 
-        carry_version(target, new)  # the version grows on across the swap: every reader clears (issue 15)
+        carry_version(target, new)  # the version grows on across the swap: every reader sees a newer one and clears
         if target.exists():
             os.rename(target, old)
         os.rename(new, target)

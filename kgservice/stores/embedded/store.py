@@ -40,7 +40,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
     def ingest(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:
         # The batch's temporaries (validated units, facts, journal records) are freed when
         # _ingest returns, before the collector is back on: its first pass then walks what the
-        # store keeps, not also what it has thrown away (~40 ms per 10k units).
+        # store keeps, not also what it has thrown away.
         with self._write_lock(), paused_gc():
             return self._ingest(units, progress)
 
@@ -63,7 +63,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
         strs = _Interner(s.labels)
         stamp = ingest_stamp()
         records = [_compact(u, unit_facts(u), strs, stamp) for u in new]
-        # cache coherence (issue 15): log the touched nodes before the batch is durable (see stores/changelog.py)
+        # cache coherence: log the touched nodes before the batch is durable (see stores/changelog.py)
         logged = {nid for _, facts in records for nid, _, _ in facts[1]}
         for u in new:  # a superseded unit's edges are retired: their ends change too, mentioned or not
             logged.update(n for old in u.supersedes if old in s.units for n in unit_facts(_unit_from(s.units[old])).nodes)

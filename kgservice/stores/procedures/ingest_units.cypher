@@ -4,9 +4,9 @@
 //             node are element ids of :Node nodes (existing_nodes / ingest_new_nodes, same
 //             transaction)
 // returns: created (units written)
-// Nodes are found by element id (a direct record read) rather than by :Node(id): a profile of
-// a 10k-unit batch spent ~20% of the server's CPU in the locking unique-index seeks that
-// MATCH (n:Node {id: ...}) takes inside a write transaction.
+// Nodes are found by element id (a direct record read) rather than by :Node(id):
+// MATCH (n:Node {id: ...}) takes a locking unique-index seek inside a write transaction; an
+// element id is a direct record read.
 UNWIND $units AS u
 CREATE (x:Unit {id: u.id, json: u.json, text: u.text, predicate: u.predicate, family: u.family,
                 kind: u.kind, doc: u.doc, mode: u.mode, ingested_at: u.ingested_at,

@@ -1,7 +1,7 @@
-// jobs_claim: lock-then-recheck (SERVICE.md §3). Pick the oldest claimable job, take its
+// jobs_claim: lock-then-recheck (docs/SERVICE.md §3). Pick the oldest claimable job, take its
 // write lock (SET + REMOVE of a dummy property), then test again: a concurrent claimer that
-// committed first has changed it, and this transaction then claims nothing. Measured here:
-// the naive MATCH ... SET double-ran 173 of 200 jobs, this none.
+// committed first has changed it, and this transaction then claims nothing. The naive
+// MATCH ... SET hands one job to several concurrent claimers; this does not.
 // parameters: $worker, $lease_ms
 // returns: job (zero rows: nothing claimable, or lost the race)
 MATCH (j:KgJob)

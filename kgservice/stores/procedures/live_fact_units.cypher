@@ -6,8 +6,8 @@
 //             kgservice/stores/neo4j_store.py:unit_probe builds them and ingest stores them)
 // returns: id, json (one row per unit)
 // One index seek per probe on Unit(probe) (schema.cypher: unit_probe). Walking the smaller
-// side of each pair instead (the subject's SUBJECT edges or the argument's ARG edges) grew
-// with the store: ~60k units visited per 10k-unit batch at 1M units, ~1 s of server time.
+// side of each pair instead (the subject's SUBJECT edges or the argument's ARG edges) grows
+// with the store; a probe seek does not.
 UNWIND $probes AS p
 MATCH (u:Unit {probe: p})
 WHERE NOT (u)-[:SUPERSEDED_BY]->()

@@ -3,9 +3,8 @@
 // Runs in the batch's write transaction BEFORE its units and relations are created: a unit's
 // node-to-node edges only ever join its subject and one of its ARG nodes, so they are found
 // between those two (expand-into), and with none of the batch's edges in the transaction yet
-// that expansion reads the store alone. Run after them (the earlier ingest_supersessions),
-// every expansion also walked the batch's new edges of hub nodes held in transaction state:
-// ~0.2 s of server time per 10k-unit batch, 5x the same statement on stored edges alone.
+// that expansion reads the store alone. Run after them, every expansion would also walk
+// the batch's new edges of hub nodes held in transaction state, which is several times slower.
 // The retired ends go into the batch's change log (changes_record $touched): their rows
 // changed although the superseding unit may not mention them.
 // parameters: $olds (distinct ids of stored units the batch supersedes)

@@ -1,9 +1,9 @@
 // stage_publish: make a staged batch visible, inside the publish transaction (with the kind
 // upgrades, relations and supersessions of the batch, run after these statements).
 // parameters: $stage. returns: nodes, units (how many were published).
-// Only a label is added per node and unit (the cheapest change Neo4j has: ~0.7 KB of
-// transaction state each, measured, against ~1.3 KB for swapping labels and dropping the
-// stage property): the staging label and property are removed afterwards, in bounded
+// Only a label is added per node and unit (the cheapest change Neo4j has in transaction state,
+// about half of swapping labels and dropping the stage property): the staging label and
+// property are removed afterwards, in bounded
 // transactions, by stage_cleanup. The unique constraints on :Node / :Unit ids are checked
 // here, when the label is added.
 MATCH (n:StagedNode {stage: $stage})
