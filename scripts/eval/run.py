@@ -76,6 +76,44 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
     }
 
 
+def with_spread(fn, **spread: object):
+    """``fn`` run with the knowledge base's spreading parameters replaced in part (δ, backflow,
+    K, ε): the full retrieval reads them from ``kb.spread_params()``, so an ablation swaps
+    that method on this context for the call and puts it back."""
+    from dataclasses import replace
+
+    def run_with(c: Context, q: str, s: dict[str, float]) -> dict[str, float]:
+        kb = c.kb
+        original = kb.spread_params
+        base = original()
+        kb.spread_params = lambda **over: replace(base, **spread)  # type: ignore[method-assign]
+        try:
+            return fn(c, q, s)  # type: ignore[operator]
+        finally:
+            del kb.spread_params  # the instance attribute goes; the method shows again
+    return run_with
+
+
+def ablations() -> dict[str, object]:
+    """One row per default changed alone, on the full retrieval: hub damping δ, seed backflow,
+    K, ε, the node-vector fusion weight, lexical seeds and the lexical hop."""
+    rows: dict[str, object] = {}
+    for d in (0.0, 0.25, 1.0):
+        rows[f"ablation: δ={d}"] = with_spread(M.project, degree_damping=d)
+    rows["ablation: δ=0, seed backflow"] = with_spread(M.project, degree_damping=0.0, seed_backflow=True)
+    for k in (1, 2, 4):
+        rows[f"ablation: K={k}"] = with_spread(M.project, max_hops=k)
+    for e in (0.02, 0.1):
+        rows[f"ablation: ε={e}"] = with_spread(M.project, epsilon=e)
+    for w in (0.0, 0.3):
+        rows[f"ablation: node-vector fusion weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, dense_weight=w)
+    rows["ablation: no lexical seeds, no lexical hop"] = lambda c, q, s: M.project(c, q, s, lexical_weight=0.0,
+                                                                                   hop_weight=0.0)
+    rows["ablation: δ=0, no lexical hop"] = with_spread(lambda c, q, s: M.project(c, q, s, hop_weight=0.0),
+                                                         degree_damping=0.0)
+    return rows
+
+
 def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tuple[float, float]]]:
     """``KnowledgeBase.retrieve`` per question, in two parts (embedding the question; the rest:
     entry step, lexical seeds, spreading, fusion, units, lexical hop; "total" is their sum), next
@@ -149,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default="default")
     ap.add_argument("--json", type=Path, help="write the table as JSON here")
     ap.add_argument("--grid", action="store_true", help="also print the spreading-parameter grid")
+    ap.add_argument("--ablations", action="store_true", help="also the full retrieval with each default changed alone")
     ap.add_argument("--fusion-weight", type=float, default=0.1, help="dense weight in the fused rows")
     ap.add_argument("--only", help="comma-separated substrings of method names to run")
     ap.add_argument("--half", choices=("even", "odd"),
@@ -182,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             for bf in (True, False):
                 methods[f"grid spread d={d} backflow={bf}"] = (
                     lambda c, q, s, d=d, bf=bf: M.spread(c, q, s, degree_damping=d, seed_backflow=bf))
+    if a.ablations:
+        methods.update(ablations())
     if a.only:
         methods = {k: v for k, v in methods.items() if any(o in k for o in a.only.split(","))}
     runs, lat = run(ctx, methods, seeds)

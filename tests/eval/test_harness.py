@@ -167,3 +167,13 @@ def test_json_report_lists_rankings_and_coverage(tiny_ctx):
     cov = doc["entry_coverage"]
     assert cov["gold"] == 3 and cov["gold_without_entry"] == sum(len(q["gold_without_entry"]) for q in doc["per_question"])
     json.dumps(doc)
+
+
+def test_ablation_swaps_spread_params_for_the_call_only(tiny_ctx):
+    from scripts.eval.run import with_spread
+
+    before = tiny_ctx.kb.spread_params()
+    seen = with_spread(lambda c, q, s: {"k": c.kb.spread_params().max_hops, "d": c.kb.spread_params().degree_damping},
+                       max_hops=1, degree_damping=1.0)(tiny_ctx, "q1", {})
+    assert seen == {"k": 1, "d": 1.0}
+    assert tiny_ctx.kb.spread_params() == before
