@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kgservice.entry.match import LabelIndex, Span, fuse_entries, specificity, tokens
+from kgservice.entry.match import LabelIndex, Span, fuse_entries, key_of, specificity, tokens
 from kgservice.model import NodeKind
 from kgservice.stores.derived import Derived
 
@@ -105,7 +105,12 @@ class EntryFinder:
         weights = fuse_entries(lexical, cos, spec, p.vector_weight)
         nodes = [EntryNode(n, labels.get(n, n), round(w, 6), counts[n], named.get(n), cos.get(n))
                  for n, w in weights.items()]
-        nodes.sort(key=lambda e: (-e.weight, e.node))
+        # a node whose label is the whole text is what was asked for: it ranks first, above a
+        # rarer node the vectors find (a cross-language synonym weighs its cosine times a
+        # higher specificity and can outweigh a frequent exact name); the seed weights stay
+        whole = key_of(toks)
+        exact = {n for n in named if key_of(tokens(labels.get(n, n))) == whole}
+        nodes.sort(key=lambda e: (e.node not in exact, -e.weight, e.node))
         return EntryResult(question, nodes)
 
 

@@ -6,11 +6,15 @@ The shape the harness runs on (any corpus of this shape works, ``--data FILE``):
       "name": "my-set",
       "passages": [ {"id": "p1", "title": "…", "text": "…",
                      "triples": [["subject", "predicate", "object"], …]}, … ],
-      "questions": [ {"id": "q1", "question": "…", "gold": ["p1", "p7"], "hops": 2}, … ]
+      "questions": [ {"id": "q1", "question": "…", "gold": ["p1", "p7"], "hops": 2,
+                      "type": "bridge", "candidates": ["p1", "p3", "p7"]}, … ]
     }
 
-``gold`` lists the supporting passage ids; ``hops`` is optional (per-hop rows use it, else
-``len(gold)``). One unit per usable triple, ``{subject} [predicate] {object}``, id
+``gold`` lists the supporting passage ids; ``hops`` is optional (per-hop rows use it, else a
+MuSiQue-style id prefix ``2hop__…``/``3hop1__…``, else ``len(gold)``); ``type`` is optional
+(``bridge``, ``comparison``, …; else ``bridge`` for two hops and ``n-hop`` beyond);
+``candidates`` is optional: the passages a question's own context lists, which ``--slice``
+keeps (gold passages are always kept). One unit per usable triple, ``{subject} [predicate] {object}``, id
 ``<passage id>.t<n>`` and ``doc`` = the passage id, so every unit maps back to its passage.
 A triple whose parts are not three non-empty strings (or that no store could index) is
 skipped and counted.
@@ -35,6 +39,7 @@ MUSIQUE_DIR = Path(os.environ.get("KG_EVAL_MUSIQUE")
                    or Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "musique")
 _OPENIE = "openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
 _ID_OK = re.compile(r"[^A-Za-z0-9_.:\-]")
+_HOP_ID = re.compile(r"^(\d+)hop")
 
 
 @dataclass
@@ -51,10 +56,35 @@ class Question:
     question: str
     gold: list[str]
     hops: int | None = None
+    type: str | None = None
+    candidates: list[str] = field(default_factory=list)
 
     @property
     def hop_count(self) -> int:
-        return self.hops or len(self.gold)
+        """Declared hops, else the count a MuSiQue-style string id carries, else one per gold passage.
+
+        >>> Question("4hop1__709382_146811", "?", ["a", "b"]).hop_count, Question("q7", "?", ["a", "b"]).hop_count
+        (4, 2)
+        >>> Question("x", "?", ["a"], hops="3").hop_count
+        3
+        """
+        if self.hops is not None and str(self.hops).strip().isdigit():
+            return int(str(self.hops).strip())
+        m = _HOP_ID.match(str(self.id))
+        return int(m.group(1)) if m else len(self.gold)
+
+    @property
+    def kind(self) -> str:
+        """The question type of the per-type rows.
+
+        >>> Question("2hop__1_2", "?", ["a", "b"]).kind, Question("3hop1__1", "?", ["a"]).kind
+        ('bridge', '3-hop')
+        >>> Question("h1", "?", ["a", "b"], type="comparison").kind
+        'comparison'
+        """
+        if self.type:
+            return str(self.type)
+        return "bridge" if self.hop_count <= 2 else f"{self.hop_count}-hop"
 
 
 @dataclass
@@ -79,7 +109,8 @@ def load(path: Path) -> Dataset:
     try:
         passages = [Passage(str(p["id"]), str(p.get("title", "")), str(p.get("text", "")), list(p.get("triples", [])))
                     for p in raw["passages"]]
-        questions = [Question(str(q["id"]), str(q["question"]), [str(g) for g in q["gold"]], q.get("hops"))
+        questions = [Question(str(q["id"]), str(q["question"]), [str(g) for g in q["gold"]], q.get("hops"),
+                              q.get("type"), [str(c) for c in q.get("candidates", [])])
                      for q in raw["questions"]]
     except (KeyError, TypeError) as exc:
         raise DatasetError(f"{path}: not the eval shape (see scripts/eval/dataset.py): missing {exc}") from None
@@ -91,6 +122,19 @@ def load(path: Path) -> Dataset:
         if bad or not q.gold:
             raise DatasetError(f"{path}: question {q.id} has gold passages that are not passages: {bad or 'none given'}")
     return Dataset(str(raw.get("name", Path(path).stem)), passages, questions)
+
+
+def subset(ds: Dataset, limit: int | None = None, slice_corpus: bool = False) -> Dataset:
+    """The first ``limit`` questions; with ``slice_corpus`` only the passages they list (their
+    gold and candidate passages), for a small run. The name says which part it is, so the
+    build cache never mistakes a part for the whole."""
+    questions = ds.questions[:limit] if limit is not None else list(ds.questions)
+    passages = ds.passages
+    if slice_corpus:
+        keep = {p for q in questions for p in (*q.gold, *q.candidates)}
+        passages = [p for p in ds.passages if p.id in keep]
+    name = ds.name + (f"-{limit}q" if limit is not None else "") + ("-sliced" if slice_corpus else "")
+    return Dataset(name, passages, questions)
 
 
 def load_musique(directory: Path = MUSIQUE_DIR, limit: int | None = None, slice_corpus: bool = False) -> Dataset:
@@ -106,15 +150,11 @@ def load_musique(directory: Path = MUSIQUE_DIR, limit: int | None = None, slice_
                         if docs[i]["title"] == p["title"] and docs[i]["text"] == p["text"] else [])
                 for i, p in enumerate(corpus)]
     questions = []
-    keep: set[str] = set()
-    for q in qs[:limit]:
-        gold = [f"m{index[(p['title'], p['paragraph_text'])]:04d}" for p in q["paragraphs"] if p["is_supporting"]]
-        keep.update(f"m{index[(p['title'], p['paragraph_text'])]:04d}" for p in q["paragraphs"])
-        questions.append(Question(q["id"], q["question"], gold, len(q["question_decomposition"])))
-    if slice_corpus:
-        passages = [p for p in passages if p.id in keep]
-    name = "musique" + (f"-{limit}q" if limit else "") + ("-sliced" if slice_corpus else "")
-    return Dataset(name, passages, questions)
+    for q in qs:
+        ids = [f"m{index[(p['title'], p['paragraph_text'])]:04d}" for p in q["paragraphs"]]
+        gold = [i for i, p in zip(ids, q["paragraphs"]) if p["is_supporting"]]
+        questions.append(Question(q["id"], q["question"], gold, len(q["question_decomposition"]), candidates=ids))
+    return subset(Dataset("musique", passages, questions), limit, slice_corpus)
 
 
 def unit_id(pid: str, n: int) -> str:

@@ -31,7 +31,7 @@ from kgservice.ids import is_literal_id  # noqa: E402
 from kgservice.service import KnowledgeBase  # noqa: E402
 
 from scripts.eval.dataset import Dataset, build_units  # noqa: E402
-from scripts.eval.metrics import mean_recall, percentile  # noqa: E402
+from scripts.eval.metrics import mean_recall  # noqa: E402
 
 CACHE = Path(os.environ.get("KG_EVAL_DIR", Path.home() / ".cache" / "kgservice" / "eval"))
 
@@ -53,9 +53,21 @@ class Context:
     build_info: dict[str, Any] = field(default_factory=dict)
 
 
+def _digest(obj: Any) -> str:
+    return hashlib.sha1(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
+
+
 def _fingerprint(ds: Dataset, embedder: str) -> str:
-    h = hashlib.sha1(json.dumps(ds.to_json(), sort_keys=True).encode()).hexdigest()[:12]
+    """The ingest cache's key: what the graph is built from (the passages' ids and triples)
+    and the embedder; the questions do not change the graph, so a subset of them reuses it."""
+    h = _digest([[p.id, p.triples] for p in ds.passages])
     return f"{ds.name}-{embedder.replace(':', '_')}-{h}"
+
+
+def _passage_vectors_path(ds: Dataset, embedder: str) -> Path:
+    """Passage vectors are keyed by the passages' text alone: a set that changes only the
+    triples (another extractor over the same corpus) reuses them."""
+    return CACHE / "passage-vectors" / f"{embedder.replace(':', '_')}-{_digest([[p.title, p.text] for p in ds.passages])}.npy"
 
 
 def build(ds: Dataset, embedder: str = "default", workdir: Path | None = None,
@@ -98,12 +110,13 @@ def build(ds: Dataset, embedder: str = "default", workdir: Path | None = None,
             for n in nodes:
                 ctx.node_passages.setdefault(n, set()).add(pid)
     ctx.pids = [p.id for p in ds.passages]
-    pv = work / "passages.npy"
+    pv = (work / "passages.npy") if workdir is not None else _passage_vectors_path(ds, embedder)
     if pv.exists():
         ctx.pvecs = np.load(pv)
     else:
         t0 = time.perf_counter()
         ctx.pvecs = kb.embedder.embed([f"{p.title}\n{p.text}" for p in ds.passages])
+        pv.parent.mkdir(parents=True, exist_ok=True)
         np.save(pv, ctx.pvecs)
         log(f"embedded {len(ds.passages)} passages in {time.perf_counter() - t0:.1f} s")
     qs = [q.question for q in ds.questions]
@@ -143,31 +156,36 @@ def fuse(graph: Mapping[str, float], dense: Mapping[str, float], weight: float) 
 # -- report -----------------------------------------------------------------------------------------
 
 def evaluate(ctx: Context, runs: Mapping[str, Mapping[str, list[str]]]) -> dict[str, Any]:
-    """Recall@2/@5 per method, overall and per hop count."""
+    """Recall@2/@5 per method, overall, per hop count and per question type."""
     gold = {q.id: q.gold for q in ctx.ds.questions}
     hops: dict[int, list[str]] = {}
+    kinds: dict[str, list[str]] = {}
     for q in ctx.ds.questions:
         hops.setdefault(q.hop_count, []).append(q.id)
+        kinds.setdefault(q.kind, []).append(q.id)
     table: dict[str, Any] = {}
     for method, run in runs.items():
-        row = {"R@2": mean_recall(run, gold, 2), "R@5": mean_recall(run, gold, 5), "hops": {}}
-        for h, ids in sorted(hops.items()):
-            g = {i: gold[i] for i in ids}
-            row["hops"][h] = {"n": len(ids), "R@2": mean_recall(run, g, 2), "R@5": mean_recall(run, g, 5)}
+        row = {"R@2": mean_recall(run, gold, 2), "R@5": mean_recall(run, gold, 5), "hops": {}, "types": {}}
+        for key, groups in (("hops", hops), ("types", kinds)):
+            for h, ids in sorted(groups.items()):
+                g = {i: gold[i] for i in ids}
+                row[key][h] = {"n": len(ids), "R@2": mean_recall(run, g, 2), "R@5": mean_recall(run, g, 5)}
         table[method] = row
     return table
 
 
-def format_table(table: Mapping[str, Any], latency: Mapping[str, list[float]] | None = None) -> str:
-    hop_keys = sorted({h for r in table.values() for h in r["hops"]})
-    head = "| method | R@2 | R@5 | " + " | ".join(f"{h}-hop R@2 / R@5 (n={next(iter(table.values()))['hops'][h]['n']})"
-                                                for h in hop_keys) + " | p50 / p95 ms |"
-    lines = [head, "|" + "---|" * (4 + len(hop_keys))]
+def format_table(table: Mapping[str, Any], by: str = "hops") -> str:
+    """The recall table, one column pair per hop count (``by="hops"``) or question type
+    (``"types"``). No latency column: the one latency figure is the end-to-end block
+    (:func:`scripts.eval.run.end_to_end_latency`), timed alike for every method it lists."""
+    first = next(iter(table.values()))
+    keys = sorted({h for r in table.values() for h in r[by]}, key=str)
+    label = (lambda h: f"{h}-hop") if by == "hops" else str
+    head = "| method | R@2 | R@5 | " + " | ".join(f"{label(h)} R@2 / R@5 (n={first[by][h]['n']})" for h in keys) + " |"
+    lines = [head, "|" + "---|" * (3 + len(keys))]
     for m, r in table.items():
-        cells = [f"{r['hops'][h]['R@2']:.1f} / {r['hops'][h]['R@5']:.1f}" if h in r["hops"] else "–" for h in hop_keys]
-        lat = (latency or {}).get(m)
-        lt = f"{percentile(lat, 50):.1f} / {percentile(lat, 95):.1f}" if lat else "–"
-        lines.append(f"| {m} | {r['R@2']:.1f} | {r['R@5']:.1f} | " + " | ".join(cells) + f" | {lt} |")
+        cells = [f"{r[by][h]['R@2']:.1f} / {r[by][h]['R@5']:.1f}" if h in r[by] else "–" for h in keys]
+        lines.append(f"| {m} | {r['R@2']:.1f} | {r['R@5']:.1f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -1,7 +1,15 @@
-"""Run the retrieval eval: ``python scripts/eval/run.py [--musique [--limit N] [--slice]] [--data FILE]``.
+"""Run the retrieval eval: ``python scripts/eval/run.py [--musique DIR | --data FILE] [--limit N] [--slice]``.
 
-Prints Recall@2 / @5 per method side by side (overall and per hop count), the entry step's
-coverage of gold passages, and the per-question latency of the project's own retrieval.
+Prints Recall@2 / @5 per method side by side (overall, per hop count and per question type),
+the entry step's coverage of gold passages, and one latency figure: the per-question time of
+the project's own retrieval end to end (``KnowledgeBase.retrieve``, with and without the
+question's embedding). ``--json FILE`` writes all of it plus every question's ranking and its
+entry nodes.
+
+Environment: ``KG_EVAL_DIR`` is where built sets are cached (the ingested store per set and
+embedder, keyed by the passages' triples; passage vectors keyed by the passages' text alone;
+default ``~/.cache/kgservice/eval``); ``KG_EVAL_MUSIQUE`` is the MuSiQue folder (default
+``../shared/eval/musique`` beside the checkout).
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from scripts.eval import methods as M  # noqa: E402
-from scripts.eval.dataset import MUSIQUE_DIR, load, load_musique  # noqa: E402
+from scripts.eval.dataset import MUSIQUE_DIR, load, load_musique, subset  # noqa: E402
 from scripts.eval.harness import Context, build, evaluate, format_table, ordered  # noqa: E402
 from scripts.eval.metrics import percentile  # noqa: E402
 
@@ -30,12 +38,18 @@ def seeds_for(ctx: Context, names_only: bool = False) -> dict[str, dict[str, flo
 
 def coverage(ctx: Context, seeds: dict[str, dict[str, float]]) -> float:
     """% of gold passages that mention at least one entry node of their question."""
-    hit = tot = 0
+    missed, tot = uncovered(ctx, seeds)
+    return 100.0 * (tot - missed) / max(1, tot)
+
+
+def uncovered(ctx: Context, seeds: dict[str, dict[str, float]]) -> tuple[int, int]:
+    """(gold passages that mention no entry node of their question, gold passages)."""
+    missed = tot = 0
     for q in ctx.ds.questions:
         for g in q.gold:
             tot += 1
-            hit += bool(ctx.passage_nodes.get(g, set()) & set(seeds[q.id]))
-    return 100.0 * hit / max(1, tot)
+            missed += not (ctx.passage_nodes.get(g, set()) & set(seeds[q.id]))
+    return missed, tot
 
 
 
@@ -60,6 +74,44 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
         f"kgservice retrieval + dense passages fused (w={weight})": lambda c, q, s: fuse(
             M.project(c, q, s), dense_scores(c, q), weight),
     }
+
+
+def with_spread(fn, **spread: object):
+    """``fn`` run with the knowledge base's spreading parameters replaced in part (δ, backflow,
+    K, ε): the full retrieval reads them from ``kb.spread_params()``, so an ablation swaps
+    that method on this context for the call and puts it back."""
+    from dataclasses import replace
+
+    def run_with(c: Context, q: str, s: dict[str, float]) -> dict[str, float]:
+        kb = c.kb
+        original = kb.spread_params
+        base = original()
+        kb.spread_params = lambda **over: replace(base, **spread)  # type: ignore[method-assign]
+        try:
+            return fn(c, q, s)  # type: ignore[operator]
+        finally:
+            del kb.spread_params  # the instance attribute goes; the method shows again
+    return run_with
+
+
+def ablations() -> dict[str, object]:
+    """One row per default changed alone, on the full retrieval: hub damping δ, seed backflow,
+    K, ε, the node-vector fusion weight, lexical seeds and the lexical hop."""
+    rows: dict[str, object] = {}
+    for d in (0.0, 0.25, 1.0):
+        rows[f"ablation: δ={d}"] = with_spread(M.project, degree_damping=d)
+    rows["ablation: δ=0, seed backflow"] = with_spread(M.project, degree_damping=0.0, seed_backflow=True)
+    for k in (1, 2, 4):
+        rows[f"ablation: K={k}"] = with_spread(M.project, max_hops=k)
+    for e in (0.02, 0.1):
+        rows[f"ablation: ε={e}"] = with_spread(M.project, epsilon=e)
+    for w in (0.0, 0.3):
+        rows[f"ablation: node-vector fusion weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, dense_weight=w)
+    rows["ablation: no lexical seeds, no lexical hop"] = lambda c, q, s: M.project(c, q, s, lexical_weight=0.0,
+                                                                                   hop_weight=0.0)
+    rows["ablation: δ=0, no lexical hop"] = with_spread(lambda c, q, s: M.project(c, q, s, hop_weight=0.0),
+                                                         degree_damping=0.0)
+    return rows
 
 
 def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tuple[float, float]]]:
@@ -135,19 +187,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default="default")
     ap.add_argument("--json", type=Path, help="write the table as JSON here")
     ap.add_argument("--grid", action="store_true", help="also print the spreading-parameter grid")
+    ap.add_argument("--ablations", action="store_true", help="also the full retrieval with each default changed alone")
     ap.add_argument("--fusion-weight", type=float, default=0.1, help="dense weight in the fused rows")
     ap.add_argument("--only", help="comma-separated substrings of method names to run")
     ap.add_argument("--half", choices=("even", "odd"),
                     help="only the even- or odd-numbered questions (0-based): choose settings on one half, check on the other")
-    ap.add_argument("--repeat", type=int, default=3, help="latency: timed runs per question, fastest kept")
+    ap.add_argument("--repeat", type=int, default=3, help="latency: timed runs per question, fastest kept (0: skip)")
     ap.add_argument("--latency-only", action="store_true", help="skip the recall table, time kb.retrieve only")
     a = ap.parse_args(argv)
-    ds = load(a.data) if a.data else load_musique(a.musique or MUSIQUE_DIR, a.limit, a.slice)
+    if a.data and a.musique:
+        print("--data and --musique name two sets: give one", file=sys.stderr)
+        return 2
+    ds = subset(load(a.data), a.limit, a.slice) if a.data else load_musique(a.musique or MUSIQUE_DIR, a.limit, a.slice)
     ctx = build(ds, a.embedder)
     if a.half:  # after build: the cached ingest is keyed by the whole dataset
         ctx.ds.questions = [q for i, q in enumerate(ctx.ds.questions) if i % 2 == (a.half == "odd")]
-    if a.repeat < 1:
-        print(f"--repeat must be at least 1, got {a.repeat}", file=sys.stderr)
+    if a.repeat < 0:
+        print(f"--repeat must be 0 (no latency) or more, got {a.repeat}", file=sys.stderr)
         return 2
     if a.latency_only:
         timing = end_to_end_latency(ctx, a.repeat)
@@ -156,25 +212,48 @@ def main(argv: list[str] | None = None) -> int:
     seeds = seeds_for(ctx)
     names = seeds_for(ctx, names_only=True)
     print(f"{ds.name}: {len(ds.questions)} questions, {len(ds.passages)} passages, {ctx.build_info}")
-    print(f"entry coverage of gold passages: names {coverage(ctx, names):.1f} %, names + vectors {coverage(ctx, seeds):.1f} %")
+    miss, tot = uncovered(ctx, seeds)
+    print(f"entry coverage of gold passages: names {coverage(ctx, names):.1f} %, names + vectors {coverage(ctx, seeds):.1f} %"
+          f" ({miss} of {tot} gold passages have no entry node)")
     methods = standard_methods(a.fusion_weight)
     if a.grid:
         for d in (0.0, 0.5, 0.75, 1.0):
             for bf in (True, False):
                 methods[f"grid spread d={d} backflow={bf}"] = (
                     lambda c, q, s, d=d, bf=bf: M.spread(c, q, s, degree_damping=d, seed_backflow=bf))
+    if a.ablations:
+        methods.update(ablations())
     if a.only:
         methods = {k: v for k, v in methods.items() if any(o in k for o in a.only.split(","))}
     runs, lat = run(ctx, methods, seeds)
     table = evaluate(ctx, runs)
-    print(format_table(table, lat))
-    timing = end_to_end_latency(ctx, a.repeat)
-    print_latency(timing, a.repeat)
+    print(format_table(table))
+    print()
+    print(format_table(table, by="types"))
+    timing = end_to_end_latency(ctx, a.repeat) if a.repeat else {}
+    if timing:
+        print_latency(timing, a.repeat)
     if a.json:
-        a.json.write_text(json.dumps({"table": table, "build": ctx.build_info, "latency_ms": timing,
-                                      "table_latency_ms": {m: [percentile(v, 50), percentile(v, 95)] for m, v in lat.items()}},
-                                     indent=1))
+        a.json.write_text(json.dumps(report(ctx, table, runs, seeds, names, timing), indent=1, ensure_ascii=False))
     return 0
+
+
+def report(ctx: Context, table: dict, runs: dict, seeds: dict, names: dict, timing: dict) -> dict:
+    """The ``--json`` document: the table, the build, coverage, latency, and per question its
+    gold passages, entry nodes and each method's top 10."""
+    miss, tot = uncovered(ctx, seeds)
+    return {
+        "set": ctx.ds.name, "questions": len(ctx.ds.questions), "passages": len(ctx.ds.passages),
+        "build": ctx.build_info, "table": table,
+        "entry_coverage": {"names_pct": coverage(ctx, names), "names_vectors_pct": coverage(ctx, seeds),
+                           "gold_without_entry": miss, "gold": tot},
+        "latency_ms": timing,
+        "per_question": [
+            {"id": q.id, "type": q.kind, "hops": q.hop_count, "gold": q.gold, "entry": seeds[q.id],
+             "gold_without_entry": [g for g in q.gold if not (ctx.passage_nodes.get(g, set()) & set(seeds[q.id]))],
+             "rankings": {m: r[q.id] for m, r in runs.items()}}
+            for q in ctx.ds.questions],
+    }
 
 
 if __name__ == "__main__":

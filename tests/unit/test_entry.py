@@ -93,3 +93,22 @@ def test_vector_hits_fused_below_names(store, tmp_path):
     top = max(raw.values())
     assert r.seeds == pytest.approx({k: v / top for k, v in raw.items()}, abs=1e-6)
     assert {n.node: n.cosine for n in r.nodes} == {"hank snow": None, "nashville": 0.8, "berlin": 0.4}
+
+
+def test_exact_label_ranks_above_cross_language_synonym(tmp_path, lexicon):
+    # tobacco is named by many units (low specificity); its Chinese synonym by one, and the
+    # vectors find both: the synonym's weight (cosine x vector_weight x 1) beats the frequent
+    # exact name's specificity, yet the node the text names exactly is listed first
+    text = "".join(f"#t{i} {{tobacco}} [causes] {{disease {i}}}\n" for i in range(6)) + "#z1 {烟草} [导致] {肺癌}\n"
+    s = EmbeddedStore(tmp_path / "g")
+    s.ingest(parse_units(text, lexicon, doc="t.units"))
+    try:
+        r = EntryFinder(s).find("tobacco", hits=[("烟草", 0.95), ("tobacco", 0.9)])
+        w = r.seeds
+        assert w["烟草"] > w["tobacco"]  # the weights are unchanged: only the order is
+        assert [n.node for n in r.nodes][:2] == ["tobacco", "烟草"]
+        # a question that merely contains the label is ranked by weight as before
+        r2 = EntryFinder(s).find("what does tobacco cause", hits=[("烟草", 0.95), ("tobacco", 0.9)])
+        assert [n.node for n in r2.nodes][0] == "烟草"
+    finally:
+        s.close()
