@@ -81,6 +81,23 @@ class SpreadExpansion:
 
 
 @dataclass
+class UnitRecord:
+    """A unit and the ids of the units that supersede it (``KnowledgeBase.unit``)."""
+    unit: Unit
+    superseded_by: list[str]
+
+
+@dataclass
+class Neighbour:
+    """A node one unit away (``KnowledgeBase.neighbors``): ``direction`` is ``out`` when the
+    asked node is the unit's subject, ``in`` when it is an argument or modifier value."""
+    node: str
+    label: str
+    direction: str
+    unit: Unit
+
+
+@dataclass
 class ExportReport:
     path: Path
     counts: dict[str, int]  # nodes, links, units written
@@ -291,11 +308,51 @@ class KnowledgeBase:
         return units, text
 
     # -- reads -------------------------------------------------------------------
-    def ask(self, question: str, params: AskParams | None = None, *, trace: bool = False) -> AskResult:
-        """Answer from the graph, citing unit ids, or say it is not in the graph (DESIGN §4)."""
+    def ask(self, question: str, params: AskParams | None = None, *, trace: bool = False, llm: LLM | None = None,
+            on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
+        """Answer from the graph, citing unit ids, or say it is not in the graph (DESIGN §4).
+
+        ``llm`` replaces the knowledge base's client for this call (a server gives each request
+        its own, so its usage counts that request only); ``on_round`` gets each drill-down
+        round's record as soon as it is final."""
         from kgservice.pipeline.query import ask
 
-        return ask(self, question, trace=trace, params=params, llm=self.llm)
+        return ask(self, question, trace=trace, params=params, llm=llm or self.llm, on_round=on_round)
+
+    def unit(self, unit_id: str) -> UnitRecord | None:
+        """One unit by id (a leading ``#`` is ignored) with the units that supersede it, or None."""
+        uid = unit_id.lstrip("#")
+        units = self.store.get_units([uid])
+        if not units:
+            return None
+        ends = self.store.superseded_end([uid]).get(uid, [])
+        return UnitRecord(units[0], [e for e in ends if e != uid])
+
+    def neighbors(self, node: str, relation: str | None = None) -> list[Neighbour]:
+        """Nodes one unit away from a node (an id or a label): the unit's arguments when the
+        node is its subject (``out``), the unit's subject when the node is an argument or
+        modifier value (``in``). ``relation`` matches the predicate, family or kind
+        (case-insensitive). An unknown node is an :class:`InputError` naming it."""
+        nid = self.resolve_node(node)
+        if nid is None:
+            raise NodeNotFound(f"no node {node!r} in the graph (ids and labels are matched after normalisation)")
+        want = (relation or "").strip().lower()
+        rows: list[tuple[str, str, Unit]] = []
+        for u in self.store.get_units(self.store.mentions(nid)):
+            if want and want not in (u.predicate.lower(), u.family.lower(), u.kind.lower()):
+                continue
+            if u.subject_id == nid:
+                rows += [("out", n, u) for _, n in u.node_args()]
+            else:
+                rows.append(("in", node_id(u.subject), u))
+        seen: set[tuple[str, str, str]] = set()
+        unique = []
+        for d, n, u in rows:
+            if (d, n, u.id) not in seen and n != nid:
+                seen.add((d, n, u.id))
+                unique.append((d, n, u))
+        labels = {x.id: x.label for x in self.store.get_nodes(list({n for _, n, _ in unique}))}
+        return [Neighbour(n, labels.get(n, n), d, u) for d, n, u in unique]
 
     def resolve_node(self, text: str) -> str | None:
         nid = node_id(text)

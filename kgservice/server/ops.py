@@ -42,10 +42,9 @@ def ask(kb: KnowledgeBase, body: AskIn, on_round: Any = None) -> tuple[AskOut, A
     base's shared counters and may include a concurrent request's lookups. ``on_round`` gets
     each drill-down round's record as soon as it is done (the SSE stream forwards them)."""
     from kgservice.llm import LLM
-    from kgservice.pipeline.query import ask as run_ask
 
-    res = run_ask(kb, body.question, trace=body.trace, params=ask_params(body), llm=LLM.from_settings(kb.settings),
-                  on_round=on_round)
+    res = kb.ask(body.question, ask_params(body), trace=body.trace, llm=LLM.from_settings(kb.settings),
+                 on_round=on_round)
     return ask_out(res, body), res
 
 
@@ -153,15 +152,13 @@ def expand_text(out: ExpandOut) -> str:
 def get_unit(kb: KnowledgeBase, unit_id: str) -> UnitOut:
     from kgservice.notation import format_unit
 
-    uid = unit_id.lstrip("#")
-    units = kb.store.get_units([uid])
-    if not units:
-        raise NotFound(f"no unit #{uid}")
-    u = units[0]
-    ends = kb.store.superseded_end([uid]).get(uid, [])
+    found = kb.unit(unit_id)
+    if found is None:
+        raise NotFound(f"no unit #{unit_id.lstrip('#')}")
+    u = found.unit
     return UnitOut(unit_id=u.id, notation=format_unit(u), subject=u.subject, predicate=u.predicate, family=u.family,
                    kind=u.kind, doc=u.doc, mode=u.mode, ingested_at=u.ingested_at, supersedes=list(u.supersedes),
-                   superseded_by=[e for e in ends if e != uid])
+                   superseded_by=found.superseded_by)
 
 
 def get_node(kb: KnowledgeBase, node: str) -> NodeOut:
@@ -174,28 +171,10 @@ def neighbors(kb: KnowledgeBase, node: str, relation: str | None = None, limit: 
     """Nodes one unit away: the unit's arguments when the node is its subject (out), the
     unit's subject when the node is an argument or modifier value (in). ``relation``
     matches the predicate, family or kind (case-insensitive)."""
-    from kgservice.ids import node_id
-
     me = get_node(kb, node)
-    uids = kb.store.mentions(me.id)
-    want = (relation or "").strip().lower()
-    rows: list[tuple[str, str, Any]] = []
-    for u in kb.store.get_units(uids):
-        if want and want not in (u.predicate.lower(), u.family.lower(), u.kind.lower()):
-            continue
-        if u.subject_id == me.id:
-            rows += [("out", nid, u) for _, nid in u.node_args()]
-        else:
-            rows.append(("in", node_id(u.subject), u))
-    seen: set[tuple[str, str, str]] = set()
-    unique = []
-    for d, n, u in rows:
-        if (d, n, u.id) not in seen and n != me.id:
-            seen.add((d, n, u.id))
-            unique.append((d, n, u))
-    labels = {x.id: x.label for x in kb.store.get_nodes(list({n for _, n, _ in unique}))}
-    out = [Neighbor(node_id=n, label=labels.get(n, n), direction=d, predicate=u.predicate, family=u.family,
-                    kind=u.kind, unit_id=u.id) for d, n, u in unique]
+    out = [Neighbor(node_id=x.node, label=x.label, direction=x.direction, predicate=x.unit.predicate,
+                    family=x.unit.family, kind=x.unit.kind, unit_id=x.unit.id)
+           for x in kb.neighbors(me.id, relation)]
     return NeighborsOut(node=me, neighbors=out[:limit], total=len(out))
 
 
@@ -203,15 +182,10 @@ def save_result(memory_dir: Any, body: SaveResultIn, who: Principal) -> SavedOut
     """graphify's ``save-result``, with the caller as the memory doc's contributor."""
     from pathlib import Path
 
-    from kgservice.graphify.memory import save_result as write, yaml_quote
+    from kgservice.graphify.memory import save_result as write
 
     path = Path(write(body.question, body.answer, Path(memory_dir), query_type=body.type, nodes=body.nodes or None,
-                      outcome=body.outcome, correction=body.correction))
-    text = path.read_text("utf-8")
-    text = text.replace('contributor: "graphify"', f'contributor: "{yaml_quote(who.user)}"', 1)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, "utf-8")
-    tmp.replace(path)
+                      outcome=body.outcome, correction=body.correction, contributor=who.user))
     return SavedOut(saved=True, name=path.name, contributor=who.user)
 
 
