@@ -23,13 +23,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kgservice.config import Settings, init_data_dir, load_settings
 from kgservice.errors import InputError
+from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
 from kgservice.families import SPREAD_KINDS, Lexicon
 from kgservice.ids import node_id
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from kgservice.expansion.retrieve import Retrieval
     from kgservice.admin.doctor import DoctorReport
     from kgservice.caches import Caches
-    from kgservice.expansion.directed import DirectedResult
     from kgservice.llm import LLM
     from kgservice.pipeline.ingest import Progress, TextIngestReport
     from kgservice.pipeline.query import AskParams, AskResult
@@ -65,19 +65,34 @@ class EntryHit:
 
 @dataclass
 class SpreadExpansion:
-    """Spreading activation from one seed, with the parameters it ran with."""
+    """Spreading activation from the seeds, with the parameters it ran with."""
 
-    seed: str
+    seeds: list[str]
     params: SpreadParams
     result: SpreadResult
     limit: int | None = None
+
+    @property
+    def seed(self) -> str:
+        return self.seeds[0]
 
     def ranked(self) -> list[tuple[str, float]]:
         return self.result.ranked(self.limit)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "hops": self.result.hops, "params": self.params.to_dict(),
+        return {"seed": self.seed, "seeds": self.seeds, "hops": self.result.hops, "params": self.params.to_dict(),
                 "ranked": self.result.to_dict(self.limit)["ranked"]}
+
+
+@dataclass
+class DirectedExpansion(DirectedResult):
+    """Directed expansion with its live units read once, so a cached expansion is rendered
+    (CLI, REST, MCP) without another store read."""
+
+    live_units: list[Unit] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return DirectedResult.to_dict(self)
 
 
 @dataclass
@@ -408,28 +423,47 @@ class KnowledgeBase:
         return retrieve(self, question, RetrieveParams(**params) if params else None)
 
 
-    def expand(self, node: str, mode: Literal["directed", "spread"] = "directed", *, limit: int | None = None,
-               **spread: float | int | None) -> DirectedResult | SpreadExpansion:
-        """Expansion without the LLM from one node (matched by normalised id): ``directed``
-        traversal, or ``spread`` activation (``epsilon``, ``max_hops``, ``max_fanout``,
-        ``max_fire`` override the settings; ``limit`` ranked nodes)."""
+    def expand(self, seeds: str | Sequence[str], mode: Literal["directed", "spread"] = "directed", *,
+               limit: int | None = None, **spread: float | int | None) -> DirectedExpansion | SpreadExpansion:
+        """Expansion without the LLM from seed nodes (ids or labels, matched after
+        normalisation): ``directed`` traversal, or ``spread`` activation (``epsilon``,
+        ``max_hops``, ``max_fanout``, ``max_fire`` override the settings; ``limit`` ranked
+        nodes). Whole expansions are kept in the in-memory ``expand`` cache at one store
+        version, shared by the CLI, REST and MCP; :meth:`expand_cached` says whether one was."""
+        return self.expand_cached(seeds, mode, limit=limit, **spread)[0]
+
+    def expand_cached(self, seeds: str | Sequence[str], mode: Literal["directed", "spread"] = "directed", *,
+                      limit: int | None = None, peek: bool = False,
+                      **spread: float | int | None) -> tuple[DirectedExpansion | SpreadExpansion | None, bool]:
+        """:meth:`expand` and whether the reply came from the cache. ``peek`` only looks in the
+        in-memory front (no store read, no lock wait: for an event loop) and gives
+        ``(None, False)`` on a miss."""
         from kgservice.caches import cache_key
         from kgservice.expansion import expand_directed, spread_activation
 
         if mode not in ("directed", "spread"):
             raise InputError(f"--mode must be 'directed' or 'spread', got {mode!r}")
+        given = [seeds] if isinstance(seeds, str) else list(seeds)
+        if not given:
+            raise InputError("expand needs at least one seed node")
         params = self.spread_params(**{k: v or 0 for k, v in spread.items()}) if mode == "spread" else None
+        # the in-memory ``expand`` cache: valid at one change-log version (Caches.memo)
+        key = cache_key("expand", "kb", given, mode, limit or None, params.key() if params else None)
+        if peek:
+            out = self.caches.front_peek(key)
+            return out, out is not None
 
-        def compute() -> DirectedResult | SpreadExpansion:
-            nid = self._node_or_hint(node)
+        def compute() -> DirectedExpansion | SpreadExpansion:
+            found = self.resolve_nodes(given)
+            ids = list(dict.fromkeys(found[s] or self._node_or_hint(s) for s in given))
             if params is None:
-                return expand_directed(self.store, [nid])
-            return SpreadExpansion(nid, params, spread_activation(self.store, [nid], params, limit=limit or None),
+                res = expand_directed(self.store, ids)
+                return DirectedExpansion(res.seeds, res.nodes, res.units, res.superseded,
+                                         live_units=self.store.get_units(sorted(res.units)))
+            return SpreadExpansion(ids, params, spread_activation(self.store, ids, params, limit=limit or None),
                                    limit)
 
-        # the in-memory ``expand`` cache: valid at one change-log version (Caches.memo)
-        key = cache_key("expand", "kb", node, mode, limit or None, params.key() if params else None)
-        return self.caches.memo("expand", key, compute)[0]
+        return self.caches.memo("expand", key, compute)
 
     def _node_or_hint(self, node: str) -> str:
         nid = self.resolve_node(node)

@@ -97,8 +97,8 @@ def expand(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Expand from a node without the LLM: directed traversal or spreading activation."""
-    from kgservice.expansion import DirectedResult
     from kgservice.notation import format_unit
+    from kgservice.service import DirectedExpansion
 
     with knowledge_base(ctx) as kb:
         res = kb.expand(node, mode, limit=limit, epsilon=epsilon, max_hops=hops, max_fanout=max_fanout,  # type: ignore[arg-type]
@@ -106,8 +106,8 @@ def expand(
         if as_json:
             print_json(res.to_dict())
             return
-        if isinstance(res, DirectedResult):
-            units = kb.store.get_units(sorted(res.units))
+        if isinstance(res, DirectedExpansion):
+            units = res.live_units
             out.print(f"[bold]directed expansion of {res.seeds[0]}[/bold]: {len(res.nodes)} nodes, {len(units)} units"
                       + (f", {len(res.superseded)} superseded skipped" if res.superseded else ""))
             for u in units:

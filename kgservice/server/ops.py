@@ -96,45 +96,42 @@ def resolve_all(kb: KnowledgeBase, texts: list[str]) -> list[str]:
     return list(dict.fromkeys(found[t] for t in texts))  # type: ignore[misc]
 
 
-def expand_key(body: ExpandIn) -> str:
-    """The ``expand`` cache key: the seeds as given (at one store version they resolve to the
-    same nodes), the mode and every parameter."""
-    from kgservice.caches import cache_key
-
-    return cache_key("expand", "ops", body.model_dump(mode="json"))
+def _expand_args(body: ExpandIn) -> dict[str, Any]:
+    return {"limit": body.limit, "epsilon": body.epsilon, "max_hops": body.max_hops, "max_fanout": body.max_fanout,
+            "max_fire": body.max_fire}
 
 
 def expand(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut:
-    """The expansion, from the in-memory ``expand`` cache when this process computed it at the
-    current store version (:meth:`Caches.memo`); ``cached`` says which."""
-    out, hit = kb.caches.memo("expand", expand_key(body), lambda: _expand(kb, body))
-    return out.model_copy(update={"cached": True}) if hit else out
+    """:meth:`KnowledgeBase.expand` as a reply; ``cached`` says whether it came from the
+    in-memory ``expand`` cache (the one the CLI uses too)."""
+    from kgservice.service import NodeNotFound
+
+    try:
+        res, hit = kb.expand_cached(body.seeds, body.mode, **_expand_args(body))
+    except NodeNotFound:
+        resolve_all(kb, body.seeds)  # the 404 naming the unknown seed
+        raise
+    return expand_out(res, body.limit, hit)
 
 
 def expand_cached(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut | None:
     """The cached expansion without waiting on anything (for the event loop), or None: then
     call :func:`expand` in a worker thread."""
-    out = kb.caches.front_peek(expand_key(body))
-    return None if out is None else out.model_copy(update={"cached": True})
+    res, hit = kb.expand_cached(body.seeds, body.mode, peek=True, **_expand_args(body))
+    return expand_out(res, body.limit, True) if hit else None
 
 
-def _expand(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut:
-    from kgservice.expansion import expand_directed, spread_activation
+def expand_out(res: Any, limit: int, cached: bool) -> ExpandOut:
     from kgservice.notation import format_unit
+    from kgservice.service import SpreadExpansion
 
-    seeds = resolve_all(kb, body.seeds)
-    if body.mode == "directed":
-        res = expand_directed(kb.store, seeds)
-        units = kb.store.get_units(sorted(res.units))
-        return ExpandOut(mode="directed", seeds=seeds,
-                         units=[ExpandUnit(id=u.id, text=format_unit(u, with_id=False), via=list(res.units[u.id]))
-                                for u in units][: body.limit],
-                         superseded={k: list(v) for k, v in sorted(res.superseded.items())})
-    params = kb.spread_params(epsilon=body.epsilon or 0, max_hops=body.max_hops or 0,
-                              max_fanout=body.max_fanout or 0, max_fire=body.max_fire or 0)
-    result = spread_activation(kb.store, seeds, params, limit=body.limit)  # the server picks the top: no 200k-row reply
-    return ExpandOut(mode="spread", seeds=seeds, hops=result.hops,
-                     ranked=[Ranked(node=n, energy=round(float(e), 6)) for n, e in result.ranked(body.limit)])
+    if isinstance(res, SpreadExpansion):
+        return ExpandOut(mode="spread", seeds=res.seeds, hops=res.result.hops, cached=cached,
+                         ranked=[Ranked(node=n, energy=round(float(e), 6)) for n, e in res.ranked()])
+    return ExpandOut(mode="directed", seeds=res.seeds, cached=cached,
+                     units=[ExpandUnit(id=u.id, text=format_unit(u, with_id=False), via=list(res.units[u.id]))
+                            for u in res.live_units][:limit],
+                     superseded={k: list(v) for k, v in sorted(res.superseded.items())})
 
 
 def expand_text(out: ExpandOut) -> str:
@@ -250,5 +247,5 @@ def job_dict(job: Any) -> dict[str, Any]:
     return job.model_dump(mode="json") if hasattr(job, "model_dump") else dict(job)
 
 
-__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_key", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
+__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_out", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
            "neighbors", "resolve", "resolve_all", "save_result", "search", "validate_ingest", "visible_job"]
