@@ -314,11 +314,22 @@ class KnowledgeBase:
                      force: bool = False, progress: Progress | None = None,
                      ) -> tuple[IngestReport | None, TextIngestReport | None]:
         """What ``kg ingest`` does: unit files directly, then text files through the LLM.
-        Folders are searched recursively. Returns (unit-file report, text report), None for a kind absent."""
+        Folders are searched recursively. Returns (unit-file report, text report), None for a kind absent.
+
+        ``progress(event, info)`` gets, for unit files, ``units-start`` (``files``, ``units``:
+        after every file parsed, before anything is stored), ``units`` (``added``: units
+        written since the last event) and ``units-done`` (``files``, ``report``); then the
+        text events of :meth:`ingest_text` (``start``, ``chunk``, ``document``)."""
         from kgservice.pipeline.ingest import split_inputs
 
+        emit = progress or (lambda event, info: None)
         unit_files, text_files = split_inputs(paths)
-        units = self.ingest_unit_files(unit_files, embed=embed) if unit_files else None
+        units = None
+        if unit_files:
+            parsed = self.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
+            emit("units-start", {"files": len(unit_files), "units": len(parsed)})
+            units = self.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}))
+            emit("units-done", {"files": len(unit_files), "report": units})
         text = self.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
         return units, text
 
