@@ -23,13 +23,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kgservice.config import Settings, init_data_dir, load_settings
 from kgservice.errors import InputError
+from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
 from kgservice.families import SPREAD_KINDS, Lexicon
 from kgservice.ids import node_id
@@ -67,19 +68,51 @@ class EntryHit:
 
 @dataclass
 class SpreadExpansion:
-    """Spreading activation from one seed, with the parameters it ran with."""
+    """Spreading activation from the seeds, with the parameters it ran with."""
 
-    seed: str
+    seeds: list[str]
     params: SpreadParams
     result: SpreadResult
     limit: int | None = None
+
+    @property
+    def seed(self) -> str:
+        return self.seeds[0]
 
     def ranked(self) -> list[tuple[str, float]]:
         return self.result.ranked(self.limit)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "hops": self.result.hops, "params": self.params.to_dict(),
+        return {"seed": self.seed, "seeds": self.seeds, "hops": self.result.hops, "params": self.params.to_dict(),
                 "ranked": self.result.to_dict(self.limit)["ranked"]}
+
+
+@dataclass
+class DirectedExpansion(DirectedResult):
+    """Directed expansion with its live units read once, so a cached expansion is rendered
+    (CLI, REST, MCP) without another store read."""
+
+    live_units: list[Unit] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return DirectedResult.to_dict(self)
+
+
+@dataclass
+class UnitRecord:
+    """A unit and the ids of the units that supersede it (``KnowledgeBase.unit``)."""
+    unit: Unit
+    superseded_by: list[str]
+
+
+@dataclass
+class Neighbour:
+    """A node one unit away (``KnowledgeBase.neighbors``): ``direction`` is ``out`` when the
+    asked node is the unit's subject, ``in`` when it is an argument or modifier value."""
+    node: str
+    label: str
+    direction: str
+    unit: Unit
 
 
 @dataclass
@@ -327,20 +360,71 @@ class KnowledgeBase:
                      force: bool = False, progress: Progress | None = None,
                      ) -> tuple[IngestReport | None, TextIngestReport | None]:
         """What ``kg ingest`` does: unit files directly, then text files through the LLM.
-        Folders are searched recursively. Returns (unit-file report, text report), None for a kind absent."""
+        Folders are searched recursively. Returns (unit-file report, text report), None for a kind absent.
+
+        ``progress(event, info)`` gets, for unit files, ``units-start`` (``files``, ``units``:
+        after every file parsed, before anything is stored), ``units`` (``added``: units
+        written since the last event) and ``units-done`` (``files``, ``report``); then the
+        text events of :meth:`ingest_text` (``start``, ``chunk``, ``document``)."""
         from kgservice.pipeline.ingest import split_inputs
 
+        emit = progress or (lambda event, info: None)
         unit_files, text_files = split_inputs(paths)
-        units = self.ingest_unit_files(unit_files, embed=embed) if unit_files else None
+        units = None
+        if unit_files:
+            parsed = self.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
+            emit("units-start", {"files": len(unit_files), "units": len(parsed)})
+            units = self.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}))
+            emit("units-done", {"files": len(unit_files), "report": units})
         text = self.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
         return units, text
 
     # -- reads -------------------------------------------------------------------
-    def ask(self, question: str, params: AskParams | None = None, *, trace: bool = False) -> AskResult:
-        """Answer from the graph, citing unit ids, or say it is not in the graph (DESIGN §4)."""
+    def ask(self, question: str, params: AskParams | None = None, *, trace: bool = False, llm: LLM | None = None,
+            on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
+        """Answer from the graph, citing unit ids, or say it is not in the graph (DESIGN §4).
+
+        ``llm`` replaces the knowledge base's client for this call (a server gives each request
+        its own, so its usage counts that request only); ``on_round`` gets each drill-down
+        round's record as soon as it is final."""
         from kgservice.pipeline.query import ask
 
-        return ask(self, question, trace=trace, params=params, llm=self.llm)
+        return ask(self, question, trace=trace, params=params, llm=llm or self.llm, on_round=on_round)
+
+    def unit(self, unit_id: str) -> UnitRecord | None:
+        """One unit by id (a leading ``#`` is ignored) with the units that supersede it, or None."""
+        uid = unit_id.lstrip("#")
+        units = self.store.get_units([uid])
+        if not units:
+            return None
+        ends = self.store.superseded_end([uid]).get(uid, [])
+        return UnitRecord(units[0], [e for e in ends if e != uid])
+
+    def neighbors(self, node: str, relation: str | None = None) -> list[Neighbour]:
+        """Nodes one unit away from a node (an id or a label): the unit's arguments when the
+        node is its subject (``out``), the unit's subject when the node is an argument or
+        modifier value (``in``). ``relation`` matches the predicate, family or kind
+        (case-insensitive). An unknown node is an :class:`InputError` naming it."""
+        nid = self.resolve_node(node)
+        if nid is None:
+            raise NodeNotFound(f"no node {node!r} in the graph (ids and labels are matched after normalisation)")
+        want = (relation or "").strip().lower()
+        rows: list[tuple[str, str, Unit]] = []
+        for u in self.store.get_units(self.store.mentions(nid)):
+            if want and want not in (u.predicate.lower(), u.family.lower(), u.kind.lower()):
+                continue
+            if u.subject_id == nid:
+                rows += [("out", n, u) for _, n in u.node_args()]
+            else:
+                rows.append(("in", node_id(u.subject), u))
+        seen: set[tuple[str, str, str]] = set()
+        unique = []
+        for d, n, u in rows:
+            if (d, n, u.id) not in seen and n != nid:
+                seen.add((d, n, u.id))
+                unique.append((d, n, u))
+        labels = {x.id: x.label for x in self.store.get_nodes(list({n for _, n, _ in unique}))}
+        return [Neighbour(n, labels.get(n, n), d, u) for d, n, u in unique]
 
     def resolve_node(self, text: str) -> str | None:
         nid = node_id(text)
@@ -396,28 +480,47 @@ class KnowledgeBase:
         return retrieve(self, question, RetrieveParams(**params) if params else None)
 
 
-    def expand(self, node: str, mode: Literal["directed", "spread"] = "directed", *, limit: int | None = None,
-               **spread: float | int | None) -> DirectedResult | SpreadExpansion:
-        """Expansion without the LLM from one node (matched by normalised id): ``directed``
-        traversal, or ``spread`` activation (``epsilon``, ``max_hops``, ``max_fanout``,
-        ``max_fire`` override the settings; ``limit`` ranked nodes)."""
+    def expand(self, seeds: str | Sequence[str], mode: Literal["directed", "spread"] = "directed", *,
+               limit: int | None = None, **spread: float | int | None) -> DirectedExpansion | SpreadExpansion:
+        """Expansion without the LLM from seed nodes (ids or labels, matched after
+        normalisation): ``directed`` traversal, or ``spread`` activation (``epsilon``,
+        ``max_hops``, ``max_fanout``, ``max_fire`` override the settings; ``limit`` ranked
+        nodes). Whole expansions are kept in the in-memory ``expand`` cache at one store
+        version, shared by the CLI, REST and MCP; :meth:`expand_cached` says whether one was."""
+        return self.expand_cached(seeds, mode, limit=limit, **spread)[0]
+
+    def expand_cached(self, seeds: str | Sequence[str], mode: Literal["directed", "spread"] = "directed", *,
+                      limit: int | None = None, peek: bool = False,
+                      **spread: float | int | None) -> tuple[DirectedExpansion | SpreadExpansion | None, bool]:
+        """:meth:`expand` and whether the reply came from the cache. ``peek`` only looks in the
+        in-memory front (no store read, no lock wait: for an event loop) and gives
+        ``(None, False)`` on a miss."""
         from kgservice.caches import cache_key
         from kgservice.expansion import expand_directed, spread_activation
 
         if mode not in ("directed", "spread"):
             raise InputError(f"--mode must be 'directed' or 'spread', got {mode!r}")
+        given = [seeds] if isinstance(seeds, str) else list(seeds)
+        if not given:
+            raise InputError("expand needs at least one seed node")
         params = self.spread_params(**{k: v or 0 for k, v in spread.items()}) if mode == "spread" else None
+        # the in-memory ``expand`` cache: valid at one change-log version (Caches.memo)
+        key = cache_key("expand", "kb", given, mode, limit or None, params.key() if params else None)
+        if peek:
+            out = self.caches.front_peek(key)
+            return out, out is not None
 
-        def compute() -> DirectedResult | SpreadExpansion:
-            nid = self._node_or_hint(node)
+        def compute() -> DirectedExpansion | SpreadExpansion:
+            found = self.resolve_nodes(given)
+            ids = list(dict.fromkeys(found[s] or self._node_or_hint(s) for s in given))
             if params is None:
-                return expand_directed(self.store, [nid])
-            return SpreadExpansion(nid, params, spread_activation(self.store, [nid], params, limit=limit or None),
+                res = expand_directed(self.store, ids)
+                return DirectedExpansion(res.seeds, res.nodes, res.units, res.superseded,
+                                         live_units=self.store.get_units(sorted(res.units)))
+            return SpreadExpansion(ids, params, spread_activation(self.store, ids, params, limit=limit or None),
                                    limit)
 
-        # the in-memory ``expand`` cache: valid at one change-log version (Caches.memo)
-        key = cache_key("expand", "kb", node, mode, limit or None, params.key() if params else None)
-        return self.caches.memo("expand", key, compute)[0]
+        return self.caches.memo("expand", key, compute)
 
     def _node_or_hint(self, node: str) -> str:
         nid = self.resolve_node(node)

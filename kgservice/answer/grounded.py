@@ -33,8 +33,9 @@ from kgservice.llm import LLM, LLMOutputError, load_prompt
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
     from kgservice.caches import Caches
+    from kgservice.families import Lexicon
+    from kgservice.stores.base import GraphStore
 
 PROMPT_FILE = "answer_v1.md"
 NOT_IN_GRAPH_EN = "The graph has no information that answers this question."
@@ -174,7 +175,7 @@ def render(out: AnswerOut) -> str:
     return " ".join(f"{s.text.strip()} [{', '.join(s.cites)}]" for s in out.sentences)
 
 
-def grounded_answer(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, units: Sequence[Unit],
+def grounded_answer(store: GraphStore, lexicon: Lexicon, llm: LLM, caches: Caches, question: str, units: Sequence[Unit],
                     key_ids: Sequence[str]) -> Answer:
     if not units:
         return Answer(found=False, text=not_in_graph(question), rejected=[])
@@ -184,7 +185,7 @@ def grounded_answer(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, 
     if hit is not None:
         return Answer(**{**hit, "cached": True, "llm_called": False})
     by_id = {u.id: u for u in units}
-    vocab = {u.id: unit_vocabulary(u, kb.store, kb.lexicon) for u in units}
+    vocab = {u.id: unit_vocabulary(u, store, lexicon) for u in units}
 
     def validate(out: AnswerOut) -> None:
         problems = validate_answer(out, by_id, vocab)

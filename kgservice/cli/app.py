@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.markup import escape
@@ -54,34 +54,53 @@ def ingest(
 
     Unit files are all parsed before anything is stored: one bad line stores nothing.
     Text documents are idempotent by content hash; each is stored whole or not at all."""
-    from kgservice.cli.ask import ingest_text_and_print
+    from kgservice.cli.ask import TextPrinter
     from kgservice.cli.common import service_failures_reported, with_llm
     from kgservice.pipeline.ingest import split_inputs
 
     with errors_reported():
-        unit_files, text_files = split_inputs(paths)
+        split_inputs(paths)  # a missing path is named before anything is opened
     with_llm(ctx, llm)
-    with knowledge_base(ctx) as kb:
-        if unit_files:
-            units = kb.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=err, disable=as_json or len(units) < 2000) as bar:
-                task = bar.add_task("ingesting units", total=len(units))
-                report = kb.ingest_units(units, embed=not no_embed, progress=lambda n: bar.advance(task, n))
-            data = {"files": len(unit_files), **report.model_dump(exclude={"touched_nodes", "new_embeddable_nodes"}),
-                    "embedded_nodes": 0 if no_embed else len(report.new_embeddable_nodes)}
-            if as_json:
-                print_json(data)
-            else:
-                out.print(f"{data['files']} unit file(s): {report.units_added} units added, {report.units_unchanged} unchanged, "
-                          f"{report.nodes_added} nodes added, {data['embedded_nodes']} nodes embedded")
-                for dup, first in sorted(report.duplicates.items())[:20]:
-                    out.print(f"duplicate: #{escape(dup)} states the same fact as #{escape(first)}; not added", highlight=False)
-                if len(report.duplicates) > 20:
-                    out.print(f"... and {len(report.duplicates) - 20} more duplicates", highlight=False)
-        if text_files:
-            with service_failures_reported():
-                ingest_text_and_print(kb, text_files, mode, embed=not no_embed, force=force, as_json=as_json)
+    text = TextPrinter(as_json)
+    unit_bar: list[Any] = []
+
+    def progress(event: str, info: dict[str, Any]) -> None:
+        if event == "units-start":
+            bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                           console=err, disable=as_json or info["units"] < 2000)
+            bar.start()
+            unit_bar[:] = [bar, bar.add_task("ingesting units", total=info["units"])]
+        elif event == "units":
+            unit_bar[0].advance(unit_bar[1], info["added"])
+        elif event == "units-done":
+            unit_bar[0].stop()
+            print_unit_report(info["files"], info["report"], no_embed, as_json)
+        else:
+            text.progress(event, info)
+
+    with knowledge_base(ctx) as kb, service_failures_reported():
+        try:
+            _, report = kb.ingest_paths(paths, mode, embed=not no_embed, force=force, progress=progress)
+        finally:
+            for bar in unit_bar[:1]:
+                bar.stop()
+            text.stop()
+        if report is not None:
+            text.summary(report)
+
+
+def print_unit_report(files: int, report: Any, no_embed: bool, as_json: bool) -> None:
+    data = {"files": files, **report.model_dump(exclude={"touched_nodes", "new_embeddable_nodes"}),
+            "embedded_nodes": 0 if no_embed else len(report.new_embeddable_nodes)}
+    if as_json:
+        print_json(data)
+        return
+    out.print(f"{data['files']} unit file(s): {report.units_added} units added, {report.units_unchanged} unchanged, "
+              f"{report.nodes_added} nodes added, {data['embedded_nodes']} nodes embedded")
+    for dup, first in sorted(report.duplicates.items())[:20]:
+        out.print(f"duplicate: #{escape(dup)} states the same fact as #{escape(first)}; not added", highlight=False)
+    if len(report.duplicates) > 20:
+        out.print(f"... and {len(report.duplicates) - 20} more duplicates", highlight=False)
 
 
 @app.command()
@@ -97,8 +116,8 @@ def expand(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Expand from a node without the LLM: directed traversal or spreading activation."""
-    from kgservice.expansion import DirectedResult
     from kgservice.notation import format_unit
+    from kgservice.service import DirectedExpansion
 
     with knowledge_base(ctx) as kb:
         res = kb.expand(node, mode, limit=limit, epsilon=epsilon, max_hops=hops, max_fanout=max_fanout,  # type: ignore[arg-type]
@@ -106,8 +125,8 @@ def expand(
         if as_json:
             print_json(res.to_dict())
             return
-        if isinstance(res, DirectedResult):
-            units = kb.store.get_units(sorted(res.units))
+        if isinstance(res, DirectedExpansion):
+            units = res.live_units
             out.print(f"[bold]directed expansion of {res.seeds[0]}[/bold]: {len(res.nodes)} nodes, {len(units)} units"
                       + (f", {len(res.superseded)} superseded skipped" if res.superseded else ""))
             for u in units:

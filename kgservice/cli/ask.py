@@ -154,42 +154,67 @@ def ingest_text_command(
         ingest_text_and_print(kb, paths, mode, embed=not no_embed, force=force, as_json=as_json)
 
 
+class TextPrinter:
+    """The progress bar and one line per document (stderr) of a text ingest, then its summary
+    (stdout); shared by ``kg ingest`` and ``kg ingest-text``. The bar starts on the first event."""
+
+    def __init__(self, as_json: bool):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from kgservice.cli.common import err
+
+        self.as_json = as_json
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=err, disable=as_json, transient=True)
+        self.task = self.bar.add_task("extracting", total=None)
+        self.started = False
+
+    def progress(self, event: str, info: dict[str, Any]) -> None:
+        bar, task = self.bar, self.task
+        if not self.started:
+            bar.start()
+            self.started = True
+        if event == "start":
+            bar.update(task, total=info["chunks"])
+        elif event == "chunk":
+            bar.update(task, advance=1, description=f"extracting {Path(info['path']).name}")
+        elif event == "document" and not self.as_json:
+            if info["status"] == "unchanged":
+                bar.console.print(f"{info['path']}: unchanged (ingested {info['previously']})",
+                                  markup=False, highlight=False)
+            else:
+                res = ", ".join(f"{k} {v}" for k, v in sorted(info["resolution"].items()))
+                bar.console.print(f"{info['path']} [{info['mode']}]: {info['chunks']} chunk(s), "
+                                  f"{info['units_extracted']} units extracted, {info['units_added']} added, "
+                                  f"{info['nodes_added']} nodes added" + (f" (labels: {res})" if res else ""),
+                                  markup=False, highlight=False)
+
+    def stop(self) -> None:
+        if self.started:
+            self.bar.stop()
+            self.started = False
+
+    def summary(self, report: Any) -> None:
+        from kgservice.cli.common import print_json
+
+        data = report.to_dict()
+        if self.as_json:
+            print_json(data)
+            return
+        _say(f"{data['files']} file(s): {data['ingested']} ingested, {data['unchanged_documents']} unchanged; "
+             f"{data['units_added']} units added, {data['units_unchanged']} already stored, "
+             f"{data['nodes_added']} nodes added · {_usage_line(data['llm'])}")
+
+
 def ingest_text_and_print(kb: KnowledgeBase, paths: list[Path], mode: str | None, *, embed: bool, force: bool,
                           as_json: bool) -> None:
-    """``kb.ingest_text`` with a progress bar and one line per document (stderr), then the
-    summary (stdout); shared by ``kg ingest`` and ``kg ingest-text``."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from kgservice.cli.common import err, print_json
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, disable=as_json, transient=True) as bar:
-        task = bar.add_task("extracting", total=None)
-
-        def progress(event: str, info: dict[str, Any]) -> None:
-            if event == "start":
-                bar.update(task, total=info["chunks"])
-            elif event == "chunk":
-                bar.update(task, advance=1, description=f"extracting {Path(info['path']).name}")
-            elif event == "document" and not as_json:
-                if info["status"] == "unchanged":
-                    bar.console.print(f"{info['path']}: unchanged (ingested {info['previously']})",
-                                      markup=False, highlight=False)
-                else:
-                    res = ", ".join(f"{k} {v}" for k, v in sorted(info["resolution"].items()))
-                    bar.console.print(f"{info['path']} [{info['mode']}]: {info['chunks']} chunk(s), "
-                                      f"{info['units_extracted']} units extracted, {info['units_added']} added, "
-                                      f"{info['nodes_added']} nodes added" + (f" (labels: {res})" if res else ""),
-                                      markup=False, highlight=False)
-
-        report = kb.ingest_text(paths, mode, progress=progress, embed=embed, force=force)
-    data = report.to_dict()
-    if as_json:
-        print_json(data)
-        return
-    _say(f"{data['files']} file(s): {data['ingested']} ingested, {data['unchanged_documents']} unchanged; "
-         f"{data['units_added']} units added, {data['units_unchanged']} already stored, "
-         f"{data['nodes_added']} nodes added · {_usage_line(data['llm'])}")
+    """``kb.ingest_text`` through a :class:`TextPrinter`."""
+    printer = TextPrinter(as_json)
+    try:
+        report = kb.ingest_text(paths, mode, progress=printer.progress, embed=embed, force=force)
+    finally:
+        printer.stop()
+    printer.summary(report)
 
 
 def register(app: typer.Typer) -> None:

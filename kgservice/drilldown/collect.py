@@ -20,8 +20,9 @@ from kgservice.ids import is_literal_id
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
     from kgservice.caches import Caches
+    from kgservice.expansion.spread import SpreadParams
+    from kgservice.stores.base import GraphStore
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+#.\-]*[A-Za-z0-9+#]|[A-Za-z0-9]|[\u3400-\u9fff\uf900-\ufaff]{2,}")
 _STOP = set("the a an of in on at to for from by with and or is are was were be what which who why how when where "
@@ -67,28 +68,26 @@ def directed_candidates(store: Any, seeds: Mapping[str, float]) -> dict[str, Can
     return {uid: Candidate(units[uid], w, why) for uid, (w, why) in found.items() if uid in units}
 
 
-def activation(kb: KnowledgeBase, caches: Caches, seeds: Mapping[str, float]) -> tuple[dict[str, float], bool]:
+def activation(store: GraphStore, params: SpreadParams, caches: Caches, seeds: Mapping[str, float]) -> tuple[dict[str, float], bool]:
     """Spreading activation through the ``activation`` cache: (energy per node, cache hit?)."""
     from kgservice.expansion import spread_activation
 
-    params = kb.spread_params()
     weights = {s: round(float(w), 4) for s, w in sorted(seeds.items())}
     key = cache_key("activation", weights, params.key())
     hit = caches.get("activation", key)
     if hit is not None:
         return {k: float(v) for k, v in hit.items()}, True
-    result = spread_activation(kb.store, weights, params)
+    result = spread_activation(store, weights, params)
     energy = dict(result.energy)
     caches.put("activation", key, energy, set(energy) | set(weights))
     return energy, False
 
 
-def spread_candidates(kb: KnowledgeBase, caches: Caches, seeds: Mapping[str, float], top_nodes: int) -> tuple[dict[str, Candidate], bool]:
-    energy, cached = activation(kb, caches, seeds)
+def spread_candidates(store: GraphStore, params: SpreadParams, caches: Caches, seeds: Mapping[str, float], top_nodes: int) -> tuple[dict[str, Candidate], bool]:
+    energy, cached = activation(store, params, caches, seeds)
     ranked = sorted(((n, e) for n, e in energy.items() if not is_literal_id(n)), key=lambda kv: (-kv[1], kv[0]))
     ranked = ranked[:top_nodes]
     top = ranked[0][1] if ranked else 1.0
-    store = kb.store
     found: dict[str, tuple[float, list[str]]] = {}
     raw: list[tuple[str, str, float]] = []
     near = store.mentions_of([n for n, _ in ranked])

@@ -34,9 +34,10 @@ from kgservice.ids import node_id
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
     from kgservice.caches import Caches
+    from kgservice.expansion.spread import SpreadParams
     from kgservice.llm import LLM
+    from kgservice.stores.base import GraphStore
 
 
 @dataclass
@@ -145,13 +146,12 @@ def covered(relevant: list[Unit], state: QueryState) -> bool:
     return not fams or any(u.family in fams for u in relevant)
 
 
-def drill_down(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, state: QueryState, params: DrillParams,
+def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches: Caches, question: str, state: QueryState, params: DrillParams,
                restart: Callable[[str], QueryState] | None = None,
                on_round: Callable[[RoundRecord, dict[str, Unit]], None] | None = None) -> DrillResult:
     """The drill-down rounds. ``on_round(record, units)`` is called once per round as soon as
     the round's record is final (after its decision and any drift note), with the units the
     round admitted by id, so a caller can report rounds while the next one runs."""
-    store = kb.store
     emitted: set[int] = set()
 
     def finished(rec: RoundRecord) -> None:
@@ -174,7 +174,7 @@ def drill_down(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str, state
         if mode in ("directed", "both"):
             cands.update(directed_candidates(store, seeds))
         if mode in ("spread", "both"):
-            spread, act_cached = spread_candidates(kb, caches, seeds, params.spread_nodes)
+            spread, act_cached = spread_candidates(store, spread_params, caches, seeds, params.spread_nodes)
             for uid, c in spread.items():
                 if uid not in cands or c.weight > cands[uid].weight:
                     cands[uid] = c

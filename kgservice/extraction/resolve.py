@@ -28,7 +28,9 @@ from kgservice.ids import node_id
 from kgservice.llm import LLM, load_prompt
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.families import Lexicon
+    from kgservice.stores.base import GraphStore
+    from kgservice.vectors import Embedder, VectorStore
 
 DEFAULT_AUTO = 0.97
 DEFAULT_ASK = 0.85
@@ -53,10 +55,13 @@ def _digits(s: str) -> list[str]:
 class Resolver:
     """One per document: remembers the labels earlier chunks introduced."""
 
-    def __init__(self, kb: KnowledgeBase, llm: LLM, *, auto: float = DEFAULT_AUTO, ask: float = DEFAULT_ASK, top_k: int = 3):
+    def __init__(self, store: GraphStore, lexicon: Lexicon, embed: Embedder, vectors: VectorStore, llm: LLM, *, auto: float = DEFAULT_AUTO, ask: float = DEFAULT_ASK, top_k: int = 3):
         if not 0 < ask <= auto <= 1:
             raise ValueError(f"need 0 < ask <= auto <= 1, got ask={ask}, auto={auto}")
-        self.kb = kb
+        self.store = store
+        self.lexicon = lexicon
+        self.embed = embed
+        self.vectors = vectors
         self.llm = llm
         self.auto = auto
         self.ask = ask
@@ -68,10 +73,10 @@ class Resolver:
 
     def resolve(self, ex: Extraction) -> dict[str, str]:
         """Return label -> label to write (only for labels that change)."""
-        store = self.kb.store
+        store = self.store
         labels = ex.node_labels()
         existing = {n.id: n.label for n in store.get_nodes([node_id(lbl) for lbl in labels])}
-        declared = {node_id(lbl) for u in ex.units if self.kb.lexicon.resolve(u.predicate).kind == "synonym"
+        declared = {node_id(lbl) for u in ex.units if self.lexicon.resolve(u.predicate).kind == "synonym"
                     for lbl in u.node_labels()}
         rename: dict[str, str] = {}
         unresolved: list[str] = []
@@ -99,11 +104,11 @@ class Resolver:
     def _by_vector(self, labels: list[str]) -> list[Resolution]:
         import numpy as np
 
-        vecs = self.kb.embedder.embed(labels)
+        vecs = self.embed.embed(labels)
         stored: list[list[tuple[str, float]]] = [[] for _ in labels]
         try:
-            if self.kb.vectors.count() > 0:
-                stored = self.kb.vectors.search_many(vecs, top_k=self.top_k, threshold=self.ask)
+            if self.vectors.count() > 0:
+                stored = self.vectors.search_many(vecs, top_k=self.top_k, threshold=self.ask)
         except Exception as exc:  # a broken vector store must not make ingest guess: say so
             raise RuntimeError(f"entity resolution needs the vector store: {exc}") from exc
         out: list[Resolution] = []
@@ -111,7 +116,7 @@ class Resolver:
             nid = node_id(lbl)
             cands: list[tuple[float, str, str]] = []  # (cosine, node id, label)
             hit_ids = [h[0] for h in stored[i]]
-            labels_of = {n.id: n.label for n in self.kb.store.get_nodes(hit_ids)}
+            labels_of = {n.id: n.label for n in self.store.get_nodes(hit_ids)}
             for hid, cos in stored[i]:
                 if hid in labels_of and hid != nid:
                     cands.append((cos, hid, labels_of[hid]))
@@ -137,7 +142,7 @@ class Resolver:
     def _confirm(self, new: str, existing: str, existing_id: str, cos: float) -> bool:
         from kgservice.notation.serializer import format_unit
 
-        units = self.kb.store.get_units(self.kb.store.subject_mentions(existing_id)[:3])
+        units = self.store.get_units(self.store.subject_mentions(existing_id)[:3])
         payload = {"task": "same_concept", "new": new, "existing": existing, "cosine": round(cos, 3),
                    "existing_facts": [format_unit(u, with_id=False).splitlines()[0] for u in units]}
         messages = [

@@ -87,8 +87,9 @@ def _slug(question: str) -> str:
 
 def save_result(question: str, answer: str, memory_dir: Path, query_type: str = "query",
                 nodes: list[str] | None = None, outcome: str | None = None, correction: str | None = None,
-                now: datetime | None = None) -> Path:
-    """Write one memory doc; returns its path. Never overwrites an earlier save."""
+                now: datetime | None = None, contributor: str = "graphify") -> Path:
+    """Write one memory doc; returns its path. Never overwrites an earlier save. ``contributor``
+    names who saved it (a server passes the calling user)."""
     if outcome is not None and outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
     memory_dir = Path(memory_dir)
@@ -96,7 +97,7 @@ def save_result(question: str, answer: str, memory_dir: Path, query_type: str = 
     now = now or datetime.now(timezone.utc)
     name = f"query_{now.strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:8]}_{_slug(question)}.md"
     front = ["---", f'type: "{yaml_quote(query_type)}"', f'date: "{now.isoformat()}"',
-             f'question: "{yaml_quote(question)}"', 'contributor: "graphify"']
+             f'question: "{yaml_quote(question)}"', f'contributor: "{yaml_quote(contributor)}"']
     if outcome:
         front.append(f'outcome: "{yaml_quote(outcome)}"')
     if correction:

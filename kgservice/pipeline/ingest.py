@@ -243,7 +243,7 @@ def ingest_text(
                 report.documents.append(doc)
                 emit("document", asdict(doc))
                 continue
-            resolver = Resolver(kb, llm)
+            resolver = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, llm)
             units = []
             for chunk in chunks:
                 ex = extract_text(llm, chunk.text, m, purpose="extract", section=chunk.section)

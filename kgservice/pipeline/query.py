@@ -240,13 +240,13 @@ def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskPar
             if on_round is not None:
                 on_round(d)
 
-        dd = drill_down(kb, llm, caches, question, state,
+        dd = drill_down(kb.store, kb.spread_params(), llm, caches, question, state,
                         DrillParams(params.max_rounds, params.max_units, params.spread_nodes, params.max_drifts),
                         restart=restart, on_round=round_done)
         relevant, stop, state = dd.relevant, dd.stop_reason, dd.state
     else:
         stop = "no key node matched an entry node" if kq.nodes else "no key nodes in the question"
-    ans = grounded_answer(kb, llm, caches, question, relevant, state.key.node_ids)
+    ans = grounded_answer(kb.store, kb.lexicon, llm, caches, question, relevant, state.key.node_ids)
     if not ans.found and not relevant:
         ans.text = not_in_graph(question)
     cache1 = caches.session_counts()

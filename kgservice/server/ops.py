@@ -42,10 +42,9 @@ def ask(kb: KnowledgeBase, body: AskIn, on_round: Any = None) -> tuple[AskOut, A
     base's shared counters and may include a concurrent request's lookups. ``on_round`` gets
     each drill-down round's record as soon as it is done (the SSE stream forwards them)."""
     from kgservice.llm import LLM
-    from kgservice.pipeline.query import ask as run_ask
 
-    res = run_ask(kb, body.question, trace=body.trace, params=ask_params(body), llm=LLM.from_settings(kb.settings),
-                  on_round=on_round)
+    res = kb.ask(body.question, ask_params(body), trace=body.trace, llm=LLM.from_settings(kb.settings),
+                 on_round=on_round)
     return ask_out(res, body), res
 
 
@@ -97,45 +96,42 @@ def resolve_all(kb: KnowledgeBase, texts: list[str]) -> list[str]:
     return list(dict.fromkeys(found[t] for t in texts))  # type: ignore[misc]
 
 
-def expand_key(body: ExpandIn) -> str:
-    """The ``expand`` cache key: the seeds as given (at one store version they resolve to the
-    same nodes), the mode and every parameter."""
-    from kgservice.caches import cache_key
-
-    return cache_key("expand", "ops", body.model_dump(mode="json"))
+def _expand_args(body: ExpandIn) -> dict[str, Any]:
+    return {"limit": body.limit, "epsilon": body.epsilon, "max_hops": body.max_hops, "max_fanout": body.max_fanout,
+            "max_fire": body.max_fire}
 
 
 def expand(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut:
-    """The expansion, from the in-memory ``expand`` cache when this process computed it at the
-    current store version (:meth:`Caches.memo`); ``cached`` says which."""
-    out, hit = kb.caches.memo("expand", expand_key(body), lambda: _expand(kb, body))
-    return out.model_copy(update={"cached": True}) if hit else out
+    """:meth:`KnowledgeBase.expand` as a reply; ``cached`` says whether it came from the
+    in-memory ``expand`` cache (the one the CLI uses too)."""
+    from kgservice.service import NodeNotFound
+
+    try:
+        res, hit = kb.expand_cached(body.seeds, body.mode, **_expand_args(body))
+    except NodeNotFound:
+        resolve_all(kb, body.seeds)  # the 404 naming the unknown seed
+        raise
+    return expand_out(res, body.limit, hit)
 
 
 def expand_cached(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut | None:
     """The cached expansion without waiting on anything (for the event loop), or None: then
     call :func:`expand` in a worker thread."""
-    out = kb.caches.front_peek(expand_key(body))
-    return None if out is None else out.model_copy(update={"cached": True})
+    res, hit = kb.expand_cached(body.seeds, body.mode, peek=True, **_expand_args(body))
+    return expand_out(res, body.limit, True) if hit else None
 
 
-def _expand(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut:
-    from kgservice.expansion import expand_directed, spread_activation
+def expand_out(res: Any, limit: int, cached: bool) -> ExpandOut:
     from kgservice.notation import format_unit
+    from kgservice.service import SpreadExpansion
 
-    seeds = resolve_all(kb, body.seeds)
-    if body.mode == "directed":
-        res = expand_directed(kb.store, seeds)
-        units = kb.store.get_units(sorted(res.units))
-        return ExpandOut(mode="directed", seeds=seeds,
-                         units=[ExpandUnit(id=u.id, text=format_unit(u, with_id=False), via=list(res.units[u.id]))
-                                for u in units][: body.limit],
-                         superseded={k: list(v) for k, v in sorted(res.superseded.items())})
-    params = kb.spread_params(epsilon=body.epsilon or 0, max_hops=body.max_hops or 0,
-                              max_fanout=body.max_fanout or 0, max_fire=body.max_fire or 0)
-    result = spread_activation(kb.store, seeds, params, limit=body.limit)  # the server picks the top: no 200k-row reply
-    return ExpandOut(mode="spread", seeds=seeds, hops=result.hops,
-                     ranked=[Ranked(node=n, energy=round(float(e), 6)) for n, e in result.ranked(body.limit)])
+    if isinstance(res, SpreadExpansion):
+        return ExpandOut(mode="spread", seeds=res.seeds, hops=res.result.hops, cached=cached,
+                         ranked=[Ranked(node=n, energy=round(float(e), 6)) for n, e in res.ranked()])
+    return ExpandOut(mode="directed", seeds=res.seeds, cached=cached,
+                     units=[ExpandUnit(id=u.id, text=format_unit(u, with_id=False), via=list(res.units[u.id]))
+                            for u in res.live_units][:limit],
+                     superseded={k: list(v) for k, v in sorted(res.superseded.items())})
 
 
 def expand_text(out: ExpandOut) -> str:
@@ -153,15 +149,13 @@ def expand_text(out: ExpandOut) -> str:
 def get_unit(kb: KnowledgeBase, unit_id: str) -> UnitOut:
     from kgservice.notation import format_unit
 
-    uid = unit_id.lstrip("#")
-    units = kb.store.get_units([uid])
-    if not units:
-        raise NotFound(f"no unit #{uid}")
-    u = units[0]
-    ends = kb.store.superseded_end([uid]).get(uid, [])
+    found = kb.unit(unit_id)
+    if found is None:
+        raise NotFound(f"no unit #{unit_id.lstrip('#')}")
+    u = found.unit
     return UnitOut(unit_id=u.id, notation=format_unit(u), subject=u.subject, predicate=u.predicate, family=u.family,
                    kind=u.kind, doc=u.doc, mode=u.mode, ingested_at=u.ingested_at, supersedes=list(u.supersedes),
-                   superseded_by=[e for e in ends if e != uid])
+                   superseded_by=found.superseded_by)
 
 
 def get_node(kb: KnowledgeBase, node: str) -> NodeOut:
@@ -174,28 +168,10 @@ def neighbors(kb: KnowledgeBase, node: str, relation: str | None = None, limit: 
     """Nodes one unit away: the unit's arguments when the node is its subject (out), the
     unit's subject when the node is an argument or modifier value (in). ``relation``
     matches the predicate, family or kind (case-insensitive)."""
-    from kgservice.ids import node_id
-
     me = get_node(kb, node)
-    uids = kb.store.mentions(me.id)
-    want = (relation or "").strip().lower()
-    rows: list[tuple[str, str, Any]] = []
-    for u in kb.store.get_units(uids):
-        if want and want not in (u.predicate.lower(), u.family.lower(), u.kind.lower()):
-            continue
-        if u.subject_id == me.id:
-            rows += [("out", nid, u) for _, nid in u.node_args()]
-        else:
-            rows.append(("in", node_id(u.subject), u))
-    seen: set[tuple[str, str, str]] = set()
-    unique = []
-    for d, n, u in rows:
-        if (d, n, u.id) not in seen and n != me.id:
-            seen.add((d, n, u.id))
-            unique.append((d, n, u))
-    labels = {x.id: x.label for x in kb.store.get_nodes(list({n for _, n, _ in unique}))}
-    out = [Neighbor(node_id=n, label=labels.get(n, n), direction=d, predicate=u.predicate, family=u.family,
-                    kind=u.kind, unit_id=u.id) for d, n, u in unique]
+    out = [Neighbor(node_id=x.node, label=x.label, direction=x.direction, predicate=x.unit.predicate,
+                    family=x.unit.family, kind=x.unit.kind, unit_id=x.unit.id)
+           for x in kb.neighbors(me.id, relation)]
     return NeighborsOut(node=me, neighbors=out[:limit], total=len(out))
 
 
@@ -203,15 +179,10 @@ def save_result(memory_dir: Any, body: SaveResultIn, who: Principal) -> SavedOut
     """graphify's ``save-result``, with the caller as the memory doc's contributor."""
     from pathlib import Path
 
-    from kgservice.graphify.memory import save_result as write, yaml_quote
+    from kgservice.graphify.memory import save_result as write
 
     path = Path(write(body.question, body.answer, Path(memory_dir), query_type=body.type, nodes=body.nodes or None,
-                      outcome=body.outcome, correction=body.correction))
-    text = path.read_text("utf-8")
-    text = text.replace('contributor: "graphify"', f'contributor: "{yaml_quote(who.user)}"', 1)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, "utf-8")
-    tmp.replace(path)
+                      outcome=body.outcome, correction=body.correction, contributor=who.user))
     return SavedOut(saved=True, name=path.name, contributor=who.user)
 
 
@@ -276,5 +247,5 @@ def job_dict(job: Any) -> dict[str, Any]:
     return job.model_dump(mode="json") if hasattr(job, "model_dump") else dict(job)
 
 
-__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_key", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
+__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_out", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
            "neighbors", "resolve", "resolve_all", "save_result", "search", "validate_ingest", "visible_job"]

@@ -116,7 +116,7 @@ def test_resolution_exact_synonym_vector_and_llm(kb, boundary):
         {"subject": "Python 3.13", "predicate": "is a", "args": [{"node": "Python release"}]},  # cos 0.794
         {"subject": "肺癌", "predicate": "同义", "args": [{"node": "lung cancer"}]},  # declared ≡
     ])
-    r = Resolver(kb, rules_llm(), auto=0.97, ask=0.75)
+    r = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, rules_llm(), auto=0.97, ask=0.75)
     rename = r.resolve(ex)
     how = {x.label: x.how for x in r.log}
     assert how["Lung Cancer"] == "exact" and how["Python release"] == "exact"
@@ -128,7 +128,7 @@ def test_resolution_exact_synonym_vector_and_llm(kb, boundary):
     assert format_unit(units[1], with_id=False) == "{lung cancer} [causes] {death}"
     # above the auto threshold (and same digits) no LLM call is needed
     n = boundary.count
-    auto = Resolver(kb, rules_llm(), auto=0.85, ask=0.75)
+    auto = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, rules_llm(), auto=0.85, ask=0.75)
     assert auto.resolve(_extraction([{"subject": "lung cancers", "predicate": "p", "args": [{"node": "x"}]}])) == {
         "lung cancers": "lung cancer"}
     assert auto.log[0].how == "vector" and boundary.count == n
