@@ -51,3 +51,15 @@ def test_rest_ask_without_a_model_is_200_and_cited(tmp_path):
         assert r.json()["in_graph"] is True and "u2" in r.json()["citations"]
     finally:
         kb.close()
+
+
+def test_version_and_stats_without_a_store(tmp_path, monkeypatch):
+    runner = CliRunner()
+    v = runner.invoke(app, ["--version"])
+    assert v.exit_code == 0 and v.stdout.startswith("kgservice ")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KG_DATA_DIR", raising=False)
+    monkeypatch.delenv("KG_CONFIG", raising=False)
+    res = runner.invoke(app, ["stats"])
+    assert res.exit_code == 2 and "no knowledge store at .kg" in " ".join(res.output.split())
+    assert not (tmp_path / ".kg").exists()
