@@ -96,8 +96,22 @@ def ingest(
                 if len(report.duplicates) > 20:
                     out.print(f"... and {len(report.duplicates) - 20} more duplicates", highlight=False)
         if text_files:
+            from kgservice.answer.retrieval_only import no_model_configured
+            from kgservice.llm import LLMProviderError
+
             with service_failures_reported():
-                ingest_text_and_print(kb, text_files, mode, embed=not no_embed, force=force, as_json=as_json)
+                try:
+                    ingest_text_and_print(kb, text_files, mode, embed=not no_embed, force=force, as_json=as_json)
+                except LLMProviderError:
+                    if not no_model_configured(kb.settings, kb.settings.llm_model):
+                        raise
+                    # a configuration problem, not a service failure: name the fix
+                    err.print("error: text files need a model to extract units, and none is configured "
+                              f"({kb.settings.llm_model} has no recorded response for "
+                              f"{', '.join(str(p) for p in text_files)}); set KG_LLM_MODEL (or --llm) to a litellm "
+                              "model, or --llm kgoffline/rules for the offline stand-in; unit files (.units) "
+                              "need no model", markup=False, highlight=False)
+                    raise typer.Exit(2) from None
 
 
 @app.command()

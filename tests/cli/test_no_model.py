@@ -63,3 +63,14 @@ def test_version_and_stats_without_a_store(tmp_path, monkeypatch):
     res = runner.invoke(app, ["stats"])
     assert res.exit_code == 2 and "no knowledge store at .kg" in " ".join(res.output.split())
     assert not (tmp_path / ".kg").exists()
+
+
+def test_text_ingest_without_a_model_is_a_configuration_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("KG_LLM_MODEL", raising=False)
+    monkeypatch.delenv("KG_CONFIG", raising=False)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nCats are mammals.\n", "utf-8")
+    res = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "kg"), "--embedder", "hash:64", "ingest", str(notes)])
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())
+    assert "none is configured" in text and "KG_LLM_MODEL" in text and "notes.md" in text
