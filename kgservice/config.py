@@ -59,6 +59,9 @@ class ConfigError(InputError, ValueError):
     pass
 
 
+DEFAULT_LLM_MODEL = "kgoffline/scripted"
+
+
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path = Path(".kg")
@@ -77,6 +80,7 @@ class Settings:
     vector_lock_wait: float = 30.0  # seconds a reader waits for a local vector dir another process writes
     embedder: str = "default"
     llm_model: str = "kgoffline/scripted"  # any litellm model; kgoffline/scripted|rules are offline (kgservice.llm.offline)
+    llm_model_chosen: bool = False  # set from env/config/--llm; False = the default nobody chose
     llm_api_base: str | None = None  # e.g. a local OpenAI-compatible server; keys come from litellm's usual env vars
     llm_timeout: float = 60.0  # seconds per provider call
     llm_max_retries: int = 3  # extra attempts on provider errors / timeouts (tenacity, exponential backoff)
@@ -115,7 +119,10 @@ class Settings:
         return out
 
     def with_overrides(self, **kw: Any) -> "Settings":
-        return replace(self, **{k: v for k, v in kw.items() if v is not None})
+        kw = {k: v for k, v in kw.items() if v is not None}
+        if "llm_model" in kw:
+            kw.setdefault("llm_model_chosen", True)
+        return replace(self, **kw)
 
 
 TRUE_WORDS = ("1", "true", "yes", "on")
@@ -230,6 +237,8 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         values["backend"] = "neo4j"
     if "read_only" in values and not isinstance(values["read_only"], bool):
         raise ConfigError(f"{path}: read_only must be true or false (a TOML boolean), got {values['read_only']!r}")
+    if "llm_model" in values:
+        values["llm_model_chosen"] = True
     settings = Settings(**values)
     if settings.backend not in ("embedded", "neo4j"):
         raise ConfigError(f"backend must be 'embedded' or 'neo4j', got {settings.backend!r}")

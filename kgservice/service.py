@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from kgservice.apikeys.store import KeyStore
     from kgservice.caches import Caches
     from kgservice.jobs.queue import JobQueue
-    from kgservice.expansion.directed import DirectedResult
     from kgservice.llm import LLM
     from kgservice.pipeline.ingest import Progress, TextIngestReport
     from kgservice.pipeline.query import AskParams, AskResult

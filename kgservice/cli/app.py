@@ -19,6 +19,20 @@ app = typer.Typer(help="kgservice: a knowledge service over a cognitive graph of
 
 
 
+def _print_version(value: bool) -> None:
+    """``kg --version``: the installed distribution's version, read from its metadata (no store opened)."""
+    if not value:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version("kgservice")
+    except PackageNotFoundError:
+        v = "unknown (not installed as a distribution)"
+    out.print(f"kgservice {v}")
+    raise typer.Exit()
+
+
 @app.callback()
 def _main(
     ctx: typer.Context,
@@ -26,6 +40,8 @@ def _main(
     config: Annotated[Optional[Path], typer.Option("--config", help="TOML config file (env KG_CONFIG).")] = None,
     backend: Annotated[Optional[str], typer.Option("--backend", help="embedded | neo4j (env KG_BACKEND).")] = None,
     embedder: Annotated[Optional[str], typer.Option("--embedder", help="default | packaged:NAME | litellm:MODEL | hash:DIM (env KG_EMBEDDER).")] = None,
+    show_version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                               help="Print the version and exit.")] = False,
 ) -> None:
     with errors_reported():
         settings = load_settings(config).with_overrides(data_dir=data_dir, backend=backend, embedder=embedder)
@@ -78,9 +94,22 @@ def ingest(
         else:
             text.progress(event, info)
 
+    from kgservice.answer.retrieval_only import no_model_configured
+    from kgservice.llm import LLMProviderError
+
     with knowledge_base(ctx) as kb, service_failures_reported():
         try:
             _, report = kb.ingest_paths(paths, mode, embed=not no_embed, force=force, progress=progress)
+        except LLMProviderError:
+            if not no_model_configured(kb.settings, kb.settings.llm_model):
+                raise
+            # a configuration problem, not a service failure: name the fix
+            err.print("error: text files need a model to extract units, and none is configured "
+                      f"({kb.settings.llm_model} has no recorded response for "
+                      f"{', '.join(str(p) for p in paths)}); set KG_LLM_MODEL (or --llm) to a litellm "
+                      "model, or --llm kgoffline/rules for the offline stand-in; unit files (.units) "
+                      "need no model", markup=False, highlight=False)
+            raise typer.Exit(2) from None
         finally:
             for bar in unit_bar[:1]:
                 bar.stop()
@@ -166,6 +195,13 @@ def export(
 @app.command()
 def stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Counts of units, nodes, relations and units per family."""
+    settings = settings_of(ctx)
+    if settings.backend == "embedded" and settings.data_dir == Path(".kg") and not settings.data_dir.exists():
+        # a read in a folder with no store must not create ./.kg as a side effect (it would look
+        # like an empty store); a --data-dir / KG_DATA_DIR named explicitly is the user's choice
+        with errors_reported():
+            raise ValueError(f"no knowledge store at {settings.data_dir}: run `kg init` or `kg ingest FILE` there "
+                             f"first, or point --data-dir / KG_DATA_DIR at an existing store")
     with knowledge_base(ctx) as kb:
         data = kb.stats()
         if as_json:

@@ -101,6 +101,10 @@ def ask_command(
         misses = sum(v["misses"] for v in res.caches.values())
         _say(f"{_usage_line(res.llm)} · caches {hits} hit(s) / {misses} miss(es) · {len(res.rounds)} round(s), "
              f"stop: {res.stop_reason} · {res.seconds:.2f} s", style="dim")
+        from kgservice.answer.retrieval_only import NO_MODEL_NOTE
+
+        if NO_MODEL_NOTE in res.notes:
+            _say(f"note: {NO_MODEL_NOTE}", style="yellow")
 
 
 @cache_app.command("stats")

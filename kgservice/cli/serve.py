@@ -45,6 +45,7 @@ def serve_command(
     from kgservice.server import ServeOptions, create_app
 
     settings = settings_of(ctx)
+    _port_free_or_exit(host, port)
     with errors_reported():
         app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True))
     if in_process(settings):
@@ -59,10 +60,28 @@ def serve_command(
             if not app.state.ctx.keys().list():
                 err.print("no API keys yet: every request will get 401; create one with "
                           "`kg keys create --user NAME --role admin`", markup=False, highlight=False)
+    from kgservice.server.logs import install_access_log_redaction
+
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=True,
                             lifespan="on", proxy_headers=False, server_header=False)
+    install_access_log_redaction()  # after Config: it configures uvicorn's loggers
     server = uvicorn.Server(config)
     server.run()
+
+
+def _port_free_or_exit(host: str, port: int) -> None:
+    """A busy address is a service failure (exit 1) with one line, not uvicorn's startup-failure code."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            err.print(f"error: cannot listen on {host}:{port} ({exc.strerror or exc}); stop what uses it or "
+                      f"pick another --port", markup=False, highlight=False)
+            raise typer.Exit(1) from None
 
 
 def mcp_command(ctx: typer.Context) -> None:

@@ -180,6 +180,39 @@ def ask_from_front(kb: KnowledgeBase, question: str, trace: bool = False, *, par
 
 def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
         llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
+    """:func:`ask_with_llm`; when no model is configured and the default one has no recorded
+    response, the retrieval-only answer (:mod:`kgservice.answer.retrieval_only`) instead."""
+    from kgservice.answer.retrieval_only import no_model_configured
+    from kgservice.llm import LLMProviderError
+
+    try:
+        return ask_with_llm(kb, question, trace, params=params, llm=llm, on_round=on_round)
+    except LLMProviderError:
+        if not no_model_configured(kb.settings, getattr(llm or kb.llm, "model", None)):
+            raise
+        return retrieval_only_ask(kb, question.strip())
+
+
+def retrieval_only_ask(kb: KnowledgeBase, question: str) -> AskResult:
+    """The top grounded units as cited sentences, marked "no model configured"."""
+    from kgservice.answer import not_in_graph
+    from kgservice.answer.retrieval_only import NO_MODEL_NOTE, retrieval_only_units, unit_sentence
+    from kgservice.notation.serializer import format_unit
+
+    t0 = time.perf_counter()
+    units = retrieval_only_units(kb, question)
+    sentences = [{"text": unit_sentence(u), "cites": [u.id]} for u in units]
+    text = " ".join(f"{s['text']} [{s['cites'][0]}]" for s in sentences) or not_in_graph(question)
+    return AskResult(
+        question=question, found=bool(units), answer=text, sentences=sentences, cited=[u.id for u in units],
+        hit_units=[{"id": u.id, "unit": format_unit(u, with_id=False)} for u in units], key_nodes=[],
+        key_predicates=[], entries=[], rounds=[], stop_reason="no model configured: retrieval only", rejected=[],
+        llm={"calls": 0, "total_tokens": 0, "model": None}, caches={},
+        seconds=round(time.perf_counter() - t0, 3), notes=[NO_MODEL_NOTE])
+
+
+def ask_with_llm(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
+                 llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
     """Answer a question from the graph. ``trace`` adds the units' text to every round record.
 
     ``on_round`` is called with each drill-down round's record (the same dict that ends up in

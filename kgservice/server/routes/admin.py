@@ -29,9 +29,18 @@ def revoke_key(key_id: str, request: Request) -> ApiKey:
     """Revoke: the key fails from the next request on, on every server sharing the store."""
     from kgservice.server.errors import NotFound
 
+    from kgservice.server.errors import Conflict
+
     keys = ctx_of(request).keys()
-    if not any(k.key_id == key_id for k in keys.list()):
+    listed = keys.list()
+    target = next((k for k in listed if k.key_id == key_id), None)
+    if target is None:
         raise NotFound(f"no API key with id {key_id!r}")
+    if target.role.value == "admin" and target.active:
+        admins = [k for k in listed if k.role.value == "admin" and k.active]
+        if len(admins) <= 1:
+            # revoking it would leave the REST side with no admin; only the CLI could recover
+            raise Conflict(f"{key_id!r} is the only admin key: create another admin key before revoking it")
     return keys.revoke(key_id)
 
 

@@ -55,5 +55,10 @@ def explain(body: GraphifyExplainIn, request: Request) -> TextOut:
 
 @router.post("/results", response_model=SavedOut, status_code=201)
 def save_result(body: SaveResultIn, request: Request, who: Principal = Depends(WRITER)) -> SavedOut:
-    """graphify `save-result`: a memory doc under the server's graphify-out/memory, contributor = you."""
+    """graphify `save-result`: a memory doc under the server's graphify-out/memory, contributor = you.
+    A read-only server refuses it like the CLI does: the next export would ingest the file."""
+    if ctx_of(request).settings.read_only:
+        from kgservice.stores.base import ReadOnlyError
+
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); saving a result refused")
     return ops.save_result(ctx_of(request).memory_dir, body, who)
