@@ -5,14 +5,13 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from kgservice.server import ServeOptions, create_app
-from kgservice.server.auth import open_key_store
 from tests.server.conftest import BASE, auth, make_settings
 
 
 def test_read_only_server_refuses_saving_a_result(tmp_path, kb):
     settings = make_settings(tmp_path, read_only=True)
     application = create_app(settings, ServeOptions(kb=kb))
-    key = open_key_store(kb).create("w", "writer")[0]  # the kb itself is writable: keys made beside it
+    key = kb.key_store().create("w", "writer")[0]  # the kb itself is writable: keys made beside it
     with TestClient(application, base_url=BASE) as c:
         r = c.post("/v1/results", json={"question": "q", "answer": "a", "nodes": ["smoking"]}, headers=auth(key))
     assert r.status_code == 403, r.text
