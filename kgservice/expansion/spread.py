@@ -13,14 +13,13 @@ from typing import Any
 
 from kgservice.families import SPREAD_KINDS
 from kgservice.stores.base import GraphStore
-
-# Defaults for library callers without a lexicon; tests pin them to families/lexicon.json.
-DEFAULT_TAU = {"synonym": 0.9, "belongs_to": 0.7, "of": 0.5, "content": 0.3, "related_to": 0.2}
+from kgservice.stores.spreading import default_tau
 
 
 @dataclass(frozen=True)
 class SpreadParams:
-    tau: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_TAU))
+    # τ per kind; without one, the built-in lexicon's (families/lexicon.json is the only table)
+    tau: Mapping[str, float] = field(default_factory=default_tau)
     epsilon: float = 0.05
     max_hops: int = 3
     e0: float = 1.0

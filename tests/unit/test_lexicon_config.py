@@ -39,11 +39,16 @@ def test_default_tau(lexicon):
         "synonym": 0.9, "belongs_to": 0.7, "of": 0.5, "content": 0.3, "related_to": 0.2}
 
 
-def test_spread_library_defaults_agree_with_the_lexicon(lexicon):
-    from kgservice.expansion.spread import DEFAULT_TAU
+def test_spread_library_defaults_come_from_the_lexicon(lexicon):
+    from kgservice.expansion import SpreadParams
+    from kgservice.expansion import spread
     from kgservice.families import SPREAD_KINDS
 
-    assert DEFAULT_TAU == {k: lexicon.tau_of(k) for k in SPREAD_KINDS}
+    assert dict(SpreadParams().tau) == {k: lexicon.tau_of(k) for k in SPREAD_KINDS}
+    assert not hasattr(spread, "DEFAULT_TAU")  # no second table to drift from lexicon.json
+    a, b = SpreadParams(), SpreadParams()
+    a.tau["content"] = 0.99  # type: ignore[index]  # each params object owns its copy
+    assert b.tau["content"] == lexicon.tau_of("content")
 
 
 def test_user_lexicon_extends_and_overrides(tmp_path):

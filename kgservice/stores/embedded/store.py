@@ -17,6 +17,7 @@ from kgservice.stores.embedded.journal import JOURNAL, SNAPSHOT, JournaledStore
 from kgservice.stores.embedded.recovery import finish_interrupted_swap
 from kgservice.stores.embedded.records import _NODE_KIND, _compact, _Interner, _model, _unit_from
 from kgservice.stores.facts import unit_facts
+from kgservice.stores.spreading import hop_share
 from kgservice.stores.validate import ingest_stamp, paused_gc, prepare_batch
 
 
@@ -400,7 +401,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
                         nbrs.update(src for src, _, u in lst if not sup.get(u))
                 rows.append((t, [m for m in nbrs if not is_literal_id(m)]))
             if degree_damping:  # docs/spreading.md: (e / max(1, d) ** δ) * τ
-                e = e / max(1, sum(len(ms) for _, ms in rows)) ** degree_damping
+                e = hop_share(e, sum(len(ms) for _, ms in rows), degree_damping)
             for t, ms in rows:
                 for m in ms:
                     incoming[m] = get(m, 0.0) + e * t

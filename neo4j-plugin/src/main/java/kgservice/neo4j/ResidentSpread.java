@@ -269,8 +269,7 @@ final class ResidentSpread {
                 }
                 // (e / max(1, d) ** damping) * tau, in the order docs/spreading.md and the embedded store use
                 double e = frontE[n];
-                double divisor = Math.pow(Math.max(1, rows), p.degreeDamping());
-                double share = e / divisor;
+                double share = Spreading.share(e, rows, p.degreeDamping());
                 for (int k = 0; k < K; k++) {
                     double t = tau[k];
                     if (!(t > 0)) {

@@ -190,7 +190,7 @@ final class SpreadEngine {
                 // (e / max(1, d) ** damping) * tau, in the order docs/spreading.md and the embedded store use
                 // (an energy right at epsilon must land on the same side of it on every backend)
                 double e = frontierE[f];
-                double divisor = Math.pow(Math.max(1, rows), p.degreeDamping());
+                double share = Spreading.share(e, rows, p.degreeDamping());
                 for (int i = 0; i < rows; i++) {
                     int m = rowSlot[i];
                     // without backflow a row towards a seed counts in d (above) but carries nothing
@@ -198,7 +198,7 @@ final class SpreadEngine {
                     if (!p.seedBackflow() && (flags[m] & SEED) != 0) {
                         continue;
                     }
-                    touched.add(flags, incoming, m, (e / divisor) * rowTau[i]);
+                    touched.add(flags, incoming, m, share * rowTau[i]);
                 }
             }
             // every node that received energy this hop adds it; the strong ones spread next

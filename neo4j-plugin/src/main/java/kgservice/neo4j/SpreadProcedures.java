@@ -17,10 +17,6 @@ import org.neo4j.procedure.Procedure;
 
 /** kg.spread / kg.spreadLists: spreading activation in one call (see SpreadEngine). */
 public class SpreadProcedures {
-    /** kgservice.expansion.spread.DEFAULT_TAU (= families/lexicon.json), alphabetical kinds. */
-    static final Map<String, Double> DEFAULT_TAU = Map.of(
-            "synonym", 0.9, "belongs_to", 0.7, "of", 0.5, "content", 0.3, "related_to", 0.2);
-
     @Context
     public Transaction tx;
 
@@ -196,7 +192,7 @@ public class SpreadProcedures {
         if (!(degreeDamping >= 0) || Double.isInfinite(degreeDamping)) {
             throw new IllegalArgumentException("degreeDamping must be a finite number >= 0, got " + degreeDamping);
         }
-        Map<String, Object> t = tau == null ? new LinkedHashMap<>(DEFAULT_TAU) : tau;
+        Map<String, Object> t = tau == null ? new LinkedHashMap<>(Spreading.lexiconTau()) : tau;
         double[] weights = new double[Graph.SPREAD_KINDS.length];
         for (Map.Entry<String, Object> e : t.entrySet()) {
             int k = List.of(Graph.SPREAD_KINDS).indexOf(e.getKey());
