@@ -77,7 +77,7 @@ class WebGate:
 
     async def __call__(self, scope: dict, receive, send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
-        if not (path == "/" or path == "/ui" or path.startswith("/ui/")):
+        if not (path in ("/", "/ui", "/favicon.ico") or path.startswith("/ui/")):
             await self.app(scope, receive, send)
             return
         send = with_headers(send)

@@ -137,7 +137,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         return render("doctor.html", request, report=report)
 
     routes = [
-        Route("/", home), Route("/ui", home), Route("/ui/", home),
+        Route("/favicon.ico", lambda request: Response(status_code=204)), Route("/", home), Route("/ui", home), Route("/ui/", home),
         Route("/ui/login", login_form, methods=["GET"]), Route("/ui/login", login, methods=["POST"]),
         Route("/ui/logout", logout, methods=["POST"]),
         Route("/ui/ask", page("ask.html", Role.reader)),

@@ -88,7 +88,7 @@
       }
     }
   }
-  if ($("ask-form")) $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); ask($("question").value); });
+  if ($("ask-form")) $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); ask($("question").value).catch((err) => $("answer").replaceChildren(el("p", "Error: " + err.message, { class: "error" }))); });
 
   // -- Explore --------------------------------------------------------------------------------
   const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
