@@ -66,9 +66,11 @@ def test_explore_search_node_graph_and_path(server, page):
     page.get_by_label("spreading activation").check()
     expect(page.locator("#ranked li").first).to_contain_text("activation")
     page.get_by_label("From", exact=True).fill("smoking")
-    page.get_by_label("To", exact=True).fill("death")
+    page.get_by_label("To", exact=True).fill("lung cancer")
     page.get_by_role("button", name="Find path").click()
-    expect(page.locator("#path li").last).to_contain_text("death")
+    expect(page.locator("#path li").last).to_contain_text("lung cancer")
+    expect(page.locator("#path li.error")).to_have_count(0)
+    expect(page.locator("#path li").first).to_contain_text("smoking")
     shoot(page, "explore")
     assert not [e for e in page.kg_errors if e.startswith("dialog:")]  # no alert() ran
 

@@ -103,6 +103,7 @@
       { selector: "node.seed", style: { "background-color": "#000", "border-width": 3, "border-color": "#fc0" } },
       { selector: "edge", style: { width: 1.5, "curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "data(colour)", "target-arrow-color": "data(colour)", label: "data(label)", "font-size": 8 } } ] });
     cy.on("tap", "node", (e) => openNode(e.target.id(), false));
+    window.addEventListener("resize", () => { cy.resize(); cy.fit(); });
     return cy;
   }
   async function openNode(id, reset) {
