@@ -110,6 +110,9 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     failures = TokenBuckets(2.0, 20)
     app.add_middleware(Authenticate, keys=sc.keys, public=is_public, limiter=limiter, failures=failures,
                        local=local, on_event=lambda e: sc.metrics.auth.labels(e).inc())
+    from kgservice.web import WebGate  # the team's web page at / (session cookie -> the same principals)
+
+    app.add_middleware(WebGate, keys=sc.keys, settings=settings, ctx=sc)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body)
     app.add_middleware(HostCheck, allowed=hosts)
     app.add_middleware(MetricsMiddleware, metrics=sc.metrics)

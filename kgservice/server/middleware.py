@@ -217,7 +217,8 @@ class Authenticate:
 
     async def _serve(self, scope: Scope, receive, send) -> None:
         path = scope.get("path", "")
-        principal: Principal | None = self.local
+        # a principal already in the scope was set by the web page's session gate (kgservice.web)
+        principal: Principal | None = scope.get(PRINCIPAL) or self.local
         if principal is None:
             presented = presented_key(scope)
             if presented is not None and not self.public(path):

@@ -1,0 +1,96 @@
+"""ASGI gate for the web page, between the body limit and the API's key check.
+
+``/`` and ``/ui/...`` are the pages (session cookie, CSRF on every write); ``/ui/v1/...`` is
+the API for the page's own scripts: the session's key is verified, its principal is put in
+the scope and the request goes on to the ``/v1`` route with the API's own role checks and
+rate limits (the key check accepts a principal set here). Every reply gets the page's
+security headers: a strict Content-Security-Policy and ``Cache-Control: no-store``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kgservice.server.auth import KeyStore
+from kgservice.server.middleware import PRINCIPAL, send_json
+from kgservice.web.session import COOKIE, Sessions, csrf_ok
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"cache-control", b"no-store"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+SAFE = ("GET", "HEAD", "OPTIONS")
+
+
+def cookie_of(scope: dict, name: str = COOKIE) -> str | None:
+    for k, v in scope.get("headers", ()):
+        if k.lower() == b"cookie":
+            for part in v.decode("latin-1").split(";"):
+                n, _, val = part.strip().partition("=")
+                if n == name:
+                    return val
+    return None
+
+
+def header_of(scope: dict, name: bytes) -> str | None:
+    for k, v in scope.get("headers", ()):
+        if k.lower() == name:
+            return v.decode("latin-1")
+    return None
+
+
+def with_headers(send: Callable) -> Callable:
+    async def wrapped(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            names = {k.lower() for k, _ in message.get("headers", [])}
+            extra = [(k, v) for k, v in SECURITY_HEADERS if k not in names]
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+    return wrapped
+
+
+class WebGate:
+    def __init__(self, app: Any, keys: Callable[[], KeyStore], settings: Any, ctx: Any):
+        from kgservice.web.pages import build_pages
+
+        self.app = app
+        self.keys = keys
+        self.sessions = Sessions()
+        self.pages = build_pages(self, settings, ctx)
+
+    async def principal(self, scope: dict):
+        """(session, principal) of the request's cookie, or (None, None)."""
+        session = self.sessions.get(cookie_of(scope))
+        if session is None:
+            return None, None
+        principal = await self.keys().averify(session.key)
+        if principal is None:  # revoked since sign-in: the session ends with the key
+            self.sessions.drop(session.token)
+            return None, None
+        return session, principal
+
+    async def __call__(self, scope: dict, receive, send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not (path in ("/", "/ui", "/favicon.ico") or path.startswith("/ui/")):
+            await self.app(scope, receive, send)
+            return
+        send = with_headers(send)
+        if path.startswith("/ui/v1/"):
+            session, principal = await self.principal(scope)
+            if principal is None:
+                await send_json(send, 401, "not signed in (or the session expired): sign in at /ui/login")
+                return
+            if scope.get("method", "GET") not in SAFE and not csrf_ok(session, header_of(scope, b"x-csrf-token")):
+                await send_json(send, 403, "missing or wrong CSRF token (X-CSRF-Token)")
+                return
+            inner = path[len("/ui"):]
+            scope = {**scope, "path": inner, "raw_path": inner.encode(), PRINCIPAL: principal}
+            await self.app(scope, receive, send)
+            return
+        await self.pages(scope, receive, send)

@@ -1,0 +1,154 @@
+"""The pages: server-rendered Jinja2 (autoescaped), small own scripts under /ui/static (no
+inline script: the CSP forbids it). Writes are forms carrying the session's CSRF token."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from kgservice.server.auth import Principal, Role
+from kgservice.web.session import COOKIE, csrf_ok
+
+HERE = Path(__file__).parent
+NAV = [("ask", "Ask", Role.reader), ("explore", "Explore", Role.reader), ("documents", "Documents", Role.reader),
+       ("jobs", "Jobs", Role.writer), ("admin", "Admin", Role.admin)]
+
+
+def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
+    offline = str(settings.llm_model or "").startswith("kgoffline/") or not settings.llm_model
+
+    def render(name: str, request: Request, status: int = 200, **kw: Any) -> HTMLResponse:
+        session, principal = request.scope.get("kg.web", (None, None))
+        nav = [(p, t) for p, t, r in NAV if principal is not None and principal.allows(r)]
+        html = env.get_template(name).render(principal=principal, csrf=session.csrf if session else "",
+                                             nav=nav, page=name.removesuffix(".html"), offline=offline,
+                                             model=settings.llm_model, **kw)
+        return HTMLResponse(html, status_code=status)
+
+    async def who(request: Request):
+        session, principal = await gate.principal(request.scope)
+        request.scope["kg.web"] = (session, principal)
+        return session, principal
+
+    def page(name: str, role: Role, extra: Any = None):
+        async def endpoint(request: Request) -> Response:
+            session, principal = await who(request)
+            if principal is None:
+                return RedirectResponse("/ui/login", status_code=303)
+            if not principal.allows(role):
+                return render("denied.html", request, status=403, needed=role.value)
+            kw = await extra(request, principal) if extra else {}
+            return render(name, request, **kw)
+        return endpoint
+
+    async def home(request: Request) -> Response:
+        _, principal = await who(request)
+        return RedirectResponse("/ui/ask" if principal else "/ui/login", status_code=303)
+
+    async def login_form(request: Request) -> Response:
+        await who(request)
+        return render("login.html", request)
+
+    async def login(request: Request) -> Response:
+        form = await request.form()
+        key = str(form.get("key") or "").strip()
+        principal = await gate.keys().averify(key) if key else None
+        if principal is None:
+            request.scope["kg.web"] = (None, None)
+            return render("login.html", request, status=401, error="That key is not valid (or it was revoked).")
+        session = gate.sessions.create(key)
+        resp = RedirectResponse("/ui/ask", status_code=303)
+        resp.set_cookie(COOKIE, session.token, max_age=int(gate.sessions.ttl), httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", path="/")
+        return resp
+
+    async def write_check(request: Request, role: Role) -> tuple[Any, Principal | Response, Any]:
+        session, principal = await who(request)
+        form = await request.form()
+        if principal is None:
+            return session, RedirectResponse("/ui/login", status_code=303), form
+        if not csrf_ok(session, str(form.get("csrf") or "")):
+            return session, render("denied.html", request, status=403, csrf_failed=True), form
+        if not principal.allows(role):
+            return session, render("denied.html", request, status=403, needed=role.value), form
+        return session, principal, form
+
+    async def logout(request: Request) -> Response:
+        session, p, _ = await write_check(request, Role.reader)
+        if isinstance(p, Response):
+            return p
+        gate.sessions.drop(session.token)
+        resp = RedirectResponse("/ui/login", status_code=303)
+        resp.delete_cookie(COOKIE, path="/")
+        return resp
+
+    async def jobs_extra(request: Request, principal: Principal) -> dict:
+        from kgservice.server import ops
+
+        found = await run_in_threadpool(ops.list_jobs, ctx.kb, principal, limit=50)
+        return {"jobs": [ops.job_dict(j) for j in found]}
+
+    async def admin_extra(request: Request, principal: Principal, created: Any = None) -> dict:
+        keys = await run_in_threadpool(gate.keys().list)
+        counts = await run_in_threadpool(ctx.kb.store.counts)
+        return {"keys": keys, "stats": {"backend": ctx.kb.store.backend, **counts}, "created": created}
+
+    async def key_create(request: Request) -> Response:
+        _, p, form = await write_check(request, Role.admin)
+        if isinstance(p, Response):
+            return p
+        from kgservice.errors import InputError
+
+        try:
+            key, rec = await run_in_threadpool(gate.keys().create, str(form.get("user") or ""),
+                                               str(form.get("role") or "reader"))
+        except InputError as exc:
+            return render("admin.html", request, status=422, error=str(exc), **await admin_extra(request, p))
+        return render("admin.html", request, **await admin_extra(request, p, created={"key": key, "rec": rec}))
+
+    async def key_revoke(request: Request) -> Response:
+        _, p, form = await write_check(request, Role.admin)
+        if isinstance(p, Response):
+            return p
+        key_id = str(form.get("key_id") or "")
+        keys = gate.keys()
+        if not any(k.key_id == key_id for k in await run_in_threadpool(keys.list)):
+            return render("admin.html", request, status=404, error=f"no API key with id {key_id!r}",
+                          **await admin_extra(request, p))
+        await run_in_threadpool(keys.revoke, key_id)
+        return RedirectResponse("/ui/admin", status_code=303)
+
+    async def doctor(request: Request) -> Response:
+        _, principal = await who(request)
+        if principal is None or not principal.allows(Role.admin):
+            return render("denied.html", request, status=403, needed="admin")
+        from kgservice.admin.doctor import check
+
+        report = await run_in_threadpool(lambda: check(ctx.kb).to_dict())
+        return render("doctor.html", request, report=report)
+
+    routes = [
+        Route("/favicon.ico", lambda request: Response(status_code=204)), Route("/", home), Route("/ui", home), Route("/ui/", home),
+        Route("/ui/login", login_form, methods=["GET"]), Route("/ui/login", login, methods=["POST"]),
+        Route("/ui/logout", logout, methods=["POST"]),
+        Route("/ui/ask", page("ask.html", Role.reader)),
+        Route("/ui/explore", page("explore.html", Role.reader)),
+        Route("/ui/documents", page("documents.html", Role.reader)),
+        Route("/ui/jobs", page("jobs.html", Role.writer, jobs_extra)),
+        Route("/ui/jobs/list", page("jobs_list.html", Role.writer, jobs_extra)),
+        Route("/ui/admin", page("admin.html", Role.admin, admin_extra)),
+        Route("/ui/admin/keys", key_create, methods=["POST"]),
+        Route("/ui/admin/keys/revoke", key_revoke, methods=["POST"]),
+        Route("/ui/admin/doctor", doctor),
+        Mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    return Starlette(routes=routes)

@@ -1,0 +1,61 @@
+"""Server-side sessions: an opaque random token in the cookie maps to the key (kept in server
+memory only, re-verified on every request so a revoked key ends its sessions), a CSRF token
+and an expiry."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+
+COOKIE = "kg_session"
+TTL = 8 * 3600.0  # seconds a session lives after sign-in
+
+
+@dataclass
+class Session:
+    token: str
+    key: str
+    csrf: str
+    expires: float
+
+
+class Sessions:
+    def __init__(self, ttl: float = TTL):
+        self.ttl = ttl
+        self._by_token: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def create(self, key: str) -> Session:
+        s = Session(secrets.token_urlsafe(32), key, secrets.token_urlsafe(32), time.monotonic() + self.ttl)
+        with self._lock:
+            self._sweep()
+            self._by_token[s.token] = s
+        return s
+
+    def get(self, token: str | None) -> Session | None:
+        if not token:
+            return None
+        with self._lock:
+            s = self._by_token.get(token)
+            if s is None:
+                return None
+            if s.expires <= time.monotonic():
+                del self._by_token[token]
+                return None
+            return s
+
+    def drop(self, token: str | None) -> None:
+        with self._lock:
+            self._by_token.pop(token or "", None)
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        for t in [t for t, s in self._by_token.items() if s.expires <= now]:
+            del self._by_token[t]
+
+
+def csrf_ok(session: Session, presented: str | None) -> bool:
+    return bool(presented) and hmac.compare_digest(session.csrf.encode(), (presented or "").encode())

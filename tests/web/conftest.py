@@ -1,0 +1,80 @@
+"""A real ``kg serve`` (embedded backend, the demo corpus, the offline model) and a ``kg worker``
+on free loopback ports, driven by Debian's Chromium through Playwright. Skipped only where
+Playwright or Chromium is missing outside CI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.server.test_processes import KG, env_for, kg, new_key, serving, stop
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "units"
+ARTIFACTS = Path(os.environ.get("KG_WEB_ARTIFACTS", Path(__file__).parent / "artifacts"))
+XSS = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory) -> Iterator[dict]:
+    root = tmp_path_factory.mktemp("web")
+    env = env_for(root / "kg", KG_ALLOWED_HOSTS="127.0.0.1,localhost")
+    (root / "xss.units").write_text(f"#x1 {{{XSS}}} [is a] {{test string}}\n", "utf-8")
+    done = kg(env, "ingest", str(DEMO), str(root / "xss.units"))
+    assert done.returncode == 0, done.stderr
+    keys = {role: new_key(env, f"web-{role}", role) for role in ("reader", "writer", "admin")}
+    wlog = open(root / "worker.log", "w+")
+    worker = subprocess.Popen([*KG, "worker", "--poll", "0.2"], env=env, stdout=wlog, stderr=subprocess.STDOUT)
+    try:
+        with serving(env) as (base, proc, log):
+            yield {"base": base, "keys": keys, "root": root, "log": log}
+    finally:
+        stop(worker, 20)
+        wlog.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    pw = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing (.ci/run installs Debian's chromium)")
+        pytest.skip(f"{CHROMIUM} is missing")
+    with pw.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.on("dialog", lambda d: (errors.append("dialog: " + d.message), d.dismiss()))
+    pg.kg_errors = errors  # type: ignore[attr-defined]
+    yield pg
+    ctx.close()
+
+
+def sign_in(page, base: str, key: str) -> None:
+    page.goto(base + "/")
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(base + "/ui/ask")
+
+
+def shoot(page, name: str) -> None:
+    """Screenshots at 1280 and 390 px wide, saved as test artefacts."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})

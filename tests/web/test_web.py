@@ -1,0 +1,147 @@
+"""The web page end to end in a real headless Chromium against a real ``kg serve``."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from playwright.sync_api import expect
+
+from tests.web.conftest import XSS, shoot, sign_in
+
+
+def test_reader_asks_sees_rounds_and_opens_a_citation(server, page):
+    base = server["base"]
+    # signed out: the page asks for a key; the API behind it refuses
+    page.goto(base + "/ui/ask")
+    expect(page.get_by_label("API key")).to_be_visible()
+    assert httpx.post(base + "/ui/v1/search", json={"query": "smoking"}).status_code == 401
+    sign_in(page, base, server["keys"]["reader"])
+    cookie = next(c for c in page.context.cookies() if c["name"] == "kg_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert server["keys"]["reader"] not in page.content() and server["keys"]["reader"] not in page.url
+    stored = page.evaluate("() => JSON.stringify([Object.keys(localStorage), Object.keys(sessionStorage), document.cookie])")
+    assert server["keys"]["reader"] not in stored and "kg_session" not in stored
+    resp = page.request.get(base + "/ui/ask")
+    assert resp.headers["cache-control"] == "no-store"
+    assert "script-src 'self'" in resp.headers["content-security-policy"]
+    assert "unsafe-inline" not in resp.headers["content-security-policy"]
+    # a reader sees no Jobs or Admin entry; Documents is a marked placeholder
+    nav = page.get_by_role("navigation", name="main")
+    expect(nav.get_by_role("link", name="Ask")).to_be_visible()
+    expect(nav.get_by_role("link", name="Admin")).to_have_count(0)
+    expect(nav.get_by_role("link", name="Jobs")).to_have_count(0)
+    expect(page.locator("#offline-note")).to_contain_text("without a model")
+
+    page.get_by_label("Question").fill("What does smoking cause?")
+    page.get_by_role("button", name="Ask").click()
+    # the first, uncached drill-down may take a while on a loaded machine: no wall-clock assertion
+    expect(page.locator("#rounds li.round").first).to_be_visible(timeout=90_000)
+    citation = page.locator("button.citation").first
+    expect(citation).to_be_visible(timeout=90_000)
+    expect(page.locator("#answer button.cite-ref").first).to_have_text("[1]")
+    expect(page.locator("#answer .answer-text")).not_to_be_empty()
+    citation.click()
+    expect(page.locator('#unit dd[data-field="notation"]')).to_contain_text("smoking")
+    expect(page.locator('#unit dd[data-field="doc"]')).not_to_have_text("—")
+    shoot(page, "ask")
+
+    page.get_by_label("Question").fill("What is the boiling point of mercury?")
+    page.get_by_role("button", name="Ask").click()
+    expect(page.locator("#answer .not-in-graph")).to_contain_text("Not in the graph", timeout=90_000)
+    assert not [e for e in page.kg_errors if e.startswith("dialog:")]  # no alert() ran
+
+
+def test_explore_search_node_graph_and_path(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["reader"])
+    page.goto(base + "/ui/explore")
+    page.get_by_label("Search entry nodes").fill("smoking")
+    page.get_by_role("button", name="Search").click()
+    page.locator("button.hit", has_text="smoking").first.click()
+    expect(page.locator("#node-title")).to_contain_text("smoking")
+    expect(page.locator("#facts li").first).to_be_visible()
+    expect(page.locator("#graph canvas").first).to_be_attached()
+    expect(page.locator("#legend li").first).to_be_visible()
+    page.get_by_label("spreading activation").check()
+    expect(page.locator("#ranked li").first).to_contain_text("activation")
+    page.get_by_label("From", exact=True).fill("smoking")
+    page.get_by_label("To", exact=True).fill("lung cancer")
+    page.get_by_role("button", name="Find path").click()
+    expect(page.locator("#path li").last).to_contain_text("lung cancer")
+    expect(page.locator("#path li.error")).to_have_count(0)
+    expect(page.locator("#path li").first).to_contain_text("smoking")
+    shoot(page, "explore")
+    assert not [e for e in page.kg_errors if e.startswith("dialog:")]  # no alert() ran
+
+
+def test_xss_unit_renders_as_text(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["reader"])
+    page.goto(base + "/ui/explore")
+    page.get_by_label("Search entry nodes").fill(XSS)
+    page.get_by_role("button", name="Search").click()
+    hit = page.locator("button.hit", has_text="<script>").first
+    expect(hit).to_contain_text(XSS)
+    assert page.locator("main script").count() == 0  # no element was made from the label
+    assert not page.kg_errors  # alert() would have opened a dialog
+
+
+def test_reader_cannot_write(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["reader"])
+    page.goto(base + "/ui/jobs")
+    expect(page.get_by_text("needs the writer role")).to_be_visible()
+    page.goto(base + "/ui/admin")
+    expect(page.get_by_text("needs the admin role")).to_be_visible()
+    csrf = page.locator('meta[name="csrf-token"]').get_attribute("content")
+    body = {"units": "#w1 {a} [b] {c}", "doc": "w.units"}
+    # without a CSRF token, with a wrong one: refused before the route; with the right one: the role refuses
+    assert page.request.post(base + "/ui/v1/ingest", data=body).status == 403
+    r = page.request.post(base + "/ui/v1/ingest", data=body, headers={"X-CSRF-Token": "wrong"})
+    assert r.status == 403 and "CSRF" in r.json()["detail"]
+    r = page.request.post(base + "/ui/v1/ingest", data=body, headers={"X-CSRF-Token": csrf})
+    assert r.status == 403 and "writer role" in r.json()["detail"]
+    r = page.request.post(base + "/ui/admin/keys", form={"user": "mallory", "role": "admin"})
+    assert r.status == 403
+    r = page.request.post(base + "/ui/admin/keys", form={"user": "mallory", "role": "admin", "csrf": csrf})
+    assert r.status == 403
+    # signing out ends the session on the server: the old cookie no longer works
+    page.goto(base + "/ui/ask")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("API key")).to_be_visible()
+    assert page.request.get(base + "/ui/v1/stats").status == 401
+
+
+def test_writer_uploads_units_and_sees_the_job_finish(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["writer"])
+    f = server["root"] / "upload.units"
+    f.write_text("#u1 {web upload} [is a] {test file}\n", "utf-8")
+    page.goto(base + "/ui/jobs")
+    page.get_by_label("Upload a .units, .md or .txt file").set_input_files(str(f))
+    page.get_by_role("button", name="Upload", exact=True).click()
+    expect(page.locator("#upload-status")).to_contain_text("Queued job")
+    job = re.search(r"Queued job (\S+)", page.locator("#upload-status").inner_text()).group(1)
+    expect(page.locator("#jobs-table tr", has_text=job).locator(".status")).to_have_text("done", timeout=60_000)
+    shoot(page, "jobs")
+
+
+def test_admin_creates_and_revokes_a_key(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["admin"])
+    page.goto(base + "/ui/admin")
+    page.get_by_label("User").fill("newcomer")
+    page.get_by_label("Role").select_option("reader")
+    page.get_by_role("button", name="Create key").click()
+    key = page.locator("#new-key").inner_text().strip()
+    assert key.startswith("kg_")
+    key_id = key.split("_")[1]
+    assert httpx.get(base + "/v1/stats", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+    expect(page.locator("#stats")).to_contain_text("backend")
+    shoot(page, "admin")
+    page.goto(base + "/ui/admin")
+    expect(page.locator("#new-key")).to_have_count(0)  # shown once
+    page.get_by_role("button", name=f"revoke {key_id}").click()
+    expect(page.locator(f'tr[data-key-id="{key_id}"] .state')).to_contain_text("revoked")
+    assert httpx.get(base + "/v1/stats", headers={"Authorization": f"Bearer {key}"}).status_code == 401
