@@ -36,7 +36,7 @@ from kgservice.families import SPREAD_KINDS, Lexicon
 from kgservice.ids import node_id
 from kgservice.model import IngestReport, NodeKind, Unit
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
-from kgservice.stores.factory import open_store
+from kgservice.stores.factory import missing_store, open_store
 
 if TYPE_CHECKING:
     from kgservice.entry import EntryFinder, EntryResult
@@ -127,6 +127,12 @@ class KnowledgeBase:
 
     def __init__(self, settings: Settings | None = None):
         self.settings = settings if settings is not None else load_settings()
+
+    @staticmethod
+    def missing(settings: Settings) -> str | None:
+        """Why a read with these settings would find no store (None: it would find one), asked
+        before opening: opening an embedded store creates it."""
+        return missing_store(settings)
 
     def __enter__(self) -> KnowledgeBase:
         return self

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
 from kgservice.config import load_settings
+from kgservice.errors import InputError
 from kgservice.service import KnowledgeBase
 
 app = typer.Typer(help="kgservice: a knowledge service over a cognitive graph of units.",
@@ -196,12 +197,10 @@ def export(
 def stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Counts of units, nodes, relations and units per family."""
     settings = settings_of(ctx)
-    if settings.backend == "embedded" and settings.data_dir == Path(".kg") and not settings.data_dir.exists():
-        # a read in a folder with no store must not create ./.kg as a side effect (it would look
-        # like an empty store); a --data-dir / KG_DATA_DIR named explicitly is the user's choice
+    missing = KnowledgeBase.missing(settings)
+    if missing:
         with errors_reported():
-            raise ValueError(f"no knowledge store at {settings.data_dir}: run `kg init` or `kg ingest FILE` there "
-                             f"first, or point --data-dir / KG_DATA_DIR at an existing store")
+            raise InputError(missing)
     with knowledge_base(ctx) as kb:
         data = kb.stats()
         if as_json:

@@ -12,6 +12,18 @@ def in_process(settings: Settings) -> bool:
     return settings.backend == "embedded"
 
 
+def missing_store(settings: Settings) -> str | None:
+    """Why a read would find no store, or None. A read in a folder with no store must not create
+    ./.kg as a side effect (it would look like an empty store); a --data-dir / KG_DATA_DIR named
+    explicitly is the user's choice, and a server store always exists."""
+    from pathlib import Path
+
+    if in_process(settings) and settings.data_dir == Path(".kg") and not settings.data_dir.exists():
+        return (f"no knowledge store at {settings.data_dir}: run `kg init` or `kg ingest FILE` there "
+                f"first, or point --data-dir / KG_DATA_DIR at an existing store")
+    return None
+
+
 def open_store(settings: Settings) -> GraphStore:
     if settings.backend == "neo4j":
         from kgservice.stores.neo4j_store import Neo4jStore  # driver import only when used
