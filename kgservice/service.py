@@ -436,12 +436,13 @@ class KnowledgeBase:
         return nid if self.store.get_nodes([nid]) else None
 
     def resolve_nodes(self, texts: Sequence[str]) -> dict[str, str | None]:
-        """Each text -> the node it names, or None: the text itself when it is a node id, else
-        its normalised label's id (:meth:`resolve_node`). One store read for all of them,
-        whatever the number of seeds."""
+        """Each text -> the node it names, or None: its normalised label's id
+        (:meth:`resolve_node`), else the text itself when it is a raw node id. The label wins:
+        ``lit:high`` typed by a user names the concept of that label, not the literal (high).
+        One store read for all of them, whatever the number of seeds."""
         ids = {t: node_id(t) for t in texts}
         found = {n.id for n in self.store.get_nodes(list(dict.fromkeys([*texts, *ids.values()])))}
-        return {t: t if t in found else (ids[t] if ids[t] in found else None) for t in texts}
+        return {t: ids[t] if ids[t] in found else (t if t in found else None) for t in texts}
 
     def vector_entry(self, text: str, top_k: int = 5, threshold: float = 0.3) -> list[EntryHit]:
         """The nearest entry/derived nodes to a text (similarity ranks, it proves nothing)."""

@@ -101,8 +101,8 @@ def service_failures_reported() -> Iterator[None]:
     except typer.Exit:
         raise
     except (RuntimeError, ImportError) as exc:
-        if isinstance(exc, StoreError):
-            raise
+        if isinstance(exc, StoreError) or _vector_store_error(exc):
+            raise  # errors_reported says what to do about these
         err.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", highlight=False, markup=True)
         raise typer.Exit(FAILED) from None
 

@@ -3,7 +3,6 @@
 An editable install reads files straight from the checkout, so it cannot show what the
 wheel forgot (the Cypher procedures once lived outside the package: every Neo4j query
 failed after ``pip install kgservice``). Here ``kgservice`` must import from the venv, not
-from tests.neo4j_helpers import wipe_all
 from the checkout, and run commands from there.
 
 The venv sees the system site-packages so the dependencies are not installed again;
@@ -22,6 +21,8 @@ import venv
 from pathlib import Path
 
 import pytest
+
+from tests.neo4j_helpers import wipe_all
 
 ROOT = Path(__file__).resolve().parents[2]
 

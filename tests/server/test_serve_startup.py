@@ -31,4 +31,7 @@ def test_query_values_are_redacted_in_access_records(caplog):
     assert sum(isinstance(f, RedactQueryFilter) for f in logger.filters) == 1
     with caplog.at_level(logging.INFO, logger="uvicorn.access"):
         logger.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", "/v1/stats?api_key=kg_abc_SECRET", "1.1", 401)
-    assert "SECRET" not in caplog.text and "api_key=***" in caplog.text
+    # other libraries' handler filters may rewrite the text further (litellm's replaces key-like
+    # values with REDACTED once it is imported), so the record's own path argument is checked too
+    assert "SECRET" not in caplog.text
+    assert caplog.records[-1].args[2] == "/v1/stats?api_key=***"
