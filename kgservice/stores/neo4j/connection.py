@@ -15,6 +15,7 @@ from typing import Any
 
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from kgservice.errors import StoreUnavailable
 from kgservice.stores import cypher
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
 
@@ -22,7 +23,7 @@ STAGE_UNITS = 20_000  # new units per batch above which an ingest is staged (bou
 STAGE_CHUNK = 10_000  # units per staging transaction
 
 
-class Neo4jUnavailable(StoreError):
+class Neo4jUnavailable(StoreError, StoreUnavailable):
     pass
 
 
