@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from kgservice.jobs.queue import JobQueue
     from kgservice.llm import LLM
     from kgservice.pipeline.ingest import Progress, TextIngestReport
-    from kgservice.pipeline.query import AskParams, AskResult
+    from kgservice.pipeline.asking import AskParams, AskResult
     from kgservice.vectors import Embedder, VectorStore
 
 log = logging.getLogger(__name__)
@@ -392,7 +392,7 @@ class KnowledgeBase:
         ``llm`` replaces the knowledge base's client for this call (a server gives each request
         its own, so its usage counts that request only); ``on_round`` gets each drill-down
         round's record as soon as it is final."""
-        from kgservice.pipeline.query import ask
+        from kgservice.pipeline.asking import ask
 
         return ask(self, question, trace=trace, params=params, llm=llm or self.llm, on_round=on_round)
 

@@ -37,7 +37,7 @@ def _neo4j_params() -> dict[str, str] | None:
 @pytest.fixture(scope="session")
 def neo4j_connection():
     params = _neo4j_params()
-    from kgservice.stores.neo4j_store import Neo4jStore
+    from kgservice.stores.neo4j import Neo4jStore
 
     store = Neo4jStore.connect(**params)
     yield store

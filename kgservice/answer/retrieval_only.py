@@ -11,14 +11,15 @@ config file) keeps failing loudly, so a missing recording is never hidden.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from kgservice.config import DEFAULT_LLM_MODEL
 
 if TYPE_CHECKING:
     from kgservice.config import Settings
     from kgservice.model import Unit
-    from kgservice.service import KnowledgeBase
+    from kgservice.stores.base import GraphStore
 
 NO_MODEL_NOTE = (f"no model configured ({DEFAULT_LLM_MODEL} has no recorded response): this answer lists the "
                  "best-matching units of the graph, not a model's answer; set KG_LLM_MODEL (or --llm, or "
@@ -42,8 +43,10 @@ def unit_sentence(unit: Unit) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
-def retrieval_only_units(kb: KnowledgeBase, question: str, top: int = TOP_UNITS) -> list[Unit]:
-    """The ``top`` best units of the no-LLM retrieval, best first."""
-    ranked = [u.id for u in kb.retrieve(question).units[:top]]
-    by_id = {u.id: u for u in kb.store.get_units(ranked)}
+def retrieval_only_units(retrieve: Callable[[str], Any], store: GraphStore, question: str,
+                         top: int = TOP_UNITS) -> list[Unit]:
+    """The ``top`` best units of the no-LLM retrieval (``retrieve``: the question to a ranking
+    with ``units``), best first, read from ``store``."""
+    ranked = [u.id for u in retrieve(question).units[:top]]
+    by_id = {u.id: u for u in store.get_units(ranked)}
     return [by_id[i] for i in ranked if i in by_id]

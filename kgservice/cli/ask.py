@@ -18,7 +18,7 @@ import typer
 from kgservice.cli.common import service_failures_reported, with_llm
 
 if TYPE_CHECKING:
-    from kgservice.pipeline.query import AskResult
+    from kgservice.pipeline.asking import AskResult
     from kgservice.service import KnowledgeBase
 
 cache_app = typer.Typer(help="The four query caches (DESIGN §5): stats and clear.", no_args_is_help=True)
@@ -82,7 +82,7 @@ def ask_command(
 
     with_llm(ctx, llm)
     with knowledge_base(ctx) as kb, service_failures_reported():
-        from kgservice.pipeline.query import AskParams
+        from kgservice.pipeline.asking import AskParams
 
         params = AskParams(max_rounds=max_rounds, max_units=max_units, top_k=top_k, threshold=threshold)
         res = kb.ask(question, params, trace=trace or as_json)

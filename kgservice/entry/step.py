@@ -18,7 +18,7 @@ from typing import Any
 
 from kgservice.entry.match import LabelIndex, Span, fuse_entries, key_of, specificity, tokens
 from kgservice.model import NodeKind
-from kgservice.stores.derived import Derived
+from kgservice.stores.versioned import VersionedIndex
 
 
 @dataclass(frozen=True)
@@ -61,13 +61,13 @@ class EntryResult:
 
 
 class EntryFinder:
-    """Holds the label index of a store (:class:`kgservice.stores.derived.Derived`: rebuilt when
+    """Holds the label index of a store (:class:`kgservice.stores.versioned.VersionedIndex`: rebuilt when
     the store's change-log version moves, so a relabel shows on the next question)."""
 
     def __init__(self, store: Any, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,
                  params: EntryParams = EntryParams()):
         self.store, self.embed, self.vectors, self.params = store, embed, vectors, params
-        self._derived: Derived[tuple[LabelIndex, dict[str, str]]] = Derived(store, self._build)
+        self._derived: VersionedIndex[tuple[LabelIndex, dict[str, str]]] = VersionedIndex(store, self._build)
 
     def _build(self) -> tuple[LabelIndex, dict[str, str]]:
         nodes = [(n.id, n.label) for n in self.store.iter_nodes() if n.kind != NodeKind.LITERAL]

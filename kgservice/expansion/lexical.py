@@ -25,7 +25,7 @@ import numpy as np
 
 from kgservice.entry.match import STOPWORDS, tokens
 from kgservice.model import Unit
-from kgservice.stores.derived import Derived
+from kgservice.stores.versioned import VersionedIndex
 
 
 def unit_text(unit: Unit) -> str:
@@ -144,12 +144,12 @@ class UnitIndex:
 
 
 class LexicalUnits:
-    """Holds the :class:`UnitIndex` of a store (:class:`kgservice.stores.derived.Derived`: rebuilt
+    """Holds the :class:`UnitIndex` of a store (:class:`kgservice.stores.versioned.VersionedIndex`: rebuilt
     when the store's change-log version moves, like the entry step's label index)."""
 
     def __init__(self, store: Any):
         self.store = store
-        self._derived = Derived(store, lambda: UnitIndex.build((u.id, unit_text(u)) for u in store.iter_units()))
+        self._derived = VersionedIndex(store, lambda: UnitIndex.build((u.id, unit_text(u)) for u in store.iter_units()))
 
     def index(self) -> UnitIndex:
         return self._derived.get()

@@ -93,7 +93,7 @@ class Retrieval:
 
 def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = None, qvec: Any = None) -> Retrieval:
     # the label index and the BM25 index are each checked against the store's change-log
-    # version (kgservice.stores.derived): one read serves the whole call
+    # version (kgservice.stores.versioned): one read serves the whole call
     with request_scope():
         return _retrieve(kb, question, params, qvec)
 

@@ -14,7 +14,7 @@ __all__ = ["AskParams", "AskResult", "TextIngestReport", "ask", "ingest_text"]
 
 def __getattr__(name: str) -> Any:
     if name in ("AskParams", "AskResult", "ask"):
-        from kgservice.pipeline import query as mod
+        from kgservice.pipeline import asking as mod
 
         return getattr(mod, name)
     if name in ("TextIngestReport", "ingest_text"):

@@ -101,7 +101,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
 
     from fastapi.routing import APIRoute
 
-    from kgservice.server.fast import CachedReplies
+    from kgservice.server.cached_replies import CachedReplies
 
     posts = {r.path: r for r in app.routes if isinstance(r, APIRoute) and "POST" in r.methods}
     app.add_middleware(CachedReplies, ctx=sc, routes=posts,  # innermost: after the key check

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
 from kgservice.graphify.loader import Graph, load_graph
-from kgservice.stores.derived import store_signature
+from kgservice.stores.versioned import store_signature
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
@@ -47,7 +47,7 @@ def cut_to_budget(text: str, token_budget: int | None, hint: str = "raise token_
 
 class GraphMirror:
     """``graph.json`` exported from the store, re-exported when the store changed: its change-log
-    version (:func:`kgservice.stores.derived.store_signature`; counts would miss a relabel)."""
+    version (:func:`kgservice.stores.versioned.store_signature`; counts would miss a relabel)."""
 
     def __init__(self, kb: KnowledgeBase, path: Path, check_every: float = 5.0,
                  fingerprint: Callable[[], Any] | None = None):

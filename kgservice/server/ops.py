@@ -49,7 +49,7 @@ def ask(kb: KnowledgeBase, body: AskIn, on_round: Any = None) -> tuple[AskOut, A
 
 
 def ask_params(body: AskIn) -> Any:
-    from kgservice.pipeline.query import AskParams
+    from kgservice.pipeline.asking import AskParams
 
     return AskParams(max_rounds=body.max_rounds, max_units=body.max_units, top_k=body.top_k, threshold=body.threshold)
 
@@ -57,7 +57,7 @@ def ask_params(body: AskIn) -> Any:
 def ask_cached(kb: KnowledgeBase, body: AskIn) -> tuple[AskOut, Any] | None:
     """The reply from the in-memory front of cached answers without waiting on anything (for
     the event loop), or None: then call :func:`ask` in a worker thread."""
-    from kgservice.pipeline.query import ask_from_front
+    from kgservice.pipeline.asking import ask_from_front
 
     res = ask_from_front(kb, body.question, trace=body.trace, params=ask_params(body))
     return None if res is None else (ask_out(res, body), res)

@@ -262,7 +262,7 @@ class GraphStore(ABC):
         cheaply, so it is its own reader; a server-backed store prefetches in one round trip."""
         return self
 
-    # -- change-log version (kgservice.stores.changelog, kgservice.stores.derived) -----
+    # -- change-log version (kgservice.stores.changelog, kgservice.stores.versioned) -----
     def version_clock(self) -> VersionClock | None:
         """This store's change-log version, read single-flight; None for a store that keeps no
         log. One clock per store object, so every reader inside one request (the caches, the
@@ -279,7 +279,7 @@ class GraphStore(ABC):
         """What moves when the data this process holds in memory changes, for a store that
         serves reads from memory (embedded); None when every read goes to the server (Neo4j).
         Why: the embedded store logs a change before the batch reaches memory, so the version
-        alone can run ahead of the data (:mod:`kgservice.stores.derived`)."""
+        alone can run ahead of the data (:mod:`kgservice.stores.versioned`)."""
         return None
 
     # -- what the backend provides besides the graph -----------------------------------

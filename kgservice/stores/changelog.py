@@ -1,6 +1,6 @@
 """The store's change log: one version that moves, in the same write, with every change to the
 store; it keeps every process's caches coherent with a shared store (docs/SERVICE.md §5.6) and tells
-the indexes built from a whole store when to rebuild (:mod:`kgservice.stores.derived`).
+the indexes built from a whole store when to rebuild (:mod:`kgservice.stores.versioned`).
 
 Every ingest that stores a unit records, *in the same write* as the units, a new version
 number and the node ids it touched. A process serving from its caches first compares the
@@ -17,7 +17,7 @@ caches; an unrelated question stays a hit.
   crash between the two leaves a change whose batch never landed: a spurious invalidation,
   which is harmless; the opposite order could lose an invalidation, which is not. A reader can
   therefore see a version before its batch is in memory: an index built from the store pairs
-  the version with the store's in-memory generation (:mod:`kgservice.stores.derived`).
+  the version with the store's in-memory generation (:mod:`kgservice.stores.versioned`).
 
 A batch touching more than :data:`MAX_TOUCHED` nodes is logged as "everything" (readers
 clear everything); a reader that finds the log pruned past its version, or the version

@@ -26,7 +26,7 @@ def missing_store(settings: Settings) -> str | None:
 
 def open_store(settings: Settings) -> GraphStore:
     if settings.backend == "neo4j":
-        from kgservice.stores.neo4j_store import Neo4jStore  # driver import only when used
+        from kgservice.stores.neo4j import Neo4jStore  # driver import only when used
 
         return Neo4jStore.connect(
             uri=settings.neo4j_uri or "",

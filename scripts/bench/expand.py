@@ -78,7 +78,7 @@ def open_store(backend: str, n: int):
         if not d.exists():
             raise SystemExit(f"no embedded store for {n} units at {d}: run ingest.py --sizes {common.size_label(n)} first")
         return EmbeddedStore(d)
-    from kgservice.stores.neo4j_store import Neo4jStore
+    from kgservice.stores.neo4j import Neo4jStore
 
     env = common.neo4j_env()
     return Neo4jStore.connect(env["uri"], user=env["user"], password=env["password"])

@@ -22,7 +22,7 @@ from pathlib import Path
 def measure(data_dir: Path, units: Path, questions: list[str], llm_model: str, embedder: str,
             threshold: float) -> dict:
     from kgservice.config import load_settings
-    from kgservice.pipeline.query import AskParams
+    from kgservice.pipeline.asking import AskParams
     from kgservice.service import KnowledgeBase
 
     if data_dir.exists():

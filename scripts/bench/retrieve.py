@@ -5,7 +5,7 @@
     python scripts/bench/retrieve.py --size 100k --code old=/tmp/kg-old,new=. --rounds 3
 
 Why: retrieval consults two indexes built from the whole store (the entry step's label index,
-the BM25 unit index: ``kgservice/stores/derived.py``). Each must know whether the store changed
+the BM25 unit index: ``kgservice/stores/versioned.py``). Each must know whether the store changed
 since it was built; that check runs on every question, so its cost is paid on every retrieve.
 
 ``--ingest`` wipes the benchmark Neo4j and ingests the seeded corpus (``corpus.py``) with the

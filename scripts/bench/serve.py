@@ -67,7 +67,7 @@ def env_for(settings) -> dict[str, str]:
 def prepare(settings) -> tuple[list[str], list[str]]:
     """Fresh store with the demo corpus; warm caches. Returns (questions, expand seeds)."""
     from kgservice.notation import parse_file
-    from kgservice.pipeline.query import ask
+    from kgservice.pipeline.asking import ask
     from kgservice.service import KnowledgeBase
 
     shutil.rmtree(settings.data_dir, ignore_errors=True)

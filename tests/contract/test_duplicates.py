@@ -136,7 +136,7 @@ def test_aliases_are_written_with_the_batch_or_not_at_all(store, ingest, monkeyp
     if store.backend == "neo4j":
         from neo4j.exceptions import Neo4jError
 
-        import kgservice.stores.neo4j_store as mod
+        import kgservice.stores.neo4j.writes as mod
 
         monkeypatch.setattr(mod, "neo4j_change_step", lambda touched: ("RETURN 1/0 AS boom", {}))
         monkeypatch.setattr(store, "ingest_attempts", 1)

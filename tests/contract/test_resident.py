@@ -23,7 +23,7 @@ from kgservice.expansion import SpreadParams, expand_directed, spread_activation
 from kgservice.families import RELATION_KINDS
 from kgservice.notation import parse_units
 from kgservice.stores.embedded import EmbeddedStore
-from kgservice.stores.neo4j_store import Neo4jStore
+from kgservice.stores.neo4j import Neo4jStore
 from tests.contract.corpus import SMALL
 from tests.contract.test_directed_prefetch import random_graph
 

@@ -106,7 +106,7 @@ def corpus_kb(kb):
 
 
 def ask_params(**over):
-    from kgservice.pipeline.query import AskParams
+    from kgservice.pipeline.asking import AskParams
 
     return AskParams(**{"threshold": THRESHOLD, **over})
 

@@ -10,7 +10,7 @@ import pytest
 from kgservice.entry.match import STOPWORDS, tokens
 from kgservice.notation import parse_file, parse_units
 from kgservice.notation.serializer import format_unit
-from kgservice.pipeline.query import ask
+from kgservice.pipeline.asking import ask
 from tests.pipeline.conftest import ask_params
 
 NOT_IN_GRAPH_EN = "The graph has no information that answers this question."

@@ -105,7 +105,7 @@ class Neo4jProcess:
         return pid
 
     def connect(self, **kw: Any):
-        from kgservice.stores.neo4j_store import Neo4jStore
+        from kgservice.stores.neo4j import Neo4jStore
 
         return Neo4jStore.connect(self.uri, password=self.password, **kw)
 

@@ -46,7 +46,7 @@ def _worker(backend: str, where: str, password: str, docs: list[str], barrier, o
 
     lex = Lexicon.load()
     if backend == "neo4j":
-        from kgservice.stores.neo4j_store import Neo4jStore
+        from kgservice.stores.neo4j import Neo4jStore
 
         store = Neo4jStore.connect(where, password=password, ingest_attempts=20, ingest_max_seconds=120)
     else:

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from kgservice.admin import doctor
 from kgservice.cli.app import app
 from kgservice.notation import parse_units
-from kgservice.stores import neo4j_store
+from kgservice.stores.neo4j import writes as neo4j_writes
 from kgservice.stores.base import StoreError
-from kgservice.stores.neo4j_store import Neo4jStore, Neo4jUnavailable
+from kgservice.stores.neo4j import Neo4jStore, Neo4jUnavailable
 from tests.contract.corpus import SMALL
 from tests.reliability.conftest import free_port, state_of
 
@@ -152,7 +152,7 @@ def test_server_that_comes_up_during_the_retries_is_used(neo4j_proc, proxy):
 # -- the connection cut mid-ingest -------------------------------------------------------------
 
 def test_connection_cut_mid_ingest_retry_completes_it(neo4j_proc, proxy, lexicon, monkeypatch, make_kb):
-    monkeypatch.setattr(neo4j_store, "BATCH_ROWS", 500)  # several statements per transaction
+    monkeypatch.setattr(neo4j_writes, "BATCH_ROWS", 500)  # several statements per transaction
     seed = neo4j_proc.connect()
     seed.wipe()
     seed.ingest(parse_units(SMALL, lexicon))
@@ -179,7 +179,7 @@ def test_connection_cut_mid_ingest_retry_completes_it(neo4j_proc, proxy, lexicon
 
 
 def test_connection_lost_for_good_fails_clearly_then_retry_completes(neo4j_proc, proxy, lexicon, monkeypatch, make_kb):
-    monkeypatch.setattr(neo4j_store, "BATCH_ROWS", 500)
+    monkeypatch.setattr(neo4j_writes, "BATCH_ROWS", 500)
     kb = make_kb("neo4j")
     kb.store.ingest(parse_units(SMALL, lexicon))
     before = state_of(kb.store)
@@ -217,7 +217,7 @@ def test_queries_during_an_outage_fail_with_a_clear_error(neo4j_proc, proxy):
 
 @pytest.mark.neo4j_process
 def test_kill9_mid_ingest_then_restart_all_or_nothing_and_retry(neo4j_proc, lexicon, monkeypatch, make_kb):
-    monkeypatch.setattr(neo4j_store, "BATCH_ROWS", 500)
+    monkeypatch.setattr(neo4j_writes, "BATCH_ROWS", 500)
     kb = make_kb("neo4j")
     kb.store.ingest(parse_units(SMALL, lexicon))
     before = state_of(kb.store)

@@ -20,7 +20,7 @@ from kgservice.notation import parse_units
 from kgservice.stores import cypher
 from kgservice.stores.base import StoreError
 from kgservice.stores.embedded import EmbeddedStore
-from kgservice.stores.neo4j_store import Neo4jStore
+from kgservice.stores.neo4j import Neo4jStore
 from tests.reliability.conftest import state_of
 from tests.reliability.test_faults_neo4j import batch
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from kgservice.cli.app import app
 from kgservice.config import ConfigError, load_settings, redact_uri
-from kgservice.stores.neo4j_store import Neo4jStore
+from kgservice.stores.neo4j import Neo4jStore
 
 SECRET = "s3cr3t-Pa55"
 

@@ -62,7 +62,7 @@ def test_running_server_has_auth_on_and_the_password_nowhere(neo4j_proc):
         if f.is_file() and f.suffix in (".conf", ".log", ".txt", ".pid", "") and f.stat().st_size < 50_000_000:
             assert secret not in f.read_bytes(), f
     # and the server does refuse a wrong password / no password
-    from kgservice.stores.neo4j_store import Neo4jStore
+    from kgservice.stores.neo4j import Neo4jStore
 
     with pytest.raises(StoreError, match="refused the credentials") as ei:
         Neo4jStore.connect(neo4j_proc.uri, password="wrong-password-123")

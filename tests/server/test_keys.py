@@ -11,7 +11,7 @@ import pytest
 from kgservice.apikeys.model import split_key
 from kgservice.server.auth import KeyError_, Role
 from kgservice.stores.embedded.keys import SqliteKeyStore
-from kgservice.stores.neo4j_keys import Neo4jKeyStore
+from kgservice.stores.neo4j.keys import Neo4jKeyStore
 from kgservice.stores.base import ReadOnlyError
 
 

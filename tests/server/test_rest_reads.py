@@ -218,7 +218,7 @@ def test_cached_replies_gate_checks_the_route_role(app):
     from fastapi.routing import APIRoute
 
     from kgservice.server.auth import Principal, Role
-    from kgservice.server.fast import Cached, CachedReplies, role_of
+    from kgservice.server.cached_replies import Cached, CachedReplies, role_of
     from kgservice.server.middleware import PRINCIPAL
     from kgservice.server.models import ExpandIn, ExpandOut
 

@@ -46,19 +46,17 @@ def revoke_key(key_id: str, request: Request) -> ApiKey:
 
 @router.get("/cache", dependencies=[Depends(ADMIN)])
 def cache_stats(request: Request) -> JSONResponse:
-    stats = ctx_of(request).kb.caches.stats()
+    stats = ctx_of(request).kb.cache_stats()
     stats.pop("path", None)  # a server path is not the caller's business
     return JSONResponse(stats)
 
 
 @router.post("/cache/clear", dependencies=[Depends(ADMIN)])
 def cache_clear(request: Request) -> JSONResponse:
-    return JSONResponse({"cleared": ctx_of(request).kb.caches.clear()})
+    return JSONResponse({"cleared": ctx_of(request).kb.clear_caches()})
 
 
 @router.get("/doctor", dependencies=[Depends(ADMIN)])
 def doctor(request: Request) -> JSONResponse:
     """`kg doctor` (check only; repairs stay a CLI operation)."""
-    from kgservice.admin.doctor import check
-
-    return JSONResponse(check(ctx_of(request).kb).to_dict())
+    return JSONResponse(ctx_of(request).kb.doctor().to_dict())

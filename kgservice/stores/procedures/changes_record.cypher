@@ -1,5 +1,5 @@
 // changes_record: bump the cache version and log the nodes an ingest touched. Runs INSIDE the
-// ingest's write transaction (stores/neo4j_store.py), so the graph never changes without the
+// ingest's write transaction (stores/neo4j/writes.py), so the graph never changes without the
 // version (docs/SERVICE.md §5.6). The write lock on the one KgMeta node (taken by `SET m._lock`
 // before the version is read) serialises ingest commits: seq order = commit order.
 // parameters: $touched (list of node ids), $all (bool: too many to list, readers clear

@@ -3,7 +3,7 @@
 // same subject node and same node at argument 0, as fact_key requires of a duplicate. The
 // client compares the full fact keys of what comes back.
 // parameters: $probes (list of distinct probe strings: subject id, U+001F, argument-0 id, as
-//             kgservice/stores/neo4j_store.py:unit_probe builds them and ingest stores them)
+//             kgservice/stores/neo4j/writes.py:unit_probe builds them and ingest stores them)
 // returns: id, json (one row per unit)
 // One index seek per probe on Unit(probe) (schema.cypher: unit_probe). Walking the smaller
 // side of each pair instead (the subject's SUBJECT edges or the argument's ARG edges) grows

@@ -200,7 +200,7 @@ def retrieval_only_ask(kb: KnowledgeBase, question: str) -> AskResult:
     from kgservice.notation.serializer import format_unit
 
     t0 = time.perf_counter()
-    units = retrieval_only_units(kb, question)
+    units = retrieval_only_units(kb.retrieve, kb.store, question)
     sentences = [{"text": unit_sentence(u), "cites": [u.id]} for u in units]
     text = " ".join(f"{s['text']} [{s['cites'][0]}]" for s in sentences) or not_in_graph(question)
     return AskResult(

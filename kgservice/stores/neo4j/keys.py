@@ -12,7 +12,7 @@ class Neo4jKeyStore(KeyStore):
     """Keys as ``(:KgApiKey)`` nodes, through the knowledge base's own store (one driver pool)."""
 
     def __init__(self, store: Any, read_only: bool = False, clock: Any = None, bump: Any = None):
-        """``store``: the :class:`~kgservice.stores.neo4j_store.Neo4jStore` whose database holds the keys."""
+        """``store``: the :class:`~kgservice.stores.neo4j.Neo4jStore` whose database holds the keys."""
         super().__init__(read_only, clock, bump)
         self.store = store
         self._schema_done = False

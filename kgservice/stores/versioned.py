@@ -45,7 +45,7 @@ def store_signature(store: Any) -> Hashable:
     return ("version", clock.read(), local() if local is not None else None)
 
 
-class Derived(Generic[T]):
+class VersionedIndex(Generic[T]):
     """``build()`` once, again whenever the store's signature (:func:`store_signature`) differs
     from the one read before the last build. One build at a time: concurrent requests for a
     stale structure wait for the one build instead of each building it.
@@ -54,7 +54,7 @@ class Derived(Generic[T]):
     ...     units = 1
     ...     def counts(self): return {"units": self.units}
     >>> s, builds = Store(), []
-    >>> d = Derived(s, lambda: builds.append(s.units) or len(builds))
+    >>> d = VersionedIndex(s, lambda: builds.append(s.units) or len(builds))
     >>> d.get(), d.get(), builds
     (1, 1, [1])
     >>> s.units = 2

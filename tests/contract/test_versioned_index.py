@@ -1,5 +1,5 @@
 """The indexes built from a whole store (the entry step's label index, retrieval's BM25 unit
-index; kgservice/stores/derived.py) follow the store's change-log version, on both backends:
+index; kgservice/stores/versioned.py) follow the store's change-log version, on both backends:
 every logged change rebuilds them, a retrieve reads the version once, and an index built while
 a batch was landing is never kept as if it covered that batch."""
 
@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from kgservice.notation import parse_units
-from kgservice.stores.derived import Derived
+from kgservice.stores.versioned import VersionedIndex
 
 UNITS = """\
 #u1 {Brother} [performed by] {Pearl Jam}
@@ -160,7 +160,7 @@ def test_the_stamp_is_what_was_read_before_the_build():
             store.clock.version += 1  # a change lands while the first build reads
         return len(seen)
 
-    d = Derived(store, build)
+    d = VersionedIndex(store, build)
     assert d.get() == 1
     assert d.get() == 2  # stamped 0, the store is at 1: rebuilt
     assert d.get() == 2 and seen == [0, 1]
@@ -179,7 +179,7 @@ def test_concurrent_gets_build_once():
         release.wait(5)
         return "index"
 
-    d = Derived(store, build)
+    d = VersionedIndex(store, build)
     out: list[str] = []
     threads = [threading.Thread(target=lambda: out.append(d.get())) for _ in range(4)]
     for t in threads:

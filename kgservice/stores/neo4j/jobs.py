@@ -39,7 +39,7 @@ class Neo4jJobQueue(JobQueue):
     backend = "neo4j"
 
     def __init__(self, store: Any, **kw: Any):
-        """``store``: the knowledge base's :class:`~kgservice.stores.neo4j_store.Neo4jStore`
+        """``store``: the knowledge base's :class:`~kgservice.stores.neo4j.Neo4jStore`
         (its named reads and writes; the schema it applies holds the job constraints)."""
         super().__init__(**kw)
         self.store = store

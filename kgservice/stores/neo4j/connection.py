@@ -1,0 +1,198 @@
+"""The connection: the driver, connecting with bounded retries, sessions with an explicit access
+mode, and the public named reads and writes (``read(name, **params)`` / ``write(name, **params)``)
+through which every other part of the backend - and the job queue, key store and change log
+beside it - talks to Neo4j.
+
+Read-only mode (``KG_READ_ONLY``, for ``ask`` / ``query`` users): every session is opened
+with read access (the server refuses writes in it) and the schema is not touched.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from kgservice.errors import StoreUnavailable
+from kgservice.stores import cypher
+from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
+
+STAGE_UNITS = 20_000  # new units per batch above which an ingest is staged (bounded transactions)
+STAGE_CHUNK = 10_000  # units per staging transaction
+
+
+class Neo4jUnavailable(StoreError, StoreUnavailable):
+    pass
+
+
+_POOL_LOCK = threading.Lock()
+
+
+class Neo4jConnection(GraphStore):
+    """The driver and the plumbing every part of :class:`~kgservice.stores.neo4j.Neo4jStore` uses."""
+
+    def __init__(self, driver: Any, database: str = "neo4j", *, read_only: bool = False,
+                 ingest_attempts: int = 6, ingest_max_seconds: float = 120.0, ingest_wait_max: float = 8.0,
+                 where: str = "Neo4j", stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK):
+        self.driver = driver
+        self.database = database
+        self.read_only = read_only
+        self.ingest_attempts = max(1, int(ingest_attempts))
+        self.ingest_max_seconds = float(ingest_max_seconds)
+        self.ingest_wait_max = float(ingest_wait_max)
+        self.where = where
+        self.ingest_retries = 0  # whole-ingest retries so far (outages, transient errors, constraint races)
+        # kg.* procedure plugin (neo4j-plugin/): None = not asked yet (detected on first use),
+        # True/False = use it / step hop by hop over Cypher. Benchmarks set it to compare both.
+        self.use_resident: bool | None = None
+        self.spread_engine = "auto"  # kg.spreadLists engine: auto | resident | walk (benchmarks compare them)
+        self.stage_units = max(1, int(stage_units))
+        self.stage_chunk = max(1, int(stage_chunk))
+
+    @classmethod
+    def connect(cls, uri: str, user: str = "neo4j", password: str | None = None, database: str = "neo4j",
+                attempts: int = 5, *, read_only: bool = False, ingest_attempts: int = 6,
+                ingest_max_seconds: float = 120.0, ingest_wait_max: float = 8.0,
+                max_transaction_retry_time: float = 15.0, connection_timeout: float = 5.0,
+                stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK) -> Any:
+        """Connect with bounded retries. ``attempts`` / backoff bound the wait for a server that
+        is starting; ``ingest_*`` bound how long one ingest keeps retrying (see :meth:`ingest`);
+        ``max_transaction_retry_time`` is the driver's own retry budget inside one transaction."""
+        import neo4j
+        from neo4j.exceptions import AuthError, ServiceUnavailable
+
+        from kgservice.config import check_neo4j_uri, redact_uri
+
+        if not password:
+            raise StoreError("Neo4j needs a password: set NEO4J_PASSWORD (or neo4j_password in a chmod-600 config file)")
+        check_neo4j_uri(uri)  # scheme, no credentials in it: the driver's own errors would print the URI
+        try:
+            driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), connection_timeout=connection_timeout,
+                                                max_transaction_retry_time=max_transaction_retry_time,
+                                                notifications_min_severity="OFF")
+        except (neo4j.exceptions.ConfigurationError, ValueError) as exc:
+            msg = str(exc).replace(uri, redact_uri(uri) or "").replace(password, "***")
+            raise StoreError(f"Neo4j URI {redact_uri(uri)!r} is not usable: {msg}") from None
+        uri = redact_uri(uri) or uri  # only the redacted form is kept (messages name it)
+
+        @retry(retry=retry_if_exception_type((ServiceUnavailable, OSError)), stop=stop_after_attempt(attempts),
+               wait=wait_exponential(multiplier=0.2, max=3), reraise=True)
+        def verify() -> None:
+            driver.verify_connectivity()
+
+        try:
+            verify()
+        except AuthError:
+            driver.close()
+            raise StoreError(f"Neo4j at {uri} refused the credentials of user {user!r}") from None
+        except (ServiceUnavailable, OSError) as exc:
+            driver.close()
+            raise Neo4jUnavailable(
+                f"Neo4j at {uri} did not answer after {attempts} attempts ({type(exc).__name__}); "
+                "is it running? (`scripts/neo4j status`, or `scripts/neo4j start`)") from None
+        store = cls(driver, database, read_only=read_only, ingest_attempts=ingest_attempts,
+                    ingest_max_seconds=ingest_max_seconds, ingest_wait_max=ingest_wait_max, where=uri,
+                    stage_units=stage_units, stage_chunk=stage_chunk)
+        if not read_only:  # read-only users cannot (and need not) create constraints
+            store.apply_schema()
+        return store
+
+    # -- plumbing: the public named reads and writes -------------------------------------
+    def read(self, name: str, **params: Any) -> list[Any]:
+        """Run the named procedure (``procedures/<name>.cypher``) as a read; its records.
+        The one way code beside the store (job queue, key store, change log) reads Neo4j."""
+        # execute_query retries transient failures itself (max_transaction_retry_time); what is
+        # left is an outage, reported as one clear StoreError instead of a driver traceback
+        from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+
+        # Fast path: an auto-commit query on this thread's read session is one round trip
+        # (RUN+PULL); execute_query adds BEGIN/COMMIT and a session per call, which doubled the
+        # cost of the small procedures an expansion chains by the dozen. Anything unusual falls
+        # back to execute_query below, so failures get the driver's retries.
+        local = self.__dict__.get("_reads") or self.__dict__.setdefault("_reads", threading.local())
+        session = getattr(local, "session", None)
+        try:
+            if session is None:
+                session = local.session = self._session(write=False)
+            return list(session.run(cypher.load(name), params))
+        except (DriverError, Neo4jError, OSError) as exc:
+            local.session = None
+            try:
+                if session is not None:
+                    session.close()
+            except Exception:  # pragma: no cover - a broken session may refuse to close cleanly
+                pass
+            if isinstance(exc, Neo4jError) and not exc.is_retryable():
+                raise  # a query error (syntax, constraint, ...): the managed path would raise it too
+        try:
+            records, _, _ = self.driver.execute_query(cypher.load(name), params, database_=self.database,
+                                                      routing_="r")
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise Neo4jUnavailable(f"Neo4j at {self.where} is not answering ({type(exc).__name__}); "
+                                   "is it running? (`scripts/neo4j status`)") from exc
+        return records
+
+    def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run the named procedure in one managed write transaction (retried by the driver on
+        transient failures); its records as dicts. Refused in read-only mode."""
+        text = cypher.load(name)
+        with self._session(write=True) as s:
+            return s.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
+
+    def write_statements(self, name: str) -> None:
+        """Run each statement of a multi-statement procedure file (schema, wipes) in turn."""
+        with self._session(write=True) as s:
+            for statement in cypher.statements(name):
+                s.run(statement).consume()
+
+    def _session(self, write: bool) -> Any:
+        """A session with an explicit access mode: in read-only mode there are no write
+        sessions at all, and the server itself refuses writes in a read session."""
+        import neo4j
+
+        if write and self.read_only:
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); writes to Neo4j are refused")
+        return self.driver.session(database=self.database,
+                                   default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS)
+
+    def apply_schema(self) -> None:
+        with self._session(write=True) as s:
+            for stmt in cypher.statements("schema"):
+                s.run(stmt).consume()
+            # units stored before Unit.probe existed get it once (the marker says it was done)
+            if s.run(cypher.load("unit_probes_pending")).single()["todo"]:
+                for stmt in cypher.statements("unit_probes_backfill"):
+                    s.run(stmt).consume()
+
+    def close(self) -> None:
+        pool = self.__dict__.pop("_pool", None)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        self.driver.close()
+
+    def _prefetch(self, read: Callable[[], Any]) -> Any:
+        """Run ``read`` (a :meth:`read` and its parsing) on one of this store's three worker
+        threads and return its Future: Python releases the GIL while a thread waits for Neo4j, so the
+        caller's CPU work and the server's query overlap. Errors surface at ``result()``."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = self.__dict__.get("_pool")
+        if pool is None:
+            with _POOL_LOCK:
+                pool = self.__dict__.get("_pool") or self.__dict__.setdefault(
+                    "_pool", ThreadPoolExecutor(max_workers=3, thread_name_prefix="kg-neo4j-read"))
+        return pool.submit(read)
+
+    # -- administration (kg doctor / restore) ---------------------------------------------
+    def _stream(self, name: str, **params: Any) -> Iterator[Any]:
+        from neo4j.exceptions import ServiceUnavailable, SessionExpired
+
+        try:
+            with self._session(write=False) as s:
+                yield from s.run(cypher.load(name), params)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise Neo4jUnavailable(f"Neo4j at {self.where} is not answering ({type(exc).__name__}); "
+                                   "is it running? (`scripts/neo4j status`)") from exc
+

@@ -1,0 +1,48 @@
+"""Neo4jStore: the connection, write path, administration and procedures of this package in one
+:class:`~kgservice.stores.base.GraphStore`, and what the backend provides besides the graph
+(change feed, job queue, key store, all kept in the same database).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kgservice.stores.neo4j.admin import Neo4jAdmin
+from kgservice.stores.neo4j.procedures import Neo4jProcedures
+from kgservice.stores.neo4j.writes import Neo4jWrites
+
+
+class Neo4jStore(Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
+    """The Neo4j backend (see the package docstring); built by the store factory."""
+
+    backend = "neo4j"
+
+    # -- what this backend provides besides the graph ------------------------------------
+    def change_feed(self) -> Any:
+        from kgservice.stores.changelog import Neo4jChangeFeed
+
+        return Neo4jChangeFeed(self)
+
+    def log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
+        from kgservice.stores.changelog import neo4j_change_step
+
+        query, params = neo4j_change_step(touched)
+        if everything:
+            params = {**params, "touched": [], "all": True}
+        with self._session(write=True) as s:
+            return int(s.execute_write(lambda tx: tx.run(query, **params).single()["version"]))
+
+    def job_queue(self, data_dir: Any, *, validate: Callable[[str, Any], Any] | None = None,
+                  max_attempts: int, read_only: bool) -> Any:
+        """``(:KgJob)`` nodes in this database (``data_dir`` is not used)."""
+        from kgservice.stores.neo4j.jobs import Neo4jJobQueue
+
+        return Neo4jJobQueue(self, validate=validate, max_attempts=max_attempts, read_only=read_only)
+
+    def key_store(self, data_dir: Any, *, clock: Any, bump: Callable[[], Any] | None, read_only: bool) -> Any:
+        """``(:KgApiKey)`` nodes in this database (``data_dir`` is not used)."""
+        from kgservice.stores.neo4j.keys import Neo4jKeyStore
+
+        return Neo4jKeyStore(self, read_only=read_only, clock=clock, bump=bump)
+
