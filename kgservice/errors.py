@@ -33,6 +33,13 @@ class ServiceError(KgError):
     """A backend, model, file system or LLM failed; exit 1 / HTTP 5xx."""
 
 
+class StoreUnavailable(ServiceError):
+    """A backend every request needs (the graph store, the key store on it) is not answering:
+    HTTP 503 with Retry-After, exit 1; retrying once it is back is the fix."""
+
+    http_status = 503
+
+
 def exit_code(exc: BaseException) -> int | None:
     """2 for input errors, 1 for service errors, None for anything else (a bug: let it raise)."""
     if isinstance(exc, InputError):

@@ -42,6 +42,7 @@ from kgservice.stores.changelog import current_user, neo4j_change_step
 from kgservice.model import IngestReport, Node, NodeKind, Unit
 from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
+from kgservice.errors import StoreUnavailable
 from kgservice.stores.base import GraphStore, IndexRows, PrefetchedReads, ReadOnlyError, StoreError
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.validate import fact_probe, paused_gc, prepare_batch
@@ -68,7 +69,7 @@ def _unit_row(u: Unit, f: Any, eid: Mapping[str, str] | None = None) -> dict:
             "mods": [{"slot": s, key: ref(n)} for s, n in f.mods]}
 
 
-class Neo4jUnavailable(StoreError):
+class Neo4jUnavailable(StoreError, StoreUnavailable):
     pass
 
 
