@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -101,11 +102,15 @@ def claim_data_dir(settings: Settings, url: str) -> ServeLock | None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     path = settings.data_dir / SERVE_LOCK
     handle = open(path, "a+", encoding="utf-8")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise StoreOwned(_refusal(settings, "a second `kg serve`", _owner(path))) from None
+    for attempt in range(20):  # a command checking for a server holds a shared lock for an instant
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if attempt == 19:
+                handle.close()
+                raise StoreOwned(_refusal(settings, "a second `kg serve`", _owner(path))) from None
+            time.sleep(0.05)
     handle.seek(0)
     handle.truncate()
     handle.write(json.dumps({"url": url, "pid": os.getpid()}))
@@ -122,8 +127,8 @@ def refuse_if_served(settings: Settings, what: str) -> None:
     if not path.exists():
         return
     with open(path, "a+", encoding="utf-8") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:  # shared: checkers never refuse each other, only the server's exclusive hold
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             raise StoreOwned(_refusal(settings, what, _owner(path))) from None
         fcntl.flock(handle, fcntl.LOCK_UN)
