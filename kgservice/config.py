@@ -77,6 +77,10 @@ class Settings:
     # auto: a server when qdrant_url is set; else the format already in the data dir, and for a
     # new one qdrant-edge (embedded HNSW) | edge | qdrant (qdrant-client: server url or local mode)
     vector_backend: str = "auto"
+    # one kg serve / kg worker uses this deployment: vectors may stay in this process's data dir
+    # even on the shared Neo4j backend (otherwise that needs a shared vector store, qdrant_url)
+    single_process: bool = False
+    store_timeout: float = 5.0  # seconds a request waits for an unreachable graph store before its 503
     vector_lock_wait: float = 30.0  # seconds a reader waits for a local vector dir another process writes
     embedder: str = "default"
     llm_model: str = "kgoffline/scripted"  # any litellm model; kgoffline/scripted|rules are offline (kgservice.llm.offline)
@@ -158,6 +162,8 @@ _ENV = {
     "KG_QDRANT_URL": ("qdrant_url", str),
     "KG_QDRANT_API_KEY": ("qdrant_api_key", str),
     "KG_VECTOR_BACKEND": ("vector_backend", str),
+    "KG_SINGLE_PROCESS": ("single_process", lambda v: parse_bool("KG_SINGLE_PROCESS", v)),
+    "KG_STORE_TIMEOUT": ("store_timeout", float),
     "KG_VECTOR_LOCK_WAIT": ("vector_lock_wait", float),
     "KG_EMBEDDER": ("embedder", str),
     "KG_LLM_MODEL": ("llm_model", str),

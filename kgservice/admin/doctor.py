@@ -94,6 +94,7 @@ class DoctorReport:
     nodes: int = 0
     vectors: int | None = None  # None: vectors not checked
     vector_note: str = ""
+    vector_placement: dict[str, Any] | None = None  # where vectors live and whether every process shares them
     findings: list[Finding] = field(default_factory=list)
     repaired: dict[str, Any] | None = None
     after: "DoctorReport | None" = None
@@ -120,7 +121,7 @@ class DoctorReport:
 
     def to_dict(self) -> dict[str, Any]:
         d = {"backend": self.backend, "units": self.units, "nodes": self.nodes, "vectors": self.vectors,
-             "vector_note": self.vector_note, "ok": self.ok,
+             "vector_note": self.vector_note, "vector_placement": self.vector_placement, "ok": self.ok,
              "findings": [{k: v for k, v in asdict(f).items() if k not in ("units", "nodes")} for f in self.findings],
              "fixes": self.fixes()}
         if self.repaired is not None:
@@ -307,7 +308,9 @@ def check(kb: KnowledgeBase, vectors: bool = True) -> DoctorReport:
         report.findings.append(Finding("store", exc.kind, 1, [exc.detail], repairable=False, category=exc.kind,
                                        fix=exc.fix))
         return report
-    report = DoctorReport(backend=store.backend)
+    from kgservice.deployment import vector_placement
+
+    report = DoctorReport(backend=store.backend, vector_placement=vector_placement(kb.settings).to_dict())
     ids = _vector_ids(kb, report) if vectors else None  # before the graph: see the module doc
     if not vectors:
         report.vector_note = "not checked"

@@ -56,6 +56,10 @@ def doctor(
             out.print(f"kg doctor ({report.backend}): {report.units} units, {report.nodes} nodes"
                       + (f", {report.vectors} vectors" if report.vectors is not None else "")
                       + (f" ({report.vector_note})" if report.vector_note else ""), highlight=False)
+            if report.vector_placement:
+                vp = report.vector_placement
+                out.print(f"vectors: {escape(vp['location'])} ({'shared' if vp['shared'] else 'not shared'}: "
+                          f"{escape(vp['why'])})", highlight=False, soft_wrap=True)
             for f in report.findings:
                 out.print("  " + escape(f.line()), highlight=False, soft_wrap=True)
             if report.repaired is not None:
@@ -106,6 +110,9 @@ def restore_cmd(
     if replace and merge:
         err.print("[red]error:[/red] --merge and --replace exclude each other")
         raise typer.Exit(BAD_INPUT)
+    from kgservice.cli.common import refuse_beside_server
+
+    refuse_beside_server(ctx, "`kg restore`")
     with knowledge_base(ctx) as kb, service_failures_reported():
         info = kb.restore(path, replace=replace, merge=merge, embed=not no_embed)
         if as_json:

@@ -98,6 +98,9 @@ def ingest(
     from kgservice.answer.retrieval_only import no_model_configured
     from kgservice.llm import LLMProviderError
 
+    from kgservice.cli.common import refuse_beside_server
+
+    refuse_beside_server(ctx, "`kg ingest`")
     with knowledge_base(ctx) as kb, service_failures_reported():
         try:
             _, report = kb.ingest_paths(paths, mode, embed=not no_embed, force=force, progress=progress)

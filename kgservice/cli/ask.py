@@ -154,6 +154,9 @@ def ingest_text_command(
     from kgservice.cli.common import knowledge_base
 
     with_llm(ctx, llm)
+    from kgservice.cli.common import refuse_beside_server
+
+    refuse_beside_server(ctx, "`kg ingest-text`")
     with knowledge_base(ctx) as kb, service_failures_reported():
         ingest_text_and_print(kb, paths, mode, embed=not no_embed, force=force, as_json=as_json)
 

@@ -49,6 +49,15 @@ def knowledge_base(ctx: typer.Context) -> Iterator[KnowledgeBase]:
             kb.close()
 
 
+def refuse_beside_server(ctx: typer.Context, what: str) -> None:
+    """Exit 1 with one line, before anything is opened, when a running `kg serve` owns the
+    embedded data directory this command would write (the server runs its jobs itself)."""
+    from kgservice.deployment import refuse_if_served
+
+    with errors_reported():
+        refuse_if_served(settings_of(ctx), what)
+
+
 @contextmanager
 def errors_reported() -> Iterator[None]:
     """Turn known failures into one clear stderr message and a non-zero exit, no traceback."""

@@ -44,14 +44,21 @@ def serve_command(
 
     from kgservice.server import ServeOptions, create_app
 
+    from kgservice.deployment import claim_data_dir, require_shared_vectors
+
     settings = settings_of(ctx)
-    _port_free_or_exit(host, port)
     with errors_reported():
-        app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True))
+        require_shared_vectors(settings, "kg serve")
+    _port_free_or_exit(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    with errors_reported():
+        hold = claim_data_dir(settings, f"http://{shown}:{port}")  # before anything is opened
+        app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True,
+                                                run_jobs=in_process(settings)))
     if in_process(settings):
-        err.print("embedded backend: serving from this single process (the embedded store is not shared "
-                  "between server processes; use Neo4j + a Qdrant server to run several `kg serve`)",
-                  markup=False, highlight=False)
+        err.print("embedded backend: this server owns the data directory and runs its jobs itself; `kg worker`, "
+                  "`kg ingest` and other servers on it are refused (use Neo4j + a Qdrant server to run several "
+                  "`kg serve`)", markup=False, highlight=False)
     if no_auth:
         err.print(f"--no-auth: no API keys; every request on {host} has the {settings.local_role} role",
                   markup=False, highlight=False)
@@ -66,7 +73,11 @@ def serve_command(
                             lifespan="on", proxy_headers=False, server_header=False)
     install_access_log_redaction()  # after Config: it configures uvicorn's loggers
     server = uvicorn.Server(config)
-    server.run()
+    try:
+        server.run()
+    finally:
+        if hold is not None:
+            hold.release()
 
 
 def _port_free_or_exit(host: str, port: int) -> None:

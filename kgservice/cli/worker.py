@@ -25,8 +25,17 @@ def worker(
 ) -> None:
     """Run queued ingest jobs (submitted through the service) with leases; failures are
     recorded on the job (status failed, error) and in kg_jobs_failed_total. Exit 0 when stopped."""
+    from kgservice.cli.common import errors_reported, refuse_beside_server, settings_of
+    from kgservice.deployment import require_shared_vectors
     from kgservice.jobs.worker import Worker
 
+    import logging
+
+    # the driver logs every retried connection as a warning; the worker reports an outage itself, once
+    logging.getLogger("neo4j").setLevel(logging.ERROR)
+    with errors_reported():
+        require_shared_vectors(settings_of(ctx), "kg worker")
+    refuse_beside_server(ctx, "`kg worker`")
     with knowledge_base(ctx) as kb:
         if metrics_port is not None:
             from prometheus_client import start_http_server
@@ -42,9 +51,8 @@ def worker(
         err.print(f"kg worker {w.worker_id} on {kb.store.backend} ({kb.jobs.backend} queue)", highlight=False,
                   markup=False)
         if kb.store.in_process:
-            err.print("note: on the embedded backend the local vector store admits one process at a time and "
-                      "other processes' stores do not see this worker's ingests until they reopen; for a server, "
-                      "run the worker inside it", highlight=False, markup=False)
+            err.print("note: on the embedded backend a running `kg serve` runs its own jobs; this worker is for "
+                      "jobs queued while no server runs", highlight=False, markup=False)
         n = w.run_forever(poll, drain=drain or once, max_jobs=1 if once else None)
         out.print(f"{n} job(s) handled", highlight=False)
 

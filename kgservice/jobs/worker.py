@@ -31,6 +31,19 @@ if TYPE_CHECKING:
 
 DEFAULT_LEASE_S = 600.0
 DEFAULT_POLL_S = 2.0
+OUTAGE_WAIT_MAX_S = 30.0  # longest pause between attempts to reach a store that is down
+WORK_RETRIES = 4  # extra runs of a job's work after a transient failure, before the job fails
+WORK_RETRY_WAIT_S = 0.5  # first pause; doubled each time
+
+
+def transient(exc: BaseException) -> bool:
+    """Failures that pass by themselves: a store that is down or restarting, a local vector
+    directory another process holds for a moment, a vector server that did not answer. The
+    ingest is idempotent, so the work is simply run again."""
+    from kgservice.outage import is_outage
+    from kgservice.vectors.base import VectorStoreLocked, VectorStoreUnavailable
+
+    return isinstance(exc, (VectorStoreLocked, VectorStoreUnavailable)) or is_outage(exc)
 
 
 def default_worker_id() -> str:
@@ -79,7 +92,7 @@ class Worker:
         beater = threading.Thread(target=beat, name=f"kg-lease-{job.id[:8]}", daemon=True)
         beater.start()
         try:
-            result = self.work(self.kb, job)
+            result = self._work_retrying(job)
         except Exception as exc:
             done.set()
             error = f"{type(exc).__name__}: {exc}"
@@ -102,12 +115,49 @@ class Worker:
             beater.join()
         return self.queue.get(job.id)
 
+    def _work_retrying(self, job: Job) -> dict[str, Any]:
+        """The job's work, run again after a transient failure (with a doubling pause) before
+        the failure is the job's: two workers on one vector directory, or a store restart,
+        end in a done job, not a failed one."""
+        wait = WORK_RETRY_WAIT_S
+        for attempt in range(WORK_RETRIES + 1):
+            try:
+                return self.work(self.kb, job)
+            except Exception as exc:
+                if attempt == WORK_RETRIES or not transient(exc) or self.stop.is_set():
+                    raise
+                self.log(f"job {job.id}: {type(exc).__name__} (transient); trying again in {wait:g}s")
+                try:
+                    self.queue.progress(job.id, self.worker_id, f"retrying after {type(exc).__name__}")
+                except Exception:  # the queue may be down too; the retry matters, not the event
+                    pass
+                self.stop.wait(wait)
+                wait = min(wait * 2, OUTAGE_WAIT_MAX_S)
+        raise AssertionError("unreachable")
+
     def run_forever(self, poll_s: float = DEFAULT_POLL_S, *, drain: bool = False,
                     max_jobs: int | None = None) -> int:
-        """Work until stopped (``drain``: until no job is claimable); returns jobs handled."""
+        """Work until stopped (``drain``: until no job is claimable); returns jobs handled.
+        While the store is down the worker waits (doubling pauses up to OUTAGE_WAIT_MAX_S,
+        one log line per outage) and resumes when it answers again."""
+        from kgservice.outage import is_outage
+
         n = 0
+        down_wait = 0.0
         while not self.stop.is_set() and (max_jobs is None or n < max_jobs):
-            job = self.run_once()
+            try:
+                job = self.run_once()
+            except Exception as exc:
+                if not is_outage(exc):
+                    raise
+                if down_wait == 0.0:
+                    self.log(f"the store is not answering ({type(exc).__name__}); waiting for it to come back")
+                down_wait = min(max(down_wait * 2, poll_s), OUTAGE_WAIT_MAX_S)
+                self.stop.wait(down_wait)
+                continue
+            if down_wait:
+                self.log("the store answers again; claiming jobs")
+                down_wait = 0.0
             if job is not None:
                 n += 1
                 self._prune()

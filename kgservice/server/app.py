@@ -22,7 +22,7 @@ from kgservice.server.context import ServerContext
 from kgservice.server.deps import PUBLIC, READER
 from kgservice.server.mcp_server import build_mcp
 from kgservice.server.metrics import MetricsMiddleware
-from kgservice.server.middleware import Authenticate, BodyLimit, HostCheck, TokenBuckets
+from kgservice.server.middleware import Authenticate, BodyLimit, HostCheck, Outage, TokenBuckets
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
@@ -36,6 +36,9 @@ class ServeOptions:
     no_auth: bool = False  # loopback only: every request is the local operator (settings.local_role)
     kb: KnowledgeBase | None = None  # an existing KnowledgeBase (tests, benchmarks); default: a new one from settings
     announce: bool = False  # say on stderr when the app has shut down (kg serve)
+    # run queued jobs in this process (the embedded store: the server owns it, so no worker can)
+    run_jobs: bool = False
+    job_poll: float = 0.5  # seconds between claims of the in-process worker while the queue is empty
 
 
 def is_loopback(host: str) -> bool:
@@ -56,7 +59,8 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                           "anyone who can reach the port would have the local role; create keys with `kg keys create`")
     kb = options.kb if options.kb is not None else KnowledgeBase(settings)
     local = Principal("local", Role.parse(settings.local_role)) if options.no_auth else None
-    sc = ServerContext(settings=settings, kb=kb, local=local, owns_kb=options.kb is None)
+    sc = ServerContext(settings=settings, kb=kb, local=local, owns_kb=options.kb is None,
+                       runs_jobs=options.run_jobs and not settings.read_only)
     sc.metrics.watch_version(kb.caches.clock)
     mcp = build_mcp(sc)
     hosts = list(settings.allowed_hosts)
@@ -68,9 +72,12 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with mcp.session_manager.run():
+            if sc.runs_jobs:
+                sc.start_jobs(options.job_poll)
             try:
                 yield
             finally:
+                sc.stop_jobs()
                 sc.close()
                 if options.announce:
                     import sys
@@ -113,6 +120,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     from kgservice.web import WebGate  # the team's web page at / (session cookie -> the same principals)
 
     app.add_middleware(WebGate, keys=sc.keys, settings=settings, ctx=sc)
+    app.add_middleware(Outage)  # outside the key check: a key read from a store that is down is a 503 too
     app.add_middleware(BodyLimit, max_bytes=settings.max_body)
     app.add_middleware(HostCheck, allowed=hosts)
     app.add_middleware(MetricsMiddleware, metrics=sc.metrics)

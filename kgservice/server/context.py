@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kgservice.config import Settings
 from kgservice.server.auth import KeyStore, Principal
@@ -26,6 +26,9 @@ class ServerContext:
     metrics: Metrics = field(default_factory=Metrics)
     graph_dir: Path | None = None
     owns_kb: bool = True  # close the knowledge base with the app (not when the caller passed one in)
+    runs_jobs: bool = False  # an in-process worker runs the queue (the embedded store: one owner)
+    _worker: Any = None
+    _worker_thread: threading.Thread | None = None
     _keys: KeyStore | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _mirror: GraphMirror | None = None
@@ -59,6 +62,27 @@ class ServerContext:
             if self._keys is None:
                 self._keys = self.kb.key_store()
             return self._keys
+
+    def start_jobs(self, poll_s: float) -> None:
+        """Run queued jobs on this server's own knowledge base in a background thread: the
+        embedded store has one owner, so jobs submitted here finish with no `kg worker`."""
+        import logging
+
+        from kgservice.jobs.worker import Worker
+
+        log = logging.getLogger("kgservice.jobs")
+        self._worker = Worker(self.kb, worker_id=f"serve:{__import__('os').getpid()}", log=log.warning)
+        self._worker_thread = threading.Thread(target=self._worker.run_forever, args=(poll_s,),
+                                               name="kg-jobs", daemon=True)
+        self._worker_thread.start()
+
+    def stop_jobs(self) -> None:
+        """Let the job in hand finish, then stop the in-process worker."""
+        if self._worker is not None:
+            self._worker.stop.set()
+        if self._worker_thread is not None:
+            self._worker_thread.join()
+            self._worker_thread = None
 
     def close(self) -> None:
         if self._keys is not None:

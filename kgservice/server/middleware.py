@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from kgservice.outage import is_outage
 from kgservice.server.auth import KeyStore, Principal
 
 Scope = dict[str, Any]
@@ -37,6 +38,38 @@ def _header(scope: Scope, name: bytes) -> str | None:
         if k.lower() == name:
             return v.decode("latin-1")
     return None
+
+
+# -- outages -----------------------------------------------------------------------------------
+
+class Outage:
+    """Any request whose store is down ends as a 503 JSON envelope with Retry-After, whichever
+    layer noticed it (the key check, the cached-reply gate, a route): never a plain-text 500.
+    How long the store is waited for is the driver's bound (``store_timeout``)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: dict) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            if started or not is_outage(exc):
+                raise
+            text = str(exc) if not type(exc).__module__.startswith("neo4j") else (
+                f"the graph store is not answering ({type(exc).__name__}); retry once it is back")
+            await send_json(send, 503, text, [("retry-after", "5")])
 
 
 # -- Host ---------------------------------------------------------------------------------------

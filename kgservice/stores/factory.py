@@ -35,6 +35,9 @@ def open_store(settings: Settings) -> GraphStore:
             database=settings.neo4j_database,
             read_only=settings.read_only,
             stage_units=settings.neo4j_stage_units,
+            # one request waits about store_timeout for a server that went away, then reports it
+            connection_timeout=max(0.5, settings.store_timeout / 2),
+            max_transaction_retry_time=max(0.5, settings.store_timeout / 2),
         )
     from kgservice.stores.embedded import EmbeddedStore
 

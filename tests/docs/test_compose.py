@@ -93,6 +93,7 @@ def test_compose_api_and_worker_run_as_real_processes(tmp_path, neo4j_connection
             env["KG_NEO4J_URI"] = env["KG_NEO4J_URI"].replace("neo4j:7687", bolt)
             env["KG_DATA_DIR"] = str(tmp_path / f"{name}-data")
             env.pop("KG_QDRANT_URL")
+            env["KG_SINGLE_PROCESS"] = "1"  # vectors per data dir without the Qdrant server (refused otherwise)
             env.update({"KG_EMBEDDER": "hash:256", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                         "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)})
             script = svc["command"][2].replace("/venv", str(venv)).replace("/src", str(ROOT))

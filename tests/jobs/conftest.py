@@ -41,7 +41,8 @@ def kg_env(data_dir: Path, backend: str) -> dict[str, str]:
     env.update(PYTHONPATH=str(ROOT), KG_DATA_DIR=str(data_dir), KG_EMBEDDER="hash:256", KG_LLM_MODEL="kgoffline/rules",
                KG_LLM_RETRY_WAIT="0", LITELLM_LOCAL_MODEL_COST_MAP="True")
     if backend == "neo4j":
-        env.update(KG_NEO4J_URI=os.environ["KG_TEST_NEO4J_URI"], KG_BACKEND="neo4j")
+        # one worker process at a time here: its vectors may stay in the data dir
+        env.update(KG_NEO4J_URI=os.environ["KG_TEST_NEO4J_URI"], KG_BACKEND="neo4j", KG_SINGLE_PROCESS="1")
     return env
 
 

@@ -189,7 +189,11 @@ def test_kg_mcp_over_stdio(embedded_env):
 def test_two_servers_share_keys_on_neo4j(tmp_path, neo4j_connection):
     wipe_all(neo4j_connection)
     uri = os.environ["KG_TEST_NEO4J_URI"]
-    common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
+    # no Qdrant server on this machine: each process keeps its own vectors, which kg serve and
+    # kg worker refuse unless told the deployment is one process (these tests check keys,
+    # jobs and caches, not vector search)
+    common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", ""),
+              "KG_SINGLE_PROCESS": "1"}
     env_a = env_for(tmp_path / "a", **common)
     env_b = env_for(tmp_path / "b", **common)
     (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
@@ -219,7 +223,11 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
     same for A's cached expand: B's ingest reaches it."""
     wipe_all(neo4j_connection)
     uri = os.environ["KG_TEST_NEO4J_URI"]
-    common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", "")}
+    # no Qdrant server on this machine: each process keeps its own vectors, which kg serve and
+    # kg worker refuse unless told the deployment is one process (these tests check keys,
+    # jobs and caches, not vector search)
+    common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", ""),
+              "KG_SINGLE_PROCESS": "1"}
     env_a, env_b, env_w = (env_for(tmp_path / name, **common) for name in ("a", "b", "w"))
     (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
     assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0

@@ -1,17 +1,16 @@
-"""A real ``kg serve`` (embedded backend, the demo corpus, the offline model) and a ``kg worker``
-on free loopback ports, driven by Debian's Chromium through Playwright. Skipped only where
+"""A real ``kg serve`` (embedded backend, the demo corpus, the offline model; it runs its jobs
+itself) on a free loopback port, driven by Debian's Chromium through Playwright. Skipped only where
 Playwright or Chromium is missing outside CI."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.server.test_processes import KG, env_for, kg, new_key, serving, stop
+from tests.server.test_processes import env_for, kg, new_key, serving
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -29,14 +28,8 @@ def server(tmp_path_factory) -> Iterator[dict]:
     done = kg(env, "ingest", str(DEMO), str(root / "xss.units"))
     assert done.returncode == 0, done.stderr
     keys = {role: new_key(env, f"web-{role}", role) for role in ("reader", "writer", "admin")}
-    wlog = open(root / "worker.log", "w+")
-    worker = subprocess.Popen([*KG, "worker", "--poll", "0.2"], env=env, stdout=wlog, stderr=subprocess.STDOUT)
-    try:
-        with serving(env) as (base, proc, log):
-            yield {"base": base, "keys": keys, "root": root, "log": log}
-    finally:
-        stop(worker, 20)
-        wlog.close()
+    with serving(env) as (base, proc, log):
+        yield {"base": base, "keys": keys, "root": root, "log": log}
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ def _checks(request: Request) -> dict[str, str]:
     except Exception as exc:
         out["graph"] = f"{type(exc).__name__}: {exc}"[:300]
     try:
-        sc.keys()
+        sc.keys().list()  # a real read: the keys live in the store (Neo4j or keys.sqlite3)
         out["keys"] = "ok"
     except Exception as exc:
         out["keys"] = f"{type(exc).__name__}: {exc}"[:300]
@@ -44,9 +44,15 @@ def _checks(request: Request) -> dict[str, str]:
 
 @router.get("/readyz", dependencies=[Depends(PUBLIC)])
 async def readyz(request: Request) -> JSONResponse:
+    from kgservice.deployment import vector_placement
+
+    sc = ctx_of(request)
     checks = await anyio.to_thread.run_sync(_checks, request)
     ready = all(v == "ok" for v in checks.values())
-    return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks},
+    jobs = ("in-process: this server runs queued jobs itself" if sc.runs_jobs
+            else "kg worker: queued jobs wait for a worker process")
+    return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks,
+                         "vectors": vector_placement(sc.settings).to_dict(), "jobs": jobs},
                         status_code=200 if ready else 503)
 
 

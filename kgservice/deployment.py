@@ -1,0 +1,142 @@
+"""Where a deployment's state lives, and the checks that keep several processes from silently
+diverging or writing one data directory at once.
+
+* Vectors: the Neo4j graph is shared by every ``kg serve`` / ``kg worker`` that points at it,
+  but a local vector directory belongs to one process. Without a shared vector store
+  (``qdrant_url``) each process would answer vector searches from its own copy, so a
+  multi-process deployment is refused up front unless the operator says it is one process
+  (``single_process`` / ``KG_SINGLE_PROCESS=1``).
+* The embedded store: a ``kg serve`` on it owns the data directory (it runs its own jobs);
+  it holds an advisory lock on ``<data_dir>/serve.lock`` naming its URL, and any other
+  process that would write there (``kg worker``, ``kg ingest``, a second ``kg serve``) is
+  refused before it writes anything, with a message pointing at the server.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from kgservice.config import ConfigError, Settings, redact_uri
+from kgservice.errors import ServiceError
+
+SERVE_LOCK = "serve.lock"
+
+
+@dataclass(frozen=True)
+class VectorPlacement:
+    """Where entry vectors live and whether every process of the deployment sees the same ones."""
+
+    location: str  # a server URL (redacted) or a local directory
+    shared: bool
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"location": self.location, "shared": self.shared, "why": self.why}
+
+
+def vector_placement(settings: Settings) -> VectorPlacement:
+    if settings.qdrant_url:
+        return VectorPlacement(redact_uri(settings.qdrant_url) or "", True, "a vector server every process uses")
+    where = str(settings.data_dir / "qdrant")
+    if settings.backend == "embedded":
+        return VectorPlacement(where, False, "beside the embedded store, in the one process that owns it")
+    if settings.single_process:
+        return VectorPlacement(where, False, "this process's own directory (single_process / KG_SINGLE_PROCESS)")
+    return VectorPlacement(where, False, "this process's own directory: other processes on the same Neo4j "
+                                         "keep their own vectors")
+
+
+class VectorsNotShared(ConfigError):
+    """A process that shares the graph with others would keep vectors of its own."""
+
+
+def require_shared_vectors(settings: Settings, command: str) -> None:
+    """Refuse a ``kg serve`` / ``kg worker`` on the shared Neo4j graph whose vectors would stay
+    in its own directory (every process would answer vector searches differently)."""
+    if settings.backend != "neo4j" or settings.qdrant_url or settings.single_process:
+        return
+    raise VectorsNotShared(
+        f"`{command}` on the Neo4j backend would keep entry vectors in its own {settings.data_dir / 'qdrant'}, "
+        "so every server and worker would search different vectors. Set KG_QDRANT_URL to a Qdrant server all "
+        "of them share (compose/ starts one), or, if this is the only kg serve / kg worker of this Neo4j, "
+        "set KG_SINGLE_PROCESS=1")
+
+
+class StoreOwned(ServiceError):
+    """Another process (a running ``kg serve``) owns the embedded data directory."""
+
+
+@dataclass
+class ServeLock:
+    """The running server's hold on an embedded data directory (released by :meth:`release`
+    or by the process ending: the kernel drops the lock of a killed process)."""
+
+    path: Path
+    handle: IO[str]
+
+    def release(self) -> None:
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_UN)
+        finally:
+            self.handle.close()
+
+
+def _owner(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text("utf-8") or "{}")
+    except (OSError, ValueError):
+        return {}
+
+
+def claim_data_dir(settings: Settings, url: str) -> ServeLock | None:
+    """Take the embedded data directory for a server at ``url``; None for a shared backend.
+    Raises :class:`StoreOwned` when another server holds it."""
+    if settings.backend != "embedded":
+        return None
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.data_dir / SERVE_LOCK
+    handle = open(path, "a+", encoding="utf-8")
+    for attempt in range(20):  # a command checking for a server holds a shared lock for an instant
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if attempt == 19:
+                handle.close()
+                raise StoreOwned(_refusal(settings, "a second `kg serve`", _owner(path))) from None
+            time.sleep(0.05)
+    handle.seek(0)
+    handle.truncate()
+    handle.write(json.dumps({"url": url, "pid": os.getpid()}))
+    handle.flush()
+    return ServeLock(path, handle)
+
+
+def refuse_if_served(settings: Settings, what: str) -> None:
+    """Raise :class:`StoreOwned` if a ``kg serve`` owns this embedded data directory: ``what``
+    (e.g. "`kg worker`") would write beside it. Nothing is opened or written before the check."""
+    if settings.backend != "embedded":
+        return
+    path = settings.data_dir / SERVE_LOCK
+    if not path.exists():
+        return
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:  # shared: checkers never refuse each other, only the server's exclusive hold
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreOwned(_refusal(settings, what, _owner(path))) from None
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _refusal(settings: Settings, what: str, owner: dict[str, Any]) -> str:
+    url = owner.get("url") or "a running kg serve"
+    pid = f" (pid {owner['pid']})" if owner.get("pid") else ""
+    return (f"{what} refused: {settings.data_dir} is served by {url}{pid}, which owns this embedded store and "
+            f"runs its jobs itself. Send the work to the server (POST {url}/v1/ingest with a writer key), "
+            "or stop the server first. Nothing was written")
