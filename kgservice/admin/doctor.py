@@ -296,18 +296,30 @@ def _vector_findings(ids: set[str], nodes: dict[str, str]) -> list[Finding]:
     return out
 
 
+def _file_findings(kb: KnowledgeBase) -> list[Finding]:
+    from kgservice.admin.service_files import damaged_files
+
+    return [Finding("service_files", "damaged", 1, [f.line()], category="damaged",
+                    fix=f"`kg doctor --repair` sets {f.path.name} aside and starts a new one: {f.consequence}")
+            for f in damaged_files(kb.settings)]
+
+
 # -- the two entry points ---------------------------------------------------------------------
 
 def check(kb: KnowledgeBase, vectors: bool = True) -> DoctorReport:
-    """Compare the store (and, with ``vectors``, the vector store) with what the units imply."""
+    """Compare the store (and, with ``vectors``, the vector store) with what the units imply,
+    after checking the service's own files (:mod:`kgservice.admin.service_files`)."""
+    files = _file_findings(kb)
     try:
         store: GraphStore = kb.store
     except StoreDamaged as exc:  # nothing else can be trusted (vectors are compared with the graph)
         report = DoctorReport(backend=kb.settings.backend, vector_note="vectors not checked: the store does not open")
         report.findings.append(Finding("store", exc.kind, 1, [exc.detail], repairable=False, category=exc.kind,
                                        fix=exc.fix))
+        report.findings += files
         return report
     report = DoctorReport(backend=store.backend)
+    report.findings += files
     ids = _vector_ids(kb, report) if vectors else None  # before the graph: see the module doc
     if not vectors:
         report.vector_note = "not checked"
@@ -334,10 +346,15 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
     if kb.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg doctor --repair refused")
     report = report or check(kb, vectors=vectors)
-    if report.unopenable:  # never re-derive from damaged files: say what fixes them instead
-        report.repaired = {"refused": "the store is " + report.findings[0].category}
-        return report  # final is the report itself: the problems remain
     done: dict[str, Any] = {}
+    if report.of("service_files"):
+        from kgservice.admin.service_files import damaged_files, rebuild
+
+        done["service_files"] = {str(f.path): f"set aside as {rebuild(f)}; {f.consequence}"
+                                 for f in damaged_files(kb.settings)}
+    if report.unopenable:  # never re-derive from damaged files: say what fixes them instead
+        report.repaired = {**done, "refused": "the store is " + report.findings[0].category}
+        return report  # final is the report itself: the problems remain
     graph = [f for f in report.findings if f.check in GRAPH_CHECKS and f.repairable]
     if graph:
         owners = sorted({u for f in graph for u in f.units})

@@ -31,6 +31,13 @@ def _checks(request: Request) -> dict[str, str]:
         out["keys"] = "ok"
     except Exception as exc:
         out["keys"] = f"{type(exc).__name__}: {exc}"[:300]
+    try:
+        from kgservice.admin.service_files import damaged_files
+
+        bad = damaged_files(sc.settings)
+        out["files"] = "ok" if not bad else "; ".join(f.line() for f in bad) + " (`kg doctor --repair` rebuilds it)"
+    except Exception as exc:
+        out["files"] = f"{type(exc).__name__}: {exc}"[:300]
     if sc.settings.qdrant_url:
         try:
             import httpx
