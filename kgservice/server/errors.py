@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -73,6 +74,23 @@ def body_problem(exc: BaseException) -> str | None:
 
 
 def install(app: FastAPI) -> None:
+    @app.exception_handler(sqlite3.Error)
+    async def _sqlite(request: Request, exc: sqlite3.Error) -> JSONResponse:
+        """A service file (jobs, keys, change log) that cannot be used: 503 naming it, with the
+        fix (a damaged file: ``kg doctor --repair``; a full disk: free space)."""
+        from kgservice.admin.service_files import damaged_files
+
+        msg = f"a service file under the data directory could not be used ({type(exc).__name__}: {exc})"
+        text = str(exc).lower()
+        if "full" in text or "disk i/o" in text:
+            msg += "; free space on the data directory's disk (reads keep working)"
+        else:
+            ctx = getattr(request.app.state, "ctx", None)
+            bad = damaged_files(ctx.settings) if ctx is not None else []
+            if bad:
+                msg = "; ".join(f.line() for f in bad) + "; `kg doctor --repair` sets it aside and starts a new one"
+        return JSONResponse(error_body(503, msg), status_code=503, headers={"Retry-After": "5"})
+
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         """Every framework-raised error (a role refusal, an unparseable body, an unknown

@@ -79,3 +79,13 @@ def test_readyz_names_a_damaged_jobs_file(store: Path):
         r = c.get("/readyz")
     assert r.status_code == 503, r.json()
     assert "jobs.sqlite3" in r.json()["checks"]["files"]
+
+
+def test_server_names_a_damaged_jobs_file_in_the_envelope(store: Path):
+    damage(store / "jobs.sqlite3")
+    settings = Settings(data_dir=store, embedder="hash:64", local_role="writer", rate_limit=0.0)
+    with TestClient(create_app(settings, ServeOptions(no_auth=True)), base_url="http://127.0.0.1") as c:
+        r = c.post("/v1/ingest", json={"units": "#z1 {tea} [has] {milk}"})
+        assert r.status_code == 503 and r.json()["status"] == 503, r.text
+        assert "jobs.sqlite3" in r.json()["detail"] and "kg doctor --repair" in r.json()["detail"]
+        assert c.get("/v1/stats").status_code == 200  # reads do not depend on the job queue
