@@ -296,6 +296,24 @@ def _vector_findings(ids: set[str], nodes: dict[str, str]) -> list[Finding]:
     return out
 
 
+def _resume_restore(kb: KnowledgeBase, finding: Finding, vectors: bool) -> dict[str, Any]:
+    """Run the interrupted replace restore again from its dump, if that file is still the one it
+    started from (identical units count as unchanged, so resuming is the same as redoing)."""
+    from pathlib import Path
+
+    from kgservice.admin.backup import file_sha256, restore
+    from kgservice.stores.base import StoreError
+
+    path, digest = finding.units
+    if not Path(path).is_file():
+        raise StoreError(f"the interrupted restore's dump {path} is gone: run `kg restore DUMP --replace --yes` "
+                         "with a dump you have (the store holds part of the old content until then)")
+    if file_sha256(path) != digest:
+        raise StoreError(f"the interrupted restore's dump {path} has changed since the restore started: run "
+                         f"`kg restore {path} --replace --yes` if it is the dump you want")
+    return restore(kb, path, replace=True, embed=vectors)
+
+
 def _file_findings(kb: KnowledgeBase) -> list[Finding]:
     from kgservice.admin.service_files import damaged_files
 
@@ -320,6 +338,18 @@ def check(kb: KnowledgeBase, vectors: bool = True) -> DoctorReport:
         return report
     report = DoctorReport(backend=store.backend)
     report.findings += files
+    interrupted = store.interrupted_restore()
+    if interrupted is not None:  # part old content, part dump: comparing it with its units means nothing
+        report.vector_note = "not checked: a restore was interrupted"
+        report.findings.append(Finding(
+            "restore", "interrupted", 1,
+            [f"`kg restore {interrupted['path']} --replace` (started {interrupted['started_at']}, "
+             f"{interrupted['units']} units) did not finish: the store holds part of the old content and "
+             "part of the dump"],
+            units=[str(interrupted["path"]), str(interrupted["sha256"])], category="interrupted",
+            fix=f"`kg doctor --repair` resumes the restore from {interrupted['path']} (or run "
+                f"`kg restore {interrupted['path']} --replace --yes` again)"))
+        return report
     ids = _vector_ids(kb, report) if vectors else None  # before the graph: see the module doc
     if not vectors:
         report.vector_note = "not checked"
@@ -352,6 +382,11 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
 
         done["service_files"] = {str(f.path): f"set aside as {rebuild(f)}; {f.consequence}"
                                  for f in damaged_files(kb.settings)}
+    if report.of("restore"):
+        done["restore"] = _resume_restore(kb, report.of("restore")[0], vectors)
+        report.repaired = done
+        report.after = check(kb, vectors=vectors)
+        return report
     if report.unopenable:  # never re-derive from damaged files: say what fixes them instead
         report.repaired = {**done, "refused": "the store is " + report.findings[0].category}
         return report  # final is the report itself: the problems remain

@@ -320,6 +320,16 @@ class Neo4jStore(GraphStore):
                     "_pool", ThreadPoolExecutor(max_workers=3, thread_name_prefix="kg-neo4j-read"))
         return pool.submit(read)
 
+    def interrupted_restore(self) -> dict[str, Any] | None:
+        rows = self.read("restore_get")
+        return rows[0].data() if rows else None
+
+    def mark_restore(self, info: dict[str, Any] | None) -> None:
+        if info is None:
+            self.write("restore_clear")
+        else:
+            self.write("restore_mark", **info)
+
     def wipe(self) -> None:
         """The knowledge only (``kg restore --replace``): API keys and jobs survive, and so does
         the change-log version, which moves on with an "everything" change before and after the
