@@ -23,7 +23,10 @@ def _checks(request: Request) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
         sc.kb.store.get_nodes(["__readyz__"])  # one round trip through the pooled driver
-        out["graph"] = "ok"
+        interrupted = sc.kb.store.interrupted_restore()
+        out["graph"] = "ok" if interrupted is None else (
+            f"a restore --replace of {interrupted['path']} did not finish: the graph is partial; "
+            "`kg doctor --repair` resumes it")
     except Exception as exc:
         out["graph"] = f"{type(exc).__name__}: {exc}"[:300]
     try:
