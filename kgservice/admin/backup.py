@@ -295,6 +295,7 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
     if replace:
         from kgservice.stores.changelog import record_change
 
+        store.mark_restore(restore_record(path, len(d.units)))  # before the wipe: see interrupted_restore
         store.wipe()  # logs "everything" changes: every server's caches clear
         _clear_vectors(kb)
         record_change(store, [], everything=True)  # and again once the old vectors are gone too
@@ -311,8 +312,9 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
                 raise
             # Neo4j (one database in Community): the store was wiped first, so say exactly where it stands
             raise StoreError(f"restore --replace stopped after {added} of {len(d.units)} units "
-                             f"({type(exc).__name__}: {exc}); the old content was already wiped: run the same "
-                             "restore again (identical units count as unchanged)") from exc
+                             f"({type(exc).__name__}: {exc}); the old content was already wiped: `kg doctor "
+                             "--repair` resumes it from the same dump (or run the same restore again; identical "
+                             "units count as unchanged)") from exc
         added += rep.units_added
         unchanged += rep.units_unchanged
         if progress is not None:
@@ -328,9 +330,30 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
     missing = [u.id for u in d.units if u.id not in present]
     if missing:
         raise StoreError(f"restore incomplete: {len(missing)} unit(s) not found afterwards (e.g. #{missing[0]})")
+    if replace:
+        store.mark_restore(None)
     return {"path": str(path), "units": len(d.units), "units_added": added, "units_unchanged": unchanged,
             "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": aliased, "replaced": replace,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
+
+
+def file_sha256(path: Path | str) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def restore_record(path: Path | str, units: int) -> dict[str, Any]:
+    """What a store records before a replace restore wipes it: enough for ``kg doctor`` to name
+    the interrupted restore and for ``--repair`` to resume it from the same, unchanged dump."""
+    from datetime import datetime, timezone
+
+    return {"path": str(Path(path).resolve()), "sha256": file_sha256(path), "units": units,
+            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
 def _replace_beside(kb: KnowledgeBase, d: Dump, path: Path | str, *, embed: bool,

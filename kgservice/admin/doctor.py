@@ -297,20 +297,62 @@ def _vector_findings(ids: set[str], nodes: dict[str, str]) -> list[Finding]:
     return out
 
 
+def _resume_restore(kb: KnowledgeBase, finding: Finding, vectors: bool) -> dict[str, Any]:
+    """Run the interrupted replace restore again from its dump, if that file is still the one it
+    started from (identical units count as unchanged, so resuming is the same as redoing)."""
+    from pathlib import Path
+
+    from kgservice.admin.backup import file_sha256, restore
+    from kgservice.stores.base import StoreError
+
+    path, digest = finding.units
+    if not Path(path).is_file():
+        raise StoreError(f"the interrupted restore's dump {path} is gone: run `kg restore DUMP --replace --yes` "
+                         "with a dump you have (the store holds part of the old content until then)")
+    if file_sha256(path) != digest:
+        raise StoreError(f"the interrupted restore's dump {path} has changed since the restore started: run "
+                         f"`kg restore {path} --replace --yes` if it is the dump you want")
+    return restore(kb, path, replace=True, embed=vectors)
+
+
+def _file_findings(kb: KnowledgeBase) -> list[Finding]:
+    from kgservice.admin.service_files import damaged_files
+
+    return [Finding("service_files", "damaged", 1, [f.line()], category="damaged",
+                    fix=f"`kg doctor --repair` sets {f.path.name} aside and starts a new one: {f.consequence}")
+            for f in damaged_files(kb.settings)]
+
+
 # -- the two entry points ---------------------------------------------------------------------
 
 def check(kb: KnowledgeBase, vectors: bool = True) -> DoctorReport:
-    """Compare the store (and, with ``vectors``, the vector store) with what the units imply."""
+    """Compare the store (and, with ``vectors``, the vector store) with what the units imply,
+    after checking the service's own files (:mod:`kgservice.admin.service_files`)."""
+    files = _file_findings(kb)
     try:
         store: GraphStore = kb.store
     except StoreDamaged as exc:  # nothing else can be trusted (vectors are compared with the graph)
         report = DoctorReport(backend=kb.settings.backend, vector_note="vectors not checked: the store does not open")
         report.findings.append(Finding("store", exc.kind, 1, [exc.detail], repairable=False, category=exc.kind,
                                        fix=exc.fix))
+        report.findings += files
         return report
     from kgservice.deployment import vector_placement
 
     report = DoctorReport(backend=store.backend, vector_placement=vector_placement(kb.settings).to_dict())
+    report.findings += files
+    interrupted = store.interrupted_restore()
+    if interrupted is not None:  # part old content, part dump: comparing it with its units means nothing
+        report.vector_note = "not checked: a restore was interrupted"
+        report.findings.append(Finding(
+            "restore", "interrupted", 1,
+            [f"`kg restore {interrupted['path']} --replace` (started {interrupted['started_at']}, "
+             f"{interrupted['units']} units) did not finish: the store holds part of the old content and "
+             "part of the dump"],
+            units=[str(interrupted["path"]), str(interrupted["sha256"])], category="interrupted",
+            fix=f"`kg doctor --repair` resumes the restore from {interrupted['path']} (or run "
+                f"`kg restore {interrupted['path']} --replace --yes` again)"))
+        return report
     ids = _vector_ids(kb, report) if vectors else None  # before the graph: see the module doc
     if not vectors:
         report.vector_note = "not checked"
@@ -337,10 +379,20 @@ def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool 
     if kb.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg doctor --repair refused")
     report = report or check(kb, vectors=vectors)
-    if report.unopenable:  # never re-derive from damaged files: say what fixes them instead
-        report.repaired = {"refused": "the store is " + report.findings[0].category}
-        return report  # final is the report itself: the problems remain
     done: dict[str, Any] = {}
+    if report.of("service_files"):
+        from kgservice.admin.service_files import damaged_files, rebuild
+
+        done["service_files"] = {str(f.path): f"set aside as {rebuild(f)}; {f.consequence}"
+                                 for f in damaged_files(kb.settings)}
+    if report.of("restore"):
+        done["restore"] = _resume_restore(kb, report.of("restore")[0], vectors)
+        report.repaired = done
+        report.after = check(kb, vectors=vectors)
+        return report
+    if report.unopenable:  # never re-derive from damaged files: say what fixes them instead
+        report.repaired = {**done, "refused": "the store is " + report.findings[0].category}
+        return report  # final is the report itself: the problems remain
     graph = [f for f in report.findings if f.check in GRAPH_CHECKS and f.repairable]
     if graph:
         owners = sorted({u for f in graph for u in f.units})

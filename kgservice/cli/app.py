@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
+from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, remember_settings, settings_of
 from kgservice.config import load_settings
 from kgservice.errors import InputError
 from kgservice.service import KnowledgeBase
@@ -47,6 +47,7 @@ def _main(
     with errors_reported():
         settings = load_settings(config).with_overrides(data_dir=data_dir, backend=backend, embedder=embedder)
     ctx.obj = {"settings": settings}
+    remember_settings(settings)
 
 
 @app.command()

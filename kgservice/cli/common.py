@@ -8,6 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import typer
@@ -72,6 +73,7 @@ def errors_reported() -> Iterator[None]:
         err.print(f"[red]error:[/red] {escape(str(exc) + _disk_hint(exc))}", markup=True, highlight=False)
         raise typer.Exit(FAILED) from None
     except sqlite3.Error as exc:
+        _damaged_file_failure(exc)
         # the caches never raise these (they fall back to memory), so it is the local vector
         # store (Qdrant local mode keeps its points in SQLite) or the text-ingest ledger
         _vector_failure(exc, f"a local database under the data directory could not be written "
@@ -80,6 +82,33 @@ def errors_reported() -> Iterator[None]:
         if not _vector_store_error(exc):
             raise
         _vector_failure(exc)
+
+
+_seen: ContextVar[Settings | None] = ContextVar("kg_cli_settings", default=None)
+
+
+def remember_settings(settings: Settings) -> None:
+    """The settings of this invocation, for error messages that name a file under its data dir."""
+    _seen.set(settings)
+
+
+def _damaged_file_failure(exc: sqlite3.Error) -> None:
+    """A SQLite error from a damaged service file: name the file and its repair (exit 1)."""
+    if not isinstance(exc, sqlite3.DatabaseError) or isinstance(exc, sqlite3.OperationalError):
+        return
+    from kgservice.admin.service_files import damaged_files
+
+    settings = _seen.get()
+    if settings is None:
+        return
+    try:
+        bad = damaged_files(settings)
+    except Exception:
+        return
+    if bad:
+        lines = [f"{f.line()}; `kg doctor --repair` sets it aside and starts a new one ({f.consequence})" for f in bad]
+        err.print(f"[red]error:[/red] {escape(chr(10).join(lines))}", markup=True, highlight=False)
+        raise typer.Exit(FAILED) from None
 
 
 def _disk_hint(exc: BaseException) -> str:

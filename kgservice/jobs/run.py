@@ -32,14 +32,37 @@ def _doc_name(job_id: str, payload: dict[str, Any], suffix: str) -> str:
 
 
 def validate_payload(kb: KnowledgeBase, kind: str, payload: dict[str, Any]) -> None:
-    """Refuse at submit time what would certainly fail: unit notation that does not parse."""
+    """Refuse at submit time what the job would certainly reject, so a client hears it as a
+    422 instead of a job that fails later: unit notation that does not parse, texts no store
+    can hold (NUL and other control characters, lone surrogates, over-long labels), a unit id
+    the store already holds with other content, a ``supersedes`` reference to nothing. The
+    store's own batch check (:func:`kgservice.stores.validate.prepare_batch`) runs as a dry
+    run against the units stored now; it writes nothing."""
     if "units" in payload:
         from kgservice.notation import NotationErrors, parse_units
+        from kgservice.stores.base import IngestConflict
+        from kgservice.stores.validate import prepare_batch
 
+        doc = payload.get("doc") or "payload.units"
         try:
-            parse_units(payload["units"], kb.lexicon, source=payload.get("doc") or "payload.units")
+            units = parse_units(payload["units"], kb.lexicon, source=doc)
         except NotationErrors as exc:
             raise InvalidJob(f"payload.units: {exc}") from None
+        store = kb.store
+
+        def existing(ids: Any) -> dict[str, Any]:
+            return {u.id: u for u in store.get_units(dict.fromkeys(ids))}
+
+        try:
+            prepare_batch(units, existing, aliases=store.aliases, stamp=False)
+        except IngestConflict as exc:
+            raise InvalidJob(f"payload.units: {exc}") from None
+    elif "text" in payload:
+        from kgservice.stores.validate import text_body_problem
+
+        why = text_body_problem(payload["text"])
+        if why:
+            raise InvalidJob(f"payload.text {why}; nothing was queued")
 
 
 def run_job(kb: KnowledgeBase, job: Job) -> dict[str, Any]:

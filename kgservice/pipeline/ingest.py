@@ -246,9 +246,12 @@ def ingest_text(
             resolver = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, llm)
             units = []
             for chunk in chunks:
-                ex = extract_text(llm, chunk.text, m, purpose="extract", section=chunk.section)
-                rename = resolver.resolve(ex)
-                units += to_units(ex, kb.lexicon, doc=doc_prefix + doc_name(f), mode=m, rename=rename)  # type: ignore[arg-type]
+                try:
+                    ex = extract_text(llm, chunk.text, m, purpose="extract", section=chunk.section)
+                    rename = resolver.resolve(ex)
+                    units += to_units(ex, kb.lexicon, doc=doc_prefix + doc_name(f), mode=m, rename=rename)  # type: ignore[arg-type]
+                except (ValueError, RuntimeError) as exc:
+                    raise _naming(exc, f, chunk.index) from exc
                 emit("chunk", {"path": str(f), "index": chunk.index, "units": len(ex.units)})
             rep = kb.ingest_units(units, embed=embed)
             doc = DocReport(str(f), m, "ingested", chunks=len(chunks), units_extracted=len(units),
@@ -261,3 +264,15 @@ def ingest_text(
         ledger.close()
         report.llm = llm.usage.since(usage0).to_dict()
     return report
+
+
+def _naming(exc: BaseException, path: Path, chunk: int) -> BaseException:
+    """The extraction error with the file (and chunk) it came from in front, same type, so a
+    batch of many files says which one failed; the error itself when it cannot be rebuilt."""
+    if str(path) in str(exc):
+        return exc
+    try:
+        named = type(exc)(f"{path} (chunk {chunk + 1}): {exc}")
+    except Exception:
+        return exc
+    return named

@@ -8,11 +8,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kgservice.errors import InputError, ServiceError
 
@@ -58,7 +60,48 @@ def _fields(errors: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
+def body_problem(exc: BaseException) -> str | None:
+    """What made a request body unreadable, for the cases the framework reports only as "an
+    error parsing the body" (its cause): nesting too deep for the JSON parser, bytes that
+    are not UTF-8. None for anything else."""
+    cause = exc.__cause__
+    if isinstance(cause, RecursionError):
+        return "request body: the JSON is nested too deeply to parse; send at most a few hundred levels"
+    if isinstance(cause, UnicodeDecodeError):
+        return (f"request body: not valid UTF-8 (byte 0x{cause.object[cause.start]:02x} at offset {cause.start}); "
+                "JSON bodies must be UTF-8")
+    return None
+
+
 def install(app: FastAPI) -> None:
+    @app.exception_handler(sqlite3.Error)
+    async def _sqlite(request: Request, exc: sqlite3.Error) -> JSONResponse:
+        """A service file (jobs, keys, change log) that cannot be used: 503 naming it, with the
+        fix (a damaged file: ``kg doctor --repair``; a full disk: free space)."""
+        from kgservice.admin.service_files import damaged_files
+
+        msg = f"a service file under the data directory could not be used ({type(exc).__name__}: {exc})"
+        text = str(exc).lower()
+        if "full" in text or "disk i/o" in text:
+            msg += "; free space on the data directory's disk (reads keep working)"
+        else:
+            ctx = getattr(request.app.state, "ctx", None)
+            bad = damaged_files(ctx.settings) if ctx is not None else []
+            if bad:
+                msg = "; ".join(f.line() for f in bad) + "; `kg doctor --repair` sets it aside and starts a new one"
+        return JSONResponse(error_body(503, msg), status_code=503, headers={"Retry-After": "5"})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """Every framework-raised error (a role refusal, an unparseable body, an unknown
+        path) in the same envelope as the rest, ``status`` included."""
+        status, detail = exc.status_code, exc.detail
+        if status == 400:
+            why = body_problem(exc)
+            if why is not None:
+                status, detail = 422, why
+        return JSONResponse(error_body(status, str(detail)), status_code=status, headers=getattr(exc, "headers", None))
+
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in exc.errors()]

@@ -94,6 +94,12 @@ class JobReply(BaseModel):
     cancel_requested: bool = False
 
 
+def job_reply(job: Any) -> JobReply:
+    """The same fields for a job from every tool (submit, list, cancel)."""
+    return JobReply(job_id=job.id, status=job.status, user=job.user, created_at=job.created_at.isoformat(),
+                    cancel_requested=job.cancel_requested)
+
+
 class JobList(BaseModel):
     jobs: list[JobReply]
 
@@ -256,7 +262,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         def run(who: Principal) -> JobReply:
             body = IngestIn(text=text, mode=mode, doc=source)
             job = ops.jobs_of(sc.kb).submit("ingest", ops.validate_ingest(sc.kb, body, who), who.user, None)
-            return JobReply(job_id=job.id, status=job.status)
+            return job_reply(job)
         return _run(sc, ctx, Role.writer, run)
 
     @mcp.tool(annotations=READ)
@@ -275,8 +281,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         """Your ingest jobs, newest first (admins: everyone's), optionally of one status (writer role)."""
         def run(who: Principal) -> JobList:
             found = ops.list_jobs(sc.kb, who, status=status, limit=limit)
-            return JobList(jobs=[JobReply(job_id=j.id, status=j.status, user=j.user, created_at=j.created_at.isoformat(),
-                                          cancel_requested=j.cancel_requested) for j in found])
+            return JobList(jobs=[job_reply(j) for j in found])
         return _run(sc, ctx, Role.writer, run)
 
     @mcp.tool(annotations=WRITE)
@@ -285,7 +290,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         is requested (best effort; an ingest already being stored completes). Finished: an error."""
         def run(who: Principal) -> JobReply:
             j = ops.cancel_job(sc.kb, job_id, who)
-            return JobReply(job_id=j.id, status=j.status, user=j.user, cancel_requested=j.cancel_requested)
+            return job_reply(j)
         return _run(sc, ctx, Role.writer, run)
 
     @mcp.tool(annotations=WRITE)

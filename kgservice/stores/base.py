@@ -338,6 +338,16 @@ class GraphStore(ABC):
         """Delete the duplicate aliases with these ids in one atomic write (``kg doctor --repair``:
         an alias whose id is also a stored unit's); returns how many were deleted."""
 
+    def interrupted_restore(self) -> dict[str, Any] | None:
+        """The record of a ``kg restore --replace`` that started wiping this store and has not
+        finished (path, sha256, units, started_at), or None. A store that builds the new
+        content beside the old one and swaps it in (embedded) never has one."""
+        return None
+
+    def mark_restore(self, info: dict[str, Any] | None) -> None:
+        """Record (``info``) or forget (None) a replace restore under way; see
+        :meth:`interrupted_restore`. A no-op for a store that swaps."""
+
     @abstractmethod
     def wipe(self) -> None:
         """Delete everything (kg restore --replace, after the dump was verified)."""

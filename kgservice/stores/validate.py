@@ -40,6 +40,23 @@ def text_problem(text: str) -> str | None:
     return None
 
 
+_BODY_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")  # C0 controls and DEL, whitespace (TAB LF VT FF CR) allowed
+
+
+def text_body_problem(text: str) -> str | None:
+    """Why a document text cannot be ingested, or None: extraction writes it to a UTF-8 file
+    and the labels it yields come from it, so lone surrogates and control characters (NUL,
+    ESC, ...) would fail or be refused later, after the work was queued."""
+    m = _SURROGATE.search(text)
+    if m:
+        return f"is not valid Unicode (lone surrogate U+{ord(m.group()):04X} at character {m.start() + 1})"
+    m = _BODY_CONTROL.search(text)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        return f"contains control character U+{ord(m.group()):04X} at line {line}, character {m.start() + 1}"
+    return None
+
+
 def _text_ok(text: str | None) -> bool:
     """A cheap sufficient test for ``text_problem(text or "") is None``: printable text has no
     control characters (Cc) and no lone surrogates (Cs); False means "ask text_problem"."""

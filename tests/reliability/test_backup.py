@@ -276,3 +276,30 @@ def test_dump_alias_naming_no_unit_is_refused(make_kb, lexicon, tmp_path):
     (tmp_path / "bad.jsonl").write_text("\n".join(body + [json.dumps(end)]) + "\n")
     with pytest.raises(DumpError, match="alias #b -> #nope: names no unit of the dump"):
         read_dump(tmp_path / "bad.jsonl")
+
+
+@pytest.mark.neo4j
+def test_neo4j_replace_stopped_after_the_wipe_is_named_and_resumed_by_doctor(make_kb, lexicon, tmp_path, monkeypatch):
+    """A replace restore on Neo4j wipes first (one database): one that stops afterwards (killed,
+    or failing) leaves a record that `kg doctor` names instead of calling the remains drifted,
+    and `kg doctor --repair` resumes it from the same dump."""
+    kb = make_kb("neo4j")
+    kb.ingest_units(parse_units(SMALL, lexicon, doc="small.units"))
+    dump(kb.store, tmp_path / "kb.jsonl")
+    kb.ingest_units(parse_units("#extra {x} [is a] {y}", lexicon, doc="extra.units"))
+    real = kb.ingest_units
+
+    def dies(*a, **kw):
+        raise ConnectionError("the restoring process went away")
+
+    monkeypatch.setattr(kb, "ingest_units", dies)
+    with pytest.raises(StoreError, match="kg doctor --repair"):
+        restore(kb, tmp_path / "kb.jsonl", replace=True)
+    monkeypatch.setattr(kb, "ingest_units", real)
+    report = doctor.check(kb, vectors=False)
+    assert [(f.check, f.category) for f in report.findings] == [("restore", "interrupted")]
+    assert str((tmp_path / "kb.jsonl").resolve()) in report.findings[0].examples[0]
+    fixed = doctor.repair(kb, vectors=False)
+    assert fixed.repaired["restore"]["units_added"] == 18
+    assert fixed.final.ok and kb.store.counts()["units"] == 18  # the dump, without the extra unit
+    assert kb.store.interrupted_restore() is None

@@ -227,3 +227,28 @@ def test_edge_vectors_refuse_a_nearly_full_disk(mount_tmpfs, tmp_path):
     assert "MiB free" in msg and "kg doctor --repair" in msg and "Traceback" not in r.stderr
     r = subprocess.run([*cmd, "stats", "--json"], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and json.loads(r.stdout)["units"] == 18  # the graph batch landed whole
+
+
+def test_embedded_server_reads_work_on_a_full_disk(mount_tmpfs):
+    """D01: with the disk filled under a running embedded server, reads still answer; a write
+    is refused with the error envelope, not a plain-text 500."""
+    from fastapi.testclient import TestClient
+
+    from kgservice.config import Settings
+    from kgservice.server import ServeOptions, create_app
+
+    fs = mount_tmpfs(16 * 1024)
+    data = fs / "d"
+    assert kg(data, "ingest", str(DEMO)).exit_code == 0
+    settings = Settings(data_dir=data, embedder="hash:64", vector_backend="qdrant", rate_limit=0.0,
+                        local_role="writer")
+    with TestClient(create_app(settings, ServeOptions(no_auth=True)), base_url="http://127.0.0.1") as c:
+        assert c.post("/v1/search", json={"query": "smoking"}).status_code == 200
+        _fill(fs)
+        stats = c.get("/v1/stats")
+        assert stats.status_code == 200, stats.text
+        search = c.post("/v1/search", json={"query": "lung cancer"})
+        assert search.status_code == 200, search.text
+        w = c.post("/v1/ingest", json={"units": "#df1 {tea} [has] {caffeine}"})
+        assert w.status_code in (202, 503, 507) and w.headers["content-type"].startswith("application/json"), w.text
+        assert "status" in w.json()

@@ -12,7 +12,7 @@ from kgservice.jobs.worker import Worker
 from tests.server.conftest import auth
 from tests.server.test_mcp import call, make, run
 
-UNITS = "#c{n} {{cup {n}}} [is a] {{vessel}}"
+UNITS = "#cup{n} {{cup {n}}} [is a] {{vessel}}"
 
 
 def _submit(kb, user: str, n: int):

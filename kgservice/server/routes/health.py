@@ -23,7 +23,10 @@ def _checks(request: Request) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
         sc.kb.store.get_nodes(["__readyz__"])  # one round trip through the pooled driver
-        out["graph"] = "ok"
+        interrupted = sc.kb.store.interrupted_restore()
+        out["graph"] = "ok" if interrupted is None else (
+            f"a restore --replace of {interrupted['path']} did not finish: the graph is partial; "
+            "`kg doctor --repair` resumes it")
     except Exception as exc:
         out["graph"] = f"{type(exc).__name__}: {exc}"[:300]
     try:
@@ -31,6 +34,13 @@ def _checks(request: Request) -> dict[str, str]:
         out["keys"] = "ok"
     except Exception as exc:
         out["keys"] = f"{type(exc).__name__}: {exc}"[:300]
+    try:
+        from kgservice.admin.service_files import damaged_files
+
+        bad = damaged_files(sc.settings)
+        out["files"] = "ok" if not bad else "; ".join(f.line() for f in bad) + " (`kg doctor --repair` rebuilds it)"
+    except Exception as exc:
+        out["files"] = f"{type(exc).__name__}: {exc}"[:300]
     if sc.settings.qdrant_url:
         try:
             import httpx

@@ -60,15 +60,56 @@ def swap_in(target: Path, new: Path, keep_old: Path | None = None) -> None:
 
 
 def finish_interrupted_swap(target: Path) -> None:
-    """A swap that stopped between its two renames: move the complete new store into place."""
+    """A swap that stopped between its two renames: move the complete new store into place.
+    Then remove what killed rebuilds left (:func:`abandoned_builds`)."""
+    if not target.exists():
+        for cand in sorted(target.parent.glob(f"{target.name}.building-*"), reverse=True):
+            if (cand / COMPLETE).exists():
+                os.rename(cand, target)
+                (target / COMPLETE).unlink(missing_ok=True)
+                fsync_dir(target.parent)
+                break
     if target.exists():
-        return
-    for cand in sorted(target.parent.glob(f"{target.name}.building-*"), reverse=True):
-        if (cand / COMPLETE).exists():
-            os.rename(cand, target)
-            (target / COMPLETE).unlink(missing_ok=True)
-            fsync_dir(target.parent)
-            return
+        remove_abandoned_builds(target)
+
+
+def _builder_alive(cand: Path) -> bool:
+    """Whether the process named in ``<graph>.building-<pid>-<time>`` still runs (it may still
+    be writing the folder). Unparseable names count as alive: never delete what we cannot place."""
+    try:
+        pid = int(cand.name.rsplit(".building-", 1)[1].split("-", 1)[0])
+    except (IndexError, ValueError):
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def abandoned_builds(target: Path) -> list[Path]:
+    """Store folders built beside ``target`` by a restore or salvage that was killed: their
+    builder is gone and the store is in place, so nothing will ever finish or swap them in
+    (a complete one is swapped in only while ``target`` is missing)."""
+    if not target.exists():
+        return []
+    return [c for c in sorted(target.parent.glob(f"{target.name}.building-*"))
+            if c.is_dir() and not _builder_alive(c)]
+
+
+def remove_abandoned_builds(target: Path) -> list[str]:
+    """Delete :func:`abandoned_builds`; the names removed (best effort: a folder that cannot be
+    removed now is tried again on the next open)."""
+    gone = []
+    for cand in abandoned_builds(target):
+        shutil.rmtree(cand, ignore_errors=True)
+        if not cand.exists():
+            gone.append(cand.name)
+    return gone
 
 
 # -- salvage -------------------------------------------------------------------------------

@@ -21,6 +21,16 @@ RELATION_TYPES = {"synonym": "SYNONYM", "belongs_to": "BELONGS_TO", "of": "OF", 
 class Neo4jAdmin(Neo4jConnection):
     """kg doctor / restore / rebuild, and the aliases a merged duplicate leaves behind."""
 
+    def interrupted_restore(self) -> dict[str, Any] | None:
+        rows = self.read("restore_get")
+        return rows[0].data() if rows else None
+
+    def mark_restore(self, info: dict[str, Any] | None) -> None:
+        if info is None:
+            self.write("restore_clear")
+        else:
+            self.write("restore_mark", **info)
+
     def wipe(self) -> None:
         """The knowledge only (``kg restore --replace``): API keys and jobs survive, and so does
         the change-log version, which moves on with an "everything" change before and after the
