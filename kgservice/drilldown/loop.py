@@ -30,7 +30,7 @@ from kgservice.drilldown.collect import (
 from kgservice.drilldown.judge import judge, judge_messages
 from kgservice.expansion.causal import CAUSAL_FAMILY, CausalChain
 from kgservice.extraction.extract import KeyQuery
-from kgservice.ids import node_id
+from kgservice.ids import node_id, normalise_label
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
@@ -137,6 +137,20 @@ def causal_candidates(store: Any, state: QueryState, seeds: dict[str, float],
     return walked
 
 
+# what a question says when it asks where a causal chain ends, not just for the next effect:
+# "what does X lead to", "… in the end", "X 最终导致什么"; "what does X cause?" asks for one hop
+LEADS_TO = frozenset({"lead to", "leads to", "led to", "lead", "result in", "results in", "end up in"})
+END_WORDS = ("in the end", "eventually", "ultimately", "finally", "最终", "最后", "到头来")
+
+
+def asks_for_chain_end(question: str, predicates: list[dict[str, str]]) -> bool:
+    """Whether a causal question asks what something leads to, so the answer needs every hop
+    of the chain down to its end (the judge may stop at the first)."""
+    q = normalise_label(question)
+    return (any(normalise_label(p.get("predicate", "")) in LEADS_TO for p in predicates)
+            or any(w in q for w in END_WORDS))
+
+
 def covered(relevant: list[Unit], state: QueryState) -> bool:
     present = {k: set(m) for k, m in state.matches.items() if m}
     if not present or not relevant:
@@ -162,6 +176,7 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
             on_round(rec, {uid: pool[uid].unit for uid in rec.new_units if uid in pool})
 
     mode = initial_mode(state.key)
+    whole_chains = asks_for_chain_end(question, state.key.predicates)
     seeds = dict(state.seeds)
     expanded: set[str] = set()
     pool: dict[str, Candidate] = {}
@@ -212,7 +227,7 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
                 relevant.append(rid)
         # a chain the judge found relevant counts whole: what the cause leads to is its end,
         # so every hop down to the end is relevant (and the answer cites them all)
-        for chain in rec.causal:
+        for chain in rec.causal if whole_chains else ():
             if set(chain) & set(relevant) and all(u in pool for u in chain):
                 relevant.extend(u for u in chain if u not in relevant)
                 used_chains.append(chain)

@@ -117,3 +117,14 @@ def test_entry_step_stands_in_when_the_key_node_step_finds_nothing(corpus_kb, bo
     assert [k["id"] for k in res.key_nodes] == ["smoking"]
     assert any("entry nodes named in the question" in n for n in res.notes)
     assert res.found and "s1" in res.cited
+
+
+def test_only_a_question_for_the_chain_end_takes_the_whole_chain():
+    from kgservice.drilldown.loop import asks_for_chain_end
+
+    cause = [{"predicate": "cause", "family": "导致", "kind": "content"}]
+    lead = [{"predicate": "leads to", "family": "导致", "kind": "content"}]
+    assert not asks_for_chain_end("What does smoking cause?", cause)  # one hop is the answer
+    assert asks_for_chain_end("What does smoking lead to?", lead)
+    assert asks_for_chain_end("What does smoking cause in the end?", cause)
+    assert asks_for_chain_end("吸烟最终导致什么？", [{"predicate": "导致", "family": "导致", "kind": "content"}])

@@ -79,17 +79,17 @@ public class ClosureProcedures {
     @Procedure(name = "kg.synonymClass", mode = Mode.READ)
     @Description("kg.synonymClass(nodeId) :: (node) - the ≡ class over live SYNONYM edges (either direction, "
             + "<= 10 hops), the node itself included, ordered")
-    public Stream<NodeRow> synonymClass(@Name("nodeId") String nodeId) {
-        return nodes(closures().synonymClass(nodeId));
+    public Stream<NodeRow> synonymClass(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+        return nodes(closures().synonymClass(NodeIds.resolve(tx, nodeId)));
     }
 
     @Procedure(name = "kg.belongsToClosure", mode = Mode.READ)
     @Description("kg.belongsToClosure(nodeId) :: (ancestor, depth, units) - transitive live belongs-to ancestors "
             + "with their shortest depth (<= 10) and the units stated on each (facts that sink to the node)")
-    public Stream<AncestorRow> belongsToClosure(@Name("nodeId") String nodeId) {
+    public Stream<AncestorRow> belongsToClosure(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
         Closures c = closures();
         List<AncestorRow> rows = new ArrayList<>();
-        c.belongsToAncestors(nodeId).forEach((a, d) -> rows.add(new AncestorRow(a, d, c.subjectMentions(a))));
+        c.belongsToAncestors(NodeIds.resolve(tx, nodeId)).forEach((a, d) -> rows.add(new AncestorRow(a, d, c.subjectMentions(a))));
         rows.sort((x, y) -> x.depth != y.depth ? Long.compare(x.depth, y.depth)
                 : Graph.CODEPOINT_ORDER.compare(x.ancestor, y.ancestor));
         return rows.stream();
@@ -98,46 +98,46 @@ public class ClosureProcedures {
     @Procedure(name = "kg.supersededEnd", mode = Mode.READ)
     @Description("kg.supersededEnd(unitIds) :: (unit, ends) - the terminal units of each unit's supersession "
             + "chain ([unit] when it is live or not stored)")
-    public Stream<EndsRow> supersededEnd(@Name("unitIds") List<String> unitIds) {
+    public Stream<EndsRow> supersededEnd(@Name(value = "unitIds", description = "unit ids") List<String> unitIds) {
         return closures().supersededEnd(unitIds).entrySet().stream().map(e -> new EndsRow(e.getKey(), e.getValue()));
     }
 
     @Procedure(name = "kg.nodeSupersededEnd", mode = Mode.READ)
     @Description("kg.nodeSupersededEnd(nodeId) :: (node) - terminal nodes of a node-level supersession chain "
             + "(v1 -> v2 -> v3 gives v3), the node itself when nothing replaces it")
-    public Stream<NodeRow> nodeSupersededEnd(@Name("nodeId") String nodeId) {
-        return nodes(closures().nodeSupersededEnd(nodeId));
+    public Stream<NodeRow> nodeSupersededEnd(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+        return nodes(closures().nodeSupersededEnd(NodeIds.resolve(tx, nodeId)));
     }
 
     @Procedure(name = "kg.subjectMentions", mode = Mode.READ)
     @Description("kg.subjectMentions(nodeId) :: (unit) - units whose subject is the node, ordered")
-    public Stream<UnitRow> subjectMentions(@Name("nodeId") String nodeId) {
-        return closures().subjectMentions(nodeId).stream().map(UnitRow::new);
+    public Stream<UnitRow> subjectMentions(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+        return closures().subjectMentions(NodeIds.resolve(tx, nodeId)).stream().map(UnitRow::new);
     }
 
     @Procedure(name = "kg.contextMentions", mode = Mode.READ)
     @Description("kg.contextMentions(nodeId) :: (unit) - units with the node as an argument or modifier value")
-    public Stream<UnitRow> contextMentions(@Name("nodeId") String nodeId) {
-        return closures().contextMentions(nodeId).stream().map(UnitRow::new);
+    public Stream<UnitRow> contextMentions(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+        return closures().contextMentions(NodeIds.resolve(tx, nodeId)).stream().map(UnitRow::new);
     }
 
     @Procedure(name = "kg.narrowedBy", mode = Mode.READ)
     @Description("kg.narrowedBy(nodeId) :: (node) - derived nodes that narrow the base node")
-    public Stream<NodeRow> narrowedBy(@Name("nodeId") String nodeId) {
-        return nodes(closures().narrowedBy(nodeId));
+    public Stream<NodeRow> narrowedBy(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+        return nodes(closures().narrowedBy(NodeIds.resolve(tx, nodeId)));
     }
 
     @Procedure(name = "kg.narrows", mode = Mode.READ)
     @Description("kg.narrows(nodeId) :: (node) - base nodes the derived node narrows")
-    public Stream<NodeRow> narrows(@Name("nodeId") String nodeId) {
-        return nodes(closures().narrows(nodeId));
+    public Stream<NodeRow> narrows(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+        return nodes(closures().narrows(NodeIds.resolve(tx, nodeId)));
     }
 
     @Procedure(name = "kg.expand", mode = Mode.READ)
     @Description("kg.expand(seeds :: LIST<STRING>) :: (kind, id, why) - directed expansion as `kg expand`: "
             + "kind 'node' / 'unit' with the reasons it is there, 'superseded' with its terminal units as why")
-    public Stream<ExpandRow> expand(@Name("seeds") List<String> seeds) {
-        Directed d = Directed.expand(closures(), seeds);
+    public Stream<ExpandRow> expand(@Name(value = "seeds", description = "node ids or labels, as `kg expand` takes them") List<String> seeds) {
+        Directed d = Directed.expand(closures(), NodeIds.resolveAll(tx, seeds));
         List<ExpandRow> rows = new ArrayList<>();
         addAll(rows, "node", d.nodes);
         addAll(rows, "unit", d.units);

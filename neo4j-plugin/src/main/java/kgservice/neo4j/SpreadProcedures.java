@@ -67,7 +67,7 @@ public class SpreadProcedures {
             + "engine = 'auto') :: (node, energy) - spreading activation as `kg expand --spread`, rows by energy "
             + "(highest first); engine 'resident' (the in-memory graph), 'walk' (the store, per call) or 'auto'")
     public Stream<SpreadRow> spread(
-            @Name(value = "seeds", description = "start energy per node id, e.g. {`python`: 1.0}") Map<String, Object> seeds,
+            @Name(value = "seeds", description = "start energy per node id or label (any case / width, as `kg expand` takes it), e.g. {Python: 1.0}") Map<String, Object> seeds,
             @Name(value = "tau", defaultValue = "null", description = "energy factor per family kind; null: the lexicon's") Map<String, Object> tau,
             @Name(value = "epsilon", defaultValue = "0.05", description = "a node whose incoming energy this hop is below it does not spread on; in (0, 1)") double epsilon,
             @Name(value = "maxHops", defaultValue = "3", description = "hops (K), 1..10") long maxHops,
@@ -91,7 +91,7 @@ public class SpreadProcedures {
             + "of parallel lists (unordered), for clients: one row costs a fraction of a hundred thousand. With limit N "
             + "> 0 the lists hold the N most energetic nodes (ties by id) plus unknown seeds; `activated` counts all")
     public Stream<SpreadLists> spreadLists(
-            @Name(value = "seeds", description = "start energy per node id, e.g. {`python`: 1.0}") Map<String, Object> seeds,
+            @Name(value = "seeds", description = "start energy per node id or label (any case / width, as `kg expand` takes it), e.g. {Python: 1.0}") Map<String, Object> seeds,
             @Name(value = "tau", defaultValue = "null", description = "energy factor per family kind; null: the lexicon's") Map<String, Object> tau,
             @Name(value = "epsilon", defaultValue = "0.05", description = "a node whose incoming energy this hop is below it does not spread on; in (0, 1)") double epsilon,
             @Name(value = "maxHops", defaultValue = "3", description = "hops (K), 1..10") long maxHops,
@@ -192,7 +192,7 @@ public class SpreadProcedures {
             if (!(e.getValue() instanceof Number num)) {
                 throw new IllegalArgumentException("seed '" + e.getKey() + "' needs a numeric energy, got " + e.getValue());
             }
-            seedEnergy.put(e.getKey(), num.doubleValue());
+            seedEnergy.merge(NodeIds.resolve(tx, e.getKey()), num.doubleValue(), Math::max);
         }
         var params = new SpreadEngine.Params(weights, epsilon, (int) maxHops,
                 maxFanout == 0 ? null : (Integer) (int) Math.min(Integer.MAX_VALUE, maxFanout),
