@@ -145,6 +145,35 @@ public class ClosureProcedures {
         return rows.stream();
     }
 
+    /** One causal chain: its nodes (seed first, end last), the unit of each hop, and the end. */
+    public record ChainRow(String seed, List<String> nodes, List<String> units, String end, long hops,
+                           boolean truncated) {
+    }
+
+    @Procedure(name = "kg.causalChain", mode = Mode.READ)
+    @Description("kg.causalChain(node, maxHops = 3, family = '导致') :: (seed, nodes, units, end, hops, truncated) - "
+            + "the causal chains from a node as `kg expand NODE --mode causal`: live cause -> effect units of the "
+            + "family downstream, ≡ classes and node replacements followed, longest first; units cite every hop")
+    public Stream<ChainRow> causalChain(
+            @Name(value = "node", description = "a node id or label (any case / width), as `kg expand` takes it") String node,
+            @Name(value = "maxHops", defaultValue = "3", description = "at most this many hops, 1..10") long maxHops,
+            @Name(value = "family", defaultValue = "导致", description = "the content family the chain follows (its base member)") String family) {
+        String seed = NodeIds.resolve(tx, node);
+        CausalChains.Result r = new CausalChains(tx).walk(seed, (int) Math.max(0, Math.min(11, maxHops)), family);
+        List<ChainRow> rows = new ArrayList<>();
+        for (List<CausalChains.Hop> c : r.chains()) {
+            List<String> nodes = new ArrayList<>();
+            nodes.add(c.get(0).src());
+            List<String> units = new ArrayList<>();
+            for (CausalChains.Hop h : c) {
+                nodes.add(h.dst());
+                units.add(h.unit());
+            }
+            rows.add(new ChainRow(seed, nodes, units, c.get(c.size() - 1).dst(), c.size(), r.truncated()));
+        }
+        return rows.stream();
+    }
+
     private static void addAll(List<ExpandRow> rows, String kind, Map<String, List<String>> table) {
         Map<String, List<String>> ordered = new TreeMap<>(Graph.CODEPOINT_ORDER);
         ordered.putAll(table);
