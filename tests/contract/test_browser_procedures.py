@@ -76,6 +76,7 @@ def test_kg_causal_chain_gives_kg_expand_causal(demo_kb, seed):
         assert [row["end"] for row in rows] == [c.end for c in r.chains]
         assert [row["nodes"][1:] for row in rows] == [[h.dst for h in c.hops] for c in r.chains]
         assert all(row["seed"] == r.seed for row in rows)
-    # the demo's chains: GIL -> serialized bytecode execution -> poor CPU-bound thread scaling
+    # the demo's chains: GIL -impl-041-> serialized bytecode execution -impl-042-> poor CPU-bound
+    # thread scaling -> …
     gil = cypher(demo_kb, "CALL kg.causalChain('gil')")
-    assert ["impl-041", "impl-042"] in [row["units"] for row in gil]
+    assert ["impl-041", "impl-042"] in [row["units"][:2] for row in gil]
