@@ -528,7 +528,7 @@ class KnowledgeBase:
         from kgservice.expansion.causal import causal_chains
 
         if mode not in ("directed", "spread", "causal"):
-            raise InputError(f"--mode must be 'directed', 'spread' or 'causal', got {mode!r}")
+            raise InputError(f"--mode must be 'directed' or 'spread', or 'causal' for causal chains, got {mode!r}")
         given = [seeds] if isinstance(seeds, str) else list(seeds)
         if not given:
             raise InputError("expand needs at least one seed node")
