@@ -18,54 +18,24 @@ public class ClosureProcedures {
     @Context
     public Transaction tx;
 
-    public static class NodeRow {
-        public String node;
-
-        public NodeRow(String node) {
-            this.node = node;
-        }
+    /** One node id. */
+    public record NodeRow(String node) {
     }
 
-    public static class UnitRow {
-        public String unit;
-
-        public UnitRow(String unit) {
-            this.unit = unit;
-        }
+    /** One unit id. */
+    public record UnitRow(String unit) {
     }
 
-    public static class AncestorRow {
-        public String ancestor;
-        public long depth;
-        public List<String> units;
-
-        public AncestorRow(String ancestor, long depth, List<String> units) {
-            this.ancestor = ancestor;
-            this.depth = depth;
-            this.units = units;
-        }
+    /** A belongs-to ancestor, its shortest depth and the units stated on it. */
+    public record AncestorRow(String ancestor, long depth, List<String> units) {
     }
 
-    public static class EndsRow {
-        public String unit;
-        public List<String> ends;
-
-        public EndsRow(String unit, List<String> ends) {
-            this.unit = unit;
-            this.ends = ends;
-        }
+    /** A unit and the terminal units of its supersession chain. */
+    public record EndsRow(String unit, List<String> ends) {
     }
 
-    public static class ExpandRow {
-        public String kind;
-        public String id;
-        public List<String> why;
-
-        public ExpandRow(String kind, String id, List<String> why) {
-            this.kind = kind;
-            this.id = id;
-            this.why = why;
-        }
+    /** A node / unit / superseded unit of a directed expansion with why it is there. */
+    public record ExpandRow(String kind, String id, List<String> why) {
     }
 
     private Closures closures() {
@@ -90,8 +60,8 @@ public class ClosureProcedures {
         Closures c = closures();
         List<AncestorRow> rows = new ArrayList<>();
         c.belongsToAncestors(NodeIds.resolve(tx, nodeId)).forEach((a, d) -> rows.add(new AncestorRow(a, d, c.subjectMentions(a))));
-        rows.sort((x, y) -> x.depth != y.depth ? Long.compare(x.depth, y.depth)
-                : Graph.CODEPOINT_ORDER.compare(x.ancestor, y.ancestor));
+        rows.sort((x, y) -> x.depth() != y.depth() ? Long.compare(x.depth(), y.depth())
+                : Graph.CODEPOINT_ORDER.compare(x.ancestor(), y.ancestor()));
         return rows.stream();
     }
 
