@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kgservice.config import Settings, init_data_dir, load_settings
 from kgservice.errors import InputError
+from kgservice.expansion.causal import CausalResult
 from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
 from kgservice.families import SPREAD_KINDS, Lexicon
@@ -87,6 +88,24 @@ class SpreadExpansion:
 
 
 @dataclass
+class CausalExpansion:
+    """The causal chains (the 导致 family, cause → effect) from each seed, every hop with the
+    unit stating it, so a reader can cite the whole chain down to its end."""
+
+    seeds: list[str]
+    max_hops: int
+    results: list[CausalResult]
+
+    @property
+    def units(self) -> list[str]:
+        return sorted({u for r in self.results for u in r.units})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": "causal", "seeds": self.seeds, "max_hops": self.max_hops, "units": self.units,
+                "results": [r.to_dict() for r in self.results]}
+
+
+@dataclass
 class DirectedExpansion(DirectedResult):
     """Directed expansion with its live units read once, so a cached expansion is rendered
     (CLI, REST, MCP) without another store read."""
@@ -95,6 +114,10 @@ class DirectedExpansion(DirectedResult):
 
     def to_dict(self) -> dict[str, Any]:
         return DirectedResult.to_dict(self)
+
+
+ExpandMode = Literal["directed", "spread", "causal"]
+Expansion = DirectedExpansion | SpreadExpansion | CausalExpansion
 
 
 @dataclass
@@ -486,32 +509,37 @@ class KnowledgeBase:
         return retrieve(self, question, RetrieveParams(**params) if params else None)
 
 
-    def expand(self, seeds: str | Sequence[str], mode: Literal["directed", "spread"] = "directed", *,
-               limit: int | None = None, **spread: float | int | None) -> DirectedExpansion | SpreadExpansion:
+    def expand(self, seeds: str | Sequence[str], mode: ExpandMode = "directed", *,
+               limit: int | None = None, **spread: float | int | None) -> Expansion:
         """Expansion without the LLM from seed nodes (ids or labels, matched after
-        normalisation): ``directed`` traversal, or ``spread`` activation (``epsilon``,
+        normalisation): ``directed`` traversal, ``spread`` activation (``epsilon``,
         ``max_hops``, ``max_fanout``, ``max_fire`` override the settings; ``limit`` ranked
-        nodes). Whole expansions are kept in the in-memory ``expand`` cache at one store
+        nodes), or ``causal`` chains downstream along the 导致 family (``max_hops``, default 3). Whole expansions are kept in the in-memory ``expand`` cache at one store
         version, shared by the CLI, REST and MCP; :meth:`expand_cached` says whether one was."""
         return self.expand_cached(seeds, mode, limit=limit, **spread)[0]
 
-    def expand_cached(self, seeds: str | Sequence[str], mode: Literal["directed", "spread"] = "directed", *,
+    def expand_cached(self, seeds: str | Sequence[str], mode: ExpandMode = "directed", *,
                       limit: int | None = None, peek: bool = False,
-                      **spread: float | int | None) -> tuple[DirectedExpansion | SpreadExpansion | None, bool]:
+                      **spread: float | int | None) -> tuple[Expansion | None, bool]:
         """:meth:`expand` and whether the reply came from the cache. ``peek`` only looks in the
         in-memory front (no store read, no lock wait: for an event loop) and gives
         ``(None, False)`` on a miss."""
         from kgservice.caches import cache_key
         from kgservice.expansion import expand_directed, spread_activation
+        from kgservice.expansion.causal import causal_chains
 
-        if mode not in ("directed", "spread"):
-            raise InputError(f"--mode must be 'directed' or 'spread', got {mode!r}")
+        if mode not in ("directed", "spread", "causal"):
+            raise InputError(f"--mode must be 'directed' or 'spread', or 'causal' for causal chains, got {mode!r}")
         given = [seeds] if isinstance(seeds, str) else list(seeds)
         if not given:
             raise InputError("expand needs at least one seed node")
         params = self.spread_params(**{k: v or 0 for k, v in spread.items()}) if mode == "spread" else None
+        causal_hops = int(spread.get("max_hops") or 3)
+        if mode == "causal" and not 1 <= causal_hops <= 10:
+            raise InputError(f"--hops must be 1..10 for causal chains, got {causal_hops}")
         # the in-memory ``expand`` cache: valid at one change-log version (Caches.memo)
-        key = cache_key("expand", "kb", given, mode, limit or None, params.key() if params else None)
+        key = cache_key("expand", "kb", given, mode, limit or None,
+                        params.key() if params else (causal_hops if mode == "causal" else None))
         if peek:
             out = self.caches.front_peek(key)
             return out, out is not None
@@ -519,6 +547,8 @@ class KnowledgeBase:
         def compute() -> DirectedExpansion | SpreadExpansion:
             found = self.resolve_nodes(given)
             ids = list(dict.fromkeys(found[s] or self._node_or_hint(s) for s in given))
+            if mode == "causal":
+                return CausalExpansion(ids, causal_hops, [causal_chains(self.store, i, causal_hops) for i in ids])
             if params is None:
                 res = expand_directed(self.store, ids)
                 return DirectedExpansion(res.seeds, res.nodes, res.units, res.superseded,

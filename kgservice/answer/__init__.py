@@ -7,6 +7,8 @@ from kgservice.answer.grounded import (
     AnswerOut,
     CitedSentence,
     answer_messages,
+    chain_sentence,
+    cite_chains,
     grounded_answer,
     not_in_graph,
     sentence_problems,
@@ -14,5 +16,5 @@ from kgservice.answer.grounded import (
     validate_answer,
 )
 
-__all__ = ["NOT_IN_GRAPH_EN", "NOT_IN_GRAPH_ZH", "Answer", "AnswerOut", "CitedSentence", "answer_messages",
+__all__ = ["NOT_IN_GRAPH_EN", "NOT_IN_GRAPH_ZH", "Answer", "AnswerOut", "CitedSentence", "answer_messages", "chain_sentence", "cite_chains",
            "grounded_answer", "not_in_graph", "sentence_problems", "unit_vocabulary", "validate_answer"]

@@ -175,6 +175,29 @@ def render(out: AnswerOut) -> str:
     return " ".join(f"{s.text.strip()} [{', '.join(s.cites)}]" for s in out.sentences)
 
 
+def chain_sentence(chain: Sequence[Unit]) -> dict[str, Any]:
+    """One sentence stating a causal chain hop by hop in the units' own words (subject,
+    predicate, object), citing every unit of it: grounded by construction."""
+    hops = [" ".join(x for x in (u.subject, u.predicate, u.args[0].node or u.args[0].literal or "") if x)
+            for u in chain]
+    return {"text": "; ".join(hops) + ".", "cites": [u.id for u in chain]}
+
+
+def cite_chains(answer: Answer, chains: Sequence[Sequence[Unit]]) -> Answer:
+    """A found answer to a causal question cites each chain it rests on down to the end: a
+    chain some of whose units no sentence cites is stated in one more sentence of its own."""
+    if not answer.found:
+        return answer
+    for chain in chains:
+        cited = {c for s in answer.sentences for c in s["cites"]}
+        if chain and not {u.id for u in chain} <= cited:
+            s = chain_sentence(chain)
+            answer.sentences.append(s)
+            answer.text = f"{answer.text} {s['text']} [{', '.join(s['cites'])}]".strip()
+    answer.cited = sorted({c for s in answer.sentences for c in s["cites"]})
+    return answer
+
+
 def grounded_answer(store: GraphStore, lexicon: Lexicon, llm: LLM, caches: Caches, question: str, units: Sequence[Unit],
                     key_ids: Sequence[str]) -> Answer:
     if not units:

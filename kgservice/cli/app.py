@@ -141,23 +141,32 @@ def print_unit_report(files: int, report: Any, no_embed: bool, as_json: bool) ->
 def expand(
     ctx: typer.Context,
     node: Annotated[str, typer.Argument(help="Node label (any case / width); matched by normalised id, then by vector.")],
-    mode: Annotated[str, typer.Option("--mode", help="directed | spread")] = "directed",
-    hops: Annotated[Optional[int], typer.Option("--hops", "-k", help="Spread: at most K hops.")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="directed | spread | causal (chains along the 导致 family: what the node leads to, each hop with its unit id)")] = "directed",
+    hops: Annotated[Optional[int], typer.Option("--hops", "-k", help="Spread / causal: at most K hops (causal default 3).")] = None,
     epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Spread: stop below this energy.")] = None,
     limit: Annotated[int, typer.Option("--limit", help="Spread: how many ranked nodes to print.")] = 20,
     max_fanout: Annotated[Optional[int], typer.Option("--max-fanout", min=1, help="Spread: nodes with more relation edges receive energy but do not pass it on (the first hop, from the seed, is never limited). Env KG_SPREAD_MAX_FANOUT.")] = None,
     max_fire: Annotated[Optional[int], typer.Option("--max-fire", min=1, help="Spread: at most this many nodes spread on from each hop. Env KG_SPREAD_MAX_FIRE.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Expand from a node without the LLM: directed traversal or spreading activation."""
+    """Expand from a node without the LLM: directed traversal, spreading activation or causal chains."""
     from kgservice.notation import format_unit
-    from kgservice.service import DirectedExpansion
+    from kgservice.expansion.causal import chain_text
+    from kgservice.service import CausalExpansion, DirectedExpansion
 
     with knowledge_base(ctx) as kb:
         res = kb.expand(node, mode, limit=limit, epsilon=epsilon, max_hops=hops, max_fanout=max_fanout,  # type: ignore[arg-type]
                         max_fire=max_fire)
         if as_json:
             print_json(res.to_dict())
+            return
+        if isinstance(res, CausalExpansion):
+            for r in res.results:
+                out.print(f"[bold]causal chains from {escape(r.seed)}[/bold] (at most {res.max_hops} hops): "
+                          f"{len(r.chains)} chain(s)" + (", cut at the chain bound" if r.truncated else ""))
+                for c in r.chains:
+                    out.print("  " + escape(chain_text(r.seed, [(h.dst, h.unit) for h in c.hops])),
+                              highlight=False, soft_wrap=True)
             return
         if isinstance(res, DirectedExpansion):
             units = res.live_units

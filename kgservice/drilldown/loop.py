@@ -28,9 +28,9 @@ from kgservice.drilldown.collect import (
     words,
 )
 from kgservice.drilldown.judge import judge, judge_messages
-from kgservice.expansion.causal import CAUSAL_FAMILY
+from kgservice.expansion.causal import CAUSAL_FAMILY, CausalChain
 from kgservice.extraction.extract import KeyQuery
-from kgservice.ids import node_id
+from kgservice.ids import node_id, normalise_label
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
@@ -93,6 +93,8 @@ class DrillResult:
     rounds: list[RoundRecord]
     stop_reason: str
     state: QueryState
+    # the causal chains the answer rests on (a causal question): every unit of each, in chain order
+    chains: list[list[Unit]] = field(default_factory=list)
 
 
 def initial_mode(key: KeyQuery) -> str:
@@ -107,7 +109,7 @@ def initial_mode(key: KeyQuery) -> str:
 
 
 def causal_candidates(store: Any, state: QueryState, seeds: dict[str, float],
-                      cands: dict[str, Candidate]) -> list[list[str]]:
+                      cands: dict[str, Candidate]) -> list[CausalChain]:
     """A causal question ("what does X lead to in the end?"): walk the 导致 chains downstream
     from the key nodes found in the graph (:func:`kgservice.expansion.causal.causal_chains`,
     3 hops, live units only) and offer every unit on them, with its place in the chain — the
@@ -115,12 +117,12 @@ def causal_candidates(store: Any, state: QueryState, seeds: dict[str, float],
     from kgservice.expansion.causal import causal_chains
 
     starts = [n for n in dict.fromkeys(m for ms in state.matches.values() for m in ms) if n in seeds]
-    walked: list[list[str]] = []
+    walked: list[CausalChain] = []
     units: dict[str, tuple[float, str]] = {}
     for start in starts:
         res = causal_chains(store, start)
         for chain in res.chains:
-            walked.append(chain.units)
+            walked.append(chain)
             path = " -> ".join([chain.hops[0].src] + [h.dst for h in chain.hops])
             for i, h in enumerate(chain.hops, 1):
                 units.setdefault(h.unit, (seeds[start], f"causal chain hop {i}: {path}"))
@@ -133,6 +135,20 @@ def causal_candidates(store: Any, state: QueryState, seeds: dict[str, float],
             elif why not in c.why:
                 c.why.append(why)
     return walked
+
+
+# what a question says when it asks where a causal chain ends, not just for the next effect:
+# "what does X lead to", "… in the end", "X 最终导致什么"; "what does X cause?" asks for one hop
+LEADS_TO = frozenset({"lead to", "leads to", "led to", "lead", "result in", "results in", "end up in"})
+END_WORDS = ("in the end", "eventually", "ultimately", "finally", "最终", "最后", "到头来")
+
+
+def asks_for_chain_end(question: str, predicates: list[dict[str, str]]) -> bool:
+    """Whether a causal question asks what something leads to, so the answer needs every hop
+    of the chain down to its end (the judge may stop at the first)."""
+    q = normalise_label(question)
+    return (any(normalise_label(p.get("predicate", "")) in LEADS_TO for p in predicates)
+            or any(w in q for w in END_WORDS))
 
 
 def covered(relevant: list[Unit], state: QueryState) -> bool:
@@ -160,10 +176,12 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
             on_round(rec, {uid: pool[uid].unit for uid in rec.new_units if uid in pool})
 
     mode = initial_mode(state.key)
+    whole_chains = asks_for_chain_end(question, state.key.predicates)
     seeds = dict(state.seeds)
     expanded: set[str] = set()
     pool: dict[str, Candidate] = {}
     relevant: list[str] = []
+    used_chains: list[list[str]] = []
     rounds: list[RoundRecord] = []
     drifts = 0
     stop = ""
@@ -180,7 +198,8 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
                     cands[uid] = c
         chains: list[list[str]] = []
         if r == 1 and CAUSAL_FAMILY in state.key.families:
-            chains = causal_candidates(store, state, seeds, cands)
+            walked = causal_candidates(store, state, seeds, cands)
+            chains = [c.units for c in walked]
         new = [c for uid, c in cands.items() if uid not in pool]
         for c in new:
             c.score = score(c, state.all_matches, state.key.families, qwords)
@@ -206,6 +225,12 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
         for rid in decision.relevant:
             if rid in pool and rid not in relevant:
                 relevant.append(rid)
+        # a chain the judge found relevant counts whole: what the cause leads to is its end,
+        # so every hop down to the end is relevant (and the answer cites them all)
+        for chain in rec.causal if whole_chains else ():
+            if set(chain) & set(relevant) and all(u in pool for u in chain):
+                relevant.extend(u for u in chain if u not in relevant)
+                used_chains.append(chain)
         grew = len(relevant) > before
         if decision.drift and restart is not None and drifts < params.max_drifts:
             drifts += 1
@@ -242,5 +267,7 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
             break
         seeds, mode = {n: 1.0 for n in nxt}, decision.mode
     rel = [pool[rid].unit for rid in relevant if rid in pool]
+    used = [[pool[u].unit for u in c] for c in used_chains if all(u in relevant for u in c)]
     ordered_pool = [c.unit for c in sorted(pool.values(), key=lambda c: (-c.score, c.unit.id))]
-    return DrillResult(relevant=rel, pool=ordered_pool, rounds=rounds, stop_reason=stop or "round cap", state=state)
+    return DrillResult(relevant=rel, pool=ordered_pool, rounds=rounds, stop_reason=stop or "round cap", state=state,
+                       chains=used)

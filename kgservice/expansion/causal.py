@@ -58,6 +58,12 @@ class CausalResult:
                 "chains": [[asdict(h) for h in c.hops] for c in self.chains]}
 
 
+def chain_text(seed: str, hops: list[tuple[str, str]]) -> str:
+    """One causal chain on a line, ``seed -#u1-> effect -#u2-> end``: the form the CLI and the
+    MCP expand tool print, so both read alike. ``hops`` is (effect, unit) per hop."""
+    return seed + "".join(f" -#{unit}-> {dst}" for dst, unit in hops)
+
+
 def _aliases(store: Any, node: str) -> list[str]:
     """The node, what replaces it (node supersession), and the ≡ classes of both."""
     focus = [node] + [e for e in store.node_superseded_end(node) if e != node]

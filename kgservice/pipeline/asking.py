@@ -220,7 +220,7 @@ def ask_with_llm(kb: KnowledgeBase, question: str, trace: bool = False, *, param
     runs. A result served whole from the caches' in-memory front (same question, parameters
     and model, same store version, computed before with no LLM call) replays its rounds
     through ``on_round`` too."""
-    from kgservice.answer import grounded_answer, not_in_graph
+    from kgservice.answer import cite_chains, grounded_answer, not_in_graph
     from kgservice.notation.serializer import format_unit
 
     question = question.strip()
@@ -262,6 +262,7 @@ def ask_with_llm(kb: KnowledgeBase, question: str, trace: bool = False, *, param
     missing = missing_key_entities(kb, kq, classes)
     rounds: list[dict[str, Any]] = []
     relevant = []
+    chains: list[list[Unit]] = []
     if missing:
         stop = "; ".join(missing)
     elif state.seeds:
@@ -276,10 +277,11 @@ def ask_with_llm(kb: KnowledgeBase, question: str, trace: bool = False, *, param
         dd = drill_down(kb.store, kb.spread_params(), llm, caches, question, state,
                         DrillParams(params.max_rounds, params.max_units, params.spread_nodes, params.max_drifts),
                         restart=restart, on_round=round_done)
-        relevant, stop, state = dd.relevant, dd.stop_reason, dd.state
+        relevant, stop, state, chains = dd.relevant, dd.stop_reason, dd.state, dd.chains
     else:
         stop = "no key node matched an entry node" if kq.nodes else "no key nodes in the question"
-    ans = grounded_answer(kb.store, kb.lexicon, llm, caches, question, relevant, state.key.node_ids)
+    ans = cite_chains(grounded_answer(kb.store, kb.lexicon, llm, caches, question, relevant, state.key.node_ids),
+                      chains)
     if not ans.found and not relevant:
         ans.text = not_in_graph(question)
     cache1 = caches.session_counts()

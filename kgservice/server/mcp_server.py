@@ -245,9 +245,10 @@ def build_mcp(sc: ServerContext) -> MCPServer:
 
     @mcp.tool(annotations=READ, structured_output=False)
     def expand(seeds: list[str] = Field(min_length=1, max_length=20),
-               mode: Literal["directed", "spread"] = "spread", max_hops: int = Field(3, ge=1, le=6),
+               mode: Literal["directed", "spread", "causal"] = "spread", max_hops: int = Field(3, ge=1, le=6),
                token_budget: int = Field(2000, ge=1), ctx: Context = None) -> str:  # type: ignore[assignment]
-        """Expand from nodes without the LLM: directed traversal (units) or spreading activation (ranked nodes)."""
+        """Expand from nodes without the LLM: directed traversal (units), spreading activation (ranked nodes) or
+        causal chains (what each node leads to, cause -> effect, every hop with its unit id)."""
         def run(_: Principal) -> str:
             out = sc.expand(ExpandIn(seeds=seeds, mode=mode, max_hops=max_hops, limit=500))
             return gt.cut_to_budget(ops.expand_text(out), token_budget)

@@ -60,7 +60,7 @@ class SearchHit(BaseModel):
 
 class ExpandIn(Strict):
     seeds: list[str] = Field(min_length=1, max_length=20)
-    mode: Literal["directed", "spread"] = "directed"
+    mode: Literal["directed", "spread", "causal"] = "directed"
     max_hops: int | None = Field(None, ge=1, le=6)
     epsilon: float | None = Field(None, gt=0.0, lt=1.0)
     max_fanout: int | None = Field(None, ge=1)
@@ -79,6 +79,17 @@ class Ranked(BaseModel):
     energy: float
 
 
+class CausalHopOut(BaseModel):
+    src: str  # the cause (a ≡ member or replacement of the previous hop's effect)
+    dst: str  # the effect
+    unit: str  # the unit stating it
+
+
+class CausalChainOut(BaseModel):
+    seed: str
+    hops: list[CausalHopOut]  # seed → … → end, one unit per hop
+
+
 class ExpandOut(BaseModel):
     mode: str
     seeds: list[str]
@@ -86,6 +97,7 @@ class ExpandOut(BaseModel):
     superseded: dict[str, list[str]] = {}
     ranked: list[Ranked] = []
     hops: int | None = None
+    chains: list[CausalChainOut] = []  # causal mode: maximal chains, longest first, per seed
     cached: bool = False  # served from the in-memory expand cache (same request, same store version)
 
 

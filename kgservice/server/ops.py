@@ -14,6 +14,8 @@ from kgservice.server.errors import Forbidden, NotFound
 from kgservice.server.models import (
     AskIn,
     AskOut,
+    CausalChainOut,
+    CausalHopOut,
     ExpandIn,
     ExpandOut,
     ExpandUnit,
@@ -123,8 +125,12 @@ def expand_cached(kb: KnowledgeBase, body: ExpandIn) -> ExpandOut | None:
 
 def expand_out(res: Any, limit: int, cached: bool) -> ExpandOut:
     from kgservice.notation import format_unit
-    from kgservice.service import SpreadExpansion
+    from kgservice.service import CausalExpansion, SpreadExpansion
 
+    if isinstance(res, CausalExpansion):
+        chains = [CausalChainOut(seed=r.seed, hops=[CausalHopOut(src=h.src, dst=h.dst, unit=h.unit) for h in c.hops])
+                  for r in res.results for c in r.chains]
+        return ExpandOut(mode="causal", seeds=res.seeds, hops=res.max_hops, cached=cached, chains=chains[:limit])
     if isinstance(res, SpreadExpansion):
         return ExpandOut(mode="spread", seeds=res.seeds, hops=res.result.hops, cached=cached,
                          ranked=[Ranked(node=n, energy=round(float(e), 6)) for n, e in res.ranked()])
@@ -140,6 +146,12 @@ def expand_text(out: ExpandOut) -> str:
         lines = [f"directed expansion of {', '.join(out.seeds)}: {len(out.units)} units"
                  + (f", {len(out.superseded)} superseded skipped" if out.superseded else "")]
         lines += [f"  #{u.id} {u.text.splitlines()[0]}   <- {'; '.join(u.via)}" for u in out.units]
+        return "\n".join(lines)
+    if out.mode == "causal":
+        from kgservice.expansion.causal import chain_text
+
+        lines = [f"causal chains from {', '.join(out.seeds)} (at most {out.hops} hops): {len(out.chains)} chain(s)"]
+        lines += ["  " + chain_text(c.seed, [(h.dst, h.unit) for h in c.hops]) for c in out.chains]
         return "\n".join(lines)
     lines = [f"spreading activation from {', '.join(out.seeds)} ({out.hops} hops)"]
     lines += [f"  {r.node}  {r.energy:.4f}" for r in out.ranked]

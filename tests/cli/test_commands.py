@@ -50,6 +50,24 @@ def test_ingest_expand_export_stats(kg, tmp_path):
     assert (st["units"], st["nodes"], st["backend"]) == (3, 4, "embedded")
 
 
+def test_expand_causal_prints_the_chains_with_their_units(kg, tmp_path):
+    f = tmp_path / "c.units"
+    f.write_text("#k1 {deforestation} [causes] {soil erosion}\n#k2 {soil erosion} [leads to] {crop failure}\n"
+                 "#k3 {crop failure} [引起] {famine}\n#k4 {famine} [causes] {migration}\n"
+                 "#k5 {soil erosion} [has] {gullies}\n", "utf-8")
+    kg("ingest", str(f))
+    d = json.loads(kg("expand", "Deforestation", "--mode", "causal", "--json").stdout)
+    assert d["seeds"] == ["deforestation"] and d["max_hops"] == 3 and d["units"] == ["k1", "k2", "k3"]
+    [r] = d["results"]
+    # k5 (has) is no 导致 unit; k4 is a fourth hop
+    assert r["ends"] == ["famine"] and [[h["unit"] for h in c] for c in r["chains"]] == [["k1", "k2", "k3"]]
+    d4 = json.loads(kg("expand", "deforestation", "--mode", "causal", "-k", "4", "--json").stdout)
+    assert d4["units"] == ["k1", "k2", "k3", "k4"] and d4["results"][0]["ends"] == ["migration"]
+    text = kg("expand", "deforestation", "--mode", "causal").stdout
+    assert "deforestation -#k1-> soil erosion -#k2-> crop failure -#k3-> famine" in text
+    assert "--hops must be 1..10" in kg("expand", "deforestation", "--mode", "causal", "-k", "11", code=2).stderr
+
+
 def test_bad_file_is_rejected_with_position_and_nothing_stored(kg, tmp_path):
     good = tmp_path / "good.units"
     good.write_text(GOOD, "utf-8")

@@ -85,6 +85,28 @@ def test_causal_question_walks_the_chain(kb, boundary):
     assert first["causal"] == [["k1", "k2", "k3"]]
     assert {"k1", "k2", "k3"} <= set(first["new_units"])
     assert res.found and "k1" in res.cited
+    # what deforestation leads to is the chain's end: the answer cites every hop down to famine
+    assert {"k1", "k2", "k3"} <= set(res.cited) and "famine" in res.answer
+
+
+def test_a_causal_answer_that_stops_early_gets_the_whole_chain_stated(kb):
+    from kgservice.answer import Answer, cite_chains
+
+    units = {u.id: u for u in parse_units(CHAIN, kb.lexicon, doc="chain.units")}
+    chain = [units["k1"], units["k2"], units["k3"]]
+    ans = cite_chains(Answer(found=True, text="deforestation causes soil erosion. [k1]",
+                             sentences=[{"text": "deforestation causes soil erosion.", "cites": ["k1"]}],
+                             cited=["k1"]), [chain])
+    assert ans.cited == ["k1", "k2", "k3"]
+    assert ans.sentences[-1] == {"text": "deforestation causes soil erosion; soil erosion leads to crop failure; "
+                                         "crop failure 引起 famine.", "cites": ["k1", "k2", "k3"]}
+    assert ans.text.endswith("crop failure 引起 famine. [k1, k2, k3]")
+    # every word of the added sentence is in the units it cites (the answer validator's rule)
+    held = set().union(*(_words(format_unit(u, with_id=False)) for u in chain))
+    assert not _words(ans.sentences[-1]["text"]) - held
+    # a chain already cited adds nothing; an answer not found stays as it is
+    assert len(cite_chains(ans, [chain]).sentences) == 2
+    assert cite_chains(Answer(found=False, text="no"), [chain]).sentences == []
 
 
 def test_entry_step_stands_in_when_the_key_node_step_finds_nothing(corpus_kb, boundary, script):
@@ -95,3 +117,14 @@ def test_entry_step_stands_in_when_the_key_node_step_finds_nothing(corpus_kb, bo
     assert [k["id"] for k in res.key_nodes] == ["smoking"]
     assert any("entry nodes named in the question" in n for n in res.notes)
     assert res.found and "s1" in res.cited
+
+
+def test_only_a_question_for_the_chain_end_takes_the_whole_chain():
+    from kgservice.drilldown.loop import asks_for_chain_end
+
+    cause = [{"predicate": "cause", "family": "导致", "kind": "content"}]
+    lead = [{"predicate": "leads to", "family": "导致", "kind": "content"}]
+    assert not asks_for_chain_end("What does smoking cause?", cause)  # one hop is the answer
+    assert asks_for_chain_end("What does smoking lead to?", lead)
+    assert asks_for_chain_end("What does smoking cause in the end?", cause)
+    assert asks_for_chain_end("吸烟最终导致什么？", [{"predicate": "导致", "family": "导致", "kind": "content"}])

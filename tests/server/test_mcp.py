@@ -158,6 +158,8 @@ def test_kg_tools(settings, kb):
     assert hits[0]["node_id"] == "smoking" and hits[0]["score"] == pytest.approx(1.0, abs=1e-3)
     text = text_of(run(call(mcp, "expand", {"seeds": ["smoking"], "mode": "directed"})))
     assert "#s1 " in text and "#s4 " in text  # the units whose subject is smoking
+    chain = text_of(run(call(mcp, "expand", {"seeds": ["smoking"], "mode": "causal"})))
+    assert "smoking -#s1-> lung cancer -#s3-> death" in chain  # the whole chain, each hop's unit
     ans = run(call(mcp, "ask", {"question": "What does smoking cause?"})).structured_content
     assert ans["in_graph"] is True and "s1" in ans["citations"]
     saved = run(call(mcp, "save_result", {"question": "q?", "answer": "a", "outcome": "useful",

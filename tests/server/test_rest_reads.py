@@ -48,6 +48,18 @@ def test_search_expand_stats(client, keys):
     assert (st["backend"], st["units"]) == ("embedded", 8)
 
 
+def test_causal_expand_names_every_hop_with_its_unit(client, keys):
+    h = auth(keys["reader"])
+    # 吸烟 ≡ smoking -s1-> lung cancer -s3-> death: the chain from the label, in the CLI's shape
+    d = client.post("/v1/expand", json={"seeds": ["吸烟"], "mode": "causal"}, headers=h).json()
+    assert d["mode"] == "causal" and d["seeds"] == ["吸烟"] and d["hops"] == 3
+    assert [[(x["src"], x["dst"], x["unit"]) for x in c["hops"]] for c in d["chains"]] == [
+        [("smoking", "lung cancer", "s1"), ("lung cancer", "death", "s3")]]
+    one = client.post("/v1/expand", json={"seeds": ["smoking"], "mode": "causal", "max_hops": 1}, headers=h).json()
+    assert [[x["unit"] for x in c["hops"]] for c in one["chains"]] == [["s1"]]
+    assert client.post("/v1/expand", json={"seeds": ["death"], "mode": "causal"}, headers=h).json()["chains"] == []
+
+
 def test_ask_json_and_sse(client, keys):
     h = auth(keys["reader"])
     body = {"question": "What does smoking cause?", "threshold": 0.7}

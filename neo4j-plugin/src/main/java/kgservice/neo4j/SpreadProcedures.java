@@ -23,30 +23,12 @@ public class SpreadProcedures {
     @Context
     public GraphDatabaseService db;
 
-    public static class SpreadRow {
-        public String node;
-        public double energy;
-
-        public SpreadRow(String node, double energy) {
-            this.node = node;
-            this.energy = energy;
-        }
+    /** One activated node and its energy. */
+    public record SpreadRow(String node, double energy) {
     }
 
-    public static class SpreadLists {
-        public List<String> nodes;
-        public List<Double> energies;
-        public long hops;
-        public long activated;
-        public String engine;
-
-        public SpreadLists(List<String> nodes, List<Double> energies, long hops, long activated, String engine) {
-            this.nodes = nodes;
-            this.energies = energies;
-            this.hops = hops;
-            this.activated = activated;
-            this.engine = engine;
-        }
+    /** The whole spread as parallel lists (unordered), with how many hops ran and how many nodes were reached. */
+    public record SpreadLists(List<String> nodes, List<Double> energies, long hops, long activated, String engine) {
     }
 
     public static class GraphStats {
@@ -85,22 +67,22 @@ public class SpreadProcedures {
             + "engine = 'auto') :: (node, energy) - spreading activation as `kg expand --spread`, rows by energy "
             + "(highest first); engine 'resident' (the in-memory graph), 'walk' (the store, per call) or 'auto'")
     public Stream<SpreadRow> spread(
-            @Name("seeds") Map<String, Object> seeds,
-            @Name(value = "tau", defaultValue = "null") Map<String, Object> tau,
-            @Name(value = "epsilon", defaultValue = "0.05") double epsilon,
-            @Name(value = "maxHops", defaultValue = "3") long maxHops,
-            @Name(value = "maxFanout", defaultValue = "0") long maxFanout,
-            @Name(value = "maxFire", defaultValue = "0") long maxFire,
-            @Name(value = "degreeDamping", defaultValue = "0.0") double degreeDamping,
-            @Name(value = "seedBackflow", defaultValue = "true") boolean seedBackflow,
-            @Name(value = "limit", defaultValue = "0") long limit,
-            @Name(value = "engine", defaultValue = "auto") String engine) {
+            @Name(value = "seeds", description = "start energy per node id or label (any case / width, as `kg expand` takes it), e.g. {Python: 1.0}") Map<String, Object> seeds,
+            @Name(value = "tau", defaultValue = "null", description = "energy factor per family kind; null: the lexicon's") Map<String, Object> tau,
+            @Name(value = "epsilon", defaultValue = "0.05", description = "a node whose incoming energy this hop is below it does not spread on; in (0, 1)") double epsilon,
+            @Name(value = "maxHops", defaultValue = "3", description = "hops (K), 1..10") long maxHops,
+            @Name(value = "maxFanout", defaultValue = "0", description = "from hop 2 on, a node with more relation edges passes nothing; 0: off") long maxFanout,
+            @Name(value = "maxFire", defaultValue = "0", description = "at most this many nodes spread on from each hop; 0: off") long maxFire,
+            @Name(value = "degreeDamping", defaultValue = "0.0", description = "hub damping δ: each row carries e / max(1, d)^δ * tau") double degreeDamping,
+            @Name(value = "seedBackflow", defaultValue = "true", description = "false: seeds receive no energy during the hops") boolean seedBackflow,
+            @Name(value = "limit", defaultValue = "0", description = "the N most energetic nodes (ties by id); 0: all") long limit,
+            @Name(value = "engine", defaultValue = "auto", description = "'resident' (in-memory graph), 'walk' (the store) or 'auto'") String engine) {
         SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
                 limit, engine);
         List<SpreadRow> rows = new ArrayList<>(r.energy().size());
         r.energy().forEach((k, v) -> rows.add(new SpreadRow(k, v)));
-        rows.sort(Comparator.<SpreadRow>comparingDouble(x -> -x.energy)
-                .thenComparing(x -> x.node, Graph.CODEPOINT_ORDER));
+        rows.sort(Comparator.<SpreadRow>comparingDouble(x -> -x.energy())
+                .thenComparing(x -> x.node(), Graph.CODEPOINT_ORDER));
         return (limit > 0 && rows.size() > limit ? rows.subList(0, (int) limit) : rows).stream();
     }
 
@@ -109,16 +91,16 @@ public class SpreadProcedures {
             + "of parallel lists (unordered), for clients: one row costs a fraction of a hundred thousand. With limit N "
             + "> 0 the lists hold the N most energetic nodes (ties by id) plus unknown seeds; `activated` counts all")
     public Stream<SpreadLists> spreadLists(
-            @Name("seeds") Map<String, Object> seeds,
-            @Name(value = "tau", defaultValue = "null") Map<String, Object> tau,
-            @Name(value = "epsilon", defaultValue = "0.05") double epsilon,
-            @Name(value = "maxHops", defaultValue = "3") long maxHops,
-            @Name(value = "maxFanout", defaultValue = "0") long maxFanout,
-            @Name(value = "maxFire", defaultValue = "0") long maxFire,
-            @Name(value = "degreeDamping", defaultValue = "0.0") double degreeDamping,
-            @Name(value = "seedBackflow", defaultValue = "true") boolean seedBackflow,
-            @Name(value = "limit", defaultValue = "0") long limit,
-            @Name(value = "engine", defaultValue = "auto") String engine) {
+            @Name(value = "seeds", description = "start energy per node id or label (any case / width, as `kg expand` takes it), e.g. {Python: 1.0}") Map<String, Object> seeds,
+            @Name(value = "tau", defaultValue = "null", description = "energy factor per family kind; null: the lexicon's") Map<String, Object> tau,
+            @Name(value = "epsilon", defaultValue = "0.05", description = "a node whose incoming energy this hop is below it does not spread on; in (0, 1)") double epsilon,
+            @Name(value = "maxHops", defaultValue = "3", description = "hops (K), 1..10") long maxHops,
+            @Name(value = "maxFanout", defaultValue = "0", description = "from hop 2 on, a node with more relation edges passes nothing; 0: off") long maxFanout,
+            @Name(value = "maxFire", defaultValue = "0", description = "at most this many nodes spread on from each hop; 0: off") long maxFire,
+            @Name(value = "degreeDamping", defaultValue = "0.0", description = "hub damping δ: each row carries e / max(1, d)^δ * tau") double degreeDamping,
+            @Name(value = "seedBackflow", defaultValue = "true", description = "false: seeds receive no energy during the hops") boolean seedBackflow,
+            @Name(value = "limit", defaultValue = "0", description = "the N most energetic nodes (ties by id); 0: all") long limit,
+            @Name(value = "engine", defaultValue = "auto", description = "'resident' (in-memory graph), 'walk' (the store) or 'auto'") String engine) {
         SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
                 limit, engine);
         List<String> nodes = new ArrayList<>(r.energy().size());
@@ -210,7 +192,7 @@ public class SpreadProcedures {
             if (!(e.getValue() instanceof Number num)) {
                 throw new IllegalArgumentException("seed '" + e.getKey() + "' needs a numeric energy, got " + e.getValue());
             }
-            seedEnergy.put(e.getKey(), num.doubleValue());
+            seedEnergy.merge(NodeIds.resolve(tx, e.getKey()), num.doubleValue(), Math::max);
         }
         var params = new SpreadEngine.Params(weights, epsilon, (int) maxHops,
                 maxFanout == 0 ? null : (Integer) (int) Math.min(Integer.MAX_VALUE, maxFanout),
