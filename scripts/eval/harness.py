@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -61,7 +62,18 @@ def _fingerprint(ds: Dataset, embedder: str) -> str:
     """The ingest cache's key: what the graph is built from (the passages' ids and triples)
     and the embedder; the questions do not change the graph, so a subset of them reuses it."""
     h = _digest([[p.id, p.triples] for p in ds.passages])
-    return f"{ds.name}-{embedder.replace(':', '_')}-{h}"
+    return f"{graph_name(ds.name)}-{embedder.replace(':', '_')}-{h}"
+
+
+def graph_name(name: str) -> str:
+    """A set's name without the question-limit part :func:`scripts.eval.dataset.subset` adds
+    (``musique-20q`` → ``musique``, ``musique-20q-sliced`` → ``musique-sliced``): ``--limit``
+    alone keeps every passage, so it must reuse the whole set's ingest, not build its own.
+
+    >>> graph_name("musique-20q"), graph_name("tiny-1q-sliced"), graph_name("musique-rules")
+    ('musique', 'tiny-sliced', 'musique-rules')
+    """
+    return re.sub(r"-\d+q(?=-sliced$|$)", "", name)
 
 
 def _passage_vectors_path(ds: Dataset, embedder: str) -> Path:
