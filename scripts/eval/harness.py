@@ -225,3 +225,44 @@ def unit_dense_scores(ctx: Context, qid: str) -> dict[str, float]:
     vecs, rows = ctx._uvecs  # type: ignore[attr-defined]
     sims = vecs @ ctx.qvecs[qid]
     return {pid: float(sims[ix].max()) for pid, ix in rows.items()}
+
+
+# -- why a gold passage is missed --------------------------------------------------------------
+
+MISS_KINDS = ("top 5", "no node", "seeded, ranked below 5", "reached, ranked below 5", "not reached")
+
+
+def miss_reason(rank: int | None, nodes: set[str], seeds: Mapping[str, float]) -> str:
+    """Where a gold passage stands for one question, so a loss can be told apart: in the top 5;
+    ``no node`` (no unit of the graph comes from it: the extractor's loss, nothing a retrieval
+    can reach); ``seeded`` (one of its nodes is a seed of the spreading — entry or lexical
+    seed — yet it ranks below 5); ``reached`` (a retrieved unit comes from it, below 5); ``not
+    reached`` (it has nodes, but no retrieved unit comes from it: the second hop is lost).
+    ``rank`` is the passage's 1-based rank among the passages the retrieval scored, ``None``
+    when it scored none.
+
+    >>> miss_reason(2, {"a"}, {}), miss_reason(None, set(), {"a": 1.0}), miss_reason(9, {"a"}, {"a": 1.0})
+    ('top 5', 'no node', 'seeded, ranked below 5')
+    >>> miss_reason(9, {"a"}, {"b": 1.0}), miss_reason(None, {"a"}, {"b": 1.0}), miss_reason(None, {"a"}, {"a": 1.0})
+    ('reached, ranked below 5', 'not reached', 'seeded, ranked below 5')
+    """
+    if rank is not None and rank <= 5:
+        return "top 5"
+    if not nodes:
+        return "no node"
+    if nodes & set(seeds):
+        return "seeded, ranked below 5"
+    return "reached, ranked below 5" if rank is not None else "not reached"
+
+
+def miss_table(rows: list[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """Counts of :func:`miss_reason` per question type, from (type, reason) rows, plus ``all``.
+
+    >>> miss_table([("bridge", "top 5"), ("bridge", "no node"), ("3-hop", "top 5")])["all"]["top 5"]
+    2
+    """
+    out: dict[str, dict[str, int]] = {"all": dict.fromkeys(MISS_KINDS, 0)}
+    for kind, reason in rows:
+        out.setdefault(kind, dict.fromkeys(MISS_KINDS, 0))[reason] += 1
+        out["all"][reason] += 1
+    return out

@@ -199,3 +199,13 @@ def test_cache_keys_follow_content():
     other.passages[0].text += " more"
     assert harness._passage_vectors_path(other, "hash:64") != harness._passage_vectors_path(ds, "hash:64")
     assert harness._fingerprint(ds, "hash:64") != harness._fingerprint(ds, "default")
+
+
+def test_miss_reasons_on_the_tiny_set(tiny_ctx):
+    """Every gold passage lands in exactly one class, and the table's totals add up."""
+    from scripts.eval.run import format_misses, miss_reasons
+
+    misses = miss_reasons(tiny_ctx)
+    assert sum(misses["all"].values()) == sum(len(q.gold) for q in tiny_ctx.ds.questions)
+    assert sum(sum(v.values()) for k, v in misses.items() if k != "all") == sum(misses["all"].values())
+    assert format_misses(misses).count("\n") == len(misses) + 1
