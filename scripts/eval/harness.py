@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -61,7 +62,18 @@ def _fingerprint(ds: Dataset, embedder: str) -> str:
     """The ingest cache's key: what the graph is built from (the passages' ids and triples)
     and the embedder; the questions do not change the graph, so a subset of them reuses it."""
     h = _digest([[p.id, p.triples] for p in ds.passages])
-    return f"{ds.name}-{embedder.replace(':', '_')}-{h}"
+    return f"{graph_name(ds.name)}-{embedder.replace(':', '_')}-{h}"
+
+
+def graph_name(name: str) -> str:
+    """A set's name without the question-limit part :func:`scripts.eval.dataset.subset` adds
+    (``musique-20q`` → ``musique``, ``musique-20q-sliced`` → ``musique-sliced``): ``--limit``
+    alone keeps every passage, so it must reuse the whole set's ingest, not build its own.
+
+    >>> graph_name("musique-20q"), graph_name("tiny-1q-sliced"), graph_name("musique-rules")
+    ('musique', 'tiny-sliced', 'musique-rules')
+    """
+    return re.sub(r"-\d+q(?=-sliced$|$)", "", name)
 
 
 def _passage_vectors_path(ds: Dataset, embedder: str) -> Path:
@@ -213,3 +225,44 @@ def unit_dense_scores(ctx: Context, qid: str) -> dict[str, float]:
     vecs, rows = ctx._uvecs  # type: ignore[attr-defined]
     sims = vecs @ ctx.qvecs[qid]
     return {pid: float(sims[ix].max()) for pid, ix in rows.items()}
+
+
+# -- why a gold passage is missed --------------------------------------------------------------
+
+MISS_KINDS = ("top 5", "no node", "seeded, ranked below 5", "reached, ranked below 5", "not reached")
+
+
+def miss_reason(rank: int | None, nodes: set[str], seeds: Mapping[str, float]) -> str:
+    """Where a gold passage stands for one question, so a loss can be told apart: in the top 5;
+    ``no node`` (no unit of the graph comes from it: the extractor's loss, nothing a retrieval
+    can reach); ``seeded`` (one of its nodes is a seed of the spreading — entry or lexical
+    seed — yet it ranks below 5); ``reached`` (a retrieved unit comes from it, below 5); ``not
+    reached`` (it has nodes, but no retrieved unit comes from it: the second hop is lost).
+    ``rank`` is the passage's 1-based rank among the passages the retrieval scored, ``None``
+    when it scored none.
+
+    >>> miss_reason(2, {"a"}, {}), miss_reason(None, set(), {"a": 1.0}), miss_reason(9, {"a"}, {"a": 1.0})
+    ('top 5', 'no node', 'seeded, ranked below 5')
+    >>> miss_reason(9, {"a"}, {"b": 1.0}), miss_reason(None, {"a"}, {"b": 1.0}), miss_reason(None, {"a"}, {"a": 1.0})
+    ('reached, ranked below 5', 'not reached', 'seeded, ranked below 5')
+    """
+    if rank is not None and rank <= 5:
+        return "top 5"
+    if not nodes:
+        return "no node"
+    if nodes & set(seeds):
+        return "seeded, ranked below 5"
+    return "reached, ranked below 5" if rank is not None else "not reached"
+
+
+def miss_table(rows: list[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """Counts of :func:`miss_reason` per question type, from (type, reason) rows, plus ``all``.
+
+    >>> miss_table([("bridge", "top 5"), ("bridge", "no node"), ("3-hop", "top 5")])["all"]["top 5"]
+    2
+    """
+    out: dict[str, dict[str, int]] = {"all": dict.fromkeys(MISS_KINDS, 0)}
+    for kind, reason in rows:
+        out.setdefault(kind, dict.fromkeys(MISS_KINDS, 0))[reason] += 1
+        out["all"][reason] += 1
+    return out

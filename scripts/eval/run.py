@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from scripts.eval import methods as M  # noqa: E402
 from scripts.eval.dataset import MUSIQUE_DIR, load, load_musique, subset  # noqa: E402
-from scripts.eval.harness import Context, build, evaluate, format_table, ordered  # noqa: E402
+from scripts.eval.harness import (MISS_KINDS, Context, build, evaluate, format_table, miss_reason,  # noqa: E402
+                                  miss_table, ordered)
 from scripts.eval.metrics import percentile  # noqa: E402
 
 from kgservice.entry import EntryParams  # noqa: E402
@@ -230,12 +231,43 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(table))
     print()
     print(format_table(table, by="types"))
+    misses = miss_reasons(ctx)
+    print()
+    print(format_misses(misses))
     timing = end_to_end_latency(ctx, a.repeat) if a.repeat else {}
     if timing:
         print_latency(timing, a.repeat)
     if a.json:
-        a.json.write_text(json.dumps(report(ctx, table, runs, seeds, names, timing), indent=1, ensure_ascii=False))
+        doc = report(ctx, table, runs, seeds, names, timing)
+        doc["misses"] = misses
+        a.json.write_text(json.dumps(doc, indent=1, ensure_ascii=False))
     return 0
+
+
+def miss_reasons(ctx: Context) -> dict[str, dict[str, int]]:
+    """Where each gold passage stands for the full retrieval (``harness.miss_reason``), per
+    question type: what spreading started from (entry nodes plus lexical seeds) and which
+    passages its 200 units came from."""
+    from kgservice.expansion.retrieve import RetrieveParams, retrieve
+
+    rows = []
+    for q in ctx.ds.questions:
+        res = retrieve(ctx.kb, q.question, RetrieveParams(max_units=200), qvec=ctx.qvecs[q.id])
+        scores: dict[str, float] = {}
+        for u in res.units:
+            for pid in ctx.unit_passages.get(u.id, ()):
+                scores[pid] = scores.get(pid, 0.0) + u.score
+        rank = {pid: i + 1 for i, pid in enumerate(ordered(scores))}
+        rows += [(q.kind, miss_reason(rank.get(g), ctx.passage_nodes.get(g, set()), res.seeds)) for g in q.gold]
+    return miss_table(rows)
+
+
+def format_misses(misses: dict[str, dict[str, int]]) -> str:
+    head = "| gold passages (full retrieval) | " + " | ".join(MISS_KINDS) + " |"
+    lines = [head, "|" + "---|" * (1 + len(MISS_KINDS))]
+    for kind, counts in misses.items():
+        lines.append(f"| {kind} (n={sum(counts.values())}) | " + " | ".join(str(counts[k]) for k in MISS_KINDS) + " |")
+    return "\n".join(lines)
 
 
 def report(ctx: Context, table: dict, runs: dict, seeds: dict, names: dict, timing: dict) -> dict:

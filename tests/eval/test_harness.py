@@ -177,3 +177,35 @@ def test_ablation_swaps_spread_params_for_the_call_only(tiny_ctx):
                        max_hops=1, degree_damping=1.0)(tiny_ctx, "q1", {})
     assert seen == {"k": 1, "d": 1.0}
     assert tiny_ctx.kb.spread_params() == before
+
+
+def test_cache_keys_follow_content():
+    """The ingest is keyed by what the graph is built from (passage ids and triples, not the
+    question limit); passage vectors by the passages' text alone, so a set that only changes
+    the triples reuses them and a set that changes the text does not."""
+    import copy
+
+    from scripts.eval import harness
+    from scripts.eval.dataset import subset
+
+    assert doctest.testmod(harness).failed == 0
+    ds = load(TINY)
+    assert harness._fingerprint(subset(ds, limit=1), "hash:64") == harness._fingerprint(ds, "hash:64")
+    assert harness._fingerprint(subset(ds, limit=1, slice_corpus=True), "hash:64") != harness._fingerprint(ds, "hash:64")
+    other = copy.deepcopy(ds)
+    other.passages[0].triples = [["Somebody", "founded", "Something"]]
+    assert harness._fingerprint(other, "hash:64") != harness._fingerprint(ds, "hash:64")
+    assert harness._passage_vectors_path(other, "hash:64") == harness._passage_vectors_path(ds, "hash:64")
+    other.passages[0].text += " more"
+    assert harness._passage_vectors_path(other, "hash:64") != harness._passage_vectors_path(ds, "hash:64")
+    assert harness._fingerprint(ds, "hash:64") != harness._fingerprint(ds, "default")
+
+
+def test_miss_reasons_on_the_tiny_set(tiny_ctx):
+    """Every gold passage lands in exactly one class, and the table's totals add up."""
+    from scripts.eval.run import format_misses, miss_reasons
+
+    misses = miss_reasons(tiny_ctx)
+    assert sum(misses["all"].values()) == sum(len(q.gold) for q in tiny_ctx.ds.questions)
+    assert sum(sum(v.values()) for k, v in misses.items() if k != "all") == sum(misses["all"].values())
+    assert format_misses(misses).count("\n") == len(misses) + 1
