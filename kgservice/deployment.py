@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from kgservice.config import ConfigError, Settings, redact_uri
 from kgservice.errors import ServiceError
+from kgservice.stores.factory import in_process
 
 SERVE_LOCK = "serve.lock"
 
@@ -44,7 +45,7 @@ def vector_placement(settings: Settings) -> VectorPlacement:
     if settings.qdrant_url:
         return VectorPlacement(redact_uri(settings.qdrant_url) or "", True, "a vector server every process uses")
     where = str(settings.data_dir / "qdrant")
-    if settings.backend == "embedded":
+    if in_process(settings):
         return VectorPlacement(where, False, "beside the embedded store, in the one process that owns it")
     if settings.single_process:
         return VectorPlacement(where, False, "this process's own directory (single_process / KG_SINGLE_PROCESS)")
@@ -59,7 +60,7 @@ class VectorsNotShared(ConfigError):
 def require_shared_vectors(settings: Settings, command: str) -> None:
     """Refuse a ``kg serve`` / ``kg worker`` on the shared Neo4j graph whose vectors would stay
     in its own directory (every process would answer vector searches differently)."""
-    if settings.backend != "neo4j" or settings.qdrant_url or settings.single_process:
+    if in_process(settings) or settings.qdrant_url or settings.single_process:
         return
     raise VectorsNotShared(
         f"`{command}` on the Neo4j backend would keep entry vectors in its own {settings.data_dir / 'qdrant'}, "
@@ -97,7 +98,7 @@ def _owner(path: Path) -> dict[str, Any]:
 def claim_data_dir(settings: Settings, url: str) -> ServeLock | None:
     """Take the embedded data directory for a server at ``url``; None for a shared backend.
     Raises :class:`StoreOwned` when another server holds it."""
-    if settings.backend != "embedded":
+    if not in_process(settings):
         return None
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     path = settings.data_dir / SERVE_LOCK
@@ -121,7 +122,7 @@ def claim_data_dir(settings: Settings, url: str) -> ServeLock | None:
 def refuse_if_served(settings: Settings, what: str) -> None:
     """Raise :class:`StoreOwned` if a ``kg serve`` owns this embedded data directory: ``what``
     (e.g. "`kg worker`") would write beside it. Nothing is opened or written before the check."""
-    if settings.backend != "embedded":
+    if not in_process(settings):
         return
     path = settings.data_dir / SERVE_LOCK
     if not path.exists():

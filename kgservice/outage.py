@@ -11,4 +11,6 @@ def is_outage(exc: BaseException) -> bool:
     store method unwrapped."""
     if isinstance(exc, StoreUnavailable):
         return True
-    return type(exc).__module__.startswith("neo4j") and type(exc).__name__ in ("ServiceUnavailable", "SessionExpired")
+    from kgservice.stores.factory import driver_outage
+
+    return driver_outage(exc)

@@ -48,7 +48,9 @@ def service_files(settings: Any) -> list[Path]:
     from kgservice.stores.embedded.jobs import JOBS_FILE
     from kgservice.stores.embedded.keys import KEYS_FILE
 
-    if getattr(settings, "backend", "embedded") != "embedded":
+    from kgservice.stores.factory import in_process
+
+    if not in_process(settings):
         return []
     data = Path(settings.data_dir)
     return [data / JOBS_FILE, data / KEYS_FILE, data / "graph" / CHANGES_FILE]

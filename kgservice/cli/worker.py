@@ -29,10 +29,9 @@ def worker(
     from kgservice.deployment import require_shared_vectors
     from kgservice.jobs.worker import Worker
 
-    import logging
+    from kgservice.stores.factory import quiet_driver_logs
 
-    # the driver logs every retried connection as a warning; the worker reports an outage itself, once
-    logging.getLogger("neo4j").setLevel(logging.ERROR)
+    quiet_driver_logs()
     with errors_reported():
         require_shared_vectors(settings_of(ctx), "kg worker")
     refuse_beside_server(ctx, "`kg worker`")

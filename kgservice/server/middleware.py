@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from kgservice.errors import StoreUnavailable
 from kgservice.outage import is_outage
 from kgservice.server.auth import KeyStore, Principal
 
@@ -67,7 +68,7 @@ class Outage:
         except Exception as exc:
             if started or not is_outage(exc):
                 raise
-            text = str(exc) if not type(exc).__module__.startswith("neo4j") else (
+            text = str(exc) if isinstance(exc, StoreUnavailable) else (
                 f"the graph store is not answering ({type(exc).__name__}); retry once it is back")
             await send_json(send, 503, text, [("retry-after", "5")])
 

@@ -12,7 +12,7 @@ import threading
 from fastapi.testclient import TestClient
 
 from kgservice.jobs.worker import Worker
-from kgservice.stores.neo4j_store import Neo4jUnavailable
+from kgservice.stores.neo4j import Neo4jUnavailable
 from kgservice.vectors.base import VectorStoreLocked
 from tests.server.conftest import BASE, auth
 
