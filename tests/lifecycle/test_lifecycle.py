@@ -99,3 +99,45 @@ def test_sync_mirrors_a_folder(tmp_path: Path) -> None:
         assert "owl" not in {n.id for n in kb.store.iter_nodes()}
         again = kb.sync(src)
         assert again.changes == [] and len(again.unchanged) == 3
+
+
+def test_cli_commands_and_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from kgservice.cli.app import app
+
+    src = tmp_path / "d"
+    src.mkdir()
+    (src / "a.units").write_text("{cat} [is a] {mammal}\n")
+    monkeypatch.setenv("KG_EMBEDDER", "hash:64")
+    base = ["--data-dir", str(tmp_path / "kg")]
+    run = CliRunner().invoke
+    r = run(app, [*base, "sync", str(src)])
+    assert r.exit_code == 0 and "1 added" in r.output
+    r = run(app, [*base, "forget", "nope.md"])
+    assert r.exit_code == 2 and "nope.md" in r.output
+    r = run(app, [*base, "undo", "c-nothing"])
+    assert r.exit_code == 2 and "c-nothing" in r.output
+    r = run(app, [*base, "purge", "--retracted-before", "2999-01-01"])
+    assert r.exit_code == 2 and "--yes" in r.output
+    r = run(app, [*base, "forget", "a.units"])
+    assert r.exit_code == 0 and "1 retracted" in r.output
+    r = run(app, [*base, "history", "--json"])
+    assert r.exit_code == 0 and [c["kind"] for c in __import__("json").loads(r.output)] == ["ingest", "forget"]
+
+
+def test_text_document_reextracts_only_changed_chunks(tmp_path: Path) -> None:
+    paras = [("Coffee contains caffeine. " * 45).strip(), ("Tea contains tannins. " * 50).strip(),
+             ("Milk contains calcium. " * 48).strip()]
+    v1 = "\n\n".join(paras) + "\n"
+    v2 = v1.replace(paras[2], ("Milk contains lactose. " * 48).strip())
+    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", llm_model="kgoffline/rules")) as kb:
+        first = kb.ingest_document("notes/drinks.md", v1)
+        assert first.change and first.chunks_extracted >= 2 and first.chunks_reused == 0
+        calls = kb.llm.usage.calls
+        assert kb.ingest_document("notes/drinks.md", v1).change is None and kb.llm.usage.calls == calls
+        second = kb.ingest_document("notes/drinks.md", v2)
+        assert second.chunks_reused == first.chunks_extracted - 1 and second.chunks_extracted == 1
+        doc = kb.document("notes/drinks.md")
+        assert doc.version == 2 and doc.units == len(doc.unit_lines)
+        assert all(ln is not None and 1 <= ln[0] <= ln[1] for ln in doc.unit_lines.values())
