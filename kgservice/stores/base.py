@@ -292,6 +292,11 @@ class GraphStore(ABC):
         """Every lifecycle change (ChangeRecord), oldest first."""
         return []
 
+    def restore_lifecycle(self, documents: Sequence[Any], retracted: Sequence[Any], changes: Sequence[Any]) -> None:
+        """``kg restore``: documents, archived units and changes from a dump, in one write."""
+        if documents or retracted or changes:
+            raise StoreError(f"the {self.backend} store keeps no documents")
+
     # -- change-log version (kgservice.stores.changelog, kgservice.stores.derived) -----
     def version_clock(self) -> VersionClock | None:
         """This store's change-log version, read single-flight; None for a store that keeps no

@@ -141,3 +141,21 @@ def test_text_document_reextracts_only_changed_chunks(tmp_path: Path) -> None:
         doc = kb.document("notes/drinks.md")
         assert doc.version == 2 and doc.units == len(doc.unit_lines)
         assert all(ln is not None and 1 <= ln[0] <= ln[1] for ln in doc.unit_lines.values())
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_dump_restore_keeps_documents_retractions_history(tmp_path: Path, replace: bool) -> None:
+    with kb_at(tmp_path / "a") as kb:
+        kb.ingest_document("notes/a.units", V1)
+        kb.ingest_document("notes/a.units", V2)
+        kb.dump(tmp_path / "d.jsonl")
+        want = ([d.model_dump() for d in kb.documents()], sorted(kb.store.retracted_units()),
+                [c.id for c in kb.history()])
+    target = tmp_path / ("a" if replace else "b")
+    with kb_at(target) as kb:
+        kb.restore(tmp_path / "d.jsonl", replace=replace)
+        got = ([d.model_dump() for d in kb.documents()], sorted(kb.store.retracted_units()),
+               [c.id for c in kb.history()])
+        assert got == want and len(want[1]) == 1 and len(want[2]) == 2
+        kb.undo(want[2][-1])  # the history restored is usable: v1 is back
+        assert labels_about(kb, "mammal") == {"mammal", "fur"}

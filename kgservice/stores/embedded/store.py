@@ -160,6 +160,26 @@ class EmbeddedStore(JournaledStore, GraphStore):
             report.touched_nodes = sorted(touched)
             return report, [n for n in orphans if n not in s.kinds]
 
+    def restore_lifecycle(self, documents: Sequence[Any], retracted: Sequence[Any], changes: Sequence[Any]) -> None:
+        """Written as a fresh snapshot (one atomic file replace)."""
+        from kgservice.stores.embedded.lifecycle import index_statements
+
+        with self._write_lock():
+            s = self.s
+            before = (dict(s.documents), dict(s.retracted), list(s.changes), s.stated)
+            strs = _Interner(s.labels)
+            s.documents.update({d.id: d.model_dump(mode="json") for d in documents})
+            s.retracted.update({r.unit.id: (_compact(r.unit, unit_facts(r.unit), strs)[0], r.change, r.at, r.reason)
+                                for r in retracted if r.unit.id not in s.units})
+            known = {c["id"] for c in s.changes}
+            s.changes.extend(c.model_dump(mode="json") for c in changes if c.id not in known)
+            s.stated = index_statements(s.documents)
+
+            def undo() -> None:
+                s.documents, s.retracted, s.changes, s.stated = before
+
+            self._snapshot_or_undo(undo)
+
     def documents(self, ids: Iterable[str] | None = None) -> list[Any]:
         from kgservice.lifecycle.model import DocumentRecord
 
