@@ -159,3 +159,28 @@ def test_dump_restore_keeps_documents_retractions_history(tmp_path: Path, replac
         assert got == want and len(want[1]) == 1 and len(want[2]) == 2
         kb.undo(want[2][-1])  # the history restored is usable: v1 is back
         assert labels_about(kb, "mammal") == {"mammal", "fur"}
+
+
+def test_edited_note_story_through_ask_and_export(tmp_path: Path) -> None:
+    """ingest v1, ask; edit one sentence, re-ingest, ask -> only the new fact; forget -> not in the
+    graph (nor in graph.json); undo -> back; the history lists the three changes."""
+    import json
+
+    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", llm_model="kgoffline/rules")) as kb:
+        q = "What does smoking cause?"
+        kb.ingest_document("notes/health.units", "{smoking} [causes] {lung cancer}\n")
+        old = kb.ask(q)
+        assert old.found and "lung cancer" in old.answer
+        kb.ingest_document("notes/health.units", "{smoking} [causes] {heart disease}\n")
+        new = kb.ask(q)
+        assert new.found and "heart disease" in new.answer and "lung cancer" not in new.answer
+        assert set(new.cited).isdisjoint(old.cited)
+        forgot = kb.forget(["notes/health.units"])
+        assert not kb.ask(q).found
+        kb.export(tmp_path / "out" / "graph.json", communities=False)
+        graph = json.loads((tmp_path / "out" / "graph.json").read_text())
+        assert not [n for n in graph["nodes"] if "smoking" in json.dumps(n)]
+        kb.undo(forgot.change)
+        back = kb.ask(q)
+        assert back.found and back.cited == new.cited
+        assert [c.kind for c in kb.history()] == ["ingest", "replace", "forget", "undo"]
