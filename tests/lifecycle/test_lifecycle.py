@@ -184,3 +184,19 @@ def test_edited_note_story_through_ask_and_export(tmp_path: Path) -> None:
         back = kb.ask(q)
         assert back.found and back.cited == new.cited
         assert [c.kind for c in kb.history()] == ["ingest", "replace", "forget", "undo"]
+
+
+def test_replacement_that_fails_extraction_changes_nothing(tmp_path: Path) -> None:
+    from kgservice.llm.client import LLMProviderError
+
+    v1 = ("Coffee contains caffeine. " * 10).strip() + "\n"
+    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", llm_model="kgoffline/rules")) as kb:
+        kb.ingest_document("notes/c.md", v1)
+        before = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/c.md").version, len(kb.history()))
+    # the scripted provider has no answer recorded for this text: extraction fails
+    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", llm_model="kgoffline/scripted",
+                                llm_max_retries=0)) as kb:
+        with pytest.raises(LLMProviderError):
+            kb.ingest_document("notes/c.md", "Tea contains tannins.\n")
+        after = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/c.md").version, len(kb.history()))
+    assert after == before and before[0]
