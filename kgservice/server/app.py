@@ -91,9 +91,9 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     app.state.mcp = mcp
     errors.install(app)
 
-    from kgservice.server.routes import admin, graphify, health, jobs, query
+    from kgservice.server.routes import admin, graphify, health, jobs, lifecycle, query
 
-    for module in (query, graphify, jobs, admin, health):
+    for module in (query, graphify, jobs, admin, health, lifecycle):
         # the routes themselves, not include_router's wrapper: app.routes stays a flat table that
         # tests walk to check every route's role declaration
         app.router.routes.extend(module.router.routes)

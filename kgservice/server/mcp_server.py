@@ -243,6 +243,19 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         """One unit by id: its notation, family, document and what supersedes it."""
         return _run(sc, ctx, Role.reader, lambda _: ops.get_unit(sc.kb, unit_id))
 
+    @mcp.tool(annotations=READ)
+    def list_documents(ctx: Context = None) -> list[dict]:  # type: ignore[assignment]
+        """Every document in the knowledge base: id, title, version, units, when, who."""
+        return _run(sc, ctx, Role.reader, lambda _: [d.model_dump() for d in sc.kb.documents()])
+
+    @mcp.tool(annotations=READ)
+    def get_document(doc_id: str = Field(min_length=1), ctx: Context = None) -> dict:  # type: ignore[assignment]
+        """One document with its text and the lines each of its units comes from."""
+        def run(_: Principal) -> dict:
+            rec = sc.kb.document(doc_id)
+            return {**rec.info().model_dump(), "unit_lines": rec.unit_lines, "text": rec.text()}
+        return _run(sc, ctx, Role.reader, run)
+
     @mcp.tool(annotations=READ, structured_output=False)
     def expand(seeds: list[str] = Field(min_length=1, max_length=20),
                mode: Literal["directed", "spread", "causal"] = "spread", max_hops: int = Field(3, ge=1, le=6),

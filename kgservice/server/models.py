@@ -113,6 +113,9 @@ class UnitOut(BaseModel):
     ingested_at: str | None
     supersedes: list[str]
     superseded_by: list[str]
+    lines: tuple[int, int] | None = None  # of the first document stating it
+    snippet: str | None = None
+    sources: list[dict] = []  # every document stating it: {doc, lines, snippet}
 
 
 class NodeOut(BaseModel):

@@ -165,9 +165,13 @@ def get_unit(kb: KnowledgeBase, unit_id: str) -> UnitOut:
     if found is None:
         raise NotFound(f"no unit #{unit_id.lstrip('#')}")
     u = found.unit
+    prov = kb.provenance(u.id)
+    first = prov[0] if prov else None
     return UnitOut(unit_id=u.id, notation=format_unit(u), subject=u.subject, predicate=u.predicate, family=u.family,
-                   kind=u.kind, doc=u.doc, mode=u.mode, ingested_at=u.ingested_at, supersedes=list(u.supersedes),
-                   superseded_by=found.superseded_by)
+                   kind=u.kind, doc=first.doc if first else u.doc, mode=u.mode, ingested_at=u.ingested_at,
+                   supersedes=list(u.supersedes), superseded_by=found.superseded_by,
+                   lines=first.lines if first else None, snippet=first.snippet if first else None,
+                   sources=[p.model_dump() for p in prov])
 
 
 def get_node(kb: KnowledgeBase, node: str) -> NodeOut:

@@ -19,7 +19,7 @@ from kgservice.server.mcp_server import build_mcp
 GRAPHIFY_TOOLS = {"query_graph", "get_node", "get_neighbors", "get_community", "god_nodes", "graph_stats",
                   "shortest_path"}
 KG_TOOLS = {"ask", "search_units", "get_unit", "expand", "ingest_text", "job_status", "list_jobs", "cancel_job",
-            "save_result"}
+            "save_result", "list_documents", "get_document"}
 
 
 def run(coro):

@@ -38,6 +38,13 @@ SAMPLES = {
     ("GET", "/v1/admin/cache"): ("/v1/admin/cache", None),
     ("POST", "/v1/admin/cache/clear"): ("/v1/admin/cache/clear", None),
     ("GET", "/v1/admin/doctor"): ("/v1/admin/doctor", None),
+    ("GET", "/v1/documents"): ("/v1/documents", None),
+    ("GET", "/v1/documents/{doc_id:path}"): ("/v1/documents/{doc_get}", None),
+    ("PUT", "/v1/documents/{doc_id:path}"): ("/v1/documents/t/put.units", {"text": "{p} [is a] {q}\n"}),
+    ("DELETE", "/v1/documents/{doc_id:path}"): ("/v1/documents/{doc_del}", None),
+    ("POST", "/v1/units/{unit_id}/retract"): ("/v1/units/{unit}/retract", {"reason": "wrong"}),
+    ("GET", "/v1/history"): ("/v1/history", None),
+    ("POST", "/v1/changes/{change_id}/undo"): ("/v1/changes/{change}/undo", None),
     ("GET", "/livez"): ("/livez", None),
     ("GET", "/readyz"): ("/readyz", None),
     ("GET", "/metrics"): ("/metrics", None),
@@ -87,9 +94,15 @@ def test_every_route_declares_a_role_and_has_a_sample(app):
     assert roles[("GET", "/metrics")] == "reader"
     writes = ("/v1/ingest", "/v1/results", "/v1/jobs", "/v1/jobs/{job_id}/cancel")
     assert all(roles[(m, p)] == "writer" for m, p in roles if p in writes)
+    # the lifecycle: changing documents and units is a writer's, undoing a change an admin's
+    life_writes = {("PUT", "/v1/documents/{doc_id:path}"), ("DELETE", "/v1/documents/{doc_id:path}"),
+                   ("POST", "/v1/units/{unit_id}/retract")}
+    life_admin = {("POST", "/v1/changes/{change_id}/undo")}
+    assert all(roles[k] == "writer" for k in life_writes) and all(roles[k] == "admin" for k in life_admin)
     assert all(r == "admin" for (m, p), r in roles.items() if p.startswith("/v1/admin"))
     assert all(r == "reader" for (m, p), r in roles.items()
-               if p.startswith("/v1/") and not p.startswith("/v1/admin") and p not in writes)
+               if p.startswith("/v1/") and not p.startswith("/v1/admin") and p not in writes
+               and (m, p) not in life_writes | life_admin)
 
 
 @pytest.mark.parametrize("caller", [None, *ROLES])
@@ -100,12 +113,17 @@ def test_route_matrix(app, client, keys, kb, caller):
     key = keys.get(caller) if caller else None
     failures = []
     probes = 0
+    # documents the lifecycle samples read, delete, retract from and undo (fresh per caller)
+    made = {n: kb.ingest_document(f"t/{n}-{caller}.units", f"{{{n}{caller}}} [is a] {{thing}}\n")
+            for n in ("get", "del", "undo")}
+    lifecycle = {"doc_get": f"t/get-{caller}.units", "doc_del": f"t/del-{caller}.units",
+                 "unit": next(iter(kb.document(f"t/get-{caller}.units").unit_lines)), "change": made["undo"].change}
     for method, template, role in sorted(table):
         path, body = SAMPLES[(method, template)]
         victim = app.state.ctx.keys().create("victim", "reader")[1].key_id
         queued = kb.jobs.submit("ingest", {"units": "#j2 {c} [is a] {d}", "doc": "t"},
                                 f"user-{caller or 'writer'}", None).id  # a job to cancel (own, or any for admin)
-        path = path.format(job=job.id, victim=victim, queued=queued)
+        path = path.format(job=job.id, victim=victim, queued=queued, **lifecycle)
         if caller is None and role is not None:
             # each keyless probe from its own client address: the per-address limit on failed
             # authentications (20, then 2/s) is tested in test_gates, not here
@@ -147,5 +165,6 @@ def test_openapi_lists_every_v1_route_and_docs_are_public(app, client):
     spec = client.get("/openapi.json").json()
     assert client.get("/docs").status_code == 200
     documented = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
-    served = {(m, p) for m, p, _ in route_table(app) if p.startswith("/v1/")}
+    # a path parameter (``{doc_id:path}``: a document id holds slashes) is documented without its converter
+    served = {(m, p.replace(":path}", "}")) for m, p, _ in route_table(app) if p.startswith("/v1/")}
     assert served <= documented
