@@ -112,7 +112,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                        local=local, on_event=lambda e: sc.metrics.auth.labels(e).inc())
     from kgservice.web import WebGate  # the team's web page at / (session cookie -> the same principals)
 
-    app.add_middleware(WebGate, keys=sc.keys, settings=settings, ctx=sc)
+    app.add_middleware(WebGate, keys=sc.keys, settings=settings, ctx=sc, limiter=limiter, failures=failures)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body)
     app.add_middleware(HostCheck, allowed=hosts)
     app.add_middleware(MetricsMiddleware, metrics=sc.metrics)

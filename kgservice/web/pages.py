@@ -26,13 +26,14 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
     offline = str(settings.llm_model or "").startswith("kgoffline/") or not settings.llm_model
 
-    def render(name: str, request: Request, status: int = 200, **kw: Any) -> HTMLResponse:
+    def render(name: str, request: Request, status: int = 200, headers: dict[str, str] | None = None,
+               **kw: Any) -> HTMLResponse:
         session, principal = request.scope.get("kg.web", (None, None))
         nav = [(p, t) for p, t, r in NAV if principal is not None and principal.allows(r)]
         html = env.get_template(name).render(principal=principal, csrf=session.csrf if session else "",
                                              nav=nav, page=name.removesuffix(".html"), offline=offline,
                                              model=settings.llm_model, **kw)
-        return HTMLResponse(html, status_code=status)
+        return HTMLResponse(html, status_code=status, headers=headers)
 
     async def who(request: Request):
         session, principal = await gate.principal(request.scope)
@@ -64,6 +65,10 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         principal = await gate.keys().averify(key) if key else None
         if principal is None:
             request.scope["kg.web"] = (None, None)
+            wait = gate.failed_sign_in(request.scope)
+            if wait > 0:
+                return render("login.html", request, status=429, headers={"retry-after": str(max(1, int(wait + 0.999)))},
+                              error="Too many failed sign-ins from this address: wait a little and try again.")
             return render("login.html", request, status=401, error="That key is not valid (or it was revoked).")
         session = gate.sessions.create(key)
         resp = RedirectResponse("/ui/ask", status_code=303)
