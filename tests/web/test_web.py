@@ -44,6 +44,9 @@ def test_reader_asks_sees_rounds_and_opens_a_citation(server, page):
     citation.click()
     expect(page.locator('#unit dd[data-field="notation"]')).to_contain_text("smoking")
     expect(page.locator('#unit dd[data-field="doc"]')).not_to_have_text("—")
+    expect(page.locator('#unit dd[data-field="lines"]')).to_be_visible()
+    expect(page.locator('#unit dd[data-field="superseded_by"]')).to_be_visible()
+    expect(page.locator("#unit-source")).not_to_be_empty()  # the source lines, or why there are none
     shoot(page, "ask")
 
     page.get_by_label("Question").fill("What is the boiling point of mercury?")
@@ -61,6 +64,7 @@ def test_explore_search_node_graph_and_path(server, page):
     page.locator("button.hit", has_text="smoking").first.click()
     expect(page.locator("#node-title")).to_contain_text("smoking")
     expect(page.locator("#facts li").first).to_be_visible()
+    expect(page.locator("#facts .facts-family h4").first).to_contain_text("(")  # a named family with its count
     expect(page.locator("#graph canvas").first).to_be_attached()
     expect(page.locator("#legend li").first).to_be_visible()
     page.get_by_label("spreading activation").check()
@@ -123,6 +127,8 @@ def test_writer_uploads_units_and_sees_the_job_finish(server, page):
     page.get_by_role("button", name="Upload", exact=True).click()
     expect(page.locator("#upload-status")).to_contain_text("Queued job")
     job = re.search(r"Queued job (\S+)", page.locator("#upload-status").inner_text()).group(1)
+    expect(page.locator("#job-state")).to_have_attribute("data-status", "done", timeout=60_000)  # the live stream
+    expect(page.locator('#job-events li[data-status="done"]')).to_have_count(1)
     expect(page.locator("#jobs-table tr", has_text=job).locator(".status")).to_have_text("done", timeout=60_000)
     shoot(page, "jobs")
 
