@@ -99,6 +99,7 @@ class Settings:
     spread_degree_damping: float | None = None
     spread_seed_backflow: bool | None = None
     read_only: bool = False
+    doc_text_max_bytes: int = 4_194_304  # a document's text kept (compressed) for citations up to this many bytes
     # kg serve / kg mcp (kgservice.server)
     allowed_hosts: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")  # Host headers served ("host", "host:port", "*")
     rate_limit: float = 20.0  # requests per second per API key (token bucket; 0 = off)
@@ -174,6 +175,7 @@ _ENV = {
     "KG_SPREAD_DEGREE_DAMPING": ("spread_degree_damping", float),
     "KG_SPREAD_SEED_BACKFLOW": ("spread_seed_backflow", lambda v: parse_bool("KG_SPREAD_SEED_BACKFLOW", v)),
     "KG_READ_ONLY": ("read_only", lambda v: parse_bool("KG_READ_ONLY", v)),
+    "KG_DOC_TEXT_MAX_BYTES": ("doc_text_max_bytes", int),
     "KG_ALLOWED_HOSTS": ("allowed_hosts", lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
     "KG_RATE_LIMIT": ("rate_limit", float),
     "KG_RATE_BURST": ("rate_burst", int),

@@ -34,6 +34,8 @@ from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
 from kgservice.families import SPREAD_KINDS, Lexicon
 from kgservice.ids import node_id
+from kgservice.lifecycle.model import (ChangeRecord, ChangeResult, DocumentInfo, DocumentRecord, Provenance,
+                                       PurgeReport, SyncReport)
 from kgservice.model import IngestReport, NodeKind, Unit
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
 from kgservice.stores.factory import missing_store, open_store
@@ -383,6 +385,91 @@ class KnowledgeBase:
             emit("units-done", {"files": len(unit_files), "report": units})
         text = self.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
         return units, text
+
+    # -- the lifecycle (kgservice.lifecycle): documents, replace, forget, retract, undo ---------
+    def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
+                        root: str | None = None) -> ChangeResult:
+        """``text`` as the current version of document ``doc_id`` (a relative path): the first
+        version is ingested, a new one replaces the old one's units (unchanged units keep their
+        ids, units no longer stated are retracted unless another document states them, only
+        changed chunks are extracted again); the same content again changes nothing. ``mode``:
+        ``manual`` for unit notation, ``summary``/``detail`` for text (default: by the id's suffix)."""
+        from kgservice.lifecycle.ops import check_doc_id
+        from kgservice.lifecycle.text import ingest_document_notation, ingest_document_text
+        from kgservice.pipeline.ingest import UNIT_SUFFIXES, mode_for
+
+        doc_id = check_doc_id(doc_id)
+        if mode == "manual" or (mode is None and Path(doc_id).suffix in UNIT_SUFFIXES):
+            return ingest_document_notation(self, doc_id, text, title=title, root=root)
+        try:
+            m = mode_for(Path(doc_id), mode)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        return ingest_document_text(self, doc_id, text, m, title=title, root=root)
+
+    def ingest_file(self, path: Path | str, *, base: Path | str | None = None, doc_id: str | None = None,
+                    mode: str | None = None) -> ChangeResult:
+        """A file as a document whose id is its path relative to ``base`` (the folder given to
+        ingest / sync; default: the current directory), or ``doc_id``."""
+        from kgservice.lifecycle.sync import doc_id_for, read_text
+
+        p = Path(path)
+        return self.ingest_document(doc_id or doc_id_for(p, base), read_text(p), mode=mode,
+                                    root=str(Path(base).resolve()) if base is not None else None)
+
+    def sync(self, folder: Path | str, *, delete: bool = True, mode: str | None = None,
+             progress: Callable[[str, str], None] | None = None) -> SyncReport:
+        """Make the documents ingested from ``folder`` mirror it: new files ingested, changed
+        ones replaced, files gone forgotten (``delete=False`` keeps them)."""
+        from kgservice.lifecycle.sync import sync
+
+        return sync(self, Path(folder), delete=delete, mode=mode, progress=progress)
+
+    def documents(self) -> list[DocumentInfo]:
+        """Every document (no text), by id."""
+        return [d.info() for d in self.store.documents()]
+
+    def document(self, doc_id: str) -> DocumentRecord:
+        """One document with its text and statements; an unknown id is an InputError naming it."""
+        from kgservice.lifecycle.ops import get_documents
+
+        return get_documents(self, [doc_id])[0]
+
+    def forget(self, doc_ids: Sequence[str]) -> ChangeResult:
+        """Remove documents; their units leave every read path unless another document states them."""
+        from kgservice.lifecycle.ops import forget
+
+        return forget(self, doc_ids)
+
+    def retract(self, unit_ids: Sequence[str], reason: str) -> ChangeResult:
+        """Take units out of the graph (kept, with the reason, until purged)."""
+        from kgservice.lifecycle.ops import retract
+
+        return retract(self, unit_ids, reason)
+
+    def undo(self, change_id: str) -> ChangeResult:
+        """Undo any lifecycle change (an undo included) as a new change."""
+        from kgservice.lifecycle.ops import undo
+
+        return undo(self, change_id)
+
+    def history(self, target: str | None = None) -> list[ChangeRecord]:
+        """Lifecycle changes, oldest first; ``target``: a document or unit id."""
+        from kgservice.lifecycle.ops import history
+
+        return history(self, target)
+
+    def purge(self, retracted_before: str, *, yes: bool = False) -> PurgeReport:
+        """Hard delete of units retracted (and document texts forgotten) before a date."""
+        from kgservice.lifecycle.ops import purge
+
+        return purge(self, retracted_before, yes=yes)
+
+    def provenance(self, unit_id: str) -> list[Provenance]:
+        """The documents stating a unit, with line ranges and the source lines."""
+        from kgservice.lifecycle.ops import provenance
+
+        return provenance(self, unit_id)
 
     # -- reads -------------------------------------------------------------------
     def ask(self, question: str, params: AskParams | None = None, *, trace: bool = False, llm: LLM | None = None,

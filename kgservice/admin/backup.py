@@ -60,6 +60,7 @@ class Dump:
     units: list[Unit]
     nodes: list[Node] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # merged-away duplicate id -> unit id
+    lifecycle: list[tuple[str, Any]] = field(default_factory=list)  # ("document"|"retracted"|"change", record)
     size: int = 0  # bytes of JSON lines (uncompressed): what a restore needs room for
 
 
@@ -113,6 +114,21 @@ def _refs(u: Unit) -> list[str]:
     return sorted(set(refs), reverse=True)
 
 
+def _life_models() -> dict[str, Any]:
+    from kgservice.lifecycle.model import ChangeRecord, DocumentRecord, RetractedUnit
+
+    return {"document": DocumentRecord, "retracted": RetractedUnit, "change": ChangeRecord}
+
+
+class _LifeModels(dict):
+    def __missing__(self, key: str) -> Any:
+        self.update(_life_models())
+        return dict.__getitem__(self, key)
+
+
+_LIFE: dict[str, Any] = _LifeModels()
+
+
 def dump(store: GraphStore, path: Path | str) -> dict[str, Any]:
     """Write every unit (and node label) of the store to ``path``; returns counts."""
     path = Path(path)
@@ -139,8 +155,18 @@ def dump(store: GraphStore, path: Path | str) -> dict[str, Any]:
                 put({"node": {"id": n.id, "label": n.label, "kind": n.kind.value}})
             for d, k in aliases:
                 put({"alias": {"id": d, "unit": k}})
+            life = 0  # the lifecycle: documents, retracted units, the history of changes
+            for doc in store.documents():
+                put({"document": doc.model_dump(mode="json")})
+                life += 1
+            for r in store.retracted_units().values():
+                put({"retracted": r.model_dump(mode="json")})
+                life += 1
+            for c in store.changes():
+                put({"change": c.model_dump(mode="json")})
+                life += 1
             fh.write((json.dumps({"end": {"units": len(units), "nodes": len(nodes), "aliases": len(aliases),
-                                          "sha256": digest.hexdigest()}})
+                                          "lifecycle": life, "sha256": digest.hexdigest()}})
                       + "\n").encode("utf-8"))
         with open(tmp, "rb") as check_fh:
             os.fsync(check_fh.fileno())
@@ -174,6 +200,7 @@ def read_dump(path: Path | str) -> Dump:
     units: list[Unit] = []
     nodes: list[Node] = []
     aliases: dict[str, str] = {}
+    life: list[tuple[str, Any]] = []
     end: dict[str, Any] | None = None
     for lineno, raw in enumerate(lines, start=1):
         where = f"{path}:{lineno}"
@@ -212,6 +239,12 @@ def read_dump(path: Path | str) -> Dump:
                     or a["id"] in aliases):
                 raise DumpError(f"{where}: not a valid alias record (expected a new {{\"id\": ..., \"unit\": ...}})")
             aliases[a["id"]] = a["unit"]
+        elif len(obj) == 1 and next(iter(obj)) in ("document", "retracted", "change"):
+            key = next(iter(obj))
+            try:
+                life.append((key, _LIFE[key].model_validate(obj[key])))
+            except ValidationError as exc:
+                raise DumpError(f"{where}: not a valid {key} record ({exc.errors()[0].get('msg')})") from None
         elif set(obj) == {"node"}:
             if aliases:
                 raise DumpError(f"{where}: node record after alias records")
@@ -231,6 +264,9 @@ def read_dump(path: Path | str) -> Dump:
     if end.get("aliases", 0) != len(aliases) or header.get("aliases", 0) != len(aliases):
         raise DumpError(f"{path}: alias counts do not match (header {header.get('aliases', 0)}, end record "
                         f"{end.get('aliases', 0)}, file {len(aliases)})")
+    if end.get("lifecycle", 0) != len(life):
+        raise DumpError(f"{path}: lifecycle record counts do not match (end record {end.get('lifecycle', 0)}, "
+                        f"file {len(life)})")
     if end.get("sha256") != digest.hexdigest():
         raise DumpError(f"{path}: checksum mismatch - the file was changed or damaged after it was written")
     ids = {u.id for u in units}
@@ -238,7 +274,7 @@ def read_dump(path: Path | str) -> Dump:
         if kept not in ids or dup in ids:
             raise DumpError(f"{path}: alias #{dup[:80]} -> #{kept[:80]}: " + (
                 "the id is also a unit's" if dup in ids else "names no unit of the dump") + "; nothing restored")
-    return Dump(header=header, units=units, nodes=nodes, aliases=aliases, size=len(data))
+    return Dump(header=header, units=units, nodes=nodes, aliases=aliases, size=len(data), lifecycle=life)
 
 
 def check_units(d: Dump, lexicon: Any, path: Path | str) -> None:
@@ -324,6 +360,7 @@ def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge
     aliased = store.add_aliases(d.aliases) if d.aliases else 0
     if embed and relabel:
         kb.embed_nodes([n.id for n in store.get_nodes(list(relabel)) if n.kind != NodeKind.LITERAL])
+    _restore_lifecycle(store, d)
     present = {x.id for x in store.get_units([u.id for u in d.units])}
     missing = [u.id for u in d.units if u.id not in present]
     if missing:
@@ -352,6 +389,7 @@ def _replace_beside(kb: KnowledgeBase, d: Dump, path: Path | str, *, embed: bool
                          "store is unchanged and the partial new one was removed") from None
     kb.forget_opened()
     recover.swap_in(target, new)
+    _restore_lifecycle(kb.store, d)
     caches = recover.reset_caches(kb)
     info = {"path": str(path), "units": len(d.units), "units_added": len(d.units), "units_unchanged": 0,
             "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": len(d.aliases),
@@ -366,6 +404,15 @@ def _replace_beside(kb: KnowledgeBase, d: Dump, path: Path | str, *, embed: bool
         raise StoreError(f"the graph was restored ({len(d.units)} units), but its vectors were not: "
                          f"{type(exc).__name__}: {exc}; run `kg doctor --repair` to embed them") from None
     return info
+
+
+def _restore_lifecycle(store: GraphStore, d: Dump) -> None:
+    """The dump's documents, retracted units and history into the store (after its units)."""
+    if not d.lifecycle:
+        return
+    store.restore_lifecycle([r for k, r in d.lifecycle if k == "document"],
+                            [r for k, r in d.lifecycle if k == "retracted"],
+                            [r for k, r in d.lifecycle if k == "change"])
 
 
 def _clear_vectors(kb: KnowledgeBase) -> None:

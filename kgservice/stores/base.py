@@ -262,6 +262,41 @@ class GraphStore(ABC):
         cheaply, so it is its own reader; a server-backed store prefetches in one round trip."""
         return self
 
+    # -- the lifecycle (kgservice.lifecycle): documents, retractions, changes -----------------
+    def apply_change(self, add: Sequence[Unit], retract: Sequence[str], docs: Mapping[str, Any],
+                     change: Any, progress: Callable[[int], None] | None = None,
+                     purge_units: Sequence[str] = (), purge_texts: Mapping[str, list[str]] | None = None,
+                     ) -> tuple[IngestReport, list[str]]:
+        """One lifecycle change, atomically: the ``retract`` unit ids leave every index (kept in
+        the archive with the change), ``add`` is ingested (not merged into a unit retracted by
+        the same change), ``docs`` (id -> DocumentRecord, or None) are set, ``purge_units`` leave
+        the archive, ``purge_texts`` ({change id: doc ids}) drop texts from the history, and
+        the change (a ChangeRecord: ``seq``, ``added``, ``retracted`` filled in here) is
+        appended; the touched nodes go to the change log in the same write. Returns (the
+        batch's IngestReport, node ids no live unit mentions any more, now removed)."""
+        raise StoreError(f"the {self.backend} store keeps no documents")
+
+    def documents(self, ids: Iterable[str] | None = None) -> list[Any]:
+        """Document records (DocumentRecord, with text and statements), by id; None: all, sorted."""
+        return []
+
+    def stated_by(self, unit_ids: Iterable[str]) -> dict[str, list[str]]:
+        """unit id -> the documents stating it, for the units some document states."""
+        return {}
+
+    def retracted_units(self, ids: Iterable[str] | None = None) -> dict[str, Any]:
+        """Archived units (RetractedUnit) by id; None: all of them."""
+        return {}
+
+    def changes(self) -> list[Any]:
+        """Every lifecycle change (ChangeRecord), oldest first."""
+        return []
+
+    def restore_lifecycle(self, documents: Sequence[Any], retracted: Sequence[Any], changes: Sequence[Any]) -> None:
+        """``kg restore``: documents, archived units and changes from a dump, in one write."""
+        if documents or retracted or changes:
+            raise StoreError(f"the {self.backend} store keeps no documents")
+
     # -- change-log version (kgservice.stores.changelog, kgservice.stores.derived) -----
     def version_clock(self) -> VersionClock | None:
         """This store's change-log version, read single-flight; None for a store that keeps no

@@ -35,18 +35,30 @@ class _Graph:
         self.kind_counts: dict[str, int] = {}
         # merged-away duplicate id -> the unit it was merged into (validate.prepare_batch's aliases)
         self.aliases: dict[str, str] = {}
+        # the lifecycle (kgservice.lifecycle, embedded/lifecycle.py): document records (plain
+        # dicts), retracted units (id -> (unit record, change id, when, reason)), the changes
+        self.documents: dict[str, dict[str, Any]] = {}
+        self.retracted: dict[str, tuple] = {}
+        self.changes: list[dict[str, Any]] = []
+        self.stated: dict[str, list[str]] = {}  # unit id -> documents stating it (derived, not saved)
 
     # persistence as plain containers (no classes in the pickle)
     def dump(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("epoch", "generation", "units", "labels", "kinds", "subject", "context",
                                               "out", "inn", "superseded_by", "relations", "kind_counts",
-                                              "aliases")}
+                                              "aliases", "documents", "retracted", "changes")}
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> "_Graph":
         g = cls.__new__(cls)
         g.__dict__.update(data)
         g.__dict__.setdefault("aliases", {})  # snapshots written before aliases were kept
+        for key in ("documents", "retracted"):  # snapshots written before the lifecycle
+            g.__dict__.setdefault(key, {})
+        g.__dict__.setdefault("changes", [])
+        from kgservice.stores.embedded.lifecycle import index_statements
+
+        g.stated = index_statements(g.documents)
         return g
 
     def apply_batch(self, batch: Any, report: IngestReport | None = None, touched: set[str] | None = None,
@@ -55,8 +67,16 @@ class _Graph:
         merged duplicates - ``{"units": [...], "aliases": {merged id: unit id}}`` (see
         :func:`journal_batch`), so a batch and the aliases it made are one durable record."""
         records, aliases = split_batch(batch)
+        life = batch.get("life") if isinstance(batch, dict) else None
+        if life is not None:  # a lifecycle change: its retractions before its units, its records after
+            from kgservice.stores.embedded.lifecycle import apply_life, retract_units
+
+            retract_units(self, life["retract"], life["change"]["id"], life["change"]["at"],
+                          life["change"].get("reason"), touched)
         self.aliases.update(aliases)
         self.apply(records, report, touched, progress)
+        if life is not None:
+            apply_life(self, life)
 
     def apply(self, records: Iterable[tuple[tuple, tuple]], report: IngestReport | None = None,
               touched: set[str] | None = None, progress: Callable[[int], None] | None = None) -> None:
@@ -131,8 +151,12 @@ class _Graph:
         self.generation += 1
 
 
-def journal_batch(records: list[tuple[tuple, tuple]], aliases: dict[str, str]) -> Any:
-    """The journal record of a batch: the plain list it always was, unless the batch made aliases."""
+def journal_batch(records: list[tuple[tuple, tuple]], aliases: dict[str, str],
+                  life: dict[str, Any] | None = None) -> Any:
+    """The journal record of a batch: the plain list it always was, unless the batch made aliases
+    or is a lifecycle change (``life``: retractions, document records, the change record)."""
+    if life is not None:
+        return {"units": records, "aliases": aliases, "life": life}
     return {"units": records, "aliases": aliases} if aliases else records
 
 

@@ -21,6 +21,15 @@ from kgservice.stores.spreading import hop_share
 from kgservice.stores.validate import ingest_stamp, paused_gc, prepare_batch
 
 
+def _remap(rec: Any, dups: Mapping[str, str]) -> Any:
+    """A document record whose statements of merged duplicates name the unit they merged into."""
+    if not dups or not any(u in dups for u in rec.unit_lines):
+        return rec
+    lines = {dups.get(u, u): ln for u, ln in rec.unit_lines.items()}
+    chunks = {h: [dups.get(u, u) for u in us] for h, us in rec.chunks.items()}
+    return rec.model_copy(update={"unit_lines": lines, "chunks": chunks, "units": len(lines)})
+
+
 class EmbeddedStore(JournaledStore, GraphStore):
     backend = "embedded"
     in_process = True
@@ -87,6 +96,112 @@ class EmbeddedStore(JournaledStore, GraphStore):
         report.units_added = len(new)
         report.touched_nodes = sorted(touched)
         return report
+
+    # -- the lifecycle (kgservice.lifecycle; embedded/lifecycle.py) ---------------------------
+    def apply_change(self, add: Sequence[Unit], retract: Sequence[str], docs: Mapping[str, Any],
+                     change: Any, progress: Callable[[int], None] | None = None,
+                     purge_units: Sequence[str] = (), purge_texts: Mapping[str, list[str]] | None = None,
+                     ) -> tuple[IngestReport, list[str]]:
+        """One lifecycle change as one journal record (so a crash leaves the old state or the
+        new one, never a mix): ``retract`` live units go to the archive first, then ``add``
+        is ingested as a batch (a unit equal to a retracted one is not merged into it), then
+        the document records (``docs``: id -> DocumentRecord, or None to remove) and the
+        change record are stored. Document statements of units merged as duplicates are
+        pointed at the unit they merged into. Returns (the batch's report, orphaned node ids);
+        ``change.seq`` and ``change.added`` are filled in."""
+        with self._write_lock(), paused_gc():
+            s = self.s
+            gone = {u for u in retract if u in s.units}
+            dups: dict[str, str] = {}
+            new, unchanged = prepare_batch(
+                add, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units and i not in gone},
+                lambda subjects: [_unit_from(s.units[u]) for n in subjects for u in s.subject.get(n, ())
+                                  if u not in gone and not s.superseded_by.get(u)],
+                dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases and s.aliases[i] not in gone},
+                stamp=False)
+            report = IngestReport(units_unchanged=unchanged, duplicates=dups)
+            fresh = {d: k for d, k in sorted(dups.items()) if d not in s.aliases}
+            strs = _Interner(s.labels)
+            stamp = ingest_stamp()
+            records = [_compact(u, unit_facts(u), strs, stamp) for u in new]
+            change.seq = (s.changes[-1]["seq"] if s.changes else 0) + 1
+            change.added = sorted(u.id for u in new)
+            change.retracted = sorted(gone)
+            life = {"retract": sorted(gone), "unarchive": sorted({u.id for u in add} | set(dups.values())),
+                    "docs": {d: (None if r is None else _remap(r, dups).model_dump(mode="json")) for d, r in docs.items()},
+                    "change": change.model_dump(mode="json"), "purge_units": list(purge_units),
+                    "purge_texts": dict(purge_texts or {})}
+            logged = {nid for _, facts in records for nid, _, _ in facts[1]}
+            for u in new:
+                logged.update(n for old in u.supersedes if old in s.units for n in unit_facts(_unit_from(s.units[old])).nodes)
+            from kgservice.stores.embedded.lifecycle import unit_nodes
+
+            for uid in gone:
+                logged |= unit_nodes(s, uid)
+                logged.update(n for old in s.units[uid][8] if old in s.units for n in unit_nodes(s, old))
+            self._log_change(logged)
+            batch = journal_batch(records, fresh, life)
+            self._append(batch)
+            touched: set[str] = set()
+            orphans: list[str] = []
+            try:
+                from kgservice.stores.embedded.lifecycle import apply_life, retract_units
+
+                orphans = retract_units(s, life["retract"], change.id, change.at, change.reason, touched)
+                s.aliases.update(fresh)
+                s.apply(records, report, touched, progress)
+                apply_life(s, life)
+            except BaseException:
+                self.s = self._load()
+                raise
+            self._compact_if_due()
+            report.new_labels.update((nid, s.labels[nid]) for nid in report.new_embeddable_nodes)
+            report.units_added = len(new)
+            report.touched_nodes = sorted(touched)
+            return report, [n for n in orphans if n not in s.kinds]
+
+    def restore_lifecycle(self, documents: Sequence[Any], retracted: Sequence[Any], changes: Sequence[Any]) -> None:
+        """Written as a fresh snapshot (one atomic file replace)."""
+        from kgservice.stores.embedded.lifecycle import index_statements
+
+        with self._write_lock():
+            s = self.s
+            before = (dict(s.documents), dict(s.retracted), list(s.changes), s.stated)
+            strs = _Interner(s.labels)
+            s.documents.update({d.id: d.model_dump(mode="json") for d in documents})
+            s.retracted.update({r.unit.id: (_compact(r.unit, unit_facts(r.unit), strs)[0], r.change, r.at, r.reason)
+                                for r in retracted if r.unit.id not in s.units})
+            known = {c["id"] for c in s.changes}
+            s.changes.extend(c.model_dump(mode="json") for c in changes if c.id not in known)
+            s.stated = index_statements(s.documents)
+
+            def undo() -> None:
+                s.documents, s.retracted, s.changes, s.stated = before
+
+            self._snapshot_or_undo(undo)
+
+    def documents(self, ids: Iterable[str] | None = None) -> list[Any]:
+        from kgservice.lifecycle.model import DocumentRecord
+
+        docs = self.s.documents
+        wanted = sorted(docs) if ids is None else [i for i in ids if i in docs]
+        return [DocumentRecord.model_validate(docs[i]) for i in wanted]
+
+    def stated_by(self, unit_ids: Iterable[str]) -> dict[str, list[str]]:
+        st = self.s.stated
+        return {u: list(st[u]) for u in unit_ids if st.get(u)}
+
+    def retracted_units(self, ids: Iterable[str] | None = None) -> dict[str, Any]:
+        from kgservice.lifecycle.model import RetractedUnit
+
+        r = self.s.retracted
+        wanted = list(r) if ids is None else [i for i in ids if i in r]
+        return {i: RetractedUnit(unit=_unit_from(r[i][0]), change=r[i][1], at=r[i][2], reason=r[i][3]) for i in wanted}
+
+    def changes(self) -> list[Any]:
+        from kgservice.lifecycle.model import ChangeRecord
+
+        return [ChangeRecord.model_validate(c) for c in self.s.changes]
 
     def aliases(self, ids: Iterable[str] | None = None) -> dict[str, str]:
         al = self.s.aliases
@@ -192,6 +307,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
                     g.labels[nid] = old.labels[nid]
             g.generation = old.generation + 1
             g.aliases = dict(old.aliases)
+            g.documents, g.retracted, g.changes, g.stated = old.documents, old.retracted, old.changes, old.stated
             self._replace_state(g)
             removed = sum(1 for n in old.kinds if n not in g.kinds)
             return {"units_rederived": len(g.units), "ids_cleared": 0, "nodes_removed": removed}

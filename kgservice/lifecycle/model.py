@@ -1,0 +1,144 @@
+"""The lifecycle's records: documents, changes, retracted units, and what each operation reports.
+
+They are pydantic models at the boundary (CLI ``--json``, REST, MCP) and plain dicts inside a
+store (``model_dump()``: the embedded snapshot pickles no classes; Neo4j keeps them as JSON)."""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from kgservice.model import Unit
+
+ChangeKind = Literal["ingest", "replace", "forget", "retract", "undo", "purge"]
+Lines = tuple[int, int]
+
+
+class DocumentInfo(BaseModel):
+    """One ingested source, as listed (``kg docs list``, ``GET /v1/documents``)."""
+
+    id: str  # path relative to the folder given to ingest/sync, or the --doc-id given
+    title: str
+    sha256: str  # of the normalised text (line endings, BOM, outer whitespace)
+    mode: str  # summary | detail | manual (unit files)
+    size: int  # bytes of the source
+    version: int  # 1 at the first ingest, +1 per replacement
+    who: str | None = None
+    when: str  # ISO timestamp of this version
+    units: int = 0  # units this version states
+    text_stored: bool = False
+    text_truncated: bool = False
+    root: str | None = None  # the folder `kg sync` mirrors this document from
+
+
+class DocumentRecord(DocumentInfo):
+    """What the store keeps per document: the listing fields, the compressed text (``text_z``,
+    base64 of zlib) and which units the document states, with the lines each came from."""
+
+    text_z: str | None = None
+    unit_lines: dict[str, Lines | None] = Field(default_factory=dict)
+    # chunk content hash -> unit ids extracted from it (text documents): a replacement
+    # re-extracts only the chunks whose hash is new
+    chunks: dict[str, list[str]] = Field(default_factory=dict)
+    chunk_lines: dict[str, Lines | None] = Field(default_factory=dict)
+
+    def info(self) -> DocumentInfo:
+        return DocumentInfo(**{k: getattr(self, k) for k in DocumentInfo.model_fields})
+
+    def text(self) -> str | None:
+        if self.text_z is None:
+            return None
+        return zlib.decompress(base64.b64decode(self.text_z)).decode("utf-8", "replace")
+
+    @staticmethod
+    def pack_text(text: str, cap: int) -> tuple[str | None, bool]:
+        """(text_z, truncated): the text compressed, cut to ``cap`` bytes of UTF-8 first."""
+        if cap <= 0:
+            return None, bool(text)
+        data = text.encode("utf-8")
+        cut = len(data) > cap
+        data = data[:cap]
+        return base64.b64encode(zlib.compress(data, 6)).decode("ascii"), cut
+
+    def snippet(self, lines: Lines | None, max_chars: int = 600) -> str | None:
+        """The source lines ``lines`` (1-based, inclusive) of the stored text."""
+        text = self.text()
+        if text is None or lines is None:
+            return None
+        rows = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        out = "\n".join(rows[max(0, lines[0] - 1):lines[1]])
+        return out if len(out) <= max_chars else out[:max_chars] + "…"
+
+
+class ChangeRecord(BaseModel):
+    """One lifecycle change, in the history (``kg history``) and enough to undo it: the units it
+    made live (``added``), the units it retracted and the document records before and after."""
+
+    id: str
+    seq: int = 0
+    kind: ChangeKind
+    at: str
+    who: str | None = None
+    docs: list[str] = Field(default_factory=list)
+    units: list[str] = Field(default_factory=list)  # units named by a retract
+    reason: str | None = None
+    added: list[str] = Field(default_factory=list)
+    retracted: list[str] = Field(default_factory=list)
+    undoes: str | None = None
+    docs_before: dict[str, DocumentRecord | None] = Field(default_factory=dict)
+    docs_after: dict[str, DocumentRecord | None] = Field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """The history row: no document texts."""
+        return {"id": self.id, "seq": self.seq, "kind": self.kind, "at": self.at, "who": self.who,
+                "docs": self.docs, "units": self.units, "reason": self.reason, "added": len(self.added),
+                "retracted": len(self.retracted), "undoes": self.undoes}
+
+
+class RetractedUnit(BaseModel):
+    """A unit out of the graph, kept until purged: the change that retracted it and when."""
+
+    unit: Unit
+    change: str
+    at: str
+    reason: str | None = None
+
+
+class ChangeResult(BaseModel):
+    """What one lifecycle operation did (``kg forget``, ``kg retract``, a replacement, ``kg undo``)."""
+
+    change: str | None = None  # None: nothing to change (the same content again)
+    kind: ChangeKind
+    docs: list[str] = Field(default_factory=list)
+    added: int = 0  # units made live
+    unchanged: int = 0  # units the new version states again (ids kept)
+    retracted: int = 0
+    kept_shared: int = 0  # units no longer stated here but still stated by another document
+    orphaned_nodes: int = 0  # nodes no live unit mentions any more (removed with their vectors)
+    chunks_extracted: int = 0
+    chunks_reused: int = 0
+
+
+class Provenance(BaseModel):
+    """Where a unit comes from: each document stating it, with its lines and their text."""
+
+    doc: str
+    lines: Lines | None = None
+    snippet: str | None = None
+
+
+class SyncReport(BaseModel):
+    added: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
+    forgotten: list[str] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+    changes: list[str] = Field(default_factory=list)
+
+
+class PurgeReport(BaseModel):
+    units: int = 0  # retracted units deleted for good
+    documents: int = 0  # forgotten documents' texts dropped from the history
+    before: str

@@ -1,0 +1,66 @@
+"""``kg sync DIR``: the documents ingested from a folder mirror it (added / changed / forgotten /
+unchanged); document ids are paths relative to the folder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kgservice.errors import InputError
+from kgservice.lifecycle.model import SyncReport
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
+
+
+def doc_id_for(path: Path, base: Path | str | None) -> str:
+    """The path relative to ``base`` (default: the current directory); outside it, the path as given."""
+    root = Path(base) if base is not None else Path.cwd()
+    try:
+        rel = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        rel = path
+    return rel.as_posix()
+
+
+def read_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: file is not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
+
+
+def sync(kb: KnowledgeBase, folder: Path, *, delete: bool = True, mode: str | None = None,
+         progress: Callable[[str, str], None] | None = None) -> SyncReport:
+    from kgservice.pipeline.ingest import TEXT_MODES, UNIT_SUFFIXES
+
+    if not folder.is_dir():
+        raise InputError(f"kg sync needs a folder; {folder} is not one")
+    root = str(folder.resolve())
+    files = sorted(f for f in folder.rglob("*") if f.is_file()
+                   and (f.suffix in UNIT_SUFFIXES or f.suffix.lower() in TEXT_MODES))
+    emit = progress or (lambda event, doc: None)
+    known = {d.id: d for d in kb.store.documents() if d.root == root}
+    report = SyncReport()
+    seen = set()
+    for f in files:
+        did = doc_id_for(f, folder)
+        seen.add(did)
+        res = kb.ingest_document(did, read_text(f), mode=None if f.suffix in UNIT_SUFFIXES else mode, root=root)
+        kind = "unchanged" if res.change is None else ("added" if did not in known else "changed")
+        getattr(report, kind).append(did)
+        if res.change:
+            report.changes.append(res.change)
+        emit(kind, did)
+    gone = sorted(d for d in known if d not in seen)
+    if gone and delete:
+        res = kb.forget(gone)
+        report.forgotten = gone
+        if res.change:
+            report.changes.append(res.change)
+        for d in gone:
+            emit("forgotten", d)
+    return report

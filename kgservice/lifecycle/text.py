@@ -1,0 +1,121 @@
+"""A document's new version from its text or notation: chunks (with their line ranges and
+content hashes) and the units each states, re-extracting only the chunks whose hash is new."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+from kgservice.lifecycle.model import ChangeResult, Lines
+from kgservice.model import Unit
+
+if TYPE_CHECKING:
+    from kgservice.service import KnowledgeBase
+
+
+def chunk_lines(text: str, pieces: list[str]) -> list[Lines | None]:
+    """1-based inclusive line ranges of each chunk in ``text`` (located by their first and last
+    paragraph; None when a chunk cannot be found, e.g. after whitespace normalisation)."""
+    norm = text.replace("\r\n", "\n").replace("\r", "\n")
+    out: list[Lines | None] = []
+    at = 0
+    for piece in pieces:
+        paras = [p for p in piece.split("\n\n") if p.strip()]
+        if not paras:
+            out.append(None)
+            continue
+        head = paras[0].strip()[:80]
+        start = norm.find(head, at)
+        if start < 0:
+            out.append(None)
+            continue
+        tail = paras[-1].strip()[-80:]
+        end = norm.find(tail, start)
+        end = start + len(head) if end < 0 else end + len(tail)
+        out.append((norm.count("\n", 0, start) + 1, norm.count("\n", 0, max(start, end - 1)) + 1))
+        at = end
+    return out
+
+
+def chunk_hash(text: str, mode: str, tag: str) -> str:
+    return hashlib.sha256(f"{mode}\x1f{tag}\x1f{text}".encode()).hexdigest()[:24]
+
+
+def ingest_document_text(kb: KnowledgeBase, doc_id: str, text: str, mode: str, *, title: str | None = None,
+                         size: int | None = None, root: str | None = None) -> ChangeResult:
+    """Text through LLM extraction, one chunk at a time, as the new version of ``doc_id``: a
+    chunk whose content hash the old version has keeps its units (no LLM call). Extraction
+    runs before anything is written, so a failure changes nothing."""
+    from kgservice.extraction import Resolver, extract_text, to_units
+    from kgservice.extraction.chunking import chunk_text
+    from kgservice.extraction.extract import extract_prompt
+    from kgservice.lifecycle.ops import _units_any, replace_document
+    from kgservice.pipeline.ingest import content_hash
+
+    if kb.settings.read_only:
+        from kgservice.stores.base import ReadOnlyError
+
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
+    sha = content_hash(text)
+    old = next(iter(kb.store.documents([doc_id])), None)
+    if old is not None and old.sha256 == sha and old.mode == mode:
+        return ChangeResult(kind="replace", docs=[doc_id], unchanged=old.units)
+    chunks = chunk_text(text)
+    ranges = chunk_lines(text, [c.text for c in chunks])
+    tag = extract_prompt().tag
+    reuse = _units_any(kb, sorted({u for us in old.chunks.values() for u in us})) if old is not None else {}
+    resolver = None
+    statements: list[tuple[Unit, Lines | None]] = []
+    hashes: dict[str, list[str]] = {}
+    lines_of: dict[str, Lines | None] = {}
+    extracted = reused = 0
+    for chunk, ln in zip(chunks, ranges):
+        h = chunk_hash(chunk.text, mode, tag)
+        if old is not None and h in old.chunks and all(u in reuse for u in old.chunks[h]):
+            units = [reuse[u] for u in old.chunks[h]]
+            reused += 1
+        else:
+            if resolver is None:
+                resolver = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, kb.llm)
+            ex = extract_text(kb.llm, chunk.text, mode, purpose="extract", section=chunk.section)
+            rename = resolver.resolve(ex)
+            units = to_units(ex, kb.lexicon, doc=doc_id, mode=mode, rename=rename)  # type: ignore[arg-type]
+            extracted += 1
+        hashes[h] = [u.id for u in units]
+        lines_of[h] = ln
+        statements += [(u, ln) for u in units]
+    res = replace_document(kb, doc_id, statements, title=title or _title(text, doc_id), sha256=sha, mode=mode,
+                           size=size if size is not None else len(text.encode()), text=text, chunks=hashes,
+                           chunk_lines=lines_of, root=root)
+    res.chunks_extracted, res.chunks_reused = extracted, reused
+    return res
+
+
+def ingest_document_notation(kb: KnowledgeBase, doc_id: str, text: str, *, title: str | None = None,
+                             root: str | None = None) -> ChangeResult:
+    """Unit notation (a ``.units`` file) as the new version of ``doc_id``; each unit's line is
+    where it is written."""
+    from kgservice.lifecycle.ops import replace_document
+    from kgservice.notation import parse_units
+    from kgservice.pipeline.ingest import content_hash
+
+    units = parse_units(text, kb.lexicon, doc=doc_id)
+    statements: list[tuple[Unit, Lines | None]] = [(u, _line_of(text, u)) for u in units]
+    return replace_document(kb, doc_id, statements, title=title or _title(text, doc_id), sha256=content_hash(text),
+                            mode="manual", size=len(text.encode()), text=text, root=root)
+
+
+def _line_of(text: str, u: Unit) -> Lines | None:
+    subj = "{" + u.subject
+    for i, row in enumerate(text.splitlines(), 1):
+        if subj in row and u.predicate in row:
+            return (i, i)
+    return None
+
+
+def _title(text: str, doc_id: str) -> str:
+    for row in text.splitlines():
+        row = row.strip().lstrip("#").strip()
+        if row:
+            return row[:120]
+    return doc_id.rsplit("/", 1)[-1]

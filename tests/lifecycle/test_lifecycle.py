@@ -1,0 +1,161 @@
+"""The knowledge lifecycle on the embedded store: documents, replace, forget, retract, undo,
+history, provenance, sync, and that it all survives reopening the store (journal replay)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgservice.config import Settings
+from kgservice.errors import InputError
+from kgservice.service import KnowledgeBase
+
+V1 = "{cat} [is a] {mammal}\n{mammal} [has] {fur}\n"
+V2 = "{cat} [is a] {mammal}\n{mammal} [has] {scales}\n"
+
+
+def kb_at(d: Path) -> KnowledgeBase:
+    return KnowledgeBase(Settings(data_dir=d, embedder="hash:64"))
+
+
+def labels_about(kb: KnowledgeBase, node: str) -> set[str]:
+    return {a.node for u in kb.expand(node).live_units for a in u.args if a.node}
+
+
+def test_edited_note_replace_forget_undo(tmp_path: Path) -> None:
+    with kb_at(tmp_path / "kg") as kb:
+        first = kb.ingest_document("notes/a.units", V1)
+        assert first.kind == "ingest" and first.added == 2
+        kept_id = next(u.id for u in kb.store.iter_units() if u.args[0].node == "mammal")
+        assert kb.ingest_document("notes/a.units", V1).change is None  # same content: nothing
+        rep = kb.ingest_document("notes/a.units", V2)
+        assert (rep.kind, rep.added, rep.unchanged, rep.retracted) == ("replace", 1, 1, 1)
+        assert labels_about(kb, "mammal") == {"mammal", "scales"}
+        assert kb.unit(kept_id) is not None  # the unchanged unit kept its id
+        assert kb.stats()["units"] == 2 and "fur" not in {n.id for n in kb.store.iter_nodes()}
+        gone = kb.forget(["notes/a.units"])
+        assert gone.retracted == 2 and kb.stats()["units"] == 0
+        kb.undo(gone.change)
+        assert labels_about(kb, "mammal") == {"mammal", "scales"}
+        assert [c.kind for c in kb.history("notes/a.units")] == ["ingest", "replace", "forget", "undo"]
+        doc = kb.document("notes/a.units")
+        assert doc.version == 2 and doc.text() == V2
+        prov = kb.provenance(kept_id)
+        assert [(p.doc, p.lines, p.snippet) for p in prov] == [("notes/a.units", (1, 1), "{cat} [is a] {mammal}")]
+    with kb_at(tmp_path / "kg") as kb:  # all of it is durable
+        assert labels_about(kb, "mammal") == {"mammal", "scales"}
+        assert len(kb.history()) == 4 and kb.documents()[0].id == "notes/a.units"
+        assert set(kb.store.retracted_units()) and kb.store.retracted_units()[next(iter(kb.store.retracted_units()))].unit
+
+
+def test_shared_fact_lives_until_both_documents_drop_it(tmp_path: Path) -> None:
+    with kb_at(tmp_path / "kg") as kb:
+        kb.ingest_document("a.units", "{cat} [is a] {mammal}\n")
+        kb.ingest_document("b.units", "{cat} [is a] {mammal}\n{dog} [is a] {mammal}\n")
+        res = kb.forget(["a.units"])
+        assert res.retracted == 0 and res.kept_shared == 1 and kb.stats()["units"] == 2
+        res = kb.forget(["b.units"])
+        assert res.retracted == 2 and kb.stats()["units"] == 0
+
+
+def test_retract_and_unknown_ids(tmp_path: Path) -> None:
+    with kb_at(tmp_path / "kg") as kb:
+        kb.ingest_document("a.units", V1)
+        uid = next(u.id for u in kb.store.iter_units() if u.args[0].node == "fur")
+        res = kb.retract([uid], reason="wrong")
+        assert res.retracted == 1 and kb.unit(uid) is None
+        assert kb.store.retracted_units([uid])[uid].reason == "wrong"
+        with pytest.raises(InputError, match="already retracted"):
+            kb.retract([uid], reason="again")
+        with pytest.raises(InputError, match="nope"):
+            kb.forget(["nope"])
+        with pytest.raises(InputError, match="c-missing"):
+            kb.undo("c-missing")
+        with pytest.raises(InputError, match="--yes"):
+            kb.purge("2999-01-01")
+        purged = kb.purge("2999-01-01", yes=True)
+        assert purged.units == 1 and not kb.store.retracted_units()
+        with pytest.raises(InputError, match="purged"):
+            kb.undo(res.change)
+
+
+def test_sync_mirrors_a_folder(tmp_path: Path) -> None:
+    src = tmp_path / "docs"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.units").write_text("{cat} [is a] {mammal}\n")
+    (src / "sub" / "a.units").write_text("{dog} [is a] {mammal}\n")  # same file name, another document
+    (src / "b.units").write_text("{owl} [is a] {bird}\n")
+    with kb_at(tmp_path / "kg") as kb:
+        first = kb.sync(src)
+        assert sorted(first.added) == ["a.units", "b.units", "sub/a.units"]
+        (src / "b.units").unlink()
+        (src / "a.units").write_text("{cat} [is a] {feline}\n")
+        (src / "c.units").write_text("{ant} [is a] {insect}\n")
+        rep = kb.sync(src)
+        assert (rep.added, rep.changed, rep.forgotten, rep.unchanged) == (["c.units"], ["a.units"], ["b.units"],
+                                                                           ["sub/a.units"])
+        assert {d.id for d in kb.documents()} == {"a.units", "c.units", "sub/a.units"}
+        assert "owl" not in {n.id for n in kb.store.iter_nodes()}
+        again = kb.sync(src)
+        assert again.changes == [] and len(again.unchanged) == 3
+
+
+def test_cli_commands_and_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from kgservice.cli.app import app
+
+    src = tmp_path / "d"
+    src.mkdir()
+    (src / "a.units").write_text("{cat} [is a] {mammal}\n")
+    monkeypatch.setenv("KG_EMBEDDER", "hash:64")
+    base = ["--data-dir", str(tmp_path / "kg")]
+    run = CliRunner().invoke
+    r = run(app, [*base, "sync", str(src)])
+    assert r.exit_code == 0 and "1 added" in r.output
+    r = run(app, [*base, "forget", "nope.md"])
+    assert r.exit_code == 2 and "nope.md" in r.output
+    r = run(app, [*base, "undo", "c-nothing"])
+    assert r.exit_code == 2 and "c-nothing" in r.output
+    r = run(app, [*base, "purge", "--retracted-before", "2999-01-01"])
+    assert r.exit_code == 2 and "--yes" in r.output
+    r = run(app, [*base, "forget", "a.units"])
+    assert r.exit_code == 0 and "1 retracted" in r.output
+    r = run(app, [*base, "history", "--json"])
+    assert r.exit_code == 0 and [c["kind"] for c in __import__("json").loads(r.output)] == ["ingest", "forget"]
+
+
+def test_text_document_reextracts_only_changed_chunks(tmp_path: Path) -> None:
+    paras = [("Coffee contains caffeine. " * 45).strip(), ("Tea contains tannins. " * 50).strip(),
+             ("Milk contains calcium. " * 48).strip()]
+    v1 = "\n\n".join(paras) + "\n"
+    v2 = v1.replace(paras[2], ("Milk contains lactose. " * 48).strip())
+    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", llm_model="kgoffline/rules")) as kb:
+        first = kb.ingest_document("notes/drinks.md", v1)
+        assert first.change and first.chunks_extracted >= 2 and first.chunks_reused == 0
+        calls = kb.llm.usage.calls
+        assert kb.ingest_document("notes/drinks.md", v1).change is None and kb.llm.usage.calls == calls
+        second = kb.ingest_document("notes/drinks.md", v2)
+        assert second.chunks_reused == first.chunks_extracted - 1 and second.chunks_extracted == 1
+        doc = kb.document("notes/drinks.md")
+        assert doc.version == 2 and doc.units == len(doc.unit_lines)
+        assert all(ln is not None and 1 <= ln[0] <= ln[1] for ln in doc.unit_lines.values())
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_dump_restore_keeps_documents_retractions_history(tmp_path: Path, replace: bool) -> None:
+    with kb_at(tmp_path / "a") as kb:
+        kb.ingest_document("notes/a.units", V1)
+        kb.ingest_document("notes/a.units", V2)
+        kb.dump(tmp_path / "d.jsonl")
+        want = ([d.model_dump() for d in kb.documents()], sorted(kb.store.retracted_units()),
+                [c.id for c in kb.history()])
+    target = tmp_path / ("a" if replace else "b")
+    with kb_at(target) as kb:
+        kb.restore(tmp_path / "d.jsonl", replace=replace)
+        got = ([d.model_dump() for d in kb.documents()], sorted(kb.store.retracted_units()),
+               [c.id for c in kb.history()])
+        assert got == want and len(want[1]) == 1 and len(want[2]) == 2
+        kb.undo(want[2][-1])  # the history restored is usable: v1 is back
+        assert labels_about(kb, "mammal") == {"mammal", "fur"}
