@@ -151,3 +151,49 @@ def test_admin_creates_and_revokes_a_key(server, page):
     page.get_by_role("button", name=f"revoke {key_id}").click()
     expect(page.locator(f'tr[data-key-id="{key_id}"] .state')).to_contain_text("revoked")
     assert httpx.get(base + "/v1/stats", headers={"Authorization": f"Bearer {key}"}).status_code == 401
+
+
+def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["writer"])
+    page.goto(base + "/ui/documents")
+    page.get_by_label("Filter documents").fill("forget-me")
+    page.get_by_role("button", name="Filter").click()
+    rows = page.locator("#docs tbody tr[data-doc]")
+    expect(rows).to_have_count(1)
+    rows.first.get_by_role("link").click()
+    expect(page.locator("#doc-title")).to_contain_text("forget-me.units")
+    # each line of the text has the unit it states beside it
+    expect(page.locator("#L1 .line-unit")).to_contain_text("web page")
+    expect(page.locator("#L2 .line-unit")).to_contain_text("two lines")
+    unit = page.locator("#L1 .line-unit").get_attribute("data-unit")
+    shoot(page, "document")
+    # forgetting needs the confirmation box (the browser refuses the form without it)
+    page.get_by_role("button", name="Forget").click()
+    expect(page.locator("#change-done")).to_have_count(0)
+    page.get_by_label(re.compile("^Forget .*forget-me")).check()
+    page.get_by_role("button", name="Forget").click()
+    expect(page.locator("#change-done")).to_contain_text("forget")
+    assert page.request.get(base + f"/ui/v1/units/{unit}").status == 404
+    expect(page.locator('#history tr[data-kind="forget"]').first).to_be_visible()
+    page.goto(base + "/ui/documents?q=forget-me")
+    expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(0)
+
+
+def test_reader_browses_documents_but_cannot_change_them(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["reader"])
+    page.goto(base + "/ui/documents")
+    expect(page.locator("#docs tbody tr[data-doc]").first).to_be_visible()
+    page.locator("#docs tbody tr[data-doc] a").first.click()
+    expect(page.locator("#doc-lines")).to_be_visible()
+    expect(page.get_by_role("button", name="Forget")).to_have_count(0)
+    expect(page.get_by_role("button", name=re.compile("^retract"))).to_have_count(0)
+    csrf = page.locator('meta[name="csrf-token"]').get_attribute("content")
+    doc = page.locator("#doc-title").inner_text()
+    for path, form in (("/ui/documents/forget", {"doc": doc}), ("/ui/documents/retract", {"unit": "x1", "reason": "r"}),
+                       ("/ui/documents/undo", {"change": "c-1"})):
+        r = page.request.post(base + path, form={**form, "confirm": "yes", "csrf": csrf})
+        assert r.status == 403 and "role" in r.text()
+    page.goto(base + "/ui/documents?q=" + doc)
+    expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(1)  # still there

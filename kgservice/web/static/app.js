@@ -66,11 +66,18 @@
                    { class: missing ? "not-in-graph" : "error" }));
       return;
     }
+    try {  // where the statement came from (the lifecycle's provenance: document, lines, source lines)
+      const r = await fetch("/ui/provenance/" + encodeURIComponent(u.unit_id), { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const pv = r.ok ? await r.json() : { sources: [] };
+      const first = (pv.sources || [])[0];
+      if (first) { u.doc = first.doc; u.lines = first.lines; u.snippet = first.snippet; u.other_docs = pv.sources.slice(1).map((x) => x.doc); }
+    } catch (err) { /* the unit's own doc field stays */ }
     const range = linesOf(u);
     const rows = [["unit", "#" + u.unit_id, "unit_id"], ["notation", u.notation, "notation"],
                   ["document", u.doc || "—", "doc"], ["lines", range ? (range[0] === range[1] ? "line " + range[0] : "lines " + range[0] + "–" + range[1]) : "not recorded", "lines"],
                   ["family", u.family, "family"], ["kind", u.kind, "kind"], ["ingested", u.ingested_at || "—", "ingested_at"]];
     for (const [label, v, k] of rows) dl.append(el("dt", label), el("dd", v, { "data-field": k }));
+    if (u.other_docs && u.other_docs.length) dl.append(el("dt", "also stated by"), el("dd", u.other_docs.join(", "), { "data-field": "other_docs" }));
     for (const [label, k] of [["supersedes", "supersedes"], ["superseded by", "superseded_by"]]) {
       const dd = unitLinks(u[k]); dd.setAttribute("data-field", k); dl.append(el("dt", label), dd);
     }
