@@ -171,7 +171,7 @@ def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
     # forgetting needs the confirmation box (the browser refuses the form without it)
     page.get_by_role("button", name="Forget").click()
     expect(page.locator("#change-done")).to_have_count(0)
-    page.get_by_label(re.compile("^Forget .*forget-me")).check()
+    page.get_by_label(re.compile("Yes, forget .*forget-me")).check()
     page.get_by_role("button", name="Forget").click()
     expect(page.locator("#change-done")).to_contain_text("forget")
     assert page.request.get(base + f"/ui/v1/units/{unit}").status == 404
