@@ -183,10 +183,11 @@ def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
 def test_reader_browses_documents_but_cannot_change_them(server, page):
     base = server["base"]
     sign_in(page, base, server["keys"]["reader"])
-    page.goto(base + "/ui/documents")
-    expect(page.locator("#docs tbody tr[data-doc]").first).to_be_visible()
+    page.goto(base + "/ui/documents?q=keep")
+    expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(1)
     page.locator("#docs tbody tr[data-doc] a").first.click()
     expect(page.locator("#doc-lines")).to_be_visible()
+    expect(page.locator("#L1 .line-unit")).to_contain_text("{茶} [is a] {飲み物}")  # CJK labels render as text
     expect(page.get_by_role("button", name="Forget")).to_have_count(0)
     expect(page.get_by_role("button", name=re.compile("^retract"))).to_have_count(0)
     csrf = page.locator('meta[name="csrf-token"]').get_attribute("content")
