@@ -119,7 +119,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                        local=local, on_event=lambda e: sc.metrics.auth.labels(e).inc())
     from kgservice.web import WebGate  # the team's web page at / (session cookie -> the same principals)
 
-    app.add_middleware(WebGate, keys=sc.keys, settings=settings, ctx=sc)
+    app.add_middleware(WebGate, keys=sc.keys, settings=settings, ctx=sc, limiter=limiter, failures=failures)
     app.add_middleware(Outage)  # outside the key check: a key read from a store that is down is a 503 too
     app.add_middleware(BodyLimit, max_bytes=settings.max_body)
     app.add_middleware(HostCheck, allowed=hosts)

@@ -72,6 +72,7 @@ class ExpandUnit(BaseModel):
     id: str
     text: str
     via: list[str]
+    family: str | None = None  # the unit's predicate family (the page groups facts by it)
 
 
 class Ranked(BaseModel):

@@ -135,7 +135,7 @@ def expand_out(res: Any, limit: int, cached: bool) -> ExpandOut:
         return ExpandOut(mode="spread", seeds=res.seeds, hops=res.result.hops, cached=cached,
                          ranked=[Ranked(node=n, energy=round(float(e), 6)) for n, e in res.ranked()])
     return ExpandOut(mode="directed", seeds=res.seeds, cached=cached,
-                     units=[ExpandUnit(id=u.id, text=format_unit(u, with_id=False), via=list(res.units[u.id]))
+                     units=[ExpandUnit(id=u.id, text=format_unit(u, with_id=False), via=list(res.units[u.id]), family=u.family)
                             for u in res.live_units][:limit],
                      superseded={k: list(v) for k, v in sorted(res.superseded.items())})
 

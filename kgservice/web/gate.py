@@ -3,17 +3,20 @@
 ``/`` and ``/ui/...`` are the pages (session cookie, CSRF on every write); ``/ui/v1/...`` is
 the API for the page's own scripts: the session's key is verified, its principal is put in
 the scope and the request goes on to the ``/v1`` route with the API's own role checks and
-rate limits (the key check accepts a principal set here). Every reply gets the page's
-security headers: a strict Content-Security-Policy and ``Cache-Control: no-store``.
+rate limits (the key check accepts a principal set here). The pages themselves take from the
+same per-key bucket, and failed sign-ins from the same per-address bucket as failed API keys,
+so the page is no way around the API's limits. Every reply gets the page's security headers:
+a strict Content-Security-Policy and ``Cache-Control: no-store``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from kgservice.server.auth import KeyStore
-from kgservice.server.middleware import PRINCIPAL, send_json
+from kgservice.server.middleware import PRINCIPAL, TokenBuckets, send_json
 from kgservice.web.session import COOKIE, Sessions, csrf_ok
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -56,11 +59,14 @@ def with_headers(send: Callable) -> Callable:
 
 
 class WebGate:
-    def __init__(self, app: Any, keys: Callable[[], KeyStore], settings: Any, ctx: Any):
+    def __init__(self, app: Any, keys: Callable[[], KeyStore], settings: Any, ctx: Any,
+                 limiter: TokenBuckets | None = None, failures: TokenBuckets | None = None):
         from kgservice.web.pages import build_pages
 
         self.app = app
         self.keys = keys
+        self.limiter = limiter or TokenBuckets(0, 1)
+        self.failures = failures or TokenBuckets(0, 1)
         self.sessions = Sessions()
         self.pages = build_pages(self, settings, ctx)
 
@@ -93,4 +99,21 @@ class WebGate:
             scope = {**scope, "path": inner, "raw_path": inner.encode(), PRINCIPAL: principal}
             await self.app(scope, receive, send)
             return
+        if not path.startswith("/ui/static/"):
+            _, principal = await self.principal(scope)
+            if principal is not None:
+                wait = self.limiter.take(principal.key_id or f"user:{principal.user}")
+                if wait > 0:
+                    await too_many(send, wait, f"rate limit for this key reached ({self.limiter.rate:g}/s, "
+                                               f"burst {self.limiter.burst}); retry after the given seconds")
+                    return
         await self.pages(scope, receive, send)
+
+    def failed_sign_in(self, scope: dict) -> float:
+        """Counts a failed sign-in against the client's address; >0: seconds to wait (429)."""
+        client = (scope.get("client") or ("?", 0))[0]
+        return self.failures.take(f"ip:{client}")
+
+
+async def too_many(send: Callable, wait: float, detail: str) -> None:
+    await send_json(send, 429, detail, [("retry-after", str(max(1, math.ceil(wait))))])

@@ -26,13 +26,16 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
     offline = str(settings.llm_model or "").startswith("kgoffline/") or not settings.llm_model
 
-    def render(name: str, request: Request, status: int = 200, **kw: Any) -> HTMLResponse:
+    def render(name: str, request: Request, status: int = 200, headers: dict[str, str] | None = None,
+               **kw: Any) -> HTMLResponse:
         session, principal = request.scope.get("kg.web", (None, None))
         nav = [(p, t) for p, t, r in NAV if principal is not None and principal.allows(r)]
         html = env.get_template(name).render(principal=principal, csrf=session.csrf if session else "",
                                              nav=nav, page=name.removesuffix(".html"), offline=offline,
-                                             model=settings.llm_model, **kw)
-        return HTMLResponse(html, status_code=status)
+                                             model=settings.llm_model,
+                                             is_writer=principal is not None and principal.allows(Role.writer),
+                                             is_admin=principal is not None and principal.allows(Role.admin), **kw)
+        return HTMLResponse(html, status_code=status, headers=headers)
 
     async def who(request: Request):
         session, principal = await gate.principal(request.scope)
@@ -64,6 +67,10 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         principal = await gate.keys().averify(key) if key else None
         if principal is None:
             request.scope["kg.web"] = (None, None)
+            wait = gate.failed_sign_in(request.scope)
+            if wait > 0:
+                return render("login.html", request, status=429, headers={"retry-after": str(max(1, int(wait + 0.999)))},
+                              error="Too many failed sign-ins from this address: wait a little and try again.")
             return render("login.html", request, status=401, error="That key is not valid (or it was revoked).")
         session = gate.sessions.create(key)
         resp = RedirectResponse("/ui/ask", status_code=303)
@@ -127,6 +134,104 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         await run_in_threadpool(keys.revoke, key_id)
         return RedirectResponse("/ui/admin", status_code=303)
 
+    # -- Documents (the knowledge base's lifecycle methods; writes need the writer role, undo admin)
+    async def documents_extra(request: Request, principal: Principal) -> dict:
+        q = request.query_params.get("q", "").strip()
+        docs = await run_in_threadpool(ctx.kb.documents)
+        shown = [d for d in docs if not q or q.lower() in d.id.lower() or q.lower() in d.title.lower()]
+        kw: dict[str, Any] = {"docs": shown, "total": len(docs), "q": q, "doc": None, "history": []}
+        doc_id = request.query_params.get("doc")
+        if doc_id:
+            kw.update(await run_in_threadpool(document_view, doc_id))
+        else:
+            kw["history"] = [c.summary() for c in await run_in_threadpool(ctx.kb.history)][-30:][::-1]
+        return kw
+
+    def document_view(doc_id: str) -> dict:
+        from kgservice.errors import InputError
+        from kgservice.notation import format_unit
+
+        try:
+            rec = ctx.kb.document(doc_id)
+        except InputError as exc:
+            return {"doc_error": str(exc)}
+        text = rec.text()
+        by_line: dict[int, list[dict]] = {}
+        unplaced = []
+        for uid, lines in rec.unit_lines.items():
+            found = ctx.kb.unit(uid)
+            row = {"id": uid, "notation": format_unit(found.unit) if found else f"#{uid}", "lines": lines}
+            if lines:
+                by_line.setdefault(lines[0], []).append(row)
+            else:
+                unplaced.append(row)
+        rows = [] if text is None else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        return {"doc": rec.info(), "lines": [(i, line, by_line.get(i, [])) for i, line in enumerate(rows, 1)],
+                "unplaced": unplaced, "has_text": text is not None,
+                "history": [c.summary() for c in ctx.kb.history(doc_id)][::-1]}
+
+    async def lifecycle_write(request: Request, role: Role, action: Any) -> Response:
+        from kgservice.errors import InputError
+
+        _, p, form = await write_check(request, role)
+        if isinstance(p, Response):
+            return p
+        back = str(form.get("back") or "/ui/documents")
+        if not back.startswith("/ui/documents"):
+            back = "/ui/documents"
+        if form.get("confirm") != "yes":
+            return await documents_page_with(request, p, 422, "Tick the confirmation box first: nothing was changed.")
+        try:
+            res = await run_in_threadpool(action, form)
+        except InputError as exc:
+            return await documents_page_with(request, p, 422, str(exc))
+        return await documents_page_with(request, p, 200, None, done=res.model_dump(mode="json"))
+
+    def writes(role: Role, action: Any):
+        async def endpoint(request: Request) -> Response:
+            return await lifecycle_write(request, role, action)
+        return endpoint
+
+    async def documents_page_with(request: Request, p: Principal, status: int, error: str | None,
+                                  done: Any = None) -> Response:
+        return render("documents.html", request, status=status, error=error, done=done,
+                      **await documents_extra(request, p))
+
+    def forget_action(form: Any) -> Any:
+        return ctx.kb.forget([str(form.get("doc") or "")])
+
+    def retract_action(form: Any) -> Any:
+        reason = str(form.get("reason") or "").strip()
+        from kgservice.errors import InputError
+
+        if not reason:
+            raise InputError("reason: say why the unit is retracted (it is kept in the history)")
+        return ctx.kb.retract([str(form.get("unit") or "").lstrip("#")], reason)
+
+    def replace_action(form: Any) -> Any:
+        from kgservice.errors import InputError
+
+        text = str(form.get("text") or "")
+        if not text.strip():
+            raise InputError("text: the new version of the document is empty")
+        return ctx.kb.ingest_document(str(form.get("doc") or ""), text)
+
+    def undo_action(form: Any) -> Any:
+        return ctx.kb.undo(str(form.get("change") or ""))
+
+    async def provenance(request: Request) -> Response:
+        from starlette.responses import JSONResponse
+
+        _, principal = await who(request)
+        if principal is None:
+            return JSONResponse({"detail": "not signed in"}, status_code=401)
+        uid = request.path_params["unit_id"].lstrip("#")
+        try:
+            found = await run_in_threadpool(ctx.kb.provenance, uid)
+        except Exception as exc:  # an unknown unit: no provenance (the unit route says not found)
+            return JSONResponse({"detail": str(exc), "sources": []}, status_code=404)
+        return JSONResponse({"sources": [p.model_dump(mode="json") for p in found]})
+
     async def doctor(request: Request) -> Response:
         _, principal = await who(request)
         if principal is None or not principal.allows(Role.admin):
@@ -142,7 +247,12 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         Route("/ui/logout", logout, methods=["POST"]),
         Route("/ui/ask", page("ask.html", Role.reader)),
         Route("/ui/explore", page("explore.html", Role.reader)),
-        Route("/ui/documents", page("documents.html", Role.reader)),
+        Route("/ui/documents", page("documents.html", Role.reader, documents_extra)),
+        Route("/ui/documents/forget", writes(Role.writer, forget_action), methods=["POST"]),
+        Route("/ui/documents/retract", writes(Role.writer, retract_action), methods=["POST"]),
+        Route("/ui/documents/replace", writes(Role.writer, replace_action), methods=["POST"]),
+        Route("/ui/documents/undo", writes(Role.admin, undo_action), methods=["POST"]),
+        Route("/ui/provenance/{unit_id:path}", provenance),
         Route("/ui/jobs", page("jobs.html", Role.writer, jobs_extra)),
         Route("/ui/jobs/list", page("jobs_list.html", Role.writer, jobs_extra)),
         Route("/ui/admin", page("admin.html", Role.admin, admin_extra)),

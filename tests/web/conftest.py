@@ -25,7 +25,13 @@ def server(tmp_path_factory) -> Iterator[dict]:
     root = tmp_path_factory.mktemp("web")
     env = env_for(root / "kg", KG_ALLOWED_HOSTS="127.0.0.1,localhost")
     (root / "xss.units").write_text(f"#x1 {{{XSS}}} [is a] {{test string}}\n", "utf-8")
+    (root / "team").mkdir()
+    (root / "team" / "forget-me.units").write_text("#fm1 {web page} [is a] {temporary note}\n"
+                                                   "#fm2 {temporary note} [has] {two lines}\n", "utf-8")
+    (root / "team" / "keep.units").write_text("#kp1 {茶} [is a] {飲み物}\n", "utf-8")  # CJK labels
     done = kg(env, "ingest", str(DEMO), str(root / "xss.units"))
+    assert done.returncode == 0, done.stderr
+    done = kg(env, "sync", str(root / "team"))  # documents with their text (the lifecycle's records)
     assert done.returncode == 0, done.stderr
     keys = {role: new_key(env, f"web-{role}", role) for role in ("reader", "writer", "admin")}
     with serving(env) as (base, proc, log):

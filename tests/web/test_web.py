@@ -44,6 +44,9 @@ def test_reader_asks_sees_rounds_and_opens_a_citation(server, page):
     citation.click()
     expect(page.locator('#unit dd[data-field="notation"]')).to_contain_text("smoking")
     expect(page.locator('#unit dd[data-field="doc"]')).not_to_have_text("—")
+    expect(page.locator('#unit dd[data-field="lines"]')).to_be_visible()
+    expect(page.locator('#unit dd[data-field="superseded_by"]')).to_be_visible()
+    expect(page.locator("#unit-source")).not_to_be_empty()  # the source lines, or why there are none
     shoot(page, "ask")
 
     page.get_by_label("Question").fill("What is the boiling point of mercury?")
@@ -61,6 +64,7 @@ def test_explore_search_node_graph_and_path(server, page):
     page.locator("button.hit", has_text="smoking").first.click()
     expect(page.locator("#node-title")).to_contain_text("smoking")
     expect(page.locator("#facts li").first).to_be_visible()
+    expect(page.locator("#facts .facts-family h4").first).to_contain_text("(")  # a named family with its count
     expect(page.locator("#graph canvas").first).to_be_attached()
     expect(page.locator("#legend li").first).to_be_visible()
     page.get_by_label("spreading activation").check()
@@ -123,6 +127,8 @@ def test_writer_uploads_units_and_sees_the_job_finish(server, page):
     page.get_by_role("button", name="Upload", exact=True).click()
     expect(page.locator("#upload-status")).to_contain_text("Queued job")
     job = re.search(r"Queued job (\S+)", page.locator("#upload-status").inner_text()).group(1)
+    expect(page.locator("#job-state")).to_have_attribute("data-status", "done", timeout=60_000)  # the live stream
+    expect(page.locator('#job-events li[data-status="done"]')).to_have_count(1)
     expect(page.locator("#jobs-table tr", has_text=job).locator(".status")).to_have_text("done", timeout=60_000)
     shoot(page, "jobs")
 
@@ -145,3 +151,50 @@ def test_admin_creates_and_revokes_a_key(server, page):
     page.get_by_role("button", name=f"revoke {key_id}").click()
     expect(page.locator(f'tr[data-key-id="{key_id}"] .state')).to_contain_text("revoked")
     assert httpx.get(base + "/v1/stats", headers={"Authorization": f"Bearer {key}"}).status_code == 401
+
+
+def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["writer"])
+    page.goto(base + "/ui/documents")
+    page.get_by_label("Filter documents").fill("forget-me")
+    page.get_by_role("button", name="Filter").click()
+    rows = page.locator("#docs tbody tr[data-doc]")
+    expect(rows).to_have_count(1)
+    rows.first.get_by_role("link").click()
+    expect(page.locator("#doc-title")).to_contain_text("forget-me.units")
+    # each line of the text has the unit it states beside it
+    expect(page.locator("#L1 .line-unit")).to_contain_text("web page")
+    expect(page.locator("#L2 .line-unit")).to_contain_text("two lines")
+    unit = page.locator("#L1 .line-unit").get_attribute("data-unit")
+    shoot(page, "document")
+    # forgetting needs the confirmation box (the browser refuses the form without it)
+    page.get_by_role("button", name="Forget").click()
+    expect(page.locator("#change-done")).to_have_count(0)
+    page.get_by_label(re.compile("Yes, forget .*forget-me")).check()
+    page.get_by_role("button", name="Forget").click()
+    expect(page.locator("#change-done")).to_contain_text("forget")
+    assert page.request.get(base + f"/ui/v1/units/{unit}").status == 404
+    expect(page.locator('#history tr[data-kind="forget"]').first).to_be_visible()
+    page.goto(base + "/ui/documents?q=forget-me")
+    expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(0)
+
+
+def test_reader_browses_documents_but_cannot_change_them(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["reader"])
+    page.goto(base + "/ui/documents?q=keep")
+    expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(1)
+    page.locator("#docs tbody tr[data-doc] a").first.click()
+    expect(page.locator("#doc-lines")).to_be_visible()
+    expect(page.locator("#L1 .line-unit")).to_contain_text("{茶} [is a] {飲み物}")  # CJK labels render as text
+    expect(page.get_by_role("button", name="Forget")).to_have_count(0)
+    expect(page.get_by_role("button", name=re.compile("^retract"))).to_have_count(0)
+    csrf = page.locator('meta[name="csrf-token"]').get_attribute("content")
+    doc = page.locator("#doc-title").inner_text()
+    for path, form in (("/ui/documents/forget", {"doc": doc}), ("/ui/documents/retract", {"unit": "x1", "reason": "r"}),
+                       ("/ui/documents/undo", {"change": "c-1"})):
+        r = page.request.post(base + path, form={**form, "confirm": "yes", "csrf": csrf})
+        assert r.status == 403 and "role" in r.text()
+    page.goto(base + "/ui/documents?q=" + doc)
+    expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(1)  # still there

@@ -24,15 +24,67 @@
   document.body.addEventListener("htmx:configRequest", (e) => { e.detail.headers["X-CSRF-Token"] = csrf; });
 
   // -- Ask ------------------------------------------------------------------------------------
+  // The cited unit: notation, document and line range with the source lines (the cited ones
+  // highlighted) where the server keeps them, and what it supersedes / is superseded by.
+  function unitLinks(ids) {
+    const dd = el("dd");
+    if (!ids || !ids.length) { dd.textContent = "—"; return dd; }
+    ids.forEach((id, i) => {
+      const b = el("button", "#" + id, { type: "button", class: "unit-link", "data-unit": id });
+      b.addEventListener("click", () => showUnit(id)); if (i) dd.append(", "); dd.append(b);
+    });
+    return dd;
+  }
+  function linesOf(u) {
+    const l = u.lines;
+    if (!l) return null;
+    if (Array.isArray(l)) return [Number(l[0]), Number(l[l.length - 1])];
+    if (typeof l === "object") return [Number(l.start ?? l.first), Number(l.end ?? l.last ?? l.start)];
+    const m = String(l).match(/(\d+)(?:\D+(\d+))?/); return m ? [Number(m[1]), Number(m[2] || m[1])] : null;
+  }
+  function sourceBlock(u, range) {
+    const text = u.snippet ?? u.source ?? u.source_text;
+    if (!text) return null;
+    const pre = el("pre", null, { class: "source", "aria-label": "source lines" });
+    const first = u.snippet_first_line ?? (range ? range[0] : 1);
+    String(text).split("\n").forEach((line, i) => {
+      const n = first + i; const hit = range ? n >= range[0] && n <= range[1] : true;
+      const row = el(hit ? "mark" : "span", null, { class: "src-line" + (hit ? " cited" : ""), "data-line": String(n) });
+      row.append(el("span", String(n).padStart(4, " ") + "  ", { class: "ln" }), document.createTextNode(line + "\n"));
+      pre.append(row);
+    });
+    return pre;
+  }
   async function showUnit(id) {
     const dl = $("unit"); dl.replaceChildren(); $("unit-panel").hidden = false;
-    try {
-      const u = await api("/units/" + encodeURIComponent(id));
-      for (const k of ["unit_id", "notation", "doc", "family", "kind", "mode", "ingested_at", "supersedes", "superseded_by"]) {
-        const v = Array.isArray(u[k]) ? (u[k].length ? u[k].join(", ") : "—") : (u[k] ?? "—");
-        dl.append(el("dt", k.replace("_", " ")), el("dd", v, { "data-field": k }));
-      }
-    } catch (err) { dl.append(el("dd", "Could not open the unit: " + err.message, { class: "error" })); }
+    const src = $("unit-source"); if (src) src.replaceChildren();
+    let u;
+    try { u = await api("/units/" + encodeURIComponent(id)); }
+    catch (err) {
+      const missing = /no unit|404|not found/i.test(err.message);
+      dl.append(el("dd", missing ? "#" + id + " is not in the graph (it may have been retracted or forgotten)." : "Could not open the unit: " + err.message,
+                   { class: missing ? "not-in-graph" : "error" }));
+      return;
+    }
+    try {  // where the statement came from (the lifecycle's provenance: document, lines, source lines)
+      const r = await fetch("/ui/provenance/" + encodeURIComponent(u.unit_id), { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const pv = r.ok ? await r.json() : { sources: [] };
+      const first = (pv.sources || [])[0];
+      if (first) { u.doc = first.doc; u.lines = first.lines; u.snippet = first.snippet; u.other_docs = pv.sources.slice(1).map((x) => x.doc); }
+    } catch (err) { /* the unit's own doc field stays */ }
+    const range = linesOf(u);
+    const rows = [["unit", "#" + u.unit_id, "unit_id"], ["notation", u.notation, "notation"],
+                  ["document", u.doc || "—", "doc"], ["lines", range ? (range[0] === range[1] ? "line " + range[0] : "lines " + range[0] + "–" + range[1]) : "not recorded", "lines"],
+                  ["family", u.family, "family"], ["kind", u.kind, "kind"], ["ingested", u.ingested_at || "—", "ingested_at"]];
+    for (const [label, v, k] of rows) dl.append(el("dt", label), el("dd", v, { "data-field": k }));
+    if (u.other_docs && u.other_docs.length) dl.append(el("dt", "also stated by"), el("dd", u.other_docs.join(", "), { "data-field": "other_docs" }));
+    for (const [label, k] of [["supersedes", "supersedes"], ["superseded by", "superseded_by"]]) {
+      const dd = unitLinks(u[k]); dd.setAttribute("data-field", k); dl.append(el("dt", label), dd);
+    }
+    if (u.superseded_by && u.superseded_by.length) dl.append(el("dd", "A newer unit supersedes this one: answers use the newer one.", { class: "note" }));
+    const block = sourceBlock(u, range);
+    if (src) src.replaceChildren(block || el("p", u.doc ? "The source text of " + u.doc + " is not kept on this server." : "This unit has no source document.", { class: "note" }));
+    if (u.doc && $("unit-doc-link")) { const a = $("unit-doc-link"); a.hidden = false; a.href = "/ui/documents?doc=" + encodeURIComponent(u.doc) + (range ? "#L" + range[0] : ""); }
   }
   function roundText(d) {
     const parts = [];
@@ -100,6 +152,7 @@
     if (cy || !window.cytoscape) return cy;
     cy = window.cytoscape({ container: $("graph"), elements: [], style: [
       { selector: "node", style: { label: "data(label)", "font-size": 10, "background-color": "#557", color: "#111", "text-wrap": "ellipsis", "text-max-width": 120 } },
+      { selector: "node.active", style: { "background-color": "#e6550d", width: "mapData(act, 0, 1, 18, 48)", height: "mapData(act, 0, 1, 18, 48)" } },
       { selector: "node.seed", style: { "background-color": "#000", "border-width": 3, "border-color": "#fc0" } },
       { selector: "edge", style: { width: 1.5, "curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "data(colour)", "target-arrow-color": "data(colour)", label: "data(label)", "font-size": 8 } } ] });
     cy.on("tap", "node", (e) => openNode(e.target.id(), false));
@@ -114,9 +167,9 @@
     if (g) {
       if (reset) g.elements().remove();
       const add = [];
-      if (g.getElementById(nb.node.id).empty()) add.push({ group: "nodes", data: { id: nb.node.id, label: nb.node.label } });
+      if (g.getElementById(nb.node.id).empty()) add.push({ group: "nodes", data: { id: nb.node.id, label: nb.node.label, name: nb.node.label } });
       for (const n of nb.neighbors) {
-        if (g.getElementById(n.node_id).empty() && !add.some((a) => a.data.id === n.node_id)) add.push({ group: "nodes", data: { id: n.node_id, label: n.label } });
+        if (g.getElementById(n.node_id).empty() && !add.some((a) => a.data.id === n.node_id)) add.push({ group: "nodes", data: { id: n.node_id, label: n.label, name: n.label } });
         const eid = "e:" + n.unit_id + ":" + n.node_id;
         if (g.getElementById(eid).empty()) {
           const [s, t] = n.direction === "out" ? [nb.node.id, n.node_id] : [n.node_id, nb.node.id];
@@ -131,11 +184,33 @@
     const legend = $("legend"); legend.replaceChildren();
     for (const [f, c] of Object.entries(familyColour)) { const li = el("li", f); const sw = el("span", "", { class: "swatch" }); sw.style.backgroundColor = c; li.prepend(sw); legend.append(li); }
     const out = await api("/expand", { seeds: [nb.node.id], mode: mode(), limit: 30 });
+    // facts: the directed expansion's units grouped under their predicate family (named)
     const facts = $("facts"); facts.replaceChildren();
-    for (const u of out.units || []) facts.append(el("li", u.text + (u.via && u.via.length ? "  (via " + u.via.join(" → ") + ")" : ""), { "data-unit": u.id }));
-    for (const n of nb.neighbors) if (mode() === "directed" && !(out.units || []).length) facts.append(el("li", (n.direction === "out" ? "→ " : "← ") + n.predicate + " [" + n.family + "] " + n.label));
+    const families = {};
+    for (const u of out.units || []) (families[u.family || "other"] ||= []).push(u);
+    if (!(out.units || []).length) for (const n of nb.neighbors) (families[n.family] ||= []).push({ id: n.unit_id, text: (n.direction === "out" ? "→ " : "← ") + n.predicate + " " + n.label, via: [] });
+    for (const [fam, us] of Object.entries(families)) {
+      const li = el("li", null, { class: "facts-family", "data-family": fam });
+      const h = el("h4", fam + " (" + us.length + ")"); const sw = el("span", "", { class: "swatch" }); sw.style.backgroundColor = colourOf(fam); h.prepend(sw);
+      const ul = el("ul"); for (const u of us) ul.append(el("li", u.text + (u.via && u.via.length ? "  (via " + u.via.join(" → ") + ")" : ""), { "data-unit": u.id }));
+      li.append(h, ul); facts.append(li);
+    }
+    if (!Object.keys(families).length) facts.append(el("li", mode() === "spread" ? "Spreading activation ranks nodes: see the activation list." : "No facts from this node."));
+    // activation: spreading activation's values, on the list and on the graph's nodes
     const ranked = $("ranked"); ranked.replaceChildren();
-    for (const r of out.ranked || []) ranked.append(el("li", r.node + " — activation " + Number(r.energy).toFixed(3)));
+    const labelOf = (id) => { const n = g && g.getElementById(id); return n && n.nonempty() ? n.data("label") : null; };
+    const rows = out.ranked || [];
+    const missing = rows.map((r) => r.node).filter((id) => !labelOf(id)).slice(0, 10);
+    const fetched = Object.fromEntries(await Promise.all(missing.map((id) => api("/nodes/" + encodeURIComponent(id)).then((n) => [id, n.label]).catch(() => [id, id]))));
+    const maxE = rows.reduce((m, r) => Math.max(m, Number(r.energy)), 0) || 1;
+    if (g) g.nodes().forEach((n) => { n.data("act", null); n.data("label", n.data("name") || n.data("label")); n.removeClass("active"); });
+    for (const r of rows) {
+      const label = labelOf(r.node) || fetched[r.node] || r.node; const e = Number(r.energy);
+      ranked.append(el("li", label + " — activation " + e.toFixed(3), { "data-node": r.node }));
+      const n = g && g.getElementById(r.node);
+      if (n && n.nonempty()) { n.data("name", n.data("name") || n.data("label")); n.data("act", e / maxE); n.data("label", n.data("name") + " · " + e.toFixed(3)); n.addClass("active"); }
+    }
+    $("ranked-panel").hidden = !rows.length;
   }
   async function search(q) {
     const ul = $("hits"); ul.replaceChildren();
@@ -173,13 +248,40 @@
   }
   if ($("path-form")) $("path-form").addEventListener("submit", (e) => { e.preventDefault(); findPath($("path-a").value, $("path-b").value).catch((err) => $("path").replaceChildren(el("li", "Error: " + err.message, { class: "error" }))); });
 
-  // -- Upload ---------------------------------------------------------------------------------
+  // -- Upload and live job status --------------------------------------------------------------
+  // The job's own SSE stream (GET: the session cookie is enough, no CSRF) drives a progress bar
+  // and an event log; the jobs table below refreshes itself (htmx) as well.
+  function followJob(id) {
+    const log = $("job-events"); const bar = $("job-progress"); log.replaceChildren(); bar.hidden = false; bar.removeAttribute("value");
+    const steps = { queued: 0.1, running: 0.5, done: 1, failed: 1, cancelled: 1 };
+    const es = new EventSource("/ui/v1/jobs/" + encodeURIComponent(id) + "/events");
+    es.addEventListener("status", (e) => {
+      const d = JSON.parse(e.data);
+      log.append(el("li", d.status + (d.message ? ": " + d.message : ""), { "data-status": d.status }));
+      if (d.status in steps && d.status !== "running") bar.value = steps[d.status];
+      $("job-state").textContent = "Job " + id + ": " + d.status;
+    });
+    es.addEventListener("end", (e) => {
+      const d = JSON.parse(e.data); es.close(); bar.value = 1;
+      $("job-state").textContent = "Job " + id + ": " + d.status; $("job-state").setAttribute("data-status", d.status || "");
+      if (window.htmx) window.htmx.trigger("#jobs", "refresh");
+    });
+    es.onerror = () => { if (es.readyState === EventSource.CLOSED) $("job-state").textContent = "Job " + id + ": lost the status stream; the table below still refreshes."; };
+  }
   if ($("upload-form")) $("upload-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = $("upload-file").files[0]; if (!f) return;
+    if (!/\.(units|md|txt)$/i.test(f.name)) { $("upload-status").textContent = "Upload refused: only .units, .md and .txt files"; return; }
     const text = await f.text();
-    const body = f.name.endsWith(".units") ? { units: text, doc: f.name } : { text, doc: f.name };
-    try { const j = await api("/ingest", body); $("upload-status").textContent = "Queued job " + j.job_id + " (" + j.status + ")"; }
+    const docId = ($("upload-doc") && $("upload-doc").value.trim()) || f.name;
+    const body = /\.units$/i.test(f.name) ? { units: text, doc: docId } : { text, doc: docId };
+    try { const j = await api("/ingest", body); $("upload-status").textContent = "Queued job " + j.job_id + " (" + j.status + ")"; followJob(j.job_id); }
     catch (err) { $("upload-status").textContent = "Upload refused: " + err.message; }
   });
+
+  // a node page is linkable: /ui/explore?node=ID opens it
+  if ($("search-form")) {
+    const q = new URLSearchParams(location.search).get("node");
+    if (q) openNode(q, true).catch(alertText);
+  }
 })();
