@@ -40,6 +40,9 @@ COMMAND_EXCEPTIONS: dict[str, tuple[str | None, str]] = {
     "demo": (None, "builds its own throwaway knowledge base per step (a tour, not an action)"),
     "serve": (None, "starts the server, which owns the knowledge base (and checks it has keys first)"),
     "mcp": (None, "starts the MCP server over stdio, which owns the knowledge base"),
+    "docs list": ("documents", "the command nests under `kg docs`; the method is the plural noun"),
+    "docs show": ("document", "the command nests under `kg docs`; the method is the noun"),
+    "show": ("unit", "one unit as a person reads it: kb.unit and its sources from kb.provenance"),
     "worker": (None, "runs the job loop over kb.jobs; each job calls the method of its kind"),
 }
 
