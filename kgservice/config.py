@@ -7,7 +7,7 @@ that only its owner can read; they are never printed (``Settings.public()`` mask
 
 from __future__ import annotations
 
-from kgservice.errors import InputError
+from kgservice.errors import ConfigError
 import os
 import stat
 import tomllib
@@ -53,10 +53,6 @@ def check_neo4j_uri(uri: str) -> None:
         raise ConfigError(f"KG_NEO4J_URI {shown!r}: the port is not a number") from None
     if not parts.hostname:
         raise ConfigError(f"KG_NEO4J_URI {shown!r} names no host (e.g. bolt://127.0.0.1:7687)")
-
-
-class ConfigError(InputError, ValueError):
-    pass
 
 
 DEFAULT_LLM_MODEL = "kgoffline/scripted"

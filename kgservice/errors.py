@@ -7,7 +7,8 @@ later (or the repair command the message names) may help.
 Module-specific errors subclass one root and keep their builtin base (`ValueError`,
 `RuntimeError`, ...) so code that caught those keeps working. The CLI and the server map the
 roots, not the leaves, to exit codes and HTTP statuses, so a new error class needs no new
-handler. Where a class sits under both roots (`IngestConflict`: a store error caused by the
+handler; a builtin that reaches them is a bug (one line, exit 1 / HTTP 500), so the library
+raises these classes, and turns an OS or SQLite failure into one where it happens, naming the file. Where a class sits under both roots (`IngestConflict`: a store error caused by the
 batch), `InputError` wins: the boundary checks it first.
 
 >>> class BadThing(InputError, ValueError): pass
@@ -38,6 +39,31 @@ class StoreUnavailable(ServiceError):
     HTTP 503 with Retry-After, exit 1; retrying once it is back is the fix."""
 
     http_status = 503
+
+
+class ConfigError(InputError, ValueError):
+    """A setting (config file, environment variable, option) is wrong; the message names it."""
+
+
+class InvalidArgument(InputError, ValueError):
+    """A parameter, option or argument is outside what it allows; the message names it and the range."""
+
+
+class InputFileError(InputError, ValueError):
+    """A file or folder given as input cannot be used: missing, not a regular file, not UTF-8, of a
+    type that cannot be read; the message names the file."""
+
+
+class ServiceFileError(ServiceError, OSError):
+    """A file the service keeps under its data directory (job queue, API keys, change log, document
+    ledger) cannot be used. It carries the file and whether it is damaged, and its message already
+    says the fix (``kg doctor --repair`` for a damaged file, free space for a full disk), so a
+    boundary prints it as it is."""
+
+    def __init__(self, message: str, *, path: object = None, damaged: bool = False):
+        super().__init__(message)
+        self.path = path
+        self.damaged = damaged
 
 
 def exit_code(exc: BaseException) -> int | None:

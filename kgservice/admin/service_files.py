@@ -21,11 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CONSEQUENCE = {
-    "jobs.sqlite3": "the job queue starts empty (units already stored stay; resubmit what was still queued)",
-    "keys.sqlite3": "every API key stops working: create new ones with `kg keys create`",
-    "changes.sqlite3": "a new change log starts above every version seen, and every server's caches clear",
-}
+from kgservice.stores.sqlite_file import CONSEQUENCE  # what setting each file aside loses
 
 
 @dataclass(frozen=True)

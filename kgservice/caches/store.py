@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from kgservice.stores.changelog import Change, ChangeFeed, VersionClock
-from kgservice.errors import ServiceError
+from kgservice.errors import InvalidArgument, ServiceError, ServiceFileError
 
 CACHES: dict[str, str] = {
     "key_nodes": "question -> key nodes + key predicates (4.1); deps: the key node ids and their ≡ classes",
@@ -142,7 +142,7 @@ class Caches:
                 self._write_failed(exc)
                 return fallback
 
-    def _write_failed(self, exc: sqlite3.OperationalError) -> None:
+    def _write_failed(self, exc: Exception) -> None:
         """The file could not be written: roll back and degrade (a second failure, in memory, is a bug)."""
         with self._lock:
             if self.degraded is not None:
@@ -157,7 +157,7 @@ class Caches:
     @staticmethod
     def _check(cache: str) -> None:
         if cache not in CACHES:
-            raise ValueError(f"unknown cache {cache!r}; known: {', '.join(CACHES)}")
+            raise InvalidArgument(f"unknown cache {cache!r}; known: {', '.join(CACHES)}")
 
     def _count(self, cache: str, column: str, n: int = 1) -> None:
         self._db.execute("INSERT OR IGNORE INTO counters(cache) VALUES (?)", (cache,))
@@ -315,6 +315,11 @@ class Caches:
             except sqlite3.OperationalError as exc:  # the cache file cannot be written: as _writing does
                 self._write_failed(exc)
                 return True
+            except ServiceFileError as exc:  # the change log cannot be read or written (a read-only disk)
+                if exc.damaged:
+                    raise  # named, with its repair
+                self._write_failed(exc)
+                return True
         if self.store_state is None:
             return False
         now = str(self.store_state())
@@ -449,7 +454,7 @@ class Caches:
         a result read. ``key`` must name every input (see :func:`cache_key`); the result is
         shared between callers: treat it as read-only."""
         if cache not in MEMORY_CACHES:
-            raise ValueError(f"unknown in-memory cache {cache!r}; known: {', '.join(MEMORY_CACHES)}")
+            raise InvalidArgument(f"unknown in-memory cache {cache!r}; known: {', '.join(MEMORY_CACHES)}")
         self.sync_store()
         hit = self.front_get(key)
         if hit is not None:

@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 
-from kgservice.cli.common import service_failures_reported
 
 
 def doctor(
@@ -34,7 +33,7 @@ def doctor(
     if salvage and repair:
         err.print("[red]error:[/red] --salvage already repairs afterwards; give one of --salvage / --repair")
         raise typer.Exit(BAD_INPUT)
-    with knowledge_base(ctx) as kb, service_failures_reported():
+    with knowledge_base(ctx) as kb:
         salvaged = None
         if salvage:
             salvaged, report = kb.salvage(vectors=not no_vectors)
@@ -113,7 +112,7 @@ def restore_cmd(
     from kgservice.cli.common import refuse_beside_server
 
     refuse_beside_server(ctx, "`kg restore`")
-    with knowledge_base(ctx) as kb, service_failures_reported():
+    with knowledge_base(ctx) as kb:
         info = kb.restore(path, replace=replace, merge=merge, embed=not no_embed)
         if as_json:
             print_json(info)

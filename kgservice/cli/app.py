@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, remember_settings, settings_of
+from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
 from kgservice.config import load_settings
 from kgservice.errors import InputError
 from kgservice.service import KnowledgeBase
@@ -47,7 +47,6 @@ def _main(
     with errors_reported():
         settings = load_settings(config).with_overrides(data_dir=data_dir, backend=backend, embedder=embedder)
     ctx.obj = {"settings": settings}
-    remember_settings(settings)
 
 
 @app.command()
@@ -73,7 +72,7 @@ def ingest(
     Unit files are all parsed before anything is stored: one bad line stores nothing.
     Text documents are idempotent by content hash; each is stored whole or not at all."""
     from kgservice.cli.ask import TextPrinter
-    from kgservice.cli.common import service_failures_reported, with_llm
+    from kgservice.cli.common import with_llm
     from kgservice.pipeline.ingest import split_inputs
 
     with errors_reported():
@@ -102,7 +101,7 @@ def ingest(
     from kgservice.cli.common import refuse_beside_server
 
     refuse_beside_server(ctx, "`kg ingest`")
-    with knowledge_base(ctx) as kb, service_failures_reported():
+    with knowledge_base(ctx) as kb:
         try:
             _, report = kb.ingest_paths(paths, mode, embed=not no_embed, force=force, progress=progress)
         except LLMProviderError:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from kgservice.cli.common import service_failures_reported, with_llm
+from kgservice.cli.common import with_llm
 
 if TYPE_CHECKING:
     from kgservice.pipeline.asking import AskResult
@@ -81,7 +81,7 @@ def ask_command(
     from kgservice.cli.common import knowledge_base, print_json
 
     with_llm(ctx, llm)
-    with knowledge_base(ctx) as kb, service_failures_reported():
+    with knowledge_base(ctx) as kb:
         from kgservice.pipeline.asking import AskParams
 
         params = AskParams(max_rounds=max_rounds, max_units=max_units, top_k=top_k, threshold=threshold)
@@ -157,7 +157,7 @@ def ingest_text_command(
     from kgservice.cli.common import refuse_beside_server
 
     refuse_beside_server(ctx, "`kg ingest-text`")
-    with knowledge_base(ctx) as kb, service_failures_reported():
+    with knowledge_base(ctx) as kb:
         ingest_text_and_print(kb, paths, mode, embed=not no_embed, force=force, as_json=as_json)
 
 

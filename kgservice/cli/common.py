@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import errno
 import json
-import sqlite3
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, TypeVar
 
+import click
 import typer
+import typer.exceptions
 from rich.console import Console
 from rich.markup import escape
 
 from kgservice.config import Settings
 from kgservice.errors import BAD_INPUT, FAILED, InputError, ServiceError
 from kgservice.service import KnowledgeBase
-from kgservice.stores.base import StoreError
 
 # soft_wrap: a message is never hard-wrapped at the console width (80 columns when stderr is not a
 # terminal): CI logs and scripts grep whole sentences, and a long temp path must not split one.
 err = Console(stderr=True, soft_wrap=True)
 out = Console()
 T = TypeVar("T")
+_CLI_FLOW = (typer.Exit, typer.Abort, typer.exceptions.TyperException, click.exceptions.Exit, click.exceptions.Abort,
+             click.ClickException)
 
 # exit codes (kgservice.errors): BAD_INPUT = 2, the input was wrong (fix it and retry); FAILED = 1, the service failed
 __all__ = ["BAD_INPUT", "FAILED", "err", "out", "errors_reported", "knowledge_base", "print_json", "settings_of", "with_llm"]
@@ -61,54 +62,32 @@ def refuse_beside_server(ctx: typer.Context, what: str) -> None:
 
 @contextmanager
 def errors_reported() -> Iterator[None]:
-    """Turn known failures into one clear stderr message and a non-zero exit, no traceback."""
+    """The CLI's one error boundary: a kgservice error becomes its message on stderr and its exit
+    code (2 input, 1 service); anything else escaping the library is a bug, reported in one line
+    (exit 1) rather than a traceback."""
     try:
         yield
-    except (InputError, ValueError) as exc:
+    except _CLI_FLOW:  # the command's own exit, abort or usage error
+        raise
+    except InputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(BAD_INPUT) from None
-    except (ServiceError, OSError) as exc:
+    except ServiceError as exc:
         if _vector_store_error(exc):
             _vector_failure(exc)
         err.print(f"[red]error:[/red] {escape(str(exc) + _disk_hint(exc))}", markup=True, highlight=False)
         raise typer.Exit(FAILED) from None
-    except sqlite3.Error as exc:
-        _damaged_file_failure(exc)
-        # the caches never raise these (they fall back to memory), so it is the local vector
-        # store (Qdrant local mode keeps its points in SQLite) or the text-ingest ledger
-        _vector_failure(exc, f"a local database under the data directory could not be written "
-                             f"({type(exc).__name__}: {exc}); free space or make the data directory writable")
     except Exception as exc:
-        if not _vector_store_error(exc):
-            raise
-        _vector_failure(exc)
-
-
-_seen: ContextVar[Settings | None] = ContextVar("kg_cli_settings", default=None)
-
-
-def remember_settings(settings: Settings) -> None:
-    """The settings of this invocation, for error messages that name a file under its data dir."""
-    _seen.set(settings)
-
-
-def _damaged_file_failure(exc: sqlite3.Error) -> None:
-    """A SQLite error from a damaged service file: name the file and its repair (exit 1)."""
-    if not isinstance(exc, sqlite3.DatabaseError) or isinstance(exc, sqlite3.OperationalError):
-        return
-    from kgservice.admin.service_files import damaged_files
-
-    settings = _seen.get()
-    if settings is None:
-        return
-    try:
-        bad = damaged_files(settings)
-    except Exception:
-        return
-    if bad:
-        lines = [f"{f.line()}; `kg doctor --repair` sets it aside and starts a new one ({f.consequence})" for f in bad]
-        err.print(f"[red]error:[/red] {escape(chr(10).join(lines))}", markup=True, highlight=False)
+        err.print(f"[red]error:[/red] internal error, please report it ({type(exc).__name__}: {escape(str(exc))})",
+                  markup=True, highlight=False)
         raise typer.Exit(FAILED) from None
+
+
+def _vector_store_error(exc: BaseException) -> bool:
+    """A locked / unreachable / mismatched vector store. Looked up in sys.modules, so the CLI does
+    not import the vector package to start: if it was never imported, this cannot be one of its."""
+    ours = sys.modules.get("kgservice.vectors.base")
+    return bool(ours and isinstance(exc, ours.VectorStoreError))
 
 
 def _disk_hint(exc: BaseException) -> str:
@@ -121,36 +100,13 @@ def _disk_hint(exc: BaseException) -> str:
     return ""
 
 
-def _vector_failure(exc: BaseException, text: str | None = None) -> None:
-    msg = text or str(exc)
+def _vector_failure(exc: BaseException) -> None:
+    msg = str(exc)
     if "kg doctor" not in msg:
         msg += ("\n(if this happened during an ingest, its units are stored: `kg doctor --repair` embeds the "
                 "missing nodes once the vector store is available)")
     err.print(f"[red]error:[/red] vector store: {escape(msg)}", markup=True, highlight=False)
     raise typer.Exit(FAILED) from None
-
-
-@contextmanager
-def service_failures_reported() -> Iterator[None]:
-    """LLM, vector store and model loading failures (RuntimeError / ImportError that are not
-    store errors, which `errors_reported` already turns into messages): one line, exit 1."""
-    try:
-        yield
-    except typer.Exit:
-        raise
-    except (RuntimeError, ImportError) as exc:
-        if isinstance(exc, StoreError) or _vector_store_error(exc):
-            raise  # errors_reported says what to do about these
-        err.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", highlight=False, markup=True)
-        raise typer.Exit(FAILED) from None
-
-
-def _vector_store_error(exc: BaseException) -> bool:
-    """A locked / unreachable / mismatched vector store (kgservice or qdrant-client errors).
-    Looked up in sys.modules: if those modules were never imported, it cannot be one of theirs."""
-    ours = sys.modules.get("kgservice.vectors.base")
-    theirs = sys.modules.get("qdrant_client.http.exceptions")
-    return bool((ours and isinstance(exc, ours.VectorStoreError)) or (theirs and isinstance(exc, theirs.ApiException)))
 
 
 def print_json(data: Any) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kgservice.errors import InvalidArgument
 from kgservice.drilldown.collect import (
     Candidate,
     directed_candidates,
@@ -63,9 +64,9 @@ class DrillParams:
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_rounds <= 10:
-            raise ValueError(f"max_rounds must be 1..10, got {self.max_rounds}")
+            raise InvalidArgument(f"max_rounds must be 1..10, got {self.max_rounds}")
         if not 1 <= self.max_units <= 500:
-            raise ValueError(f"max_units must be 1..500, got {self.max_units}")
+            raise InvalidArgument(f"max_units must be 1..500, got {self.max_units}")
 
 
 @dataclass

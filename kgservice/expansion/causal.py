@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kgservice.errors import InvalidArgument
+
 CAUSAL_FAMILY = "导致"
 MAX_CHAINS = 200  # a bound on the paths kept, for a node with a causal fan-out of hundreds
 
@@ -77,7 +79,7 @@ def _aliases(store: Any, node: str) -> list[str]:
 
 def causal_chains(store: Any, seed: str, max_hops: int = 3, family: str = CAUSAL_FAMILY) -> CausalResult:
     if not 1 <= max_hops <= 10:
-        raise ValueError(f"max_hops must be 1..10, got {max_hops}")
+        raise InvalidArgument(f"max_hops must be 1..10, got {max_hops}")
     res = CausalResult(seed)
     alias_cache: dict[str, list[str]] = {}
 

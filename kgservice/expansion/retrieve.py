@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kgservice.errors import InvalidArgument
 from kgservice.entry import EntryResult
 from kgservice.entry.match import specificity
 from kgservice.expansion.fusion import fuse_scores
@@ -61,10 +62,10 @@ class RetrieveParams:
 
     def __post_init__(self) -> None:
         if self.lexical_weight < 0 or self.lexical_units < 0:
-            raise ValueError(f"lexical_weight and lexical_units must be >= 0, got {self.lexical_weight}, "
+            raise InvalidArgument(f"lexical_weight and lexical_units must be >= 0, got {self.lexical_weight}, "
                              f"{self.lexical_units}")
         if self.hop_weight < 0:
-            raise ValueError(f"hop_weight must be >= 0, got {self.hop_weight}")
+            raise InvalidArgument(f"hop_weight must be >= 0, got {self.hop_weight}")
 
 
 @dataclass

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgservice.errors import InvalidArgument
 from kgservice.families import SPREAD_KINDS
 from kgservice.stores.base import GraphStore
 from kgservice.stores.spreading import default_tau
@@ -37,16 +38,16 @@ class SpreadParams:
         for name in ("max_fanout", "max_fire"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ValueError(f"{name} must be a positive number of nodes or None (off), got {value}")
+                raise InvalidArgument(f"{name} must be a positive number of nodes or None (off), got {value}")
         if not 1 <= self.max_hops <= 10:
-            raise ValueError(f"max_hops (K) must be 1..10, got {self.max_hops}")
+            raise InvalidArgument(f"max_hops (K) must be 1..10, got {self.max_hops}")
         if not 0.0 <= self.degree_damping <= 2.0:
-            raise ValueError(f"degree_damping must be in [0, 2], got {self.degree_damping}")
+            raise InvalidArgument(f"degree_damping must be in [0, 2], got {self.degree_damping}")
         if not 0 < self.epsilon < 1:
-            raise ValueError(f"epsilon must be in (0, 1), got {self.epsilon}")
+            raise InvalidArgument(f"epsilon must be in (0, 1), got {self.epsilon}")
         for kind in self.tau:
             if kind not in SPREAD_KINDS:
-                raise ValueError(f"tau given for {kind!r}, which spreading activation does not walk")
+                raise InvalidArgument(f"tau given for {kind!r}, which spreading activation does not walk")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``K`` is ``max_hops``), as ``kg expand --mode spread --json`` prints it."""
@@ -117,7 +118,7 @@ def spread_activation(
     weights = dict(seeds) if isinstance(seeds, Mapping) else {s: 1.0 for s in seeds}
     energy: dict[str, float] = {s: params.e0 * w for s, w in weights.items()}
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be a positive number of nodes or None (all), got {limit}")
+        raise InvalidArgument(f"limit must be a positive number of nodes or None (all), got {limit}")
     resident = store.spread_resident(energy, params, limit)  # Neo4j with the kg.* plugin: all hops in one call
     if resident is not None:
         got, hops, activated = resident

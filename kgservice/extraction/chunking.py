@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kgservice.errors import InvalidArgument
+
 DEFAULT_MAX_CHARS = 2400  # ~600 tokens of text per request
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；])")
@@ -63,10 +65,10 @@ def chunk_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
     >>> chunk_text("x", max_chars=100)
     Traceback (most recent call last):
     ...
-    ValueError: max_chars must be at least 200
+    kgservice.errors.InvalidArgument: max_chars must be at least 200
     """
     if max_chars < 200:
-        raise ValueError("max_chars must be at least 200")
+        raise InvalidArgument("max_chars must be at least 200")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if text.startswith("\ufeff"):
         text = text[1:]

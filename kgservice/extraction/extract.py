@@ -16,6 +16,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kgservice.errors import InvalidArgument
 from kgservice.extraction.chunking import split_sentences
 from kgservice.extraction.schema import Extraction
 from kgservice.families import Lexicon
@@ -33,7 +34,7 @@ def extract_prompt() -> Prompt:
 def extraction_messages(text: str, mode: str, *, section: str | None = None,
                         feedback: str | None = None) -> list[dict[str, str]]:
     if mode not in MODES:
-        raise ValueError(f"extraction mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise InvalidArgument(f"extraction mode must be one of {', '.join(MODES)}, got {mode!r}")
     payload: dict[str, Any] = {"task": "extract", "mode": mode, "text": text}
     if section:
         payload["section"] = section

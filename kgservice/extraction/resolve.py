@@ -23,6 +23,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from kgservice.errors import InvalidArgument
 from kgservice.extraction.schema import Extraction, SameConcept
 from kgservice.ids import node_id
 from kgservice.llm import LLM, load_prompt
@@ -57,7 +58,7 @@ class Resolver:
 
     def __init__(self, store: GraphStore, lexicon: Lexicon, embed: Embedder, vectors: VectorStore, llm: LLM, *, auto: float = DEFAULT_AUTO, ask: float = DEFAULT_ASK, top_k: int = 3):
         if not 0 < ask <= auto <= 1:
-            raise ValueError(f"need 0 < ask <= auto <= 1, got ask={ask}, auto={auto}")
+            raise InvalidArgument(f"need 0 < ask <= auto <= 1, got ask={ask}, auto={auto}")
         self.store = store
         self.lexicon = lexicon
         self.embed = embed
@@ -110,7 +111,9 @@ class Resolver:
             if self.vectors.count() > 0:
                 stored = self.vectors.search_many(vecs, top_k=self.top_k, threshold=self.ask)
         except Exception as exc:  # a broken vector store must not make ingest guess: say so
-            raise RuntimeError(f"entity resolution needs the vector store: {exc}") from exc
+            from kgservice.vectors.base import VectorStoreError
+
+            raise VectorStoreError(f"entity resolution needs the vector store: {exc}") from exc
         out: list[Resolution] = []
         for i, lbl in enumerate(labels):
             nid = node_id(lbl)

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from kgservice.errors import ServiceError
+from kgservice.errors import ConfigError, InvalidArgument, ServiceError
 from kgservice.llm.keys import request_key  # noqa: F401 (re-exported)
 import json
 import os
@@ -197,7 +197,7 @@ class LLM:
         completion_kwargs: dict[str, Any] | None = None,
     ):
         if not model:
-            raise ValueError("no LLM model configured (KG_LLM_MODEL)")
+            raise ConfigError("no LLM model configured (KG_LLM_MODEL)")
         self.model = model
         self.api_base = api_base
         self.timeout = float(timeout)
@@ -240,7 +240,7 @@ class LLM:
         """Ask the model for one JSON object valid for ``schema_model`` (and ``validate``,
         which raises ``ValueError`` with a readable message when the object is wrong)."""
         if purpose not in PURPOSES:
-            raise ValueError(f"unknown LLM purpose {purpose!r}; known: {', '.join(PURPOSES)}")
+            raise InvalidArgument(f"unknown LLM purpose {purpose!r}; known: {', '.join(PURPOSES)}")
         conversation = [dict(m) for m in messages]
         problems: list[str] = []
         for attempt in range(self.repair_attempts + 1):

@@ -43,6 +43,7 @@ import litellm
 from litellm import CustomLLM
 from litellm.types.utils import Usage
 
+from kgservice.errors import InputFileError, InvalidArgument
 from kgservice.llm.keys import request_key
 
 PROVIDER = "kgoffline"
@@ -66,7 +67,7 @@ class Script:
 
     def add(self, key: str, *replies: Reply) -> None:
         if not replies:
-            raise ValueError("add() needs at least one reply")
+            raise InvalidArgument("add() needs at least one reply")
         with self._lock:
             self._replies[key] = list(replies)
 
@@ -74,7 +75,7 @@ class Script:
         """Read a JSONL recording file (again only if it changed); returns lines read."""
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(f"LLM recording file not found: {path}")
+            raise InputFileError(f"LLM recording file not found: {path}")
         stamp = path.stat().st_mtime_ns
         if self._loaded.get(path) == stamp:
             return 0
@@ -87,7 +88,7 @@ class Script:
                 key = rec["key"]
                 replies = rec["responses"] if "responses" in rec else [rec["response"]]
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}:{lineno}: not a recording line ({exc})") from None
+                raise InputFileError(f"{path}:{lineno}: not a recording line ({exc})") from None
             self.add(key, *replies)
             n += 1
         self._loaded[path] = stamp

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from kgservice.errors import InvalidArgument
 from kgservice.caches import ANY_INGEST, cache_key
 from kgservice.drilldown import DrillParams, QueryState, drill_down
 from kgservice.drilldown.loop import RoundRecord
@@ -225,7 +226,7 @@ def ask_with_llm(kb: KnowledgeBase, question: str, trace: bool = False, *, param
 
     question = question.strip()
     if not question:
-        raise ValueError("empty question")
+        raise InvalidArgument("empty question")
     params = params or AskParams()
     llm = llm or kb.llm
     caches = kb.caches

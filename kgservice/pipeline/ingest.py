@@ -14,18 +14,19 @@ name, the mode and counts — never the text (invariant 6).
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kgservice.errors import InputFileError, InvalidArgument
 from kgservice.extraction.chunking import DEFAULT_MAX_CHARS, chunk_text
 from kgservice.families import Lexicon
 from kgservice.llm import LLM
 from kgservice.model import IngestReport, Unit
 from kgservice.notation import NotationErrors, doc_name, parse_file, parse_units
+from kgservice.stores import sqlite_file
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
@@ -54,11 +55,11 @@ def split_inputs(paths: Sequence[Path | str]) -> tuple[list[Path], list[Path]]:
         elif p.is_file():
             (units if p.suffix in UNIT_SUFFIXES else texts).append(p)
         elif p.exists():
-            raise ValueError(f"{p} is not a regular file or folder (a device, FIFO or socket cannot be ingested)")
+            raise InputFileError(f"{p} is not a regular file or folder (a device, FIFO or socket cannot be ingested)")
         else:
-            raise ValueError(f"no such file or folder: {p}")
+            raise InputFileError(f"no such file or folder: {p}")
     if not units and not texts:
-        raise ValueError(f"nothing to ingest under {', '.join(map(str, paths))} "
+        raise InputFileError(f"nothing to ingest under {', '.join(map(str, paths))} "
                          f"(unit files {', '.join(sorted(UNIT_SUFFIXES))}, or text / Markdown)")
     return units, texts
 
@@ -97,18 +98,18 @@ def text_files(paths: Sequence[Path]) -> list[Path]:
         elif p.is_file():
             files.append(p)
         else:
-            raise ValueError(f"no such file or folder: {p}")
+            raise InputFileError(f"no such file or folder: {p}")
     return files
 
 
 def mode_for(path: Path, override: str | None = None) -> str:
     if override:
         if override not in ("summary", "detail"):
-            raise ValueError(f"--mode must be summary or detail, got {override!r}")
+            raise InvalidArgument(f"--mode must be summary or detail, got {override!r}")
         return override
     mode = TEXT_MODES.get(path.suffix.lower())
     if mode is None:
-        raise ValueError(f"{path}: unknown text type {path.suffix!r}; give --mode summary|detail "
+        raise InputFileError(f"{path}: unknown text type {path.suffix!r}; give --mode summary|detail "
                          f"(by type: {', '.join(f'{k}={v}' for k, v in TEXT_MODES.items())})")
     return mode
 
@@ -123,7 +124,7 @@ class DocLedger:
         self.path = path
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path) if path else ":memory:", timeout=30)
+        self._db = sqlite_file.connect(path if path else ":memory:", timeout=30)
         self._db.execute("CREATE TABLE IF NOT EXISTS docs (hash TEXT NOT NULL, mode TEXT NOT NULL, name TEXT NOT NULL, "
                          "units INTEGER NOT NULL, ingested_at TEXT NOT NULL, model TEXT, prompt TEXT, "
                          "PRIMARY KEY (hash, mode))")
@@ -214,7 +215,7 @@ def ingest_text(
         paths = [paths]
     files = text_files([Path(p) for p in paths])
     if not files:
-        raise ValueError(f"no text files ({', '.join(TEXT_MODES)}) under {', '.join(map(str, paths))}")
+        raise InputFileError(f"no text files ({', '.join(TEXT_MODES)}) under {', '.join(map(str, paths))}")
     plan = []
     for f in files:
         m = mode_for(f, mode)
@@ -223,7 +224,7 @@ def ingest_text(
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
-            raise ValueError(f"{f}:{line}: file is not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
+            raise InputFileError(f"{f}:{line}: file is not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
         plan.append((f, m, text))
     llm = llm or kb.llm
     usage0 = llm.usage.snapshot()

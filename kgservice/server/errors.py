@@ -4,11 +4,12 @@
 409 conflict (idempotency key reused for another request, unit id reused for another fact) ·
 413 body too large · 422 bad input (names the field) · 429 rate limit (with Retry-After) ·
 503 a backend is down. A library error may carry ``http_status`` to pick one of these.
+Only the two roots are mapped (and the framework's own errors); anything else is a bug and gets
+500 in the same envelope.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -43,9 +44,11 @@ def status_of(exc: BaseException) -> int:
         return 409
     if isinstance(exc, ReadOnlyError):
         return 403
-    if isinstance(exc, (InputError, ValueError)):
+    if isinstance(exc, InputError):
         return 422
-    return 503
+    if isinstance(exc, ServiceError):
+        return 503
+    return 500  # not one of ours: a bug
 
 
 def error_body(status: int, message: str, **extra: Any) -> dict[str, Any]:
@@ -74,23 +77,6 @@ def body_problem(exc: BaseException) -> str | None:
 
 
 def install(app: FastAPI) -> None:
-    @app.exception_handler(sqlite3.Error)
-    async def _sqlite(request: Request, exc: sqlite3.Error) -> JSONResponse:
-        """A service file (jobs, keys, change log) that cannot be used: 503 naming it, with the
-        fix (a damaged file: ``kg doctor --repair``; a full disk: free space)."""
-        from kgservice.admin.service_files import damaged_files
-
-        msg = f"a service file under the data directory could not be used ({type(exc).__name__}: {exc})"
-        text = str(exc).lower()
-        if "full" in text or "disk i/o" in text:
-            msg += "; free space on the data directory's disk (reads keep working)"
-        else:
-            ctx = getattr(request.app.state, "ctx", None)
-            bad = damaged_files(ctx.settings) if ctx is not None else []
-            if bad:
-                msg = "; ".join(f.line() for f in bad) + "; `kg doctor --repair` sets it aside and starts a new one"
-        return JSONResponse(error_body(503, msg), status_code=503, headers={"Retry-After": "5"})
-
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         """Every framework-raised error (a role refusal, an unparseable body, an unknown
@@ -112,20 +98,14 @@ def install(app: FastAPI) -> None:
         status = status_of(exc)
         return JSONResponse(error_body(status, str(exc)), status_code=status)
 
-    @app.exception_handler(ValueError)
-    async def _value(request: Request, exc: ValueError) -> JSONResponse:  # the CLI's rule: ValueError is bad input
-        return JSONResponse(error_body(422, str(exc)), status_code=422)
-
-    @app.exception_handler(RuntimeError)
-    async def _runtime(request: Request, exc: RuntimeError) -> JSONResponse:  # LLM / vector store / model failures
-        if isinstance(exc, (InputError, ServiceError)):
-            status = status_of(exc)
-            return JSONResponse(error_body(status, str(exc)), status_code=status)
-        return JSONResponse(error_body(503, f"{type(exc).__name__}: {exc}"), status_code=503,
-                            headers={"Retry-After": "5"})
-
     @app.exception_handler(ServiceError)
     async def _service(request: Request, exc: ServiceError) -> JSONResponse:
         status = status_of(exc)
         return JSONResponse(error_body(status, str(exc)), status_code=status,
                             headers={"Retry-After": "5"} if status == 503 else None)
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, exc: Exception) -> JSONResponse:
+        """Anything else escaped the library: a bug. The same envelope, one line, no traceback in
+        the reply (the server's log has it)."""
+        return JSONResponse(error_body(500, f"internal error ({type(exc).__name__}: {exc})"), status_code=500)

@@ -138,7 +138,7 @@ def _run(sc: ServerContext, ctx: Context | None, role: Role, fn: Callable[[Princ
         return fn(who)
     except ToolError:
         raise
-    except (KgError, ValueError, LookupError, RuntimeError) as exc:
+    except KgError as exc:
         raise ToolError(str(exc)) from None
 
 

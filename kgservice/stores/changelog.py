@@ -42,7 +42,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from kgservice.stores import cypher
+from kgservice.errors import ServiceFileError
+from kgservice.stores import cypher, sqlite_file
 
 MAX_TOUCHED = 20_000  # node ids listed per change; beyond that the change says "everything"
 CHANGES_FILE = "changes.sqlite3"
@@ -129,7 +130,7 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+    db = sqlite_file.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA journal_mode=WAL")
     db.executescript(_SCHEMA)
     return db
@@ -158,7 +159,7 @@ def carry_version(old_dir: Path | str, new_dir: Path | str) -> int:
                 prev = feed.version()
             finally:
                 feed.close()
-        except sqlite3.Error:
+        except ServiceFileError:
             prev = None
     floor = prev if prev is not None else int(time.time())
     return _append(Path(new_dir), lambda own: max(own, floor) + 1, [], True)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .embedder import EmbedderFailed
+
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
 
 
@@ -30,7 +32,7 @@ def load_safetensors(path: Path) -> dict[str, np.ndarray]:
             continue
         dtype = _DTYPES.get(info["dtype"])
         if dtype is None:
-            raise ValueError(f"{path}: unsupported dtype {info['dtype']} for {name}")
+            raise EmbedderFailed(f"{path}: unsupported dtype {info['dtype']} for {name}")
         start, end = info["data_offsets"]
         arr = np.frombuffer(raw[base + start : base + end].tobytes(), dtype=dtype)
         out[name] = arr.reshape(info["shape"])
@@ -73,7 +75,7 @@ class NumpyBert:
         self.layers = int(cfg["num_hidden_layers"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         if cfg.get("hidden_act", "gelu") != "gelu":
-            raise ValueError(f"unsupported activation {cfg.get('hidden_act')}")
+            raise EmbedderFailed(f"unsupported activation {cfg.get('hidden_act')}")
         w = load_safetensors(model_dir / "model.safetensors")
         # accept both "embeddings.*" and "bert.embeddings.*" names
         self.w = {k.removeprefix("bert."): v.astype(np.float32, copy=False) for k, v in w.items()}

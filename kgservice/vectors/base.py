@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from kgservice.disk import free_bytes
-from kgservice.errors import ServiceError
+from kgservice.errors import InvalidArgument, ServiceError
 
 __all__ = [
     "NODE_NAMESPACE",
@@ -151,13 +151,13 @@ def as_matrix(vectors: Any, dim: int, n: int | None = None) -> np.ndarray:
     if m.ndim == 1:
         m = m[None, :]
     if m.ndim != 2 or m.shape[1] != dim:
-        raise ValueError(f"expected vectors of dim {dim}, got shape {np.shape(vectors)}")
+        raise InvalidArgument(f"expected vectors of dim {dim}, got shape {np.shape(vectors)}")
     if n is not None and m.shape[0] != n:
-        raise ValueError(f"got {m.shape[0]} vectors for {n} ids")
+        raise InvalidArgument(f"got {m.shape[0]} vectors for {n} ids")
     # finite row sums prove every value finite (a NaN or infinity makes its sum non-finite) without
     # a temporary of m's size; only an overflowing or bad sum gets the exact per-value check
     if not np.isfinite(m.sum(axis=1)).all() and not np.isfinite(m).all():
-        raise ValueError("vectors contain NaN or infinity")
+        raise InvalidArgument("vectors contain NaN or infinity")
     return m
 
 
@@ -173,18 +173,18 @@ def prepare_upsert(
         return []
     m = as_matrix(vectors, dim, len(ids))
     if payloads is not None and len(payloads) != len(ids):
-        raise ValueError(f"got {len(payloads)} payloads for {len(ids)} ids")
+        raise InvalidArgument(f"got {len(payloads)} payloads for {len(ids)} ids")
     # squared norms without a temporary of m's size (np.linalg.norm squares into one, and
     # fresh pages of that size are slow in a long-lived process); zero exactly where the norm is
     if not np.einsum("ij,ij->i", m, m).all():
-        raise ValueError("zero vector: cosine is undefined")
+        raise InvalidArgument("zero vector: cosine is undefined")
     if "" in ids:
-        raise ValueError("empty node id")
+        raise InvalidArgument("empty node id")
     last = dict(zip(ids, range(len(ids))))  # the last duplicate wins
     for nid, p in zip(ids, payloads or ()):
         other = p.get("node_id", nid)
         if other != nid:
-            raise ValueError(f"payload node_id {other!r} differs from id {nid!r}")
+            raise InvalidArgument(f"payload node_id {other!r} differs from id {nid!r}")
     m = np.ascontiguousarray(m, dtype=np.float32)
     if payloads is None:  # what the knowledge base sends: the node id is the whole payload
         return [(nid, point_id(nid), m[i], {"node_id": nid}) for nid, i in last.items()]

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from kgservice.errors import InvalidArgument
 from kgservice.disk import fsync_dir
 
 from .base import (
@@ -113,9 +114,9 @@ class EdgeVectorStore:
                 "EdgeVectorStore needs qdrant-edge-py: pip install 'qdrant-edge-py>=0.9,<0.10'"
             ) from exc
         if int(dim) <= 0:
-            raise ValueError(f"dim must be positive, got {dim}")
+            raise InvalidArgument(f"dim must be positive, got {dim}")
         if not model_name:
-            raise ValueError("model_name is required (the embedder's stable name)")
+            raise InvalidArgument("model_name is required (the embedder's stable name)")
         self._qe = qe
         self.dim = int(dim)
         self.model_name = str(model_name)

@@ -34,7 +34,7 @@ scripts/bench/RESULTS.md ("Embedding during ingest").
 
 from __future__ import annotations
 
-from kgservice.errors import ServiceError
+from kgservice.errors import ConfigError, ServiceError
 import importlib.util
 import os
 import threading
@@ -73,6 +73,11 @@ class EmbedderUnavailable(ServiceError, ImportError):
     """The package that carries an embedding model is not installed (or is broken)."""
 
 
+class EmbedderFailed(ServiceError, RuntimeError):
+    """The embedding model ran but gave something unusable (wrong shape or count, zero vectors),
+    or its files could not be read."""
+
+
 def _check_texts(texts: list[str]) -> list[str]:
     if isinstance(texts, str):
         raise TypeError("embed() takes a list of strings, not a single string")
@@ -86,11 +91,11 @@ def _check_texts(texts: list[str]) -> list[str]:
 def _l2_normalise(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=np.float32)
     if m.ndim != 2:
-        raise ValueError(f"expected a 2-d array, got shape {m.shape}")
+        raise EmbedderFailed(f"expected a 2-d array, got shape {m.shape}")
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     zero = norms[:, 0] == 0
     if zero.any():
-        raise ValueError(f"embedding model returned {int(zero.sum())} zero vector(s); cannot normalise")
+        raise EmbedderFailed(f"embedding model returned {int(zero.sum())} zero vector(s); cannot normalise")
     return np.ascontiguousarray(m / norms, dtype=np.float32)
 
 
@@ -108,7 +113,7 @@ class HashEmbedder:
 
     def __init__(self, dim: int = 256, ngrams: tuple[int, ...] = (2, 3, 4)):
         if dim < 2:
-            raise ValueError("HashEmbedder dim must be >= 2")
+            raise ConfigError("HashEmbedder dim must be >= 2")
         self.dim = int(dim)
         self.ngrams = tuple(ngrams)
         self.name = f"hash-v1:{self.dim}"
@@ -261,7 +266,7 @@ class PackagedEmbedder:
 
     def __init__(self, key: str = DEFAULT_PACKAGED, batch_size: int = 256):
         if key not in PACKAGED_MODELS:
-            raise ValueError(f"unknown packaged model {key!r}; known: {', '.join(PACKAGED_MODELS)}")
+            raise ConfigError(f"unknown packaged model {key!r}; known: {', '.join(PACKAGED_MODELS)}")
         self.model = PACKAGED_MODELS[key]
         self.name = f"packaged:{key}"
         self.dim = self.model.dim
@@ -283,7 +288,7 @@ class PackagedEmbedder:
         parts = [encode(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
         out = _l2_normalise(np.concatenate(parts, axis=0))
         if out.shape != (len(texts), self.dim):
-            raise RuntimeError(f"{self.name} returned shape {out.shape}, expected {(len(texts), self.dim)}")
+            raise EmbedderFailed(f"{self.name} returned shape {out.shape}, expected {(len(texts), self.dim)}")
         return out
 
     def __repr__(self) -> str:
@@ -303,7 +308,7 @@ class LiteLLMEmbedder:
 
     def __init__(self, model: str, *, dim: int | None = None, batch_size: int = 128, **kwargs: Any):
         if not model:
-            raise ValueError("LiteLLMEmbedder needs a model name, e.g. 'openai/text-embedding-3-small'")
+            raise ConfigError("LiteLLMEmbedder needs a model name, e.g. 'openai/text-embedding-3-small'")
         self.model = model
         self.name = f"litellm:{model}"
         self._dim = dim
@@ -331,7 +336,7 @@ class LiteLLMEmbedder:
             rows.append((pos if idx is None else int(idx), get("embedding")))
         rows.sort(key=lambda r: r[0])
         if len(rows) != len(batch):
-            raise RuntimeError(f"{self.name}: asked for {len(batch)} embeddings, got {len(rows)}")
+            raise EmbedderFailed(f"{self.name}: asked for {len(batch)} embeddings, got {len(rows)}")
         return np.asarray([r[1] for r in rows], dtype=np.float32)
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -343,7 +348,7 @@ class LiteLLMEmbedder:
         if self._dim is None:
             self._dim = out.shape[1]
         elif out.shape[1] != self._dim:
-            raise RuntimeError(f"{self.name} returned dim {out.shape[1]}, expected {self._dim}")
+            raise EmbedderFailed(f"{self.name} returned dim {out.shape[1]}, expected {self._dim}")
         return out
 
     def __repr__(self) -> str:
@@ -372,15 +377,15 @@ def make_embedder(spec: str = "default") -> Embedder:
         return PackagedEmbedder(arg or DEFAULT_PACKAGED)
     if kind == "litellm":
         if not arg:
-            raise ValueError("litellm spec needs a model: 'litellm:<provider>/<model>'")
+            raise ConfigError("litellm spec needs a model: 'litellm:<provider>/<model>'")
         return LiteLLMEmbedder(arg)
     if kind == "hash":
         try:
             dim = int(arg) if arg else 256
         except ValueError:
-            raise ValueError(f"hash spec needs an integer dim, got {arg!r}") from None
+            raise ConfigError(f"hash spec needs an integer dim, got {arg!r}") from None
         return HashEmbedder(dim)
-    raise ValueError(
+    raise ConfigError(
         f"unknown embedder spec {spec!r}; expected 'default', 'packaged:<name>' "
         f"({', '.join(PACKAGED_MODELS)}), 'litellm:<model>' or 'hash:<dim>'"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from kgservice.errors import ConfigError
 from .base import VectorStore, VectorStoreLocked
 from .edge_store import EdgeVectorStore, edge_available
 from .qdrant_store import QdrantVectorStore
@@ -20,7 +21,7 @@ def resolve_backend(backend: str, *, path: str | Path | None, url: str | None, c
     whichever format already exists under ``path`` (an existing qdrant-client local store
     keeps working), and for a new directory qdrant-edge when it is installed, else local mode."""
     if backend not in BACKENDS:
-        raise ValueError(f"unknown vector backend {backend!r}: expected auto, qdrant or edge")
+        raise ConfigError(f"unknown vector backend {backend!r}: expected auto, qdrant or edge")
     if backend != "auto":
         return backend
     if url is not None or path is None:
@@ -73,7 +74,7 @@ def _open(backend: str, *, dim: int, model_name: str, path: str | Path | None, u
           api_key: str | None, collection: str, recreate: bool) -> VectorStore:
     if backend == "edge":
         if path is None or url is not None:
-            raise ValueError("the edge backend needs a local path (and no url)")
+            raise ConfigError("the edge backend needs a local path (and no url)")
         return EdgeVectorStore(dim=dim, model_name=model_name, path=path, collection=collection, recreate=recreate)
     return QdrantVectorStore(
         dim=dim, model_name=model_name, path=path, url=url, api_key=api_key, collection=collection, recreate=recreate

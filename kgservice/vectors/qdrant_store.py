@@ -15,14 +15,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
-from contextlib import nullcontext
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import numpy as np
 
+from kgservice.errors import InvalidArgument
 from .base import (
     NODE_NAMESPACE,
     SCROLL_PAGE,
@@ -50,6 +52,34 @@ _SCHEMA = 1
 _BATCH = 1024
 
 
+class _Guard:
+    """Held around every call into the client: local mode is a plain-Python store on SQLite, so
+    it serialises access there; and it is where the client's own failures (SQLite under local
+    mode, an HTTP error from a server) become a :class:`VectorStoreError` naming the store."""
+
+    def __init__(self, where: str, local: bool):
+        self.where = where
+        self._lock = threading.RLock() if local else None
+
+    def __enter__(self) -> None:
+        if self._lock is not None:
+            self._lock.acquire()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._lock is not None:
+            self._lock.release()
+        if isinstance(exc, sqlite3.Error):
+            raise VectorStoreError(f"{self.where}: a local database under the data directory could not be written "
+                                   f"({type(exc).__name__}: {exc}); free space or make the data directory "
+                                   "writable") from exc
+        from qdrant_client.http.exceptions import ApiException, ResponseHandlingException
+
+        if isinstance(exc, ResponseHandlingException):  # no answer at all: the server is down or unreachable
+            raise VectorStoreUnavailable(unavailable_message(self.where, 1, exc)) from exc
+        if isinstance(exc, ApiException):
+            raise VectorStoreError(f"{self.where}: {type(exc).__name__}: {exc}") from exc
+
+
 class QdrantVectorStore:
     def __init__(
         self,
@@ -67,19 +97,18 @@ class QdrantVectorStore:
         from qdrant_client import QdrantClient
 
         if int(dim) <= 0:
-            raise ValueError(f"dim must be positive, got {dim}")
+            raise InvalidArgument(f"dim must be positive, got {dim}")
         if not model_name:
-            raise ValueError("model_name is required (the embedder's stable name)")
+            raise InvalidArgument("model_name is required (the embedder's stable name)")
         if path is not None and url is not None:
-            raise ValueError("give either path (local mode) or url (server), not both")
+            raise InvalidArgument("give either path (local mode) or url (server), not both")
         self.dim = int(dim)
         self.model_name = str(model_name)
         self.collection = collection
         self.path = Path(path) if path is not None else None
         self.url = url
         self._where = str(self.path) if self.path is not None else (url or ":memory:")
-        # local mode is a plain-Python store on SQLite: serialise access to it
-        self._lock: Any = threading.RLock() if url is None else nullcontext()
+        self._lock = _Guard(self._where, local=url is None)
 
         if self.path is not None:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -106,17 +135,17 @@ class QdrantVectorStore:
     def _open_remote(self, recreate: bool, attempts: int) -> None:
         """A server may be starting: bounded retries with backoff on connection failures,
         then :class:`VectorStoreUnavailable` with a message that says what to check."""
-        from qdrant_client.http.exceptions import ResponseHandlingException
         from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
         try:
-            for attempt in Retrying(retry=retry_if_exception_type((ResponseHandlingException, ConnectionError)),
+            for attempt in Retrying(retry=retry_if_exception_type((VectorStoreUnavailable, ConnectionError)),
                                     stop=stop_after_attempt(attempts), wait=wait_exponential(multiplier=0.2, max=2),
                                     reraise=True):
                 with attempt:
                     self._open_collection(recreate)
-        except (ResponseHandlingException, ConnectionError) as exc:
-            raise VectorStoreUnavailable(unavailable_message(self._where, attempts, exc)) from None
+        except (VectorStoreUnavailable, ConnectionError) as exc:
+            cause = exc.__cause__ or exc  # the client's own error, which the message names
+            raise VectorStoreUnavailable(unavailable_message(self._where, attempts, cause)) from None
 
     # ------------------------------------------------------------------ setup
 

@@ -19,8 +19,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kgservice.errors import ServiceFileError
 from kgservice.jobs.model import Job, JobEvent
 from kgservice.jobs.queue import LEASE_LOST, JobQueue
+from kgservice.stores import sqlite_file
 
 JOBS_FILE = "jobs.sqlite3"
 
@@ -58,7 +60,7 @@ class SqliteJobQueue(JobQueue):
     def _conn(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(str(self.path), timeout=60, isolation_level=None, check_same_thread=False)
+            db = sqlite_file.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA busy_timeout=60000")
             db.executescript(_SCHEMA)
@@ -66,7 +68,7 @@ class SqliteJobQueue(JobQueue):
             if "cancel_requested" not in columns:  # a queue file from before cancelling existed
                 try:
                     db.execute("ALTER TABLE jobs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0")
-                except sqlite3.OperationalError:  # another connection added it first
+                except ServiceFileError:  # another connection added it first
                     pass
             db.row_factory = sqlite3.Row
             self._local.db = db

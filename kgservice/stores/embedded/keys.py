@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
 from kgservice.apikeys.model import ApiKey, Role
 from kgservice.apikeys.store import KeyStore
+from kgservice.stores import sqlite_file
 
 KEYS_FILE = "keys.sqlite3"
 
@@ -21,7 +21,7 @@ class SqliteKeyStore(KeyStore):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists()
-        self._db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
+        self._db = sqlite_file.connect(self.path, timeout=30, check_same_thread=False)
         if fresh:
             os.chmod(self.path, 0o600)
         self._lock = threading.Lock()
