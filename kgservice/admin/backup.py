@@ -44,7 +44,7 @@ from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
 from kgservice.stores.validate import prepare_batch
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Administering
 
 FORMAT = 1
 CHUNK = 5000  # units per ingest batch on restore
@@ -305,7 +305,7 @@ def check_units(d: Dump, lexicon: Any, path: Path | str) -> None:
                         + "\n  ".join(problems[:20]) + more)
 
 
-def restore(kb: KnowledgeBase, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
+def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
             progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Restore a verified dump into the knowledge base's store.
 
@@ -393,7 +393,7 @@ def restore_record(path: Path | str, units: int) -> dict[str, Any]:
             "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
-def _replace_beside(kb: KnowledgeBase, d: Dump, path: Path | str, *, embed: bool,
+def _replace_beside(kb: Administering, d: Dump, path: Path | str, *, embed: bool,
                     progress: Callable[[int], None] | None) -> dict[str, Any]:
     """``--replace`` on the embedded store: the new store is built beside the old one and swapped
     in only when complete (kgservice.admin.recover), so a full disk or a crash never costs the old
@@ -438,7 +438,7 @@ def _restore_lifecycle(store: GraphStore, d: Dump) -> None:
                             [r for k, r in d.lifecycle if k == "change"])
 
 
-def _clear_vectors(kb: KnowledgeBase) -> None:
+def _clear_vectors(kb: Administering) -> None:
     """Drop every vector of a wiped graph (if a vector store is configured and opens)."""
     from kgservice.vectors import VectorStoreMismatch
 

@@ -49,7 +49,7 @@ from kgservice.stores.facts import unit_facts
 from kgservice.stores.validate import unit_text_problems
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Administering
 
 SHOW = 20  # examples listed per finding
 
@@ -268,7 +268,7 @@ def _alias_findings(aliases: dict[str, str], unit_ids: set[str]) -> list[Finding
 
 # -- vectors ---------------------------------------------------------------------------------
 
-def _vector_ids(kb: KnowledgeBase, report: DoctorReport) -> set[str] | None:
+def _vector_ids(kb: Administering, report: DoctorReport) -> set[str] | None:
     from kgservice.vectors import VectorStoreMismatch
 
     try:
@@ -297,7 +297,7 @@ def _vector_findings(ids: set[str], nodes: dict[str, str]) -> list[Finding]:
     return out
 
 
-def _resume_restore(kb: KnowledgeBase, finding: Finding, vectors: bool) -> dict[str, Any]:
+def _resume_restore(kb: Administering, finding: Finding, vectors: bool) -> dict[str, Any]:
     """Run the interrupted replace restore again from its dump, if that file is still the one it
     started from (identical units count as unchanged, so resuming is the same as redoing)."""
     from pathlib import Path
@@ -315,7 +315,7 @@ def _resume_restore(kb: KnowledgeBase, finding: Finding, vectors: bool) -> dict[
     return restore(kb, path, replace=True, embed=vectors)
 
 
-def _file_findings(kb: KnowledgeBase) -> list[Finding]:
+def _file_findings(kb: Administering) -> list[Finding]:
     from kgservice.admin.service_files import damaged_files
 
     return [Finding("service_files", "damaged", 1, [f.line()], category="damaged",
@@ -325,7 +325,7 @@ def _file_findings(kb: KnowledgeBase) -> list[Finding]:
 
 # -- the two entry points ---------------------------------------------------------------------
 
-def check(kb: KnowledgeBase, vectors: bool = True) -> DoctorReport:
+def check(kb: Administering, vectors: bool = True) -> DoctorReport:
     """Compare the store (and, with ``vectors``, the vector store) with what the units imply,
     after checking the service's own files (:mod:`kgservice.admin.service_files`)."""
     files = _file_findings(kb)
@@ -373,7 +373,7 @@ def check(kb: KnowledgeBase, vectors: bool = True) -> DoctorReport:
     return report
 
 
-def repair(kb: KnowledgeBase, report: DoctorReport | None = None, vectors: bool = True) -> DoctorReport:
+def repair(kb: Administering, report: DoctorReport | None = None, vectors: bool = True) -> DoctorReport:
     """Fix what :func:`check` found (running it first if ``report`` is None); returns the report
     with ``repaired`` (what was done) and ``after`` (a fresh check) filled in."""
     if kb.settings.read_only:

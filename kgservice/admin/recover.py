@@ -29,7 +29,7 @@ from kgservice.stores.factory import in_process
 from kgservice.stores.embedded.recovery import swap_in, write_complete_marker
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Administering
 
 CHUNK = 5000
 # measured: a store takes about 0.4x its dump per file and about 0.8x at the peak of a
@@ -93,7 +93,7 @@ def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
     return new, len(relabel)
 
 
-def reset_caches(kb: KnowledgeBase) -> str:
+def reset_caches(kb: Administering) -> str:
     """The query caches describe the old store: delete their file (they rebuild themselves)."""
     from kgservice.caches import CACHE_FILE
 
@@ -123,7 +123,7 @@ def drop_dangling(units: Iterable[Unit]) -> tuple[list[Unit], list[str]]:
     return list(keep.values()), sorted(dropped)
 
 
-def salvage(kb: KnowledgeBase, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def salvage(kb: Administering, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """``kg doctor --salvage``: a new embedded store from every intact record of the current one,
     swapped in; the damaged directory is kept beside it (``graph.damaged-<time>``)."""
     from kgservice.admin.backup import dependency_order

@@ -42,7 +42,7 @@ from kgservice.ids import is_literal_id
 from kgservice.stores.changelog import request_scope
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Retrieving
 
 
 @dataclass(frozen=True)
@@ -92,14 +92,14 @@ class Retrieval:
                 "units": [u.__dict__ for u in self.units], "seconds": round(self.seconds, 4)}
 
 
-def retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None = None, qvec: Any = None) -> Retrieval:
+def retrieve(kb: Retrieving, question: str, params: RetrieveParams | None = None, qvec: Any = None) -> Retrieval:
     # the label index and the BM25 index are each checked against the store's change-log
     # version (kgservice.stores.versioned): one read serves the whole call
     with request_scope():
         return _retrieve(kb, question, params, qvec)
 
 
-def _retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None, qvec: Any) -> Retrieval:
+def _retrieve(kb: Retrieving, question: str, params: RetrieveParams | None, qvec: Any) -> Retrieval:
     p = params or RetrieveParams()
     t0 = time.perf_counter()
     if qvec is None:
@@ -139,7 +139,7 @@ def _retrieve(kb: KnowledgeBase, question: str, params: RetrieveParams | None, q
                      [RetrievedUnit(u, round(s, 9), sorted(pool[u])) for u, s in ranked], time.perf_counter() - t0)
 
 
-def lexical_seeds(kb: KnowledgeBase, question: str, seeds: dict[str, float],
+def lexical_seeds(kb: Retrieving, question: str, seeds: dict[str, float],
                   p: RetrieveParams) -> tuple[dict[str, float], dict[str, float]]:
     """The entry seeds plus the nodes of the best-matching units (their terminal units when
     superseded), each at ``lexical_weight * bm25 / best bm25 * specificity``; a node that is
@@ -164,7 +164,7 @@ def lexical_seeds(kb: KnowledgeBase, question: str, seeds: dict[str, float],
     return out, {u: round(s, 6) for u, s in hits}
 
 
-def lexical_hop(kb: KnowledgeBase, question: str, lexical: dict[str, float], seeds: dict[str, float]) -> list[str]:
+def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds: dict[str, float]) -> list[str]:
     """The unit one hop past the lexical seeds' bridge (module doc, step 5), as a one-item list
     (empty when there is none).
 

@@ -24,14 +24,14 @@ from kgservice.stores.changelog import attributed
 from kgservice.jobs.model import InvalidJob, Job
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Ingesting
 
 
 def _doc_name(job_id: str, payload: dict[str, Any], suffix: str) -> str:
     return payload.get("doc") or f"job-{job_id[:12]}{suffix}"
 
 
-def validate_payload(kb: KnowledgeBase, kind: str, payload: dict[str, Any]) -> None:
+def validate_payload(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
     """Refuse at submit time what the job would certainly reject, so a client hears it as a
     422 instead of a job that fails later: unit notation that does not parse, texts no store
     can hold (NUL and other control characters, lone surrogates, over-long labels), a unit id
@@ -65,7 +65,7 @@ def validate_payload(kb: KnowledgeBase, kind: str, payload: dict[str, Any]) -> N
             raise InvalidJob(f"payload.text {why}; nothing was queued")
 
 
-def run_job(kb: KnowledgeBase, job: Job) -> dict[str, Any]:
+def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
     """Do the job's work; returns its result (counts). Raises what the ingest raises."""
     payload = job.payload or {}
     with attributed(job.user):

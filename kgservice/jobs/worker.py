@@ -27,7 +27,7 @@ from kgservice.jobs.queue import JobQueue
 from kgservice.jobs.run import run_job
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Working
 
 DEFAULT_LEASE_S = 600.0
 DEFAULT_POLL_S = 2.0
@@ -51,8 +51,8 @@ def default_worker_id() -> str:
 
 
 class Worker:
-    def __init__(self, kb: KnowledgeBase, queue: JobQueue | None = None, *, worker_id: str | None = None,
-                 lease_s: float = DEFAULT_LEASE_S, work: Callable[[KnowledgeBase, Job], dict[str, Any]] = run_job,
+    def __init__(self, kb: Working, queue: JobQueue | None = None, *, worker_id: str | None = None,
+                 lease_s: float = DEFAULT_LEASE_S, work: Callable[[Working, Job], dict[str, Any]] = run_job,
                  log: Callable[[str], None] | None = None):
         self.kb = kb
         self.queue = queue if queue is not None else kb.jobs

@@ -30,7 +30,7 @@ from kgservice.llm import LLM
 if TYPE_CHECKING:
     from kgservice.caches import Caches
     from kgservice.model import Unit
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Asking
 
 
 @dataclass
@@ -68,7 +68,7 @@ class AskResult:
 
 # --- step 1 -----------------------------------------------------------------------------------
 
-def key_nodes_step(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str,
+def key_nodes_step(kb: Asking, llm: LLM, caches: Caches, question: str,
                    feedback: str | None = None) -> tuple[KeyQuery, dict[str, list[str]], bool]:
     """(key query, ≡ class of each key node that exists, from cache?)."""
     key = cache_key("key_nodes", normalise_label(question), feedback, extract_prompt().tag, llm.model)
@@ -85,7 +85,7 @@ def key_nodes_step(kb: KnowledgeBase, llm: LLM, caches: Caches, question: str,
 
 # --- step 2 -----------------------------------------------------------------------------------
 
-def entry_step(kb: KnowledgeBase, caches: Caches, kq: KeyQuery, top_k: int, threshold: float) -> list[dict[str, Any]]:
+def entry_step(kb: Asking, caches: Caches, kq: KeyQuery, top_k: int, threshold: float) -> list[dict[str, Any]]:
     out = []
     for n in kq.nodes:
         nid, label = n["id"], n["label"]
@@ -123,7 +123,7 @@ def build_state(kq: KeyQuery, classes: dict[str, list[str]], entries: list[dict[
     return QueryState(key=kq, matches=matches, seeds=seeds)
 
 
-def missing_key_entities(kb: KnowledgeBase, kq: KeyQuery, classes: dict[str, list[str]]) -> list[str]:
+def missing_key_entities(kb: Asking, kq: KeyQuery, classes: dict[str, list[str]]) -> list[str]:
     """Key nodes that name something the graph does not have although it has related
     concepts ("Python 4" when only "Python" is a node: :func:`kgservice.entry.match.narrower_than_graph`).
     Answering from the related concepts would state their facts as this one's; the question
@@ -143,7 +143,7 @@ def missing_key_entities(kb: KnowledgeBase, kq: KeyQuery, classes: dict[str, lis
     return out
 
 
-def entry_fallback(kb: KnowledgeBase, question: str, kq: KeyQuery) -> QueryState | None:
+def entry_fallback(kb: Asking, question: str, kq: KeyQuery) -> QueryState | None:
     """When the key-node step found no key node at all: the no-LLM entry step
     (:mod:`kgservice.entry`) — nodes named in the question become the key nodes, and every
     entry node (named or vector hit) a seed weighted by specificity. None if nothing is named:
@@ -163,7 +163,7 @@ def _front_key(question: str, trace: bool, params: AskParams, model: str | None)
     return cache_key("ask", question, trace, asdict(params), model)
 
 
-def ask_from_front(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
+def ask_from_front(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
                    llm: LLM | None = None) -> AskResult | None:
     """The result :func:`ask` would return from the caches' in-memory front, if it can be
     had without waiting on I/O or a lock (see :meth:`Caches.front_peek`); else None. A server
@@ -179,7 +179,7 @@ def ask_from_front(kb: KnowledgeBase, question: str, trace: bool = False, *, par
     return None if front is None else replace(front, seconds=round(time.perf_counter() - t0, 3))
 
 
-def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
+def ask(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
         llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
     """:func:`ask_with_llm`; when no model is configured and the default one has no recorded
     response, the retrieval-only answer (:mod:`kgservice.answer.retrieval_only`) instead."""
@@ -194,7 +194,7 @@ def ask(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskPar
         return retrieval_only_ask(kb, question.strip())
 
 
-def retrieval_only_ask(kb: KnowledgeBase, question: str) -> AskResult:
+def retrieval_only_ask(kb: Asking, question: str) -> AskResult:
     """The top grounded units as cited sentences, marked "no model configured"."""
     from kgservice.answer import not_in_graph
     from kgservice.answer.retrieval_only import NO_MODEL_NOTE, retrieval_only_units, unit_sentence
@@ -212,7 +212,7 @@ def retrieval_only_ask(kb: KnowledgeBase, question: str) -> AskResult:
         seconds=round(time.perf_counter() - t0, 3), notes=[NO_MODEL_NOTE])
 
 
-def ask_with_llm(kb: KnowledgeBase, question: str, trace: bool = False, *, params: AskParams | None = None,
+def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
                  llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
     """Answer a question from the graph. ``trace`` adds the units' text to every round record.
 

@@ -29,7 +29,7 @@ from kgservice.notation import NotationErrors, doc_name, parse_file, parse_units
 from kgservice.stores import sqlite_file
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Ingesting
 
 TEXT_MODES: dict[str, str] = {
     ".md": "summary", ".markdown": "summary", ".rst": "summary",  # documents, papers, docs
@@ -79,7 +79,7 @@ def parse_unit_files(files: Sequence[Path], lexicon: Lexicon) -> list[Unit]:
     return units
 
 
-def ingest_saved_results(kb: KnowledgeBase, memory_dir: Path, graph_path: Path | None) -> IngestReport | None:
+def ingest_saved_results(kb: Ingesting, memory_dir: Path, graph_path: Path | None) -> IngestReport | None:
     """Saved answers (graphify ``save-result`` docs under ``memory_dir``) as units, so they come
     back as nodes in the next graph.json; None when there is nothing to feed back."""
     from kgservice.graphify.memory import memory_units
@@ -190,7 +190,7 @@ class TextIngestReport:
 
 
 def ingest_text(
-    kb: KnowledgeBase,
+    kb: Ingesting,
     paths: Path | str | Sequence[Path | str],
     mode: str | None = None,
     *,

@@ -1,0 +1,122 @@
+"""What the modules below the front door use of it, as Protocols.
+
+:class:`~kgservice.service.KnowledgeBase` builds every part; the retrieval, the ask and text-ingest
+pipelines, the job runner and worker, and the admin commands (doctor, dump/restore, recover) receive
+it typed as one of these, so each says which parts it touches and none of them names (or imports)
+``service.py``: the import graph has no arrow back up to the front door. ``KnowledgeBase``
+satisfies each structurally; a test double needs only the members listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from kgservice.caches import Caches
+    from kgservice.config import Settings
+    from kgservice.entry import EntryFinder, EntryResult
+    from kgservice.expansion.lexical import LexicalUnits
+    from kgservice.expansion.retrieve import Retrieval
+    from kgservice.expansion.spread import SpreadParams
+    from kgservice.families import Lexicon
+    from kgservice.jobs.queue import JobQueue
+    from kgservice.llm import LLM
+    from kgservice.model import IngestReport, Unit
+    from kgservice.stores.base import GraphStore
+    from kgservice.vectors import Embedder, VectorStore
+
+
+class Graph(Protocol):
+    """The store, its relation vocabulary and the settings it was opened with."""
+
+    settings: Settings
+
+    @property
+    def store(self) -> GraphStore: ...
+
+    @property
+    def lexicon(self) -> Lexicon: ...
+
+
+class Retrieving(Graph, Protocol):
+    """The no-LLM retrieval (:mod:`kgservice.expansion.retrieve`): entry, lexical units, vectors, spreading."""
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    @property
+    def vectors(self) -> VectorStore: ...
+
+    @property
+    def entry_finder(self) -> EntryFinder: ...
+
+    @property
+    def lexical_units(self) -> LexicalUnits: ...
+
+    def spread_params(self, **over: float | int) -> SpreadParams: ...
+
+    def entry(self, question: str, qvec: Any = None, hits: Any = None, **params: Any) -> EntryResult: ...
+
+
+class Asking(Retrieving, Protocol):
+    """The ask pipeline (:mod:`kgservice.pipeline.asking`): retrieval plus the model and the caches."""
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def caches(self) -> Caches: ...
+
+    def retrieve(self, question: str, **params: Any) -> Retrieval: ...
+
+
+class Ingesting(Graph, Protocol):
+    """Text and saved-result ingest (:mod:`kgservice.pipeline.ingest`) and the job runner."""
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    @property
+    def vectors(self) -> VectorStore: ...
+
+    @property
+    def llm(self) -> LLM: ...
+
+    def ingest_units(self, units: Sequence[Unit], embed: bool = True,
+                     progress: Callable[[int], None] | None = None) -> IngestReport: ...
+
+
+class Working(Ingesting, Protocol):
+    """The job worker: the queue it claims from, the caches it prunes, and what its jobs run."""
+
+    @property
+    def jobs(self) -> JobQueue: ...
+
+    @property
+    def caches(self) -> Caches: ...
+
+
+class Administering(Graph, Protocol):
+    """``kg doctor``, ``kg dump`` / ``restore`` and the recovery commands (:mod:`kgservice.admin`)."""
+
+    @property
+    def vectors(self) -> VectorStore: ...
+
+    @property
+    def caches(self) -> Caches: ...
+
+    def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384,
+                    known: Mapping[str, str] | None = None) -> int: ...
+
+    def reopen_vectors(self, recreate: bool = False) -> VectorStore: ...
+
+    def restore_lost_vectors(self, vs: VectorStore | None = None, batch: int = 256) -> int: ...
+
+    def ingest_units(self, units: Sequence[Unit], embed: bool = True,
+                     progress: Callable[[int], None] | None = None) -> IngestReport: ...
+
+    def forget_opened(self) -> None: ...
+
+
+__all__ = ["Administering", "Asking", "Graph", "Ingesting", "Retrieving", "Working"]
