@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from kgservice.jobs.model import Job
 from kgservice.jobs.queue import JobQueue
 from kgservice.jobs.run import run_job
+from kgservice.outage import is_outage, transient
 
 if TYPE_CHECKING:
     from kgservice.parts import Working
@@ -34,16 +35,6 @@ DEFAULT_POLL_S = 2.0
 OUTAGE_WAIT_MAX_S = 30.0  # longest pause between attempts to reach a store that is down
 WORK_RETRIES = 4  # extra runs of a job's work after a transient failure, before the job fails
 WORK_RETRY_WAIT_S = 0.5  # first pause; doubled each time
-
-
-def transient(exc: BaseException) -> bool:
-    """Failures that pass by themselves: a store that is down or restarting, a local vector
-    directory another process holds for a moment, a vector server that did not answer. The
-    ingest is idempotent, so the work is simply run again."""
-    from kgservice.outage import is_outage
-    from kgservice.vectors.base import VectorStoreLocked, VectorStoreUnavailable
-
-    return isinstance(exc, (VectorStoreLocked, VectorStoreUnavailable)) or is_outage(exc)
 
 
 def default_worker_id() -> str:
@@ -140,8 +131,6 @@ class Worker:
         """Work until stopped (``drain``: until no job is claimable); returns jobs handled.
         While the store is down the worker waits (doubling pauses up to OUTAGE_WAIT_MAX_S,
         one log line per outage) and resumes when it answers again."""
-        from kgservice.outage import is_outage
-
         n = 0
         down_wait = 0.0
         while not self.stop.is_set() and (max_jobs is None or n < max_jobs):

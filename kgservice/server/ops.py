@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kgservice.errors import ServiceError
 from kgservice.server.auth import Principal
 from kgservice.server.errors import Forbidden, NotFound
 from kgservice.server.models import (
@@ -33,6 +32,7 @@ from kgservice.server.models import (
 )
 
 if TYPE_CHECKING:
+    from kgservice.jobs.queue import JobQueue
     from kgservice.service import KnowledgeBase
 
 
@@ -216,16 +216,9 @@ def validate_ingest(kb: KnowledgeBase, body: IngestIn, who: Principal) -> dict[s
     return {"text": body.text, "mode": body.mode, "doc": body.doc}
 
 
-class JobsUnavailable(ServiceError):
-    http_status = 503
-
-
-def jobs_of(kb: KnowledgeBase) -> Any:
-    """The knowledge base's durable job queue (``kb.jobs``: submit / get / events)."""
-    jobs = getattr(kb, "jobs", None)
-    if jobs is None:
-        raise JobsUnavailable("this server has no job queue (kb.jobs); ingest is unavailable")
-    return jobs
+def jobs_of(kb: KnowledgeBase) -> JobQueue:
+    """The knowledge base's durable job queue (submit / get / events), which its store provides."""
+    return kb.jobs
 
 
 def visible_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:

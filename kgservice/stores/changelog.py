@@ -96,30 +96,6 @@ def neo4j_change_step(touched: Iterable[str]) -> tuple[str, dict[str, Any]]:
     return cypher.load("changes_record"), {"touched": ids, "all": everything, "by": current_user()}
 
 
-class Neo4jChangeFeed:
-    def __init__(self, store: Any):
-        self.store = store
-
-    def version(self) -> int:
-        return int(self.store.read("changes_version")[0]["version"])
-
-    def since(self, after: int, upto: int) -> list[Change]:
-        return [Change(seq=r["seq"], touched=list(r["touched"] or []), everything=bool(r["all"]), by=r["by"])
-                for r in self.store.read("changes_since", after=after, upto=upto)]
-
-    def prune(self, keep: int = 10_000) -> int:
-        """Drop all but the newest ``keep`` changes (readers further behind clear their caches)."""
-        below = self.version() - max(0, keep)
-        if below <= 0:
-            return 0
-        total = 0
-        while True:
-            n = int(self.store.write("changes_prune", below=below, limit=10_000)[0]["deleted"])
-            total += n
-            if n < 10_000:
-                return total
-
-
 # -- embedded store ---------------------------------------------------------------------------
 
 _SCHEMA = """

@@ -47,7 +47,8 @@ def open_store(settings: Settings) -> GraphStore:
 def driver_outage(exc: BaseException) -> bool:
     """A graph-server driver's connection error that escaped a store method unwrapped (the
     store wraps what it sees; the driver can still raise from a lazily consumed result)."""
-    return type(exc).__module__.startswith("neo4j") and type(exc).__name__ in ("ServiceUnavailable", "SessionExpired")
+    return any(c.__module__.startswith("neo4j") and c.__name__ in ("ServiceUnavailable", "SessionExpired")
+               for c in type(exc).__mro__)
 
 
 def quiet_driver_logs() -> None:

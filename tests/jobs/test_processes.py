@@ -137,7 +137,7 @@ def test_two_processes_on_one_neo4j_keep_caches_coherent(boundary, tmp_path, neo
 @pytest.mark.neo4j
 def test_concurrent_ingests_bump_the_version_once_each(neo4j_connection):
     """16 concurrent ingests of distinct units → version +16, changes 1..16 each listing its nodes."""
-    from kgservice.stores.changelog import Neo4jChangeFeed
+    from kgservice.stores.neo4j.changes import Neo4jChangeFeed
     from kgservice.families import Lexicon
 
     store = neo4j_connection

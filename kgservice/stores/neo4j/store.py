@@ -20,7 +20,7 @@ class Neo4jStore(Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
 
     # -- what this backend provides besides the graph ------------------------------------
     def change_feed(self) -> Any:
-        from kgservice.stores.changelog import Neo4jChangeFeed
+        from kgservice.stores.neo4j.changes import Neo4jChangeFeed
 
         return Neo4jChangeFeed(self)
 

@@ -28,6 +28,7 @@ from typing import Any
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
 from kgservice.model import IngestReport, NodeKind, Unit
+from kgservice.outage import is_outage
 from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
 from kgservice.stores.base import ReadOnlyError, StoreError
@@ -112,9 +113,9 @@ def _retired_ends(results: Iterable[Any]) -> set[str]:
 def _retryable(exc: BaseException) -> bool:
     """Worth re-running the whole ingest: the server went away or was busy, or a concurrent
     writer created the same unit/node first (re-validation then counts it as unchanged)."""
-    from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+    from neo4j.exceptions import DriverError, Neo4jError
 
-    if isinstance(exc, (ServiceUnavailable, SessionExpired, Neo4jUnavailable)):
+    if is_outage(exc):  # the shared classifier: the server went away (wrapped or not)
         return True
     if isinstance(exc, Neo4jError):
         if exc.code == CONSTRAINT_RACE:
