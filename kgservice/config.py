@@ -192,6 +192,8 @@ def _read_file(path: Path) -> dict[str, Any]:
         raw = tomllib.loads(path.read_text("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the config file {path}: {getattr(exc, 'strerror', None) or exc}") from None
     known = {f.name for f in fields(Settings)}
     unknown = set(raw) - known
     if unknown:

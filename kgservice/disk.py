@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -36,3 +38,36 @@ def fsync_dir(d: Path | str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def read_input(path: Path | str) -> bytes:
+    """The bytes of a file the caller gave as input; a file that cannot be read (missing, a
+    folder, no permission) is an :class:`~kgservice.errors.InputFileError` naming it and why.
+
+    >>> read_input("/no/such/file.units")
+    Traceback (most recent call last):
+    ...
+    kgservice.errors.InputFileError: cannot read /no/such/file.units: No such file or directory
+    """
+    from kgservice.errors import InputFileError
+
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def writing(path: Path | str, what: str) -> Iterator[None]:
+    """Around writing ``what`` (an export, a dump) to ``path``: an OS failure becomes a
+    :class:`~kgservice.errors.ServiceFileError` naming the file, with the OS error number kept
+    (a full disk, a read-only file system), so the boundary can say what to do."""
+    from kgservice.errors import ServiceFileError
+
+    try:
+        yield
+    except ServiceFileError:
+        raise
+    except OSError as exc:
+        raise ServiceFileError(f"cannot write {what} {path}: {exc.strerror or exc}", path=Path(path),
+                               errno=exc.errno) from None

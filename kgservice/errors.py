@@ -55,15 +55,16 @@ class InputFileError(InputError, ValueError):
 
 
 class ServiceFileError(ServiceError, OSError):
-    """A file the service keeps under its data directory (job queue, API keys, change log, document
-    ledger) cannot be used. It carries the file and whether it is damaged, and its message already
-    says the fix (``kg doctor --repair`` for a damaged file, free space for a full disk), so a
-    boundary prints it as it is."""
+    """A file kgservice keeps (job queue, API keys, change log, document ledger) or writes (an
+    export, a dump) cannot be used. It carries the file, whether it is damaged and the OS error
+    number, and its message already says the fix (``kg doctor --repair`` for a damaged file, free
+    space for a full disk), so a boundary prints it as it is."""
 
-    def __init__(self, message: str, *, path: object = None, damaged: bool = False):
+    def __init__(self, message: str, *, path: object = None, damaged: bool = False, errno: int | None = None):
         super().__init__(message)
         self.path = path
         self.damaged = damaged
+        self.errno = errno
 
 
 def exit_code(exc: BaseException) -> int | None:

@@ -24,6 +24,7 @@ writes; a truncated, edited or foreign file is refused with the line it failed a
 
 from __future__ import annotations
 
+from kgservice.disk import writing
 from kgservice.errors import InputError
 import gzip
 import hashlib
@@ -131,7 +132,11 @@ _LIFE: dict[str, Any] = _LifeModels()
 
 def dump(store: GraphStore, path: Path | str) -> dict[str, Any]:
     """Write every unit (and node label) of the store to ``path``; returns counts."""
-    path = Path(path)
+    with writing(path, "the dump"):
+        return _dump(store, Path(path))
+
+
+def _dump(store: GraphStore, path: Path) -> dict[str, Any]:
     units = dependency_order(store.iter_units())
     nodes = sorted(store.iter_nodes(), key=lambda n: n.id)
     ids = {u.id for u in units}
@@ -185,6 +190,8 @@ def read_dump(path: Path | str) -> Dump:
         data = path.read_bytes()
     except FileNotFoundError:
         raise DumpError(f"no such dump file: {path}") from None
+    except OSError as exc:
+        raise DumpError(f"cannot read the dump file {path}: {exc.strerror or exc}") from None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)

@@ -20,6 +20,7 @@ from typing import Any
 import networkx as nx
 
 from kgservice import __version__
+from kgservice.disk import writing
 from kgservice.ids import literal_id, node_id
 from kgservice.graphify.terms import fold
 from kgservice.model import NodeKind, Unit
@@ -117,11 +118,12 @@ def write_graph_json(store: GraphStore, path: Path, communities: bool = True) ->
     """Write atomically: a reader never sees a half-written mirror."""
     data = build_graph_data(store, communities=communities)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=None, separators=(",", ":"))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    with writing(path, "the graph export"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, indent=None, separators=(",", ":"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
     return {"nodes": len(data["nodes"]), "links": len(data["links"]), "units": len(data["units"])}

@@ -261,7 +261,9 @@ def doc_name(path: Path | str) -> str:
 
 def parse_file(path: Path, lexicon: Lexicon, doc: str | None = None, mode: Mode = "manual") -> list[Unit]:
     """Read a unit file (UTF-8) and parse it; encoding problems are reported with a line number."""
-    data = Path(path).read_bytes()
+    from kgservice.disk import read_input
+
+    data = read_input(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

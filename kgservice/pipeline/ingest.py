@@ -27,6 +27,7 @@ from kgservice.llm import LLM
 from kgservice.model import IngestReport, Unit
 from kgservice.notation import NotationErrors, doc_name, parse_file, parse_units
 from kgservice.stores import sqlite_file
+from kgservice.disk import read_input
 
 if TYPE_CHECKING:
     from kgservice.parts import Ingesting
@@ -219,7 +220,7 @@ def ingest_text(
     plan = []
     for f in files:
         m = mode_for(f, mode)
-        data = f.read_bytes()
+        data = read_input(f)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:

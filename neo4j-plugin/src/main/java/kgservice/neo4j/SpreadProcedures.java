@@ -17,6 +17,18 @@ import org.neo4j.procedure.Procedure;
 
 /** kg.spread / kg.spreadLists: spreading activation in one call (see SpreadEngine). */
 public class SpreadProcedures {
+    // one description per argument, shared by kg.spread and kg.spreadLists (same arguments)
+    static final String D_SEEDS = "start energy per node id or label (any case / width, as `kg expand` takes it), e.g. {Python: 1.0}";
+    static final String D_TAU = "energy factor per family kind; null: the lexicon's";
+    static final String D_EPSILON = "a node whose incoming energy this hop is below it does not spread on; in (0, 1)";
+    static final String D_MAX_HOPS = "hops (K), 1..10";
+    static final String D_MAX_FANOUT = "from hop 2 on, a node with more relation edges passes nothing; 0: off";
+    static final String D_MAX_FIRE = "at most this many nodes spread on from each hop; 0: off";
+    static final String D_DEGREE_DAMPING = "hub damping δ: each row carries e / max(1, d)^δ * tau";
+    static final String D_SEED_BACKFLOW = "false: seeds receive no energy during the hops";
+    static final String D_LIMIT = "the N most energetic nodes (ties by id); 0: all";
+    static final String D_ENGINE = "'resident' (in-memory graph), 'walk' (the store) or 'auto'";
+
     @Context
     public Transaction tx;
 
@@ -67,16 +79,16 @@ public class SpreadProcedures {
             + "engine = 'auto') :: (node, energy) - spreading activation as `kg expand --spread`, rows by energy "
             + "(highest first); engine 'resident' (the in-memory graph), 'walk' (the store, per call) or 'auto'")
     public Stream<SpreadRow> spread(
-            @Name(value = "seeds", description = "start energy per node id or label (any case / width, as `kg expand` takes it), e.g. {Python: 1.0}") Map<String, Object> seeds,
-            @Name(value = "tau", defaultValue = "null", description = "energy factor per family kind; null: the lexicon's") Map<String, Object> tau,
-            @Name(value = "epsilon", defaultValue = "0.05", description = "a node whose incoming energy this hop is below it does not spread on; in (0, 1)") double epsilon,
-            @Name(value = "maxHops", defaultValue = "3", description = "hops (K), 1..10") long maxHops,
-            @Name(value = "maxFanout", defaultValue = "0", description = "from hop 2 on, a node with more relation edges passes nothing; 0: off") long maxFanout,
-            @Name(value = "maxFire", defaultValue = "0", description = "at most this many nodes spread on from each hop; 0: off") long maxFire,
-            @Name(value = "degreeDamping", defaultValue = "0.0", description = "hub damping δ: each row carries e / max(1, d)^δ * tau") double degreeDamping,
-            @Name(value = "seedBackflow", defaultValue = "true", description = "false: seeds receive no energy during the hops") boolean seedBackflow,
-            @Name(value = "limit", defaultValue = "0", description = "the N most energetic nodes (ties by id); 0: all") long limit,
-            @Name(value = "engine", defaultValue = "auto", description = "'resident' (in-memory graph), 'walk' (the store) or 'auto'") String engine) {
+            @Name(value = "seeds", description = D_SEEDS) Map<String, Object> seeds,
+            @Name(value = "tau", defaultValue = "null", description = D_TAU) Map<String, Object> tau,
+            @Name(value = "epsilon", defaultValue = "0.05", description = D_EPSILON) double epsilon,
+            @Name(value = "maxHops", defaultValue = "3", description = D_MAX_HOPS) long maxHops,
+            @Name(value = "maxFanout", defaultValue = "0", description = D_MAX_FANOUT) long maxFanout,
+            @Name(value = "maxFire", defaultValue = "0", description = D_MAX_FIRE) long maxFire,
+            @Name(value = "degreeDamping", defaultValue = "0.0", description = D_DEGREE_DAMPING) double degreeDamping,
+            @Name(value = "seedBackflow", defaultValue = "true", description = D_SEED_BACKFLOW) boolean seedBackflow,
+            @Name(value = "limit", defaultValue = "0", description = D_LIMIT) long limit,
+            @Name(value = "engine", defaultValue = "auto", description = D_ENGINE) String engine) {
         SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
                 limit, engine);
         List<SpreadRow> rows = new ArrayList<>(r.energy().size());
@@ -91,16 +103,16 @@ public class SpreadProcedures {
             + "of parallel lists (unordered), for clients: one row costs a fraction of a hundred thousand. With limit N "
             + "> 0 the lists hold the N most energetic nodes (ties by id) plus unknown seeds; `activated` counts all")
     public Stream<SpreadLists> spreadLists(
-            @Name(value = "seeds", description = "start energy per node id or label (any case / width, as `kg expand` takes it), e.g. {Python: 1.0}") Map<String, Object> seeds,
-            @Name(value = "tau", defaultValue = "null", description = "energy factor per family kind; null: the lexicon's") Map<String, Object> tau,
-            @Name(value = "epsilon", defaultValue = "0.05", description = "a node whose incoming energy this hop is below it does not spread on; in (0, 1)") double epsilon,
-            @Name(value = "maxHops", defaultValue = "3", description = "hops (K), 1..10") long maxHops,
-            @Name(value = "maxFanout", defaultValue = "0", description = "from hop 2 on, a node with more relation edges passes nothing; 0: off") long maxFanout,
-            @Name(value = "maxFire", defaultValue = "0", description = "at most this many nodes spread on from each hop; 0: off") long maxFire,
-            @Name(value = "degreeDamping", defaultValue = "0.0", description = "hub damping δ: each row carries e / max(1, d)^δ * tau") double degreeDamping,
-            @Name(value = "seedBackflow", defaultValue = "true", description = "false: seeds receive no energy during the hops") boolean seedBackflow,
-            @Name(value = "limit", defaultValue = "0", description = "the N most energetic nodes (ties by id); 0: all") long limit,
-            @Name(value = "engine", defaultValue = "auto", description = "'resident' (in-memory graph), 'walk' (the store) or 'auto'") String engine) {
+            @Name(value = "seeds", description = D_SEEDS) Map<String, Object> seeds,
+            @Name(value = "tau", defaultValue = "null", description = D_TAU) Map<String, Object> tau,
+            @Name(value = "epsilon", defaultValue = "0.05", description = D_EPSILON) double epsilon,
+            @Name(value = "maxHops", defaultValue = "3", description = D_MAX_HOPS) long maxHops,
+            @Name(value = "maxFanout", defaultValue = "0", description = D_MAX_FANOUT) long maxFanout,
+            @Name(value = "maxFire", defaultValue = "0", description = D_MAX_FIRE) long maxFire,
+            @Name(value = "degreeDamping", defaultValue = "0.0", description = D_DEGREE_DAMPING) double degreeDamping,
+            @Name(value = "seedBackflow", defaultValue = "true", description = D_SEED_BACKFLOW) boolean seedBackflow,
+            @Name(value = "limit", defaultValue = "0", description = D_LIMIT) long limit,
+            @Name(value = "engine", defaultValue = "auto", description = D_ENGINE) String engine) {
         SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
                 limit, engine);
         List<String> nodes = new ArrayList<>(r.energy().size());
