@@ -37,7 +37,11 @@ class EmbeddedStore(JournaledStore, GraphStore):
     def __init__(self, data_dir: Path | str):
         self.dir = Path(data_dir)
         finish_interrupted_swap(self.dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreWriteError(f"cannot create the store directory {self.dir}: {exc.strerror or exc}; give a "
+                                  "data directory (--data-dir, KG_DATA_DIR) this user can write") from None
         self.path = self.dir / SNAPSHOT
         self.journal = self.dir / JOURNAL
         self._snap_sig: tuple | None = None
