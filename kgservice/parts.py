@@ -39,14 +39,18 @@ class Graph(Protocol):
     def lexicon(self) -> Lexicon: ...
 
 
-class Retrieving(Graph, Protocol):
-    """The no-LLM retrieval (:mod:`kgservice.expansion.retrieve`): entry, lexical units, vectors, spreading."""
+class Embedding(Graph, Protocol):
+    """The graph plus the embedding model and the vector store of its nodes."""
 
     @property
     def embedder(self) -> Embedder: ...
 
     @property
     def vectors(self) -> VectorStore: ...
+
+
+class Retrieving(Embedding, Protocol):
+    """The no-LLM retrieval (:mod:`kgservice.expansion.retrieve`): entry, lexical units, vectors, spreading."""
 
     @property
     def entry_finder(self) -> EntryFinder: ...
@@ -71,14 +75,8 @@ class Asking(Retrieving, Protocol):
     def retrieve(self, question: str, **params: Any) -> Retrieval: ...
 
 
-class Ingesting(Graph, Protocol):
+class Ingesting(Embedding, Protocol):
     """Text and saved-result ingest (:mod:`kgservice.pipeline.ingest`) and the job runner."""
-
-    @property
-    def embedder(self) -> Embedder: ...
-
-    @property
-    def vectors(self) -> VectorStore: ...
 
     @property
     def llm(self) -> LLM: ...
@@ -119,4 +117,4 @@ class Administering(Graph, Protocol):
     def forget_opened(self) -> None: ...
 
 
-__all__ = ["Administering", "Asking", "Graph", "Ingesting", "Retrieving", "Working"]
+__all__ = ["Administering", "Asking", "Embedding", "Graph", "Ingesting", "Retrieving", "Working"]

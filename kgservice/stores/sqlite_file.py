@@ -62,50 +62,32 @@ def failure(path: Path | str, exc: BaseException) -> ServiceFileError:
 class _Cursor(sqlite3.Cursor):
     """A cursor whose failures name the file (reading a damaged page fails at fetch, not execute)."""
 
-    def _fail(self, exc: sqlite3.Error) -> ServiceFileError:
-        return failure(self.connection.path, exc)  # type: ignore[attr-defined]
-
-    def execute(self, *args: Any) -> _Cursor:  # type: ignore[override]
+    def _named(self, op: Any, *args: Any) -> Any:
         try:
-            return super().execute(*args)
+            return op(*args)
         except sqlite3.Error as exc:
-            raise self._fail(exc) from exc
+            raise failure(self.connection.path, exc) from exc  # type: ignore[attr-defined]
 
-    def executemany(self, *args: Any) -> _Cursor:  # type: ignore[override]
-        try:
-            return super().executemany(*args)
-        except sqlite3.Error as exc:
-            raise self._fail(exc) from exc
+    def execute(self, *args: Any) -> Any:  # type: ignore[override]
+        return self._named(super().execute, *args)
 
-    def executescript(self, *args: Any) -> _Cursor:  # type: ignore[override]
-        try:
-            return super().executescript(*args)
-        except sqlite3.Error as exc:
-            raise self._fail(exc) from exc
+    def executemany(self, *args: Any) -> Any:  # type: ignore[override]
+        return self._named(super().executemany, *args)
+
+    def executescript(self, *args: Any) -> Any:  # type: ignore[override]
+        return self._named(super().executescript, *args)
 
     def fetchone(self) -> Any:
-        try:
-            return super().fetchone()
-        except sqlite3.Error as exc:
-            raise self._fail(exc) from exc
+        return self._named(super().fetchone)
 
     def fetchmany(self, *args: Any) -> list[Any]:
-        try:
-            return super().fetchmany(*args)
-        except sqlite3.Error as exc:
-            raise self._fail(exc) from exc
+        return self._named(super().fetchmany, *args)
 
     def fetchall(self) -> list[Any]:
-        try:
-            return super().fetchall()
-        except sqlite3.Error as exc:
-            raise self._fail(exc) from exc
+        return self._named(super().fetchall)
 
     def __next__(self) -> Any:
-        try:
-            return super().__next__()
-        except sqlite3.Error as exc:
-            raise self._fail(exc) from exc
+        return self._named(super().__next__)
 
 
 class _Connection(sqlite3.Connection):
