@@ -199,3 +199,22 @@ def test_replacement_that_fails_extraction_changes_nothing(tmp_path: Path, open_
             kb.ingest_document("notes/c.md", "Tea contains tannins.\n")
         after = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/c.md").version, len(kb.history()))
     assert after == before and before[0]
+
+
+def test_a_replacement_prepared_against_an_older_version_is_refused(tmp_path: Path, open_kb) -> None:
+    """Two concurrent replacements of one document: the store serialises them, and the one
+    prepared from the version the other already replaced is refused (409 / exit 2), not mixed in."""
+    from kgservice.lifecycle.ops import new_change
+    from kgservice.stores.base import IngestConflict
+
+    with open_kb(tmp_path / "kg") as kb:
+        kb.ingest_document("notes/a.units", V1)
+        v1 = kb.document("notes/a.units")
+        kb.ingest_document("notes/a.units", V2)
+        before = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/a.units").version, len(kb.history()))
+        late = new_change("replace", docs=["notes/a.units"], docs_before={"notes/a.units": v1},
+                          docs_after={"notes/a.units": v1})
+        with pytest.raises(IngestConflict, match="notes/a.units"):
+            kb.store.apply_change([], list(v1.unit_lines), {"notes/a.units": v1}, late)
+        after = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/a.units").version, len(kb.history()))
+        assert after == before
