@@ -64,10 +64,12 @@ def _mb(n: int) -> str:
 
 def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
                  progress: Callable[[int], None] | None = None,
-                 aliases: dict[str, str] | None = None) -> tuple[Path, int]:
+                 aliases: dict[str, str] | None = None,
+                 lifecycle: tuple[Sequence[Any], Sequence[Any], Sequence[Any]] | None = None) -> tuple[Path, int]:
     """(a complete new store directory next to ``target`` holding ``units`` (dependency order)
-    with ``labels`` and duplicate ``aliases``, how many labels differed from the derived ones);
-    removed if anything fails."""
+    with ``labels``, duplicate ``aliases`` and the ``lifecycle`` records (documents, retracted
+    units, changes: GraphStore.restore_lifecycle's arguments), how many labels differed from the
+    derived ones); removed if anything fails."""
     from kgservice.stores.embedded import EmbeddedStore
 
     new = target.with_name(f"{target.name}.building-{os.getpid()}-{int(time.time())}")
@@ -84,6 +86,8 @@ def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
             store.relabel_nodes(relabel)
         if aliases:
             store.add_aliases(aliases)
+        if lifecycle is not None:
+            store.restore_lifecycle(*lifecycle)
         store.compact()  # one verified snapshot, so the swapped-in store opens fast
         store.close()
         write_complete_marker(new)
@@ -128,7 +132,7 @@ def salvage(kb: Administering, progress: Callable[[int], None] | None = None) ->
     swapped in; the damaged directory is kept beside it (``graph.damaged-<time>``)."""
     from kgservice.admin.backup import dependency_order
     from kgservice.stores.embedded.records import _unit_from
-    from kgservice.stores.embedded.recovery import read_intact
+    from kgservice.stores.embedded.recovery import read_intact_all
     from kgservice.stores.validate import unit_text_problems
 
     if kb.settings.read_only:
@@ -138,7 +142,7 @@ def salvage(kb: Administering, progress: Callable[[int], None] | None = None) ->
                          "(restore a damaged database with `kg restore DUMP --replace --yes`)")
     target = graph_dir(kb.settings)
     kb.forget_opened()
-    recs, labels, notes, aliases = read_intact(target)
+    recs, labels, notes, aliases, life = read_intact_all(target)
     units = [_unit_from(r) for r in recs.values()]
     invalid = sorted(u.id for u in units if unit_text_problems(u))
     units = [u for u in units if u.id not in set(invalid)]
@@ -148,8 +152,28 @@ def salvage(kb: Administering, progress: Callable[[int], None] | None = None) ->
     check_space(target, need + SLACK_BYTES, "kg doctor --salvage")
     kept_ids = {u.id for u in units}
     aliases = {d: k for d, k in aliases.items() if k in kept_ids and d not in kept_ids}
-    new, _relabeled = build_beside(target, units, labels, progress, aliases=aliases)
+    new, _relabeled = build_beside(target, units, labels, progress, aliases=aliases,
+                                   lifecycle=salvaged_lifecycle(life, kept_ids))
     kept = target.with_name(f"{target.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
     swap_in(target, new, keep_old=kept)
     return {"units_kept": len(units), "units_dropped_invalid": invalid, "units_dropped_dangling": dangling,
             "notes": notes, "damaged_files_kept_in": str(kept), "caches": reset_caches(kb)}
+
+
+def salvaged_lifecycle(life: Any, kept: set[str]) -> tuple[list[Any], list[Any], list[Any]]:
+    """The lifecycle records salvage read (documents, retracted units, changes) as
+    ``restore_lifecycle`` takes them; an archived unit whose record does not validate is left
+    out (it cannot be undone into the graph), documents and history are kept whole."""
+    from kgservice.lifecycle.model import ChangeRecord, DocumentRecord, RetractedUnit
+    from kgservice.stores.embedded.records import _unit_from
+
+    docs = [DocumentRecord.model_validate(r) for _, r in sorted(life.documents.items())]
+    retracted = []
+    for uid, (rec, change, at, reason) in life.retracted.items():
+        if uid in kept:
+            continue
+        try:
+            retracted.append(RetractedUnit(unit=_unit_from(rec), change=change, at=at, reason=reason))
+        except (ValueError, TypeError, IndexError, KeyError):  # a damaged archived record: the rest restores
+            continue
+    return docs, retracted, [ChangeRecord.model_validate(c) for c in life.changes]

@@ -45,6 +45,14 @@ class DocumentRecord(DocumentInfo):
     chunks: dict[str, list[str]] = Field(default_factory=dict)
     chunk_lines: dict[str, Lines | None] = Field(default_factory=dict)
 
+    def remapped(self, dups: dict[str, str]) -> "DocumentRecord":
+        """This record with its statements of merged duplicates naming the unit they merged into."""
+        if not dups or not any(u in dups for u in self.unit_lines):
+            return self
+        lines = {dups.get(u, u): ln for u, ln in self.unit_lines.items()}
+        chunks = {h: [dups.get(u, u) for u in us] for h, us in self.chunks.items()}
+        return self.model_copy(update={"unit_lines": lines, "chunks": chunks, "units": len(lines)})
+
     def info(self) -> DocumentInfo:
         return DocumentInfo(**{k: getattr(self, k) for k in DocumentInfo.model_fields})
 

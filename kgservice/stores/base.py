@@ -395,3 +395,43 @@ class GraphStore(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: tests only: ``<point>:<marker file>`` makes a lifecycle change that reaches ``point``
+#: (``before-commit`` or ``after-commit``) write the marker file and wait there, so a test can
+#: kill the process at a known moment of the change (tests/lifecycle/test_kill.py)
+PAUSE_ENV = "KG_TEST_LIFECYCLE_PAUSE"
+
+
+def pause_point(point: str) -> None:
+    """Wait at ``point`` of a lifecycle change when :data:`PAUSE_ENV` names it (tests only)."""
+    import os
+
+    spec = os.environ.get(PAUSE_ENV)
+    if not spec or not spec.startswith(point + ":"):
+        return
+    import time
+    from pathlib import Path
+
+    Path(spec[len(point) + 1:]).write_text(str(os.getpid()))
+    while True:
+        time.sleep(1)
+
+
+def check_current(change: Any, current: Mapping[str, tuple[int, str] | None]) -> None:
+    """Refuse a replacement or forget prepared against another version of a document than the
+    stored one (``current``: id -> (version, sha256), None when absent): two concurrent
+    replacements of one document are serialised by the store, and the second one, prepared
+    from the same old version as the first, would otherwise mix with it. An undo sets the
+    documents as they were before the change it undoes, whatever they are now."""
+    if change.kind not in ("ingest", "replace", "forget"):
+        return
+    stale = []
+    for doc_id, before in change.docs_before.items():
+        now = current.get(doc_id)
+        if (now is None) != (before is None) or (now is not None and now != (before.version, before.sha256)):
+            stale.append(f"{doc_id!r} (version {now[0] if now else 'none'} now, the change was prepared "
+                         f"against {before.version if before is not None else 'none'})")
+    if stale:
+        raise IngestConflict(f"document {', '.join(stale)} changed while this {change.kind} was prepared; "
+                             "nothing was changed: run it again")

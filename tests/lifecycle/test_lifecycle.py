@@ -1,5 +1,6 @@
-"""The knowledge lifecycle on the embedded store: documents, replace, forget, retract, undo,
-history, provenance, sync, and that it all survives reopening the store (journal replay)."""
+"""The knowledge lifecycle on both backends (tests/lifecycle/conftest.py): documents, replace,
+forget, retract, undo, history, provenance, sync, and that it all survives reopening the store
+(embedded: journal replay; Neo4j: a new connection)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from kgservice.config import Settings
 from kgservice.errors import InputError
 from kgservice.service import KnowledgeBase
 
@@ -15,16 +15,12 @@ V1 = "{cat} [is a] {mammal}\n{mammal} [has] {fur}\n"
 V2 = "{cat} [is a] {mammal}\n{mammal} [has] {scales}\n"
 
 
-def kb_at(d: Path) -> KnowledgeBase:
-    return KnowledgeBase(Settings(data_dir=d, embedder="hash:64"))
-
-
 def labels_about(kb: KnowledgeBase, node: str) -> set[str]:
     return {a.node for u in kb.expand(node).live_units for a in u.args if a.node}
 
 
-def test_edited_note_replace_forget_undo(tmp_path: Path) -> None:
-    with kb_at(tmp_path / "kg") as kb:
+def test_edited_note_replace_forget_undo(tmp_path: Path, open_kb) -> None:
+    with open_kb(tmp_path / "kg") as kb:
         first = kb.ingest_document("notes/a.units", V1)
         assert first.kind == "ingest" and first.added == 2
         kept_id = next(u.id for u in kb.store.iter_units() if u.args[0].node == "mammal")
@@ -43,14 +39,14 @@ def test_edited_note_replace_forget_undo(tmp_path: Path) -> None:
         assert doc.version == 2 and doc.text() == V2
         prov = kb.provenance(kept_id)
         assert [(p.doc, p.lines, p.snippet) for p in prov] == [("notes/a.units", (1, 1), "{cat} [is a] {mammal}")]
-    with kb_at(tmp_path / "kg") as kb:  # all of it is durable
+    with open_kb(tmp_path / "kg") as kb:  # all of it is durable
         assert labels_about(kb, "mammal") == {"mammal", "scales"}
         assert len(kb.history()) == 4 and kb.documents()[0].id == "notes/a.units"
         assert set(kb.store.retracted_units()) and kb.store.retracted_units()[next(iter(kb.store.retracted_units()))].unit
 
 
-def test_shared_fact_lives_until_both_documents_drop_it(tmp_path: Path) -> None:
-    with kb_at(tmp_path / "kg") as kb:
+def test_shared_fact_lives_until_both_documents_drop_it(tmp_path: Path, open_kb) -> None:
+    with open_kb(tmp_path / "kg") as kb:
         kb.ingest_document("a.units", "{cat} [is a] {mammal}\n")
         kb.ingest_document("b.units", "{cat} [is a] {mammal}\n{dog} [is a] {mammal}\n")
         res = kb.forget(["a.units"])
@@ -59,8 +55,8 @@ def test_shared_fact_lives_until_both_documents_drop_it(tmp_path: Path) -> None:
         assert res.retracted == 2 and kb.stats()["units"] == 0
 
 
-def test_retract_and_unknown_ids(tmp_path: Path) -> None:
-    with kb_at(tmp_path / "kg") as kb:
+def test_retract_and_unknown_ids(tmp_path: Path, open_kb) -> None:
+    with open_kb(tmp_path / "kg") as kb:
         kb.ingest_document("a.units", V1)
         uid = next(u.id for u in kb.store.iter_units() if u.args[0].node == "fur")
         res = kb.retract([uid], reason="wrong")
@@ -80,13 +76,13 @@ def test_retract_and_unknown_ids(tmp_path: Path) -> None:
             kb.undo(res.change)
 
 
-def test_sync_mirrors_a_folder(tmp_path: Path) -> None:
+def test_sync_mirrors_a_folder(tmp_path: Path, open_kb) -> None:
     src = tmp_path / "docs"
     (src / "sub").mkdir(parents=True)
     (src / "a.units").write_text("{cat} [is a] {mammal}\n")
     (src / "sub" / "a.units").write_text("{dog} [is a] {mammal}\n")  # same file name, another document
     (src / "b.units").write_text("{owl} [is a] {bird}\n")
-    with kb_at(tmp_path / "kg") as kb:
+    with open_kb(tmp_path / "kg") as kb:
         first = kb.sync(src)
         assert sorted(first.added) == ["a.units", "b.units", "sub/a.units"]
         (src / "b.units").unlink()
@@ -101,7 +97,7 @@ def test_sync_mirrors_a_folder(tmp_path: Path) -> None:
         assert again.changes == [] and len(again.unchanged) == 3
 
 
-def test_cli_commands_and_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_commands_and_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend_env) -> None:
     from typer.testing import CliRunner
 
     from kgservice.cli.app import app
@@ -110,6 +106,8 @@ def test_cli_commands_and_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyP
     src.mkdir()
     (src / "a.units").write_text("{cat} [is a] {mammal}\n")
     monkeypatch.setenv("KG_EMBEDDER", "hash:64")
+    for k, v in backend_env.items():
+        monkeypatch.setenv(k, v)
     base = ["--data-dir", str(tmp_path / "kg")]
     run = CliRunner().invoke
     r = run(app, [*base, "sync", str(src)])
@@ -126,12 +124,12 @@ def test_cli_commands_and_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert r.exit_code == 0 and [c["kind"] for c in __import__("json").loads(r.output)] == ["ingest", "forget"]
 
 
-def test_text_document_reextracts_only_changed_chunks(tmp_path: Path) -> None:
+def test_text_document_reextracts_only_changed_chunks(tmp_path: Path, open_kb) -> None:
     paras = [("Coffee contains caffeine. " * 45).strip(), ("Tea contains tannins. " * 50).strip(),
              ("Milk contains calcium. " * 48).strip()]
     v1 = "\n\n".join(paras) + "\n"
     v2 = v1.replace(paras[2], ("Milk contains lactose. " * 48).strip())
-    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", llm_model="kgoffline/rules")) as kb:
+    with open_kb(tmp_path / "kg", llm_model="kgoffline/rules") as kb:
         first = kb.ingest_document("notes/drinks.md", v1)
         assert first.change and first.chunks_extracted >= 2 and first.chunks_reused == 0
         calls = kb.llm.usage.calls
@@ -144,15 +142,17 @@ def test_text_document_reextracts_only_changed_chunks(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("replace", [False, True])
-def test_dump_restore_keeps_documents_retractions_history(tmp_path: Path, replace: bool) -> None:
-    with kb_at(tmp_path / "a") as kb:
+def test_dump_restore_keeps_documents_retractions_history(tmp_path: Path, replace: bool, open_kb, fresh_store) -> None:
+    with open_kb(tmp_path / "a") as kb:
         kb.ingest_document("notes/a.units", V1)
         kb.ingest_document("notes/a.units", V2)
         kb.dump(tmp_path / "d.jsonl")
         want = ([d.model_dump() for d in kb.documents()], sorted(kb.store.retracted_units()),
                 [c.id for c in kb.history()])
     target = tmp_path / ("a" if replace else "b")
-    with kb_at(target) as kb:
+    if not replace:
+        fresh_store()  # a new, empty store (on Neo4j the same server)
+    with open_kb(target) as kb:
         kb.restore(tmp_path / "d.jsonl", replace=replace)
         got = ([d.model_dump() for d in kb.documents()], sorted(kb.store.retracted_units()),
                [c.id for c in kb.history()])
@@ -161,12 +161,12 @@ def test_dump_restore_keeps_documents_retractions_history(tmp_path: Path, replac
         assert labels_about(kb, "mammal") == {"mammal", "fur"}
 
 
-def test_edited_note_story_through_ask_and_export(tmp_path: Path) -> None:
+def test_edited_note_story_through_ask_and_export(tmp_path: Path, open_kb) -> None:
     """ingest v1, ask; edit one sentence, re-ingest, ask -> only the new fact; forget -> not in the
     graph (nor in graph.json); undo -> back; the history lists the three changes."""
     import json
 
-    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", llm_model="kgoffline/rules")) as kb:
+    with open_kb(tmp_path / "kg", llm_model="kgoffline/rules") as kb:
         q = "What does smoking cause?"
         kb.ingest_document("notes/health.units", "{smoking} [causes] {lung cancer}\n")
         old = kb.ask(q)
@@ -186,17 +186,35 @@ def test_edited_note_story_through_ask_and_export(tmp_path: Path) -> None:
         assert [c.kind for c in kb.history()] == ["ingest", "replace", "forget", "undo"]
 
 
-def test_replacement_that_fails_extraction_changes_nothing(tmp_path: Path) -> None:
+def test_replacement_that_fails_extraction_changes_nothing(tmp_path: Path, open_kb) -> None:
     from kgservice.llm.client import LLMProviderError
 
     v1 = ("Coffee contains caffeine. " * 10).strip() + "\n"
-    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", llm_model="kgoffline/rules")) as kb:
+    with open_kb(tmp_path / "kg", llm_model="kgoffline/rules") as kb:
         kb.ingest_document("notes/c.md", v1)
         before = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/c.md").version, len(kb.history()))
     # the scripted provider has no answer recorded for this text: extraction fails
-    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", llm_model="kgoffline/scripted",
-                                llm_max_retries=0)) as kb:
+    with open_kb(tmp_path / "kg", llm_model="kgoffline/scripted", llm_max_retries=0) as kb:
         with pytest.raises(LLMProviderError):
             kb.ingest_document("notes/c.md", "Tea contains tannins.\n")
         after = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/c.md").version, len(kb.history()))
     assert after == before and before[0]
+
+
+def test_a_replacement_prepared_against_an_older_version_is_refused(tmp_path: Path, open_kb) -> None:
+    """Two concurrent replacements of one document: the store serialises them, and the one
+    prepared from the version the other already replaced is refused (409 / exit 2), not mixed in."""
+    from kgservice.lifecycle.ops import new_change
+    from kgservice.stores.base import IngestConflict
+
+    with open_kb(tmp_path / "kg") as kb:
+        kb.ingest_document("notes/a.units", V1)
+        v1 = kb.document("notes/a.units")
+        kb.ingest_document("notes/a.units", V2)
+        before = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/a.units").version, len(kb.history()))
+        late = new_change("replace", docs=["notes/a.units"], docs_before={"notes/a.units": v1},
+                          docs_after={"notes/a.units": v1})
+        with pytest.raises(IngestConflict, match="notes/a.units"):
+            kb.store.apply_change([], list(v1.unit_lines), {"notes/a.units": v1}, late)
+        after = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/a.units").version, len(kb.history()))
+        assert after == before

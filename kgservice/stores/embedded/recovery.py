@@ -11,6 +11,7 @@ import shutil
 import time
 import zlib
 from pathlib import Path
+from typing import Any
 
 from kgservice.disk import fsync_dir
 from kgservice.stores.base import StoreDamaged, StoreError
@@ -145,12 +146,27 @@ def _intact_frames(data: bytes, start: int) -> tuple[list[bytes], list[str]]:
 
 def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list[str], dict[str, str]]:
     """(unit records by id, display labels, notes, duplicate aliases): everything in a store directory that still
-    checks out - the snapshot if it verifies, and every journal record whose checksum holds, of
-    any epoch (units are immutable, so a record also in the snapshot is the same unit)."""
+    checks out (:func:`read_intact_all` without the lifecycle records)."""
+    return read_intact_all(store_dir)[:4]  # type: ignore[return-value]
+
+
+def read_intact_all(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list[str], dict[str, str], Any]:
+    """(live unit records by id, display labels, notes, duplicate aliases, lifecycle): everything
+    in a store directory that still checks out - the snapshot if it verifies, and every journal
+    record whose checksum holds, of any epoch, replayed in order (units are immutable, so a
+    record also in the snapshot is the same unit; a lifecycle record's retractions take units
+    out and its undo puts them back, so a retracted unit does not come back live). The
+    lifecycle is a namespace of ``documents`` (id -> record dict), ``retracted`` (id -> (unit
+    record, change id, when, reason)) and ``changes`` (record dicts, oldest first, each once)."""
+    from types import SimpleNamespace
+
+    from kgservice.stores.embedded.lifecycle import apply_life
+
     units: dict[str, tuple] = {}
     labels: dict[str, str] = {}
     aliases: dict[str, str] = {}
     notes: list[str] = []
+    life_state = SimpleNamespace(units=units, documents={}, retracted={}, changes=[], stated={}, generation=0)
     snap, journal = store_dir / SNAPSHOT, store_dir / JOURNAL
     if snap.exists():
         try:
@@ -159,6 +175,9 @@ def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list
             units.update(g.units)
             labels.update(g.labels)
             aliases.update(g.aliases)
+            life_state.documents.update(g.documents)
+            life_state.retracted.update(g.retracted)
+            life_state.changes.extend(g.changes)
             notes.append(f"snapshot: intact, {len(g.units)} unit(s) kept")
         except StoreDamaged as exc:
             notes.append(f"snapshot: {exc.detail}; its units are lost (restore them from a dump)")
@@ -182,6 +201,12 @@ def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list
                 notes.append(f"journal: a record with a good checksum does not unpickle ({type(exc).__name__}); skipped")
                 continue
             records, batch_aliases = split_batch(batch)
+            life = batch.get("life") if isinstance(batch, dict) else None
+            if life is not None:  # as _Graph.apply_batch: retractions, then units, then records
+                ch = life["change"]
+                for uid in life.get("retract", ()):
+                    if uid in units:
+                        life_state.retracted[uid] = (units.pop(uid), ch["id"], ch["at"], ch.get("reason"))
             for dup, kept_in in batch_aliases.items():
                 aliases.setdefault(dup, kept_in)
             for rec, facts in records:
@@ -190,5 +215,13 @@ def read_intact(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], list
                 if rec[0] not in units:
                     units[rec[0]] = rec
                     kept += 1
+            if life is not None:
+                apply_life(life_state, life)
         notes.append(f"journal: {len(payloads)} intact record(s), {kept} unit(s) not already in the snapshot")
-    return units, labels, notes, aliases
+    seen: set[str] = set()
+    changes = [c for c in life_state.changes if not (c["id"] in seen or seen.add(c["id"]))]  # type: ignore[func-returns-value]
+    life_state.changes = changes
+    if life_state.documents or life_state.retracted or changes:
+        notes.append(f"lifecycle: {len(life_state.documents)} document(s), {len(life_state.retracted)} retracted "
+                     f"unit(s), {len(changes)} change(s) kept")
+    return units, labels, notes, aliases, life_state

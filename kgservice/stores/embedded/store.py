@@ -23,11 +23,7 @@ from kgservice.stores.validate import ingest_stamp, paused_gc, prepare_batch
 
 def _remap(rec: Any, dups: Mapping[str, str]) -> Any:
     """A document record whose statements of merged duplicates name the unit they merged into."""
-    if not dups or not any(u in dups for u in rec.unit_lines):
-        return rec
-    lines = {dups.get(u, u): ln for u, ln in rec.unit_lines.items()}
-    chunks = {h: [dups.get(u, u) for u in us] for h, us in rec.chunks.items()}
-    return rec.model_copy(update={"unit_lines": lines, "chunks": chunks, "units": len(lines)})
+    return rec.remapped(dict(dups))
 
 
 class EmbeddedStore(JournaledStore, GraphStore):
@@ -113,8 +109,12 @@ class EmbeddedStore(JournaledStore, GraphStore):
         change record are stored. Document statements of units merged as duplicates are
         pointed at the unit they merged into. Returns (the batch's report, orphaned node ids);
         ``change.seq`` and ``change.added`` are filled in."""
+        from kgservice.stores.base import check_current, pause_point
+
         with self._write_lock(), paused_gc():
             s = self.s
+            check_current(change, {d: (s.documents[d]["version"], s.documents[d]["sha256"])
+                                   for d in change.docs_before if d in s.documents})
             gone = {u for u in retract if u in s.units}
             dups: dict[str, str] = {}
             new, unchanged = prepare_batch(
@@ -145,7 +145,9 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 logged.update(n for old in s.units[uid][8] if old in s.units for n in unit_nodes(s, old))
             self._log_change(logged)
             batch = journal_batch(records, fresh, life)
+            pause_point("before-commit")
             self._append(batch)
+            pause_point("after-commit")
             touched: set[str] = set()
             orphans: list[str] = []
             try:

@@ -1,4 +1,4 @@
-"""Neo4jStore: the connection, write path, administration and procedures of this package in one
+"""Neo4jStore: the connection, write path, lifecycle, administration and procedures of this package in one
 :class:`~kgservice.stores.base.GraphStore`, and what the backend provides besides the graph
 (change feed, job queue, key store, all kept in the same database).
 """
@@ -9,11 +9,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kgservice.stores.neo4j.admin import Neo4jAdmin
+from kgservice.stores.neo4j.lifecycle import Neo4jLifecycle
 from kgservice.stores.neo4j.procedures import Neo4jProcedures
 from kgservice.stores.neo4j.writes import Neo4jWrites
 
 
-class Neo4jStore(Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
+class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
     """The Neo4j backend (see the package docstring); built by the store factory."""
 
     backend = "neo4j"

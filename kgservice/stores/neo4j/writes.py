@@ -260,29 +260,7 @@ class Neo4jWrites(Neo4jConnection):
             if alias_rows:
                 self.add_aliases(dups)
             return report
-        nodes: dict[str, tuple[str, NodeKind]] = {}
-        unit_facts_: list[tuple[Unit, Any]] = []
-        rel_rows, pairs = [], []
-        touched: set[str] = set()
-        for u in new:
-            f = unit_facts(u)
-            for nid, (label, kind) in f.nodes.items():
-                prev = nodes.get(nid)
-                if prev is None or (kind == NodeKind.DERIVED and prev[1] == NodeKind.ENTRY):
-                    nodes[nid] = (label, kind)
-            touched.update(f.nodes)
-            unit_facts_.append((u, f))
-            # once per (src, dst, kind) and unit, like the embedded store: {a} [has] {b} {b} is one edge
-            rel_rows += [{"src": s, "dst": d, "kind": k, "family": fam, "unit": u.id} for s, d, k, fam in dict.fromkeys(f.relations)]
-            rel_rows += [{"src": o, "dst": n, "kind": "superseded", "family": u.family, "unit": u.id}
-                         for o, n in dict.fromkeys(f.node_supersessions)]
-            rel_rows += [{"src": b, "dst": d, "kind": "narrowed_by", "family": u.family, "unit": u.id}
-                         for b, d in dict.fromkeys(f.narrowings)]
-            pairs += [{"old": old, "new": u.id} for old in f.supersedes]
-        # rows in id order: concurrent writers then take index-entry locks in the same order,
-        # which keeps deadlocks (retried, but slow) rare
-        node_rows = [{"id": nid, "label": nodes[nid][0], "kind": nodes[nid][1].value} for nid in sorted(nodes)]
-        unit_facts_.sort(key=lambda uf: uf[0].id)
+        node_rows, unit_facts_, rel_rows, pairs, touched = self._batch_rows(new)
 
         staged = len(unit_facts_) > self.stage_units
         if staged:
@@ -310,6 +288,36 @@ class Neo4jWrites(Neo4jConnection):
         report.new_embeddable_nodes = fresh
         report.touched_nodes = sorted(touched)
         return report
+
+    @staticmethod
+    def _batch_rows(new: Sequence[Unit]) -> tuple[list[dict], list[tuple[Unit, Any]], list[dict], list[dict], set[str]]:
+        """The rows a batch of validated new units writes: nodes (id order), units with their
+        facts (id order), node-to-node relations, supersession pairs, and the touched node ids."""
+        nodes: dict[str, tuple[str, NodeKind]] = {}
+        unit_facts_: list[tuple[Unit, Any]] = []
+        rel_rows, pairs = [], []
+        touched: set[str] = set()
+        for u in new:
+            f = unit_facts(u)
+            for nid, (label, kind) in f.nodes.items():
+                prev = nodes.get(nid)
+                if prev is None or (kind == NodeKind.DERIVED and prev[1] == NodeKind.ENTRY):
+                    nodes[nid] = (label, kind)
+            touched.update(f.nodes)
+            unit_facts_.append((u, f))
+            # once per (src, dst, kind) and unit, like the embedded store: {a} [has] {b} {b} is one edge
+            rel_rows += [{"src": s, "dst": d, "kind": k, "family": fam, "unit": u.id} for s, d, k, fam in dict.fromkeys(f.relations)]
+            rel_rows += [{"src": o, "dst": n, "kind": "superseded", "family": u.family, "unit": u.id}
+                         for o, n in dict.fromkeys(f.node_supersessions)]
+            rel_rows += [{"src": b, "dst": d, "kind": "narrowed_by", "family": u.family, "unit": u.id}
+                         for b, d in dict.fromkeys(f.narrowings)]
+            pairs += [{"old": old, "new": u.id} for old in f.supersedes]
+        # rows in id order: concurrent writers then take index-entry locks in the same order,
+        # which keeps deadlocks (retried, but slow) rare
+        node_rows = [{"id": nid, "label": nodes[nid][0], "kind": nodes[nid][1].value} for nid in sorted(nodes)]
+        unit_facts_.sort(key=lambda uf: uf[0].id)
+
+        return node_rows, unit_facts_, rel_rows, pairs, touched
 
     def _write_batch(self, tx: Any, node_rows: list[dict], units: list[tuple[Unit, Any]], rel_rows: list[dict],
                      pairs: list[dict], touched: set[str], progress: Callable[[int], None] | None,

@@ -18,6 +18,11 @@ CREATE CONSTRAINT kgchange_seq IF NOT EXISTS FOR (c:KgChange) REQUIRE c.seq IS U
 CREATE CONSTRAINT kgjob_id IF NOT EXISTS FOR (j:KgJob) REQUIRE j.id IS UNIQUE;
 CREATE CONSTRAINT kgjob_idem IF NOT EXISTS FOR (j:KgJob) REQUIRE j.idem IS UNIQUE;
 CREATE INDEX kgjob_status IF NOT EXISTS FOR (j:KgJob) ON (j.status);
+// the knowledge lifecycle (life_*.cypher): documents, archived (retracted) units, changes
+CREATE CONSTRAINT document_id IF NOT EXISTS FOR (d:Document) REQUIRE d.id IS UNIQUE;
+CREATE CONSTRAINT retracted_unit_id IF NOT EXISTS FOR (r:RetractedUnit) REQUIRE r.id IS UNIQUE;
+CREATE CONSTRAINT change_id IF NOT EXISTS FOR (c:Change) REQUIRE c.id IS UNIQUE;
+CREATE INDEX change_ord IF NOT EXISTS FOR (c:Change) ON (c.ord);
 // staging of big ingest batches (stage_*.cypher): invisible labels, found by stage id
 CREATE INDEX staged_node_id IF NOT EXISTS FOR (n:StagedNode) ON (n.id, n.stage);
 CREATE INDEX staged_node_stage IF NOT EXISTS FOR (n:StagedNode) ON (n.stage);

@@ -1,0 +1,16 @@
+// life_orphans: after a lifecycle change's retractions and new units (same transaction), the
+// nodes the retracted units mentioned that no live unit mentions any more are removed (the
+// caller deletes their vectors), and a derived node that was derived only because a retracted
+// narrows unit had it as subject is an entry node again.
+// Two statements. parameters: $nodes (node ids the retracted units mentioned), $subjects
+// (subjects of retracted narrows units).
+// 1. returns: orphans (the removed node ids)
+MATCH (n:Node) WHERE n.id IN $nodes
+  AND NOT EXISTS { (n)<-[:SUBJECT|ARG|MOD]-(:Unit) }
+WITH n, n.id AS id
+DETACH DELETE n
+RETURN collect(id) AS orphans;
+MATCH (n:Node {kind: 'derived'}) WHERE n.id IN $subjects
+  AND NOT EXISTS { (n)<-[:SUBJECT]-(:Unit {kind: 'narrows'}) }
+SET n.kind = 'entry'
+RETURN count(n) AS entries
