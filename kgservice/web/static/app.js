@@ -95,6 +95,7 @@
   }
   function showAnswer(a) {
     const box = $("answer"); box.replaceChildren();
+    if (String(a.stop_reason || "").startsWith("no model configured")) box.append(el("p", "No model is configured: these are the graph's best-matching units, cited, not a written answer.", { class: "note no-model" }));
     if (!a.in_graph) { box.append(el("p", "Not in the graph: the knowledge base has no units that answer this.", { class: "not-in-graph" })); }
     const number = Object.fromEntries((a.citations || []).map((id, i) => [id, i + 1]));
     if (a.in_graph) {
