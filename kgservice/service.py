@@ -494,6 +494,23 @@ class KnowledgeBase:
 
         return provenance(self, unit_id)
 
+    def warm_up(self) -> None:
+        """Load now what the first question would otherwise load on a user's clock: the LLM
+        client library (its import takes seconds) with its tokenizer tables, the asking
+        pipeline, the embedder's model and the vector index. Makes no model call. A server
+        runs it in the background after start; anything that fails here fails again, and is
+        reported, on the request that needs it, so a failure is only logged."""
+        try:
+            import kgservice.pipeline.asking  # noqa: F401
+            from kgservice.llm.client import ensure_litellm
+
+            litellm = ensure_litellm()
+            litellm.token_counter(model=self.settings.llm_model or "", text="warm up")
+            self.embedder.embed(["warm up"])
+            _ = self.vectors
+        except Exception as exc:  # noqa: BLE001 - best effort: the real request reports it properly
+            log.info("warm-up stopped early: %s: %s", type(exc).__name__, exc)
+
     # -- reads -------------------------------------------------------------------
     def ask(self, question: str, params: AskParams | None = None, *, trace: bool = False, llm: LLM | None = None,
             on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:

@@ -39,6 +39,7 @@ class ServeOptions:
     # run queued jobs in this process (the embedded store: the server owns it, so no worker can)
     run_jobs: bool = False
     job_poll: float = 0.5  # seconds between claims of the in-process worker while the queue is empty
+    warm_up: bool = False  # load the LLM library, embedder and index in the background at start (kg serve)
 
 
 def is_loopback(host: str) -> bool:
@@ -74,6 +75,10 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
         async with mcp.session_manager.run():
             if sc.runs_jobs:
                 sc.start_jobs(options.job_poll)
+            if options.warm_up:
+                import threading
+
+                threading.Thread(target=kb.warm_up, name="kg-warm-up", daemon=True).start()
             try:
                 yield
             finally:

@@ -24,14 +24,18 @@ NAV = [("ask", "Ask", Role.reader), ("explore", "Explore", Role.reader), ("docum
 
 def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
-    offline = str(settings.llm_model or "").startswith("kgoffline/") or not settings.llm_model
+    from kgservice.answer.retrieval_only import no_model_configured
+
+    # nobody chose a model: Ask lists the graph's best units instead of a written answer
+    no_model = no_model_configured(settings, settings.llm_model) or not settings.llm_model
+    offline = str(settings.llm_model or "").startswith("kgoffline/") and not no_model
 
     def render(name: str, request: Request, status: int = 200, headers: dict[str, str] | None = None,
                **kw: Any) -> HTMLResponse:
         session, principal = request.scope.get("kg.web", (None, None))
         nav = [(p, t) for p, t, r in NAV if principal is not None and principal.allows(r)]
         html = env.get_template(name).render(principal=principal, csrf=session.csrf if session else "",
-                                             nav=nav, page=name.removesuffix(".html"), offline=offline,
+                                             nav=nav, page=name.removesuffix(".html"), offline=offline, no_model=no_model,
                                              model=settings.llm_model,
                                              is_writer=principal is not None and principal.allows(Role.writer),
                                              is_admin=principal is not None and principal.allows(Role.admin), **kw)

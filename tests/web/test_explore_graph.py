@@ -1,0 +1,85 @@
+"""The Explore page's neighbourhood graph in a real Chromium: the large-graph path (spiral
+placement, light edges, shortened labels, no force layout) and the small-graph path a click takes."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.web.conftest import sign_in
+
+NEIGHBOURHOOD_JS = """(n) => {
+  const nbs = [];
+  for (let i = 1; i < n; i++) nbs.push({node_id: 'n' + i, label: i === 1 ? '茶の木' : (i === 2 ? 'x'.repeat(80) : 'node ' + i),
+    direction: i % 3 ? 'out' : 'in', predicate: 'rel', family: i % 2 ? 'causal' : 'taxonomic', kind: 'statement', unit_id: 'u' + i});
+  return {node: {id: 'n0', label: 'hub', kind: 'entity'}, neighbors: nbs, total: nbs.length};
+}"""
+
+
+def explore(server, page) -> None:
+    sign_in(page, server["base"], server["keys"]["reader"])
+    page.goto(server["base"] + "/ui/explore")
+    page.wait_for_function("() => !!window.cytoscape && !!window.kgGraph")
+    page.evaluate("() => { document.getElementById('node-panel').hidden = false; }")
+
+
+def test_a_large_neighbourhood_is_placed_without_a_force_layout(server, page):
+    explore(server, page)
+    nb = page.evaluate(NEIGHBOURHOOD_JS, 600)
+    page.evaluate("(nb) => window.kgGraph.draw(nb, true)", nb)
+    got = page.evaluate("""() => { const cy = window.kgGraph.cy();
+        const ps = cy.nodes().map((n) => n.position()); const key = new Set(ps.map((p) => p.x.toFixed(3) + ',' + p.y.toFixed(3)));
+        return {nodes: cy.nodes().length, edges: cy.edges().length, distinct: key.size, light: cy.edges('.light').length,
+                hub: cy.getElementById('n0').position(), seed: cy.getElementById('n0').hasClass('seed'),
+                cjk: cy.getElementById('n1').data('label'), long: cy.getElementById('n2').data('label'),
+                zoom: cy.zoom(), measured: performance.getEntriesByName('kg-graph-draw').length,
+                inView: cy.nodes().filter((n) => { const p = n.renderedPosition(); return p.x >= 0 && p.y >= 0 && p.x <= cy.width() && p.y <= cy.height(); }).length}; }""")
+    assert (got["nodes"], got["edges"]) == (600, 599)
+    assert got["distinct"] == 600  # the spiral gives every node its own place
+    assert got["light"] == 599  # no arrows or edge labels on a graph this size
+    assert got["hub"] == {"x": 0, "y": 0} and got["seed"]
+    assert got["cjk"] == "茶の木"
+    assert got["long"] == "x" * 39 + "…"
+    assert got["inView"] == 600  # fitted: the whole graph is on screen
+    assert got["measured"] == 1
+    # expanding a node keeps every node already placed where it was
+    before = page.evaluate("() => window.kgGraph.cy().getElementById('n5').position()")
+    more = {"node": {"id": "n7", "label": "node 7", "kind": "entity"},
+            "neighbors": [{"node_id": f"m{i}", "label": f"more {i}", "direction": "out", "predicate": "rel",
+                           "family": "part", "kind": "statement", "unit_id": f"v{i}"} for i in range(20)], "total": 20}
+    page.evaluate("(nb) => window.kgGraph.draw(nb, false)", more)
+    after = page.evaluate("""() => { const cy = window.kgGraph.cy(); const c = cy.getElementById('n7').position();
+        const m = cy.getElementById('m0').position();
+        return {n5: cy.getElementById('n5').position(), nodes: cy.nodes().length, seed: cy.nodes('.seed').map((n) => n.id()),
+                near: Math.hypot(m.x - c.x, m.y - c.y)}; }""")
+    assert after["n5"] == before
+    assert after["nodes"] == 620 and after["seed"] == ["n7"]
+    assert after["near"] < 100  # the new nodes sit around the node that was expanded
+
+
+def test_a_large_graph_node_follows_the_mouse(server, page):
+    explore(server, page)
+    page.evaluate("(nb) => window.kgGraph.draw(nb, true)", page.evaluate(NEIGHBOURHOOD_JS, 400))
+    x, y, start = page.evaluate("""() => { const cy = window.kgGraph.cy(); const n = cy.getElementById('n200');
+        const box = document.getElementById('graph').getBoundingClientRect(); const p = n.renderedPosition();
+        return [box.left + p.x, box.top + p.y, n.position()]; }""")
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for i in range(1, 11):
+        page.mouse.move(x + 8 * i, y + 4 * i)
+    page.mouse.up()
+    end = page.evaluate("() => window.kgGraph.cy().getElementById('n200').position()")
+    assert end != start and end["x"] > start["x"]
+
+
+def test_a_small_neighbourhood_keeps_arrows_and_a_force_layout(server, page):
+    explore(server, page)
+    page.get_by_label("Search entry nodes").fill("smoking")
+    page.get_by_role("button", name="Search").click()
+    page.locator("button.hit", has_text="smoking").first.click()
+    expect(page.locator("#node-title")).to_contain_text("smoking")
+    page.wait_for_function("() => window.kgGraph.cy() && window.kgGraph.cy().nodes().length > 1")
+    got = page.evaluate("""() => { const cy = window.kgGraph.cy();
+        return {nodes: cy.nodes().length, light: cy.edges('.light').length, edges: cy.edges().length,
+                arrow: cy.edges()[0].style('target-arrow-shape')}; }""")
+    assert 1 < got["nodes"] <= 150 and got["edges"] >= 1
+    assert got["light"] == 0 and got["arrow"] == "triangle"
