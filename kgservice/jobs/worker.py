@@ -158,10 +158,10 @@ class Worker:
 
     def _prune(self) -> None:
         """Keep the change log bounded (readers further behind clear their caches)."""
-        prune = getattr(getattr(self.kb.caches, "changes", None), "prune", None)
-        if prune is not None:
+        changes = self.kb.caches.changes
+        if changes is not None:
             try:
-                prune()
+                changes.prune()
             except Exception as exc:  # never fail a job over housekeeping
                 self.log(f"change-log pruning skipped ({type(exc).__name__}: {exc})")
 

@@ -86,6 +86,10 @@ class ChangeFeed(Protocol):
 
     def since(self, after: int, upto: int) -> list[Change]: ...
 
+    def prune(self, keep: int = 10_000) -> int:
+        """Drop all but the newest ``keep`` changes (the job worker keeps the log bounded)."""
+        ...
+
 
 # -- Neo4j ----------------------------------------------------------------------------------
 

@@ -99,3 +99,45 @@ def test_the_scan_sees_a_bare_raise(tmp_path, monkeypatch):
     (tmp_path / "cli" / "x.py").write_text('def g():\n    raise ValueError("fine here")\n', "utf-8")
     monkeypatch.setattr(__import__(__name__, fromlist=["PACKAGE"]), "PACKAGE", tmp_path)
     assert bare_raises() == [("lib.py", "bad {1}", 2)]
+
+
+def test_the_cli_maps_the_roots_and_reports_anything_else_in_one_line(capsys):
+    import typer
+
+    from kgservice.cli.common import errors_reported
+    from kgservice.errors import InvalidArgument, ServiceFileError
+
+    for exc, code in ((InvalidArgument("limit must be positive"), 2), (ServiceFileError("jobs.sqlite3 is damaged"), 1),
+                      (KeyError("a bug"), 1)):
+        with pytest.raises(typer.Exit) as ei:
+            with errors_reported():
+                raise exc
+        assert ei.value.exit_code == code, exc
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[0] == "error: limit must be positive" and lines[1] == "error: jobs.sqlite3 is damaged"
+    assert lines[2].startswith("error: internal error") and "KeyError" in lines[2] and len(lines) == 3  # no traceback
+
+
+def test_the_server_maps_the_roots_and_answers_anything_else_with_the_500_envelope():
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from kgservice.errors import InvalidArgument, ServiceFileError
+    from kgservice.server.errors import install
+
+    app = FastAPI()
+    install(app)
+    raised = {"input": InvalidArgument("limit must be positive"), "file": ServiceFileError("jobs.sqlite3 is damaged"),
+              "bug": KeyError("a bug")}
+
+    @app.get("/{what}")
+    def fail(what: str) -> None:
+        raise raised[what]
+
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.get("/input")
+        assert (r.status_code, r.json()) == (422, {"detail": "limit must be positive", "status": 422})
+        r = c.get("/file")
+        assert r.status_code == 503 and r.json()["detail"] == "jobs.sqlite3 is damaged" and r.headers["retry-after"]
+        r = c.get("/bug")
+        assert r.status_code == 500 and r.json()["status"] == 500 and "KeyError" in r.json()["detail"]
