@@ -496,7 +496,7 @@ class KnowledgeBase:
 
     def warm_up(self) -> None:
         """Load now what the first question would otherwise load on a user's clock: the LLM
-        client library (its import takes seconds) with its tokenizer tables, the asking
+        client library (a slow import) with its tokenizer tables, the asking
         pipeline, the embedder's model and the vector index. Makes no model call. A server
         runs it in the background after start; anything that fails here fails again, and is
         reported, on the request that needs it, so a failure is only logged."""

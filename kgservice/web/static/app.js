@@ -149,7 +149,7 @@
   function colourOf(f) { if (!(f in familyColour)) familyColour[f] = COLOURS[Object.keys(familyColour).length % COLOURS.length]; return familyColour[f]; }
   let cy = null;
   // Above this many nodes the graph keeps the spiral placement (a force layout over thousands of
-  // nodes costs minutes in the browser) and draws lighter edges; labels always wait for a zoom
+  // nodes is far too slow in a browser) and draws lighter edges; labels always wait for a zoom
   // where they are readable, so a large graph paints dots and lines first.
   const FORCE_MAX = 150;
   const GOLDEN = Math.PI * (3 - Math.sqrt(5));
