@@ -3,7 +3,8 @@ backends share (point ids, input validation, hit ordering, paged id listing).
 
 Backends: :class:`~kgservice.vectors.edge_store.EdgeVectorStore` (qdrant-edge, the embedded
 default), :class:`~kgservice.vectors.qdrant_store.QdrantVectorStore` (qdrant-client: a server
-``url``, local mode on a ``path``, or in memory). :func:`~kgservice.vectors.factory.open_vector_store`
+``url``, local mode on a ``path``, or in memory), :class:`~kgservice.vectors.neo4j_store.Neo4jVectorStore`
+(Neo4j's vector index, in the graph database every process shares). :func:`~kgservice.vectors.factory.open_vector_store`
 picks one. Every backend stores one cosine vector per node, keyed by node id:
 
 * the point id is ``uuid5(NODE_NAMESPACE, node_id)`` and the node id itself is kept in the
