@@ -72,6 +72,7 @@ class Settings:
     qdrant_collection: str = "kg_nodes"
     # auto: a server when qdrant_url is set; else the format already in the data dir, and for a
     # new one qdrant-edge (embedded HNSW) | edge | qdrant (qdrant-client: server url or local mode)
+    # | neo4j (Neo4j's vector index in the graph database: shared by every process, needs backend neo4j)
     vector_backend: str = "auto"
     # one kg serve / kg worker uses this deployment: vectors may stay in this process's data dir
     # even on the shared Neo4j backend (otherwise that needs a shared vector store, qdrant_url)
@@ -254,7 +255,20 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         raise ConfigError("backend 'neo4j' needs KG_NEO4J_URI (e.g. bolt://127.0.0.1:7687)")
     if settings.neo4j_uri:
         check_neo4j_uri(settings.neo4j_uri)
+    check_vector_backend(settings)
     return settings
+
+
+def check_vector_backend(settings: Settings) -> None:
+    """The vector backend is one the factory knows, and ``neo4j`` has a Neo4j graph to live in."""
+    if settings.vector_backend not in ("auto", "qdrant", "edge", "neo4j"):
+        raise ConfigError(f"vector_backend (KG_VECTOR_BACKEND) must be auto, qdrant, edge or neo4j, "
+                          f"got {settings.vector_backend!r}")
+    if settings.vector_backend == "neo4j" and settings.backend != "neo4j":
+        raise ConfigError("KG_VECTOR_BACKEND=neo4j keeps the vectors in the Neo4j graph database: it needs "
+                          "KG_BACKEND=neo4j and KG_NEO4J_URI (or use the default vector backend, auto)")
+    if settings.vector_backend == "neo4j" and settings.qdrant_url:
+        raise ConfigError("KG_VECTOR_BACKEND=neo4j and KG_QDRANT_URL name two vector stores: unset one of them")
 
 
 CONFIG_FILE = "kg.toml"

@@ -3,7 +3,7 @@ diverging or writing one data directory at once.
 
 * Vectors: the Neo4j graph is shared by every ``kg serve`` / ``kg worker`` that points at it,
   but a local vector directory belongs to one process. Without a shared vector store
-  (``qdrant_url``) each process would answer vector searches from its own copy, so a
+  (``vector_backend = "neo4j"``: Neo4j's own vector index, or ``qdrant_url``) each process would answer vector searches from its own copy, so a
   multi-process deployment is refused up front unless the operator says it is one process
   (``single_process`` / ``KG_SINGLE_PROCESS=1``).
 * The embedded store: a ``kg serve`` on it owns the data directory (it runs its own jobs);
@@ -42,6 +42,9 @@ class VectorPlacement:
 
 
 def vector_placement(settings: Settings) -> VectorPlacement:
+    if settings.vector_backend == "neo4j":
+        return VectorPlacement(f"{redact_uri(settings.neo4j_uri) or ''} (Neo4j vector index)", True,
+                               "Neo4j's vector index, in the graph database every process uses")
     if settings.qdrant_url:
         return VectorPlacement(redact_uri(settings.qdrant_url) or "", True, "a vector server every process uses")
     where = str(settings.data_dir / "qdrant")
@@ -60,13 +63,13 @@ class VectorsNotShared(ConfigError):
 def require_shared_vectors(settings: Settings, command: str) -> None:
     """Refuse a ``kg serve`` / ``kg worker`` on the shared Neo4j graph whose vectors would stay
     in its own directory (every process would answer vector searches differently)."""
-    if in_process(settings) or settings.qdrant_url or settings.single_process:
+    if vector_placement(settings).shared or in_process(settings) or settings.single_process:
         return
     raise VectorsNotShared(
         f"`{command}` on the Neo4j backend would keep entry vectors in its own {settings.data_dir / 'qdrant'}, "
-        "so every server and worker would search different vectors. Set KG_QDRANT_URL to a Qdrant server all "
-        "of them share (compose/ starts one), or, if this is the only kg serve / kg worker of this Neo4j, "
-        "set KG_SINGLE_PROCESS=1")
+        "so every server and worker would search different vectors. Set KG_VECTOR_BACKEND=neo4j to keep them "
+        "in Neo4j's vector index (nothing else to run), or KG_QDRANT_URL to a Qdrant server all of them share "
+        "(compose/ starts one), or, if this is the only kg serve / kg worker of this Neo4j, set KG_SINGLE_PROCESS=1")
 
 
 class StoreOwned(ServiceError):

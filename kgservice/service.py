@@ -219,6 +219,9 @@ class KnowledgeBase:
         from kgservice.vectors import open_vector_store
 
         s = self.settings
+        if s.vector_backend == "neo4j":  # the graph connection carries the vectors too
+            return open_vector_store(dim=self.embedder.dim, model_name=self.embedder.name, backend="neo4j",
+                                     collection=s.qdrant_collection, recreate=recreate, neo4j=self.store)
         return open_vector_store(
             dim=self.embedder.dim, model_name=self.embedder.name, backend=s.vector_backend,
             url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
@@ -248,7 +251,7 @@ class KnowledgeBase:
 
         A store whose last writer died before flushing (:attr:`VectorStore.lost_writes`) first
         gets the vectors it lost back (:meth:`restore_lost_vectors`)."""
-        if "vectors" in self.__dict__ or self.settings.qdrant_url:
+        if "vectors" in self.__dict__ or self.settings.qdrant_url or self.settings.vector_backend == "neo4j":
             vs = self.vectors
             self.restore_lost_vectors(vs)
             yield vs

@@ -1,6 +1,6 @@
 """Embeddings + vector store: text -> normalised vectors (:mod:`.embedder`), node vectors
 keyed by node id behind one interface (:mod:`.base`), opened by :mod:`.factory`
-(qdrant-edge embedded, qdrant-client server or local mode)."""
+(qdrant-edge embedded, qdrant-client server or local mode, Neo4j's vector index)."""
 
 from .base import (
     VectorStore,
@@ -16,11 +16,13 @@ from .edge_store import EdgeVectorStore, edge_available
 from . import embedder as _embedder
 from .embedder import *  # noqa: F403 (the embedders, listed in embedder.__all__)
 from .factory import open_vector_store
+from .neo4j_store import Neo4jVectorStore
 from .qdrant_store import QdrantVectorStore
 
 __all__ = [
     *_embedder.__all__,
     "EdgeVectorStore",
+    "Neo4jVectorStore",
     "QdrantVectorStore",
     "VectorStore",
     "VectorStoreError",

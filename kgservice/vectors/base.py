@@ -3,7 +3,8 @@ backends share (point ids, input validation, hit ordering, paged id listing).
 
 Backends: :class:`~kgservice.vectors.edge_store.EdgeVectorStore` (qdrant-edge, the embedded
 default), :class:`~kgservice.vectors.qdrant_store.QdrantVectorStore` (qdrant-client: a server
-``url``, local mode on a ``path``, or in memory). :func:`~kgservice.vectors.factory.open_vector_store`
+``url``, local mode on a ``path``, or in memory), :class:`~kgservice.vectors.neo4j_store.Neo4jVectorStore`
+(Neo4j's vector index, in the graph database every process shares). :func:`~kgservice.vectors.factory.open_vector_store`
 picks one. Every backend stores one cosine vector per node, keyed by node id:
 
 * the point id is ``uuid5(NODE_NAMESPACE, node_id)`` and the node id itself is kept in the
@@ -123,6 +124,16 @@ class VectorStore(Protocol):
         """Every vector :attr:`lost_writes` refers to was written again."""
 
     def close(self) -> None: ...
+
+
+def check_shape(dim: int, model_name: str) -> int:
+    """The collection's shape, checked the same way by every backend before it opens anything:
+    a zero dimension or a nameless model would make a collection no later run can match."""
+    if int(dim) <= 0:
+        raise InvalidArgument(f"dim must be positive, got {dim}")
+    if not model_name:
+        raise InvalidArgument("model_name is required (the embedder's stable name)")
+    return int(dim)
 
 
 def point_id(node_id: str) -> str:

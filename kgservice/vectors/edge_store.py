@@ -46,11 +46,11 @@ from typing import Any
 
 import numpy as np
 
-from kgservice.errors import InvalidArgument
 from kgservice.disk import fsync_dir
 
 from .base import (
     SCROLL_PAGE,
+    check_shape,
     VectorStoreError,
     VectorStoreLocked,
     VectorStoreMismatch,
@@ -113,10 +113,7 @@ class EdgeVectorStore:
             raise ImportError(
                 "EdgeVectorStore needs qdrant-edge-py: pip install 'qdrant-edge-py>=0.9,<0.10'"
             ) from exc
-        if int(dim) <= 0:
-            raise InvalidArgument(f"dim must be positive, got {dim}")
-        if not model_name:
-            raise InvalidArgument("model_name is required (the embedder's stable name)")
+        check_shape(dim, model_name)
         self._qe = qe
         self.dim = int(dim)
         self.model_name = str(model_name)

@@ -27,6 +27,7 @@ import numpy as np
 from kgservice.errors import InvalidArgument
 from .base import (
     NODE_NAMESPACE,
+    check_shape,
     SCROLL_PAGE,
     VectorStoreError,
     VectorStoreLocked,
@@ -96,10 +97,7 @@ class QdrantVectorStore:
     ):
         from qdrant_client import QdrantClient
 
-        if int(dim) <= 0:
-            raise InvalidArgument(f"dim must be positive, got {dim}")
-        if not model_name:
-            raise InvalidArgument("model_name is required (the embedder's stable name)")
+        check_shape(dim, model_name)
         if path is not None and url is not None:
             raise InvalidArgument("give either path (local mode) or url (server), not both")
         self.dim = int(dim)

@@ -1,9 +1,11 @@
 #!/usr/bin/env python
-"""Vector entry: top-k latency at 100k vectors, qdrant-client local mode vs qdrant-edge,
-and a Qdrant server when one is given.
+"""Vector entry: top-k latency at 100k vectors, qdrant-client local mode vs qdrant-edge vs
+Neo4j's vector index (the ``neo4j`` vector backend), and a Qdrant server when one is given.
 
     python scripts/bench/vectors.py [--vectors 100000] [--dim 512] [--queries 200]
                                     [--qdrant-url http://127.0.0.1:6333]   # server path
+                                    [--neo4j-uri bolt://127.0.0.1:7687]    # + NEO4J_PASSWORD
+                                    [--neo4j-candidates 10,100,200]
 
 Vectors: seeded random unit vectors of the default embedder's dimension (use-m3: 512); an
 exact or HNSW scan does the same work whatever the vectors mean. Each backend runs in its
@@ -16,6 +18,12 @@ core. The default embedder's one-label embed time is reported too (a query pays 
 query node before the search).
 The server row is measured only with ``--qdrant-url`` (or ``KG_QDRANT_URL``); this machine
 has no Qdrant server (none in the package registries; no container runtime).
+The neo4j rows need a running Neo4j (``--neo4j-uri`` or ``KG_NEO4J_URI``, password in
+``NEO4J_PASSWORD``; use a server of its own, e.g. ``scripts/neo4j start --data-dir DIR``: the
+benchmark replaces the database's vector collection). The vectors are loaded once and searched
+with each ``--neo4j-candidates`` value (the neighbours asked of the HNSW index: the recall /
+latency trade-off of ``Neo4jVectorStore.candidates``, default 100); its "optimize" column is the
+wait for the index to have taken every vector (Neo4j indexes at commit).
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 from common import WORK  # noqa: E402
 
-BACKENDS = ("qdrant-local", "edge", "server")
+BACKENDS = ("qdrant-local", "edge", "neo4j", "server")
 
 
 def child(a: argparse.Namespace) -> dict:
@@ -53,6 +61,10 @@ def child(a: argparse.Namespace) -> dict:
     kw: dict = {"dim": a.dim, "model_name": "bench-random", "collection": "bench", "recreate": True}
     if a.backend == "server":
         vs = open_vector_store(backend="qdrant", url=a.qdrant_url, **kw)
+    elif a.backend == "neo4j":
+        from kgservice.vectors import Neo4jVectorStore
+
+        vs = Neo4jVectorStore.connect(uri=a.neo4j_uri, password=os.environ.get("NEO4J_PASSWORD"), **kw)
     else:
         vs = open_vector_store(backend="edge" if a.backend == "edge" else "qdrant", path=str(path), **kw)
     common.reset_peak()
@@ -63,20 +75,32 @@ def child(a: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     vs.optimize()
     optimize_s = time.perf_counter() - t0
-    for row in q[:10]:
-        vs.search(row, top_k=10, threshold=0.0)
-    lat, cpu, recall = [], [], []
-    for row in q[10:]:
-        c0, t0 = time.process_time(), time.perf_counter()
-        hits = vs.search(row, top_k=10, threshold=0.0)
-        lat.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-        exact = {ids[j] for j in np.argsort(-(m @ row))[:10]}
-        recall.append(len(exact & {h[0] for h in hits}) / 10)
-    out = {"backend": a.backend, "data": a.data, "vectors": a.vectors, "dim": a.dim, "upsert_s": upsert_s, "optimize_s": optimize_s,
-           "search": common.summary_ms(lat), "search_cpu": common.summary_ms(cpu), "recall10": sum(recall) / len(recall), "peak_rss_mb": common.peak_rss_mb()}
+    if a.backend == "neo4j":  # the index takes each vector at commit; wait until it answers for the last one
+        t0 = time.perf_counter()
+        while not vs.search(m[-1], top_k=1, threshold=0.0) or vs.search(m[-1], top_k=1)[0][0] != ids[-1]:
+            time.sleep(0.2)
+        optimize_s += time.perf_counter() - t0
+    exact = [{ids[j] for j in np.argsort(-(m @ row))[:10]} for row in q[10:]]
+    variants = [int(c) for c in a.neo4j_candidates.split(",")] if a.backend == "neo4j" else [None]
+    rows = []
+    for cand in variants:
+        if cand is not None:
+            vs.candidates = cand
+        for row in q[:10]:
+            vs.search(row, top_k=10, threshold=0.0)
+        lat, cpu, recall = [], [], []
+        for row, want in zip(q[10:], exact):
+            c0, t0 = time.process_time(), time.perf_counter()
+            hits = vs.search(row, top_k=10, threshold=0.0)
+            lat.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+            recall.append(len(want & {h[0] for h in hits}) / 10)
+        rows.append({"backend": a.backend if cand is None else f"neo4j (candidates {cand})", "data": a.data,
+                     "vectors": a.vectors, "dim": a.dim, "upsert_s": upsert_s, "optimize_s": optimize_s,
+                     "search": common.summary_ms(lat), "search_cpu": common.summary_ms(cpu),
+                     "recall10": sum(recall) / len(recall), "peak_rss_mb": common.peak_rss_mb()})
     vs.close()
-    return out
+    return {"rows": rows}
 
 
 def label_vectors(a: argparse.Namespace):
@@ -135,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--qdrant-url", default=os.environ.get("KG_QDRANT_URL"))
     ap.add_argument("--data", choices=["random", "labels"], default="random",
                     help="random unit vectors, or the corpus's labels embedded with hash:<dim>")
-    ap.add_argument("--backends", default="qdrant-local,edge,server")
+    ap.add_argument("--neo4j-uri", default=os.environ.get("KG_NEO4J_URI"))
+    ap.add_argument("--neo4j-candidates", default="10,100,200",
+                    help="neighbours asked of Neo4j's index per search, one row each (the store's default: 100)")
+    ap.add_argument("--backends", default="qdrant-local,edge,neo4j,server")
     ap.add_argument("--child", choices=["vectors", "embed"], help=argparse.SUPPRESS)
     ap.add_argument("--backend", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -150,12 +177,17 @@ def main(argv: list[str] | None = None) -> int:
         if b == "server" and not a.qdrant_url:
             rows.append({"backend": "server", "skipped": "no Qdrant server (give --qdrant-url)"})
             continue
+        if b == "neo4j" and not a.neo4j_uri:
+            rows.append({"backend": "neo4j", "skipped": "no Neo4j (give --neo4j-uri and NEO4J_PASSWORD)"})
+            continue
         print(f"... {b}", file=sys.stderr, flush=True)
         args = ["vectors", "--backend", b, "--vectors", str(a.vectors), "--dim", str(a.dim), "--queries", str(a.queries),
-                "--data", a.data]
+                "--data", a.data, "--neo4j-candidates", a.neo4j_candidates]
         if a.qdrant_url:
             args += ["--qdrant-url", a.qdrant_url]
-        rows.append(common.run_child(Path(__file__), args, timeout=3600))
+        if a.neo4j_uri:
+            args += ["--neo4j-uri", a.neo4j_uri]
+        rows.extend(common.run_child(Path(__file__), args, timeout=3600)["rows"])
     emb = common.run_child(Path(__file__), ["embed"], timeout=600)
     headers = ["backend", "vectors", "dim", "upsert s", "optimize s", "top-10 p50 ms", "top-10 p95 ms",
                "CPU p50 ms", "CPU p95 ms", "recall@10", "peak RSS MB"]
@@ -171,6 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     if "qdrant-local" in by and "edge" in by:
         print(f"\nratio p50: qdrant-client local / qdrant-edge = "
               f"{by['qdrant-local']['search']['p50'] / by['edge']['search']['p50']:.0f}x")
+    for name, r in by.items():
+        if name.startswith("neo4j") and "edge" in by:
+            print(f"ratio p50: {name} / qdrant-edge = {r['search']['p50'] / by['edge']['search']['p50']:.1f}x, "
+                  f"recall@10 {r['recall10']:.3f} vs {by['edge']['recall10']:.3f}")
     print(f"query embedding ({emb['embedder']}): one label p50 {emb['one_label']['p50']:.1f} ms, "
           f"p95 {emb['one_label']['p95']:.1f} ms; model load {emb['load_s']:.1f} s once per process")
     path = common.save("vectors", rows, {"embedder": emb})

@@ -2,8 +2,10 @@
 gives the same answers to the same calls.
 
 Backends: qdrant-edge (the embedded default), qdrant-client local mode, qdrant-client in
-memory, and a Qdrant server when ``KG_TEST_QDRANT_URL`` names one (none can run on the
-project's own machines, so that row is skipped there, never faked). The expected scores are
+memory, Neo4j's vector index on the test Neo4j (``KG_TEST_NEO4J_URI``, as every Neo4j test:
+skipped locally without one, a failure under CI), and a Qdrant server when
+``KG_TEST_QDRANT_URL`` names one (none can run on the project's own machines, so that row is
+skipped there, never faked). The expected scores are
 worked out by hand (4-d vectors below) or by an exact numpy scan.
 """
 
@@ -21,6 +23,7 @@ import pytest
 
 from kgservice.vectors import (
     EdgeVectorStore,
+    Neo4jVectorStore,
     QdrantVectorStore,
     VectorStore,
     VectorStoreLocked,
@@ -55,14 +58,17 @@ S = math.sqrt(1.04)
 EXPECTED = [("a", 1 / S), ("c", 1.2 / (math.sqrt(2) * S)), ("e", 1 / (math.sqrt(2) * S)), ("b", 0.2 / S), ("f", 0.0)]
 
 _edge = pytest.mark.skipif(not edge_available(), reason="qdrant-edge-py not installed")
-ALL = [pytest.param("edge", marks=_edge), "qdrant", "memory",
+ALL = [pytest.param("edge", marks=_edge), "qdrant", "memory", "neo4j",
        pytest.param("server", marks=pytest.mark.skipif(not SERVER, reason="no Qdrant server (KG_TEST_QDRANT_URL)"))]
 ON_DISK = [pytest.param("edge", marks=_edge), "qdrant"]
 
 
-def _open(backend: str, path: Path, **kw):
+def _open(backend: str, path: Path, request=None, **kw):
     kw.setdefault("dim", 4)
     kw.setdefault("model_name", "test-model")
+    if backend == "neo4j":  # the shared test server: each test starts from an empty collection
+        return open_vector_store(backend="neo4j", neo4j=request.getfixturevalue("neo4j_connection"),
+                                 **{"recreate": True, **kw})
     if backend == "memory":
         return open_vector_store(backend="qdrant", **kw)
     if backend == "server":
@@ -85,7 +91,7 @@ def _assert_hits(hits, expected):
 
 @pytest.fixture(params=ALL)
 def store(request, tmp_path):
-    s = _open(request.param, tmp_path / "vectors")
+    s = _open(request.param, tmp_path / "vectors", request)
     yield s
     s.close()
 
@@ -137,6 +143,12 @@ def test_store_point_ids_are_uuid5_of_node_id(store):
     assert point_id("吸烟") == pid
     if isinstance(store, QdrantVectorStore):
         rec = store._client.retrieve(store.collection, ids=[pid], with_payload=True)
+    elif isinstance(store, Neo4jVectorStore):
+        assert store.payloads(["吸烟"]) == {"吸烟": (pid, {"label": "吸烟", "node_id": "吸烟"})}
+        rec = store._conn.read("vectors_get", ids=["吸烟"])
+        assert rec[0]["pid"] == pid and rec[0]["node_id"] == "吸烟"
+        assert list(store.get_vectors(["吸烟", "absent"])) == ["吸烟"]
+        return
     else:
         rec = store._shard.retrieve([pid], with_payload=True, with_vector=False)
     assert rec and str(rec[0].id) == pid and rec[0].payload == {"label": "吸烟", "node_id": "吸烟"}
@@ -191,14 +203,14 @@ def test_store_rejects_bad_input(store):
 
 
 @pytest.mark.parametrize("backend", ALL)
-def test_many_points_page_and_rank_like_an_exact_scan(backend, tmp_path):
+def test_many_points_page_and_rank_like_an_exact_scan(backend, tmp_path, request):
     """More points than one scroll page (ids, get_vectors) and top-10s equal to numpy's exact
     cosine ranking, on every backend."""
     rng = np.random.default_rng(5)
     n, dim = SCROLL_PAGE * 2 + 37, 16
     m = rng.standard_normal((n, dim)).astype(np.float32)
     ids = [f"node {i}" for i in range(n)]
-    with _open(backend, tmp_path / "v", dim=dim) as s:
+    with _open(backend, tmp_path / "v", request, dim=dim) as s:
         for i in range(0, n, 700):  # several upserts, as several ingest batches do
             s.upsert(ids[i:i + 700], m[i:i + 700])
         assert s.count() == n

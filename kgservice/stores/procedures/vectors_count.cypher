@@ -1,0 +1,5 @@
+// vectors_count: how many node vectors there are.
+// parameters: none
+// returns: n
+MATCH (v:KgVector)
+RETURN count(v) AS n

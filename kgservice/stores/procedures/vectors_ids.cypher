@@ -1,0 +1,5 @@
+// vectors_ids: every node id that has a vector.
+// parameters: none
+// returns: node_id (one row each)
+MATCH (v:KgVector)
+RETURN v.node_id AS node_id
