@@ -70,7 +70,9 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
             c, q, s, lexical_weight=0.0),
         "kgservice retrieval, no lexical hop (entry + lexical seeds + spread + node-vector fusion)": lambda c, q, s: M.project(
             c, q, s, hop_weight=0.0),
-        "kgservice retrieval (entry + lexical seeds + spread + node-vector fusion + lexical hop)": M.project,
+        "kgservice retrieval, no bridge hop (entry + lexical seeds + spread + node-vector fusion + lexical hop)":
+            lambda c, q, s: M.project(c, q, s, bridge_weight=0.0),
+        "kgservice retrieval (entry + lexical seeds + spread + node-vector fusion + lexical hop + bridge hop)": M.project,
         f"PPR + dense passages fused (w={weight})": lambda c, q, s: fuse(M.ppr(c, q, s), dense_scores(c, q), weight),
         f"kgservice retrieval + dense passages fused (w={weight})": lambda c, q, s: fuse(
             M.project(c, q, s), dense_scores(c, q), weight),
@@ -97,7 +99,7 @@ def with_spread(fn, **spread: object):
 
 def ablations() -> dict[str, object]:
     """One row per default changed alone, on the full retrieval: hub damping δ, seed backflow,
-    K, ε, the node-vector fusion weight, lexical seeds and the lexical hop."""
+    K, ε, the node-vector fusion weight, lexical seeds, the lexical hop and the bridge hop."""
     rows: dict[str, object] = {}
     for d in (0.0, 0.25, 1.0):
         rows[f"ablation: δ={d}"] = with_spread(M.project, degree_damping=d)
@@ -110,6 +112,10 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: node-vector fusion weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, dense_weight=w)
     rows["ablation: no lexical seeds, no lexical hop"] = lambda c, q, s: M.project(c, q, s, lexical_weight=0.0,
                                                                                    hop_weight=0.0)
+    for b in (5, 20):
+        rows[f"ablation: bridge hop from {b} units"] = lambda c, q, s, b=b: M.project(c, q, s, bridge_units=b)
+    for w in (0.25, 1.0):
+        rows[f"ablation: bridge hop weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, bridge_weight=w)
     rows["ablation: δ=0, no lexical hop"] = with_spread(lambda c, q, s: M.project(c, q, s, hop_weight=0.0),
                                                          degree_damping=0.0)
     return rows
