@@ -29,7 +29,8 @@
    score. The first hop has used its words ("Bubye River", "located"); what is left
    ("waterfall") is what the next hop is about. Matching the whole question instead re-finds
    the first hop's entities in the bridges' units and costs MuSiQue 3 R@2
-   (scripts/eval/RESULTS.md).
+   (scripts/eval/RESULTS.md). The bridges include the names inside their labels, as in step 5
+   ("Harris W. Fawell [is a graduate of] *West Chicago High School*" -> West Chicago).
 
 Scores order units; they never make a fact (invariant 2). The eval (scripts/eval/) measures
 this function end to end on MuSiQue.
@@ -243,15 +244,21 @@ def bridge_hop(kb: KnowledgeBase, question: str, scored: dict[str, float], seeds
     list (empty when there is none).
 
     The bridges are those units' nodes that are not seeds of the spreading (the question's
-    entities and the lexical seeds); the candidates are the bridges' other units, less those
+    entities and the lexical seeds), and the nodes named inside their labels (the same entity
+    in its other surface forms: :meth:`kgservice.entry.match.LabelIndex.names_within`, as in
+    :func:`lexical_hop`); the candidates are the bridges' other units, less those
     best units and every unit that mentions a seed (it leads back, and already scores its
     seed's weight); the best is the one with the highest BM25 against the question's residual
     words (:func:`residual`), its terminal unit when superseded."""
-    store = kb.store
+    store, index = kb.store, kb.entry_finder.index()
     top = [u for u, _ in heapq.nsmallest(units, scored.items(), key=lambda kv: (-kv[1], kv[0]))]
     tops = store.get_units(top)
-    bridges = list(dict.fromkeys(n for unit in tops for n in [unit.subject_id] + unit.context_node_ids()
-                                 if not is_literal_id(n) and n not in seeds))
+    ends = [(unit.subject_id, unit.subject) for unit in tops] + [
+        (v.node_ref, v.node) for unit in tops for v in list(unit.args) + [m.value for m in unit.mods] if v.node]
+    bridges = list(dict.fromkeys(n for n, _ in ends if not is_literal_id(n) and n not in seeds))
+    # the same entities in their other surface forms, as the lexical hop finds them
+    labels = {n: label for n, label in ends if n in bridges}
+    bridges = list(dict.fromkeys(bridges + [a for n in bridges for a in index.names_within(labels[n]) if a not in seeds]))
     if not bridges:
         return []
     near = store.mentions_of(bridges + sorted(seeds))

@@ -183,3 +183,13 @@ def test_bridge_hop_in_retrieve(kb):
         assert scores[on.bridge[0]] >= 0.5 * max(scores.values()) - 1e-6
     with pytest.raises(ValueError, match="bridge_units"):
         RetrieveParams(bridge_units=-1)
+
+
+def test_bridge_hop_reaches_the_bridge_written_differently(hop_kb):
+    """The bridge "Maharashtra state" of the best unit h1 names the node maharashtra, whose
+    units nothing connects to it; its unit h2 matches the residual word "governed"."""
+    from kgservice.expansion.retrieve import bridge_hop
+
+    assert bridge_hop(hop_kb, HOP_QUESTION, {"h1": 1.0}, {"shringarpur": 1.0}, 1) == ["h2"]
+    # without the names inside the label only h1 itself would be a candidate
+    assert hop_kb.store.mentions("maharashtra state") == ["h1"]
