@@ -34,6 +34,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-
 
 
 def _fold(text: str) -> str:
+    if text.isascii():  # ASCII is unchanged by NFKC / NFKD and has no combining marks
+        return text
     text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
     return unicodedata.normalize("NFKC", "".join(c for c in text if not unicodedata.combining(c)))
 

@@ -19,7 +19,18 @@
    *Lake District*), so spreading never reaches its own units. The names inside the bridge's
    label find them; the one whose text best matches the question and the bridge joins the
    pool at ``hop_weight`` × the best unit's score (MuSiQue 52.0 / 65.6 -> 53.0 / 66.6 R@2 / R@5,
-   +1.0 / +1.0 on each half).
+   +1.0 / +1.0 on each half);
+6. the bridge hop (:func:`bridge_hop`): a hop from the pool's own best units, whose non-seed
+   nodes are the bridges spreading reached (the first hop's other ends). A second-hop unit
+   scores only its bridge's weak energy (a fraction of a seed's, after hub damping), so the
+   other units of the question's named entities outrank it; the one unit of a bridge that
+   best matches the question's *residual* words (:func:`residual`: the question less the
+   words of the units the bridges came from) joins at ``bridge_weight`` × the best unit's
+   score. The first hop has used its words ("Bubye River", "located"); what is left
+   ("waterfall") is what the next hop is about. Matching the whole question instead re-finds
+   the first hop's entities in the bridges' units and costs MuSiQue 3 R@2
+   (scripts/eval/RESULTS.md). The bridges include the names inside their labels, as in step 5
+   ("Harris W. Fawell [is a graduate of] *West Chicago High School*" -> West Chicago).
 
 Scores order units; they never make a fact (invariant 2). The eval (scripts/eval/) measures
 this function end to end on MuSiQue.
@@ -35,10 +46,12 @@ from typing import TYPE_CHECKING, Any
 
 from kgservice.errors import InvalidArgument
 from kgservice.entry import EntryResult
-from kgservice.entry.match import specificity
+from kgservice.entry.match import specificity, tokens
 from kgservice.expansion.fusion import fuse_scores
+from kgservice.expansion.lexical import unit_text
 from kgservice.expansion.spread import spread_activation
 from kgservice.ids import is_literal_id
+from kgservice.model import Unit
 from kgservice.stores.changelog import request_scope
 
 if TYPE_CHECKING:
@@ -59,6 +72,10 @@ class RetrieveParams:
     # lexical hop (module doc, step 5): its unit joins the pool at this fraction of the best
     # unit's score; chosen on the even half from {0.25, 0.5, 1.0} (RESULTS.md); 0 turns it off
     hop_weight: float = 0.5
+    # bridge hop (module doc, step 6): the bridges are the non-seed nodes of this many best
+    # units of the pool; its unit joins at this fraction of the best unit's score; 0 turns it off
+    bridge_units: int = 10
+    bridge_weight: float = 0.5
 
     def __post_init__(self) -> None:
         if self.lexical_weight < 0 or self.lexical_units < 0:
@@ -66,6 +83,8 @@ class RetrieveParams:
                              f"{self.lexical_units}")
         if self.hop_weight < 0:
             raise InvalidArgument(f"hop_weight must be >= 0, got {self.hop_weight}")
+        if self.bridge_units < 0 or self.bridge_weight < 0:
+            raise InvalidArgument(f"bridge_units and bridge_weight must be >= 0, got {self.bridge_units}, {self.bridge_weight}")
 
 
 @dataclass
@@ -82,13 +101,14 @@ class Retrieval:
     lexical: dict[str, float] = field(default_factory=dict)  # lexical seed units -> BM25
     seeds: dict[str, float] = field(default_factory=dict)  # what spreading started from
     hop: list[str] = field(default_factory=list)  # the lexical hop's unit (step 5), if any
+    bridge: list[str] = field(default_factory=list)  # the bridge hop's unit (step 6), if any
     node_scores: dict[str, float] = field(default_factory=dict)
     units: list[RetrievedUnit] = field(default_factory=list)
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"question": self.question, "entry": self.entry.to_dict(), "lexical": self.lexical,
-                "seeds": self.seeds, "hop": self.hop,
+                "seeds": self.seeds, "hop": self.hop, "bridge": self.bridge,
                 "units": [u.__dict__ for u in self.units], "seconds": round(self.seconds, 4)}
 
 
@@ -126,16 +146,17 @@ def _retrieve(kb: Retrieving, question: str, params: RetrieveParams | None, qvec
             pool.setdefault(t, set()).update(nodes)
     # fsum: exact, so a unit's score does not depend on its set's iteration order (hash seed)
     scored = {uid: math.fsum(scores[n] for n in nodes) for uid, nodes in pool.items()}
+    top = max(scored.values()) if scored else 0.0
+    bridge = bridge_hop(kb, question, scored, seeds, p.bridge_units) if p.bridge_weight and p.bridge_units and scored else []
     hop = lexical_hop(kb, question, lexical, entry.seeds) if p.hop_weight and lexical and scored else []
-    if hop:
-        top = max(scored.values())
-        for unit in store.get_units(hop):
+    for uids, weight in ((bridge, p.bridge_weight), (hop, p.hop_weight)):
+        for unit in store.get_units(uids):
             pool.setdefault(unit.id, set()).update(
                 n for n in [unit.subject_id] + unit.context_node_ids() if not is_literal_id(n))
-            scored[unit.id] = max(scored.get(unit.id, 0.0), p.hop_weight * top)
+            scored[unit.id] = max(scored.get(unit.id, 0.0), weight * top)
     # the pool holds every unit of the best nodes (thousands around a hub): rank, then describe the few kept
     ranked = heapq.nsmallest(p.max_units, scored.items(), key=lambda kv: (-kv[1], kv[0]))
-    return Retrieval(question, entry, lexical, seeds, hop, dict(best),
+    return Retrieval(question, entry, lexical, seeds, hop, bridge, dict(best),
                      [RetrievedUnit(u, round(s, 9), sorted(pool[u])) for u, s in ranked], time.perf_counter() - t0)
 
 
@@ -198,6 +219,55 @@ def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds:
     if not cands:
         return []
     found = kb.lexical_units.index().best_of(" ".join([question] + labels), cands)
+    if found is None:
+        return []
+    best = found[0]
+    return store.superseded_end([best]).get(best, [best])[:1]
+
+
+def residual(question: str, units: list[Unit]) -> str:
+    """The question's words that none of ``units`` states (module doc: what the next hop is
+    about once those units made the first).
+
+    >>> from kgservice.model import Value
+    >>> u = Unit(id="u", subject="Bubye River", predicate="located in", family="located_in", kind="content",
+    ...          args=(Value(node="Zimbabwe"),))
+    >>> residual("What is the waterfall in the country where the Bubye River is located?", [u])
+    'what is the waterfall the country where the is'
+    """
+    used = {t for unit in units for t in tokens(unit_text(unit))}
+    return " ".join(t for t in tokens(question) if t not in used)
+
+
+def bridge_hop(kb: Retrieving, question: str, scored: dict[str, float], seeds: dict[str, float],
+               units: int) -> list[str]:
+    """The unit one hop past the pool's best ``units`` (module doc, step 6), as a one-item
+    list (empty when there is none).
+
+    The bridges are those units' nodes that are not seeds of the spreading (the question's
+    entities and the lexical seeds), and the nodes named inside their labels (the same entity
+    in its other surface forms: :meth:`kgservice.entry.match.LabelIndex.names_within`, as in
+    :func:`lexical_hop`); the candidates are the bridges' other units, less those
+    best units and every unit that mentions a seed (it leads back, and already scores its
+    seed's weight); the best is the one with the highest BM25 against the question's residual
+    words (:func:`residual`), its terminal unit when superseded."""
+    store, index = kb.store, kb.entry_finder.index()
+    top = [u for u, _ in heapq.nsmallest(units, scored.items(), key=lambda kv: (-kv[1], kv[0]))]
+    tops = store.get_units(top)
+    ends = [(unit.subject_id, unit.subject) for unit in tops] + [
+        (v.node_ref, v.node) for unit in tops for v in list(unit.args) + [m.value for m in unit.mods] if v.node]
+    bridges = list(dict.fromkeys(n for n, _ in ends if not is_literal_id(n) and n not in seeds))
+    # the same entities in their other surface forms, as the lexical hop finds them
+    labels = {n: label for n, label in ends if n in bridges}
+    bridges = list(dict.fromkeys(bridges + [a for n in bridges for a in index.names_within(labels[n]) if a not in seeds]))
+    if not bridges:
+        return []
+    near = store.mentions_of(bridges + sorted(seeds))
+    cands = {u for n in bridges for u in near[n]}
+    for n in seeds:
+        cands.difference_update(near[n])
+    cands.difference_update(top)
+    found = kb.lexical_units.index().best_of(residual(question, tops), cands) if cands else None
     if found is None:
         return []
     best = found[0]

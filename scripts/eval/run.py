@@ -70,7 +70,9 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
             c, q, s, lexical_weight=0.0),
         "kgservice retrieval, no lexical hop (entry + lexical seeds + spread + node-vector fusion)": lambda c, q, s: M.project(
             c, q, s, hop_weight=0.0),
-        "kgservice retrieval (entry + lexical seeds + spread + node-vector fusion + lexical hop)": M.project,
+        "kgservice retrieval, no bridge hop (entry + lexical seeds + spread + node-vector fusion + lexical hop)":
+            lambda c, q, s: M.project(c, q, s, bridge_weight=0.0),
+        "kgservice retrieval (entry + lexical seeds + spread + node-vector fusion + lexical hop + bridge hop)": M.project,
         f"PPR + dense passages fused (w={weight})": lambda c, q, s: fuse(M.ppr(c, q, s), dense_scores(c, q), weight),
         f"kgservice retrieval + dense passages fused (w={weight})": lambda c, q, s: fuse(
             M.project(c, q, s), dense_scores(c, q), weight),
@@ -97,7 +99,7 @@ def with_spread(fn, **spread: object):
 
 def ablations() -> dict[str, object]:
     """One row per default changed alone, on the full retrieval: hub damping δ, seed backflow,
-    K, ε, the node-vector fusion weight, lexical seeds and the lexical hop."""
+    K, ε, the node-vector fusion weight, lexical seeds, the lexical hop and the bridge hop."""
     rows: dict[str, object] = {}
     for d in (0.0, 0.25, 1.0):
         rows[f"ablation: δ={d}"] = with_spread(M.project, degree_damping=d)
@@ -110,6 +112,10 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: node-vector fusion weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, dense_weight=w)
     rows["ablation: no lexical seeds, no lexical hop"] = lambda c, q, s: M.project(c, q, s, lexical_weight=0.0,
                                                                                    hop_weight=0.0)
+    for b in (5, 20):
+        rows[f"ablation: bridge hop from {b} units"] = lambda c, q, s, b=b: M.project(c, q, s, bridge_units=b)
+    for w in (0.25, 1.0):
+        rows[f"ablation: bridge hop weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, bridge_weight=w)
     rows["ablation: δ=0, no lexical hop"] = with_spread(lambda c, q, s: M.project(c, q, s, hop_weight=0.0),
                                                          degree_damping=0.0)
     return rows
@@ -117,8 +123,9 @@ def ablations() -> dict[str, object]:
 
 def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tuple[float, float]]]:
     """``KnowledgeBase.retrieve`` per question, in two parts (embedding the question; the rest:
-    entry step, lexical seeds, spreading, fusion, units, lexical hop; "total" is their sum), next
-    to the same retrieval without the lexical hop and without lexical seeds and the PPR baseline
+    entry step, lexical seeds, spreading, fusion, units, lexical hop, bridge hop; "total" is their
+    sum), next to the same retrieval without the lexical hop, without lexical seeds and without the
+    bridge hop, and the PPR baseline
     from the same entry nodes, all alternating per question.
     Each is timed ``repeat`` times per question and the fastest kept (as timeit does): on a
     shared machine the slower runs measure the other processes. Returns, per part, (p50, p95)
@@ -129,8 +136,9 @@ def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tup
     seeds = {q.id: ctx.finder.find(q.question, ctx.qvecs[q.id]).seeds for q in ctx.ds.questions}
     no_lex = RetrieveParams(lexical_weight=0.0)
     no_hop = RetrieveParams(hop_weight=0.0)
+    no_bridge = RetrieveParams(bridge_weight=0.0)
     names = ("question embedding", "retrieval", "total", "retrieval, no lexical hop", "retrieval, no lexical seeds",
-             "PPR baseline")
+             "retrieval, no bridge hop", "PPR baseline")
     parts: dict[str, dict[str, list[float]]] = {"wall": {k: [] for k in names}, "cpu": {k: [] for k in names}}
     for q in ctx.ds.questions:
         best = {c: {k: float("inf") for k in names} for c in parts}
@@ -141,8 +149,9 @@ def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tup
             c0 = (time.perf_counter(), time.process_time())
             qvec = ctx.kb.embedder.embed([q.question])[0]
             t["question embedding"] = c0, (time.perf_counter(), time.process_time())
-            order = [("retrieval", None), ("retrieval, no lexical hop", no_hop), ("retrieval, no lexical seeds", no_lex)]
-            for name, params in order[r % 3:] + order[: r % 3]:
+            order = [("retrieval", None), ("retrieval, no lexical hop", no_hop), ("retrieval, no lexical seeds", no_lex),
+                     ("retrieval, no bridge hop", no_bridge)]
+            for name, params in order[r % len(order):] + order[: r % len(order)]:
                 a = (time.perf_counter(), time.process_time())
                 retrieve(ctx.kb, q.question, params, qvec=qvec)
                 t[name] = a, (time.perf_counter(), time.process_time())

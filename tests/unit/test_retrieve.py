@@ -144,3 +144,52 @@ def test_lexical_hop_skips_units_leading_back_to_the_question(hop_kb):
 def test_bad_hop_weight():
     with pytest.raises(ValueError, match="hop_weight"):
         RetrieveParams(hop_weight=-0.5)
+
+
+# the bridge hop (retrieve step 6): from the pool's best unit b1 the bridge is Zimbabwe; of its
+# other units the question's residual words (b1 used "Bubye River" and "located") pick b2
+BRIDGE = """\
+#b1 {Bubye River} [located in] {Zimbabwe}
+#b2 {Zimbabwe} [has waterfall] {Victoria Falls}
+#b3 {Zimbabwe} [has capital] {Harare}
+#b5 {Zimbabwe} [located in] {Southern Africa}
+#b6 {Bubye River} [flows into] {Zimbabwe}
+#b7 {Zimbabwe} [has river basin of] {Bubye}
+"""
+BRIDGE_QUESTION = "What is the waterfall in the country where the Bubye River is located?"
+
+
+def test_bridge_hop_follows_the_residual_words(kb):
+    from kgservice.expansion.retrieve import bridge_hop, residual
+
+    kb.ingest_notation(BRIDGE)
+    b1 = kb.store.get_units(["b1"])
+    assert "waterfall" in residual(BRIDGE_QUESTION, b1).split() and "located" not in residual(BRIDGE_QUESTION, b1)
+    # the whole question would pick b7 (the first hop's words "Bubye" and "river" again)
+    assert kb.lexical_units.index().best_of(BRIDGE_QUESTION, ["b2", "b3", "b5", "b7"])[0] == "b7"
+    # b6 mentions the seed (it leads back), b1 is the best unit itself: neither is a candidate
+    assert bridge_hop(kb, BRIDGE_QUESTION, {"b1": 1.0, "b6": 0.5}, {"bubye river": 1.0}, 1) == ["b2"]
+    assert bridge_hop(kb, BRIDGE_QUESTION, {"b1": 1.0}, {"bubye river": 1.0, "zimbabwe": 1.0}, 1) == []  # no bridge
+    assert bridge_hop(kb, "Who knows?", {"b1": 1.0}, {"bubye river": 1.0}, 1) == []  # no residual word matches
+
+
+def test_bridge_hop_in_retrieve(kb):
+    kb.ingest_notation(BRIDGE)
+    on, off = kb.retrieve(BRIDGE_QUESTION), kb.retrieve(BRIDGE_QUESTION, bridge_weight=0)
+    assert off.bridge == [] and off.to_dict()["bridge"] == []
+    assert on.to_dict()["bridge"] == on.bridge and len(on.bridge) <= 1
+    if on.bridge:  # it joins at half the best unit's score (or keeps its own, if higher)
+        scores = {u.id: u.score for u in on.units}
+        assert scores[on.bridge[0]] >= 0.5 * max(scores.values()) - 1e-6
+    with pytest.raises(ValueError, match="bridge_units"):
+        RetrieveParams(bridge_units=-1)
+
+
+def test_bridge_hop_reaches_the_bridge_written_differently(hop_kb):
+    """The bridge "Maharashtra state" of the best unit h1 names the node maharashtra, whose
+    units nothing connects to it; its unit h2 matches the residual word "governed"."""
+    from kgservice.expansion.retrieve import bridge_hop
+
+    assert bridge_hop(hop_kb, HOP_QUESTION, {"h1": 1.0}, {"shringarpur": 1.0}, 1) == ["h2"]
+    # without the names inside the label only h1 itself would be a candidate
+    assert hop_kb.store.mentions("maharashtra state") == ["h1"]
