@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from kgservice.llm import LLM
     from kgservice.pipeline.ingest import Progress, TextIngestReport
     from kgservice.pipeline.asking import AskParams, AskResult
+    from kgservice.stores.shared import SavedResult
     from kgservice.vectors import Embedder, VectorStore
 
 log = logging.getLogger(__name__)
@@ -659,18 +660,35 @@ class KnowledgeBase:
 
     def export(self, path: Path | str = Path("graphify-out/graph.json"), *, communities: bool = True,
                memory_dir: Path | None = None, feed_memory: bool = True) -> ExportReport:
-        """Write the graph.json mirror. Saved answers (``save-result``, in ``memory_dir``,
-        default ``memory/`` beside graph.json) are ingested as units first, so they come back as nodes."""
+        """Write the graph.json mirror. Saved answers (those kept in the store, and ``save-result``
+        docs in ``memory_dir``, default ``memory/`` beside graph.json) are ingested as units first, so they come back as nodes."""
         from kgservice.export.graphjson import write_graph_json
         from kgservice.pipeline.ingest import ingest_saved_results
 
         path = Path(path)
         mem = memory_dir or path.parent / "memory"
         fed = None
-        if feed_memory and mem.is_dir() and not self.settings.read_only:
-            fed = ingest_saved_results(self, mem, path if path.exists() else None)
-        counts = write_graph_json(self.store, path, communities=communities)
-        return ExportReport(path, counts, mem if fed is not None else None, fed)
+        if feed_memory and not self.settings.read_only:
+            fed = ingest_saved_results(self, mem if mem.is_dir() else None, path if path.exists() else None)
+        counts = write_graph_json(self.store, path, communities=communities,
+                                  store_communities=not self.settings.read_only)
+        return ExportReport(path, counts, mem if fed is not None and mem.is_dir() else None, fed)
+
+    def save_result(self, question: str, answer: str, *, contributor: str, query_type: str = "query",
+                    nodes: Sequence[str] = (), outcome: str | None = None, correction: str | None = None) -> SavedResult:
+        """graphify's ``save-result`` kept in the store, so every server lists it and any export
+        feeds it back (:mod:`kgservice.stores.shared`); returns what was saved."""
+        if self.settings.read_only:
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); saving a result refused")
+        from kgservice.graphify.memory import new_saved_result
+
+        rec = new_saved_result(question, answer, query_type, list(nodes), outcome, correction, contributor=contributor)
+        self.store.save_result(rec)
+        return rec
+
+    def saved_results(self) -> list[SavedResult]:
+        """Every result saved through any server of this store, oldest first."""
+        return self.store.saved_results()
 
     def stats(self) -> dict[str, Any]:
         """``backend`` and the store's counts (units, nodes, relations, units per family)."""

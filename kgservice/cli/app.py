@@ -200,7 +200,8 @@ def export(
     with knowledge_base(ctx) as kb:
         rep = kb.export(path, communities=not no_communities, memory_dir=memory_dir, feed_memory=not no_memory)
         if rep.memory is not None:
-            out.print(f"saved results from {rep.memory_dir}: {rep.memory.units_added} new unit(s), "
+            where = f"the store and {rep.memory_dir}" if rep.memory_dir is not None else "the store"
+            out.print(f"saved results from {where}: {rep.memory.units_added} new unit(s), "
                       f"{rep.memory.units_unchanged} already in")
         counts = rep.counts
         out.print(f"wrote {path}: {counts['nodes']} nodes, {counts['links']} links, {counts['units']} units")
