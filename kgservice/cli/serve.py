@@ -54,7 +54,7 @@ def serve_command(
     with errors_reported():
         hold = claim_data_dir(settings, f"http://{shown}:{port}")  # before anything is opened
         app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True,
-                                                run_jobs=in_process(settings)))
+                                                run_jobs=in_process(settings), check_model=True))
     if in_process(settings):
         err.print("embedded backend: this server owns the data directory and runs its jobs itself; `kg worker`, "
                   "`kg ingest` and other servers on it are refused (use Neo4j + a Qdrant server to run several "
