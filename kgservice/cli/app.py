@@ -67,11 +67,27 @@ def ingest(
     force: Annotated[bool, typer.Option("--force", help="Text files: re-extract documents already ingested.")] = False,
     no_embed: Annotated[bool, typer.Option("--no-embed", help="Store units only; embed later with `kg doctor --repair`.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    server: Annotated[Optional[str], typer.Option("--server", help="Submit to this running kg serve (http://HOST:PORT) as jobs, wait for them and print what they stored.")] = None,
+    key: Annotated[Optional[str], typer.Option("--key", envvar="KG_API_KEY", show_envvar=True, show_default=False, help="With --server: an API key with the writer role.")] = None,
 ) -> None:
     """Ingest unit files directly, and text through LLM extraction.
 
     Unit files are all parsed before anything is stored: one bad line stores nothing.
-    Text documents are idempotent by content hash; each is stored whole or not at all."""
+    Text documents are idempotent by content hash; each is stored whole or not at all.
+    With --server, the files go to a running server's REST API instead (one job per file)."""
+    if server is not None:
+        from kgservice.cli.remote import ingest_remote, summary_line
+
+        with errors_reported():
+            done = ingest_remote(server, key, paths, mode)
+        if as_json:
+            print_json([{"path": str(s.path), "job_id": s.job_id, **(s.job or {})} for s in done])
+        else:
+            for s in done:
+                out.print(summary_line(s), markup=False, highlight=False)
+        if any((s.job or {}).get("status") != "done" for s in done):
+            raise typer.Exit(1)
+        return
     from kgservice.cli.ask import TextPrinter
     from kgservice.cli.common import service_failures_reported, with_llm
     from kgservice.pipeline.ingest import split_inputs
@@ -197,6 +213,10 @@ def export(
     """Write the graph.json mirror (networkx node_link, edges under `links`, graphify fields).
 
     Saved answers (`save-result`) are ingested as units first, so they come back as nodes."""
+    if not no_memory:
+        from kgservice.cli.common import refuse_beside_server
+
+        refuse_beside_server(ctx, "`kg export` without --no-memory")  # feeding saved results stores units
     with knowledge_base(ctx) as kb:
         rep = kb.export(path, communities=not no_communities, memory_dir=memory_dir, feed_memory=not no_memory)
         if rep.memory is not None:

@@ -50,13 +50,38 @@ def knowledge_base(ctx: typer.Context) -> Iterator[KnowledgeBase]:
             kb.close()
 
 
-def refuse_beside_server(ctx: typer.Context, what: str) -> None:
+def refuse_beside_server(ctx: typer.Context, what: str, *, unless_no_admin: bool = False) -> None:
     """Exit 1 with one line, before anything is opened, when a running `kg serve` owns the
-    embedded data directory this command would write (the server runs its jobs itself)."""
+    embedded data directory this command would write (the server runs its jobs itself).
+
+    ``unless_no_admin``: `kg keys create` on a store with no admin key yet goes through: a
+    server started before any key exists cannot make the first one (every request is 401), so
+    refusing would leave stopping it as the only way in."""
     from kgservice.deployment import refuse_if_served
 
+    settings = settings_of(ctx)
+    if unless_no_admin and not _has_admin_key(settings):
+        return
     with errors_reported():
-        refuse_if_served(settings_of(ctx), what)
+        refuse_if_served(settings, what)
+
+
+def _has_admin_key(settings: Settings) -> bool:
+    """An active admin key in the embedded key file (read-only; unreadable counts as yes)."""
+    from kgservice.stores.embedded.keys import KEYS_FILE
+
+    path = settings.data_dir / KEYS_FILE
+    if not path.exists():
+        return False
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            row = db.execute("SELECT count(*) FROM keys WHERE role = 'admin' AND revoked_at IS NULL").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return True
+    return bool(row and row[0])
 
 
 @contextmanager

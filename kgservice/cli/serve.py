@@ -126,6 +126,9 @@ def keys_create(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Create a key and print it once; only its sha256 is stored."""
+    from kgservice.cli.common import refuse_beside_server
+
+    refuse_beside_server(ctx, "`kg keys create`", unless_no_admin=True)
     with knowledge_base(ctx) as kb:
         keys = kb.key_store()
         key, rec = keys.create(user, role)
@@ -152,6 +155,9 @@ def keys_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
 @keys_app.command("revoke")
 def keys_revoke(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="The key id (`kg keys list`).")]) -> None:
     """Revoke a key: refused from the next request on, by every server sharing the store."""
+    from kgservice.cli.common import refuse_beside_server
+
+    refuse_beside_server(ctx, "`kg keys revoke`")
     with knowledge_base(ctx) as kb:
         rec = kb.key_store().revoke(key_id)
         out.print(f"revoked {rec.key_id} ({rec.user}, {rec.role.value}) at {rec.revoked_at}", markup=False,
