@@ -691,8 +691,17 @@ class KnowledgeBase:
         return self.store.saved_results()
 
     def stats(self) -> dict[str, Any]:
-        """``backend`` and the store's counts (units, nodes, relations, units per family)."""
-        return {"backend": self.store.backend, **self.store.counts()}
+        """``backend`` and the store's counts (units, nodes, relations, units per family kind).
+        The same keys on every backend and for every content: each known kind is there, 0 when no
+        unit has it (a script reading ``kind:synonym`` must not depend on the data or the backend)."""
+        from kgservice.families.lexicon import ALL_KINDS
+
+        counts = self.store.counts()
+        out: dict[str, Any] = {"backend": self.store.backend}
+        out.update({k: counts.get(k, 0) for k in ("units", "nodes", "relations", "superseded_units")})
+        out.update({f"kind:{k}": counts.get(f"kind:{k}", 0) for k in ALL_KINDS})
+        out.update({k: v for k, v in counts.items() if k not in out and v})  # a kind a custom lexicon adds
+        return out
 
     # -- administration ------------------------------------------------------------
     def doctor(self, repair: bool = False, vectors: bool = True) -> DoctorReport:

@@ -22,8 +22,23 @@ from kgservice.stores.base import StoreError
 
 # soft_wrap: a message is never hard-wrapped at the console width (80 columns when stderr is not a
 # terminal): CI logs and scripts grep whole sentences, and a long temp path must not split one.
-err = Console(stderr=True, soft_wrap=True)
-out = Console()
+PIPE_WIDTH = 400  # the width tables are laid out for when stdout is a pipe or file
+
+
+def _pipe_width(stream: Any) -> int | None:
+    """None (the terminal's own width, or COLUMNS) on a terminal; wide otherwise: rich falls back
+    to 80 columns without a terminal, which broke every long line and table cell in a pipe."""
+    import os
+
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return None if tty or os.environ.get("COLUMNS") else PIPE_WIDTH
+
+
+err = Console(stderr=True, soft_wrap=True, width=_pipe_width(sys.stderr))
+out = Console(soft_wrap=True, width=_pipe_width(sys.stdout))
 T = TypeVar("T")
 
 # exit codes (kgservice.errors): BAD_INPUT = 2, the input was wrong (fix it and retry); FAILED = 1, the service failed
