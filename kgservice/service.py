@@ -339,8 +339,11 @@ class KnowledgeBase:
 
     # -- writes ------------------------------------------------------------------
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,
-                     progress: Callable[[int], None] | None = None) -> IngestReport:
-        """Graph first (atomic), then vectors for the entry/derived nodes it added.
+                     progress: Callable[[int], None] | None = None,
+                     on_vectors: Callable[[int], None] | None = None) -> IngestReport:
+        """Graph first (atomic), then vectors for the entry/derived nodes it added
+        (``on_vectors(n)`` is called when that second phase starts, with how many nodes: a
+        progress bar of the graph write would otherwise sit at 100 % while they are written).
 
         If embedding fails after the graph batch landed, the graph is still consistent and
         `kg doctor --repair` embeds the missing nodes; vectors never point at absent nodes."""
@@ -359,6 +362,8 @@ class KnowledgeBase:
         with paused_gc() if embed and runs_in_process(self.embedder) else nullcontext():
             report = self.store.ingest(units, progress=progress)
             if embed and report.new_embeddable_nodes:
+                if on_vectors is not None:
+                    on_vectors(len(report.new_embeddable_nodes))
                 self.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
         self.caches.invalidate(report.touched_nodes)
         return report
@@ -395,7 +400,9 @@ class KnowledgeBase:
 
         ``progress(event, info)`` gets, for unit files, ``units-start`` (``files``, ``units``:
         after every file parsed, before anything is stored), ``units`` (``added``: units
-        written since the last event) and ``units-done`` (``files``, ``report``); then the
+        written since the last event), ``units-vectors`` (``nodes``: the graph batch is stored,
+        now the vectors of that many new nodes are written) and ``units-done`` (``files``,
+        ``report``); then the
         text events of :meth:`ingest_text` (``start``, ``chunk``, ``document``)."""
         from kgservice.pipeline.ingest import split_inputs
 
@@ -405,7 +412,8 @@ class KnowledgeBase:
         if unit_files:
             parsed = self.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
             emit("units-start", {"files": len(unit_files), "units": len(parsed)})
-            units = self.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}))
+            units = self.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}),
+                                      on_vectors=lambda n: emit("units-vectors", {"nodes": n}))
             emit("units-done", {"files": len(unit_files), "report": units})
         text = self.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
         return units, text

@@ -106,7 +106,15 @@ def ingest(
             unit_bar[:] = [bar, bar.add_task("ingesting units", total=info["units"])]
         elif event == "units":
             unit_bar[0].advance(unit_bar[1], info["added"])
+        elif event == "units-vectors" and unit_bar:
+            # the graph batch is in: a bar left at 100 % would look stuck while vectors are written
+            bar = unit_bar[0]
+            bar.update(unit_bar[1], visible=False)
+            unit_bar[1] = bar.add_task(f"writing vectors for {info['nodes']} new nodes", total=None)
+            unit_bar.append(info["nodes"])
         elif event == "units-done":
+            if len(unit_bar) == 3:  # the vector phase ended with the batch
+                unit_bar[0].update(unit_bar[1], total=unit_bar[2], completed=unit_bar[2])
             unit_bar[0].stop()
             print_unit_report(info["files"], info["report"], no_embed, as_json)
         else:
