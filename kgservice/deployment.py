@@ -141,6 +141,10 @@ def refuse_if_served(settings: Settings, what: str) -> None:
 def _refusal(settings: Settings, what: str, owner: dict[str, Any]) -> str:
     url = owner.get("url") or "a running kg serve"
     pid = f" (pid {owner['pid']})" if owner.get("pid") else ""
+    if "ingest" in what or "worker" in what:
+        via = f"`kg ingest --server {url} FILES` with a writer key in KG_API_KEY, or POST {url}/v1/ingest"
+    else:
+        via = f"its REST API at {url}/v1/, with an admin key for keys, cache and doctor"
     return (f"{what} refused: {settings.data_dir} is served by {url}{pid}, which owns this embedded store and "
-            f"runs its jobs itself. Send the work to the server (POST {url}/v1/ingest with a writer key), "
+            f"runs its jobs itself. Send the work to the server ({via}), "
             "or stop the server first. Nothing was written")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kgservice.llm import LLM
     from kgservice.model import IngestReport, Unit
     from kgservice.stores.base import GraphStore
+    from kgservice.stores.shared import SavedResult
     from kgservice.vectors import Embedder, VectorStore
 
 
@@ -82,7 +83,10 @@ class Ingesting(Embedding, Protocol):
     def llm(self) -> LLM: ...
 
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,
-                     progress: Callable[[int], None] | None = None) -> IngestReport: ...
+                     progress: Callable[[int], None] | None = None,
+                     on_vectors: Callable[[int], None] | None = None) -> IngestReport: ...
+
+    def saved_results(self) -> list[SavedResult]: ...
 
 
 class Working(Ingesting, Protocol):

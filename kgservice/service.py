@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from kgservice.llm import LLM
     from kgservice.pipeline.ingest import Progress, TextIngestReport
     from kgservice.pipeline.asking import AskParams, AskResult
+    from kgservice.stores.shared import SavedResult
     from kgservice.vectors import Embedder, VectorStore
 
 log = logging.getLogger(__name__)
@@ -341,8 +342,11 @@ class KnowledgeBase:
 
     # -- writes ------------------------------------------------------------------
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,
-                     progress: Callable[[int], None] | None = None) -> IngestReport:
-        """Graph first (atomic), then vectors for the entry/derived nodes it added.
+                     progress: Callable[[int], None] | None = None,
+                     on_vectors: Callable[[int], None] | None = None) -> IngestReport:
+        """Graph first (atomic), then vectors for the entry/derived nodes it added
+        (``on_vectors(n)`` is called when that second phase starts, with how many nodes: a
+        progress bar of the graph write would otherwise sit at 100 % while they are written).
 
         If embedding fails after the graph batch landed, the graph is still consistent and
         `kg doctor --repair` embeds the missing nodes; vectors never point at absent nodes."""
@@ -361,6 +365,8 @@ class KnowledgeBase:
         with paused_gc() if embed and runs_in_process(self.embedder) else nullcontext():
             report = self.store.ingest(units, progress=progress)
             if embed and report.new_embeddable_nodes:
+                if on_vectors is not None:
+                    on_vectors(len(report.new_embeddable_nodes))
                 self.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
         self.caches.invalidate(report.touched_nodes)
         return report
@@ -397,7 +403,9 @@ class KnowledgeBase:
 
         ``progress(event, info)`` gets, for unit files, ``units-start`` (``files``, ``units``:
         after every file parsed, before anything is stored), ``units`` (``added``: units
-        written since the last event) and ``units-done`` (``files``, ``report``); then the
+        written since the last event), ``units-vectors`` (``nodes``: the graph batch is stored,
+        now the vectors of that many new nodes are written) and ``units-done`` (``files``,
+        ``report``); then the
         text events of :meth:`ingest_text` (``start``, ``chunk``, ``document``)."""
         from kgservice.pipeline.ingest import split_inputs
 
@@ -407,7 +415,8 @@ class KnowledgeBase:
         if unit_files:
             parsed = self.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
             emit("units-start", {"files": len(unit_files), "units": len(parsed)})
-            units = self.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}))
+            units = self.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}),
+                                      on_vectors=lambda n: emit("units-vectors", {"nodes": n}))
             emit("units-done", {"files": len(unit_files), "report": units})
         text = self.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
         return units, text
@@ -679,22 +688,48 @@ class KnowledgeBase:
 
     def export(self, path: Path | str = Path("graphify-out/graph.json"), *, communities: bool = True,
                memory_dir: Path | None = None, feed_memory: bool = True) -> ExportReport:
-        """Write the graph.json mirror. Saved answers (``save-result``, in ``memory_dir``,
-        default ``memory/`` beside graph.json) are ingested as units first, so they come back as nodes."""
+        """Write the graph.json mirror. Saved answers (those kept in the store, and ``save-result``
+        docs in ``memory_dir``, default ``memory/`` beside graph.json) are ingested as units first, so they come back as nodes."""
         from kgservice.export.graphjson import write_graph_json
         from kgservice.pipeline.ingest import ingest_saved_results
 
         path = Path(path)
         mem = memory_dir or path.parent / "memory"
         fed = None
-        if feed_memory and mem.is_dir() and not self.settings.read_only:
-            fed = ingest_saved_results(self, mem, path if path.exists() else None)
-        counts = write_graph_json(self.store, path, communities=communities)
-        return ExportReport(path, counts, mem if fed is not None else None, fed)
+        if feed_memory and not self.settings.read_only:
+            fed = ingest_saved_results(self, mem if mem.is_dir() else None, path if path.exists() else None)
+        counts = write_graph_json(self.store, path, communities=communities,
+                                  store_communities=not self.settings.read_only)
+        return ExportReport(path, counts, mem if fed is not None and mem.is_dir() else None, fed)
+
+    def save_result(self, question: str, answer: str, *, contributor: str, query_type: str = "query",
+                    nodes: Sequence[str] = (), outcome: str | None = None, correction: str | None = None) -> SavedResult:
+        """graphify's ``save-result`` kept in the store, so every server lists it and any export
+        feeds it back (:mod:`kgservice.stores.shared`); returns what was saved."""
+        if self.settings.read_only:
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); saving a result refused")
+        from kgservice.graphify.memory import new_saved_result
+
+        rec = new_saved_result(question, answer, query_type, list(nodes), outcome, correction, contributor=contributor)
+        self.store.save_result(rec)
+        return rec
+
+    def saved_results(self) -> list[SavedResult]:
+        """Every result saved through any server of this store, oldest first."""
+        return self.store.saved_results()
 
     def stats(self) -> dict[str, Any]:
-        """``backend`` and the store's counts (units, nodes, relations, units per family)."""
-        return {"backend": self.store.backend, **self.store.counts()}
+        """``backend`` and the store's counts (units, nodes, relations, units per family kind).
+        The same keys on every backend and for every content: each known kind is there, 0 when no
+        unit has it (a script reading ``kind:synonym`` must not depend on the data or the backend)."""
+        from kgservice.families.lexicon import ALL_KINDS
+
+        counts = self.store.counts()
+        out: dict[str, Any] = {"backend": self.store.backend}
+        out.update({k: counts.get(k, 0) for k in ("units", "nodes", "relations", "superseded_units")})
+        out.update({f"kind:{k}": counts.get(f"kind:{k}", 0) for k in ALL_KINDS})
+        out.update({k: v for k, v in counts.items() if k not in out and v})  # a kind a custom lexicon adds
+        return out
 
     # -- administration ------------------------------------------------------------
     def doctor(self, repair: bool = False, vectors: bool = True) -> DoctorReport:

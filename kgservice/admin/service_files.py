@@ -7,6 +7,8 @@ started anew without touching a unit; what is lost differs, and the messages say
 * ``jobs.sqlite3`` - the ingest job queue: queued and finished jobs are forgotten (units an
   ingest already stored stay stored); clients resubmit what was still queued;
 * ``keys.sqlite3`` - the API keys: every key stops working; create new ones with ``kg keys create``;
+* ``shared.sqlite3`` - saved results and the graphify community map: saved results are lost
+  (those already fed back by an export stay as units), community ids are computed again;
 * ``graph/changes.sqlite3`` - the change log that keeps every server's caches coherent: the new
   log starts above any version a server saw, with an "everything" change, so every cache clears.
 
@@ -43,13 +45,14 @@ def service_files(settings: Any) -> list[Path]:
     from kgservice.stores.changelog import CHANGES_FILE
     from kgservice.stores.embedded.jobs import JOBS_FILE
     from kgservice.stores.embedded.keys import KEYS_FILE
+    from kgservice.stores.embedded.shared import SHARED_FILE
 
     from kgservice.stores.factory import in_process
 
     if not in_process(settings):
         return []
     data = Path(settings.data_dir)
-    return [data / JOBS_FILE, data / KEYS_FILE, data / "graph" / CHANGES_FILE]
+    return [data / JOBS_FILE, data / KEYS_FILE, data / SHARED_FILE, data / "graph" / CHANGES_FILE]
 
 
 def check_file(path: Path) -> str | None:

@@ -33,6 +33,10 @@ def doctor(
     if salvage and repair:
         err.print("[red]error:[/red] --salvage already repairs afterwards; give one of --salvage / --repair")
         raise typer.Exit(BAD_INPUT)
+    if repair or salvage:
+        from kgservice.cli.common import refuse_beside_server
+
+        refuse_beside_server(ctx, "`kg doctor --salvage`" if salvage else "`kg doctor --repair`")
     with knowledge_base(ctx) as kb:
         salvaged = None
         if salvage:

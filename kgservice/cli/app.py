@@ -66,11 +66,27 @@ def ingest(
     force: Annotated[bool, typer.Option("--force", help="Text files: re-extract documents already ingested.")] = False,
     no_embed: Annotated[bool, typer.Option("--no-embed", help="Store units only; embed later with `kg doctor --repair`.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    server: Annotated[Optional[str], typer.Option("--server", help="Submit to this running kg serve (http://HOST:PORT) as jobs, wait for them and print what they stored.")] = None,
+    key: Annotated[Optional[str], typer.Option("--key", envvar="KG_API_KEY", show_envvar=True, show_default=False, help="With --server: an API key with the writer role.")] = None,
 ) -> None:
     """Ingest unit files directly, and text through LLM extraction.
 
     Unit files are all parsed before anything is stored: one bad line stores nothing.
-    Text documents are idempotent by content hash; each is stored whole or not at all."""
+    Text documents are idempotent by content hash; each is stored whole or not at all.
+    With --server, the files go to a running server's REST API instead (one job per file)."""
+    if server is not None:
+        from kgservice.cli.remote import ingest_remote, summary_line
+
+        with errors_reported():
+            done = ingest_remote(server, key, paths, mode)
+        if as_json:
+            print_json([{"path": str(s.path), "job_id": s.job_id, **(s.job or {})} for s in done])
+        else:
+            for s in done:
+                out.print(summary_line(s), markup=False, highlight=False)
+        if any((s.job or {}).get("status") != "done" for s in done):
+            raise typer.Exit(1)
+        return
     from kgservice.cli.ask import TextPrinter
     from kgservice.cli.common import with_llm
     from kgservice.pipeline.ingest import split_inputs
@@ -89,7 +105,15 @@ def ingest(
             unit_bar[:] = [bar, bar.add_task("ingesting units", total=info["units"])]
         elif event == "units":
             unit_bar[0].advance(unit_bar[1], info["added"])
+        elif event == "units-vectors" and unit_bar:
+            # the graph batch is in: a bar left at 100 % would look stuck while vectors are written
+            bar = unit_bar[0]
+            bar.update(unit_bar[1], visible=False)
+            unit_bar[1] = bar.add_task(f"writing vectors for {info['nodes']} new nodes", total=None)
+            unit_bar.append(info["nodes"])
         elif event == "units-done":
+            if len(unit_bar) == 3:  # the vector phase ended with the batch
+                unit_bar[0].update(unit_bar[1], total=unit_bar[2], completed=unit_bar[2])
             unit_bar[0].stop()
             print_unit_report(info["files"], info["report"], no_embed, as_json)
         else:
@@ -196,10 +220,15 @@ def export(
     """Write the graph.json mirror (networkx node_link, edges under `links`, graphify fields).
 
     Saved answers (`save-result`) are ingested as units first, so they come back as nodes."""
+    if not no_memory:
+        from kgservice.cli.common import refuse_beside_server
+
+        refuse_beside_server(ctx, "`kg export` without --no-memory")  # feeding saved results stores units
     with knowledge_base(ctx) as kb:
         rep = kb.export(path, communities=not no_communities, memory_dir=memory_dir, feed_memory=not no_memory)
         if rep.memory is not None:
-            out.print(f"saved results from {rep.memory_dir}: {rep.memory.units_added} new unit(s), "
+            where = f"the store and {rep.memory_dir}" if rep.memory_dir is not None else "the store"
+            out.print(f"saved results from {where}: {rep.memory.units_added} new unit(s), "
                       f"{rep.memory.units_unchanged} already in")
         counts = rep.counts
         out.print(f"wrote {path}: {counts['nodes']} nodes, {counts['links']} links, {counts['units']} units")

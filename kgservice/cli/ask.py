@@ -130,8 +130,9 @@ def cache_stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--jso
 @cache_app.command("clear")
 def cache_clear(ctx: typer.Context) -> None:
     """Drop every cache entry (the graph, vectors and document ledger are untouched)."""
-    from kgservice.cli.common import knowledge_base
+    from kgservice.cli.common import knowledge_base, refuse_beside_server
 
+    refuse_beside_server(ctx, "`kg cache clear`")
     with knowledge_base(ctx) as kb:
         n = kb.clear_caches()
         _say(f"cleared {n} cache entr{'y' if n == 1 else 'ies'}")

@@ -21,8 +21,23 @@ from kgservice.service import KnowledgeBase
 
 # soft_wrap: a message is never hard-wrapped at the console width (80 columns when stderr is not a
 # terminal): CI logs and scripts grep whole sentences, and a long temp path must not split one.
-err = Console(stderr=True, soft_wrap=True)
-out = Console()
+PIPE_WIDTH = 400  # the width tables are laid out for when stdout is a pipe or file
+
+
+def _pipe_width(stream: Any) -> int | None:
+    """None (the terminal's own width, or COLUMNS) on a terminal; wide otherwise: rich falls back
+    to 80 columns without a terminal, which broke every long line and table cell in a pipe."""
+    import os
+
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return None if tty or os.environ.get("COLUMNS") else PIPE_WIDTH
+
+
+err = Console(stderr=True, soft_wrap=True, width=_pipe_width(sys.stderr))
+out = Console(soft_wrap=True, width=_pipe_width(sys.stdout))
 T = TypeVar("T")
 _CLI_FLOW = (typer.Exit, typer.Abort, typer.exceptions.TyperException, click.exceptions.Exit, click.exceptions.Abort,
              click.ClickException)
@@ -51,13 +66,38 @@ def knowledge_base(ctx: typer.Context) -> Iterator[KnowledgeBase]:
             kb.close()
 
 
-def refuse_beside_server(ctx: typer.Context, what: str) -> None:
+def refuse_beside_server(ctx: typer.Context, what: str, *, unless_no_admin: bool = False) -> None:
     """Exit 1 with one line, before anything is opened, when a running `kg serve` owns the
-    embedded data directory this command would write (the server runs its jobs itself)."""
+    embedded data directory this command would write (the server runs its jobs itself).
+
+    ``unless_no_admin``: `kg keys create` on a store with no admin key yet goes through: a
+    server started before any key exists cannot make the first one (every request is 401), so
+    refusing would leave stopping it as the only way in."""
     from kgservice.deployment import refuse_if_served
 
+    settings = settings_of(ctx)
+    if unless_no_admin and not _has_admin_key(settings):
+        return
     with errors_reported():
-        refuse_if_served(settings_of(ctx), what)
+        refuse_if_served(settings, what)
+
+
+def _has_admin_key(settings: Settings) -> bool:
+    """An active admin key in the embedded key file (read-only; unreadable counts as yes)."""
+    from kgservice.stores.embedded.keys import KEYS_FILE
+
+    path = settings.data_dir / KEYS_FILE
+    if not path.exists():
+        return False
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            row = db.execute("SELECT count(*) FROM keys WHERE role = 'admin' AND revoked_at IS NULL").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return True
+    return bool(row and row[0])
 
 
 @contextmanager

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from kgservice.cli.common import errors_reported, knowledge_base, out, print_json, print_listing
+from kgservice.cli.common import errors_reported, knowledge_base, out, print_json, print_listing, refuse_beside_server
 from kgservice.errors import InputError
 from kgservice.lifecycle.model import ChangeResult
 
@@ -62,6 +62,7 @@ def docs_show(ctx: typer.Context, doc: Annotated[str, typer.Argument(help="Docum
 def forget(ctx: typer.Context, docs: Annotated[list[str], typer.Argument(help="Document ids.")],
            as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Remove documents: their units leave the graph unless another document states them."""
+    refuse_beside_server(ctx, "`kg forget`")
     with knowledge_base(ctx) as kb:
         _said(kb.forget(docs), as_json)
 
@@ -70,6 +71,7 @@ def retract(ctx: typer.Context, units: Annotated[list[str], typer.Argument(help=
             reason: Annotated[str, typer.Option("--reason", help="Why (kept in the history).")],
             as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Take units out of the graph (kept until purged; `kg undo` puts them back)."""
+    refuse_beside_server(ctx, "`kg retract`")
     with knowledge_base(ctx) as kb:
         _said(kb.retract(units, reason), as_json)
 
@@ -90,6 +92,7 @@ def history(ctx: typer.Context, target: Annotated[Optional[str], typer.Argument(
 def undo(ctx: typer.Context, change: Annotated[str, typer.Argument(help="Change id (`kg history`).")],
          as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Undo a lifecycle change (an undo too) as a new change."""
+    refuse_beside_server(ctx, "`kg undo`")
     with knowledge_base(ctx) as kb:
         _said(kb.undo(change), as_json)
 
@@ -98,6 +101,7 @@ def purge(ctx: typer.Context,
           retracted_before: Annotated[str, typer.Option("--retracted-before", help="ISO date: purge what was retracted before it.")],
           yes: Annotated[bool, typer.Option("--yes", help="Really delete (there is no undo).")] = False) -> None:
     """Delete for good the units retracted (and document texts forgotten) before a date."""
+    refuse_beside_server(ctx, "`kg purge`")
     with knowledge_base(ctx) as kb:
         rep = kb.purge(retracted_before, yes=yes)
     out.print(f"purged {rep.units} retracted unit(s) and {rep.documents} forgotten document text(s) before {rep.before}")
@@ -108,6 +112,7 @@ def sync(ctx: typer.Context, folder: Annotated[Path, typer.Argument(help="The fo
          mode: Annotated[Optional[str], typer.Option("--mode", help="Text files: summary | detail.")] = None,
          as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Make the knowledge base mirror a folder: new files ingested, changed replaced, gone forgotten."""
+    refuse_beside_server(ctx, "`kg sync`")
     with knowledge_base(ctx) as kb:
         rep = kb.sync(folder, delete=not no_delete, mode=mode,
                       progress=None if as_json else (lambda kind, doc: out.print(f"{kind}: {doc}", markup=False)))

@@ -54,7 +54,8 @@ def serve_command(
     with errors_reported():
         hold = claim_data_dir(settings, f"http://{shown}:{port}")  # before anything is opened
         app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True,
-                                                run_jobs=in_process(settings), warm_up=True))
+                                                run_jobs=in_process(settings), check_model=True,
+                                                warm_up=True))
     if in_process(settings):
         err.print("embedded backend: this server owns the data directory and runs its jobs itself; `kg worker`, "
                   "`kg ingest` and other servers on it are refused (use Neo4j + a Qdrant server to run several "
@@ -126,6 +127,9 @@ def keys_create(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Create a key and print it once; only its sha256 is stored."""
+    from kgservice.cli.common import refuse_beside_server
+
+    refuse_beside_server(ctx, "`kg keys create`", unless_no_admin=True)
     with knowledge_base(ctx) as kb:
         keys = kb.key_store()
         key, rec = keys.create(user, role)
@@ -152,6 +156,9 @@ def keys_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
 @keys_app.command("revoke")
 def keys_revoke(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="The key id (`kg keys list`).")]) -> None:
     """Revoke a key: refused from the next request on, by every server sharing the store."""
+    from kgservice.cli.common import refuse_beside_server
+
+    refuse_beside_server(ctx, "`kg keys revoke`")
     with knowledge_base(ctx) as kb:
         rec = kb.key_store().revoke(key_id)
         out.print(f"revoked {rec.key_id} ({rec.user}, {rec.role.value}) at {rec.revoked_at}", markup=False,

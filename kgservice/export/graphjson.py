@@ -42,7 +42,41 @@ def _confidence(unit: Unit) -> tuple[str, float]:
     return "EXTRACTED", 1.0
 
 
-def build_graph_data(store: GraphStore, communities: bool = True) -> dict[str, Any]:
+def louvain(node_ids: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
+    """Louvain communities (seeded) numbered largest first, ties by smallest id."""
+    g = nx.Graph()
+    g.add_nodes_from(node_ids)
+    g.add_edges_from(edges)
+    parts = nx.community.louvain_communities(g, seed=0)
+    parts = sorted((sorted(p) for p in parts), key=lambda p: (-len(p), p[0]))
+    return {nid: c for c, part in enumerate(parts) for nid in part}
+
+
+def shared_communities(store: GraphStore, node_ids: list[str], edges: list[tuple[str, str]], *,
+                       save: bool = True) -> dict[str, int]:
+    """The communities stored in ``store`` for exactly this graph, else computed (and stored when
+    ``save``): every server of one store hands out the ids the first one computed for this graph,
+    whatever its own networkx does, and none recomputes Louvain (seconds on a large graph) for a
+    graph another has numbered (:mod:`kgservice.stores.shared`). A store that cannot keep them
+    (read-only) is not an error."""
+    from kgservice.stores.base import StoreError
+    from kgservice.stores.shared import CommunityMap, graph_digest
+
+    digest = graph_digest(node_ids, edges)
+    stored = store.community_map()
+    if stored is not None and stored.graph == digest:
+        return stored.communities
+    found = louvain(node_ids, edges)
+    if save:
+        try:
+            store.set_community_map(CommunityMap(graph=digest, communities=found))
+        except StoreError:
+            pass
+    return found
+
+
+def build_graph_data(store: GraphStore, communities: bool = True, *, store_communities: bool = True) -> dict[str, Any]:
+    """graph.json's content; ``store_communities``: keep newly computed communities in the store."""
     units = sorted(store.iter_units(), key=lambda u: u.id)
     first_seen: dict[str, Unit] = {}
     for u in units:
@@ -91,12 +125,7 @@ def build_graph_data(store: GraphStore, communities: bool = True) -> dict[str, A
     multigraph = len(set(undirected)) != len(undirected)
 
     if communities and 0 < len(nodes) <= COMMUNITY_LIMIT:
-        g = nx.Graph()
-        g.add_nodes_from(n["id"] for n in nodes)
-        g.add_edges_from(directed_pairs)
-        parts = nx.community.louvain_communities(g, seed=0)
-        parts = sorted((sorted(p) for p in parts), key=lambda p: (-len(p), p[0]))
-        cid = {nid: i for i, part in enumerate(parts) for nid in part}
+        cid = shared_communities(store, [n["id"] for n in nodes], directed_pairs, save=store_communities)
         for n in nodes:
             n["community"] = cid.get(n["id"])
     else:
@@ -114,9 +143,10 @@ def build_graph_data(store: GraphStore, communities: bool = True) -> dict[str, A
     }
 
 
-def write_graph_json(store: GraphStore, path: Path, communities: bool = True) -> dict[str, int]:
+def write_graph_json(store: GraphStore, path: Path, communities: bool = True, *,
+                     store_communities: bool = True) -> dict[str, int]:
     """Write atomically: a reader never sees a half-written mirror."""
-    data = build_graph_data(store, communities=communities)
+    data = build_graph_data(store, communities=communities, store_communities=store_communities)
     path = Path(path)
     with writing(path, "the graph export"):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,10 @@ import re
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kgservice.stores.shared import SavedResult
 
 OUTCOMES = ("useful", "dead_end", "corrected")
 QUERY_TYPES = ("query", "path_query", "explain")
@@ -85,38 +88,67 @@ def _slug(question: str) -> str:
     return re.sub(r"[^\w]", "_", question.lower())[:50].strip("_")
 
 
+def new_saved_result(question: str, answer: str, query_type: str = "query", nodes: list[str] | None = None,
+                     outcome: str | None = None, correction: str | None = None, now: datetime | None = None,
+                     contributor: str = "graphify") -> SavedResult:
+    """One saved result with a fresh unique name (the memory doc's file name)."""
+    from kgservice.stores.shared import SavedResult
+    if outcome is not None and outcome not in OUTCOMES:
+        raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
+    now = now or datetime.now(timezone.utc)
+    name = f"query_{now.strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:8]}_{_slug(question)}.md"
+    return SavedResult(name=name, type=query_type, date=now.isoformat(), question=question, answer=answer,
+                       contributor=contributor, outcome=outcome or None, correction=correction or None,
+                       source_nodes=list(nodes or []))
+
+
+def memory_doc_text(rec: SavedResult) -> str:
+    """The memory doc graphify's ``save-result`` would write for ``rec``."""
+    nodes = rec.source_nodes
+    front = ["---", f'type: "{yaml_quote(rec.type)}"', f'date: "{rec.date}"',
+             f'question: "{yaml_quote(rec.question)}"', f'contributor: "{yaml_quote(rec.contributor)}"']
+    if rec.outcome:
+        front.append(f'outcome: "{yaml_quote(rec.outcome)}"')
+    if rec.correction:
+        front.append(f'correction: "{yaml_quote(rec.correction)}"')
+    if nodes:
+        front.append("source_nodes: [" + ", ".join(f'"{yaml_quote(n)}"' for n in nodes[:MAX_SOURCE_NODES]) + "]")
+    front.append("---")
+    body = ["", f"# Q: {rec.question}", "", "## Answer", "", rec.answer]
+    if rec.outcome or rec.correction:
+        body += ["", "## Outcome", ""]
+        if rec.outcome:
+            body.append(f"- Signal: {rec.outcome}")
+        if rec.correction:
+            body.append(f"- Correction: {rec.correction}")
+    if nodes:
+        body += ["", "## Source Nodes", ""] + [f"- {n}" for n in nodes]
+    return "\n".join(front + body)
+
+
 def save_result(question: str, answer: str, memory_dir: Path, query_type: str = "query",
                 nodes: list[str] | None = None, outcome: str | None = None, correction: str | None = None,
                 now: datetime | None = None, contributor: str = "graphify") -> Path:
     """Write one memory doc; returns its path. Never overwrites an earlier save. ``contributor``
     names who saved it (a server passes the calling user)."""
-    if outcome is not None and outcome not in OUTCOMES:
-        raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
+    rec = new_saved_result(question, answer, query_type, nodes, outcome, correction, now, contributor)
     memory_dir = Path(memory_dir)
     memory_dir.mkdir(parents=True, exist_ok=True)
-    now = now or datetime.now(timezone.utc)
-    name = f"query_{now.strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:8]}_{_slug(question)}.md"
-    front = ["---", f'type: "{yaml_quote(query_type)}"', f'date: "{now.isoformat()}"',
-             f'question: "{yaml_quote(question)}"', f'contributor: "{yaml_quote(contributor)}"']
-    if outcome:
-        front.append(f'outcome: "{yaml_quote(outcome)}"')
-    if correction:
-        front.append(f'correction: "{yaml_quote(correction)}"')
-    if nodes:
-        front.append("source_nodes: [" + ", ".join(f'"{yaml_quote(n)}"' for n in nodes[:MAX_SOURCE_NODES]) + "]")
-    front.append("---")
-    body = ["", f"# Q: {question}", "", "## Answer", "", answer]
-    if outcome or correction:
-        body += ["", "## Outcome", ""]
-        if outcome:
-            body.append(f"- Signal: {outcome}")
-        if correction:
-            body.append(f"- Correction: {correction}")
-    if nodes:
-        body += ["", "## Source Nodes", ""] + [f"- {n}" for n in nodes]
-    path = memory_dir / name
-    path.write_text("\n".join(front + body), encoding="utf-8")
+    path = memory_dir / rec.name
+    path.write_text(memory_doc_text(rec), encoding="utf-8")
     return path
+
+
+def docs_of_records(records: list[SavedResult]) -> list[dict[str, Any]]:
+    """Saved results kept in a store as parsed memory docs (what :func:`load_memory_docs` returns
+    for files), so either source feeds :func:`memory_units` the same way."""
+    docs = []
+    for rec in records:
+        doc = parse_memory_doc(memory_doc_text(rec))
+        if doc is not None:
+            doc["_path"] = rec.name
+            docs.append(doc)
+    return docs
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -207,7 +239,8 @@ def _graph_labels(graph_path: Path | None) -> dict[str, tuple[str, bool]]:
     return out
 
 
-def memory_units(memory_dir: Path, graph_path: Path | None = None) -> list[str]:
+def memory_units(memory_dir: Path | None, graph_path: Path | None = None,
+                 docs: list[dict[str, Any]] | None = None) -> list[str]:
     """Unit-notation lines for every saved answer, ready for ``parse_units``.
 
     One unit per memory doc::
@@ -221,11 +254,16 @@ def memory_units(memory_dir: Path, graph_path: Path | None = None) -> list[str]:
 
     Cited nodes are written by label; with ``graph_path`` an id-form citation becomes its
     node's label (a literal node as ``(literal)``) so the unit lands on the same node.
-    Unit ids hash the doc's file name, so re-ingesting the same memory is a no-op.
+    Unit ids hash the doc's file name, so re-ingesting the same memory is a no-op. ``docs``:
+    more parsed docs (saved results kept in the store, :func:`docs_of_records`); a doc named
+    like a file of ``memory_dir`` is taken once.
     """
     labels = _graph_labels(graph_path)
     lines: list[str] = []
-    for doc in load_memory_docs(memory_dir):
+    found = load_memory_docs(memory_dir) if memory_dir is not None else []
+    names = {d["_path"] for d in found}
+    found += [d for d in docs or [] if d["_path"] not in names]
+    for doc in found:
         question = " ".join(str(doc.get("question", "")).split())
         if not question:
             continue

@@ -80,15 +80,17 @@ def parse_unit_files(files: Sequence[Path], lexicon: Lexicon) -> list[Unit]:
     return units
 
 
-def ingest_saved_results(kb: Ingesting, memory_dir: Path, graph_path: Path | None) -> IngestReport | None:
-    """Saved answers (graphify ``save-result`` docs under ``memory_dir``) as units, so they come
-    back as nodes in the next graph.json; None when there is nothing to feed back."""
-    from kgservice.graphify.memory import memory_units
+def ingest_saved_results(kb: Ingesting, memory_dir: Path | None, graph_path: Path | None) -> IngestReport | None:
+    """Saved answers as units, so they come back as nodes in the next graph.json: those kept in
+    the store (``POST /v1/results`` on any server) and graphify ``save-result`` docs under
+    ``memory_dir``; None when there is nothing to feed back."""
+    from kgservice.graphify.memory import docs_of_records, memory_units
 
-    lines = memory_units(memory_dir, graph_path)
+    lines = memory_units(memory_dir, graph_path, docs=docs_of_records(kb.saved_results()))
     if not lines:
         return None
-    return kb.ingest_units(parse_units("\n".join(lines), kb.lexicon, source=str(memory_dir), doc="memory"))
+    return kb.ingest_units(parse_units("\n".join(lines), kb.lexicon, source=str(memory_dir or "saved results"),
+                                       doc="memory"))
 
 
 def text_files(paths: Sequence[Path]) -> list[Path]:

@@ -40,6 +40,8 @@ class ServeOptions:
     run_jobs: bool = False
     job_poll: float = 0.5  # seconds between claims of the in-process worker while the queue is empty
     warm_up: bool = False  # load the LLM library, embedder and index in the background at start (kg serve)
+    # ping the answering model once at start (kg serve); /readyz reports the outcome
+    check_model: bool = False
 
 
 def is_loopback(host: str) -> bool:
@@ -73,6 +75,18 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with mcp.session_manager.run():
+            if options.check_model:
+                import anyio.to_thread
+
+                from kgservice.llm.check import check_model
+
+                sc.model_status = await anyio.to_thread.run_sync(check_model, settings)
+                if options.announce:
+                    import sys
+
+                    m = sc.model_status
+                    print(f"kg serve: model {m.model}: {m.state}" + (f" ({m.detail})" if m.detail else ""),
+                          file=sys.stderr, flush=True)
             if sc.runs_jobs:
                 sc.start_jobs(options.job_poll)
             if options.warm_up:

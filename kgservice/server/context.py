@@ -27,6 +27,7 @@ class ServerContext:
     graph_dir: Path | None = None
     owns_kb: bool = True  # close the knowledge base with the app (not when the caller passed one in)
     runs_jobs: bool = False  # an in-process worker runs the queue (the embedded store: one owner)
+    model_status: Any = None  # kgservice.llm.check.ModelStatus once checked at start (kg serve)
     _worker: Any = None
     _worker_thread: threading.Thread | None = None
     _keys: KeyStore | None = None

@@ -70,7 +70,8 @@ class GraphMirror:
             if self._graph is None or fp != self._fp:
                 from kgservice.export.graphjson import write_graph_json
 
-                write_graph_json(self.kb.store, self.path, communities=True)
+                write_graph_json(self.kb.store, self.path, communities=True,
+                                 store_communities=not self.kb.settings.read_only)
                 self._graph = load_graph(self.path)
                 self._fp = fp
             return self._graph

@@ -313,6 +313,6 @@ def build_mcp(sc: ServerContext) -> MCPServer:
                     nodes: list[str] | None = None, ctx: Context = None) -> SavedOut:  # type: ignore[assignment]
         """Save a Q&A result with its outcome (graphify save-result), attributed to you (writer role)."""
         return _run(sc, ctx, Role.writer, lambda who: ops.save_result(
-            sc.memory_dir, SaveResultIn(question=question, answer=answer, outcome=outcome, nodes=nodes or []), who))
+            sc.kb, SaveResultIn(question=question, answer=answer, outcome=outcome, nodes=nodes or []), who))
 
     return mcp

@@ -204,6 +204,25 @@ class SavedOut(BaseModel):
     contributor: str
 
 
+class SavedResultOut(BaseModel):
+    """One saved result, as kept in the store (the fields of a graphify memory doc)."""
+
+    name: str
+    type: str
+    date: str
+    question: str
+    answer: str
+    contributor: str
+    outcome: str | None = None
+    correction: str | None = None
+    source_nodes: list[str] = []
+
+
+class SavedResultsOut(BaseModel):
+    results: list[SavedResultOut]
+    total: int = Field(description="how many results are saved (results holds at most `limit`, the newest)")
+
+
 class KeyIn(Strict):
     user: str = Field(min_length=1, max_length=64)
     role: Literal["reader", "writer", "admin"] = "reader"

@@ -26,6 +26,8 @@ from kgservice.server.models import (
     Ranked,
     SaveResultIn,
     SavedOut,
+    SavedResultOut,
+    SavedResultsOut,
     SearchHit,
     SearchIn,
     UnitOut,
@@ -191,15 +193,19 @@ def neighbors(kb: KnowledgeBase, node: str, relation: str | None = None, limit: 
     return NeighborsOut(node=me, neighbors=out[:limit], total=len(out))
 
 
-def save_result(memory_dir: Any, body: SaveResultIn, who: Principal) -> SavedOut:
-    """graphify's ``save-result``, with the caller as the memory doc's contributor."""
-    from pathlib import Path
+def save_result(kb: KnowledgeBase, body: SaveResultIn, who: Principal) -> SavedOut:
+    """graphify's ``save-result``, with the caller as contributor, kept in the store: every
+    server of the knowledge base lists it (:mod:`kgservice.stores.shared`)."""
+    rec = kb.save_result(body.question, body.answer, contributor=who.user, query_type=body.type, nodes=body.nodes,
+                         outcome=body.outcome, correction=body.correction)
+    return SavedOut(saved=True, name=rec.name, contributor=who.user)
 
-    from kgservice.graphify.memory import save_result as write
 
-    path = Path(write(body.question, body.answer, Path(memory_dir), query_type=body.type, nodes=body.nodes or None,
-                      outcome=body.outcome, correction=body.correction, contributor=who.user))
-    return SavedOut(saved=True, name=path.name, contributor=who.user)
+def saved_results(kb: KnowledgeBase, limit: int = 100) -> SavedResultsOut:
+    """The most recent ``limit`` saved results (oldest first) and how many there are."""
+    found = kb.saved_results()
+    return SavedResultsOut(results=[SavedResultOut(**r.model_dump()) for r in found[-limit:]] if limit else [],
+                           total=len(found))
 
 
 def validate_ingest(kb: KnowledgeBase, body: IngestIn, who: Principal) -> dict[str, Any]:
@@ -257,4 +263,4 @@ def job_dict(job: Any) -> dict[str, Any]:
 
 
 __all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_out", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
-           "neighbors", "resolve", "resolve_all", "save_result", "search", "validate_ingest", "visible_job"]
+           "neighbors", "resolve", "resolve_all", "save_result", "saved_results", "search", "validate_ingest", "visible_job"]

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from kgservice.apikeys.store import KeyStore
     from kgservice.jobs.queue import JobQueue
     from kgservice.stores.changelog import ChangeFeed, VersionClock
+    from kgservice.stores.shared import CommunityMap, SavedResult
 
 MAX_CLOSURE_DEPTH = 10  # literal bound: Cypher var-length bounds cannot be parameters
 
@@ -340,6 +341,24 @@ class GraphStore(ABC):
                   read_only: bool) -> KeyStore:
         """Where this knowledge base's API keys live, so every server sharing the store agrees;
         ``clock``/``bump``: the change-log version that drops verified keys from memory."""
+
+    # -- state every server of this store shares (kgservice.stores.shared) -------------
+    @abstractmethod
+    def save_result(self, record: SavedResult) -> None:
+        """Keep one saved result (a SavedResult; its ``name`` is unique). It survives a
+        replacing restore, like keys and jobs: it is the team's feedback, not the knowledge."""
+
+    @abstractmethod
+    def saved_results(self) -> list[SavedResult]:
+        """Every saved result, oldest first (date, then name)."""
+
+    @abstractmethod
+    def community_map(self) -> CommunityMap | None:
+        """The graphify communities stored for a graph (a CommunityMap), or None."""
+
+    @abstractmethod
+    def set_community_map(self, record: CommunityMap) -> None:
+        """Store the communities of a graph, replacing those of any other graph."""
 
     # -- administration (kg doctor / dump / restore) -------------------------------
     @abstractmethod

@@ -140,3 +140,102 @@ def test_compose_api_and_worker_run_as_real_processes(tmp_path, neo4j_connection
         for name, proc in procs.items():
             stop(proc, 30)
             logs[name].close()
+
+
+# -- the file itself: the Compose Specification's schema, pins, healthchecks, start order -------
+
+def _compose() -> dict:
+    return yaml.safe_load((ROOT / "compose" / "docker-compose.yml").read_text("utf-8"))
+
+
+def _compose_schema() -> dict:
+    """The Compose Specification's JSON schema as check-jsonschema vendors it (a dev dependency;
+    its licence file sits beside it in that package)."""
+    import json
+    import os
+    from importlib import resources
+
+    try:
+        vendor = resources.files("check_jsonschema.builtin_schemas.vendor")
+    except ModuleNotFoundError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("check-jsonschema (the dev extra) is not installed: the compose schema check cannot run")
+        pytest.skip("check-jsonschema is not installed (pip install -e '.[dev]')")
+    return json.loads(vendor.joinpath("compose-spec.json").read_text("utf-8"))
+
+
+def _schema_errors(doc: dict) -> list[str]:
+    from jsonschema.validators import validator_for
+
+    schema = _compose_schema()
+    validator = validator_for(schema)(schema)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+def test_compose_file_is_valid_for_the_compose_specification():
+    assert _schema_errors(_compose()) == []
+
+
+def test_the_schema_check_catches_a_broken_file():
+    broken = _compose()
+    broken["services"]["worker"]["depends_on"]["api"] = {"condition": "service_ready"}
+    broken["services"]["api"]["healthcheck"]["interval"] = 10
+    errors = _schema_errors(broken)
+    assert any("depends_on" in e for e in errors) and any("interval" in e for e in errors), errors
+
+
+def _default(value: str) -> str:
+    """``${NAME:-default}`` -> default (what compose runs with no override)."""
+    return re.sub(r"\$\{[A-Z0-9_]+:-([^}]*)\}", r"\1", value)
+
+
+def test_every_image_is_pinned_to_a_release():
+    images = {name: _default(svc["image"]) for name, svc in _compose()["services"].items()}
+    dockerfile = (ROOT / "compose" / "Dockerfile").read_text("utf-8")
+    images["Dockerfile base"] = re.search(r"^ARG PYTHON_IMAGE=(\S+)$", dockerfile, re.M).group(1)
+    for name, image in images.items():
+        repo, _, tag = image.rpartition(":")
+        assert repo and re.match(r"v?\d+\.\d+\.\d+", tag), f"{name}: image {image!r} is not pinned to a release"
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+    assert images["api"] == images["worker"] == f"kgservice:{version}"
+
+
+def test_api_and_worker_run_the_image_built_from_the_wheel():
+    services = _compose()["services"]
+    dockerfile = (ROOT / "compose" / "Dockerfile").read_text("utf-8")
+    assert "pip wheel" in dockerfile and "ls /wheels/kgservice-*.whl" in dockerfile
+    assert re.search(r"pip install [^\n]*whl\}\[serve\]", dockerfile)  # the built wheel, with the serve extra
+    for name in ("api", "worker"):
+        svc = services[name]
+        assert svc["build"]["dockerfile"] == "compose/Dockerfile" and svc["build"]["context"] == ".."
+        assert "pip install" not in " ".join(svc["command"]), f"{name} installs at start"
+        assert not any(str(v).startswith("..:") for v in svc.get("volumes", [])), f"{name} mounts the checkout"
+
+
+def test_every_service_is_healthchecked_and_started_after_what_it_needs():
+    services = _compose()["services"]
+    one_shot = {dep for svc in services.values() for dep, cond in (svc.get("depends_on") or {}).items()
+                if cond.get("condition") == "service_completed_successfully"}
+    assert one_shot == {"kg-plugin"}  # builds the plugin jar and exits: done, not healthy
+    for name, svc in services.items():
+        if name not in one_shot:
+            assert "test" in svc.get("healthcheck", {}), f"{name} has no healthcheck"
+        for dep, cond in (svc.get("depends_on") or {}).items():
+            assert isinstance(cond, dict), f"{name} depends on {dep} without a condition"
+            want = "service_completed_successfully" if dep in one_shot else "service_healthy"
+            assert cond["condition"] == want, (name, dep, cond)
+    assert set(services["worker"]["depends_on"]) == {"neo4j", "qdrant", "api"}
+    assert set(services["api"]["depends_on"]) == {"neo4j", "qdrant"}
+
+
+def test_the_worker_healthcheck_is_a_command_the_cli_accepts():
+    from kgservice.cli.app import app
+
+    test = _compose()["services"]["worker"]["healthcheck"]["test"]
+    assert test[:2] == ["CMD", "/venv/bin/kg"]
+    group = typer.main.get_command(app)
+    ctx = group.make_context("kg", list(test[2:]), resilient_parsing=False)
+    name, cmd, rest = group.resolve_command(ctx, list(test[2:]))
+    cmd.make_context(name, rest)

@@ -5,9 +5,12 @@ wheel forgot (the Cypher procedures once lived outside the package: every Neo4j 
 failed after ``pip install kgservice``). Here ``kgservice`` must import from the venv, not
 from the checkout, and run commands from there.
 
-The venv sees the system site-packages so the dependencies are not installed again;
-the wheel itself goes in with ``--no-deps --force-reinstall`` and the test asserts that
-``kgservice.__file__`` lies inside the venv.
+The venv sees the site-packages of the interpreter running the tests (a ``.pth`` file lists
+them), so the dependencies are not installed again, whether the tests run from a system Python
+or from a venv as the README makes one (a venv's child made with ``system_site_packages`` would
+see the base interpreter's packages, not the venv's). The listed folders' own ``.pth`` files are
+not processed, so an editable install of kgservice there stays out; the wheel itself goes in with
+``--no-deps --force-reinstall`` and the test asserts that ``kgservice.__file__`` lies inside the venv.
 """
 
 from __future__ import annotations
@@ -56,11 +59,43 @@ def installed(tmp_path_factory) -> dict[str, Path]:
     wheels = list(dist.glob("kgservice-*.whl"))
     assert len(wheels) == 1, wheels
     env_dir = tmp / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
+    venv.EnvBuilder(system_site_packages=False, with_pip=False, symlinks=True).create(env_dir)
     python = env_dir / "bin" / "python"
+    _see_our_site_packages(python)
     _run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--force-reinstall",
           wheels[0]], cwd=tmp)
     return {"dir": env_dir, "python": python, "kg": env_dir / "bin" / "kg", "tmp": tmp}
+
+
+def site_dirs() -> list[str]:
+    """The site-packages folders of the interpreter running the tests (a venv's, and the base
+    interpreter's when that venv includes them), never the checkout."""
+    import site
+
+    found = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    found += [p for p in sys.path if p.rstrip("/").endswith(("site-packages", "dist-packages"))]
+    out: list[str] = []
+    for p in found:
+        path = Path(p)
+        if path.is_dir() and path.resolve() != ROOT.resolve() and str(path) not in out:
+            out.append(str(path))
+    return out
+
+
+def _see_our_site_packages(python: Path) -> None:
+    """A ``.pth`` in the new venv's own site-packages naming :func:`site_dirs` (plain paths:
+    their own ``.pth`` files, an editable kgservice among them, are not run)."""
+    own = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, timeout=60, env=_clean_env()).stdout.strip()
+    Path(own).mkdir(parents=True, exist_ok=True)
+    (Path(own) / "kg-test-deps.pth").write_text("\n".join(site_dirs()) + "\n", "utf-8")
+
+
+def test_the_venv_sees_the_test_interpreters_packages_not_its_base(installed):
+    """What a README-style venv (no system site-packages) needs: the child venv imports the
+    dependencies from where the tests' interpreter has them."""
+    where = Path(_inside_venv(installed, "import typer; print(typer.__file__)").strip())
+    assert any(Path(d).resolve() in where.resolve().parents for d in site_dirs()), where
 
 
 def _inside_venv(installed: dict[str, Path], code: str) -> str:

@@ -18,6 +18,7 @@ def test_read_only_server_refuses_saving_a_result(tmp_path, kb):
     assert "read-only" in r.json()["detail"]
     memory = tmp_path / "kg" / "graphify-out" / "memory"
     assert not memory.exists() or not any(memory.iterdir())
+    assert kb.saved_results() == []
 
 
 def test_the_only_admin_key_cannot_revoke_itself(client, app):

@@ -164,5 +164,8 @@ def test_kg_tools(settings, kb):
     assert ans["in_graph"] is True and "s1" in ans["citations"]
     saved = run(call(mcp, "save_result", {"question": "q?", "answer": "a", "outcome": "useful",
                                           "nodes": ["smoking"]})).structured_content
-    doc = (sc.memory_dir / saved["name"]).read_text("utf-8")
+    from kgservice.graphify.memory import memory_doc_text
+
+    [kept] = [r for r in sc.kb.saved_results() if r.name == saved["name"]]  # in the store, not a server's dir
+    doc = memory_doc_text(kept)
     assert 'contributor: "local"' in doc and 'outcome: "useful"' in doc

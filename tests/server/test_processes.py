@@ -281,3 +281,31 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
     finally:
         stop(worker, 30)
         worker_log.close()
+
+
+@pytest.mark.neo4j
+def test_two_servers_share_saved_results_and_community_ids_on_neo4j(tmp_path, neo4j_connection):
+    """A result saved through server A is listed by server B, and both number the graph's
+    communities alike although each process hashes strings with its own seed."""
+    wipe_all(neo4j_connection)
+    common = {"KG_NEO4J_URI": os.environ["KG_TEST_NEO4J_URI"], "KG_BACKEND": "neo4j",
+              "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", ""), "KG_SINGLE_PROCESS": "1"}
+    env_a = env_for(tmp_path / "a", PYTHONHASHSEED="11", **common)
+    env_b = env_for(tmp_path / "b", PYTHONHASHSEED="22", **common)
+    (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
+    assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0
+    h = {"X-API-Key": new_key(env_a, "wanda", "writer")}
+    with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
+        saved = httpx.post(a + "/v1/results", json={"question": "what causes death?", "answer": "lung cancer",
+                                                   "outcome": "useful", "nodes": ["death"]}, headers=h)
+        assert saved.status_code == 201, saved.text
+        listed = httpx.get(b + "/v1/results", headers=h).json()
+        assert listed["total"] == 1 and listed["results"][0]["name"] == saved.json()["name"]
+        assert listed["results"][0]["contributor"] == "wanda" and listed["results"][0]["source_nodes"] == ["death"]
+        for base in (a, b):  # each server writes its own graph.json mirror on first use
+            r = httpx.post(base + "/v1/graphify/query", json={"question": "smoking"}, headers=h, timeout=60)
+            assert r.status_code == 200, r.text
+    mirrors = [json.loads((tmp_path / d / "graphify-out" / "graph.json").read_text("utf-8")) for d in ("a", "b")]
+    ids = [{n["id"]: n["community"] for n in m["nodes"]} for m in mirrors]
+    assert ids[0] == ids[1] and len(set(ids[0].values())) > 1
+    assert not (tmp_path / "a" / "graphify-out" / "memory").exists()  # kept in Neo4j, not in A's directory

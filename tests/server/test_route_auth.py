@@ -27,6 +27,7 @@ SAMPLES = {
     ("POST", "/v1/graphify/path"): ("/v1/graphify/path", {"source": "smoking", "target": "death"}),
     ("POST", "/v1/graphify/explain"): ("/v1/graphify/explain", {"node": "smoking"}),
     ("POST", "/v1/results"): ("/v1/results", {"question": "q?", "answer": "a", "outcome": "useful"}),
+    ("GET", "/v1/results"): ("/v1/results", None),
     ("POST", "/v1/ingest"): ("/v1/ingest", {"units": "#n1 {tea} [contains] {caffeine}"}),
     ("GET", "/v1/jobs"): ("/v1/jobs?status=done", None),
     ("POST", "/v1/jobs/{job_id}/cancel"): ("/v1/jobs/{queued}/cancel", None),

@@ -52,7 +52,6 @@ ROUTE_EXCEPTIONS: dict[str, tuple[str | None, str]] = {
     "query": (None, "graphify's query over the server's graph.json export, not the knowledge base"),
     "path": (None, "graphify's path over the server's graph.json export, not the knowledge base"),
     "explain": (None, "graphify's explain over the server's graph.json export, not the knowledge base"),
-    "save_result": (None, "writes a graphify memory file (the caller as contributor), not the graph"),
     "ingest": ("jobs", "queued as a job (checked first): the worker calls ingest_* when it runs it"),
     "job": ("jobs", "the job queue is a part with its own API"),
     "cancel": ("jobs", "the job queue is a part with its own API"),

@@ -3,14 +3,15 @@ and save-result attributed to the caller."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 
 from kgservice.server import graphify_tools as gt
 from kgservice.server import ops
 from kgservice.server.auth import Principal
 from kgservice.server.deps import READER, WRITER
 from kgservice.server.errors import Conflict, NotFound
-from kgservice.server.models import GraphifyExplainIn, GraphifyPathIn, GraphifyQueryIn, SaveResultIn, SavedOut, TextOut
+from kgservice.server.models import (GraphifyExplainIn, GraphifyPathIn, GraphifyQueryIn, SaveResultIn, SavedOut,
+                                     SavedResultsOut, TextOut)
 from kgservice.server.routes import ctx_of
 
 router = APIRouter(prefix="/v1", tags=["graphify"])
@@ -55,10 +56,18 @@ def explain(body: GraphifyExplainIn, request: Request) -> TextOut:
 
 @router.post("/results", response_model=SavedOut, status_code=201)
 def save_result(body: SaveResultIn, request: Request, who: Principal = Depends(WRITER)) -> SavedOut:
-    """graphify `save-result`: a memory doc under the server's graphify-out/memory, contributor = you.
-    A read-only server refuses it like the CLI does: the next export would ingest the file."""
+    """graphify `save-result`, contributor = you, kept in the store: every server of this
+    knowledge base lists it, and the next export feeds it back as a unit. A read-only server
+    refuses it like the CLI does."""
     if ctx_of(request).settings.read_only:
         from kgservice.stores.base import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); saving a result refused")
-    return ops.save_result(ctx_of(request).memory_dir, body, who)
+    return ops.save_result(ctx_of(request).kb, body, who)
+
+
+@router.get("/results", response_model=SavedResultsOut, dependencies=[Depends(WRITER)])
+def saved_results(request: Request, limit: int = Query(100, ge=0, le=1000)) -> SavedResultsOut:
+    """The saved results of this knowledge base (any server's), the newest ``limit``, oldest first;
+    writer role, as for saving one (every /v1/results route is a writer's)."""
+    return ops.saved_results(ctx_of(request).kb, limit)

@@ -299,6 +299,27 @@ class EmbeddedStore(JournaledStore, GraphStore):
 
         return SqliteKeyStore(Path(data_dir) / KEYS_FILE, read_only=read_only, clock=clock, bump=bump)
 
+    # -- state shared by every server of the store (kgservice.stores.shared) -----------------
+    def _shared(self) -> Any:
+        """``shared.sqlite3`` beside the graph directory (:mod:`kgservice.stores.embedded.shared`)."""
+        if "_shared_state" not in self.__dict__:
+            from kgservice.stores.embedded.shared import SHARED_FILE, SqliteSharedState
+
+            self.__dict__["_shared_state"] = SqliteSharedState(self.dir.parent / SHARED_FILE)
+        return self.__dict__["_shared_state"]
+
+    def save_result(self, record: Any) -> None:
+        self._shared().save_result(record)
+
+    def saved_results(self) -> list[Any]:
+        return self._shared().saved_results()
+
+    def community_map(self) -> Any:
+        return self._shared().community_map()
+
+    def set_community_map(self, record: Any) -> None:
+        self._shared().set_community_map(record)
+
     def rebuild_indexes(self, unit_ids: Sequence[str] | None = None) -> dict[str, int]:
         """Always rebuilds everything from the stored units (in memory it is cheap); labels kept.
         Logged as an "everything" change: every cache entry may describe the old indexes."""
@@ -366,6 +387,9 @@ class EmbeddedStore(JournaledStore, GraphStore):
         clock = self.__dict__.get("_version_clock")
         if clock is not None:
             clock.feed.close()
+        shared = self.__dict__.pop("_shared_state", None)
+        if shared is not None:
+            shared.close()
 
     def counts(self) -> dict[str, int]:
         s = self.s

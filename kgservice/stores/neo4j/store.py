@@ -47,3 +47,28 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
 
         return Neo4jKeyStore(self, read_only=read_only, clock=clock, bump=bump)
 
+    # -- state shared by every server of this database (kgservice.stores.shared) ----------
+    def save_result(self, record: Any) -> None:
+        """A ``(:KgSavedResult)`` node (kept by a replacing restore's wipe)."""
+        self.write("saved_result_create", result_name=record.name, date=record.date, record=record.model_dump_json())
+
+    def saved_results(self) -> list[Any]:
+        from kgservice.stores.shared import SavedResult
+
+        return [SavedResult.model_validate_json(r["record"]) for r in self.read("saved_results")]
+
+    def community_map(self) -> Any:
+        """The ``(:KgCommunities {id: 'current'})`` node's map, or None."""
+        import json
+
+        from kgservice.stores.shared import CommunityMap
+
+        rows = self.read("communities_get")
+        if not rows:
+            return None
+        return CommunityMap(graph=rows[0]["graph"], communities=json.loads(rows[0]["map"]))
+
+    def set_community_map(self, record: Any) -> None:
+        import json
+
+        self.write("communities_set", graph=record.graph, map=json.dumps(record.communities, separators=(",", ":")))

@@ -1,0 +1,130 @@
+"""``kg ingest --server URL``: the same files, submitted to a running server's REST API.
+
+Beside an embedded ``kg serve`` nothing else may write its data directory, and a team's
+Neo4j server is often reached only through the service; so the command can send what it
+would have ingested to ``POST /v1/ingest`` (one job per file, with the caller's API key),
+wait for each job and print what it stored. An idempotency key per file content makes a
+re-run after a dropped connection resubmit nothing new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kgservice.errors import InputError, ServiceError
+
+POLL_S = 0.3
+DONE = ("done", "failed", "cancelled")
+
+
+class RemoteError(ServiceError):
+    """The server failed or could not be reached (exit 1)."""
+
+
+class RemoteRefused(InputError):
+    """The server refused the request as given: key, role, or the payload (exit 2)."""
+
+
+@dataclass
+class Submitted:
+    path: Path
+    job_id: str
+    job: dict[str, Any] | None = None
+
+
+def _payloads(paths: Sequence[Path], mode: str | None) -> list[tuple[Path, dict[str, Any]]]:
+    from kgservice.pipeline.ingest import TEXT_MODES, split_inputs
+
+    units, texts = split_inputs(paths)
+    out: list[tuple[Path, dict[str, Any]]] = []
+    for f in [*units, *texts]:
+        try:
+            body = f.read_text("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{f}: file is not valid UTF-8 (byte {exc.start})") from None
+        if not body.strip():
+            raise InputError(f"{f}: the file is empty")
+        doc = f.name
+        if f in units:
+            out.append((f, {"units": body, "doc": doc}))
+        else:
+            chosen = mode or TEXT_MODES.get(f.suffix.lower())
+            if chosen not in ("summary", "detail"):
+                raise InputError(f"{f}: no text mode for {f.suffix or 'a file without suffix'}; pass --mode summary|detail")
+            out.append((f, {"text": body, "mode": chosen, "doc": doc}))
+    return out
+
+
+def _detail(r: Any) -> str:
+    try:
+        data = r.json()
+        detail = data.get("detail", data) if isinstance(data, dict) else data
+    except ValueError:
+        detail = r.text
+    return str(detail)[:2000]
+
+
+def _check(r: Any, what: str, server: str) -> Any:
+    if r.status_code < 400:
+        return r.json()
+    if r.status_code in (400, 401, 403, 404, 409, 413, 422):
+        raise RemoteRefused(f"{server} refused {what} ({r.status_code}): {_detail(r)}")
+    raise RemoteError(f"{server} failed {what} ({r.status_code}): {_detail(r)}")
+
+
+def ingest_remote(server: str, key: str | None, paths: Sequence[Path], mode: str | None = None, *,
+                  timeout: float = 600.0, wait: bool = True) -> list[Submitted]:
+    """Submit every file (all are read and checked first: a bad path submits nothing), then wait
+    for each job until it is done, failed or cancelled (``timeout`` seconds in all)."""
+    import httpx
+
+    if not key:
+        raise InputError("--server needs an API key with the writer role: --key KEY or KG_API_KEY "
+                         "(an admin makes one with `kg keys create --role writer` or POST /v1/admin/keys)")
+    base = server.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise InputError(f"--server must be an http:// or https:// URL, got {server!r}")
+    items = _payloads(paths, mode)
+    headers = {"Authorization": f"Bearer {key}"}
+    done: list[Submitted] = []
+    try:
+        with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
+            for path, payload in items:
+                idem = "kg-ingest-" + hashlib.sha256(repr(sorted(payload.items())).encode("utf-8")).hexdigest()[:32]
+                r = http.post("/v1/ingest", json=payload, headers={"Idempotency-Key": idem})
+                done.append(Submitted(path, _check(r, f"{path}", base)["job_id"]))
+            if not wait:
+                return done
+            deadline = time.monotonic() + timeout
+            for s in done:
+                while True:
+                    s.job = _check(http.get(f"/v1/jobs/{s.job_id}"), f"the status of job {s.job_id}", base)
+                    if s.job["status"] in DONE:
+                        break
+                    if time.monotonic() > deadline:
+                        raise RemoteError(f"job {s.job_id} ({s.path}) is still {s.job['status']} after {timeout:.0f} s; "
+                                          f"follow it with GET {base}/v1/jobs/{s.job_id}")
+                    time.sleep(POLL_S)
+    except httpx.HTTPError as exc:
+        raise RemoteError(f"cannot reach {base} ({type(exc).__name__}: {exc}); is `kg serve` running there?") from None
+    return done
+
+
+def summary_line(s: Submitted) -> str:
+    job = s.job or {}
+    status = job.get("status", "queued")
+    if status == "done":
+        r = job.get("result") or {}
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.items() if isinstance(v, (int, float)))
+        return f"{s.path}: done (job {s.job_id}){': ' + counts if counts else ''}"
+    if status == "failed":
+        return f"{s.path}: failed (job {s.job_id}, attempt {job.get('attempts')}): {job.get('error')}"
+    return f"{s.path}: {status} (job {s.job_id})"
+
+
+__all__ = ["RemoteError", "RemoteRefused", "Submitted", "ingest_remote", "summary_line"]

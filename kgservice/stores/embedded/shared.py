@@ -1,0 +1,78 @@
+"""Saved results and the graphify community map on the embedded backend: a small SQLite file
+beside the graph directory (``shared.sqlite3`` in the data directory), so a replacing restore,
+which builds a new graph directory and swaps it in, keeps the team's saved results."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+from kgservice.stores.base import StoreWriteError
+from kgservice.stores.shared import CommunityMap, SavedResult
+
+SHARED_FILE = "shared.sqlite3"
+
+
+class SqliteSharedState:
+    """One connection per store object; every statement under one lock (SQLite connections
+    are not shared across threads safely otherwise)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+
+    def _conn(self, write: bool) -> sqlite3.Connection | None:
+        """The connection, opened on first use; None for a read of a file that does not exist
+        yet (reads never create it, so a read-only data directory still answers)."""
+        if self._db is None:
+            if not write and not self.path.exists():
+                return None
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
+            db.execute("CREATE TABLE IF NOT EXISTS saved_results (name TEXT PRIMARY KEY, date TEXT NOT NULL, "
+                       "record TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS communities (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                       "graph TEXT NOT NULL, map TEXT NOT NULL)")
+            db.commit()
+            self._db = db
+        return self._db
+
+    def _write(self, sql: str, params: tuple) -> None:
+        with self._lock:
+            try:
+                db = self._conn(write=True)
+                assert db is not None
+                with db:
+                    db.execute(sql, params)
+            except sqlite3.Error as exc:
+                raise StoreWriteError(f"cannot write {self.path} ({type(exc).__name__}: {exc}); "
+                                      "nothing was saved") from exc
+
+    def save_result(self, record: SavedResult) -> None:
+        self._write("INSERT INTO saved_results (name, date, record) VALUES (?, ?, ?)",
+                    (record.name, record.date, record.model_dump_json()))
+
+    def saved_results(self) -> list[SavedResult]:
+        with self._lock:
+            db = self._conn(write=False)
+            rows = [] if db is None else db.execute("SELECT record FROM saved_results ORDER BY date, name").fetchall()
+        return [SavedResult.model_validate_json(r[0]) for r in rows]
+
+    def community_map(self) -> CommunityMap | None:
+        with self._lock:
+            db = self._conn(write=False)
+            row = None if db is None else db.execute("SELECT graph, map FROM communities WHERE id = 1").fetchone()
+        return None if row is None else CommunityMap(graph=row[0], communities=json.loads(row[1]))
+
+    def set_community_map(self, record: CommunityMap) -> None:
+        self._write("INSERT OR REPLACE INTO communities (id, graph, map) VALUES (1, ?, ?)",
+                    (record.graph, json.dumps(record.communities, separators=(",", ":"))))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
