@@ -109,6 +109,11 @@ class Settings:
     local_role: str = "reader"  # role of the local operator without a key: `kg mcp` (stdio), `kg serve --no-auth`
     metrics_public: bool = False  # /metrics without a key (for a scraper on a private network)
 
+    @property
+    def vectors_in_graph(self) -> bool:
+        """The entry vectors live in the graph database itself (its store's ``graph_vectors``)."""
+        return self.vector_backend == "neo4j"
+
     def public(self) -> dict[str, Any]:
         out = {}
         for f in fields(self):

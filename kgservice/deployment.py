@@ -42,7 +42,7 @@ class VectorPlacement:
 
 
 def vector_placement(settings: Settings) -> VectorPlacement:
-    if settings.vector_backend == "neo4j":
+    if settings.vectors_in_graph:
         return VectorPlacement(f"{redact_uri(settings.neo4j_uri) or ''} (Neo4j vector index)", True,
                                "Neo4j's vector index, in the graph database every process uses")
     if settings.qdrant_url:

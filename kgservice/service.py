@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kgservice.config import Settings, init_data_dir, load_settings
-from kgservice.errors import InputError
+from kgservice.errors import ConfigError, InputError
 from kgservice.expansion.causal import CausalResult
 from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
@@ -220,9 +220,12 @@ class KnowledgeBase:
         from kgservice.vectors import open_vector_store
 
         s = self.settings
-        if s.vector_backend == "neo4j":  # the graph connection carries the vectors too
-            return open_vector_store(dim=self.embedder.dim, model_name=self.embedder.name, backend="neo4j",
-                                     collection=s.qdrant_collection, recreate=recreate, neo4j=self.store)
+        if s.vectors_in_graph:  # the graph connection carries the vectors too
+            vs = self.store.graph_vectors(dim=self.embedder.dim, model_name=self.embedder.name,
+                                          collection=s.qdrant_collection, recreate=recreate)
+            if vs is None:
+                raise ConfigError(f"KG_VECTOR_BACKEND={s.vector_backend}: this graph store keeps no vectors")
+            return vs
         return open_vector_store(
             dim=self.embedder.dim, model_name=self.embedder.name, backend=s.vector_backend,
             url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
@@ -252,7 +255,7 @@ class KnowledgeBase:
 
         A store whose last writer died before flushing (:attr:`VectorStore.lost_writes`) first
         gets the vectors it lost back (:meth:`restore_lost_vectors`)."""
-        if "vectors" in self.__dict__ or self.settings.qdrant_url or self.settings.vector_backend == "neo4j":
+        if "vectors" in self.__dict__ or self.settings.qdrant_url or self.settings.vectors_in_graph:
             vs = self.vectors
             self.restore_lost_vectors(vs)
             yield vs

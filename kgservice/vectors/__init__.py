@@ -16,13 +16,11 @@ from .edge_store import EdgeVectorStore, edge_available
 from . import embedder as _embedder
 from .embedder import *  # noqa: F403 (the embedders, listed in embedder.__all__)
 from .factory import open_vector_store
-from .neo4j_store import Neo4jVectorStore
 from .qdrant_store import QdrantVectorStore
 
 __all__ = [
     *_embedder.__all__,
     "EdgeVectorStore",
-    "Neo4jVectorStore",
     "QdrantVectorStore",
     "VectorStore",
     "VectorStoreError",

@@ -3,7 +3,7 @@ backends share (point ids, input validation, hit ordering, paged id listing).
 
 Backends: :class:`~kgservice.vectors.edge_store.EdgeVectorStore` (qdrant-edge, the embedded
 default), :class:`~kgservice.vectors.qdrant_store.QdrantVectorStore` (qdrant-client: a server
-``url``, local mode on a ``path``, or in memory), :class:`~kgservice.vectors.neo4j_store.Neo4jVectorStore`
+``url``, local mode on a ``path``, or in memory), :class:`~kgservice.stores.neo4j.vectors.Neo4jVectorStore`
 (Neo4j's vector index, in the graph database every process shares). :func:`~kgservice.vectors.factory.open_vector_store`
 picks one. Every backend stores one cosine vector per node, keyed by node id:
 

@@ -14,16 +14,16 @@ from .qdrant_store import QdrantVectorStore
 
 __all__ = ["BACKENDS", "open_vector_store", "resolve_backend"]
 
-BACKENDS = ("auto", "qdrant", "edge", "neo4j")
+BACKENDS = ("auto", "qdrant", "edge")
 
 
 def resolve_backend(backend: str, *, path: str | Path | None, url: str | None, collection: str) -> str:
     """``"auto"``: a server when ``url`` is given (or in memory without a path); otherwise
     whichever format already exists under ``path`` (an existing qdrant-client local store
     keeps working), and for a new directory qdrant-edge when it is installed, else local mode.
-    ``"neo4j"`` is only ever chosen explicitly."""
+    Vectors kept in the graph database are the graph store's (:meth:`GraphStore.graph_vectors`)."""
     if backend not in BACKENDS:
-        raise ConfigError(f"unknown vector backend {backend!r}: expected auto, qdrant, edge or neo4j")
+        raise ConfigError(f"unknown vector backend {backend!r}: expected auto, qdrant or edge")
     if backend != "auto":
         return backend
     if url is not None or path is None:
@@ -47,26 +47,17 @@ def open_vector_store(
     backend: str = "auto",
     recreate: bool = False,
     lock_wait: float = 0.0,
-    neo4j: Any = None,
 ) -> VectorStore:
     """Open the vector store for a data directory or server.
 
     ``backend``: ``"qdrant"`` (qdrant-client: ``url`` server, ``path`` local mode, neither =
-    in memory), ``"edge"`` (qdrant-edge-py on ``path``), ``"neo4j"`` (the vector index of the
-    graph database ``neo4j``, a :class:`kgservice.stores.neo4j.Neo4jStore` this call does not
-    own: closing the vector store leaves it open), or ``"auto"`` (:func:`resolve_backend`).
+    in memory), ``"edge"`` (qdrant-edge-py on ``path``), or ``"auto"`` (:func:`resolve_backend`).
 
     ``lock_wait``: a local directory is owned by one process at a time. Writers hold it only
     while they upsert (see ``KnowledgeBase.embed_nodes``), so a reader that finds it locked
     waits up to ``lock_wait`` seconds for it instead of failing at once.
     """
     backend = resolve_backend(backend, path=path, url=url, collection=collection)
-    if backend == "neo4j":
-        from .neo4j_store import Neo4jVectorStore
-
-        if neo4j is None:
-            raise ConfigError("the neo4j vector backend needs the Neo4j graph connection (neo4j=...)")
-        return Neo4jVectorStore(neo4j, dim=dim, model_name=model_name, collection=collection, recreate=recreate)
     deadline = time.monotonic() + max(0.0, float(lock_wait))
     pause = 0.05
     while True:

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from kgservice.stores.neo4j import Neo4jStore
     except ImportError:  # a tree from before the store became a package (--code)
-        from kgservice.stores.neo4j_store import Neo4jStore
+        from kgservice.stores.neo4j import Neo4jStore
 
     server: collections.Counter = collections.Counter()
     runs: collections.Counter = collections.Counter()

@@ -62,7 +62,7 @@ def child(a: argparse.Namespace) -> dict:
     if a.backend == "server":
         vs = open_vector_store(backend="qdrant", url=a.qdrant_url, **kw)
     elif a.backend == "neo4j":
-        from kgservice.vectors import Neo4jVectorStore
+        from kgservice.stores.neo4j.vectors import Neo4jVectorStore
 
         vs = Neo4jVectorStore.connect(uri=a.neo4j_uri, password=os.environ.get("NEO4J_PASSWORD"), **kw)
     else:

@@ -22,7 +22,7 @@ import pytest
 from kgservice.config import ConfigError, Settings, load_settings
 from kgservice.deployment import require_shared_vectors, vector_placement
 from kgservice.service import KnowledgeBase
-from kgservice.vectors import Neo4jVectorStore
+from kgservice.stores.neo4j.vectors import Neo4jVectorStore
 from tests.neo4j_helpers import wipe_all
 from tests.server.conftest import CORPUS
 from tests.server.test_processes import env_for, kg, new_key, serving

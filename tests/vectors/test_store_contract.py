@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kgservice.stores.neo4j.vectors import Neo4jVectorStore
 from kgservice.vectors import (
     EdgeVectorStore,
-    Neo4jVectorStore,
     QdrantVectorStore,
     VectorStore,
     VectorStoreLocked,
@@ -67,8 +67,8 @@ def _open(backend: str, path: Path, request=None, **kw):
     kw.setdefault("dim", 4)
     kw.setdefault("model_name", "test-model")
     if backend == "neo4j":  # the shared test server: each test starts from an empty collection
-        return open_vector_store(backend="neo4j", neo4j=request.getfixturevalue("neo4j_connection"),
-                                 **{"recreate": True, **kw})
+        kw = {"recreate": True, "collection": "kg_nodes", **kw}
+        return request.getfixturevalue("neo4j_connection").graph_vectors(**kw)
     if backend == "memory":
         return open_vector_store(backend="qdrant", **kw)
     if backend == "server":

@@ -47,6 +47,13 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
 
         return Neo4jKeyStore(self, read_only=read_only, clock=clock, bump=bump)
 
+    def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False) -> Any:
+        """Neo4j's own vector index (:class:`~kgservice.stores.neo4j.vectors.Neo4jVectorStore`) on
+        this connection: closing the vector store leaves the graph connection open."""
+        from kgservice.stores.neo4j.vectors import Neo4jVectorStore
+
+        return Neo4jVectorStore(self, dim=dim, model_name=model_name, collection=collection, recreate=recreate)
+
     # -- state shared by every server of this database (kgservice.stores.shared) ----------
     def save_result(self, record: Any) -> None:
         """A ``(:KgSavedResult)`` node (kept by a replacing restore's wipe)."""

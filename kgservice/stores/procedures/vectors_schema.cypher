@@ -1,4 +1,4 @@
-// vectors_schema: the node vectors of the `neo4j` vector backend (kgservice/vectors/neo4j_store.py),
+// vectors_schema: the node vectors of the `neo4j` vector backend (kgservice/stores/neo4j/vectors.py),
 // applied idempotently when that store opens. One :KgVector per node id (its vector in
 // `embedding`, searched through one vector index, vectors_index.cypher) and one :KgVectorSet
 // recording the collection name, embedding model and dimension (vectors_meta_*.cypher).

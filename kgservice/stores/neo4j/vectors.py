@@ -35,7 +35,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .base import VectorStoreError, check_shape, VectorStoreMismatch, as_matrix, mismatch_message, prepare_upsert
+from kgservice.vectors.base import (VectorStoreError, VectorStoreMismatch, as_matrix, check_shape, mismatch_message,
+                                    prepare_upsert)
 
 __all__ = ["INDEX_NAME", "Neo4jVectorStore"]
 
