@@ -334,7 +334,13 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
     def existing(ids: Iterable[str]) -> dict[str, Unit]:
         return {} if replace else {u.id: u for u in store.get_units(ids)}
 
-    prepare_batch(d.units, existing)  # every conflict / dangling reference, before anything is written
+    dumped = _archived_ids(d)
+
+    def archived(ids: list[str]) -> set[str]:
+        return {i for i in ids if i in dumped} | (set() if replace else set(store.retracted_units(ids)))
+
+    # every conflict / dangling reference, before anything is written
+    prepare_batch(d.units, existing, archived=archived)
     if replace:
         from kgservice.stores.changelog import record_change
 
@@ -346,6 +352,7 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
             kb.caches.clear()
         except Exception:  # a missing or broken cache file must not block a restore
             pass
+    _restore_lifecycle(store, d, archive_only=True)  # units that supersede archived ones are then valid
     added = unchanged = 0
     for i in range(0, len(d.units), CHUNK):
         try:
@@ -407,19 +414,20 @@ def _replace_beside(kb: Administering, d: Dump, path: Path | str, *, embed: bool
     store, and a damaged old store (which cannot even be opened) can be replaced."""
     from kgservice.admin import recover
 
-    prepare_batch(d.units, lambda ids: {})  # every conflict / dangling reference, before anything is written
+    dumped = _archived_ids(d)
+    # every conflict / dangling reference, before anything is written
+    prepare_batch(d.units, lambda ids: {}, archived=lambda ids: {i for i in ids if i in dumped})
     target = recover.graph_dir(kb.settings)
     need = int(d.size * recover.STORE_BYTES_PER_DUMP_BYTE) + recover.SLACK_BYTES
     recover.check_space(target, need, f"restoring {len(d.units)} units")
     try:
         new, relabeled = recover.build_beside(target, d.units, {n.id: n.label for n in d.nodes}, progress,
-                                              aliases=d.aliases)
+                                              aliases=d.aliases, lifecycle=_lifecycle_lists(d))
     except OSError as exc:
         raise StoreError(f"restore failed while building the new store beside the old one ({exc}); the old "
                          "store is unchanged and the partial new one was removed") from None
     kb.forget_opened()
     recover.swap_in(target, new)
-    _restore_lifecycle(kb.store, d)
     caches = recover.reset_caches(kb)
     info = {"path": str(path), "units": len(d.units), "units_added": len(d.units), "units_unchanged": 0,
             "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": len(d.aliases),
@@ -436,12 +444,28 @@ def _replace_beside(kb: Administering, d: Dump, path: Path | str, *, embed: bool
     return info
 
 
-def _restore_lifecycle(store: GraphStore, d: Dump) -> None:
-    """The dump's documents, retracted units and history into the store (after its units)."""
+def _archived_ids(d: Dump) -> set[str]:
+    return {r.unit.id for k, r in d.lifecycle if k == "retracted"}
+
+
+def _lifecycle_lists(d: Dump) -> tuple[list[Any], list[Any], list[Any]]:
+    """GraphStore.restore_lifecycle's arguments: the dump's documents, retracted units, changes."""
+    return tuple([r for k, r in d.lifecycle if k == kind]  # type: ignore[return-value]
+                 for kind in ("document", "retracted", "change"))
+
+
+def _restore_lifecycle(store: GraphStore, d: Dump, *, archive_only: bool = False) -> None:
+    """The dump's documents, retracted units and history into the store (after its units).
+    ``archive_only``: just the retracted units, before the units (a live unit may supersede
+    one); the full call after the units writes them again, which changes nothing."""
+    retracted = [r for k, r in d.lifecycle if k == "retracted"]
+    if archive_only:
+        if retracted:
+            store.restore_lifecycle([], retracted, [])
+        return
     if not d.lifecycle:
         return
-    store.restore_lifecycle([r for k, r in d.lifecycle if k == "document"],
-                            [r for k, r in d.lifecycle if k == "retracted"],
+    store.restore_lifecycle([r for k, r in d.lifecycle if k == "document"], retracted,
                             [r for k, r in d.lifecycle if k == "change"])
 
 

@@ -137,6 +137,7 @@ def expected_rows(units: Iterable[Unit]) -> IndexRows:
     """Every derived row the units imply, on the same shapes :meth:`GraphStore.index_rows` returns."""
     units = list(units)
     superseded = {old for u in units for old in u.supersedes}
+    stored = {u.id for u in units}
     kinds: dict[str, str] = {}
     rows = IndexRows(nodes=[], subject=[], context=[], relations=[], superseded_by=[], args=[], mods=[])
     for u in units:
@@ -154,7 +155,9 @@ def expected_rows(units: Iterable[Unit]) -> IndexRows:
         rows.relations += [(s, d, k, u.id, live) for s, d, k, _ in f.relations]
         rows.relations += [(o, n, "superseded", u.id, live) for o, n in f.node_supersessions]
         rows.relations += [(b, d, "narrowed_by", u.id, live) for b, d in f.narrowings]
-        rows.superseded_by += [(old, u.id) for old in dict.fromkeys(f.supersedes)]
+        # a supersession link joins two stored units: one whose older unit is retracted (in the
+        # archive) or missing has none (a missing one is reported as a dangling reference)
+        rows.superseded_by += [(old, u.id) for old in dict.fromkeys(f.supersedes) if old in stored]
     rows.nodes = sorted(kinds.items())
     return rows
 
@@ -227,7 +230,9 @@ def _graph_findings(units: list[Unit], rows: IndexRows) -> list[Finding]:
     return found
 
 
-def _unit_findings(units: list[Unit]) -> list[Finding]:
+def _unit_findings(units: list[Unit], archived: Iterable[str] = ()) -> list[Finding]:
+    """Duplicate ids, invalid units, references to units that exist nowhere (a unit retracted
+    into the archive, ``archived``, still exists: superseding it is not dangling)."""
     found: list[Finding] = []
     counts = Counter(u.id for u in units)
     dups = sorted(i for i, c in counts.items() if c > 1)
@@ -236,7 +241,7 @@ def _unit_findings(units: list[Unit]) -> list[Finding]:
     invalid = [p for u in units for p in unit_text_problems(u)]
     if invalid:
         found.append(Finding("units", "invalid", len(invalid), invalid[:SHOW], repairable=False))
-    ids = set(counts)
+    ids = set(counts) | set(archived)
     dangling = sorted({f"#{u.id} -> #{r}" for u in units
                        for r in list(u.supersedes) + [m.value.unit for m in u.mods if m.value.unit is not None]
                        if r not in ids})
@@ -365,7 +370,7 @@ def check(kb: Administering, vectors: bool = True) -> DoctorReport:
     report.units = len(units)
     node_kinds = dict(rows.nodes)
     report.nodes = len(node_kinds)
-    report.findings += _unit_findings(units)
+    report.findings += _unit_findings(units, store.retracted_units(None))
     report.findings += _graph_findings(units, rows)
     report.findings += _alias_findings(store.aliases(None), {u.id for u in units})
     if ids is not None:

@@ -76,6 +76,8 @@ def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
     shutil.rmtree(new, ignore_errors=True)
     try:
         store = EmbeddedStore(new)
+        if lifecycle is not None and lifecycle[1]:  # first: a live unit may supersede an archived one
+            store.restore_lifecycle([], lifecycle[1], [])
         for i in range(0, len(units), CHUNK):
             store.ingest(units[i:i + CHUNK])
             if progress is not None:

@@ -156,6 +156,8 @@ def forget(kb: KnowledgeBase, doc_ids: Sequence[str]) -> ChangeResult:
 def retract(kb: KnowledgeBase, unit_ids: Sequence[str], reason: str) -> ChangeResult:
     """Take units out of the graph by hand (kept in the archive with the reason)."""
     ids = list(dict.fromkeys(u.lstrip("#") for u in unit_ids))
+    if not ids:
+        raise InputError("a retraction needs at least one unit id (unit_ids is empty)")
     if not reason or not reason.strip():
         raise InputError("a retraction needs a reason (--reason TEXT)")
     live = {u.id for u in kb.store.get_units(ids)}

@@ -192,6 +192,7 @@ def prepare_batch(
     aliases: Callable[[list[str]], dict[str, str]] | None = None,
     *,
     stamp: bool = True,
+    archived: Callable[[list[str]], set[str]] | None = None,
 ) -> tuple[list[Unit], int]:
     """Return (new units stamped with ingested_at, number already stored unchanged).
     ``stamp=False``: the new units as given, for a store that writes :func:`ingest_stamp`
@@ -212,6 +213,10 @@ def prepare_batch(
 
     Raises :class:`IngestConflict` naming each problem: an id reused for a different fact,
     a ``supersedes`` reference to a unit that exists nowhere, a supersession cycle.
+
+    ``archived`` (ids -> those that are retracted units in the store's archive): a reference
+    to one is known, not dangling - a live unit that superseded a unit later retracted keeps
+    its ``supersedes``, so the store (and a dump of it) holds such units.
     """
     problems: list[str] = []
     by_id: dict[str, Unit] = {}
@@ -243,14 +248,16 @@ def prepare_batch(
                 f"unit #{uid} already exists with different content (from {old.doc or 'unknown doc'}): "
                 f"{canonical(old).splitlines()[0]!r}; give the new fact another id"
             )
+    missing = {r for u in new for r in [*u.supersedes, *refs[u.id]] if r not in by_id and r not in stored}
+    known = archived(sorted(missing)) if archived is not None and missing else set()
     for u in new:
         for ref in u.supersedes:
             if ref == u.id:
                 problems.append(f"unit #{u.id} supersedes itself")
-            elif ref not in by_id and ref not in stored:
+            elif ref not in by_id and ref not in stored and ref not in known:
                 problems.append(f"unit #{u.id} supersedes #{ref}, which is neither in this batch nor stored")
         for ref in refs[u.id]:
-            if ref not in by_id and ref not in stored:
+            if ref not in by_id and ref not in stored and ref not in known:
                 problems.append(f"unit #{u.id} refers to #{ref} in a modifier row, which is neither in this batch nor stored")
     if live_about is not None and duplicates is not None and new:
         new = _merge_duplicates(new, live_about, duplicates)

@@ -218,3 +218,56 @@ def test_a_replacement_prepared_against_an_older_version_is_refused(tmp_path: Pa
             kb.store.apply_change([], list(v1.unit_lines), {"notes/a.units": v1}, late)
         after = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/a.units").version, len(kb.history()))
         assert after == before
+
+
+def test_undo_of_a_retraction_links_the_superseding_unit_again(tmp_path: Path, open_kb) -> None:
+    """A retracted unit that a live unit superseded comes back superseded by it (its edges
+    retired), and neither state is a doctor finding (superseding an archived unit is not a
+    dangling reference)."""
+    from kgservice.admin.doctor import check
+
+    with open_kb(tmp_path / "kg") as kb:
+        kb.ingest_document("a.units", "#x1 {a} [has] {b}\n")
+        kb.ingest_document("b.units", "#x2 {a} [has] {c}\n    ()[supersedes] #x1\n")
+        live_before = sorted(r for r in kb.store.index_rows().relations if r[3] == "x1")
+        assert live_before and not any(r[4] for r in live_before)
+        gone = kb.forget(["a.units"])
+        assert gone.retracted == 1 and kb.unit("x1") is None
+        assert check(kb, vectors=False).findings == []
+        kb.undo(gone.change)
+        assert kb.store.superseded_end(["x1"]) == {"x1": ["x2"]}
+        assert sorted(r for r in kb.store.index_rows().relations if r[3] == "x1") == live_before
+        assert check(kb, vectors=False).findings == []
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_dump_restore_of_a_unit_superseding_a_retracted_one(tmp_path: Path, replace: bool, open_kb,
+                                                            fresh_store) -> None:
+    """A live unit keeps superseding a unit retracted after it: the dump of that store restores
+    (the live unit, the archived one, the history), and an undo of the retraction then links
+    the two again as before."""
+    with open_kb(tmp_path / "a") as kb:
+        kb.ingest_document("a.units", "#x1 {a} [has] {b}\n")
+        kb.ingest_document("b.units", "#x2 {a} [has] {c}\n    ()[supersedes] #x1\n")
+        gone = kb.retract(["x1"], "wrong")
+        kb.dump(tmp_path / "d.jsonl")
+        want = ([d.model_dump() for d in kb.documents()], sorted(kb.store.retracted_units()),
+                [c.id for c in kb.history()], kb.unit("x2"))
+    if not replace:
+        fresh_store()
+    with open_kb(tmp_path / ("a" if replace else "b")) as kb:
+        kb.restore(tmp_path / "d.jsonl", replace=replace)
+        got = ([d.model_dump() for d in kb.documents()], sorted(kb.store.retracted_units()),
+               [c.id for c in kb.history()], kb.unit("x2"))
+        assert got == want and want[1] == ["x1"] and want[3] is not None and kb.unit("x1") is None
+        assert kb.stats()["superseded_units"] == 0
+        kb.undo(gone.change)
+        assert kb.store.superseded_end(["x1"]) == {"x1": ["x2"]}
+
+
+def test_retract_of_no_unit_is_refused(tmp_path: Path, open_kb) -> None:
+    with open_kb(tmp_path / "kg") as kb:
+        kb.ingest_document("a.units", "#x1 {a} [has] {b}\n")
+        with pytest.raises(InputError, match="unit_ids is empty"):
+            kb.retract([], "no reason needed")
+        assert [c.kind for c in kb.history()] == ["ingest"] and kb.unit("x1") is not None

@@ -133,6 +133,8 @@ class _Graph:
                 if kind in _RELATION_SET:
                     self.relations += 1
             for old in rec[8]:
+                if old not in units and old in self.retracted:
+                    continue  # an archived unit is not superseded (an undo links it again: apply_life)
                 lst = sup.get(old)
                 if lst is None:
                     sup[old] = [uid]

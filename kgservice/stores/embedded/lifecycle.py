@@ -100,8 +100,19 @@ def retract_units(g: Any, uids: Iterable[str], change: str, at: str, reason: str
 
 def apply_life(g: Any, life: Mapping[str, Any]) -> None:
     """The records of a lifecycle journal record, after its retractions and units: document
-    records set or removed, units that are live again out of the archive, the change appended,
-    and purged archive entries / document texts dropped."""
+    records set or removed, units that are live again out of the archive (and superseded again
+    by the live units whose ``supersedes`` names them), the change appended, and purged archive
+    entries / document texts dropped."""
+    back = [uid for uid in life.get("unarchive", ()) if uid in g.units and uid in g.retracted]
+    if back:  # a unit live again is superseded again by the live units that superseded it
+        wanted = set(back)
+        for newer, rec in g.units.items():
+            for old in rec[8]:
+                if old in wanted and newer not in g.superseded_by.setdefault(old, []):
+                    g.superseded_by[old].append(newer)
+        for uid in back:
+            if not g.superseded_by.get(uid):
+                g.superseded_by.pop(uid, None)
     for uid in life.get("unarchive", ()):
         if uid in g.units:
             g.retracted.pop(uid, None)

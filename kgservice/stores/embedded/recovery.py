@@ -166,7 +166,8 @@ def read_intact_all(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], 
     labels: dict[str, str] = {}
     aliases: dict[str, str] = {}
     notes: list[str] = []
-    life_state = SimpleNamespace(units=units, documents={}, retracted={}, changes=[], stated={}, generation=0)
+    life_state = SimpleNamespace(units=units, documents={}, retracted={}, changes=[], stated={}, superseded_by={},
+                                 generation=0)
     snap, journal = store_dir / SNAPSHOT, store_dir / JOURNAL
     if snap.exists():
         try:

@@ -60,7 +60,8 @@ class EmbeddedStore(JournaledStore, GraphStore):
         new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
                                        lambda subjects: [_unit_from(s.units[u]) for n in subjects
                                                          for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
-                                       dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases}, stamp=False)
+                                       dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases}, stamp=False,
+                                       archived=lambda ids: {i for i in ids if i in s.retracted})
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         # merged duplicates are remembered (in the batch's own journal record) so a later
         # batch can supersede or refer to them by the id they came with

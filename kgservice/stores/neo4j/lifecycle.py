@@ -181,8 +181,9 @@ class Neo4jLifecycle(Neo4jWrites):
         tx.run(purge_changes, units=units, changes=rewritten).consume()
 
     def restore_lifecycle(self, documents: Sequence[Any], retracted: Sequence[Any], changes: Sequence[Any]) -> None:
-        """One write transaction: the archived units that are not live, then the documents (whose
-        FROM edges may point at them), then the changes the history does not have yet."""
+        """One write transaction: the archived units that are not live (with the live units that
+        supersede them, as a retraction keeps them), then the documents (whose FROM edges may
+        point at them), then the changes the history does not have yet."""
         if not (documents or retracted or changes):
             return
         if self.read_only:
@@ -193,7 +194,12 @@ class Neo4jLifecycle(Neo4jWrites):
         def work(tx: Any) -> None:
             begin = tx.run(cypher.load("life_begin"), docs=[]).single()
             if archive:
-                tx.run(cypher.load("life_restore_archive"), units=archive).consume()
+                newer: dict[str, list[str]] = {}
+                for row in tx.run(cypher.load("life_superseding"), ids=[a["id"] for a in archive]):
+                    if row["id"] in Unit.model_validate_json(row["json"]).supersedes:
+                        newer.setdefault(row["id"], []).append(row["unit"])
+                rows = [a | {"superseded_by": sorted(newer.get(a["id"], []))} for a in archive]
+                tx.run(cypher.load("life_restore_archive"), units=rows).consume()
             _set_documents(tx, {d.id: d for d in documents})
             known = {r["id"] for r in tx.run(cypher.load("life_change_get"), ids=[c.id for c in changes])}
             ord_ = int(begin["ord"] or 0)

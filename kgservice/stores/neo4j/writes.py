@@ -247,7 +247,8 @@ class Neo4jWrites(Neo4jConnection):
                             reads: tuple[Any, ...], progress: Callable[[int], None] | None) -> IngestReport:
         dups: dict[str, str] = {}
         try:
-            new, unchanged = prepare_batch(units, existing, live_about, dups, aliases)
+            new, unchanged = prepare_batch(units, existing, live_about, dups, aliases,
+                                           archived=lambda ids: set(self.retracted_units(ids)))
         finally:
             for f in reads:
                 if f is not None and not f.done():

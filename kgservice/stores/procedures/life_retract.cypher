@@ -8,7 +8,8 @@
 //    mentions (expand-into, so a hub's other edges are not walked).
 // 3. deletes their SUBJECT / ARG / MOD edges and supersession links (both ways) and relabels
 //    them :RetractedUnit (kept with their JSON, their FROM edges to the documents stating them,
-//    the change that retracted them, when and why). No read path matches :RetractedUnit, and with
+//    the change that retracted them, when and why, and the units that superseded them, so an
+//    undo links them again). No read path matches :RetractedUnit, and with
 //    no edge to a :Node no traversal reaches one: search, expansion, answers, export, MCP and
 //    the kg.* procedures stop seeing them. An older archived copy of the same id is replaced.
 //    returns: retracted (how many)
@@ -40,6 +41,8 @@ CALL (u, id) {
 RETURN count(u) AS units;
 UNWIND $ids AS id
 MATCH (u:Unit {id: id})
+SET u.superseded_by = [(u)-[:SUPERSEDED_BY]->(n:Unit) | n.id]
+WITH u, id
 CALL (u) {
   MATCH (u)-[e:SUBJECT|ARG|MOD|SUPERSEDED_BY]-()
   DELETE e

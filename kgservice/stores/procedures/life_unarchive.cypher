@@ -1,6 +1,8 @@
 // life_unarchive: units of a lifecycle change that are live again (an undo) leave the archive:
-// the :RetractedUnit copy's FROM edges move to the live :Unit and the copy is deleted.
-// Runs in the change's transaction after its new units were created.
+// the :RetractedUnit copy's FROM edges move to the live :Unit, the live units that superseded it
+// when it was retracted supersede it again (its node-to-node edges retired, as
+// retire_superseded does), and the copy is deleted. Runs in the change's transaction after its
+// new units were created.
 // parameters: $ids (unit ids the change made live)
 // returns: unarchived (how many)
 UNWIND $ids AS id
@@ -9,6 +11,19 @@ MATCH (u:Unit {id: id})
 CALL (r, u) {
   MATCH (r)-[f:FROM]->(d:Document)
   CREATE (u)-[:FROM {lines: f.lines}]->(d)
+}
+CALL (r, u) {
+  UNWIND coalesce(r.superseded_by, []) AS newer
+  MATCH (n:Unit {id: newer})
+  MERGE (u)-[:SUPERSEDED_BY]->(n)
+}
+CALL (u, id) {
+  WITH u, id WHERE EXISTS { (u)-[:SUPERSEDED_BY]->(:Unit) }
+  MATCH (u)-[:SUBJECT|ARG|MOD]->(x:Node), (u)-[:SUBJECT|ARG|MOD]->(y:Node)
+  MATCH (x)-[e]->(y)
+  WHERE e.unit = id
+  WITH DISTINCT e
+  SET e.live = false
 }
 DETACH DELETE r
 RETURN count(*) AS unarchived
