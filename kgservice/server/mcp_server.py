@@ -270,12 +270,15 @@ def build_mcp(sc: ServerContext) -> MCPServer:
     @mcp.tool(annotations=WRITE)
     def ingest_text(text: str = Field(min_length=1, max_length=200_000),
                     mode: Literal["summary", "detail"] = "summary",
-                    source: str = Field("mcp", min_length=1, max_length=200),
+                    source: str | None = Field(None, min_length=1, max_length=200),
                     ctx: Context = None) -> JobReply:  # type: ignore[assignment]
-        """Queue text for LLM extraction into units (writer role). Returns a job id: poll job_status."""
+        """Queue text for LLM extraction into units (writer role). Returns a job id: poll job_status.
+        With `source` the text is the document `<you>/<source>`: the same source again replaces
+        its facts; without, the facts are added."""
         def run(who: Principal) -> JobReply:
-            body = IngestIn(text=text, mode=mode, doc=source)
-            job = ops.jobs_of(sc.kb).submit("ingest", ops.validate_ingest(sc.kb, body, who), who.user, None)
+            body = IngestIn(text=text, mode=mode, doc=source or "mcp")
+            payload = ops.validate_ingest(sc.kb, body, who, named=source is not None)
+            job = ops.jobs_of(sc.kb).submit("ingest", payload, who.user, None)
             return job_reply(job)
         return _run(sc, ctx, Role.writer, run)
 

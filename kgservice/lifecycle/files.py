@@ -1,0 +1,130 @@
+"""``kg ingest PATH...`` as documents: every file becomes (or replaces) the document named by its
+path relative to the folder given, and the reports have the shape ``kg ingest`` always printed.
+
+The id rule: a folder argument names each file under it by its path relative to that folder
+(``kg ingest notes`` -> ``team/coffee.md``, as ``kg sync notes`` does); a file given alone is
+named by its file name (the file relative to its own folder: ``kg ingest notes/team/coffee.md``
+-> ``coffee.md``); ``--doc-id`` names a single file. Each path component keeps the notation's
+escapes for bytes that are not text (:func:`kgservice.notation.doc_name`). Two arguments that
+would give one id are refused before anything is stored (give their common folder instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kgservice.errors import InputError
+from kgservice.model import IngestReport
+
+if TYPE_CHECKING:
+    from kgservice.pipeline.ingest import Progress, TextIngestReport
+    from kgservice.service import KnowledgeBase
+
+
+def document_files(paths: Sequence[Path | str], doc_id: str | None = None) -> list[tuple[Path, str, Path]]:
+    """(file, document id, the folder it is named relative to) for every file the arguments
+    name, unit files and text files alike, in argument order; duplicate ids are an InputError."""
+    from kgservice.notation import doc_name
+    from kgservice.pipeline.ingest import TEXT_MODES, UNIT_SUFFIXES
+
+    out: list[tuple[Path, str, Path]] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file()
+                           and (f.suffix in UNIT_SUFFIXES or f.suffix.lower() in TEXT_MODES))
+            out += [(f, "/".join(doc_name(part) for part in f.relative_to(p).parts), p) for f in found]
+        else:
+            out.append((p, doc_name(p), p.parent))
+    if doc_id is not None:
+        if len(out) != 1:
+            raise InputError(f"--doc-id names one document; the arguments hold {len(out)} files")
+        out = [(out[0][0], doc_id, out[0][2])]
+    seen: dict[str, Path] = {}
+    for f, did, _ in out:
+        if did in seen:
+            raise InputError(f"{seen[did]} and {f} would both be the document {did!r}: give the folder that holds "
+                             "both (ids are paths relative to it), or ingest one with --doc-id")
+        seen[did] = f
+    return out
+
+
+def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str | None = None, *,
+                     doc_id: str | None = None, embed: bool = True, force: bool = False,
+                     progress: Progress | None = None) -> tuple[IngestReport | None, TextIngestReport | None]:
+    """Every file as the current version of its document (:meth:`KnowledgeBase.ingest_document`):
+    new documents are ingested, changed ones replaced, unchanged ones left alone. Unit files
+    are all parsed before anything is stored (one bad line anywhere stores nothing), then each
+    is one change; text files follow, each extracted (changed chunks only) and stored whole or
+    not at all. Returns (unit-file report, text report) in the shapes of
+    :meth:`KnowledgeBase.ingest_paths`, with the same ``progress`` events."""
+    from kgservice.lifecycle.ops import check_doc_id
+    from kgservice.lifecycle.sync import read_text
+    from kgservice.notation import NotationErrors, parse_units
+    from kgservice.pipeline.ingest import DocReport, TextIngestReport, UNIT_SUFFIXES, mode_for, split_inputs
+
+    try:
+        split_inputs(paths)  # a missing path or an empty folder is named before anything is read
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    emit = progress or (lambda event, info: None)
+    files = document_files(paths, doc_id)
+    for _, did, _ in files:
+        check_doc_id(did)
+    unit_files = [(f, d, b) for f, d, b in files if f.suffix in UNIT_SUFFIXES]
+    text_files = [(f, d, b) for f, d, b in files if f.suffix not in UNIT_SUFFIXES]
+    units = None
+    if unit_files:
+        texts, problems, total = [], [], 0
+        for f, did, base in unit_files:
+            text = read_text(f)
+            try:
+                total += len(parse_units(text, kb.lexicon, source=did, doc=did))
+            except NotationErrors as exc:
+                problems += exc.errors
+            texts.append((did, text, base))
+        if problems:
+            raise NotationErrors(problems)
+        emit("units-start", {"files": len(unit_files), "units": total})
+        units, embedded = IngestReport(), 0
+        for did, text, base in texts:
+            res = kb.ingest_document(did, text, mode="manual", root=str(base.resolve()), embed=embed, force=force)
+            units.units_added += res.added
+            units.units_unchanged += res.unchanged
+            units.nodes_added += res.nodes_added
+            units.duplicates.update(res.duplicates)
+            embedded += res.embedded_nodes
+            emit("units", {"added": res.added})
+        emit("units-done", {"files": len(unit_files), "report": units, "embedded": embedded})
+    report = None
+    if text_files:
+        from kgservice.extraction.chunking import chunk_text
+
+        try:
+            plan = [(f, did, base, mode_for(f, mode), read_text(f)) for f, did, base in text_files]
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        report = TextIngestReport()
+        usage0 = kb.llm.usage.snapshot()
+        try:
+            emit("start", {"documents": len(plan), "chunks": sum(len(chunk_text(t)) for *_, t in plan)})
+            for f, did, base, m, text in plan:
+                old = next(iter(kb.store.documents([did])), None)
+                res = kb.ingest_document(did, text, mode=m, root=str(base.resolve()), embed=embed, force=force)
+                for i in range(res.chunks_extracted + res.chunks_reused):
+                    emit("chunk", {"path": str(f), "index": i, "units": 0})
+                if res.change is None:
+                    doc = DocReport(str(f), m, "unchanged", units_unchanged=res.unchanged,
+                                    previously=f"{old.when} as {old.id}" if old is not None else None)
+                else:
+                    doc = DocReport(str(f), m, "ingested", chunks=res.chunks_extracted + res.chunks_reused,
+                                    units_extracted=res.added + res.unchanged, units_added=res.added,
+                                    units_unchanged=res.unchanged, nodes_added=res.nodes_added)
+                report.documents.append(doc)
+                emit("document", asdict(doc))
+        finally:
+            report.llm = kb.llm.usage.since(usage0).to_dict()
+    return units, report
+
