@@ -386,37 +386,22 @@ class KnowledgeBase:
 
         return ingest_text(self, paths, mode, progress=progress, embed=embed, force=force)
 
-    def ingest_paths(self, paths: Sequence[Path | str], mode: str | None = None, *, embed: bool = True,
-                     force: bool = False, progress: Progress | None = None,
+    # -- the lifecycle (kgservice.lifecycle): documents, replace, forget, retract, undo ---------
+    def ingest_paths(self, paths: Sequence[Path | str], mode: str | None = None, *, doc_id: str | None = None,
+                     embed: bool = True, force: bool = False, progress: Progress | None = None,
                      ) -> tuple[IngestReport | None, TextIngestReport | None]:
-        """What ``kg ingest`` does: unit files directly, then text files through the LLM.
-        Folders are searched recursively. Returns (unit-file report, text report), None for a kind absent.
+        """What ``kg ingest`` does: every file the paths name (folders searched recursively) is
+        the current version of a document, its id the path relative to the folder given (a
+        file given alone: its name; ``doc_id`` for a single file; :mod:`kgservice.lifecycle.files`):
+        a new one is ingested, a changed one replaces its units, an unchanged one changes
+        nothing (``force``: ingested again). Unit files first (all parsed before anything is
+        stored), then text files through the LLM. Returns (unit-file report, text report), None
+        for a kind absent.
 
         ``progress(event, info)`` gets, for unit files, ``units-start`` (``files``, ``units``:
         after every file parsed, before anything is stored), ``units`` (``added``: units
-        written since the last event) and ``units-done`` (``files``, ``report``); then the
+        written by one file) and ``units-done`` (``files``, ``report``, ``embedded``); then the
         text events of :meth:`ingest_text` (``start``, ``chunk``, ``document``)."""
-        from kgservice.pipeline.ingest import split_inputs
-
-        emit = progress or (lambda event, info: None)
-        unit_files, text_files = split_inputs(paths)
-        units = None
-        if unit_files:
-            parsed = self.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
-            emit("units-start", {"files": len(unit_files), "units": len(parsed)})
-            units = self.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}))
-            emit("units-done", {"files": len(unit_files), "report": units})
-        text = self.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
-        return units, text
-
-    # -- the lifecycle (kgservice.lifecycle): documents, replace, forget, retract, undo ---------
-    def ingest_documents(self, paths: Sequence[Path | str], mode: str | None = None, *, doc_id: str | None = None,
-                         embed: bool = True, force: bool = False, progress: Progress | None = None,
-                         ) -> tuple[IngestReport | None, TextIngestReport | None]:
-        """What ``kg ingest`` does: every file the paths name is the current version of a
-        document, its id the path relative to the folder given (a file given alone: its name;
-        ``doc_id`` for a single file) — see :mod:`kgservice.lifecycle.files`. Reports and
-        ``progress`` events as :meth:`ingest_paths`."""
         from kgservice.lifecycle.files import ingest_documents
 
         return ingest_documents(self, paths, mode, doc_id=doc_id, embed=embed, force=force, progress=progress)

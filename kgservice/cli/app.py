@@ -108,8 +108,8 @@ def ingest(
     refuse_beside_server(ctx, "`kg ingest`")
     with knowledge_base(ctx) as kb, service_failures_reported():
         try:
-            _, report = kb.ingest_documents(paths, mode, doc_id=doc_id, embed=not no_embed, force=force,
-                                            progress=progress)
+            _, report = kb.ingest_paths(paths, mode, doc_id=doc_id, embed=not no_embed, force=force,
+                                        progress=progress)
         except LLMProviderError:
             if not no_model_configured(kb.settings, kb.settings.llm_model):
                 raise

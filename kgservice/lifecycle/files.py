@@ -58,11 +58,11 @@ def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str |
     new documents are ingested, changed ones replaced, unchanged ones left alone. Unit files
     are all parsed before anything is stored (one bad line anywhere stores nothing), then each
     is one change; text files follow, each extracted (changed chunks only) and stored whole or
-    not at all. Returns (unit-file report, text report) in the shapes of
-    :meth:`KnowledgeBase.ingest_paths`, with the same ``progress`` events."""
+    not at all. Returns (unit-file report, text report); ``progress`` as
+    :meth:`KnowledgeBase.ingest_paths` documents it."""
     from kgservice.lifecycle.ops import check_doc_id
     from kgservice.lifecycle.sync import read_text
-    from kgservice.notation import NotationErrors, parse_units
+    from kgservice.notation import NotationErrors, parse_file
     from kgservice.pipeline.ingest import DocReport, TextIngestReport, UNIT_SUFFIXES, mode_for, split_inputs
 
     try:
@@ -79,12 +79,12 @@ def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str |
     if unit_files:
         texts, problems, total = [], [], 0
         for f, did, base in unit_files:
-            text = read_text(f)
             try:
-                total += len(parse_units(text, kb.lexicon, source=did, doc=did))
+                total += len(parse_file(f, kb.lexicon, doc=did))
             except NotationErrors as exc:
                 problems += exc.errors
-            texts.append((did, text, base))
+                continue
+            texts.append((did, f.read_text("utf-8"), base))
         if problems:
             raise NotationErrors(problems)
         emit("units-start", {"files": len(unit_files), "units": total})

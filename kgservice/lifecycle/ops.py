@@ -169,7 +169,9 @@ def replace_document(kb: KnowledgeBase, doc_id: str, statements: Sequence[tuple[
 
 
 def check_doc_id(doc_id: str) -> str:
-    d = doc_id.strip().replace("\\", "/")
+    """The id normalised (no leading ``./``), or an InputError. A backslash is kept: it is the
+    escape :func:`kgservice.notation.doc_name` writes for a file name's bytes that are not text."""
+    d = doc_id.strip()
     while d.startswith("./"):
         d = d[2:]
     if not d or d.startswith("/") or any(p == ".." for p in d.split("/")):
