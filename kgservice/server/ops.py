@@ -30,6 +30,7 @@ from kgservice.server.models import (
     SavedOut,
     SearchHit,
     SearchIn,
+    SourceOut,
     UnitOut,
 )
 
@@ -72,7 +73,7 @@ def ask_out(res: Any, body: AskIn) -> AskOut:
     out = AskOut(answer=res.answer, citations=list(res.cited), in_graph=bool(res.found), rounds=len(res.rounds),
                  stop_reason=res.stop_reason, hit_units=[HitUnit(**u) for u in res.hit_units],
                  usage=res.llm, cache={"hits": hits, "misses": misses}, seconds=res.seconds,
-                 trace=res.rounds if body.trace else None)
+                 trace=res.rounds if body.trace else None, sources=[SourceOut(**s) for s in res.sources])
     return out
 
 

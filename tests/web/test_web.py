@@ -173,7 +173,11 @@ def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
     expect(page.locator("#change-done")).to_have_count(0)
     page.get_by_label(re.compile("Yes, forget .*forget-me")).check()
     page.get_by_role("button", name="Forget").click()
+    # forgetting is a job, as over REST: the page follows it live, then says what it changed
+    expect(page.locator("#doc-job")).to_contain_text("(forget)")
+    expect(page.locator("#job-state")).to_have_attribute("data-status", "done", timeout=60_000)
     expect(page.locator("#change-done")).to_contain_text("forget")
+    expect(page.locator("#change-done")).to_contain_text("2 retracted")
     assert page.request.get(base + f"/ui/v1/units/{unit}").status == 404
     expect(page.locator('#history tr[data-kind="forget"]').first).to_be_visible()
     page.goto(base + "/ui/documents?q=forget-me")
