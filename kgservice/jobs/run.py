@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kgservice.lifecycle.files import keeps_documents
 from kgservice.stores.changelog import attributed
 from kgservice.jobs.model import InvalidJob, Job
 
@@ -34,7 +35,12 @@ if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
 
 
-def _doc_name(job_id: str, payload: dict[str, Any], suffix: str) -> str:
+def _doc_name(job_id: str, payload: dict[str, Any], suffix: str, user: str) -> str:
+    """The name the units are stored under (after ``<user>/``): ``doc``, or a named upload's
+    name when the store keeps no documents, or one made from the job id."""
+    named = payload.get("document")
+    if named and named.startswith(f"{user}/") and "/" not in named[len(user) + 1:]:
+        return named[len(user) + 1:]
     return payload.get("doc") or f"job-{job_id[:12]}{suffix}"
 
 
@@ -124,12 +130,12 @@ def run_job(kb: KnowledgeBase, job: Job) -> dict[str, Any]:
     """Do the job's work; returns its result (counts). Raises what the ingest raises."""
     payload = job.payload or {}
     with attributed(job.user):
-        if job.kind in ("replace", "forget") or "document" in payload:
+        if job.kind in ("replace", "forget") or ("document" in payload and keeps_documents(kb)):
             return run_document_job(kb, job)
         if "units" in payload:
             from kgservice.notation import parse_units
 
-            doc = _doc_name(job.id, payload, ".units")
+            doc = _doc_name(job.id, payload, ".units", job.user)
             units = parse_units(payload["units"], kb.lexicon, source=doc, doc=f"{job.user}/{doc}")
             rep = kb.ingest_units(units)
             return {"units": len(units), "units_added": rep.units_added, "units_unchanged": rep.units_unchanged,
@@ -137,7 +143,7 @@ def run_job(kb: KnowledgeBase, job: Job) -> dict[str, Any]:
         if "text" in payload:
             from kgservice.pipeline.ingest import ingest_text
 
-            doc = _doc_name(job.id, payload, ".txt")
+            doc = _doc_name(job.id, payload, ".txt", job.user)
             with tempfile.TemporaryDirectory(prefix="kg-job-") as tmp:
                 path = Path(tmp) / doc
                 path.write_text(payload["text"], "utf-8")
