@@ -102,17 +102,33 @@ def ingest_document_notation(kb: KnowledgeBase, doc_id: str, text: str, *, title
     from kgservice.pipeline.ingest import content_hash
 
     units = parse_units(text, kb.lexicon, doc=doc_id)
-    statements: list[tuple[Unit, Lines | None]] = [(u, _line_of(text, u)) for u in units]
+    statements: list[tuple[Unit, Lines | None]] = list(zip(units, _lines_of(text, units)))
     return replace_document(kb, doc_id, statements, title=title or _title(text, doc_id), sha256=content_hash(text),
                             mode="manual", size=len(text.encode()), text=text, root=root, embed=embed, force=force)
 
 
-def _line_of(text: str, u: Unit) -> Lines | None:
-    subj = "{" + u.subject
-    for i, row in enumerate(text.splitlines(), 1):
-        if subj in row and u.predicate in row:
-            return (i, i)
-    return None
+def _lines_of(text: str, units: list[Unit]) -> list[Lines | None]:
+    """The line each unit is written on. The parser returns units in the order they are
+    written, so the search for each starts after the previous one's line (one pass over the
+    text for the whole file; a unit not found that way is looked for from the top)."""
+    rows = text.splitlines()
+    out: list[Lines | None] = []
+    at = 0
+    for u in units:
+        subj = "{" + u.subject
+
+        def hit(i: int) -> bool:
+            return subj in rows[i] and u.predicate in rows[i]
+
+        found = next((i for i in range(at, len(rows)) if hit(i)), None)
+        if found is None:
+            found = next((i for i in range(0, at) if hit(i)), None)
+        if found is None:
+            out.append(None)
+            continue
+        at = found + 1
+        out.append((found + 1, found + 1))
+    return out
 
 
 def _title(text: str, doc_id: str) -> str:

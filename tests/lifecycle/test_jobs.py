@@ -193,3 +193,24 @@ def test_answers_list_their_sources_down_to_the_lines(served, tmp_path: Path) ->
     assert src["doc"] == "kitchen/tea.units" and src["lines"] == [2, 2] and src["ref"] == "kitchen/tea.units:2"
     unit = c.get(f"/v1/units/{src['unit']}").json()
     assert unit["doc"] == "kitchen/tea.units" and unit["lines"] == [2, 2] and "green tea" in unit["snippet"]
+
+
+def test_kg_ask_and_mcp_give_the_sources_and_kg_ask_lists_them(tmp_path: Path) -> None:
+    from tests.server.test_mcp import call, make, run
+
+    (tmp_path / "kitchen").mkdir()
+    (tmp_path / "kitchen" / "tea.units").write_text("{black tea} [contains] {tannin}\n\n{tannin} [tastes] {bitter}\n",
+                                                   "utf-8")
+    kg(tmp_path, "ingest", str(tmp_path / "kitchen"))
+    out = json.loads(kg(tmp_path, "ask", "What does black tea contain?", "--json").stdout)
+    src = next(s for s in out["sources"] if s["snippet"] and "black tea" in s["snippet"])
+    assert (src["doc"], src["lines"], src["ref"]) == ("tea.units", [1, 1], "tea.units:1")
+    text = " ".join(kg(tmp_path, "ask", "What does black tea contain?").stdout.split())
+    assert f"sources: tea.units:1 (#{src['unit']})" in text
+    settings = Settings(data_dir=tmp_path / "kg", embedder="hash:64")
+    with KnowledgeBase(settings) as kb:
+        _, mcp = make(settings, kb, "reader")
+        got = run(call(mcp, "ask", {"question": "What does black tea contain?"})).structured_content
+        assert {(s["doc"], tuple(s["lines"])) for s in got["sources"]} >= {("tea.units", (1, 1))}
+        unit = run(call(mcp, "get_unit", {"unit_id": src["unit"]})).structured_content
+        assert unit["doc"] == "tea.units" and unit["lines"] == [1, 1] and "tannin" in unit["snippet"]
