@@ -143,7 +143,8 @@ def test_two_concurrent_replacements_are_serialised_or_refused_never_mixed(serve
     jobs = [kb.jobs.get(r.json()["job_id"]) for r in queued]  # type: ignore[attr-defined]
     done = [j for j in jobs if j.status == "done"]
     assert len(done) == 1, [(j.status, j.error) for j in jobs]
-    assert all("changed since" in (j.error or "") for j in jobs if j.status != "done")
+    assert all("changed since" in (j.error or "") or "changed while" in (j.error or "") for j in jobs
+               if j.status != "done")
     # exactly one version's facts are live, and the document states exactly them
     won = next(n for n, t in versions.items() if t == done[0].payload["text"]) if done[0].payload else None
     subjects = live_subjects(kb)
