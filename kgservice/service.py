@@ -422,6 +422,8 @@ class KnowledgeBase:
         from kgservice.lifecycle.text import ingest_document_notation, ingest_document_text
         from kgservice.pipeline.ingest import content_hash
 
+        if self.settings.read_only:  # also when nothing would change: a read-only service refuses every write
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
         doc_id = check_doc_id(doc_id)
         m = self.document_mode(doc_id, mode)
         with document_claim([doc_id]):

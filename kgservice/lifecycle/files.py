@@ -11,7 +11,8 @@ would give one id are refused before anything is stored (give their common folde
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -100,6 +101,10 @@ def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str |
         split_inputs(paths)  # a missing path or an empty folder is named before anything is read
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    if kb.settings.read_only:  # before anything is read: an unchanged file is refused too
+        from kgservice.stores.base import ReadOnlyError
+
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     if not keeps_documents(kb):
         if doc_id is not None:
             raise InputError(f"--doc-id: the {kb.store.backend} store keeps no documents")
@@ -125,7 +130,9 @@ def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str |
         emit("units-start", {"files": len(unit_files), "units": total})
         units, embedded = IngestReport(), 0
         for did, text, base in texts:
-            res = kb.ingest_document(did, text, mode="manual", root=str(base.resolve()), embed=embed, force=force)
+            with _naming(did):
+                res = kb.ingest_document(did, text, mode="manual", root=str(base.resolve()), embed=embed,
+                                         force=force)
             units.units_added += res.added
             units.units_unchanged += res.unchanged
             units.nodes_added += res.nodes_added
@@ -147,7 +154,8 @@ def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str |
             emit("start", {"documents": len(plan), "chunks": sum(len(chunk_text(t)) for *_, t in plan)})
             for f, did, base, m, text in plan:
                 old = next(iter(kb.store.documents([did])), None)
-                res = kb.ingest_document(did, text, mode=m, root=str(base.resolve()), embed=embed, force=force)
+                with _naming(did):
+                    res = kb.ingest_document(did, text, mode=m, root=str(base.resolve()), embed=embed, force=force)
                 for i in range(res.chunks_extracted + res.chunks_reused):
                     emit("chunk", {"path": str(f), "index": i, "units": 0})
                 if res.change is None:
@@ -163,3 +171,19 @@ def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str |
             report.llm = kb.llm.usage.since(usage0).to_dict()
     return units, report
 
+
+
+@contextmanager
+def _naming(doc_id: str) -> Iterator[None]:
+    """A store that cannot write (full disk, read-only files) fails one document: its error
+    says which one was not stored (the documents before it are, each whole)."""
+    from kgservice.stores.base import StoreWriteError
+
+    try:
+        yield
+    except StoreWriteError as exc:
+        try:
+            named = type(exc)(f"{exc} (the document {doc_id!r} was not stored; documents before it were)")
+        except Exception:
+            raise exc from None
+        raise named from exc
