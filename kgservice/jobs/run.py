@@ -160,6 +160,10 @@ def run_document_job(kb: KnowledgeBase, job: Job) -> dict[str, Any]:
     own content already current and changes nothing."""
     payload = job.payload or {}
     if job.kind == "forget":
+        from kgservice.lifecycle.model import ChangeResult
+
+        if not kb.store.documents([payload["doc"]]):  # forgotten already (this job's first run, or another)
+            return ChangeResult(kind="forget", docs=[payload["doc"]]).model_dump() | {"doc": payload["doc"]}
         res = kb.forget([payload["doc"]])
         return res.model_dump() | {"doc": payload["doc"]}
     if job.kind == "replace":

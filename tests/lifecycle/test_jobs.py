@@ -215,3 +215,17 @@ def test_kg_ask_and_mcp_give_the_sources_and_kg_ask_lists_them(tmp_path: Path) -
         assert {(s["doc"], tuple(s["lines"])) for s in got["sources"]} >= {("tea.units", (1, 1))}
         unit = run(call(mcp, "get_unit", {"unit_id": src["unit"]})).structured_content
         assert unit["doc"] == "tea.units" and unit["lines"] == [1, 1] and "tannin" in unit["snippet"]
+
+
+def test_a_document_job_run_again_after_its_worker_died_changes_nothing(served) -> None:
+    from kgservice.jobs.run import run_job
+
+    c, kb = served
+    finish(c, kb, c.put("/v1/documents/n.units", json={"text": "{owl} [is a] {bird}\n"}))
+    replace = kb.jobs.get(c.put("/v1/documents/n.units", json={"text": "{owl} [is a] {raptor}\n"}).json()["job_id"])
+    assert run_job(kb, replace)["added"] == 1
+    again = run_job(kb, replace)  # the same job once more: its content is current, no conflict
+    assert again["change"] is None and kb.document("n.units").version == 2
+    forget = kb.jobs.get(c.delete("/v1/documents/n.units").json()["job_id"])
+    assert run_job(kb, forget)["retracted"] == 1
+    assert run_job(kb, forget)["change"] is None and kb.documents() == []
