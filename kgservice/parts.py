@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kgservice.expansion.spread import SpreadParams
     from kgservice.families import Lexicon
     from kgservice.jobs.queue import JobQueue
+    from kgservice.lifecycle.model import ChangeResult
     from kgservice.llm import LLM
     from kgservice.model import IngestReport, Unit
     from kgservice.stores.base import GraphStore
@@ -87,6 +88,14 @@ class Ingesting(Embedding, Protocol):
                      on_vectors: Callable[[int], None] | None = None) -> IngestReport: ...
 
     def saved_results(self) -> list[SavedResult]: ...
+
+    def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
+                        root: str | None = None, expect_version: int | None = None, embed: bool = True,
+                        force: bool = False) -> ChangeResult: ...
+
+    def document_mode(self, doc_id: str, mode: str | None = None) -> str: ...
+
+    def forget(self, doc_ids: Sequence[str]) -> ChangeResult: ...
 
 
 class Working(Ingesting, Protocol):

@@ -398,52 +398,65 @@ class KnowledgeBase:
 
         return ingest_text(self, paths, mode, progress=progress, embed=embed, force=force)
 
-    def ingest_paths(self, paths: Sequence[Path | str], mode: str | None = None, *, embed: bool = True,
-                     force: bool = False, progress: Progress | None = None,
+    # -- the lifecycle (kgservice.lifecycle): documents, replace, forget, retract, undo ---------
+    def ingest_paths(self, paths: Sequence[Path | str], mode: str | None = None, *, doc_id: str | None = None,
+                     embed: bool = True, force: bool = False, progress: Progress | None = None,
                      ) -> tuple[IngestReport | None, TextIngestReport | None]:
-        """What ``kg ingest`` does: unit files directly, then text files through the LLM.
-        Folders are searched recursively. Returns (unit-file report, text report), None for a kind absent.
+        """What ``kg ingest`` does: every file the paths name (folders searched recursively) is
+        the current version of a document, its id the path relative to the folder given (a
+        file given alone: its name; ``doc_id`` for a single file; :mod:`kgservice.lifecycle.files`):
+        a new one is ingested, a changed one replaces its units, an unchanged one changes
+        nothing (``force``: ingested again). Unit files first (all parsed before anything is
+        stored), then text files through the LLM. Returns (unit-file report, text report), None
+        for a kind absent.
 
         ``progress(event, info)`` gets, for unit files, ``units-start`` (``files``, ``units``:
         after every file parsed, before anything is stored), ``units`` (``added``: units
-        written since the last event), ``units-vectors`` (``nodes``: the graph batch is stored,
-        now the vectors of that many new nodes are written) and ``units-done`` (``files``,
-        ``report``); then the
+        written by one file), ``units-vectors`` (``nodes``: every file's graph write is in, now
+        the vectors of that many new nodes are written) and ``units-done`` (``files``, ``report``, ``embedded``); then the
         text events of :meth:`ingest_text` (``start``, ``chunk``, ``document``)."""
-        from kgservice.pipeline.ingest import split_inputs
+        from kgservice.lifecycle.files import ingest_documents
 
-        emit = progress or (lambda event, info: None)
-        unit_files, text_files = split_inputs(paths)
-        units = None
-        if unit_files:
-            parsed = self.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
-            emit("units-start", {"files": len(unit_files), "units": len(parsed)})
-            units = self.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}),
-                                      on_vectors=lambda n: emit("units-vectors", {"nodes": n}))
-            emit("units-done", {"files": len(unit_files), "report": units})
-        text = self.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
-        return units, text
+        return ingest_documents(self, paths, mode, doc_id=doc_id, embed=embed, force=force, progress=progress)
 
-    # -- the lifecycle (kgservice.lifecycle): documents, replace, forget, retract, undo ---------
     def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
-                        root: str | None = None) -> ChangeResult:
+                        root: str | None = None, expect_version: int | None = None, embed: bool = True,
+                        force: bool = False) -> ChangeResult:
         """``text`` as the current version of document ``doc_id`` (a relative path): the first
         version is ingested, a new one replaces the old one's units (unchanged units keep their
         ids, units no longer stated are retracted unless another document states them, only
         changed chunks are extracted again); the same content again changes nothing. ``mode``:
-        ``manual`` for unit notation, ``summary``/``detail`` for text (default: by the id's suffix)."""
-        from kgservice.lifecycle.ops import check_doc_id
+        ``manual`` for unit notation, ``summary``/``detail`` for text (default: by the id's suffix).
+
+        Changes of one document are serialised (:func:`kgservice.lifecycle.ops.document_claim`);
+        ``expect_version``: the version this new one is based on (0: none yet); another current
+        version is a :class:`~kgservice.lifecycle.ops.DocumentConflict` and changes nothing."""
+        from kgservice.lifecycle.ops import check_doc_id, check_version, document_claim
         from kgservice.lifecycle.text import ingest_document_notation, ingest_document_text
+        from kgservice.pipeline.ingest import content_hash
+
+        if self.settings.read_only:  # also when nothing would change: a read-only service refuses every write
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
+        doc_id = check_doc_id(doc_id)
+        m = self.document_mode(doc_id, mode)
+        with document_claim([doc_id]):
+            check_version(self, doc_id, content_hash(text), m, expect_version)
+            if m == "manual":
+                return ingest_document_notation(self, doc_id, text, title=title, root=root, embed=embed, force=force)
+            return ingest_document_text(self, doc_id, text, m, title=title, root=root, embed=embed, force=force)
+
+    @staticmethod
+    def document_mode(doc_id: str, mode: str | None = None) -> str:
+        """The mode a document is ingested in: ``manual`` (unit notation) for a ``.units`` id or
+        when asked, else ``summary``/``detail`` as given or by the id's suffix (InputError)."""
         from kgservice.pipeline.ingest import UNIT_SUFFIXES, mode_for
 
-        doc_id = check_doc_id(doc_id)
         if mode == "manual" or (mode is None and Path(doc_id).suffix in UNIT_SUFFIXES):
-            return ingest_document_notation(self, doc_id, text, title=title, root=root)
+            return "manual"
         try:
-            m = mode_for(Path(doc_id), mode)
+            return mode_for(Path(doc_id), mode)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        return ingest_document_text(self, doc_id, text, m, title=title, root=root)
 
     def ingest_file(self, path: Path | str, *, base: Path | str | None = None, doc_id: str | None = None,
                     mode: str | None = None) -> ChangeResult:
@@ -475,9 +488,10 @@ class KnowledgeBase:
 
     def forget(self, doc_ids: Sequence[str]) -> ChangeResult:
         """Remove documents; their units leave every read path unless another document states them."""
-        from kgservice.lifecycle.ops import forget
+        from kgservice.lifecycle.ops import document_claim, forget
 
-        return forget(self, doc_ids)
+        with document_claim(list(doc_ids)):
+            return forget(self, doc_ids)
 
     def retract(self, unit_ids: Sequence[str], reason: str) -> ChangeResult:
         """Take units out of the graph (kept, with the reason, until purged)."""

@@ -63,17 +63,21 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Unit files (.units), text / Markdown files (.md .txt ...), or folders.")],
     mode: Annotated[Optional[str], typer.Option("--mode", help="Text files: summary | detail (default by file type: .md summary, .txt detail).")] = None,
     llm: Annotated[Optional[str], typer.Option("--llm", help="Text files: litellm model for this run (env KG_LLM_MODEL).")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Text files: re-extract documents already ingested.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Re-ingest documents whose content is unchanged (text: extract again).")] = False,
     no_embed: Annotated[bool, typer.Option("--no-embed", help="Store units only; embed later with `kg doctor --repair`.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     server: Annotated[Optional[str], typer.Option("--server", help="Submit to this running kg serve (http://HOST:PORT) as jobs, wait for them and print what they stored.")] = None,
     key: Annotated[Optional[str], typer.Option("--key", envvar="KG_API_KEY", show_envvar=True, show_default=False, help="With --server: an API key with the writer role.")] = None,
+    doc_id: Annotated[Optional[str], typer.Option("--doc-id", help="The document id of a single file (default: its name).")] = None,
 ) -> None:
-    """Ingest unit files directly, and text through LLM extraction.
+    """Ingest unit files directly, and text through LLM extraction; each file is a document.
 
-    Unit files are all parsed before anything is stored: one bad line stores nothing.
-    Text documents are idempotent by content hash; each is stored whole or not at all.
-    With --server, the files go to a running server's REST API instead (one job per file)."""
+    A document's id is its path relative to the folder given (a file given alone: its name;
+    `--doc-id` for one file). Ingesting a changed file again replaces its document's units
+    (unchanged ones keep their ids); an unchanged file changes nothing. Unit files are all
+    parsed before anything is stored: one bad line stores nothing. Each document is stored
+    whole or not at all. With --server, the files go to a running server's REST API instead
+    (one job per file)."""
     if server is not None:
         from kgservice.cli.remote import ingest_remote, summary_line
 
@@ -115,7 +119,7 @@ def ingest(
             if len(unit_bar) == 3:  # the vector phase ended with the batch
                 unit_bar[0].update(unit_bar[1], total=unit_bar[2], completed=unit_bar[2])
             unit_bar[0].stop()
-            print_unit_report(info["files"], info["report"], no_embed, as_json)
+            print_unit_report(info["files"], info["report"], no_embed, as_json, info.get("embedded"))
         else:
             text.progress(event, info)
 
@@ -127,7 +131,8 @@ def ingest(
     refuse_beside_server(ctx, "`kg ingest`")
     with knowledge_base(ctx) as kb:
         try:
-            _, report = kb.ingest_paths(paths, mode, embed=not no_embed, force=force, progress=progress)
+            _, report = kb.ingest_paths(paths, mode, doc_id=doc_id, embed=not no_embed, force=force,
+                                        progress=progress)
         except LLMProviderError:
             if not no_model_configured(kb.settings, kb.settings.llm_model):
                 raise
@@ -146,9 +151,9 @@ def ingest(
             text.summary(report)
 
 
-def print_unit_report(files: int, report: Any, no_embed: bool, as_json: bool) -> None:
+def print_unit_report(files: int, report: Any, no_embed: bool, as_json: bool, embedded: int | None = None) -> None:
     data = {"files": files, **report.model_dump(exclude={"touched_nodes", "new_embeddable_nodes"}),
-            "embedded_nodes": 0 if no_embed else len(report.new_embeddable_nodes)}
+            "embedded_nodes": 0 if no_embed else embedded if embedded is not None else len(report.new_embeddable_nodes)}
     if as_json:
         print_json(data)
         return

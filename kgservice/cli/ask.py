@@ -97,6 +97,10 @@ def ask_command(
             _say(f"hit units ({len(res.hit_units)}):", style="dim")
             for u in res.hit_units:
                 _say(f"  #{u['id']} {u['unit'].splitlines()[0]}", style="dim")
+        if res.sources and res.found:
+            from kgservice.answer.sources import sources_line
+
+            _say(sources_line(res.sources), style="dim")
         hits = sum(v["hits"] for v in res.caches.values())
         misses = sum(v["misses"] for v in res.caches.values())
         _say(f"{_usage_line(res.llm)} · caches {hits} hit(s) / {misses} miss(es) · {len(res.rounds)} round(s), "

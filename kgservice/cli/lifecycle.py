@@ -140,9 +140,10 @@ def show(ctx: typer.Context, unit: Annotated[str, typer.Argument(help="Unit id."
                     "sources": [p.model_dump() for p in prov]})
         return
     out.print(format_unit(rec.unit), markup=False, highlight=False)
+    from kgservice.answer.sources import source_ref
+
     for p in prov:
-        where = f"{p.doc}:{p.lines[0]}-{p.lines[1]}" if p.lines else p.doc
-        out.print(f"from {where}", markup=False, highlight=False)
+        out.print(f"from {source_ref(p.doc, p.lines)}", markup=False, highlight=False)
         if p.snippet:
             out.print("  " + p.snippet.replace("\n", "\n  "), markup=False, highlight=False)
     if not prov and rec.unit.doc:

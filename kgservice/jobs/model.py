@@ -20,10 +20,11 @@ from kgservice.errors import InputError, ServiceError
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
 FINAL = ("done", "failed", "cancelled")
-KINDS = ("ingest",)
+KINDS = ("ingest", "replace", "forget")  # replace / forget: one document's lifecycle change
 MAX_PAYLOAD_BYTES = 16 << 20  # a job's payload is stored inline in the graph store
 MAX_KEY_CHARS = 200
 DOC_NAME = re.compile(r"[^/\\\x00-\x1f]{1,200}\Z")
+DOC_ID = re.compile(r"[^\x00-\x1f]{1,1000}\Z")
 
 
 class InvalidJob(InputError, ValueError):
@@ -96,15 +97,17 @@ def check_submission(kind: str, payload: Any, user: Any, idempotency_key: Any) -
         raise InvalidJob(f"idempotency_key: must be a non-empty string of at most {MAX_KEY_CHARS} characters")
     if not isinstance(payload, dict):
         raise InvalidJob(f"payload: must be an object, got {type(payload).__name__}")
+    if kind in ("replace", "forget"):
+        return check_document_payload(kind, payload)
     if "units" in payload:
-        extra = set(payload) - {"units", "doc"}
+        extra = set(payload) - {"units", "doc", "document"}
         if extra:
             raise InvalidJob(f"payload: unexpected field(s) {sorted(extra)} next to 'units'")
         if not isinstance(payload["units"], str) or not payload["units"].strip():
             raise InvalidJob("payload.units: must be non-empty unit notation text")
         out: dict[str, Any] = {"units": payload["units"]}
     elif "text" in payload:
-        extra = set(payload) - {"text", "mode", "doc"}
+        extra = set(payload) - {"text", "mode", "doc", "document"}
         if extra:
             raise InvalidJob(f"payload: unexpected field(s) {sorted(extra)} next to 'text'")
         if not isinstance(payload["text"], str) or not payload["text"].strip():
@@ -115,11 +118,54 @@ def check_submission(kind: str, payload: Any, user: Any, idempotency_key: Any) -
         out = {"text": payload["text"], "mode": mode}
     else:
         raise InvalidJob("payload: needs 'text' (with 'mode' and 'doc') or 'units' (unit notation)")
+    if "doc" in payload and "document" in payload:
+        raise InvalidJob("payload: give 'document' (a document: the same name again replaces it) or 'doc' "
+                         "(a source name for appended units), not both")
     doc = payload.get("doc")
     if doc is not None:
         if not isinstance(doc, str) or not DOC_NAME.match(doc) or doc.strip() in ("", ".", ".."):
             raise InvalidJob("payload.doc: a document name (1-200 characters, no '/', '\\' or control characters)")
         out["doc"] = doc
+    document = payload.get("document")
+    if document is not None:
+        if not isinstance(document, str) or not DOC_ID.match(document):
+            raise InvalidJob("payload.document: a document id (a relative path of 1-1000 characters, no control "
+                             "characters)")
+        out["document"] = document
+    size = len(json.dumps(out, ensure_ascii=False).encode("utf-8"))
+    if size > MAX_PAYLOAD_BYTES:
+        raise InvalidJob(f"payload: {size} bytes, over the {MAX_PAYLOAD_BYTES}-byte limit for one job")
+    return out
+
+
+def check_document_payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A ``replace`` job: ``doc`` (the document id), ``text`` (its new version: notation for
+    mode ``manual``), optional ``mode``, ``title`` and ``version`` (the version it is based on,
+    0 for a new document). A ``forget`` job: ``doc``."""
+    allowed = {"doc", "text", "mode", "title", "version"} if kind == "replace" else {"doc"}
+    extra = set(payload) - allowed
+    if extra:
+        raise InvalidJob(f"payload: unexpected field(s) {sorted(extra)} in a {kind} job")
+    doc = payload.get("doc")
+    if not isinstance(doc, str) or not doc.strip() or len(doc) > 1000:
+        raise InvalidJob("payload.doc: the document id (a relative path, at most 1000 characters)")
+    out: dict[str, Any] = {"doc": doc}
+    if kind == "forget":
+        return out
+    text = payload.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidJob("payload.text: the new version of the document must be non-empty text")
+    out["text"] = text
+    mode = payload.get("mode")
+    if mode is not None and mode not in ("summary", "detail", "manual"):
+        raise InvalidJob(f"payload.mode: must be 'summary', 'detail' or 'manual', got {mode!r}")
+    title = payload.get("title")
+    if title is not None and (not isinstance(title, str) or len(title) > 500):
+        raise InvalidJob("payload.title: at most 500 characters of text")
+    version = payload.get("version")
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool) or version < 0):
+        raise InvalidJob(f"payload.version: the version the replacement is based on (0 or more), got {version!r}")
+    out.update({k: v for k, v in (("mode", mode), ("title", title), ("version", version)) if v is not None})
     size = len(json.dumps(out, ensure_ascii=False).encode("utf-8"))
     if size > MAX_PAYLOAD_BYTES:
         raise InvalidJob(f"payload: {size} bytes, over the {MAX_PAYLOAD_BYTES}-byte limit for one job")

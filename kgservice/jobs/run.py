@@ -2,7 +2,14 @@
 
 * ``{"units": ...}``: the notation parser, then ``KnowledgeBase.ingest_units``;
 * ``{"text": ..., "mode": ..., "doc": ...}``: ``kgservice.pipeline.ingest.ingest_text`` on the
-  text written to a private temporary file named ``doc``.
+  text written to a private temporary file named ``doc``;
+* either of them with ``document`` (a document id) instead of ``doc``: the text or notation is
+  the current version of that document (``KnowledgeBase.ingest_document``): the same id again
+  replaces it. The REST, MCP and web front ends name an upload's document ``<user>/<name>``
+  (:func:`job_document_id`);
+* a ``replace`` job (``doc``, ``text``, ``mode``, ``title``, ``version``): a new version of any
+  document, refused as a conflict when the document moved past ``version`` meanwhile; a
+  ``forget`` job (``doc``): the document forgotten.
 
 The units keep ``<user>/<doc>`` as their document (the provenance both stores keep, shown by
 GET /v1/units and graph.json's source_file): who wrote them. User names cannot contain "/",
@@ -20,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kgservice.lifecycle.files import keeps_documents
 from kgservice.stores.changelog import attributed
 from kgservice.jobs.model import InvalidJob, Job
 
@@ -27,8 +35,41 @@ if TYPE_CHECKING:
     from kgservice.parts import Ingesting
 
 
-def _doc_name(job_id: str, payload: dict[str, Any], suffix: str) -> str:
+def _doc_name(job_id: str, payload: dict[str, Any], suffix: str, user: str) -> str:
+    """The name the units are stored under (after ``<user>/``): ``doc``, or a named upload's
+    name when the store keeps no documents, or one made from the job id."""
+    named = payload.get("document")
+    if named and named.startswith(f"{user}/") and "/" not in named[len(user) + 1:]:
+        return named[len(user) + 1:]
     return payload.get("doc") or f"job-{job_id[:12]}{suffix}"
+
+
+def job_document_id(user: str, name: str) -> str:
+    """The document a client's upload named ``name`` becomes: the name under the uploading
+    user's own folder (the units keep who wrote them, and two users' ``notes.md`` differ)."""
+    return f"{user}/{name}"
+
+
+def validate_document_job(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
+    """A replace / forget job checked before it is queued: the document id is a relative path,
+    the mode fits, the notation parses or the text is storable; forget needs the document."""
+    from kgservice.errors import InputError
+    from kgservice.lifecycle.ops import check_doc_id, get_documents
+
+    try:
+        doc = check_doc_id(payload["doc"])
+        if kind == "forget":
+            get_documents(kb, [doc])
+            return
+        mode = kb.document_mode(doc, payload.get("mode"))
+    except InvalidJob:
+        raise
+    except InputError as exc:
+        if str(exc).startswith("no document"):
+            raise
+        raise InvalidJob(f"payload.doc: {exc}") from None
+    _validate_body(kb, {"units": payload["text"]} if mode == "manual" else {"text": payload["text"]}, doc,
+                   replaces=doc)
 
 
 def validate_payload(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
@@ -38,20 +79,40 @@ def validate_payload(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
     the store already holds with other content, a ``supersedes`` reference to nothing. The
     store's own batch check (:func:`kgservice.stores.validate.prepare_batch`) runs as a dry
     run against the units stored now; it writes nothing."""
+    if kind in ("replace", "forget"):
+        validate_document_job(kb, kind, payload)
+        return
+    name = payload.get("document")
+    _validate_body(kb, payload, payload.get("doc") or name or "payload.units",
+                   replaces=name)
+    if name is not None:
+        from kgservice.errors import InputError
+        from kgservice.lifecycle.ops import check_doc_id
+
+        try:
+            check_doc_id(name)
+        except InputError as exc:
+            raise InvalidJob(f"payload.document: {exc}") from None
+
+
+def _validate_body(kb: Ingesting, payload: dict[str, Any], doc: str, replaces: str | None = None) -> None:
+    """``replaces``: the document this version replaces; the units its current version states
+    are not held against the new one (an edited line may keep its unit id)."""
     if "units" in payload:
         from kgservice.notation import NotationErrors, parse_units
         from kgservice.stores.base import IngestConflict
         from kgservice.stores.validate import prepare_batch
 
-        doc = payload.get("doc") or "payload.units"
         try:
             units = parse_units(payload["units"], kb.lexicon, source=doc)
         except NotationErrors as exc:
             raise InvalidJob(f"payload.units: {exc}") from None
         store = kb.store
+        current = next(iter(store.documents([replaces])), None) if replaces else None
+        mine = set(current.unit_lines) if current is not None else set()
 
         def existing(ids: Any) -> dict[str, Any]:
-            return {u.id: u for u in store.get_units(dict.fromkeys(ids))}
+            return {u.id: u for u in store.get_units([i for i in dict.fromkeys(ids) if i not in mine])}
 
         try:
             prepare_batch(units, existing, aliases=store.aliases, stamp=False)
@@ -69,10 +130,12 @@ def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
     """Do the job's work; returns its result (counts). Raises what the ingest raises."""
     payload = job.payload or {}
     with attributed(job.user):
+        if job.kind in ("replace", "forget") or ("document" in payload and keeps_documents(kb)):
+            return run_document_job(kb, job)
         if "units" in payload:
             from kgservice.notation import parse_units
 
-            doc = _doc_name(job.id, payload, ".units")
+            doc = _doc_name(job.id, payload, ".units", job.user)
             units = parse_units(payload["units"], kb.lexicon, source=doc, doc=f"{job.user}/{doc}")
             rep = kb.ingest_units(units)
             return {"units": len(units), "units_added": rep.units_added, "units_unchanged": rep.units_unchanged,
@@ -80,7 +143,7 @@ def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
         if "text" in payload:
             from kgservice.pipeline.ingest import ingest_text
 
-            doc = _doc_name(job.id, payload, ".txt")
+            doc = _doc_name(job.id, payload, ".txt", job.user)
             with tempfile.TemporaryDirectory(prefix="kg-job-") as tmp:
                 path = Path(tmp) / doc
                 path.write_text(payload["text"], "utf-8")
@@ -89,3 +152,29 @@ def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
             return {k: d[k] for k in ("units_extracted", "units_added", "units_unchanged", "nodes_added",
                                       "unchanged_documents")} | {"llm_calls": d["llm"].get("calls", 0)}
     raise InvalidJob(f"job {job.id}: payload has neither 'units' nor 'text'")
+
+
+def run_document_job(kb: Ingesting, job: Job) -> dict[str, Any]:
+    """A lifecycle job: the change's report (``ChangeResult`` fields) with the document id and,
+    for text, the LLM calls it made. Run again after its worker died, a replacement finds its
+    own content already current and changes nothing."""
+    payload = job.payload or {}
+    if job.kind == "forget":
+        from kgservice.lifecycle.model import ChangeResult
+
+        if not kb.store.documents([payload["doc"]]):  # forgotten already (this job's first run, or another)
+            return ChangeResult(kind="forget", docs=[payload["doc"]]).model_dump() | {"doc": payload["doc"]}
+        res = kb.forget([payload["doc"]])
+        return res.model_dump() | {"doc": payload["doc"]}
+    if job.kind == "replace":
+        doc, text, mode = payload["doc"], payload["text"], payload.get("mode")
+        version = payload.get("version")
+    else:
+        doc = payload["document"]
+        text, version = payload.get("units", payload.get("text")), None
+        mode = "manual" if "units" in payload else payload.get("mode", "summary")
+    before = kb.llm.usage.snapshot() if mode != "manual" else None
+    res = kb.ingest_document(doc, text, mode=mode, title=payload.get("title"), expect_version=version)
+    calls = kb.llm.usage.since(before).calls if before is not None else 0
+    return res.model_dump() | {"doc": doc, "units_added": res.added, "units_unchanged": res.unchanged,
+                               "llm_calls": calls}

@@ -128,6 +128,13 @@ class ChangeResult(BaseModel):
     orphaned_nodes: int = 0  # nodes no live unit mentions any more (removed with their vectors)
     chunks_extracted: int = 0
     chunks_reused: int = 0
+    nodes_added: int = 0
+    embedded_nodes: int = 0  # new nodes given a vector now (0 when asked not to embed)
+    # a unit id of this version -> the live unit already stating the same fact (not added)
+    duplicates: dict[str, str] = Field(default_factory=dict)
+    # new nodes left without a vector because the caller embeds them later, all at once
+    # (``kg ingest``: one vector phase after every document's graph write); not in replies
+    unembedded: list[str] = Field(default_factory=list, exclude=True)
 
 
 class Provenance(BaseModel):

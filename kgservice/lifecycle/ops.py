@@ -7,8 +7,10 @@ no live unit mentions are deleted, new nodes embedded, and this process's caches
 from __future__ import annotations
 
 import getpass
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -19,6 +21,48 @@ from kgservice.notation.serializer import format_unit
 
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
+
+
+class DocumentConflict(InputError):
+    """A replacement based on a version of the document that is no longer the current one
+    (another replacement came first): HTTP 409; nothing was changed."""
+
+    http_status = 409
+
+
+_CLAIMS: dict[str, threading.Lock] = {}
+_CLAIMS_GUARD = threading.Lock()
+
+
+@contextmanager
+def document_claim(doc_ids: Sequence[str]) -> Iterator[None]:
+    """Hold the claim on these documents for one lifecycle change: two replacements (or a
+    replacement and a forget) of one document in this process run one after the other, each
+    reading the version the other left, so the document never ends with a mix of both. Claims
+    are taken in id order (no deadlock between changes of several documents)."""
+    with _CLAIMS_GUARD:
+        locks = [_CLAIMS.setdefault(d, threading.Lock()) for d in sorted(set(doc_ids))]
+    with ExitStack() as stack:
+        for lock in locks:
+            stack.enter_context(lock)
+        yield
+
+
+def check_version(kb: KnowledgeBase, doc_id: str, sha256: str, mode: str, expect_version: int | None) -> None:
+    """Refuse (:class:`DocumentConflict`) a new version of ``doc_id`` based on version
+    ``expect_version`` (0: the document did not exist) when the current version is another,
+    unless the current version already has this content (the same replacement run again)."""
+    if expect_version is None:
+        return
+    old = next(iter(kb.store.documents([doc_id])), None)
+    if old is not None and old.sha256 == sha256 and old.mode == mode:
+        return
+    current = old.version if old is not None else 0
+    if current != expect_version:
+        seen = f"version {expect_version}" if expect_version else "no such document"
+        now_is = f"version {current}" if current else "forgotten"
+        raise DocumentConflict(f"document {doc_id!r} changed since the replacement was based on it ({seen}; now "
+                               f"{now_is}): nothing was changed; read it again and resubmit")
 
 
 def now() -> str:
@@ -48,13 +92,13 @@ def content_key(u: Unit) -> str:
 
 
 def _commit(kb: KnowledgeBase, add: Sequence[Unit], retract: Sequence[str], docs: dict, change: ChangeRecord,
-            **purge: object) -> tuple[ChangeResult, list[str]]:
+            embed: bool = True, **purge: object) -> tuple[ChangeResult, list[str]]:
     if kb.settings.read_only:
         from kgservice.stores.base import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); change refused")
     report, orphans = kb.store.apply_change(add, retract, docs, change, **purge)  # type: ignore[arg-type]
-    if report.new_embeddable_nodes:
+    if embed and report.new_embeddable_nodes:
         kb.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
     if orphans:
         with kb.vector_writer() as vs:
@@ -63,7 +107,10 @@ def _commit(kb: KnowledgeBase, add: Sequence[Unit], retract: Sequence[str], docs
     kb.caches.invalidate(sorted(set(report.touched_nodes) | set(orphans)))
     res = ChangeResult(change=change.id, kind=change.kind, docs=list(change.docs), added=len(change.added),
                        unchanged=report.units_unchanged, retracted=len(change.retracted),
-                       orphaned_nodes=len(orphans))
+                       orphaned_nodes=len(orphans), nodes_added=report.nodes_added,
+                       embedded_nodes=len(report.new_embeddable_nodes) if embed else 0,
+                       duplicates=dict(report.duplicates),
+                       unembedded=[] if embed else list(report.new_embeddable_nodes))
     return res, orphans
 
 
@@ -79,14 +126,15 @@ def _units_any(kb: KnowledgeBase, ids: Sequence[str]) -> dict[str, Unit]:
 def replace_document(kb: KnowledgeBase, doc_id: str, statements: Sequence[tuple[Unit, Lines | None]], *,
                      title: str, sha256: str, mode: str, size: int, text: str | None,
                      chunks: dict[str, list[str]] | None = None, chunk_lines: dict[str, Lines | None] | None = None,
-                     root: str | None = None) -> ChangeResult:
+                     root: str | None = None, embed: bool = True, force: bool = False) -> ChangeResult:
     """Make ``doc_id`` state exactly ``statements`` (this version's units with their lines).
     Units the old version stated with the same content keep their ids (a unit retracted by
     hand stays retracted); units no longer stated are retracted unless another document
-    still states them. The same content again changes nothing (``change`` None)."""
+    still states them. The same content again changes nothing (``change`` None) unless ``force``.
+    ``embed`` False leaves new nodes without vectors (``kg doctor --repair`` embeds them)."""
     doc_id = check_doc_id(doc_id)
     old = next(iter(kb.store.documents([doc_id])), None)
-    if old is not None and old.sha256 == sha256 and old.mode == mode:
+    if old is not None and old.sha256 == sha256 and old.mode == mode and not force:
         return ChangeResult(kind="replace", docs=[doc_id], unchanged=old.units)
     old_units = _units_any(kb, list(old.unit_lines)) if old is not None else {}
     by_key = {content_key(u): uid for uid, u in old_units.items()}
@@ -115,14 +163,16 @@ def replace_document(kb: KnowledgeBase, doc_id: str, statements: Sequence[tuple[
                          chunk_lines=dict(chunk_lines or {}))
     change = new_change("replace" if old is not None else "ingest", docs=[doc_id],
                         docs_before={doc_id: old}, docs_after={doc_id: rec})
-    res, _ = _commit(kb, add, retract, {doc_id: rec}, change)
+    res, _ = _commit(kb, add, retract, {doc_id: rec}, change, embed=embed)
     res.kept_shared = shared
     res.unchanged = len(lines) - res.added
     return res
 
 
 def check_doc_id(doc_id: str) -> str:
-    d = doc_id.strip().replace("\\", "/")
+    """The id normalised (no leading ``./``), or an InputError. A backslash is kept: it is the
+    escape :func:`kgservice.notation.doc_name` writes for a file name's bytes that are not text."""
+    d = doc_id.strip()
     while d.startswith("./"):
         d = d[2:]
     if not d or d.startswith("/") or any(p == ".." for p in d.split("/")):

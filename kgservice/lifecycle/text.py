@@ -42,10 +42,12 @@ def chunk_hash(text: str, mode: str, tag: str) -> str:
 
 
 def ingest_document_text(kb: KnowledgeBase, doc_id: str, text: str, mode: str, *, title: str | None = None,
-                         size: int | None = None, root: str | None = None) -> ChangeResult:
+                         size: int | None = None, root: str | None = None, embed: bool = True,
+                         force: bool = False) -> ChangeResult:
     """Text through LLM extraction, one chunk at a time, as the new version of ``doc_id``: a
     chunk whose content hash the old version has keeps its units (no LLM call). Extraction
-    runs before anything is written, so a failure changes nothing."""
+    runs before anything is written, so a failure changes nothing. ``force`` extracts every
+    chunk again, also when the text is unchanged."""
     from kgservice.extraction import Resolver, extract_text, to_units
     from kgservice.extraction.chunking import chunk_text
     from kgservice.extraction.extract import extract_prompt
@@ -58,7 +60,7 @@ def ingest_document_text(kb: KnowledgeBase, doc_id: str, text: str, mode: str, *
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     sha = content_hash(text)
     old = next(iter(kb.store.documents([doc_id])), None)
-    if old is not None and old.sha256 == sha and old.mode == mode:
+    if old is not None and old.sha256 == sha and old.mode == mode and not force:
         return ChangeResult(kind="replace", docs=[doc_id], unchanged=old.units)
     chunks = chunk_text(text)
     ranges = chunk_lines(text, [c.text for c in chunks])
@@ -71,7 +73,7 @@ def ingest_document_text(kb: KnowledgeBase, doc_id: str, text: str, mode: str, *
     extracted = reused = 0
     for chunk, ln in zip(chunks, ranges):
         h = chunk_hash(chunk.text, mode, tag)
-        if old is not None and h in old.chunks and all(u in reuse for u in old.chunks[h]):
+        if old is not None and not force and h in old.chunks and all(u in reuse for u in old.chunks[h]):
             units = [reuse[u] for u in old.chunks[h]]
             reused += 1
         else:
@@ -86,13 +88,13 @@ def ingest_document_text(kb: KnowledgeBase, doc_id: str, text: str, mode: str, *
         statements += [(u, ln) for u in units]
     res = replace_document(kb, doc_id, statements, title=title or _title(text, doc_id), sha256=sha, mode=mode,
                            size=size if size is not None else len(text.encode()), text=text, chunks=hashes,
-                           chunk_lines=lines_of, root=root)
+                           chunk_lines=lines_of, root=root, embed=embed, force=force)
     res.chunks_extracted, res.chunks_reused = extracted, reused
     return res
 
 
 def ingest_document_notation(kb: KnowledgeBase, doc_id: str, text: str, *, title: str | None = None,
-                             root: str | None = None) -> ChangeResult:
+                             root: str | None = None, embed: bool = True, force: bool = False) -> ChangeResult:
     """Unit notation (a ``.units`` file) as the new version of ``doc_id``; each unit's line is
     where it is written."""
     from kgservice.lifecycle.ops import replace_document
@@ -100,17 +102,33 @@ def ingest_document_notation(kb: KnowledgeBase, doc_id: str, text: str, *, title
     from kgservice.pipeline.ingest import content_hash
 
     units = parse_units(text, kb.lexicon, doc=doc_id)
-    statements: list[tuple[Unit, Lines | None]] = [(u, _line_of(text, u)) for u in units]
+    statements: list[tuple[Unit, Lines | None]] = list(zip(units, _lines_of(text, units)))
     return replace_document(kb, doc_id, statements, title=title or _title(text, doc_id), sha256=content_hash(text),
-                            mode="manual", size=len(text.encode()), text=text, root=root)
+                            mode="manual", size=len(text.encode()), text=text, root=root, embed=embed, force=force)
 
 
-def _line_of(text: str, u: Unit) -> Lines | None:
-    subj = "{" + u.subject
-    for i, row in enumerate(text.splitlines(), 1):
-        if subj in row and u.predicate in row:
-            return (i, i)
-    return None
+def _lines_of(text: str, units: list[Unit]) -> list[Lines | None]:
+    """The line each unit is written on. The parser returns units in the order they are
+    written, so the search for each starts after the previous one's line (one pass over the
+    text for the whole file; a unit not found that way is looked for from the top)."""
+    rows = text.splitlines()
+    out: list[Lines | None] = []
+    at = 0
+    for u in units:
+        subj = "{" + u.subject
+
+        def hit(i: int) -> bool:
+            return subj in rows[i] and u.predicate in rows[i]
+
+        found = next((i for i in range(at, len(rows)) if hit(i)), None)
+        if found is None:
+            found = next((i for i in range(0, at) if hit(i)), None)
+        if found is None:
+            out.append(None)
+            continue
+        at = found + 1
+        out.append((found + 1, found + 1))
+    return out
 
 
 def _title(text: str, doc_id: str) -> str:

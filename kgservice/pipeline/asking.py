@@ -61,6 +61,8 @@ class AskResult:
     caches: dict[str, Any]
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # each cited unit's documents: {unit, doc, lines, snippet, ref ("doc:lines")} (kgservice.answer.sources)
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -209,7 +211,13 @@ def retrieval_only_ask(kb: Asking, question: str) -> AskResult:
         hit_units=[{"id": u.id, "unit": format_unit(u, with_id=False)} for u in units], key_nodes=[],
         key_predicates=[], entries=[], rounds=[], stop_reason="no model configured: retrieval only", rejected=[],
         llm={"calls": 0, "total_tokens": 0, "model": None}, caches={},
-        seconds=round(time.perf_counter() - t0, 3), notes=[NO_MODEL_NOTE])
+        seconds=round(time.perf_counter() - t0, 3), notes=[NO_MODEL_NOTE], sources=_sources(kb, [u.id for u in units]))
+
+
+def _sources(kb: KnowledgeBase, cited: list[str]) -> list[dict[str, Any]]:
+    from kgservice.answer.sources import cited_sources
+
+    return cited_sources(kb, cited)
 
 
 def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
@@ -293,7 +301,7 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
         key_nodes=state.key_nodes_payload(), key_predicates=state.key.predicates,
         entries=[{**e, "hits": [list(h) for h in e["hits"]]} for e in entries], rounds=rounds, stop_reason=stop,
         rejected=ans.rejected, llm=llm.usage.since(usage0).to_dict(), caches=cache_delta,
-        seconds=round(time.perf_counter() - t0, 3), notes=notes,
+        seconds=round(time.perf_counter() - t0, 3), notes=notes, sources=_sources(kb, list(ans.cited)),
     )
     if result.llm.get("calls", 0) == 0 and not notes:
         caches.front_put(front_key, copy.deepcopy(result), {c: v["hits"] for c, v in cache_delta.items()})

@@ -84,6 +84,7 @@ class AskReply(BaseModel):
     in_graph: bool
     rounds: int
     trace: list[dict[str, Any]] | None = None  # with trace=true: every drill-down round (seeds, units, decision)
+    sources: list[dict[str, Any]] = []  # each cited unit's document, lines and source snippet ("ref": doc:lines)
 
 
 class JobReply(BaseModel):
@@ -228,7 +229,8 @@ def build_mcp(sc: ServerContext) -> MCPServer:
             out, res = ops.ask(sc.kb, AskIn(question=question, max_rounds=max_rounds, trace=trace))
             sc.metrics.record_ask(res)
             return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), citations=out.citations,
-                            in_graph=out.in_graph, rounds=out.rounds, trace=out.trace)
+                            in_graph=out.in_graph, rounds=out.rounds, trace=out.trace,
+                            sources=[src.model_dump(mode="json") for src in out.sources])
         return _run(sc, ctx, Role.reader, run)
 
     @mcp.tool(annotations=READ)
@@ -240,7 +242,8 @@ def build_mcp(sc: ServerContext) -> MCPServer:
 
     @mcp.tool(annotations=READ)
     def get_unit(unit_id: str = Field(min_length=1), ctx: Context = None) -> UnitOut:  # type: ignore[assignment]
-        """One unit by id: its notation, family, document and what supersedes it."""
+        """One unit by id: its notation, family, what supersedes it, and where it comes from: its
+        document (`doc`), line range (`lines`) and source lines (`snippet`), every stating document in `sources`."""
         return _run(sc, ctx, Role.reader, lambda _: ops.get_unit(sc.kb, unit_id))
 
     @mcp.tool(annotations=READ)
@@ -270,12 +273,15 @@ def build_mcp(sc: ServerContext) -> MCPServer:
     @mcp.tool(annotations=WRITE)
     def ingest_text(text: str = Field(min_length=1, max_length=200_000),
                     mode: Literal["summary", "detail"] = "summary",
-                    source: str = Field("mcp", min_length=1, max_length=200),
+                    source: str | None = Field(None, min_length=1, max_length=200),
                     ctx: Context = None) -> JobReply:  # type: ignore[assignment]
-        """Queue text for LLM extraction into units (writer role). Returns a job id: poll job_status."""
+        """Queue text for LLM extraction into units (writer role). Returns a job id: poll job_status.
+        With `source` the text is the document `<you>/<source>`: the same source again replaces
+        its facts; without, the facts are added."""
         def run(who: Principal) -> JobReply:
-            body = IngestIn(text=text, mode=mode, doc=source)
-            job = ops.jobs_of(sc.kb).submit("ingest", ops.validate_ingest(sc.kb, body, who), who.user, None)
+            body = IngestIn(text=text, mode=mode, doc=source or "mcp")
+            payload = ops.validate_ingest(sc.kb, body, who, named=source is not None)
+            job = ops.jobs_of(sc.kb).submit("ingest", payload, who.user, None)
             return job_reply(job)
         return _run(sc, ctx, Role.writer, run)
 

@@ -28,6 +28,15 @@ class HitUnit(BaseModel):
     unit: str
 
 
+class SourceOut(BaseModel):
+    """A cited unit's document: its line range and those lines (``ref``: ``doc:lines``)."""
+    unit: str
+    doc: str
+    lines: tuple[int, int] | None = None
+    snippet: str | None = None
+    ref: str
+
+
 class AskOut(BaseModel):
     answer: str
     citations: list[str]
@@ -39,6 +48,7 @@ class AskOut(BaseModel):
     cache: dict[str, int]
     seconds: float
     trace: list[dict[str, Any]] | None = None
+    sources: list[SourceOut] = []  # each cited unit's documents, lines and source lines
 
 
 class SearchIn(Strict):

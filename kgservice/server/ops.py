@@ -20,6 +20,7 @@ from kgservice.server.models import (
     ExpandUnit,
     HitUnit,
     IngestIn,
+    JobAccepted,
     Neighbor,
     NeighborsOut,
     NodeOut,
@@ -30,6 +31,7 @@ from kgservice.server.models import (
     SavedResultsOut,
     SearchHit,
     SearchIn,
+    SourceOut,
     UnitOut,
 )
 
@@ -73,7 +75,7 @@ def ask_out(res: Any, body: AskIn) -> AskOut:
     out = AskOut(answer=res.answer, citations=list(res.cited), in_graph=bool(res.found), rounds=len(res.rounds),
                  stop_reason=res.stop_reason, hit_units=[HitUnit(**u) for u in res.hit_units],
                  usage=res.llm, cache={"hits": hits, "misses": misses}, seconds=res.seconds,
-                 trace=res.rounds if body.trace else None)
+                 trace=res.rounds if body.trace else None, sources=[SourceOut(**s) for s in res.sources])
     return out
 
 
@@ -208,18 +210,60 @@ def saved_results(kb: KnowledgeBase, limit: int = 100) -> SavedResultsOut:
                            total=len(found))
 
 
-def validate_ingest(kb: KnowledgeBase, body: IngestIn, who: Principal) -> dict[str, Any]:
+def validate_ingest(kb: KnowledgeBase, body: IngestIn, who: Principal, named: bool | None = None) -> dict[str, Any]:
     """The job payload, after checking what can be checked before queueing: unit notation is
     parsed (errors name line:column, nothing is queued).
 
     Attribution: the job records ``who.user``; the worker stores the units with ``doc`` =
-    ``<user>/<doc>`` (:mod:`kgservice.jobs.run`)."""
+    ``<user>/<doc>`` (:mod:`kgservice.jobs.run`). A ``doc`` the client names makes the upload
+    the document ``<user>/<doc>`` (the same name again replaces its units); without one the
+    units are added under the default name, as no document."""
+    from kgservice.jobs.run import job_document_id
+
+    named = "doc" in body.model_fields_set if named is None else named
+    where = {"document": job_document_id(who.user, body.doc)} if named else {"doc": body.doc}
     if body.units is not None:
         from kgservice.notation import parse_units
 
         parse_units(body.units, kb.lexicon, source=body.doc, doc=body.doc)  # raises NotationErrors (InputError)
-        return {"units": body.units, "doc": body.doc}
-    return {"text": body.text, "mode": body.mode, "doc": body.doc}
+        return {"units": body.units, **where}
+    return {"text": body.text, "mode": body.mode, **where}
+
+
+def job_accepted(job: Any) -> JobAccepted:
+    return JobAccepted(job_id=job.id, status=job.status, status_url=f"/v1/jobs/{job.id}",
+                       events_url=f"/v1/jobs/{job.id}/events")
+
+
+def submit_replace(kb: KnowledgeBase, doc_id: str, text: str, who: Principal, *, mode: str | None = None,
+                   title: str | None = None, version: int | None = None,
+                   idempotency_key: str | None = None) -> Any:
+    """Queue a new version of a document (a ``replace`` job), checked first: the id, the mode,
+    the notation or text (422); ``version``, the version the client saw, must be the current one
+    (409 naming both). Without it the job is based on the version current now: of two
+    replacements queued together, the one run second finds the document moved and fails as a
+    conflict instead of mixing with the first."""
+    from kgservice.lifecycle.ops import DocumentConflict, check_doc_id
+
+    doc_id = check_doc_id(doc_id)
+    current = next(iter(kb.store.documents([doc_id])), None)
+    now = current.version if current is not None else 0
+    if version is not None and version != now:
+        raise DocumentConflict(f"document {doc_id!r} is at version {now}, not {version}: it changed since it was "
+                               "read; read it again and resubmit")
+    payload: dict[str, Any] = {"doc": doc_id, "text": text, "version": now}
+    payload.update({k: v for k, v in (("mode", mode), ("title", title)) if v is not None})
+    return jobs_of(kb).submit("replace", payload, who.user, idempotency_key)
+
+
+def submit_forget(kb: KnowledgeBase, doc_id: str, who: Principal, idempotency_key: str | None = None) -> Any:
+    """Queue forgetting a document (a ``forget`` job); an unknown document is a 404 naming it."""
+    from kgservice.lifecycle.ops import check_doc_id
+
+    doc_id = check_doc_id(doc_id)
+    if not kb.store.documents([doc_id]):
+        raise NotFound(f"no document {doc_id!r} in the knowledge base (GET /v1/documents lists them)")
+    return jobs_of(kb).submit("forget", {"doc": doc_id}, who.user, idempotency_key)
 
 
 def jobs_of(kb: KnowledgeBase) -> JobQueue:
@@ -263,4 +307,4 @@ def job_dict(job: Any) -> dict[str, Any]:
 
 
 __all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_out", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
-           "neighbors", "resolve", "resolve_all", "save_result", "saved_results", "search", "validate_ingest", "visible_job"]
+           "neighbors", "resolve", "resolve_all", "save_result", "saved_results", "search", "submit_forget", "submit_replace", "validate_ingest", "visible_job"]

@@ -14,6 +14,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from kgservice.jobs.model import Job
 from kgservice.server.auth import Principal, Role
 from kgservice.web.session import COOKIE, csrf_ok
 
@@ -186,9 +187,12 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         if form.get("confirm") != "yes":
             return await documents_page_with(request, p, 422, "Tick the confirmation box first: nothing was changed.")
         try:
-            res = await run_in_threadpool(action, form)
+            res = await run_in_threadpool(action, form, p)
         except InputError as exc:
-            return await documents_page_with(request, p, 422, str(exc))
+            status = getattr(exc, "http_status", 422)
+            return await documents_page_with(request, p, status if status in (404, 409) else 422, str(exc))
+        if isinstance(res, Job):  # replace and forget are jobs, as over REST: the page follows it live
+            return await documents_page_with(request, p, 202, None, queued={"job_id": res.id, "kind": res.kind})
         return await documents_page_with(request, p, 200, None, done=res.model_dump(mode="json"))
 
     def writes(role: Role, action: Any):
@@ -197,14 +201,16 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         return endpoint
 
     async def documents_page_with(request: Request, p: Principal, status: int, error: str | None,
-                                  done: Any = None) -> Response:
-        return render("documents.html", request, status=status, error=error, done=done,
+                                  done: Any = None, queued: Any = None) -> Response:
+        return render("documents.html", request, status=status, error=error, done=done, queued=queued,
                       **await documents_extra(request, p))
 
-    def forget_action(form: Any) -> Any:
-        return ctx.kb.forget([str(form.get("doc") or "")])
+    def forget_action(form: Any, who: Principal) -> Any:
+        from kgservice.server import ops
 
-    def retract_action(form: Any) -> Any:
+        return ops.submit_forget(ctx.kb, str(form.get("doc") or ""), who)
+
+    def retract_action(form: Any, who: Principal) -> Any:
         reason = str(form.get("reason") or "").strip()
         from kgservice.errors import InputError
 
@@ -212,15 +218,18 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
             raise InputError("reason: say why the unit is retracted (it is kept in the history)")
         return ctx.kb.retract([str(form.get("unit") or "").lstrip("#")], reason)
 
-    def replace_action(form: Any) -> Any:
+    def replace_action(form: Any, who: Principal) -> Any:
         from kgservice.errors import InputError
+        from kgservice.server import ops
 
         text = str(form.get("text") or "")
         if not text.strip():
             raise InputError("text: the new version of the document is empty")
-        return ctx.kb.ingest_document(str(form.get("doc") or ""), text)
+        seen = str(form.get("version") or "").strip()
+        return ops.submit_replace(ctx.kb, str(form.get("doc") or ""), text, who,
+                                  version=int(seen) if seen.isdigit() else None)
 
-    def undo_action(form: Any) -> Any:
+    def undo_action(form: Any, who: Principal) -> Any:
         return ctx.kb.undo(str(form.get("change") or ""))
 
     async def provenance(request: Request) -> Response:

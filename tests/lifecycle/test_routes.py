@@ -8,7 +8,17 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from kgservice.config import Settings
+from kgservice.jobs.worker import Worker
 from kgservice.service import KnowledgeBase
+
+
+def run_queued(client: TestClient, kb: KnowledgeBase, reply) -> dict:
+    """Run the job a 202 reply queued (the real worker, in-process) and return its result."""
+    job_id = reply.json()["job_id"]
+    assert Worker(kb).run_once().id == job_id
+    job = client.get(reply.json()["status_url"]).json()
+    assert job["status"] == "done", job
+    return job["result"]
 
 
 def test_document_routes(tmp_path: Path) -> None:
@@ -19,8 +29,8 @@ def test_document_routes(tmp_path: Path) -> None:
     app = create_app(settings, ServeOptions(kb=kb, no_auth=True))
     with TestClient(app) as c:
         r = c.put("/v1/documents/notes/a.units", json={"text": "{cat} [is a] {mammal}\n"})
-        assert r.status_code == 200, r.text
-        assert r.json()["added"] == 1
+        assert r.status_code == 202, r.text
+        assert run_queued(c, kb, r)["added"] == 1
         assert [d["id"] for d in c.get("/v1/documents").json()] == ["notes/a.units"]
         doc = c.get("/v1/documents/notes/a.units").json()
         assert doc["text"] == "{cat} [is a] {mammal}\n"
@@ -28,8 +38,9 @@ def test_document_routes(tmp_path: Path) -> None:
         unit = c.get(f"/v1/units/{uid}").json()
         assert unit["doc"] == "notes/a.units" and unit["lines"] == [1, 1] and unit["snippet"]
         assert c.get("/v1/documents/nope.md").status_code == 404
+        assert c.delete("/v1/documents/nope.md").json()["detail"].startswith("no document 'nope.md'")
         r = c.delete("/v1/documents/notes/a.units")
-        assert r.status_code == 200 and r.json()["retracted"] == 1
+        assert r.status_code == 202 and run_queued(c, kb, r)["retracted"] == 1
         hist = c.get("/v1/history").json()
         assert [h["kind"] for h in hist] == ["ingest", "forget"]
         assert c.post(f"/v1/changes/{hist[-1]['id']}/undo").status_code == 200

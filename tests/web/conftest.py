@@ -29,6 +29,7 @@ def server(tmp_path_factory) -> Iterator[dict]:
     (root / "team" / "forget-me.units").write_text("#fm1 {web page} [is a] {temporary note}\n"
                                                    "#fm2 {temporary note} [has] {two lines}\n", "utf-8")
     (root / "team" / "keep.units").write_text("#kp1 {茶} [is a] {飲み物}\n", "utf-8")  # CJK labels
+    (root / "team" / "replace-me.units").write_text("{draft plan} [has] {first step}\n", "utf-8")
     done = kg(env, "ingest", str(DEMO), str(root / "xss.units"))
     assert done.returncode == 0, done.stderr
     done = kg(env, "sync", str(root / "team"))  # documents with their text (the lifecycle's records)

@@ -173,11 +173,38 @@ def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
     expect(page.locator("#change-done")).to_have_count(0)
     page.get_by_label(re.compile("Yes, forget .*forget-me")).check()
     page.get_by_role("button", name="Forget").click()
+    # forgetting is a job, as over REST: the page follows it live, then says what it changed
+    expect(page.locator("#doc-job")).to_contain_text("(forget)")
+    expect(page.locator("#job-state")).to_have_attribute("data-status", "done", timeout=60_000)
     expect(page.locator("#change-done")).to_contain_text("forget")
+    expect(page.locator("#change-done")).to_contain_text("2 retracted")
     assert page.request.get(base + f"/ui/v1/units/{unit}").status == 404
-    expect(page.locator('#history tr[data-kind="forget"]').first).to_be_visible()
     page.goto(base + "/ui/documents?q=forget-me")
     expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(0)
+    expect(page.locator('#history tr[data-kind="forget"]').first).to_be_visible()
+
+
+def test_writer_replaces_a_document_and_follows_the_job(server, page):
+    base = server["base"]
+    sign_in(page, base, server["keys"]["writer"])
+    page.goto(base + "/ui/documents?doc=replace-me.units")
+    expect(page.locator("#L1 .line-unit")).to_contain_text("first step")
+    page.get_by_label("New text of replace-me.units").fill("{draft plan} [has] {second step}\n")
+    page.get_by_label(re.compile("Yes, replace")).check()
+    page.get_by_role("button", name="Replace").click()
+    # replacing is a job, as over REST: queued, followed live, then what it changed
+    expect(page.locator("#doc-job")).to_contain_text("(replace)")
+    expect(page.locator("#job-state")).to_have_attribute("data-status", "done", timeout=60_000)
+    expect(page.locator("#change-done")).to_contain_text("1 added, 1 retracted")
+    doc = page.request.get(base + "/ui/v1/documents/replace-me.units").json()
+    assert doc["version"] == 2 and "second step" in doc["text"]
+    # the form carries the version it showed: the form of a page read before the change is a conflict
+    csrf = page.locator('meta[name="csrf-token"]').get_attribute("content")
+    r = page.request.post(base + "/ui/documents/replace", form={
+        "doc": "replace-me.units", "text": "{draft plan} [has] {third step}\n", "version": "1", "confirm": "yes",
+        "csrf": csrf})
+    assert r.status == 409 and "at version 2, not 1" in r.text()
+    assert "third step" not in page.request.get(base + "/ui/v1/documents/replace-me.units").json()["text"]
 
 
 def test_reader_browses_documents_but_cannot_change_them(server, page):

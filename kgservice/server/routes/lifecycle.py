@@ -1,15 +1,20 @@
 """Documents and the lifecycle over REST: list / read / replace / delete documents, retract a
-unit, the history, undo. Each route is one KnowledgeBase call in a worker thread."""
+unit, the history, undo. Each route is one KnowledgeBase call in a worker thread; replacing and
+deleting a document are durable jobs (202 and a job to poll, as POST /v1/ingest), checked
+before they are queued."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Header, Request
 from pydantic import BaseModel, Field
 
+from kgservice.server import ops
+from kgservice.server.auth import Principal
 from kgservice.server.deps import ADMIN, READER, WRITER
+from kgservice.server.models import JobAccepted
 from kgservice.server.errors import NotFound
 from kgservice.server.routes import ctx_of
 
@@ -18,8 +23,10 @@ router = APIRouter(prefix="/v1", tags=["documents"])
 
 class DocumentIn(BaseModel):
     text: str = Field(min_length=1)
-    mode: str | None = None  # summary | detail | manual (default: by the id's suffix)
-    title: str | None = None
+    mode: Literal["summary", "detail", "manual"] | None = None  # default: by the id's suffix
+    title: str | None = Field(None, max_length=500)
+    version: int | None = Field(None, ge=0, description="the version this one replaces, as read (0: a new "
+                                "document); another current version is a 409")
 
 
 class RetractIn(BaseModel):
@@ -52,17 +59,26 @@ async def get_document(doc_id: str, request: Request) -> dict:
     return {**rec.info().model_dump(), "unit_lines": rec.unit_lines, "text": rec.text()}
 
 
-@router.put("/documents/{doc_id:path}", dependencies=[Depends(WRITER)])
-async def put_document(doc_id: str, body: DocumentIn, request: Request) -> dict:
-    """The document's new version: its units replace the old version's (the same text: no change)."""
+@router.put("/documents/{doc_id:path}", status_code=202, response_model=JobAccepted)
+async def put_document(doc_id: str, body: DocumentIn, request: Request, who: Principal = Depends(WRITER),
+                       idempotency_key: Annotated[str | None, Header(max_length=200)] = None) -> JobAccepted:
+    """Queue the document's new version (a `replace` job: poll it like an ingest job): its units
+    replace the old version's; the same text changes nothing. Checked before queueing (422);
+    `version` other than the current one is a 409, and so is a replacement that finds the
+    document replaced by another one meanwhile (the job fails naming the conflict)."""
     kb = ctx_of(request).kb
-    return (await _call(kb.ingest_document, doc_id, body.text, mode=body.mode, title=body.title)).model_dump()
+    job = await _call(ops.submit_replace, kb, doc_id, body.text, who, mode=body.mode, title=body.title,
+                      version=body.version, idempotency_key=idempotency_key)
+    return ops.job_accepted(job)
 
 
-@router.delete("/documents/{doc_id:path}", dependencies=[Depends(WRITER)])
-async def delete_document(doc_id: str, request: Request) -> dict:
-    """Forget the document: its units leave the graph unless another document states them."""
-    return (await _call(ctx_of(request).kb.forget, [doc_id])).model_dump()
+@router.delete("/documents/{doc_id:path}", status_code=202, response_model=JobAccepted)
+async def delete_document(doc_id: str, request: Request, who: Principal = Depends(WRITER),
+                          idempotency_key: Annotated[str | None, Header(max_length=200)] = None) -> JobAccepted:
+    """Queue forgetting the document (a `forget` job): its units leave the graph unless another
+    document states them. An unknown document is a 404 naming it."""
+    job = await _call(ops.submit_forget, ctx_of(request).kb, doc_id, who, idempotency_key=idempotency_key)
+    return ops.job_accepted(job)
 
 
 @router.post("/units/{unit_id}/retract", dependencies=[Depends(WRITER)])

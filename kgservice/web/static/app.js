@@ -302,7 +302,7 @@
   // -- Upload and live job status --------------------------------------------------------------
   // The job's own SSE stream (GET: the session cookie is enough, no CSRF) drives a progress bar
   // and an event log; the jobs table below refreshes itself (htmx) as well.
-  function followJob(id) {
+  function followJob(id, onEnd) {
     const log = $("job-events"); const bar = $("job-progress"); log.replaceChildren(); bar.hidden = false; bar.removeAttribute("value");
     const steps = { queued: 0.1, running: 0.5, done: 1, failed: 1, cancelled: 1 };
     const es = new EventSource("/ui/v1/jobs/" + encodeURIComponent(id) + "/events");
@@ -315,7 +315,8 @@
     es.addEventListener("end", (e) => {
       const d = JSON.parse(e.data); es.close(); bar.value = 1;
       $("job-state").textContent = "Job " + id + ": " + d.status; $("job-state").setAttribute("data-status", d.status || "");
-      if (window.htmx) window.htmx.trigger("#jobs", "refresh");
+      if (window.htmx && $("jobs")) window.htmx.trigger("#jobs", "refresh");
+      if (onEnd) onEnd(d.status);
     });
     es.onerror = () => { if (es.readyState === EventSource.CLOSED) $("job-state").textContent = "Job " + id + ": lost the status stream; the table below still refreshes."; };
   }
@@ -329,6 +330,18 @@
     try { const j = await api("/ingest", body); $("upload-status").textContent = "Queued job " + j.job_id + " (" + j.status + ")"; followJob(j.job_id); }
     catch (err) { $("upload-status").textContent = "Upload refused: " + err.message; }
   });
+
+  // a replacement or a forget queued from the documents page: follow the job, then say what it changed
+  function changeDone(id) {
+    api("/jobs/" + encodeURIComponent(id)).then((j) => {
+      const box = $("doc-job"); const r = j.result || {};
+      if (j.status !== "done") { box.after(el("p", "Job " + id + " " + j.status + (j.error ? ": " + j.error : ""), { class: "error", role: "alert", id: "change-failed" })); return; }
+      let text = "Done: " + r.kind + (r.change ? " (change " + r.change + ")" : "") + " — " + r.added + " added, " + r.retracted + " retracted";
+      if (r.kept_shared) text += ", " + r.kept_shared + " kept (stated by another document)";
+      box.after(el("p", text + ".", { class: "note", role: "status", id: "change-done" }));
+    }).catch((err) => $("doc-job").after(el("p", "Job " + id + ": " + err.message, { class: "error" })));
+  }
+  if ($("doc-job")) { const id = $("doc-job").getAttribute("data-job"); followJob(id, () => changeDone(id)); }
 
   // a node page is linkable: /ui/explore?node=ID opens it
   if ($("search-form")) {

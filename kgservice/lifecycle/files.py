@@ -1,0 +1,195 @@
+"""``kg ingest PATH...`` as documents: every file becomes (or replaces) the document named by its
+path relative to the folder given, and the reports have the shape ``kg ingest`` always printed.
+
+The id rule: a folder argument names each file under it by its path relative to that folder
+(``kg ingest notes`` -> ``team/coffee.md``, as ``kg sync notes`` does); a file given alone is
+named by its file name (the file relative to its own folder: ``kg ingest notes/team/coffee.md``
+-> ``coffee.md``); ``--doc-id`` names a single file. Each path component keeps the notation's
+escapes for bytes that are not text (:func:`kgservice.notation.doc_name`). Two arguments that
+would give one id are refused before anything is stored (give their common folder instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kgservice.errors import InputError
+from kgservice.model import IngestReport
+
+if TYPE_CHECKING:
+    from kgservice.pipeline.ingest import Progress, TextIngestReport
+    from kgservice.service import KnowledgeBase
+
+
+def keeps_documents(kb: KnowledgeBase) -> bool:
+    """Whether the store keeps documents (implements the lifecycle's atomic change). A store
+    that does not still ingests: its files' units are added, as no document."""
+    from kgservice.stores.base import GraphStore
+
+    return type(kb.store).apply_change is not GraphStore.apply_change
+
+
+def ingest_appending(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str | None = None, *,
+                     embed: bool = True, force: bool = False, progress: Progress | None = None,
+                     ) -> tuple[IngestReport | None, TextIngestReport | None]:
+    """Without documents: unit files parsed whole then stored as one batch, text files through
+    :func:`kgservice.pipeline.ingest.ingest_text` (idempotent per content hash)."""
+    from kgservice.pipeline.ingest import split_inputs
+
+    emit = progress or (lambda event, info: None)
+    try:
+        unit_files, text_files = split_inputs(paths)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    units = None
+    if unit_files:
+        parsed = kb.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
+        emit("units-start", {"files": len(unit_files), "units": len(parsed)})
+        units = kb.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}),
+                                on_vectors=lambda n: emit("units-vectors", {"nodes": n}))
+        emit("units-done", {"files": len(unit_files), "report": units,
+                            "embedded": len(units.new_embeddable_nodes) if embed else 0})
+    text = kb.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
+    return units, text
+
+
+def document_files(paths: Sequence[Path | str], doc_id: str | None = None) -> list[tuple[Path, str, Path]]:
+    """(file, document id, the folder it is named relative to) for every file the arguments
+    name, unit files and text files alike, in argument order; duplicate ids are an InputError."""
+    from kgservice.notation import doc_name
+    from kgservice.pipeline.ingest import TEXT_MODES, UNIT_SUFFIXES
+
+    out: list[tuple[Path, str, Path]] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file()
+                           and (f.suffix in UNIT_SUFFIXES or f.suffix.lower() in TEXT_MODES))
+            out += [(f, "/".join(doc_name(part) for part in f.relative_to(p).parts), p) for f in found]
+        else:
+            out.append((p, doc_name(p), p.parent))
+    if doc_id is not None:
+        if len(out) != 1:
+            raise InputError(f"--doc-id names one document; the arguments hold {len(out)} files")
+        out = [(out[0][0], doc_id, out[0][2])]
+    seen: dict[str, Path] = {}
+    for f, did, _ in out:
+        if did in seen:
+            raise InputError(f"{seen[did]} and {f} would both be the document {did!r}: give the folder that holds "
+                             "both (ids are paths relative to it), or ingest one with --doc-id")
+        seen[did] = f
+    return out
+
+
+def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str | None = None, *,
+                     doc_id: str | None = None, embed: bool = True, force: bool = False,
+                     progress: Progress | None = None) -> tuple[IngestReport | None, TextIngestReport | None]:
+    """Every file as the current version of its document (:meth:`KnowledgeBase.ingest_document`):
+    new documents are ingested, changed ones replaced, unchanged ones left alone. Unit files
+    are all parsed before anything is stored (one bad line anywhere stores nothing), then each
+    is one change; text files follow, each extracted (changed chunks only) and stored whole or
+    not at all. Returns (unit-file report, text report); ``progress`` as
+    :meth:`KnowledgeBase.ingest_paths` documents it."""
+    from kgservice.lifecycle.ops import check_doc_id
+    from kgservice.lifecycle.sync import read_text
+    from kgservice.notation import NotationErrors, parse_file
+    from kgservice.pipeline.ingest import DocReport, TextIngestReport, UNIT_SUFFIXES, mode_for, split_inputs
+
+    try:
+        split_inputs(paths)  # a missing path or an empty folder is named before anything is read
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if kb.settings.read_only:  # before anything is read: an unchanged file is refused too
+        from kgservice.stores.base import ReadOnlyError
+
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
+    if not keeps_documents(kb):
+        if doc_id is not None:
+            raise InputError(f"--doc-id: the {kb.store.backend} store keeps no documents")
+        return ingest_appending(kb, paths, mode, embed=embed, force=force, progress=progress)
+    emit = progress or (lambda event, info: None)
+    files = document_files(paths, doc_id)
+    for _, did, _ in files:
+        check_doc_id(did)
+    unit_files = [(f, d, b) for f, d, b in files if f.suffix in UNIT_SUFFIXES]
+    text_files = [(f, d, b) for f, d, b in files if f.suffix not in UNIT_SUFFIXES]
+    units = None
+    if unit_files:
+        texts, problems, total = [], [], 0
+        for f, did, base in unit_files:
+            try:
+                total += len(parse_file(f, kb.lexicon, doc=did))
+            except NotationErrors as exc:
+                problems += exc.errors
+                continue
+            texts.append((did, f.read_text("utf-8"), base))
+        if problems:
+            raise NotationErrors(problems)
+        emit("units-start", {"files": len(unit_files), "units": total})
+        units, embedded, pending = IngestReport(), 0, {}
+        for did, text, base in texts:
+            with _naming(did):
+                # vectors after every file's graph write: one phase of its own (``units-vectors``)
+                res = kb.ingest_document(did, text, mode="manual", root=str(base.resolve()), embed=False,
+                                         force=force)
+            units.units_added += res.added
+            units.units_unchanged += res.unchanged
+            units.nodes_added += res.nodes_added
+            units.duplicates.update(res.duplicates)
+            pending.update(dict.fromkeys(res.unembedded))
+            emit("units", {"added": res.added})
+        if embed and pending:
+            emit("units-vectors", {"nodes": len(pending)})
+            kb.embed_nodes(list(pending))
+            embedded = len(pending)
+        emit("units-done", {"files": len(unit_files), "report": units, "embedded": embedded})
+    report = None
+    if text_files:
+        from kgservice.extraction.chunking import chunk_text
+
+        try:
+            plan = [(f, did, base, mode_for(f, mode), read_text(f)) for f, did, base in text_files]
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        report = TextIngestReport()
+        usage0 = kb.llm.usage.snapshot()
+        try:
+            emit("start", {"documents": len(plan), "chunks": sum(len(chunk_text(t)) for *_, t in plan)})
+            for f, did, base, m, text in plan:
+                old = next(iter(kb.store.documents([did])), None)
+                with _naming(did):
+                    res = kb.ingest_document(did, text, mode=m, root=str(base.resolve()), embed=embed, force=force)
+                for i in range(res.chunks_extracted + res.chunks_reused):
+                    emit("chunk", {"path": str(f), "index": i, "units": 0})
+                if res.change is None:
+                    doc = DocReport(str(f), m, "unchanged", units_unchanged=res.unchanged,
+                                    previously=f"{old.when} as {old.id}" if old is not None else None)
+                else:
+                    doc = DocReport(str(f), m, "ingested", chunks=res.chunks_extracted + res.chunks_reused,
+                                    units_extracted=res.added + res.unchanged, units_added=res.added,
+                                    units_unchanged=res.unchanged, nodes_added=res.nodes_added)
+                report.documents.append(doc)
+                emit("document", asdict(doc))
+        finally:
+            report.llm = kb.llm.usage.since(usage0).to_dict()
+    return units, report
+
+
+
+@contextmanager
+def _naming(doc_id: str) -> Iterator[None]:
+    """A store that cannot write (full disk, read-only files) fails one document: its error
+    says which one was not stored (the documents before it are, each whole)."""
+    from kgservice.stores.base import StoreWriteError
+
+    try:
+        yield
+    except StoreWriteError as exc:
+        try:
+            named = type(exc)(f"{exc} (the document {doc_id!r} was not stored; documents before it were)")
+        except Exception:
+            raise exc from None
+        raise named from exc

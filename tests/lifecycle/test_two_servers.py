@@ -1,0 +1,92 @@
+"""Two `kg serve` processes and one `kg worker` on one Neo4j: a document forgotten through server
+B changes server A's cached answer, while A's cached answer to an unrelated question stays a
+hit (the change log names exactly the touched nodes). On the embedded backend one server owns
+a data directory, so this needs Neo4j."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kgservice.stores.base import GraphStore
+from tests.neo4j_helpers import wipe_all
+from tests.server.test_processes import KG, env_for, kg, new_key, serving, stop
+
+pytestmark = pytest.mark.neo4j
+
+SMOKING = "#s1 {smoking} [causes] {lung cancer}\n    ()[confidence] (high)\n#s3 {lung cancer} [leads to] {death}\n"
+EXTRA = "#s9 {smoking} [causes] {heart disease}\n"
+PYTHON = "#p1 {Python} [created by] {Guido van Rossum}\n#p2 {Python} [is a] {programming language}\n"
+
+
+def _neo4j_keeps_documents() -> bool:
+    from kgservice.stores.neo4j.store import Neo4jStore
+
+    return Neo4jStore.apply_change is not GraphStore.apply_change
+
+
+@pytest.mark.skipif(not _neo4j_keeps_documents(), reason="needs the Neo4j lifecycle store")
+def test_forget_through_b_changes_a_cached_answer_and_spares_an_unrelated_one(tmp_path: Path,
+                                                                              neo4j_connection) -> None:
+    wipe_all(neo4j_connection)
+    common = {"KG_NEO4J_URI": os.environ["KG_TEST_NEO4J_URI"], "KG_BACKEND": "neo4j",
+              "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", ""), "KG_SINGLE_PROCESS": "1"}
+    env_a, env_b, env_w = (env_for(tmp_path / name, **common) for name in ("a", "b", "w"))
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "smoking.units").write_text(SMOKING, "utf-8")
+    (team / "heart.units").write_text(EXTRA, "utf-8")
+    (team / "python.units").write_text(PYTHON, "utf-8")
+    done = kg(env_a, "ingest", str(team))
+    assert done.returncode == 0, done.stderr
+    h = {"X-API-Key": new_key(env_a, "wanda", "writer")}
+    admin = {"X-API-Key": new_key(env_a, "root", "admin")}
+    worker_log = open(tmp_path / "worker.log", "w+")
+    worker = subprocess.Popen([*KG, "worker", "--poll", "0.2"], env=env_w, stdout=worker_log, stderr=subprocess.STDOUT)
+
+    def ask(base: str, question: str) -> dict:
+        r = httpx.post(base + "/v1/ask", json={"question": question}, headers=h, timeout=120)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def cache_counts(base: str) -> dict[str, int]:
+        """A's cache counters over every cache (GET /v1/admin/cache)."""
+        r = httpx.get(base + "/v1/admin/cache", headers=admin, timeout=30)
+        assert r.status_code == 200, r.text
+        caches = r.json()["caches"].values()
+        return {k: sum(c[k] for c in caches) for k in ("hits", "misses")}
+
+    try:
+        with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
+            first = ask(a, "What does smoking cause?")
+            assert "s9" in first["citations"] and first["usage"]["calls"] > 0, first
+            assert {s["doc"] for s in first["sources"]} >= {"heart.units"}
+            assert ask(a, "What does smoking cause?")["usage"]["calls"] == 0  # A's cache
+            python_q = ask(a, "Who created Python?")
+            assert python_q["citations"] == ["p1"]
+
+            r = httpx.delete(b + "/v1/documents/heart.units", headers=h, timeout=60)
+            assert r.status_code == 202, r.text
+            deadline = time.monotonic() + 120
+            while (job := httpx.get(b + r.json()["status_url"], headers=h, timeout=30).json())["status"] != "done":
+                assert job["status"] in ("queued", "running"), job
+                assert time.monotonic() < deadline, f"job not done: {job}\n{Path(worker_log.name).read_text()}"
+                time.sleep(0.3)
+            assert job["result"]["retracted"] == 1
+
+            before = cache_counts(a)
+            unrelated = ask(a, "Who created Python?")
+            assert unrelated["usage"]["calls"] == 0 and unrelated["citations"] == ["p1"]  # still a cache hit
+            after = cache_counts(a)
+            assert after["hits"] > before["hits"] and after["misses"] == before["misses"], (before, after)
+            changed = ask(a, "What does smoking cause?")
+            assert "s9" not in changed["citations"] and changed["answer"] != first["answer"]
+            assert "heart.units" not in {s["doc"] for s in changed["sources"]}
+    finally:
+        stop(worker, 30)
+        worker_log.close()
