@@ -10,7 +10,8 @@ satisfies each structurally; a test double needs only the members listed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 
 if TYPE_CHECKING:
     from kgservice.caches import Caches
@@ -96,6 +97,24 @@ class Ingesting(Embedding, Protocol):
     def document_mode(self, doc_id: str, mode: str | None = None) -> str: ...
 
     def forget(self, doc_ids: Sequence[str]) -> ChangeResult: ...
+
+
+class Changing(Ingesting, Protocol):
+    """The document lifecycle (:mod:`kgservice.lifecycle`): ingest as documents, and the atomic
+    change's aftermath (new nodes embedded, orphans' vectors deleted, caches dropped)."""
+
+    @property
+    def caches(self) -> Caches: ...
+
+    def vector_writer(self) -> ContextManager[VectorStore]: ...
+
+    def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384,
+                    known: Mapping[str, str] | None = None) -> int: ...
+
+    def parse_unit_files(self, files: Sequence[Path]) -> list[Unit]: ...
+
+    def ingest_text(self, paths: Any, mode: str | None = None, *, embed: bool = True, force: bool = False,
+                    progress: Any = None) -> Any: ...
 
 
 class Working(Ingesting, Protocol):

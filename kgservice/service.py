@@ -413,7 +413,7 @@ class KnowledgeBase:
         ``progress(event, info)`` gets, for unit files, ``units-start`` (``files``, ``units``:
         after every file parsed, before anything is stored), ``units`` (``added``: units
         written by one file), ``units-vectors`` (``nodes``: every file's graph write is in, now
-        the vectors of that many new nodes are written) and ``units-done`` (``files``, ``report``, ``embedded``); then the
+        the vectors of that many new nodes are written) and ``units-done`` (``files``, ``report``, ``nodes_embedded``); then the
         text events of :meth:`ingest_text` (``start``, ``chunk``, ``document``)."""
         from kgservice.lifecycle.files import ingest_documents
 

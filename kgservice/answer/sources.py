@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Graph
 
 
 def source_ref(doc: str, lines: Sequence[int] | None) -> str:
@@ -19,7 +19,7 @@ def source_ref(doc: str, lines: Sequence[int] | None) -> str:
     return f"{doc}:{a}" if a == b else f"{doc}:{a}-{b}"
 
 
-def cited_sources(kb: KnowledgeBase, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
+def cited_sources(kb: Graph, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
     """One row per (cited unit, document stating it), in citation order: ``unit``, ``doc``,
     ``lines``, ``snippet``, ``ref``. A unit no document states (ingested before documents
     existed) has one row with the name it was ingested under and no lines. Three store reads

@@ -119,7 +119,7 @@ def ingest(
             if len(unit_bar) == 3:  # the vector phase ended with the batch
                 unit_bar[0].update(unit_bar[1], total=unit_bar[2], completed=unit_bar[2])
             unit_bar[0].stop()
-            print_unit_report(info["files"], info["report"], no_embed, as_json, info.get("embedded"))
+            print_unit_report(info["files"], info["report"], no_embed, as_json, info.get("nodes_embedded"))
         else:
             text.progress(event, info)
 

@@ -22,10 +22,10 @@ from kgservice.model import IngestReport
 
 if TYPE_CHECKING:
     from kgservice.pipeline.ingest import Progress, TextIngestReport
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Changing
 
 
-def keeps_documents(kb: KnowledgeBase) -> bool:
+def keeps_documents(kb: Changing) -> bool:
     """Whether the store keeps documents (implements the lifecycle's atomic change). A store
     that does not still ingests: its files' units are added, as no document."""
     from kgservice.stores.base import GraphStore
@@ -33,7 +33,7 @@ def keeps_documents(kb: KnowledgeBase) -> bool:
     return type(kb.store).apply_change is not GraphStore.apply_change
 
 
-def ingest_appending(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str | None = None, *,
+def ingest_appending(kb: Changing, paths: Sequence[Path | str], mode: str | None = None, *,
                      embed: bool = True, force: bool = False, progress: Progress | None = None,
                      ) -> tuple[IngestReport | None, TextIngestReport | None]:
     """Without documents: unit files parsed whole then stored as one batch, text files through
@@ -52,7 +52,7 @@ def ingest_appending(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str |
         units = kb.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}),
                                 on_vectors=lambda n: emit("units-vectors", {"nodes": n}))
         emit("units-done", {"files": len(unit_files), "report": units,
-                            "embedded": len(units.new_embeddable_nodes) if embed else 0})
+                            "nodes_embedded": len(units.new_embeddable_nodes) if embed else 0})
     text = kb.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
     return units, text
 
@@ -84,7 +84,7 @@ def document_files(paths: Sequence[Path | str], doc_id: str | None = None) -> li
     return out
 
 
-def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str | None = None, *,
+def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None = None, *,
                      doc_id: str | None = None, embed: bool = True, force: bool = False,
                      progress: Progress | None = None) -> tuple[IngestReport | None, TextIngestReport | None]:
     """Every file as the current version of its document (:meth:`KnowledgeBase.ingest_document`):
@@ -145,7 +145,7 @@ def ingest_documents(kb: KnowledgeBase, paths: Sequence[Path | str], mode: str |
             emit("units-vectors", {"nodes": len(pending)})
             kb.embed_nodes(list(pending))
             embedded = len(pending)
-        emit("units-done", {"files": len(unit_files), "report": units, "embedded": embedded})
+        emit("units-done", {"files": len(unit_files), "report": units, "nodes_embedded": embedded})
     report = None
     if text_files:
         from kgservice.extraction.chunking import chunk_text

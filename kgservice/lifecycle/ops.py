@@ -20,7 +20,7 @@ from kgservice.model import Unit
 from kgservice.notation.serializer import format_unit
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Changing
 
 
 class DocumentConflict(InputError):
@@ -48,7 +48,7 @@ def document_claim(doc_ids: Sequence[str]) -> Iterator[None]:
         yield
 
 
-def check_version(kb: KnowledgeBase, doc_id: str, sha256: str, mode: str, expect_version: int | None) -> None:
+def check_version(kb: Changing, doc_id: str, sha256: str, mode: str, expect_version: int | None) -> None:
     """Refuse (:class:`DocumentConflict`) a new version of ``doc_id`` based on version
     ``expect_version`` (0: the document did not exist) when the current version is another,
     unless the current version already has this content (the same replacement run again)."""
@@ -91,7 +91,7 @@ def content_key(u: Unit) -> str:
     return format_unit(u, with_id=False)
 
 
-def _commit(kb: KnowledgeBase, add: Sequence[Unit], retract: Sequence[str], docs: dict, change: ChangeRecord,
+def _commit(kb: Changing, add: Sequence[Unit], retract: Sequence[str], docs: dict, change: ChangeRecord,
             embed: bool = True, **purge: object) -> tuple[ChangeResult, list[str]]:
     if kb.settings.read_only:
         from kgservice.stores.base import ReadOnlyError
@@ -114,7 +114,7 @@ def _commit(kb: KnowledgeBase, add: Sequence[Unit], retract: Sequence[str], docs
     return res, orphans
 
 
-def _units_any(kb: KnowledgeBase, ids: Sequence[str]) -> dict[str, Unit]:
+def _units_any(kb: Changing, ids: Sequence[str]) -> dict[str, Unit]:
     """Live or archived units by id."""
     got = {u.id: u for u in kb.store.get_units(ids)}
     missing = [i for i in ids if i not in got]
@@ -123,7 +123,7 @@ def _units_any(kb: KnowledgeBase, ids: Sequence[str]) -> dict[str, Unit]:
     return got
 
 
-def replace_document(kb: KnowledgeBase, doc_id: str, statements: Sequence[tuple[Unit, Lines | None]], *,
+def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit, Lines | None]], *,
                      title: str, sha256: str, mode: str, size: int, text: str | None,
                      chunks: dict[str, list[str]] | None = None, chunk_lines: dict[str, Lines | None] | None = None,
                      root: str | None = None, embed: bool = True, force: bool = False) -> ChangeResult:
@@ -181,7 +181,7 @@ def check_doc_id(doc_id: str) -> str:
     return d
 
 
-def get_documents(kb: KnowledgeBase, ids: Sequence[str]) -> list[DocumentRecord]:
+def get_documents(kb: Changing, ids: Sequence[str]) -> list[DocumentRecord]:
     docs = {d.id: d for d in kb.store.documents(ids)}
     unknown = [i for i in ids if i not in docs]
     if unknown:
@@ -189,7 +189,7 @@ def get_documents(kb: KnowledgeBase, ids: Sequence[str]) -> list[DocumentRecord]
     return [docs[i] for i in ids]
 
 
-def forget(kb: KnowledgeBase, doc_ids: Sequence[str]) -> ChangeResult:
+def forget(kb: Changing, doc_ids: Sequence[str]) -> ChangeResult:
     """Remove documents; their units leave the graph unless another document states them."""
     docs = get_documents(kb, list(dict.fromkeys(doc_ids)))
     names = {d.id for d in docs}
@@ -203,7 +203,7 @@ def forget(kb: KnowledgeBase, doc_ids: Sequence[str]) -> ChangeResult:
     return res
 
 
-def retract(kb: KnowledgeBase, unit_ids: Sequence[str], reason: str) -> ChangeResult:
+def retract(kb: Changing, unit_ids: Sequence[str], reason: str) -> ChangeResult:
     """Take units out of the graph by hand (kept in the archive with the reason)."""
     ids = list(dict.fromkeys(u.lstrip("#") for u in unit_ids))
     if not ids:
@@ -220,7 +220,7 @@ def retract(kb: KnowledgeBase, unit_ids: Sequence[str], reason: str) -> ChangeRe
     return _commit(kb, [], ids, {}, change)[0]
 
 
-def find_change(kb: KnowledgeBase, change_id: str) -> tuple[ChangeRecord, list[ChangeRecord]]:
+def find_change(kb: Changing, change_id: str) -> tuple[ChangeRecord, list[ChangeRecord]]:
     changes = kb.store.changes()
     for c in changes:
         if c.id == change_id:
@@ -228,7 +228,7 @@ def find_change(kb: KnowledgeBase, change_id: str) -> tuple[ChangeRecord, list[C
     raise InputError(f"no change {change_id!r} in the history (`kg history`)")
 
 
-def undo(kb: KnowledgeBase, change_id: str) -> ChangeResult:
+def undo(kb: Changing, change_id: str) -> ChangeResult:
     """The inverse change: the units it retracted are live again, the units it added leave
     (unless a document outside it states them), its documents are as before it."""
     c, changes = find_change(kb, change_id)
@@ -252,7 +252,7 @@ def undo(kb: KnowledgeBase, change_id: str) -> ChangeResult:
     return _commit(kb, restore, retract_ids, docs, change)[0]
 
 
-def history(kb: KnowledgeBase, target: str | None = None) -> list[ChangeRecord]:
+def history(kb: Changing, target: str | None = None) -> list[ChangeRecord]:
     """Changes, oldest first; with ``target`` those about that document or unit (unknown: error)."""
     changes = kb.store.changes()
     if target is None:
@@ -265,7 +265,7 @@ def history(kb: KnowledgeBase, target: str | None = None) -> list[ChangeRecord]:
     return out
 
 
-def provenance(kb: KnowledgeBase, unit_id: str) -> list[Provenance]:
+def provenance(kb: Changing, unit_id: str) -> list[Provenance]:
     uid = unit_id.lstrip("#")
     docs = kb.store.stated_by([uid]).get(uid, [])
     out = []
@@ -275,7 +275,7 @@ def provenance(kb: KnowledgeBase, unit_id: str) -> list[Provenance]:
     return out
 
 
-def purge(kb: KnowledgeBase, before: str, *, yes: bool) -> "PurgeReport":  # noqa: F821
+def purge(kb: Changing, before: str, *, yes: bool) -> "PurgeReport":  # noqa: F821
     """Delete for good the units retracted before ``before`` (ISO date) and the texts of
     documents forgotten before it; nothing of them is in a later dump."""
     from kgservice.lifecycle.model import PurgeReport

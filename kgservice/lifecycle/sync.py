@@ -11,7 +11,7 @@ from kgservice.errors import InputError
 from kgservice.lifecycle.model import SyncReport
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Changing
 
 
 def doc_id_for(path: Path, base: Path | str | None) -> str:
@@ -33,7 +33,7 @@ def read_text(path: Path) -> str:
         raise InputError(f"{path}:{line}: file is not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
 
 
-def sync(kb: KnowledgeBase, folder: Path, *, delete: bool = True, mode: str | None = None,
+def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = None,
          progress: Callable[[str, str], None] | None = None) -> SyncReport:
     from kgservice.pipeline.ingest import TEXT_MODES, UNIT_SUFFIXES
 

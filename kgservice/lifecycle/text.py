@@ -10,7 +10,7 @@ from kgservice.lifecycle.model import ChangeResult, Lines
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
-    from kgservice.service import KnowledgeBase
+    from kgservice.parts import Changing
 
 
 def chunk_lines(text: str, pieces: list[str]) -> list[Lines | None]:
@@ -41,7 +41,7 @@ def chunk_hash(text: str, mode: str, tag: str) -> str:
     return hashlib.sha256(f"{mode}\x1f{tag}\x1f{text}".encode()).hexdigest()[:24]
 
 
-def ingest_document_text(kb: KnowledgeBase, doc_id: str, text: str, mode: str, *, title: str | None = None,
+def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, title: str | None = None,
                          size: int | None = None, root: str | None = None, embed: bool = True,
                          force: bool = False) -> ChangeResult:
     """Text through LLM extraction, one chunk at a time, as the new version of ``doc_id``: a
@@ -93,7 +93,7 @@ def ingest_document_text(kb: KnowledgeBase, doc_id: str, text: str, mode: str, *
     return res
 
 
-def ingest_document_notation(kb: KnowledgeBase, doc_id: str, text: str, *, title: str | None = None,
+def ingest_document_notation(kb: Changing, doc_id: str, text: str, *, title: str | None = None,
                              root: str | None = None, embed: bool = True, force: bool = False) -> ChangeResult:
     """Unit notation (a ``.units`` file) as the new version of ``doc_id``; each unit's line is
     where it is written."""

@@ -10,11 +10,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "kgservice"
 SHELLS = ("cli", "server")
 #: modules that still import it, each with why; remove an entry once it takes narrow parts
-PENDING = {
-    "lifecycle/ops.py": "the document lifecycle landed typed as KnowledgeBase; its parts Protocol is next",
-    "lifecycle/sync.py": "as lifecycle/ops.py",
-    "lifecycle/text.py": "as lifecycle/ops.py",
-}
+PENDING: dict[str, str] = {}  # module -> why it still imports the front door (none now)
 
 
 def imports_of_service(tree: ast.AST) -> list[int]:
