@@ -20,7 +20,7 @@ def is_outage(exc: BaseException) -> bool:
     store method unwrapped."""
     if isinstance(exc, StoreUnavailable):
         return True
-    from kgservice.stores.factory import driver_outage
+    from kgservice.stores.drivers import driver_outage
 
     return driver_outage(exc)
 

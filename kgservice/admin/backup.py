@@ -38,6 +38,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from kgservice.admin.recover import dependency_order
 from kgservice.model import Node, NodeKind, Unit
 from kgservice.stores.factory import in_process
 from kgservice.notation.serializer import format_unit
@@ -83,36 +84,6 @@ class _GzipOwning(gzip.GzipFile):
         finally:
             if raw is not None:
                 raw.close()
-
-
-def dependency_order(units: Iterable[Unit]) -> list[Unit]:
-    """Units sorted by (ingested_at, id), moved after every unit they supersede or refer to."""
-    by_id = {u.id: u for u in units}
-    ordered: list[Unit] = []
-    state: dict[str, int] = {}
-    for start in sorted(by_id.values(), key=lambda u: (u.ingested_at or "", u.id)):
-        if start.id in state:
-            continue
-        stack: list[tuple[Unit, list[str]]] = [(start, _refs(start))]
-        state[start.id] = 1
-        while stack:
-            u, refs = stack[-1]
-            while refs and (refs[-1] not in by_id or refs[-1] in state):
-                refs.pop()  # unknown ids are the validator's business; visited ones are placed (or cyclic)
-            if refs:
-                nxt = by_id[refs.pop()]
-                state[nxt.id] = 1
-                stack.append((nxt, _refs(nxt)))
-                continue
-            stack.pop()
-            state[u.id] = 2
-            ordered.append(u)
-    return ordered
-
-
-def _refs(u: Unit) -> list[str]:
-    refs = list(u.supersedes) + [m.value.unit for m in u.mods if m.value.unit is not None]
-    return sorted(set(refs), reverse=True)
 
 
 def _life_models() -> dict[str, Any]:

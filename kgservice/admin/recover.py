@@ -132,7 +132,6 @@ def drop_dangling(units: Iterable[Unit]) -> tuple[list[Unit], list[str]]:
 def salvage(kb: Administering, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """``kg doctor --salvage``: a new embedded store from every intact record of the current one,
     swapped in; the damaged directory is kept beside it (``graph.damaged-<time>``)."""
-    from kgservice.admin.backup import dependency_order
     from kgservice.stores.embedded.records import _unit_from
     from kgservice.stores.embedded.recovery import read_intact_all
     from kgservice.stores.validate import unit_text_problems
@@ -179,3 +178,33 @@ def salvaged_lifecycle(life: Any, kept: set[str]) -> tuple[list[Any], list[Any],
         except (ValueError, TypeError, IndexError, KeyError):  # a damaged archived record: the rest restores
             continue
     return docs, retracted, [ChangeRecord.model_validate(c) for c in life.changes]
+
+
+def dependency_order(units: Iterable[Unit]) -> list[Unit]:
+    """Units sorted by (ingested_at, id), moved after every unit they supersede or refer to."""
+    by_id = {u.id: u for u in units}
+    ordered: list[Unit] = []
+    state: dict[str, int] = {}
+    for start in sorted(by_id.values(), key=lambda u: (u.ingested_at or "", u.id)):
+        if start.id in state:
+            continue
+        stack: list[tuple[Unit, list[str]]] = [(start, _refs(start))]
+        state[start.id] = 1
+        while stack:
+            u, refs = stack[-1]
+            while refs and (refs[-1] not in by_id or refs[-1] in state):
+                refs.pop()  # unknown ids are the validator's business; visited ones are placed (or cyclic)
+            if refs:
+                nxt = by_id[refs.pop()]
+                state[nxt.id] = 1
+                stack.append((nxt, _refs(nxt)))
+                continue
+            stack.pop()
+            state[u.id] = 2
+            ordered.append(u)
+    return ordered
+
+
+def _refs(u: Unit) -> list[str]:
+    refs = list(u.supersedes) + [m.value.unit for m in u.mods if m.value.unit is not None]
+    return sorted(set(refs), reverse=True)

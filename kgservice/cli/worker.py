@@ -29,7 +29,7 @@ def worker(
     from kgservice.deployment import require_shared_vectors
     from kgservice.jobs.worker import Worker
 
-    from kgservice.stores.factory import quiet_driver_logs
+    from kgservice.stores.drivers import quiet_driver_logs
 
     quiet_driver_logs()
     with errors_reported():

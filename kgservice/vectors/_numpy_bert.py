@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .embedder import EmbedderFailed
+from .base import EmbedderFailed
 
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
 

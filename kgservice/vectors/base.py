@@ -44,6 +44,11 @@ _NS_SHA1 = hashlib.sha1(NODE_NAMESPACE.bytes)  # uuid5 = SHA-1 over namespace by
 SCROLL_PAGE = 1024
 
 
+class EmbedderFailed(ServiceError, RuntimeError):
+    """The embedding model ran but gave something unusable (wrong shape or count, zero vectors),
+    or its files could not be read."""
+
+
 class VectorStoreError(ServiceError, RuntimeError):
     """Base class for vector store errors."""
 

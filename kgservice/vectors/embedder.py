@@ -35,6 +35,7 @@ scripts/bench/RESULTS.md ("Embedding during ingest").
 from __future__ import annotations
 
 from kgservice.errors import ConfigError, ServiceError
+from kgservice.vectors.base import EmbedderFailed
 import importlib.util
 import os
 import threading
@@ -71,11 +72,6 @@ class Embedder(Protocol):
 
 class EmbedderUnavailable(ServiceError, ImportError):
     """The package that carries an embedding model is not installed (or is broken)."""
-
-
-class EmbedderFailed(ServiceError, RuntimeError):
-    """The embedding model ran but gave something unusable (wrong shape or count, zero vectors),
-    or its files could not be read."""
 
 
 def _check_texts(texts: list[str]) -> list[str]:

@@ -62,9 +62,11 @@ def child(a: argparse.Namespace) -> dict:
     if a.backend == "server":
         vs = open_vector_store(backend="qdrant", url=a.qdrant_url, **kw)
     elif a.backend == "neo4j":
+        from kgservice.stores.neo4j import Neo4jStore
         from kgservice.stores.neo4j.vectors import Neo4jVectorStore
 
-        vs = Neo4jVectorStore.connect(uri=a.neo4j_uri, password=os.environ.get("NEO4J_PASSWORD"), **kw)
+        conn = Neo4jStore.connect(uri=a.neo4j_uri, password=os.environ.get("NEO4J_PASSWORD"))
+        vs = Neo4jVectorStore(conn, owns_connection=True, **kw)
     else:
         vs = open_vector_store(backend="edge" if a.backend == "edge" else "qdrant", path=str(path), **kw)
     common.reset_peak()

@@ -44,3 +44,59 @@ def test_pending_entries_still_import_it():
 def test_the_scan_sees_an_import_under_type_checking():
     tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kgservice.service import KnowledgeBase\n")
     assert imports_of_service(tree) == [3]
+
+
+def module_name(path: Path) -> str:
+    parts = ("kgservice", *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(paths: dict[str, Path]):
+    """Module -> the kgservice modules it imports when it runs (at the top or inside a function;
+    imports under ``if TYPE_CHECKING`` are annotations only and never run)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text("utf-8"))
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                       and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in paths:  # `from pkg import name`: the module is pkg
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    g.add_edge(name, target)
+    return g
+
+
+def test_the_import_drawing_has_no_circle():
+    """Each layer imports only downwards, so any module can be read (and replaced) from the
+    bottom up; a circle would make two modules one."""
+    import networkx as nx
+
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    cycles = sorted((c for c in nx.simple_cycles(import_graph(paths))), key=len)
+    assert not cycles, "import circles:\n" + "\n".join(" -> ".join(c + c[:1]) for c in cycles[:10])
+
+
+def test_the_cycle_check_sees_a_lazy_import(tmp_path):
+    (tmp_path / "a.py").write_text("def f():\n    from kgservice.b import g\n", "utf-8")
+    (tmp_path / "b.py").write_text("from kgservice.a import f\n", "utf-8")
+    (tmp_path / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kgservice.a import f\n", "utf-8")
+    g = import_graph({"kgservice.a": tmp_path / "a.py", "kgservice.b": tmp_path / "b.py",
+                      "kgservice.c": tmp_path / "c.py"})
+    assert set(g.edges) == {("kgservice.a", "kgservice.b"), ("kgservice.b", "kgservice.a")}

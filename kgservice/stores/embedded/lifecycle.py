@@ -41,7 +41,7 @@ def retract_units(g: Any, uids: Iterable[str], change: str, at: str, reason: str
                   touched: set[str] | None = None) -> list[str]:
     """Take live units out of every index into the archive; returns the node ids removed
     because no live unit mentions them any more. ``touched`` gains every node whose rows changed."""
-    from kgservice.stores.embedded.graph import _RELATION_SET
+    from kgservice.families import RELATION_KINDS
 
     strs = _Interner(g.labels)
     maybe_orphans: set[str] = set()
@@ -62,7 +62,7 @@ def retract_units(g: Any, uids: Iterable[str], change: str, at: str, reason: str
         for src, dst, kind in edges:
             _drop(g.out[kind].get(src), (src, dst, uid))
             _drop(g.inn[kind].get(dst), (src, dst, uid))
-            if kind in _RELATION_SET:
+            if kind in RELATION_KINDS:
                 g.relations -= 1
         for old in rec[8]:  # what it superseded is live again (unless something else supersedes it)
             lst = g.superseded_by.get(old)

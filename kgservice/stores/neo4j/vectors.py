@@ -21,8 +21,8 @@ no writer can lose vectors by stopping between a write and a flush (:attr:`lost_
 False). There is no lock: Neo4j serialises concurrent writers itself.
 
 The store talks to Neo4j through a :class:`kgservice.stores.neo4j.Neo4jStore` (its named reads
-and writes): the knowledge base's own graph connection, or one :meth:`Neo4jVectorStore.connect`
-opens and then owns.
+and writes): the knowledge base's own graph connection (:meth:`Neo4jStore.graph_vectors`), or
+one a tool opened and hands over (``owns_connection=True``: closed with the vector store).
 """
 
 from __future__ import annotations
@@ -98,15 +98,6 @@ class Neo4jVectorStore:
         except BaseException:
             self.close()
             raise
-
-    @classmethod
-    def connect(cls, *, uri: str, user: str = "neo4j", password: str | None = None, database: str = "neo4j",
-                read_only: bool = False, **kw: Any) -> Neo4jVectorStore:
-        """A store on its own connection (closed with it): for tools and tests without a knowledge base."""
-        from kgservice.stores.neo4j import Neo4jStore
-
-        conn = Neo4jStore.connect(uri=uri, user=user, password=password, database=database, read_only=read_only)
-        return cls(conn, owns_connection=True, **kw)
 
     # ------------------------------------------------------------------ setup
 
