@@ -83,21 +83,11 @@ def refuse_beside_server(ctx: typer.Context, what: str, *, unless_no_admin: bool
 
 
 def _has_admin_key(settings: Settings) -> bool:
-    """An active admin key in the embedded key file (read-only; unreadable counts as yes)."""
-    from kgservice.stores.embedded.keys import KEYS_FILE
+    """An active admin key in the embedded key file, read without opening the store the
+    running server owns."""
+    from kgservice.stores.embedded.keys import has_active_admin
 
-    path = settings.data_dir / KEYS_FILE
-    if not path.exists():
-        return False
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-        try:
-            row = db.execute("SELECT count(*) FROM keys WHERE role = 'admin' AND revoked_at IS NULL").fetchone()
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return True
-    return bool(row and row[0])
+    return has_active_admin(settings.data_dir)
 
 
 @contextmanager

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kgservice.stores.shared import SavedResult
+
 MAX_QUESTION = 4000
 MAX_TEXT = 200_000  # characters of one text ingest (bytes are bounded by max_body before this)
 
@@ -214,22 +216,8 @@ class SavedOut(BaseModel):
     contributor: str
 
 
-class SavedResultOut(BaseModel):
-    """One saved result, as kept in the store (the fields of a graphify memory doc)."""
-
-    name: str
-    type: str
-    date: str
-    question: str
-    answer: str
-    contributor: str
-    outcome: str | None = None
-    correction: str | None = None
-    source_nodes: list[str] = []
-
-
 class SavedResultsOut(BaseModel):
-    results: list[SavedResultOut]
+    results: list[SavedResult]  # as kept in the store: the fields of a graphify memory doc
     total: int = Field(description="how many results are saved (results holds at most `limit`, the newest)")
 
 

@@ -27,7 +27,6 @@ from kgservice.server.models import (
     Ranked,
     SaveResultIn,
     SavedOut,
-    SavedResultOut,
     SavedResultsOut,
     SearchHit,
     SearchIn,
@@ -206,7 +205,7 @@ def save_result(kb: KnowledgeBase, body: SaveResultIn, who: Principal) -> SavedO
 def saved_results(kb: KnowledgeBase, limit: int = 100) -> SavedResultsOut:
     """The most recent ``limit`` saved results (oldest first) and how many there are."""
     found = kb.saved_results()
-    return SavedResultsOut(results=[SavedResultOut(**r.model_dump()) for r in found[-limit:]] if limit else [],
+    return SavedResultsOut(results=found[-limit:] if limit else [],
                            total=len(found))
 
 

@@ -67,3 +67,22 @@ class SqliteKeyStore(KeyStore):
 
     def close(self) -> None:
         self._db.close()
+
+
+def has_active_admin(data_dir: Path) -> bool:
+    """An active admin key in ``data_dir``'s key file, read-only (another process may own the
+    store); a file that cannot be read counts as yes, so a refusal errs on the safe side."""
+    import sqlite3
+
+    path = data_dir / KEYS_FILE
+    if not path.exists():
+        return False
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            row = db.execute("SELECT count(*) FROM keys WHERE role = 'admin' AND revoked_at IS NULL").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return True
+    return bool(row and row[0])
