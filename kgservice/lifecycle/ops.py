@@ -20,6 +20,7 @@ from kgservice.model import Unit
 from kgservice.notation.serializer import format_unit
 
 if TYPE_CHECKING:
+    from kgservice.lifecycle.model import PurgeReport
     from kgservice.parts import Changing
 
 
@@ -275,7 +276,7 @@ def provenance(kb: Changing, unit_id: str) -> list[Provenance]:
     return out
 
 
-def purge(kb: Changing, before: str, *, yes: bool) -> "PurgeReport":  # noqa: F821
+def purge(kb: Changing, before: str, *, yes: bool) -> PurgeReport:
     """Delete for good the units retracted before ``before`` (ISO date) and the texts of
     documents forgotten before it; nothing of them is in a later dump."""
     from kgservice.lifecycle.model import PurgeReport

@@ -214,7 +214,7 @@ def retrieval_only_ask(kb: Asking, question: str) -> AskResult:
         seconds=round(time.perf_counter() - t0, 3), notes=[NO_MODEL_NOTE], sources=_sources(kb, [u.id for u in units]))
 
 
-def _sources(kb: KnowledgeBase, cited: list[str]) -> list[dict[str, Any]]:
+def _sources(kb: Asking, cited: list[str]) -> list[dict[str, Any]]:
     from kgservice.answer.sources import cited_sources
 
     return cited_sources(kb, cited)
