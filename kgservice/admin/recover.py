@@ -112,17 +112,19 @@ def reset_caches(kb: Administering) -> str:
     return "reset"
 
 
-def drop_dangling(units: Iterable[Unit]) -> tuple[list[Unit], list[str]]:
-    """Units whose supersedes / unit references all exist among them (repeated until stable:
-    dropping one can strand another), and the ids dropped."""
+def drop_dangling(units: Iterable[Unit], known: Iterable[str] = ()) -> tuple[list[Unit], list[str]]:
+    """Units whose supersedes / unit references all exist among them or in ``known`` (archived
+    units: a live unit may supersede a retracted one), repeated until stable (dropping one can
+    strand another), and the ids dropped."""
     keep = {u.id: u for u in units}
+    archived = set(known)
     dropped: list[str] = []
     changed = True
     while changed:
         changed = False
         for uid, u in list(keep.items()):
             refs = list(u.supersedes) + [m.value.unit for m in u.mods if m.value.unit is not None]
-            if any(r not in keep for r in refs):
+            if any(r not in keep and r not in archived for r in refs):
                 del keep[uid]
                 dropped.append(uid)
                 changed = True
@@ -147,14 +149,15 @@ def salvage(kb: Administering, progress: Callable[[int], None] | None = None) ->
     units = [_unit_from(r) for r in recs.values()]
     invalid = sorted(u.id for u in units if unit_text_problems(u))
     units = [u for u in units if u.id not in set(invalid)]
-    units, dangling = drop_dangling(units)
+    docs, archived, history = salvaged_lifecycle(life, set())
+    units, dangling = drop_dangling(units, known={r.unit.id for r in archived})
     units = dependency_order(units)
     need = sum(f.stat().st_size for f in target.glob("*") if f.is_file())
     check_space(target, need + SLACK_BYTES, "kg doctor --salvage")
     kept_ids = {u.id for u in units}
     aliases = {d: k for d, k in aliases.items() if k in kept_ids and d not in kept_ids}
     new, _relabeled = build_beside(target, units, labels, progress, aliases=aliases,
-                                   lifecycle=salvaged_lifecycle(life, kept_ids))
+                                   lifecycle=(docs, [r for r in archived if r.unit.id not in kept_ids], history))
     kept = target.with_name(f"{target.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
     swap_in(target, new, keep_old=kept)
     return {"units_kept": len(units), "units_dropped_invalid": invalid, "units_dropped_dangling": dangling,

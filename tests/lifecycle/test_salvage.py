@@ -86,3 +86,29 @@ def test_salvage_keeps_the_snapshot_lifecycle_and_later_records(tmp_path: Path) 
         got = life(kb)
     assert got[0] == [u for u in before[0] if u != "z1"]
     assert got[1:] == before[1:]
+
+
+def test_salvage_keeps_a_unit_superseding_a_retracted_one(tmp_path: Path) -> None:
+    """A live unit that supersedes a retracted (archived) unit refers to a known unit, not a
+    missing one: salvage keeps it, and an undo of the retraction links the two again."""
+    data = tmp_path / "kg"
+    with kb_at(data) as kb:
+        kb.ingest_units(parse_units("#z1 {zebra} [has] {stripes}\n", kb.lexicon, doc="z.units"))
+        kb.ingest_document("a.units", "#x1 {a} [has] {b}\n")
+        kb.ingest_document("b.units", "#x2 {a} [has] {c}\n    ()[supersedes] #x1\n")
+        gone = kb.retract(["x1"], "wrong")
+        before = life(kb)
+    journal = data / "graph" / "graph.journal"
+    raw = bytearray(journal.read_bytes())
+    i = raw.find(b"zebra")
+    assert i > 0
+    raw[i] ^= 0x20  # the first batch's record is damaged: salvage has something to do
+    journal.write_bytes(bytes(raw))
+    out = salvage(data)
+    assert out["salvaged"]["units_dropped_dangling"] == []
+    with kb_at(data) as kb:
+        got = life(kb)
+        assert got[0] == [u for u in before[0] if u != "z1"] == ["x2"]
+        assert got[1:] == before[1:] and got[2] == ["x1"]
+        kb.undo(gone.change)
+        assert kb.store.superseded_end(["x1"]) == {"x1": ["x2"]}
