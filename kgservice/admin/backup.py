@@ -6,7 +6,10 @@ The file is JSON Lines, UTF-8 (gzip-compressed when the name ends in ``.gz``)::
     {"unit": {...the unit's JSON form (DESIGN §1), ingested_at and doc included...}}   x N
     {"node": {"id": ..., "label": ..., "kind": ...}}                                    x M
     {"alias": {"id": ..., "unit": ...}}                                                 x A
-    {"end": {"units": N, "nodes": M, "aliases": A, "sha256": "<of every line above this one>"}}
+    {"document": ...} / {"retracted": ...} / {"change": ...}  (the lifecycle)           x L
+    {"saved_result": {...a SavedResult: name, date, question, answer, ...}}            x S
+    {"end": {"units": N, "nodes": M, "aliases": A, "lifecycle": L, "saved_results": S,
+             "sha256": "<of every line above this one>"}}
 
 Units come in dependency order (a unit after the units it supersedes or refers to), so any
 prefix of them is a valid batch. Node records only carry display labels: nodes are
@@ -15,6 +18,10 @@ surface form ingested), so a restored store answers every query exactly as the d
 Alias records are the duplicates ingest merged away (id -> the dumped unit it was merged
 into), so later batches can still supersede them by their own id after a restore; dumps
 written before aliases were kept have no ``aliases`` counts and no alias records.
+Saved results (the team's feedback on answers, :mod:`kgservice.stores.shared`) are part of the
+knowledge base too: a restore adds each dumped one the target does not hold by name, and keeps
+the target's own (a replacing restore wipes the knowledge, not the feedback). A dump written
+before they were dumped has no ``saved_results`` count and restores as it always did.
 
 A dump is written to a temporary file and renamed, so a crash never leaves a half file
 under the final name. ``restore`` reads and verifies the whole file first (header, every
@@ -41,6 +48,7 @@ from pydantic import ValidationError
 from kgservice.admin.recover import dependency_order
 from kgservice.model import Node, NodeKind, Unit
 from kgservice.stores.factory import in_process
+from kgservice.stores.shared import SavedResult
 from kgservice.notation.serializer import format_unit
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
 from kgservice.stores.validate import prepare_batch
@@ -63,6 +71,7 @@ class Dump:
     nodes: list[Node] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # merged-away duplicate id -> unit id
     lifecycle: list[tuple[str, Any]] = field(default_factory=list)  # ("document"|"retracted"|"change", record)
+    saved_results: list[SavedResult] = field(default_factory=list)
     size: int = 0  # bytes of JSON lines (uncompressed): what a restore needs room for
 
 
@@ -141,8 +150,12 @@ def _dump(store: GraphStore, path: Path) -> dict[str, Any]:
             for c in store.changes():
                 put({"change": c.model_dump(mode="json")})
                 life += 1
+            saved = store.saved_results()
+            for r in saved:
+                put({"saved_result": r.model_dump(mode="json")})
             fh.write((json.dumps({"end": {"units": len(units), "nodes": len(nodes), "aliases": len(aliases),
-                                          "lifecycle": life, "sha256": digest.hexdigest()}})
+                                          "lifecycle": life, "saved_results": len(saved),
+                                          "sha256": digest.hexdigest()}})
                       + "\n").encode("utf-8"))
         with open(tmp, "rb") as check_fh:
             os.fsync(check_fh.fileno())
@@ -151,7 +164,7 @@ def _dump(store: GraphStore, path: Path) -> dict[str, Any]:
         tmp.unlink(missing_ok=True)
         raise
     return {"path": str(path), "units": len(units), "nodes": len(nodes), "aliases": len(aliases),
-            "sha256": digest.hexdigest()}
+            "saved_results": len(saved), "sha256": digest.hexdigest()}
 
 
 def read_dump(path: Path | str) -> Dump:
@@ -179,6 +192,7 @@ def read_dump(path: Path | str) -> Dump:
     nodes: list[Node] = []
     aliases: dict[str, str] = {}
     life: list[tuple[str, Any]] = []
+    saved: dict[str, SavedResult] = {}
     end: dict[str, Any] | None = None
     for lineno, raw in enumerate(lines, start=1):
         where = f"{path}:{lineno}"
@@ -223,6 +237,17 @@ def read_dump(path: Path | str) -> Dump:
                 life.append((key, _LIFE[key].model_validate(obj[key])))
             except ValidationError as exc:
                 raise DumpError(f"{where}: not a valid {key} record ({exc.errors()[0].get('msg')})") from None
+        elif set(obj) == {"saved_result"}:
+            try:
+                rec = SavedResult.model_validate(obj["saved_result"])
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(p) for p in first.get("loc", ()))
+                raise DumpError(f"{where}: not a valid saved_result record ({loc}: {first.get('msg')})") from None
+            problem = _saved_name_problem(rec.name, saved)
+            if problem:
+                raise DumpError(f"{where}: not a valid saved_result record (name {rec.name[:80]!r}: {problem})")
+            saved[rec.name] = rec
         elif set(obj) == {"node"}:
             if aliases:
                 raise DumpError(f"{where}: node record after alias records")
@@ -245,6 +270,9 @@ def read_dump(path: Path | str) -> Dump:
     if end.get("lifecycle", 0) != len(life):
         raise DumpError(f"{path}: lifecycle record counts do not match (end record {end.get('lifecycle', 0)}, "
                         f"file {len(life)})")
+    if end.get("saved_results", 0) != len(saved):
+        raise DumpError(f"{path}: saved result counts do not match (end record {end.get('saved_results', 0)}, "
+                        f"file {len(saved)})")
     if end.get("sha256") != digest.hexdigest():
         raise DumpError(f"{path}: checksum mismatch - the file was changed or damaged after it was written")
     ids = {u.id for u in units}
@@ -252,7 +280,18 @@ def read_dump(path: Path | str) -> Dump:
         if kept not in ids or dup in ids:
             raise DumpError(f"{path}: alias #{dup[:80]} -> #{kept[:80]}: " + (
                 "the id is also a unit's" if dup in ids else "names no unit of the dump") + "; nothing restored")
-    return Dump(header=header, units=units, nodes=nodes, aliases=aliases, size=len(data), lifecycle=life)
+    return Dump(header=header, units=units, nodes=nodes, aliases=aliases, size=len(data), lifecycle=life,
+                saved_results=list(saved.values()))
+
+
+def _saved_name_problem(name: str, seen: dict[str, SavedResult]) -> str | None:
+    """A saved result's name is a memory doc's file name (exports write it into a folder), so a
+    dump may only carry plain, distinct file names."""
+    if name in seen:
+        return "a second record with this name"
+    if not name.strip() or name in (".", "..") or any(c in name for c in "/\\\0"):
+        return "must be a plain file name"
+    return None
 
 
 def check_units(d: Dump, lexicon: Any, path: Path | str) -> None:
@@ -352,10 +391,12 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
     missing = [u.id for u in d.units if u.id not in present]
     if missing:
         raise StoreError(f"restore incomplete: {len(missing)} unit(s) not found afterwards (e.g. #{missing[0]})")
+    saved = _restore_saved_results(store, d)
     if replace:
         store.mark_restore(None)
     return {"path": str(path), "units": len(d.units), "units_added": added, "units_unchanged": unchanged,
-            "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": aliased, "replaced": replace,
+            "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": aliased,
+            "saved_results_restored": saved, "replaced": replace,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
 
 
@@ -400,9 +441,10 @@ def _replace_beside(kb: Administering, d: Dump, path: Path | str, *, embed: bool
     kb.forget_opened()
     recover.swap_in(target, new)
     caches = recover.reset_caches(kb)
+    saved = _restore_saved_results(kb.store, d)  # shared.sqlite3 is beside the graph: the swap kept it
     info = {"path": str(path), "units": len(d.units), "units_added": len(d.units), "units_unchanged": 0,
             "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": len(d.aliases),
-            "replaced": True, "caches": caches,
+            "saved_results_restored": saved, "replaced": True, "caches": caches,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
     try:
         _clear_vectors(kb)
@@ -438,6 +480,18 @@ def _restore_lifecycle(store: GraphStore, d: Dump, *, archive_only: bool = False
         return
     store.restore_lifecycle([r for k, r in d.lifecycle if k == "document"], retracted,
                             [r for k, r in d.lifecycle if k == "change"])
+
+
+def _restore_saved_results(store: GraphStore, d: Dump) -> int:
+    """Add the dump's saved results the store does not hold by name (a name is unique, so one
+    already there is the same result); the store's others stay. Returns how many were added."""
+    if not d.saved_results:
+        return 0
+    have = {r.name for r in store.saved_results()}
+    new = [r for r in d.saved_results if r.name not in have]
+    for r in new:
+        store.save_result(r)
+    return len(new)
 
 
 def _clear_vectors(kb: Administering) -> None:

@@ -122,7 +122,9 @@ def restore_cmd(
             print_json(info)
         else:
             out.print(f"restored {info['units']} units from {path}: {info['units_added']} added, "
-                      f"{info['units_unchanged']} unchanged, {info['labels_restored']} labels set", highlight=False)
+                      f"{info['units_unchanged']} unchanged, {info['labels_restored']} labels set"
+                      + (f", {info['saved_results_restored']} saved results added"
+                         if info.get("saved_results_restored") else ""), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

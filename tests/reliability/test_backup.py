@@ -303,3 +303,77 @@ def test_neo4j_replace_stopped_after_the_wipe_is_named_and_resumed_by_doctor(mak
     assert fixed.repaired["restore"]["units_added"] == 18
     assert fixed.final.ok and kb.store.counts()["units"] == 18  # the dump, without the extra unit
     assert kb.store.interrupted_restore() is None
+
+
+def _resealed(lines: list[str], body: list[str], end_over: dict) -> str:
+    """A dump text with ``body`` and the end record of ``lines`` updated (checksum recomputed)."""
+    import hashlib
+
+    end = json.loads(lines[-1])
+    end["end"].update(end_over, sha256=hashlib.sha256("".join(x + "\n" for x in body).encode()).hexdigest())
+    return "\n".join(body + [json.dumps(end)]) + "\n"
+
+
+@pytest.mark.parametrize("target,replace", [("embedded", False), ("embedded", True), ("neo4j", False),
+                                            ("neo4j", True)])
+def test_dump_and_restore_carry_saved_results(target, replace, make_kb, lexicon, tmp_path):
+    """Saved results are part of the knowledge base a dump holds: a restore brings each one back
+    unless the target holds it already (by name), and keeps the target's own."""
+    src = make_kb("embedded", name="src")
+    src.ingest_units(parse_units(SMALL, lexicon, doc="small.units"))
+    a = src.save_result("what causes lung cancer?", "smoking", contributor="alice", nodes=["smoking"])
+    b = src.save_result("is a cat a mammal?", "yes", contributor="bob", outcome="useful")
+    info = dump(src.store, tmp_path / "kb.jsonl")
+    assert info["saved_results"] == 2 and read_dump(tmp_path / "kb.jsonl").saved_results == [a, b]
+    dst = make_kb(target, name="dst")
+    own = dst.save_result("the target's own question", "its answer", contributor="carol")
+    if replace:
+        dst.ingest_units(parse_units("#old {p} [has] {q}\n", lexicon))
+        dst.store.save_result(b)  # already there: not added twice
+    before = {r.name for r in dst.saved_results()}  # a shared Neo4j keeps earlier tests' results
+    rep = restore(dst, tmp_path / "kb.jsonl", replace=replace, embed=False)
+    assert rep["saved_results_restored"] == (1 if replace else 2)
+    got = {r.name: r for r in dst.saved_results()}
+    assert set(got) == before | {a.name, b.name} and own.name in got and got[a.name] == a and got[b.name] == b
+    again = restore(dst, tmp_path / "kb.jsonl", merge=True, embed=False)
+    assert again["saved_results_restored"] == 0 and len(dst.saved_results()) == len(got)
+    redumped = dump(dst.store, tmp_path / "again.jsonl")  # the target's backend dumps them too
+    assert redumped["saved_results"] == len(got)
+    assert {r.name for r in read_dump(tmp_path / "again.jsonl").saved_results} == set(got)
+
+
+def test_dump_without_saved_results_restores_as_before(make_kb, lexicon, tmp_path):
+    """A dump written before saved results were dumped (no records, no count) still restores."""
+    kb = make_kb("embedded")
+    kb.ingest_units(parse_units(SMALL, lexicon, doc="small.units"))
+    dump(kb.store, tmp_path / "kb.jsonl")
+    lines = (tmp_path / "kb.jsonl").read_text().splitlines()
+    end = json.loads(lines[-1])
+    del end["end"]["saved_results"]
+    (tmp_path / "old.jsonl").write_text("\n".join(lines[:-1] + [json.dumps(end)]) + "\n")
+    dst = make_kb("embedded", name="dst")
+    rep = restore(dst, tmp_path / "old.jsonl", embed=False)
+    assert rep["units_added"] == 18 and rep["saved_results_restored"] == 0 and dst.saved_results() == []
+
+
+@pytest.mark.parametrize("name,message", [("../escape.md", "must be a plain file name"),
+                                          ("same", "a second record with this name")])
+def test_dump_saved_result_with_a_bad_name_is_refused(name, message, make_kb, lexicon, tmp_path):
+    kb = make_kb("embedded")
+    kb.ingest_units(parse_units("#a {smoking} [causes] {lung cancer}\n", lexicon))
+    first = kb.save_result("q1", "a1", contributor="alice")
+    kb.save_result("q2", "a2", contributor="alice")
+    dump(kb.store, tmp_path / "kb.jsonl")
+    lines = (tmp_path / "kb.jsonl").read_text().splitlines()
+    saved = [i for i, x in enumerate(lines) if x.startswith('{"saved_result"')]
+    body = list(lines[:-1])
+    rec = json.loads(body[saved[-1]])
+    rec["saved_result"]["name"] = first.name if name == "same" else name
+    body[saved[-1]] = json.dumps(rec)
+    (tmp_path / "bad.jsonl").write_text(_resealed(lines, body, {}))
+    with pytest.raises(DumpError, match=f"bad.jsonl:{saved[-1] + 1}: not a valid saved_result record .*{message}"):
+        read_dump(tmp_path / "bad.jsonl")
+    dst = make_kb("embedded", name="dst")
+    with pytest.raises(DumpError):
+        restore(dst, tmp_path / "bad.jsonl", embed=False)
+    assert dst.saved_results() == [] and dst.store.counts()["units"] == 0
