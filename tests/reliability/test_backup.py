@@ -324,7 +324,8 @@ def test_dump_and_restore_carry_saved_results(target, replace, make_kb, lexicon,
     a = src.save_result("what causes lung cancer?", "smoking", contributor="alice", nodes=["smoking"])
     b = src.save_result("is a cat a mammal?", "yes", contributor="bob", outcome="useful")
     info = dump(src.store, tmp_path / "kb.jsonl")
-    assert info["saved_results"] == 2 and read_dump(tmp_path / "kb.jsonl").saved_results == [a, b]
+    dumped = {r.name: r for r in read_dump(tmp_path / "kb.jsonl").saved_results}
+    assert info["saved_results"] == 2 and dumped == {a.name: a, b.name: b}
     dst = make_kb(target, name="dst")
     own = dst.save_result("the target's own question", "its answer", contributor="carol")
     if replace:
