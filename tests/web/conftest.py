@@ -40,6 +40,24 @@ def server(tmp_path_factory) -> Iterator[dict]:
 
 
 @pytest.fixture(scope="session")
+def no_model_server(tmp_path_factory) -> Iterator[dict]:
+    """A ``kg serve`` nobody chose a model for (no KG_LLM_MODEL, no config file): Ask answers from
+    retrieval only. A small document is enough."""
+    root = tmp_path_factory.mktemp("web-no-model")
+    env = env_for(root / "kg", KG_ALLOWED_HOSTS="127.0.0.1,localhost")
+    env.pop("KG_LLM_MODEL")
+    env.pop("KG_CONFIG", None)
+    (root / "docs").mkdir()
+    (root / "docs" / "health.units").write_text("#nm1 {smoking} [causes] {lung cancer}\n"
+                                                "#nm2 {smoking} [causes] {heart disease}\n"
+                                                "#nm3 {tea} [is a] {drink}\n", "utf-8")
+    done = kg(env, "ingest", str(root / "docs"))
+    assert done.returncode == 0, done.stderr
+    with serving(env) as (base, proc, log):
+        yield {"base": base, "key": new_key(env, "web-no-model", "reader"), "log": log}
+
+
+@pytest.fixture(scope="session")
 def browser():
     pw = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():

@@ -3,6 +3,7 @@ Chromium against the real server."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -54,6 +55,44 @@ def test_keyboard_only_explore_search_and_open_a_node(server, page):
     page.keyboard.press("Enter")
     expect(page.locator("#node-title")).not_to_be_empty()
     expect(page.locator("#facts li").first).to_be_visible()  # the graph's neighbours, as text
+
+
+def test_keyboard_only_expand_a_graph_node(server, page):
+    """The neighbours list's "expand" buttons do what a click on the graph node does."""
+    sign_in(page, server["base"], server["keys"]["reader"])
+    page.goto(server["base"] + "/ui/explore")
+    tab_to(page, "#search-q")
+    page.keyboard.type("smoking")
+    page.keyboard.press("Enter")
+    expect(page.locator("button.hit").first).to_be_visible()
+    tab_to(page, "button.hit")
+    page.keyboard.press("Enter")
+    expect(page.locator("#neighbours button.expand").first).to_be_visible()
+    # a neighbour whose own neighbours are not all drawn yet (asked the way the page asks)
+    target = page.evaluate("""async () => { const cy = window.kgGraph.cy();
+        for (const b of document.querySelectorAll('#neighbours button.expand')) {
+          const id = b.dataset.node;
+          const nb = await (await fetch('/ui/v1/nodes/' + encodeURIComponent(id) + '/neighbors?limit=40')).json();
+          const fresh = [...new Set(nb.neighbors.map((n) => n.node_id))].filter((n) => cy.getElementById(n).empty());
+          if (fresh.length) return {id, label: nb.node.label, fresh, before: cy.nodes().length, name: b.getAttribute('aria-label')};
+        }
+        return null; }""")
+    assert target, "no neighbour of the first hit has neighbours of its own to add"
+    assert target["name"] == "expand " + target["label"]  # the button says which node it expands
+    selector = f'#neighbours button.expand[data-node={json.dumps(target["id"])}]'
+    tab_to(page, selector, most=80)
+    # the focused button's node is the graph's visible selection
+    assert page.evaluate("(id) => window.kgGraph.cy().getElementById(id).selected()", target["id"])
+    page.keyboard.press("Enter")
+    page.wait_for_function("(n) => window.kgGraph.cy().nodes().length > n", arg=target["before"])
+    expect(page.locator("#node-title")).to_be_focused()
+    expect(page.locator("#node-title")).to_contain_text(target["label"])
+    got = page.evaluate("""(t) => { const cy = window.kgGraph.cy();
+        return {missing: t.fresh.filter((n) => cy.getElementById(n).empty()), seed: cy.nodes('.seed').map((n) => n.id()),
+                edges: cy.getElementById(t.id).connectedEdges().length}; }""", target)
+    assert got["missing"] == [] and got["seed"] == [target["id"]]
+    assert got["edges"] >= len(target["fresh"])  # joined to the node expanded
+    expect(page.locator("#neighbours li").first).to_be_visible()  # the new node's neighbours, listed
 
 
 def test_every_page_fits_390_px_and_labels_its_controls(server, page):

@@ -162,9 +162,10 @@
       { selector: "node", style: { label: "data(label)", "font-size": 10, "min-zoomed-font-size": 8, "background-color": "#557", color: "#111", width: 14, height: 14 } },
       { selector: "node.active", style: { "background-color": "#e6550d", width: "mapData(act, 0, 1, 18, 48)", height: "mapData(act, 0, 1, 18, 48)" } },
       { selector: "node.seed", style: { "background-color": "#000", "border-width": 3, "border-color": "#fc0" } },
+      { selector: "node:selected", style: { "border-width": 4, "border-color": "#04c", "font-weight": "bold" } },
       { selector: "edge", style: { width: 1.5, "curve-style": "straight", "target-arrow-shape": "triangle", "arrow-scale": 0.8, "line-color": "data(colour)", "target-arrow-color": "data(colour)", label: "data(label)", "font-size": 8, "min-zoomed-font-size": 9 } },
       { selector: "edge.light", style: { "curve-style": "haystack", "haystack-radius": 0, "target-arrow-shape": "none", label: "" } } ] });
-    cy.on("tap", "node", (e) => openNode(e.target.id(), false));
+    cy.on("tap", "node", (e) => expandNode(e.target.id(), false));
     window.addEventListener("resize", () => { cy.resize(); cy.fit(); });
     return cy;
   }
@@ -221,6 +222,31 @@
     const zoom = Math.min(2, (w - 2 * pad) / Math.max(1, x1 - x0), (h - 2 * pad) / Math.max(1, y1 - y0));
     g.viewport({ zoom, pan: { x: w / 2 - zoom * (x0 + x1) / 2, y: h / 2 - zoom * (y0 + y1) / 2 } });
   }
+  // A click on a graph node and its "expand" button in the neighbours list do the same; the
+  // button route moves the focus to the new node's title so a keyboard user hears where they are.
+  function expandNode(id, focusTitle) {
+    return openNode(id, false).then(() => { if (focusTitle) $("node-title").focus(); }).catch(alertText);
+  }
+  // The neighbours list: one focusable, labelled "expand" button per neighbour node (the keyboard's
+  // way to expand the graph); the focused or hovered one is the graph's selected node.
+  function showNeighbours(nb) {
+    const ul = $("neighbours"); ul.replaceChildren();
+    const rows = new Map();
+    for (const n of nb.neighbors) {
+      const r = rows.get(n.node_id) || { label: n.label, links: [] };
+      r.links.push((n.direction === "out" ? "→ " : "← ") + n.predicate); rows.set(n.node_id, r);
+    }
+    const pick = (id) => { if (!cy) return; cy.nodes(":selected").unselect(); cy.getElementById(id).select(); };
+    for (const [id, r] of rows) {
+      const li = el("li", null, { "data-node": id });
+      const b = el("button", "expand", { type: "button", class: "expand", "data-node": id, "aria-label": "expand " + r.label });
+      b.addEventListener("click", () => expandNode(id, true));
+      b.addEventListener("focus", () => pick(id)); b.addEventListener("mouseenter", () => pick(id));
+      li.append(b, " ", el("span", r.label, { class: "nb-label" }), el("span", "  (" + r.links.join(", ") + ")", { class: "nb-links" }));
+      ul.append(li);
+    }
+    if (!rows.size) ul.append(el("li", "No neighbours."));
+  }
   // the graph's drawing for the page's own benchmark and tests (same code path as a click)
   window.kgGraph = { draw: drawNeighbourhood, cy: () => cy };
   async function openNode(id, reset) {
@@ -229,6 +255,7 @@
     $("node-title").textContent = nb.node.label + " (" + nb.node.kind + ")";
     const g = ensureGraph();
     await drawNeighbourhood(nb, reset);
+    showNeighbours(nb);
     const legend = $("legend"); legend.replaceChildren();
     for (const [f, c] of Object.entries(familyColour)) { const li = el("li", f); const sw = el("span", "", { class: "swatch" }); sw.style.backgroundColor = c; li.prepend(sw); legend.append(li); }
     const out = await api("/expand", { seeds: [nb.node.id], mode: mode(), limit: 30 });
