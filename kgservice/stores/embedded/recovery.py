@@ -61,8 +61,8 @@ def swap_in(target: Path, new: Path, keep_old: Path | None = None) -> None:
         try:
             os.rename(new, target)
         except OSError as exc:  # the old store is aside: the next open moves the complete new one in
-            raise unwritable(target, exc, f"the complete new store is in {new}; the next command that opens the "
-                                          "store moves it into place") from None
+            raise unwritable(target, exc, f"the complete new store is in {new} (the next command that opens the "
+                                          f"store moves it into place), the old one in {old}") from None
         fsync_dir(target.parent)
     finally:
         if lock is not None:
