@@ -277,6 +277,8 @@ class JournaledStore:
             st = self.path.stat()
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise unreadable(self.path, exc) from None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def _load(self) -> _Graph:
