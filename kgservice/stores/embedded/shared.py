@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 
 from kgservice.stores.base import StoreWriteError
-from kgservice.stores.sqlite_file import connect
 from kgservice.stores.shared import CommunityMap, SavedResult
 
 SHARED_FILE = "shared.sqlite3"
@@ -32,7 +31,7 @@ class SqliteSharedState:
             if not write and not self.path.exists():
                 return None
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = connect(self.path, timeout=30, check_same_thread=False)  # its errors name the file
+            db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
             db.execute("CREATE TABLE IF NOT EXISTS saved_results (name TEXT PRIMARY KEY, date TEXT NOT NULL, "
                        "record TEXT NOT NULL)")
             db.execute("CREATE TABLE IF NOT EXISTS communities (id INTEGER PRIMARY KEY CHECK (id = 1), "
