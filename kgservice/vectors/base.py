@@ -16,7 +16,10 @@ picks one. Every backend stores one cosine vector per node, keyed by node id:
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -81,6 +84,32 @@ def check_free_space(path: Path, what: str, need: int = MIN_FREE_BYTES) -> None:
             f"store maps its files into memory and needs at least {need >> 20} MiB to work without crashing). "
             "Free space, then run the command again; units already stored are safe, and "
             "`kg doctor --repair` embeds any node left without a vector")
+
+
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def file_failure(path: Path | str, exc: BaseException, what: str) -> VectorStoreError:
+    """The error for ``exc``, an OS failure while ``what`` (``"cannot open"``, ...) one of a local
+    vector store's files at ``path``: :class:`VectorStoreDiskFull` on a full disk, else a
+    :class:`VectorStoreError`; both name the file and the fix. qdrant-edge reports its own as
+    plain exceptions ending in ``(os error N)``, read here for the number.
+
+    >>> print(file_failure("/d/qdrant", PermissionError(13, "Permission denied", "/d/qdrant/x.lock"), "cannot open"))
+    cannot open /d/qdrant/x.lock: Permission denied; make /d/qdrant writable for this user (the vector store locks and maps its files even to read), then run the command again
+    """
+    code = getattr(exc, "errno", None)
+    if code is None and (m := _OS_ERROR.search(str(exc))):
+        code = int(m.group(1))
+    where = Path(getattr(exc, "filename", None) or path)
+    why = getattr(exc, "strerror", None) or (os.strerror(code) if code else f"{type(exc).__name__}: {exc}")
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return VectorStoreDiskFull(
+            f"{what} {where}: {why}. Free space, then run the command again; units already stored are safe, "
+            "and `kg doctor --repair` embeds any node left without a vector")
+    return VectorStoreError(
+        f"{what} {where}: {why}; make {Path(path) if where == Path(path) else where.parent} writable for this "
+        "user (the vector store locks and maps its files even to read), then run the command again")
 
 
 class VectorStoreUnavailable(VectorStoreError):

@@ -56,6 +56,7 @@ from .base import (
     VectorStoreMismatch,
     as_matrix,
     check_free_space,
+    file_failure,
     finish_hits,
     locked_message,
     mismatch_message,
@@ -79,7 +80,10 @@ def _own(lock_path: Path, shard_path: Path) -> int:
     """An exclusive lock on ``lock_path``, held as long as the returned descriptor is open;
     :class:`VectorStoreLocked` at once when another handle holds it (the factory waits and
     retries, ``KG_VECTOR_LOCK_WAIT``)."""
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise file_failure(lock_path.parent, exc, "cannot open the vector store's lock file") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -130,12 +134,18 @@ class EdgeVectorStore:
         self._lock = threading.RLock()
         self._closed = True
         check_free_space(self.path, f"opening the vector store {self.shard_path}")
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise file_failure(self.path, exc, "cannot create the vector store directory") from None
         # qdrant-edge locks a shard through its write-ahead log only; without one (new shards),
         # this lock file is what keeps a shard to one process at a time
         self._owner = _own(self.path / f"{collection}.lock", self.shard_path)
         try:
-            self._open(qe, recreate)
+            try:
+                self._open(qe, recreate)
+            except OSError as exc:
+                raise file_failure(self.path, exc, "cannot use the vector store file") from None
         except BaseException:
             os.close(self._owner)
             raise
@@ -165,6 +175,8 @@ class EdgeVectorStore:
         except Exception as exc:
             if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
                 raise VectorStoreLocked(locked_message(self.shard_path)) from exc
+            if "os error" in str(exc):  # qdrant-edge's own I/O failure, a plain Exception
+                raise file_failure(self.shard_path, exc, "cannot open the vector store") from exc
             raise
         self._closed = False
         if not exists:
@@ -224,11 +236,14 @@ class EdgeVectorStore:
         so a crash before the flush is noticed by the next opener (one small file per batch)."""
         if self._unflushed:
             return
-        fd = os.open(self.unflushed_path, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fd = os.open(self.unflushed_path, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise file_failure(self.path, exc, "cannot write the vector store's marker file") from None
         fsync_dir(self.path)
         self._unflushed = True
 
@@ -317,10 +332,15 @@ class EdgeVectorStore:
         crashed writer's losses are still to be re-embedded (:meth:`recovered` says they were)."""
         self._check_open()
         with self._lock:
-            self._shard.flush()
-            if self._unflushed and not self.lost_writes:
-                self.unflushed_path.unlink(missing_ok=True)
-                self._unflushed = False
+            try:
+                self._shard.flush()
+                if self._unflushed and not self.lost_writes:
+                    self.unflushed_path.unlink(missing_ok=True)
+                    self._unflushed = False
+            except Exception as exc:
+                if not isinstance(exc, OSError) and "os error" not in str(exc):
+                    raise
+                raise file_failure(self.shard_path, exc, "cannot flush the vector store") from exc
 
     def recovered(self) -> None:
         """The caller has written again every vector a crashed writer lost: flush, and forget

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from kgservice.disk import fsync_dir
+from kgservice.errors import ServiceFileError
 from kgservice.stores.base import StoreDamaged, StoreError, StoreWriteError
 from kgservice.stores.embedded.graph import _NO_EPOCH, _Graph
 from kgservice.stores.embedded.records import _compact, _Interner
@@ -76,6 +77,22 @@ RESTORE = "`kg restore DUMP --replace --yes` rebuilds the store from a dump (`kg
 
 class _Bad(Exception):
     """A snapshot frame failed its check (turned into StoreDamaged by the caller)."""
+
+
+def unwritable(path: Path, exc: OSError, outcome: str) -> StoreWriteError:
+    """The error for a store file that could not be written (a full disk, a read-only or foreign
+    directory): names the file, says what ``outcome`` it had for the store, and what to do."""
+    return StoreWriteError(f"cannot write {path}: {exc.strerror or exc}; {outcome}. Free space or make "
+                           f"{path.parent} writable, then run the same command again")
+
+
+def unreadable(path: Path, exc: OSError) -> ServiceFileError:
+    """The error for a store file that exists but cannot be read (no permission, an I/O error):
+    nothing is read or written until it can be."""
+    where = Path(exc.filename) if exc.filename else path
+    return ServiceFileError(f"cannot read the embedded store's {where}: {exc.strerror or exc}; nothing was changed. "
+                            f"Make it readable (and {where.parent} writable) for this user, then run the same "
+                            "command again", path=where, errno=exc.errno)
 
 
 # -- snapshot framing ---------------------------------------------------------------------
@@ -173,7 +190,11 @@ def read_snapshot(path: Path) -> tuple[_Graph, str | None]:
                             fix=f"{RESTORE}; or {SALVAGE} (the journal's batches since the last snapshot; "
                                 "the snapshot's own units are lost)")
 
-    with path.open("rb") as fh:
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    with fh:
         head = fh.read(len(_SNAP_MAGIC))
         if head == _SNAP_MAGIC:
             reader = _FramedReader(fh)
@@ -210,11 +231,12 @@ def _read_journal(path: Path, start: int | None = None) -> tuple[str | None, lis
     """(epoch, payloads from ``start``, end of the last whole record, file size).
     epoch None = no journal. A torn last record is left out; damage before good records raises."""
     try:
-        fh = path.open("rb")
+        with path.open("rb") as fh:
+            data = fh.read()
     except FileNotFoundError:
         return None, [], 0, 0
-    with fh:
-        data = fh.read()
+    except OSError as exc:
+        raise unreadable(path, exc) from None
     if len(data) < _HEADER or not data.startswith(_JOURNAL_MAGIC):
         if len(data) < _HEADER and _JOURNAL_MAGIC.startswith(data[: len(_JOURNAL_MAGIC)]):
             return None, [], 0, len(data)  # header itself torn: a journal that never held a batch
@@ -255,6 +277,8 @@ class JournaledStore:
             st = self.path.stat()
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise unreadable(self.path, exc) from None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def _load(self) -> _Graph:
@@ -281,6 +305,8 @@ class JournaledStore:
                 head = fh.read(_HEADER)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise unreadable(self.journal, exc) from None
         if len(head) < _HEADER or not head.startswith(_JOURNAL_MAGIC):
             return  # torn or foreign: _replay reports it
         epoch = head[len(_JOURNAL_MAGIC):_HEADER - 1].decode("ascii", "replace")
@@ -318,7 +344,11 @@ class JournaledStore:
 
     @contextmanager
     def _write_lock(self) -> Iterator[None]:
-        with (self.dir / ".lock").open("a") as lock:
+        try:
+            lock = (self.dir / ".lock").open("a")
+        except OSError as exc:
+            raise unwritable(self.dir / ".lock", exc, "nothing was changed") from None
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 if self._sig() != self._snap_sig:
@@ -348,9 +378,7 @@ class JournaledStore:
         try:
             self._append_frame(records)
         except OSError as exc:
-            raise StoreWriteError(f"cannot write {self.journal}: {exc.strerror or exc}; this batch was not stored "
-                                  f"(the store is as before). Free space or make {self.dir} writable, then run "
-                                  "the same command again") from None
+            raise unwritable(self.journal, exc, "this batch was not stored (the store is as before)") from None
 
     def _append_frame(self, records: Any) -> None:
         buf = io.BytesIO()
@@ -385,8 +413,7 @@ class JournaledStore:
         except StoreWriteError:
             raise
         except OSError as exc:
-            raise StoreWriteError(f"cannot write {self.path}: {exc.strerror or exc}; the store is as before. Free "
-                                  f"space or make {self.dir} writable, then run the same command again") from None
+            raise unwritable(self.path, exc, "the store is as before") from None
 
     def _write_snapshot_file(self) -> None:
         epoch = uuid.uuid4().hex

@@ -16,7 +16,7 @@ from typing import Any
 from kgservice.disk import fsync_dir
 from kgservice.stores.base import StoreDamaged, StoreError
 from kgservice.stores.embedded.journal import (_FRAME, _FRAME_TAG, _HEADER, _JOURNAL_MAGIC, JOURNAL, SNAPSHOT,
-                                               read_snapshot)
+                                               read_snapshot, unreadable, unwritable)
 from kgservice.stores.embedded.graph import split_batch
 from kgservice.stores.validate import paused_gc
 
@@ -26,10 +26,13 @@ COMPLETE = "COMPLETE"
 
 
 def write_complete_marker(d: Path) -> None:
-    with (d / COMPLETE).open("wb") as fh:
-        fh.write(b"complete\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with (d / COMPLETE).open("wb") as fh:
+            fh.write(b"complete\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise unwritable(d / COMPLETE, exc, "the store is as before") from None
     fsync_dir(d)
 
 
@@ -41,15 +44,25 @@ def swap_in(target: Path, new: Path, keep_old: Path | None = None) -> None:
     old = keep_old or target.with_name(f"{target.name}.replaced-{os.getpid()}-{int(time.time())}")
     lock = None
     if target.exists():
-        lock = (target / ".lock").open("a")
+        try:
+            lock = (target / ".lock").open("a")
+        except OSError as exc:
+            raise unwritable(target / ".lock", exc, "the store is as before") from None
         fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         from kgservice.stores.changelog import carry_version
 
         carry_version(target, new)  # the version grows on across the swap: every reader sees a newer one and clears
-        if target.exists():
-            os.rename(target, old)
-        os.rename(new, target)
+        try:
+            if target.exists():
+                os.rename(target, old)
+        except OSError as exc:
+            raise unwritable(target, exc, "the store is as before") from None
+        try:
+            os.rename(new, target)
+        except OSError as exc:  # the old store is aside: the next open moves the complete new one in
+            raise unwritable(target, exc, f"the complete new store is in {new} (the next command that opens the "
+                                          f"store moves it into place), the old one in {old}") from None
         fsync_dir(target.parent)
     finally:
         if lock is not None:
@@ -66,8 +79,11 @@ def finish_interrupted_swap(target: Path) -> None:
     if not target.exists():
         for cand in sorted(target.parent.glob(f"{target.name}.building-*"), reverse=True):
             if (cand / COMPLETE).exists():
-                os.rename(cand, target)
-                (target / COMPLETE).unlink(missing_ok=True)
+                try:
+                    os.rename(cand, target)
+                    (target / COMPLETE).unlink(missing_ok=True)
+                except OSError as exc:
+                    raise unwritable(target, exc, f"the complete store in {cand} was not moved into place") from None
                 fsync_dir(target.parent)
                 break
     if target.exists():
@@ -188,6 +204,8 @@ def read_intact_all(store_dir: Path) -> tuple[dict[str, tuple], dict[str, str], 
         data = journal.read_bytes()
     except FileNotFoundError:
         data = b""
+    except OSError as exc:
+        raise unreadable(journal, exc) from None
     if data:
         start = _HEADER if data.startswith(_JOURNAL_MAGIC) else 0
         if start == 0:
