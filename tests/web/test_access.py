@@ -44,7 +44,8 @@ def test_keyboard_only_sign_in_ask_and_open_a_citation(server, page):
     assert outline == "solid"
 
 
-def test_keyboard_only_explore_search_and_open_a_node(server, page):
+def open_smoking_by_keyboard(server, page) -> None:
+    """Sign in, search "smoking" and open the first hit, with the keyboard only."""
     sign_in(page, server["base"], server["keys"]["reader"])
     page.goto(server["base"] + "/ui/explore")
     tab_to(page, "#search-q")
@@ -53,20 +54,17 @@ def test_keyboard_only_explore_search_and_open_a_node(server, page):
     expect(page.locator("button.hit").first).to_be_visible()
     tab_to(page, "button.hit")
     page.keyboard.press("Enter")
+
+
+def test_keyboard_only_explore_search_and_open_a_node(server, page):
+    open_smoking_by_keyboard(server, page)
     expect(page.locator("#node-title")).not_to_be_empty()
     expect(page.locator("#facts li").first).to_be_visible()  # the graph's neighbours, as text
 
 
 def test_keyboard_only_expand_a_graph_node(server, page):
     """The neighbours list's "expand" buttons do what a click on the graph node does."""
-    sign_in(page, server["base"], server["keys"]["reader"])
-    page.goto(server["base"] + "/ui/explore")
-    tab_to(page, "#search-q")
-    page.keyboard.type("smoking")
-    page.keyboard.press("Enter")
-    expect(page.locator("button.hit").first).to_be_visible()
-    tab_to(page, "button.hit")
-    page.keyboard.press("Enter")
+    open_smoking_by_keyboard(server, page)
     expect(page.locator("#neighbours button.expand").first).to_be_visible()
     # a neighbour whose own neighbours are not all drawn yet (asked the way the page asks)
     target = page.evaluate("""async () => { const cy = window.kgGraph.cy();
