@@ -27,7 +27,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kgservice.lifecycle.files import keeps_documents
 from kgservice.stores.changelog import attributed
 from kgservice.jobs.model import InvalidJob, Job
 
@@ -35,12 +34,9 @@ if TYPE_CHECKING:
     from kgservice.parts import Ingesting
 
 
-def _doc_name(job_id: str, payload: dict[str, Any], suffix: str, user: str) -> str:
-    """The name the units are stored under (after ``<user>/``): ``doc``, or a named upload's
-    name when the store keeps no documents, or one made from the job id."""
-    named = payload.get("document")
-    if named and named.startswith(f"{user}/") and "/" not in named[len(user) + 1:]:
-        return named[len(user) + 1:]
+def _doc_name(job_id: str, payload: dict[str, Any], suffix: str) -> str:
+    """The name an upload's units are stored under (after ``<user>/``): ``doc``, or one made
+    from the job id."""
     return payload.get("doc") or f"job-{job_id[:12]}{suffix}"
 
 
@@ -130,12 +126,12 @@ def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
     """Do the job's work; returns its result (counts). Raises what the ingest raises."""
     payload = job.payload or {}
     with attributed(job.user):
-        if job.kind in ("replace", "forget") or ("document" in payload and keeps_documents(kb)):
+        if job.kind in ("replace", "forget") or "document" in payload:
             return run_document_job(kb, job)
         if "units" in payload:
             from kgservice.notation import parse_units
 
-            doc = _doc_name(job.id, payload, ".units", job.user)
+            doc = _doc_name(job.id, payload, ".units")
             units = parse_units(payload["units"], kb.lexicon, source=doc, doc=f"{job.user}/{doc}")
             rep = kb.ingest_units(units)
             return {"units": len(units), "units_added": rep.units_added, "units_unchanged": rep.units_unchanged,
@@ -143,7 +139,7 @@ def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
         if "text" in payload:
             from kgservice.pipeline.ingest import ingest_text
 
-            doc = _doc_name(job.id, payload, ".txt", job.user)
+            doc = _doc_name(job.id, payload, ".txt")
             with tempfile.TemporaryDirectory(prefix="kg-job-") as tmp:
                 path = Path(tmp) / doc
                 path.write_text(payload["text"], "utf-8")

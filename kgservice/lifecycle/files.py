@@ -25,38 +25,6 @@ if TYPE_CHECKING:
     from kgservice.parts import Changing
 
 
-def keeps_documents(kb: Changing) -> bool:
-    """Whether the store keeps documents (implements the lifecycle's atomic change). A store
-    that does not still ingests: its files' units are added, as no document."""
-    from kgservice.stores.base import GraphStore
-
-    return type(kb.store).apply_change is not GraphStore.apply_change
-
-
-def ingest_appending(kb: Changing, paths: Sequence[Path | str], mode: str | None = None, *,
-                     embed: bool = True, force: bool = False, progress: Progress | None = None,
-                     ) -> tuple[IngestReport | None, TextIngestReport | None]:
-    """Without documents: unit files parsed whole then stored as one batch, text files through
-    :func:`kgservice.pipeline.ingest.ingest_text` (idempotent per content hash)."""
-    from kgservice.pipeline.ingest import split_inputs
-
-    emit = progress or (lambda event, info: None)
-    try:
-        unit_files, text_files = split_inputs(paths)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    units = None
-    if unit_files:
-        parsed = kb.parse_unit_files(unit_files)  # every file first: one bad line stores nothing
-        emit("units-start", {"files": len(unit_files), "units": len(parsed)})
-        units = kb.ingest_units(parsed, embed=embed, progress=lambda n: emit("units", {"added": n}),
-                                on_vectors=lambda n: emit("units-vectors", {"nodes": n}))
-        emit("units-done", {"files": len(unit_files), "report": units,
-                            "nodes_embedded": len(units.new_embeddable_nodes) if embed else 0})
-    text = kb.ingest_text(text_files, mode, embed=embed, force=force, progress=progress) if text_files else None
-    return units, text
-
-
 def document_files(paths: Sequence[Path | str], doc_id: str | None = None) -> list[tuple[Path, str, Path]]:
     """(file, document id, the folder it is named relative to) for every file the arguments
     name, unit files and text files alike, in argument order; duplicate ids are an InputError."""
@@ -106,10 +74,6 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
         from kgservice.stores.base import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
-    if not keeps_documents(kb):
-        if doc_id is not None:
-            raise InputError(f"--doc-id: the {kb.store.backend} store keeps no documents")
-        return ingest_appending(kb, paths, mode, embed=embed, force=force, progress=progress)
     emit = progress or (lambda event, info: None)
     files = document_files(paths, doc_id)
     for _, did, _ in files:

@@ -264,6 +264,7 @@ class GraphStore(ABC):
         return self
 
     # -- the lifecycle (kgservice.lifecycle): documents, retractions, changes -----------------
+    @abstractmethod
     def apply_change(self, add: Sequence[Unit], retract: Sequence[str], docs: Mapping[str, Any],
                      change: Any, progress: Callable[[int], None] | None = None,
                      purge_units: Sequence[str] = (), purge_texts: Mapping[str, list[str]] | None = None,
@@ -275,28 +276,26 @@ class GraphStore(ABC):
         the change (a ChangeRecord: ``seq``, ``added``, ``retracted`` filled in here) is
         appended; the touched nodes go to the change log in the same write. Returns (the
         batch's IngestReport, node ids no live unit mentions any more, now removed)."""
-        raise StoreError(f"the {self.backend} store keeps no documents")
 
+    @abstractmethod
     def documents(self, ids: Iterable[str] | None = None) -> list[Any]:
         """Document records (DocumentRecord, with text and statements), by id; None: all, sorted."""
-        return []
 
+    @abstractmethod
     def stated_by(self, unit_ids: Iterable[str]) -> dict[str, list[str]]:
         """unit id -> the documents stating it, for the units some document states."""
-        return {}
 
+    @abstractmethod
     def retracted_units(self, ids: Iterable[str] | None = None) -> dict[str, Any]:
         """Archived units (RetractedUnit) by id; None: all of them."""
-        return {}
 
+    @abstractmethod
     def changes(self) -> list[Any]:
         """Every lifecycle change (ChangeRecord), oldest first."""
-        return []
 
+    @abstractmethod
     def restore_lifecycle(self, documents: Sequence[Any], retracted: Sequence[Any], changes: Sequence[Any]) -> None:
         """``kg restore``: documents, archived units and changes from a dump, in one write."""
-        if documents or retracted or changes:
-            raise StoreError(f"the {self.backend} store keeps no documents")
 
     # -- change-log version (kgservice.stores.changelog, kgservice.stores.versioned) -----
     def version_clock(self) -> VersionClock | None:

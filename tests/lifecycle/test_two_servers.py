@@ -13,7 +13,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kgservice.stores.base import GraphStore
 from tests.neo4j_helpers import wipe_all
 from tests.server.test_processes import KG, env_for, kg, new_key, serving, stop
 
@@ -24,13 +23,6 @@ EXTRA = "#s9 {smoking} [causes] {heart disease}\n"
 PYTHON = "#p1 {Python} [created by] {Guido van Rossum}\n#p2 {Python} [is a] {programming language}\n"
 
 
-def _neo4j_keeps_documents() -> bool:
-    from kgservice.stores.neo4j.store import Neo4jStore
-
-    return Neo4jStore.apply_change is not GraphStore.apply_change
-
-
-@pytest.mark.skipif(not _neo4j_keeps_documents(), reason="needs the Neo4j lifecycle store")
 def test_forget_through_b_changes_a_cached_answer_and_spares_an_unrelated_one(tmp_path: Path,
                                                                               neo4j_connection) -> None:
     wipe_all(neo4j_connection)
