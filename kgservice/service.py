@@ -430,7 +430,7 @@ class KnowledgeBase:
 
         Changes of one document are serialised (:func:`kgservice.lifecycle.ops.document_claim`);
         ``expect_version``: the version this new one is based on (0: none yet); another current
-        version is a :class:`~kgservice.lifecycle.ops.DocumentConflict` and changes nothing."""
+        version is a :class:`~kgservice.stores.base.IngestConflict` and changes nothing."""
         from kgservice.lifecycle.ops import check_doc_id, check_version, document_claim
         from kgservice.lifecycle.text import ingest_document_notation, ingest_document_text
         from kgservice.pipeline.ingest import content_hash

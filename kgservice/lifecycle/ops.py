@@ -18,17 +18,11 @@ from kgservice.errors import InputError
 from kgservice.lifecycle.model import ChangeRecord, ChangeResult, DocumentRecord, Lines, Provenance
 from kgservice.model import Unit
 from kgservice.notation.serializer import format_unit
+from kgservice.stores.base import IngestConflict
 
 if TYPE_CHECKING:
     from kgservice.lifecycle.model import PurgeReport
     from kgservice.parts import Changing
-
-
-class DocumentConflict(InputError):
-    """A replacement based on a version of the document that is no longer the current one
-    (another replacement came first): HTTP 409; nothing was changed."""
-
-    http_status = 409
 
 
 _CLAIMS: dict[str, threading.Lock] = {}
@@ -50,7 +44,7 @@ def document_claim(doc_ids: Sequence[str]) -> Iterator[None]:
 
 
 def check_version(kb: Changing, doc_id: str, sha256: str, mode: str, expect_version: int | None) -> None:
-    """Refuse (:class:`DocumentConflict`) a new version of ``doc_id`` based on version
+    """Refuse (:class:`~kgservice.stores.base.IngestConflict`, HTTP 409) a new version of ``doc_id`` based on version
     ``expect_version`` (0: the document did not exist) when the current version is another,
     unless the current version already has this content (the same replacement run again)."""
     if expect_version is None:
@@ -62,7 +56,7 @@ def check_version(kb: Changing, doc_id: str, sha256: str, mode: str, expect_vers
     if current != expect_version:
         seen = f"version {expect_version}" if expect_version else "no such document"
         now_is = f"version {current}" if current else "forgotten"
-        raise DocumentConflict(f"document {doc_id!r} changed since the replacement was based on it ({seen}; now "
+        raise IngestConflict(f"document {doc_id!r} changed since the replacement was based on it ({seen}; now "
                                f"{now_is}): nothing was changed; read it again and resubmit")
 
 

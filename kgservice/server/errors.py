@@ -38,10 +38,8 @@ def status_of(exc: BaseException) -> int:
     explicit = getattr(exc, "http_status", None)
     if isinstance(explicit, int) and explicit in STABLE:
         return explicit
-    from kgservice.stores.base import IngestConflict, ReadOnlyError
+    from kgservice.stores.base import ReadOnlyError
 
-    if isinstance(exc, IngestConflict):
-        return 409
     if isinstance(exc, ReadOnlyError):
         return 403
     if isinstance(exc, InputError):

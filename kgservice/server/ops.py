@@ -242,13 +242,14 @@ def submit_replace(kb: KnowledgeBase, doc_id: str, text: str, who: Principal, *,
     (409 naming both). Without it the job is based on the version current now: of two
     replacements queued together, the one run second finds the document moved and fails as a
     conflict instead of mixing with the first."""
-    from kgservice.lifecycle.ops import DocumentConflict, check_doc_id
+    from kgservice.lifecycle.ops import check_doc_id
+    from kgservice.stores.base import IngestConflict
 
     doc_id = check_doc_id(doc_id)
     current = next(iter(kb.store.documents([doc_id])), None)
     now = current.version if current is not None else 0
     if version is not None and version != now:
-        raise DocumentConflict(f"document {doc_id!r} is at version {now}, not {version}: it changed since it was "
+        raise IngestConflict(f"document {doc_id!r} is at version {now}, not {version}: it changed since it was "
                                "read; read it again and resubmit")
     payload: dict[str, Any] = {"doc": doc_id, "text": text, "version": now}
     payload.update({k: v for k, v in (("mode", mode), ("title", title)) if v is not None})

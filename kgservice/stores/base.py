@@ -36,7 +36,10 @@ class StoreError(ServiceError, RuntimeError):
 
 
 class IngestConflict(StoreError, InputError):
-    """A batch that cannot be applied as a whole; nothing from it was stored."""
+    """A batch that cannot be applied as a whole, or a new version of a document based on one
+    that is no longer current: HTTP 409; nothing from it was stored."""
+
+    http_status = 409
 
 
 class ReadOnlyError(StoreError):

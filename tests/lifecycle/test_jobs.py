@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from kgservice.cli.app import app as cli
 from kgservice.config import Settings
 from kgservice.jobs.worker import Worker
-from kgservice.lifecycle.ops import DocumentConflict
+from kgservice.stores.base import IngestConflict
 from kgservice.service import KnowledgeBase
 
 
@@ -165,7 +165,7 @@ def test_concurrent_replacements_in_the_library_serialise_with_a_version_check(t
             go.wait()
             try:
                 kb.ingest_document("d.units", text, expect_version=1)
-            except DocumentConflict as exc:
+            except IngestConflict as exc:
                 errors.append(exc)
 
         ts = [threading.Thread(target=replace, args=(t,)) for t in ("{x} [has] {two}\n", "{x} [has] {three}\n")]
