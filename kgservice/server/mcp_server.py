@@ -281,7 +281,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         def run(who: Principal) -> JobReply:
             body = IngestIn(text=text, mode=mode, doc=source or "mcp")
             payload = ops.validate_ingest(sc.kb, body, who, named=source is not None)
-            job = ops.jobs_of(sc.kb).submit("ingest", payload, who.user, None)
+            job = sc.kb.jobs.submit("ingest", payload, who.user, None)
             return job_reply(job)
         return _run(sc, ctx, Role.writer, run)
 
@@ -290,7 +290,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         """Status of an ingest job you submitted (admins: any job), with its events so far."""
         def run(who: Principal) -> JobStatus:
             job = ops.visible_job(sc.kb, job_id, who)
-            events = [ops.job_dict(e) for e in ops.jobs_of(sc.kb).events(job_id, 0)]
+            events = [ops.job_dict(e) for e in sc.kb.jobs.events(job_id, 0)]
             return JobStatus(job_id=job.id, kind=job.kind, status=job.status, user=job.user, attempts=job.attempts,
                              error=job.error, result=job.result, events=events[-20:])
         return _run(sc, ctx, Role.reader, run)

@@ -35,7 +35,6 @@ from kgservice.server.models import (
 )
 
 if TYPE_CHECKING:
-    from kgservice.jobs.queue import JobQueue
     from kgservice.service import KnowledgeBase
 
 
@@ -253,7 +252,7 @@ def submit_replace(kb: KnowledgeBase, doc_id: str, text: str, who: Principal, *,
                                "read; read it again and resubmit")
     payload: dict[str, Any] = {"doc": doc_id, "text": text, "version": now}
     payload.update({k: v for k, v in (("mode", mode), ("title", title)) if v is not None})
-    return jobs_of(kb).submit("replace", payload, who.user, idempotency_key)
+    return kb.jobs.submit("replace", payload, who.user, idempotency_key)
 
 
 def submit_forget(kb: KnowledgeBase, doc_id: str, who: Principal, idempotency_key: str | None = None) -> Any:
@@ -263,12 +262,7 @@ def submit_forget(kb: KnowledgeBase, doc_id: str, who: Principal, idempotency_ke
     doc_id = check_doc_id(doc_id)
     if not kb.store.documents([doc_id]):
         raise NotFound(f"no document {doc_id!r} in the knowledge base (GET /v1/documents lists them)")
-    return jobs_of(kb).submit("forget", {"doc": doc_id}, who.user, idempotency_key)
-
-
-def jobs_of(kb: KnowledgeBase) -> JobQueue:
-    """The knowledge base's durable job queue (submit / get / events), which its store provides."""
-    return kb.jobs
+    return kb.jobs.submit("forget", {"doc": doc_id}, who.user, idempotency_key)
 
 
 def visible_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:
@@ -276,7 +270,7 @@ def visible_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:
     of other users' jobs are not confirmed)."""
     from kgservice.server.auth import Role
 
-    job = jobs_of(kb).get(job_id)
+    job = kb.jobs.get(job_id)
     if job is None or (job.user != who.user and not who.allows(Role.admin)):
         raise NotFound(f"no job {job_id!r}")
     return job
@@ -292,19 +286,19 @@ def list_jobs(kb: KnowledgeBase, who: Principal, status: str | None = None, limi
         if user not in (None, who.user):
             raise Forbidden(f"only an admin may list another user's jobs ({who.user} asked for {user!r})")
         user = who.user
-    return jobs_of(kb).list(user=user, status=status, limit=limit)
+    return kb.jobs.list(user=user, status=status, limit=limit)
 
 
 def cancel_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:
     """Cancel a job the caller may see (own, or any for an admin): queued -> cancelled now;
     running -> cancel requested, best effort (kgservice.jobs.queue); finished -> 409."""
     visible_job(kb, job_id, who)
-    return jobs_of(kb).cancel(job_id, who.user)
+    return kb.jobs.cancel(job_id, who.user)
 
 
 def job_dict(job: Any) -> dict[str, Any]:
     return job.model_dump(mode="json") if hasattr(job, "model_dump") else dict(job)
 
 
-__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_out", "expand_text", "get_node", "get_unit", "job_dict", "jobs_of",
+__all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_out", "expand_text", "get_node", "get_unit", "job_dict",
            "neighbors", "resolve", "resolve_all", "save_result", "saved_results", "search", "submit_forget", "submit_replace", "validate_ingest", "visible_job"]

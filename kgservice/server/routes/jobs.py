@@ -33,7 +33,7 @@ def ingest(body: IngestIn, request: Request, who: Principal = Depends(WRITER),
     The same Idempotency-Key from the same user returns the existing job."""
     sc = ctx_of(request)
     payload = ops.validate_ingest(sc.kb, body, who)
-    job = ops.jobs_of(sc.kb).submit("ingest", payload, who.user, idempotency_key)
+    job = sc.kb.jobs.submit("ingest", payload, who.user, idempotency_key)
     return JobAccepted(job_id=job.id, status=job.status, status_url=f"/v1/jobs/{job.id}",
                        events_url=f"/v1/jobs/{job.id}/events")
 
@@ -76,7 +76,7 @@ async def job_events(job_id: str, request: Request, who: Principal = Depends(REA
         after = int(last_event_id) if last_event_id else 0
     except ValueError:
         after = 0
-    jobs = ops.jobs_of(sc.kb)
+    jobs = sc.kb.jobs
 
     async def stream() -> AsyncIterator[bytes]:
         nonlocal after
