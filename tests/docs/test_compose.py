@@ -72,7 +72,7 @@ def test_compose_api_and_worker_run_as_real_processes(tmp_path, neo4j_connection
 
     import httpx
 
-    from tests.server.test_processes import free_port, stop
+    from tests.processes import free_port, stop
 
     wipe_all(neo4j_connection)
     uri = os.environ["KG_TEST_NEO4J_URI"]

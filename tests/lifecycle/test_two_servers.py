@@ -5,16 +5,13 @@ a data directory, so this needs Neo4j."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.neo4j_helpers import wipe_all
-from tests.server.test_processes import KG, env_for, kg, new_key, serving, stop
+from tests.processes import ask, kg, neo4j_env, new_key, serving, wait_job, working
 
 pytestmark = pytest.mark.neo4j
 
@@ -26,9 +23,7 @@ PYTHON = "#p1 {Python} [created by] {Guido van Rossum}\n#p2 {Python} [is a] {pro
 def test_forget_through_b_changes_a_cached_answer_and_spares_an_unrelated_one(tmp_path: Path,
                                                                               neo4j_connection) -> None:
     wipe_all(neo4j_connection)
-    common = {"KG_NEO4J_URI": os.environ["KG_TEST_NEO4J_URI"], "KG_BACKEND": "neo4j",
-              "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", ""), "KG_SINGLE_PROCESS": "1"}
-    env_a, env_b, env_w = (env_for(tmp_path / name, **common) for name in ("a", "b", "w"))
+    env_a, env_b, env_w = (neo4j_env(tmp_path / name) for name in ("a", "b", "w"))
     team = tmp_path / "team"
     team.mkdir()
     (team / "smoking.units").write_text(SMOKING, "utf-8")
@@ -38,13 +33,6 @@ def test_forget_through_b_changes_a_cached_answer_and_spares_an_unrelated_one(tm
     assert done.returncode == 0, done.stderr
     h = {"X-API-Key": new_key(env_a, "wanda", "writer")}
     admin = {"X-API-Key": new_key(env_a, "root", "admin")}
-    worker_log = open(tmp_path / "worker.log", "w+")
-    worker = subprocess.Popen([*KG, "worker", "--poll", "0.2"], env=env_w, stdout=worker_log, stderr=subprocess.STDOUT)
-
-    def ask(base: str, question: str) -> dict:
-        r = httpx.post(base + "/v1/ask", json={"question": question}, headers=h, timeout=120)
-        assert r.status_code == 200, r.text
-        return r.json()
 
     def cache_counts(base: str) -> dict[str, int]:
         """A's cache counters over every cache (GET /v1/admin/cache)."""
@@ -53,32 +41,25 @@ def test_forget_through_b_changes_a_cached_answer_and_spares_an_unrelated_one(tm
         caches = r.json()["caches"].values()
         return {k: sum(c[k] for c in caches) for k in ("hits", "misses")}
 
-    try:
-        with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
-            first = ask(a, "What does smoking cause?")
-            assert "s9" in first["citations"] and first["usage"]["calls"] > 0, first
-            assert {s["doc"] for s in first["sources"]} >= {"heart.units"}
-            assert ask(a, "What does smoking cause?")["usage"]["calls"] == 0  # A's cache
-            python_q = ask(a, "Who created Python?")
-            assert python_q["citations"] == ["p1"]
+    with working(env_w, tmp_path / "worker.log"), serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
+        first = ask(a, "What does smoking cause?", h)
+        assert "s9" in first["citations"] and first["usage"]["calls"] > 0, first
+        assert {s["doc"] for s in first["sources"]} >= {"heart.units"}
+        assert ask(a, "What does smoking cause?", h)["usage"]["calls"] == 0  # A's cache
+        python_q = ask(a, "Who created Python?", h)
+        assert python_q["citations"] == ["p1"]
 
-            r = httpx.delete(b + "/v1/documents/heart.units", headers=h, timeout=60)
-            assert r.status_code == 202, r.text
-            deadline = time.monotonic() + 120
-            while (job := httpx.get(b + r.json()["status_url"], headers=h, timeout=30).json())["status"] != "done":
-                assert job["status"] in ("queued", "running"), job
-                assert time.monotonic() < deadline, f"job not done: {job}\n{Path(worker_log.name).read_text()}"
-                time.sleep(0.3)
-            assert job["result"]["retracted"] == 1
+        r = httpx.delete(b + "/v1/documents/heart.units", headers=h, timeout=60)
+        assert r.status_code == 202, r.text
+        job = wait_job(b, r.json()["job_id"], h, log=tmp_path / "worker.log")
+        assert job["status"] == "done", job
+        assert job["result"]["retracted"] == 1
 
-            before = cache_counts(a)
-            unrelated = ask(a, "Who created Python?")
-            assert unrelated["usage"]["calls"] == 0 and unrelated["citations"] == ["p1"]  # still a cache hit
-            after = cache_counts(a)
-            assert after["hits"] > before["hits"] and after["misses"] == before["misses"], (before, after)
-            changed = ask(a, "What does smoking cause?")
-            assert "s9" not in changed["citations"] and changed["answer"] != first["answer"]
-            assert "heart.units" not in {s["doc"] for s in changed["sources"]}
-    finally:
-        stop(worker, 30)
-        worker_log.close()
+        before = cache_counts(a)
+        unrelated = ask(a, "Who created Python?", h)
+        assert unrelated["usage"]["calls"] == 0 and unrelated["citations"] == ["p1"]  # still a cache hit
+        after = cache_counts(a)
+        assert after["hits"] > before["hits"] and after["misses"] == before["misses"], (before, after)
+        changed = ask(a, "What does smoking cause?", h)
+        assert "s9" not in changed["citations"] and changed["answer"] != first["answer"]
+        assert "heart.units" not in {s["doc"] for s in changed["sources"]}

@@ -73,3 +73,15 @@ def keys(app) -> dict[str, str]:
 
 def auth(key: str | None) -> dict[str, str]:
     return {} if key is None else {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture
+def embedded_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of `kg` processes on an embedded knowledge base holding CORPUS."""
+    from tests.processes import env_for, kg
+
+    env = env_for(tmp_path / "kg", KG_ALLOWED_HOSTS="127.0.0.1,localhost,kg.internal")
+    (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
+    done = kg(env, "ingest", str(tmp_path / "corpus.units"))
+    assert done.returncode == 0, done.stderr
+    return env

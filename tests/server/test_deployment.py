@@ -13,22 +13,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
 
-from tests.server.test_processes import KG, embedded_env, env_for, kg, new_key, serving, stop  # noqa: F401 (fixture)
-
-
-def wait_job(base: str, job_id: str, headers: dict[str, str], bound: float = 120) -> dict:
-    deadline = time.monotonic() + bound
-    while True:
-        job = httpx.get(f"{base}/v1/jobs/{job_id}", headers=headers, timeout=10).json()
-        if job["status"] in ("done", "failed", "cancelled"):
-            return job
-        assert time.monotonic() < deadline, f"job still {job['status']}: {job}"
-        time.sleep(0.2)
+from tests.processes import KG, env_for, kg, new_key, serving, stop, wait_job
 
 
 def test_embedded_serve_runs_its_jobs_and_refuses_other_writers(embedded_env, tmp_path: Path):

@@ -70,7 +70,7 @@ def test_readyz_reports_what_the_start_found(tmp_path, script):
 
 
 def test_kg_serve_checks_the_model_at_start(tmp_path):
-    from tests.server.test_processes import env_for, serving
+    from tests.processes import env_for, serving
 
     env = env_for(tmp_path / "kg", KG_LLM_MODEL="kgoffline/rules")
     with serving(env) as (base, _, log):

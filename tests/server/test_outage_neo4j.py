@@ -22,7 +22,7 @@ import pytest
 
 from tests.server.conftest import CORPUS
 from tests.server.test_deployment import wait_job
-from tests.server.test_processes import KG, env_for, free_port, kg, new_key, serving, stop
+from tests.processes import KG, env_for, free_port, kg, new_key, serving, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 NEO4J = [sys.executable, str(ROOT / "scripts" / "neo4j")]

@@ -3,94 +3,17 @@ over stdio with the mcp SDK's client, and (on the test Neo4j) two servers sharin
 
 from __future__ import annotations
 
-from tests.neo4j_helpers import wipe_all
 import asyncio
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
-import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.neo4j_helpers import wipe_all
+from tests.processes import KG, ask, free_port, kg, neo4j_env, new_key, serving, wait_job, working
 from tests.server.conftest import CORPUS
-
-KG = [sys.executable, "-c", "from kgservice.cli.app import main; main()"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop(proc: subprocess.Popen, timeout: float) -> None:
-    """SIGTERM (a graceful shutdown), then SIGKILL if it has not ended within ``timeout`` s."""
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def env_for(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"KG_DATA_DIR": str(data_dir), "KG_EMBEDDER": "hash:256", "KG_LLM_MODEL": "kgoffline/rules",
-                "KG_LLM_RETRY_WAIT": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "KG_RATE_LIMIT": "0"})
-    env.update(extra)
-    return env
-
-
-def kg(env: dict[str, str], *args: str, input: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*KG, *args], env=env, capture_output=True, text=True, timeout=300, input=input)
-
-
-@contextmanager
-def serving(env: dict[str, str], *args: str):
-    port = free_port()
-    log = open(Path(env["KG_DATA_DIR"]).parent / f"serve-{port}.log", "w+")
-    proc = subprocess.Popen([*KG, "serve", "--port", str(port), "--log-level", "warning", *args], env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, f"kg serve exited early:\n{Path(log.name).read_text()}"
-            try:
-                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "kg serve did not become ready"
-            time.sleep(0.3)
-        yield base, proc, log
-    finally:
-        if proc.poll() is None:
-            stop(proc, 20)
-        log.close()
-
-
-@pytest.fixture
-def embedded_env(tmp_path: Path) -> dict[str, str]:
-    env = env_for(tmp_path / "kg", KG_ALLOWED_HOSTS="127.0.0.1,localhost,kg.internal")
-    (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
-    done = kg(env, "ingest", str(tmp_path / "corpus.units"))
-    assert done.returncode == 0, done.stderr
-    return env
-
-
-def new_key(env: dict[str, str], user: str, role: str) -> str:
-    done = kg(env, "keys", "create", "--user", user, "--role", role)
-    assert done.returncode == 0, done.stderr
-    key = done.stdout.strip()
-    assert key.startswith("kg_") and key.split("_")[1] in done.stderr  # stdout: the key; stderr: its id
-    return key
 
 
 def mcp_http(base: str, key: str | None):
@@ -188,14 +111,7 @@ def test_kg_mcp_over_stdio(embedded_env):
 @pytest.mark.neo4j
 def test_two_servers_share_keys_on_neo4j(tmp_path, neo4j_connection):
     wipe_all(neo4j_connection)
-    uri = os.environ["KG_TEST_NEO4J_URI"]
-    # no Qdrant server on this machine: each process keeps its own vectors, which kg serve and
-    # kg worker refuse unless told the deployment is one process (these tests check keys,
-    # jobs and caches, not vector search)
-    common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", ""),
-              "KG_SINGLE_PROCESS": "1"}
-    env_a = env_for(tmp_path / "a", **common)
-    env_b = env_for(tmp_path / "b", **common)
+    env_a, env_b = neo4j_env(tmp_path / "a"), neo4j_env(tmp_path / "b")
     (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
     assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0
     admin = new_key(env_a, "root", "admin")
@@ -222,23 +138,10 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
     worker runs), A's answer changes, and A's unrelated cached question is still a hit. The
     same for A's cached expand: B's ingest reaches it."""
     wipe_all(neo4j_connection)
-    uri = os.environ["KG_TEST_NEO4J_URI"]
-    # no Qdrant server on this machine: each process keeps its own vectors, which kg serve and
-    # kg worker refuse unless told the deployment is one process (these tests check keys,
-    # jobs and caches, not vector search)
-    common = {"KG_NEO4J_URI": uri, "KG_BACKEND": "neo4j", "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", ""),
-              "KG_SINGLE_PROCESS": "1"}
-    env_a, env_b, env_w = (env_for(tmp_path / name, **common) for name in ("a", "b", "w"))
+    env_a, env_b, env_w = (neo4j_env(tmp_path / name) for name in ("a", "b", "w"))
     (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
     assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0
     h = {"X-API-Key": new_key(env_a, "wanda", "writer")}
-    worker_log = open(tmp_path / "worker.log", "w+")
-    worker = subprocess.Popen([*KG, "worker", "--poll", "0.2"], env=env_w, stdout=worker_log, stderr=subprocess.STDOUT)
-
-    def ask(base: str, question: str) -> dict:
-        r = httpx.post(base + "/v1/ask", json={"question": question}, headers=h, timeout=120)
-        assert r.status_code == 200, r.text
-        return r.json()
 
     def expand(base: str) -> dict:
         r = httpx.post(base + "/v1/expand", json={"seeds": ["Smoking"]}, headers=h, timeout=60)
@@ -248,39 +151,31 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
     def unit_ids(out: dict) -> set[str]:
         return {u["id"] for u in out["units"]}
 
-    try:
-        with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
-            first = ask(a, "What does smoking cause?")
-            assert first["citations"] == ["s1"] and first["usage"]["calls"] > 0
-            again = ask(a, "What does smoking cause?")
-            assert again["usage"]["calls"] == 0 and again["answer"] == first["answer"]
-            python_q = ask(a, "Who created Python?")
-            assert python_q["citations"] == ["p1"]
-            expanded = expand(a)
-            assert expanded["cached"] is False and "s9" not in unit_ids(expanded)
-            assert expand(a) == {**expanded, "cached": True}  # A's expand cache
+    with working(env_w, tmp_path / "worker.log"), serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
+        first = ask(a, "What does smoking cause?", h)
+        assert first["citations"] == ["s1"] and first["usage"]["calls"] > 0
+        again = ask(a, "What does smoking cause?", h)
+        assert again["usage"]["calls"] == 0 and again["answer"] == first["answer"]
+        python_q = ask(a, "Who created Python?", h)
+        assert python_q["citations"] == ["p1"]
+        expanded = expand(a)
+        assert expanded["cached"] is False and "s9" not in unit_ids(expanded)
+        assert expand(a) == {**expanded, "cached": True}  # A's expand cache
 
-            r = httpx.post(b + "/v1/ingest", json={"units": "#s9 {smoking} [causes] {death}\n"},
-                           headers={**h, "Idempotency-Key": "two-servers-1"}, timeout=60)
-            assert r.status_code == 202, r.text
-            job_id = r.json()["job_id"]
-            deadline = time.monotonic() + 120
-            while (job := httpx.get(b + f"/v1/jobs/{job_id}", headers=h, timeout=30).json())["status"] != "done":
-                assert job["status"] in ("queued", "running"), job
-                assert time.monotonic() < deadline, f"job not done: {job}\n{Path(worker_log.name).read_text()}"
-                time.sleep(0.3)
+        r = httpx.post(b + "/v1/ingest", json={"units": "#s9 {smoking} [causes] {death}\n"},
+                       headers={**h, "Idempotency-Key": "two-servers-1"}, timeout=60)
+        assert r.status_code == 202, r.text
+        job = wait_job(b, r.json()["job_id"], h, log=tmp_path / "worker.log")
+        assert job["status"] == "done", job
 
-            unrelated = ask(a, "Who created Python?")
-            assert unrelated["usage"]["calls"] == 0 and unrelated["citations"] == ["p1"]  # still a cache hit
-            changed = ask(a, "What does smoking cause?")
-            assert changed["usage"]["calls"] > 0 and "s9" in changed["citations"]
-            assert changed["answer"] != first["answer"]
-            after = expand(a)  # B's ingest touched smoking: A's cached expansion is not served
-            assert after["cached"] is False and "s9" in unit_ids(after)
-            assert expand(a)["cached"] is True
-    finally:
-        stop(worker, 30)
-        worker_log.close()
+        unrelated = ask(a, "Who created Python?", h)
+        assert unrelated["usage"]["calls"] == 0 and unrelated["citations"] == ["p1"]  # still a cache hit
+        changed = ask(a, "What does smoking cause?", h)
+        assert changed["usage"]["calls"] > 0 and "s9" in changed["citations"]
+        assert changed["answer"] != first["answer"]
+        after = expand(a)  # B's ingest touched smoking: A's cached expansion is not served
+        assert after["cached"] is False and "s9" in unit_ids(after)
+        assert expand(a)["cached"] is True
 
 
 @pytest.mark.neo4j
@@ -288,10 +183,8 @@ def test_two_servers_share_saved_results_and_community_ids_on_neo4j(tmp_path, ne
     """A result saved through server A is listed by server B, and both number the graph's
     communities alike although each process hashes strings with its own seed."""
     wipe_all(neo4j_connection)
-    common = {"KG_NEO4J_URI": os.environ["KG_TEST_NEO4J_URI"], "KG_BACKEND": "neo4j",
-              "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", ""), "KG_SINGLE_PROCESS": "1"}
-    env_a = env_for(tmp_path / "a", PYTHONHASHSEED="11", **common)
-    env_b = env_for(tmp_path / "b", PYTHONHASHSEED="22", **common)
+    env_a = neo4j_env(tmp_path / "a", PYTHONHASHSEED="11")
+    env_b = neo4j_env(tmp_path / "b", PYTHONHASHSEED="22")
     (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
     assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0
     h = {"X-API-Key": new_key(env_a, "wanda", "writer")}

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kgservice.cli.app import app
-from tests.server.test_processes import embedded_env, kg, new_key, serving  # noqa: F401 (fixture)
+from tests.processes import kg, new_key, serving
 
 
 def test_ingest_through_a_running_server(embedded_env, tmp_path: Path):

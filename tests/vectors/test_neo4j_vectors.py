@@ -24,8 +24,8 @@ from kgservice.deployment import require_shared_vectors, vector_placement
 from kgservice.service import KnowledgeBase
 from kgservice.stores.neo4j.vectors import Neo4jVectorStore
 from tests.neo4j_helpers import wipe_all
+from tests.processes import env_for, kg, new_key, serving
 from tests.server.conftest import CORPUS
-from tests.server.test_processes import env_for, kg, new_key, serving
 
 
 def test_neo4j_vectors_need_the_neo4j_graph_and_no_second_vector_store():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.test_processes import env_for, kg, new_key, serving
+from tests.processes import env_for, kg, new_key, serving
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
