@@ -89,6 +89,14 @@ def sign_in(page, base: str, key: str) -> None:
     page.wait_for_url(base + "/ui/ask")
 
 
+def signed_in(page, server: dict, role: str, path: str) -> str:
+    """Sign in with the ``role`` key and open ``path``; returns the server's base URL."""
+    base = server["base"]
+    sign_in(page, base, server["keys"][role])
+    page.goto(base + path)
+    return base
+
+
 def shoot(page, name: str) -> None:
     """Screenshots at 1280 and 390 px wide, saved as test artefacts."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

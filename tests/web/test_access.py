@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from tests.web.conftest import ARTIFACTS, sign_in
+from tests.web.conftest import ARTIFACTS, sign_in, signed_in
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = ("ask", "explore", "documents", "jobs", "admin")
@@ -46,8 +46,7 @@ def test_keyboard_only_sign_in_ask_and_open_a_citation(server, page):
 
 def open_smoking_by_keyboard(server, page) -> None:
     """Sign in, search "smoking" and open the first hit, with the keyboard only."""
-    sign_in(page, server["base"], server["keys"]["reader"])
-    page.goto(server["base"] + "/ui/explore")
+    signed_in(page, server, "reader", "/ui/explore")
     tab_to(page, "#search-q")
     page.keyboard.type("smoking")
     page.keyboard.press("Enter")
@@ -136,8 +135,7 @@ def test_readme_screenshots(server, page):
 def test_cjk_labels_draw_as_glyphs(server, page):
     """Two different CJK characters drawn in the page's font differ pixel for pixel (a missing
     font draws both as the same empty box), on the page's text and on the graph's canvas font."""
-    sign_in(page, server["base"], server["keys"]["reader"])
-    page.goto(server["base"] + "/ui/explore")
+    signed_in(page, server, "reader", "/ui/explore")
     same = page.evaluate("""() => {
       const font = '20px ' + getComputedStyle(document.body).fontFamily;
       const draw = (ch) => { const c = document.createElement('canvas'); c.width = 40; c.height = 40;

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.web.conftest import sign_in
+from tests.web.conftest import signed_in
 
 NEIGHBOURHOOD_JS = """(n) => {
   const nbs = [];
@@ -16,8 +16,7 @@ NEIGHBOURHOOD_JS = """(n) => {
 
 
 def explore(server, page) -> None:
-    sign_in(page, server["base"], server["keys"]["reader"])
-    page.goto(server["base"] + "/ui/explore")
+    signed_in(page, server, "reader", "/ui/explore")
     page.wait_for_function("() => !!window.cytoscape && !!window.kgGraph")
     page.evaluate("() => { document.getElementById('node-panel').hidden = false; }")
 

@@ -7,7 +7,13 @@ import re
 import httpx
 from playwright.sync_api import expect
 
-from tests.web.conftest import XSS, shoot, sign_in
+from tests.web.conftest import XSS, shoot, sign_in, signed_in
+
+
+def query(page, label: str, text: str, button: str) -> None:
+    """``text`` in the search or filter field ``label``, sent with its ``button``."""
+    page.get_by_label(label).fill(text)
+    page.get_by_role("button", name=button).click()
 
 
 def test_reader_asks_sees_rounds_and_opens_a_citation(server, page):
@@ -56,11 +62,8 @@ def test_reader_asks_sees_rounds_and_opens_a_citation(server, page):
 
 
 def test_explore_search_node_graph_and_path(server, page):
-    base = server["base"]
-    sign_in(page, base, server["keys"]["reader"])
-    page.goto(base + "/ui/explore")
-    page.get_by_label("Search entry nodes").fill("smoking")
-    page.get_by_role("button", name="Search").click()
+    signed_in(page, server, "reader", "/ui/explore")
+    query(page, "Search entry nodes", "smoking", "Search")
     page.locator("button.hit", has_text="smoking").first.click()
     expect(page.locator("#node-title")).to_contain_text("smoking")
     expect(page.locator("#facts li").first).to_be_visible()
@@ -80,11 +83,8 @@ def test_explore_search_node_graph_and_path(server, page):
 
 
 def test_xss_unit_renders_as_text(server, page):
-    base = server["base"]
-    sign_in(page, base, server["keys"]["reader"])
-    page.goto(base + "/ui/explore")
-    page.get_by_label("Search entry nodes").fill(XSS)
-    page.get_by_role("button", name="Search").click()
+    signed_in(page, server, "reader", "/ui/explore")
+    query(page, "Search entry nodes", XSS, "Search")
     hit = page.locator("button.hit", has_text="<script>").first
     expect(hit).to_contain_text(XSS)
     assert page.locator("main script").count() == 0  # no element was made from the label
@@ -92,9 +92,7 @@ def test_xss_unit_renders_as_text(server, page):
 
 
 def test_reader_cannot_write(server, page):
-    base = server["base"]
-    sign_in(page, base, server["keys"]["reader"])
-    page.goto(base + "/ui/jobs")
+    base = signed_in(page, server, "reader", "/ui/jobs")
     expect(page.get_by_text("needs the writer role")).to_be_visible()
     page.goto(base + "/ui/admin")
     expect(page.get_by_text("needs the admin role")).to_be_visible()
@@ -118,11 +116,9 @@ def test_reader_cannot_write(server, page):
 
 
 def test_writer_uploads_units_and_sees_the_job_finish(server, page):
-    base = server["base"]
-    sign_in(page, base, server["keys"]["writer"])
     f = server["root"] / "upload.units"
     f.write_text("#u1 {web upload} [is a] {test file}\n", "utf-8")
-    page.goto(base + "/ui/jobs")
+    signed_in(page, server, "writer", "/ui/jobs")
     page.get_by_label("Upload a .units, .md or .txt file").set_input_files(str(f))
     page.get_by_role("button", name="Upload", exact=True).click()
     expect(page.locator("#upload-status")).to_contain_text("Queued job")
@@ -134,9 +130,7 @@ def test_writer_uploads_units_and_sees_the_job_finish(server, page):
 
 
 def test_admin_creates_and_revokes_a_key(server, page):
-    base = server["base"]
-    sign_in(page, base, server["keys"]["admin"])
-    page.goto(base + "/ui/admin")
+    base = signed_in(page, server, "admin", "/ui/admin")
     page.get_by_label("User").fill("newcomer")
     page.get_by_label("Role").select_option("reader")
     page.get_by_role("button", name="Create key").click()
@@ -154,11 +148,8 @@ def test_admin_creates_and_revokes_a_key(server, page):
 
 
 def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
-    base = server["base"]
-    sign_in(page, base, server["keys"]["writer"])
-    page.goto(base + "/ui/documents")
-    page.get_by_label("Filter documents").fill("forget-me")
-    page.get_by_role("button", name="Filter").click()
+    base = signed_in(page, server, "writer", "/ui/documents")
+    query(page, "Filter documents", "forget-me", "Filter")
     rows = page.locator("#docs tbody tr[data-doc]")
     expect(rows).to_have_count(1)
     rows.first.get_by_role("link").click()
@@ -185,9 +176,7 @@ def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
 
 
 def test_writer_replaces_a_document_and_follows_the_job(server, page):
-    base = server["base"]
-    sign_in(page, base, server["keys"]["writer"])
-    page.goto(base + "/ui/documents?doc=replace-me.units")
+    base = signed_in(page, server, "writer", "/ui/documents?doc=replace-me.units")
     expect(page.locator("#L1 .line-unit")).to_contain_text("first step")
     page.get_by_label("New text of replace-me.units").fill("{draft plan} [has] {second step}\n")
     page.get_by_label(re.compile("Yes, replace")).check()
@@ -208,9 +197,7 @@ def test_writer_replaces_a_document_and_follows_the_job(server, page):
 
 
 def test_reader_browses_documents_but_cannot_change_them(server, page):
-    base = server["base"]
-    sign_in(page, base, server["keys"]["reader"])
-    page.goto(base + "/ui/documents?q=keep")
+    base = signed_in(page, server, "reader", "/ui/documents?q=keep")
     expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(1)
     page.locator("#docs tbody tr[data-doc] a").first.click()
     expect(page.locator("#doc-lines")).to_be_visible()
