@@ -80,6 +80,51 @@ def key_of(toks: Iterable[str]) -> str:
     return " ".join(toks)
 
 
+def singular(tok: str) -> str:
+    """An English plural's singular, for matching a question's word against a label's: the
+    question says "Gila monsters" of the node *Gila monster*, and a possessive splits off its
+    "s" ("Big Eye's" -> big, eye, s), so "Big Eye" must meet *Big Eyes*. Both sides are folded
+    alike, so a wrong singular ("series" -> "sery") only makes two keys meet that agree anyway.
+    Short words, numbers and "-ss", "-us", "-is" endings are left alone.
+
+    >>> [singular(w) for w in ("monsters", "eyes", "cities", "churches", "boss", "paris", "gps", "2010s")]
+    ['monster', 'eye', 'city', 'church', 'boss', 'paris', 'gps', '2010s']
+    """
+    if len(tok) <= 3 or not tok.isalpha() or not tok.endswith("s") or tok.endswith(("ss", "us", "is")):
+        return tok
+    if tok.endswith("ies"):
+        return tok[:-3] + "y"
+    if tok.endswith(("shes", "ches", "xes", "zes", "sses")):
+        return tok[:-2]
+    return tok[:-1]
+
+
+def loose_key(toks: list[str]) -> str:
+    """The forgiving key of a token run: its last word singular (see :func:`singular`).
+
+    >>> loose_key(tokens("Big Eyes")), loose_key(tokens("Big Eye's")[:2]), loose_key(tokens("Gila monsters"))
+    ('big eye', 'big eye', 'gila monster')
+    """
+    return key_of(toks[:-1] + [singular(toks[-1])]) if toks else ""
+
+
+# a label's trailing qualifier, "(film)", "(AM)", "(1450 AM" cut off mid-way, or ", Iowa": the
+# name is the part before it ("Monster Trucks (film)", "Indianola, Iowa")
+_QUALIFIER = re.compile(r"\s*(\([^()]*\)?|,[^,()]*)\s*$")
+
+
+def bare_label(label: str) -> str:
+    """The label less a trailing qualifier, or the label itself when it has none.
+
+    >>> bare_label("Monster Trucks (film)"), bare_label("WILM (1450 AM"), bare_label("Indianola, Iowa")
+    ('Monster Trucks', 'WILM', 'Indianola')
+    >>> bare_label("Python"), bare_label("(film)")
+    ('Python', '(film)')
+    """
+    bare = _QUALIFIER.sub("", label)
+    return bare if bare.strip() else label
+
+
 @dataclass(frozen=True)
 class Span:
     """A question n-gram that names a node: token positions [start, end)."""
@@ -88,6 +133,7 @@ class Span:
     end: int
     node: str
     name: bool = False  # written like a name in the question (see :func:`name_tokens`)
+    partial: bool = False  # the question's name is part of the label, not all of it (:meth:`LabelIndex.partial`)
 
     def inside(self, other: "Span") -> bool:
         return other.start <= self.start and self.end <= other.end and (other.end - other.start) > (self.end - self.start)
@@ -95,11 +141,14 @@ class Span:
 
 @dataclass
 class LabelIndex:
-    """Token key -> node ids with that key (several labels can normalise alike)."""
+    """Token key -> node ids with that key (several labels can normalise alike), and the
+    forgiving keys a question's wording falls back on (:func:`loose_key`, :func:`bare_label`)."""
 
     keys: dict[str, list[str]] = field(default_factory=dict)
     longest: int = 1
     vocab: set[str] = field(default_factory=set)  # every token of every label
+    loose: dict[str, list[str]] = field(default_factory=dict)  # loose key -> node ids
+    postings: dict[str, list[str]] = field(default_factory=dict)  # token -> the keys using it
 
     @classmethod
     def build(cls, labels: Iterable[tuple[str, str]]) -> "LabelIndex":
@@ -108,6 +157,8 @@ class LabelIndex:
         >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("the", "The")])
         >>> sorted(ix.keys), ix.longest
         (['new york', 'york'], 2)
+        >>> sorted(LabelIndex.build([("big eyes", "Big Eyes"), ("mt", "Monster Trucks (film)")]).loose)
+        ['big eye', 'monster truck', 'monster trucks film']
         """
         ix = cls()
         for nid, label in labels:
@@ -115,15 +166,29 @@ class LabelIndex:
             ix.vocab.update(toks)
             if not toks or len(toks) > MAX_NGRAM or all(t in STOPWORDS for t in toks):
                 continue
-            lst = ix.keys.setdefault(key_of(toks), [])
+            key = key_of(toks)
+            lst = ix.keys.setdefault(key, [])
             if nid not in lst:
                 lst.append(nid)
+                if len(lst) == 1:
+                    for t in dict.fromkeys(toks):
+                        ix.postings.setdefault(t, []).append(key)
             ix.longest = max(ix.longest, len(toks))
+            bare = tokens(bare_label(label))
+            for variant in dict.fromkeys([loose_key(toks)] + ([loose_key(bare)] if bare and bare != toks else [])):
+                lst = ix.loose.setdefault(variant, [])
+                if nid not in lst:
+                    lst.append(nid)
         return ix
 
     def spans(self, question: str) -> list[Span]:
         """Every n-gram of the question that is a label, longest spans kept: a match lying
-        strictly inside a longer match is dropped ("York" inside "New York").
+        strictly inside a longer match is dropped ("York" inside "New York"), and so is one
+        whose words other than stopwords lie inside a longer match ("the world" in "the World
+        Series": its "the" belongs to the other name). An n-gram that is no label exactly may
+        still meet one by its loose key: the last word singular ("Big Eye's" -> *Big Eyes*,
+        "Gila monsters" -> *Gila monster*), a label's trailing qualifier dropped ("Monster
+        Trucks" -> *Monster Trucks (film)*).
 
         >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("band", "band")])
         >>> [(s.node, s.start, s.end, s.name) for s in ix.spans("Which band is from New York?")]
@@ -131,18 +196,83 @@ class LabelIndex:
         >>> ix = LabelIndex.build([("吸烟", "吸烟"), ("肺癌", "肺癌")])
         >>> [(s.node, s.name) for s in ix.spans("吸烟最终导致什么？肺癌吗")]
         [('吸烟', True), ('肺癌', True)]
+        >>> ix = LabelIndex.build([(n, n) for n in ("the world", "World Series", "Big Eyes", "director")])
+        >>> [s.node for s in ix.spans("Who won the World Series?")]
+        ['World Series']
+        >>> [s.node for s in ix.spans("Who is Big Eye's main director?")]
+        ['Big Eyes', 'director']
         """
         toks = tokens(question)
         names = name_tokens(question)
         found: list[Span] = []
         for i in range(len(toks)):
             for n in range(1, min(self.longest, len(toks) - i) + 1):
-                ids = self.keys.get(key_of(toks[i:i + n]))
+                run = toks[i:i + n]
+                ids = self.keys.get(key_of(run)) or self.loose.get(loose_key(run))
                 if ids:
-                    cjk = n >= 2 and all(_CJK.match(t) for t in toks[i:i + n])
+                    cjk = n >= 2 and all(_CJK.match(t) for t in run)
                     name = cjk or any(names[i:i + n])
                     found.extend(Span(i, i + n, nid, name) for nid in ids)
-        return [s for s in found if not any(s.inside(o) for o in found)]
+        kept = [s for s in found if not any(s.inside(o) for o in found)]
+        return [s for s in kept if not any(_content_inside(s, o, toks) for o in kept)]
+
+    def partial(self, question: str, spans: list[Span], limit: int = 3) -> list[Span]:
+        """Nodes whose label holds a name the question writes but no label is: "Hayek" ->
+        *Friedrich Hayek*, "Jonathan Reid" -> *Jonathan Douglass Reid*, "Jiménez" ->
+        *Jiménez Municipality*, "Golden State" -> *Golden State Warriors*. A name is a run of
+        the question's words written like a name (:func:`name_tokens`) that no one span of
+        ``spans`` covers; the labels holding its words in order (other words around or between
+        them) with the fewest words besides are its candidates, if there are at most ``limit``
+        of them: a name that many labels hold ("European") says too little to pick one. A run
+        of numbers only is no name here ("1930" is in every label about that year).
+
+        >>> ix = LabelIndex.build([(n, n) for n in ("Friedrich Hayek", "Hayek Prize for economics",
+        ...                        "Jonathan Douglass Reid", "University of Vienna")])
+        >>> q = "Where did Hayek and Jonathan Reid study?"
+        >>> [(s.node, s.start, s.end) for s in ix.partial(q, ix.spans(q))]
+        [('Friedrich Hayek', 2, 3), ('Jonathan Douglass Reid', 4, 6)]
+        >>> ix = LabelIndex.build([(f"European {x}", f"European {x}") for x in ("Union", "Commission", "Court", "Council")])
+        >>> ix.partial("a European country", [])
+        []
+        """
+        toks = tokens(question)
+        names = name_tokens(question)
+        out: list[Span] = []
+        i = 0
+        while i < len(toks):
+            if not names[i]:
+                i += 1
+                continue
+            j = i
+            while j < len(toks) and names[j]:
+                j += 1
+            run = toks[i:j]
+            covered = any(s.start <= i and j <= s.end for s in spans)
+            if not covered and not all(t.isdigit() or t in STOPWORDS for t in run):
+                out.extend(Span(i, j, nid, True, True) for nid in self._holding(run, limit))
+            i = j
+        return out
+
+    def _holding(self, run: list[str], limit: int) -> list[str]:
+        """Node ids of the labels that hold ``run``'s words in order, fewest other words first
+        (only the fewest), or none when more than ``limit`` labels tie there."""
+        lists = [self.postings.get(t) for t in set(run)]
+        if not all(lists):
+            return []
+        rarest = min(lists, key=len)  # type: ignore[arg-type]
+        best: list[str] = []
+        fewest = MAX_NGRAM + 1
+        for key in rarest:  # type: ignore[union-attr]
+            ktoks = key.split(" ")
+            extra = len(ktoks) - len(run)
+            if extra <= 0 or extra > fewest or not _in_order(run, ktoks):
+                continue
+            if extra < fewest:
+                best, fewest = [], extra
+            best.append(key)
+        if not best or len(best) > limit:
+            return []
+        return [nid for key in sorted(best) for nid in self.keys[key]]
 
     def names_within(self, label: str) -> list[str]:
         """Nodes named by the label itself or by a run of its words written like a name, the
@@ -167,6 +297,27 @@ class LabelIndex:
                 if ids and any(names[i:i + n]):
                     out.update(ids)
         return sorted(out)
+
+
+def _in_order(run: list[str], toks: list[str]) -> bool:
+    """Are ``run``'s tokens found in ``toks`` in the same order (others may come between)?
+
+    >>> _in_order(["jonathan", "reid"], ["jonathan", "douglass", "reid"]), _in_order(["reid", "jonathan"], ["jonathan", "reid"])
+    (True, False)
+    """
+    it = iter(toks)
+    return all(t in it for t in run)
+
+
+def _content_inside(s: Span, o: Span, toks: list[str]) -> bool:
+    """Does ``s``, less the stopwords at its edges, lie inside the longer span ``o``?"""
+    a, b = s.start, s.end
+    while a < b and toks[a] in STOPWORDS:
+        a += 1
+    while b > a and toks[b - 1] in STOPWORDS:
+        b -= 1
+    return (o.start, o.end) != (s.start, s.end) and o.start <= a and b <= o.end and (o.end - o.start) > (b - a) \
+        and not (s.start <= o.start and o.end <= s.end)
 
 
 def _known(word: str, vocab: set[str]) -> bool:
