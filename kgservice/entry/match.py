@@ -81,10 +81,9 @@ def key_of(toks: Iterable[str]) -> str:
 
 
 def singular(tok: str) -> str:
-    """An English plural's singular, for matching a question's word against a label's: the
-    question says "Gila monsters" of the node *Gila monster*, and a possessive splits off its
-    "s" ("Big Eye's" -> big, eye, s), so "Big Eye" must meet *Big Eyes*. Both sides are folded
-    alike, so a wrong singular ("series" -> "sery") only makes two keys meet that agree anyway.
+    """An English plural's singular, so that a question's plural meets a label's singular
+    ("Gila monsters" -> *Gila monster*). Only in that direction: a label in the plural names
+    a set ("European countries"), which a question's singular ("a European country") is not.
     Short words, numbers and "-ss", "-us", "-is" endings are left alone.
 
     >>> [singular(w) for w in ("monsters", "eyes", "cities", "churches", "boss", "paris", "gps", "2010s")]
@@ -97,15 +96,6 @@ def singular(tok: str) -> str:
     if tok.endswith(("shes", "ches", "xes", "zes", "sses")):
         return tok[:-2]
     return tok[:-1]
-
-
-def loose_key(toks: list[str]) -> str:
-    """The forgiving key of a token run: its last word singular (see :func:`singular`).
-
-    >>> loose_key(tokens("Big Eyes")), loose_key(tokens("Big Eye's")[:2]), loose_key(tokens("Gila monsters"))
-    ('big eye', 'big eye', 'gila monster')
-    """
-    return key_of(toks[:-1] + [singular(toks[-1])]) if toks else ""
 
 
 # a label's trailing qualifier, "(film)", "(AM)", "(1450 AM" cut off mid-way, or ", Iowa": the
@@ -141,13 +131,14 @@ class Span:
 
 @dataclass
 class LabelIndex:
-    """Token key -> node ids with that key (several labels can normalise alike), and the
-    forgiving keys a question's wording falls back on (:func:`loose_key`, :func:`bare_label`)."""
+    """Token key -> node ids with that key (several labels can normalise alike), the keys of
+    labels less their trailing qualifier (:func:`bare_label`), and each token's keys (for
+    :meth:`partial`)."""
 
     keys: dict[str, list[str]] = field(default_factory=dict)
     longest: int = 1
     vocab: set[str] = field(default_factory=set)  # every token of every label
-    loose: dict[str, list[str]] = field(default_factory=dict)  # loose key -> node ids
+    bare: dict[str, list[str]] = field(default_factory=dict)  # key of a qualified label's bare name -> node ids
     postings: dict[str, list[str]] = field(default_factory=dict)  # token -> the keys using it
 
     @classmethod
@@ -157,8 +148,8 @@ class LabelIndex:
         >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("the", "The")])
         >>> sorted(ix.keys), ix.longest
         (['new york', 'york'], 2)
-        >>> sorted(LabelIndex.build([("big eyes", "Big Eyes"), ("mt", "Monster Trucks (film)")]).loose)
-        ['big eye', 'monster truck', 'monster trucks film']
+        >>> LabelIndex.build([("big eyes", "Big Eyes"), ("mt", "Monster Trucks (film)")]).bare
+        {'monster trucks': ['mt']}
         """
         ix = cls()
         for nid, label in labels:
@@ -175,8 +166,8 @@ class LabelIndex:
                         ix.postings.setdefault(t, []).append(key)
             ix.longest = max(ix.longest, len(toks))
             bare = tokens(bare_label(label))
-            for variant in dict.fromkeys([loose_key(toks)] + ([loose_key(bare)] if bare and bare != toks else [])):
-                lst = ix.loose.setdefault(variant, [])
+            if bare and bare != toks and not all(t in STOPWORDS for t in bare):
+                lst = ix.bare.setdefault(key_of(bare), [])
                 if nid not in lst:
                     lst.append(nid)
         return ix
@@ -186,9 +177,7 @@ class LabelIndex:
         strictly inside a longer match is dropped ("York" inside "New York"), and so is one
         whose words other than stopwords lie inside a longer match ("the world" in "the World
         Series": its "the" belongs to the other name). An n-gram that is no label exactly may
-        still meet one by its loose key: the last word singular ("Big Eye's" -> *Big Eyes*,
-        "Gila monsters" -> *Gila monster*), a label's trailing qualifier dropped ("Monster
-        Trucks" -> *Monster Trucks (film)*).
+        still meet one as written differently (:meth:`_variants`).
 
         >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("band", "band")])
         >>> [(s.node, s.start, s.end, s.name) for s in ix.spans("Which band is from New York?")]
@@ -208,7 +197,7 @@ class LabelIndex:
         for i in range(len(toks)):
             for n in range(1, min(self.longest, len(toks) - i) + 1):
                 run = toks[i:i + n]
-                ids = self.keys.get(key_of(run)) or self.loose.get(loose_key(run))
+                ids = self.keys.get(key_of(run)) or self._variants(run, toks[i + n:i + n + 1] == ["s"])
                 if ids:
                     cjk = n >= 2 and all(_CJK.match(t) for t in run)
                     name = cjk or any(names[i:i + n])
@@ -216,61 +205,107 @@ class LabelIndex:
         kept = [s for s in found if not any(s.inside(o) for o in found)]
         return [s for s in kept if not any(_content_inside(s, o, toks) for o in kept)]
 
+    def _variants(self, run: list[str], possessive: bool) -> list[str]:
+        """The nodes a token run names when no label is written exactly so: the run before a
+        possessive "'s" with that "s" (the question's "Big Eye's" splits into big, eye, s: it
+        is *Big Eyes*), its last word singular ("Gila monsters" -> *Gila monster*:
+        :func:`singular`), or a label less its trailing qualifier ("Monster Trucks" ->
+        *Monster Trucks (film)*, "WILM" -> *WILM (AM)*).
+
+        >>> ix = LabelIndex.build([(n, n) for n in ("Big Eyes", "Gila monster", "Monster Trucks (film)")])
+        >>> ix._variants(["big", "eye"], True), ix._variants(["gila", "monsters"], False)
+        (['Big Eyes'], ['Gila monster'])
+        >>> ix._variants(["monster", "trucks"], False), ix._variants(["big", "eye"], False)
+        (['Monster Trucks (film)'], [])
+        """
+        head, last = run[:-1], run[-1]
+        single = head + [singular(last)] if singular(last) != last else None
+        for form in ([head + [last + "s"]] if possessive else []) + ([single] if single else []):
+            if ids := self.keys.get(key_of(form)):
+                return ids
+        for form in [run] + ([single] if single else []):
+            if ids := self.bare.get(key_of(form)):
+                return ids
+        return []
+
     def partial(self, question: str, spans: list[Span], limit: int = 3) -> list[Span]:
         """Nodes whose label holds a name the question writes but no label is: "Hayek" ->
-        *Friedrich Hayek*, "Jonathan Reid" -> *Jonathan Douglass Reid*, "Jiménez" ->
-        *Jiménez Municipality*, "Golden State" -> *Golden State Warriors*. A name is a run of
-        the question's words written like a name (:func:`name_tokens`) that no one span of
-        ``spans`` covers; the labels holding its words in order (other words around or between
-        them) with the fewest words besides are its candidates, if there are at most ``limit``
-        of them: a name that many labels hold ("European") says too little to pick one. A run
-        of numbers only is no name here ("1930" is in every label about that year).
+        *Friedrich Hayek*, "Jonathan Reid" -> *Jonathan Douglass Reid*, "Golden State" ->
+        *Golden State Warriors*, "Walk the Line" -> *I Walk the Line*. A name is a run of the
+        question's words written like a name (:func:`name_tokens`), joined across the
+        stopwords between two of them ("Walk the Line"), that no one of ``spans`` covers; when
+        no label holds the joined run, each run of name words in it is tried alone ("Hayek
+        and Jonathan Reid"). A run of numbers only is no name here ("1930").
 
-        >>> ix = LabelIndex.build([(n, n) for n in ("Friedrich Hayek", "Hayek Prize for economics",
-        ...                        "Jonathan Douglass Reid", "University of Vienna")])
+        The candidates are the labels holding the run's words in order; the best are those
+        holding them side by side, then those sharing most other words with the question,
+        then those with the fewest other words. The best tie is the answer if it has at most
+        ``limit`` labels: a name that many labels hold alike ("European": *European Union*,
+        *European Council*, ...) says too little to pick one.
+
+        >>> ix = LabelIndex.build([(n, n) for n in ("Friedrich Hayek", "Jonathan Douglass Reid", "I Walk the Line",
+        ...                        "Gravel Walk", "University of Vienna")])
         >>> q = "Where did Hayek and Jonathan Reid study?"
         >>> [(s.node, s.start, s.end) for s in ix.partial(q, ix.spans(q))]
         [('Friedrich Hayek', 2, 3), ('Jonathan Douglass Reid', 4, 6)]
+        >>> [s.node for s in ix.partial("Who sang in Walk the Line?", [])]
+        ['I Walk the Line']
         >>> ix = LabelIndex.build([(f"European {x}", f"European {x}") for x in ("Union", "Commission", "Court", "Council")])
         >>> ix.partial("a European country", [])
         []
         """
         toks = tokens(question)
         names = name_tokens(question)
-        out: list[Span] = []
+        strict: list[tuple[int, int]] = []
         i = 0
         while i < len(toks):
-            if not names[i]:
+            if names[i]:
+                j = i
+                while j < len(toks) and names[j]:
+                    j += 1
+                strict.append((i, j))
+                i = j
+            else:
                 i += 1
-                continue
-            j = i
-            while j < len(toks) and names[j]:
-                j += 1
-            run = toks[i:j]
-            covered = any(s.start <= i and j <= s.end for s in spans)
-            if not covered and not all(t.isdigit() or t in STOPWORDS for t in run):
-                out.extend(Span(i, j, nid, True, True) for nid in self._holding(run, limit))
-            i = j
+        joined: list[list[tuple[int, int]]] = []
+        for r in strict:
+            if joined and all(t in STOPWORDS for t in toks[joined[-1][-1][1]:r[0]]) and r[0] - joined[-1][-1][1] <= 2:
+                joined[-1].append(r)
+            else:
+                joined.append([r])
+        context = set(toks) - STOPWORDS
+        out: list[Span] = []
+        for group in joined:
+            tries = [(group[0][0], group[-1][1])] + (group if len(group) > 1 else [])
+            for n, (i, j) in enumerate(tries):
+                run = toks[i:j]
+                if any(s.start <= i and j <= s.end for s in spans) or all(t.isdigit() or t in STOPWORDS for t in run):
+                    continue
+                ids = self._holding(run, context, limit)
+                out.extend(Span(i, j, nid, True, True) for nid in ids)
+                if n == 0 and (ids or len(group) == 1):
+                    break
         return out
 
-    def _holding(self, run: list[str], limit: int) -> list[str]:
-        """Node ids of the labels that hold ``run``'s words in order, fewest other words first
-        (only the fewest), or none when more than ``limit`` labels tie there."""
+    def _holding(self, run: list[str], context: set[str], limit: int) -> list[str]:
+        """Node ids of the best labels holding ``run``'s words in order (:meth:`partial`), or
+        none when more than ``limit`` labels tie for best."""
         lists = [self.postings.get(t) for t in set(run)]
         if not all(lists):
             return []
         rarest = min(lists, key=len)  # type: ignore[arg-type]
-        best: list[str] = []
-        fewest = MAX_NGRAM + 1
+        ranked: dict[tuple[bool, int, int], list[str]] = {}
         for key in rarest:  # type: ignore[union-attr]
             ktoks = key.split(" ")
-            extra = len(ktoks) - len(run)
-            if extra <= 0 or extra > fewest or not _in_order(run, ktoks):
+            if len(ktoks) <= len(run) or not _in_order(run, ktoks):
                 continue
-            if extra < fewest:
-                best, fewest = [], extra
-            best.append(key)
-        if not best or len(best) > limit:
+            side_by_side = _contiguous(run, ktoks)
+            shared = len((set(ktoks) - set(run)) & context)
+            ranked.setdefault((not side_by_side, -shared, len(ktoks) - len(run)), []).append(key)
+        if not ranked:
+            return []
+        best = ranked[min(ranked)]
+        if len(best) > limit:
             return []
         return [nid for key in sorted(best) for nid in self.keys[key]]
 
@@ -307,6 +342,16 @@ def _in_order(run: list[str], toks: list[str]) -> bool:
     """
     it = iter(toks)
     return all(t in it for t in run)
+
+
+def _contiguous(run: list[str], toks: list[str]) -> bool:
+    """Is ``run`` a contiguous part of ``toks``?
+
+    >>> _contiguous(["walk", "the", "line"], ["i", "walk", "the", "line"]), _contiguous(["mr", "smith"], ["mr", "mrs", "smith"])
+    (True, False)
+    """
+    n = len(run)
+    return any(toks[i:i + n] == run for i in range(len(toks) - n + 1))
 
 
 def _content_inside(s: Span, o: Span, toks: list[str]) -> bool:
