@@ -139,7 +139,7 @@ class LabelIndex:
     longest: int = 1
     vocab: set[str] = field(default_factory=set)  # every token of every label
     bare: dict[str, list[str]] = field(default_factory=dict)  # key of a qualified label's bare name -> node ids
-    postings: dict[str, list[str]] = field(default_factory=dict)  # token -> the keys using it
+    postings: dict[str, list[str]] = field(default_factory=dict)  # token -> keys of labels written as names
 
     @classmethod
     def build(cls, labels: Iterable[tuple[str, str]]) -> "LabelIndex":
@@ -161,7 +161,7 @@ class LabelIndex:
             lst = ix.keys.setdefault(key, [])
             if nid not in lst:
                 lst.append(nid)
-                if len(lst) == 1:
+                if len(lst) == 1 and _name_like(label):
                     for t in dict.fromkeys(toks):
                         ix.postings.setdefault(t, []).append(key)
             ix.longest = max(ix.longest, len(toks))
@@ -235,7 +235,14 @@ class LabelIndex:
         question's words written like a name (:func:`name_tokens`), joined across the
         stopwords between two of them ("Walk the Line"), that no one of ``spans`` covers; when
         no label holds the joined run, each run of name words in it is tried alone ("Hayek
-        and Jonathan Reid"). A run of numbers only is no name here ("1930").
+        and Jonathan Reid"). A run of numbers only is no name here ("1930"). The question's
+        first word belongs to a run that follows it ("David Jones is ..."): only grammar
+        capitalised it, and a name does not lose its first word for standing first. A word
+        hyphenated to a name is part of it ("Kim Jong-chul").
+
+        Only labels written as names themselves are candidates (:func:`_name_like`): a label
+        that is a phrase mentioning the name ("just north of Cincinnati") is not another
+        form of it.
 
         The candidates are the labels holding the run's words in order; the best are those
         holding them side by side, then those sharing most other words with the question,
@@ -250,12 +257,15 @@ class LabelIndex:
         [('Friedrich Hayek', 2, 3), ('Jonathan Douglass Reid', 4, 6)]
         >>> [s.node for s in ix.partial("Who sang in Walk the Line?", [])]
         ['I Walk the Line']
+        >>> ix = LabelIndex.build([(n, n) for n in ("James Earl Jones", "just north of Cincinnati")])
+        >>> ix.partial("David Jones is from where?", []), ix.partial("Is it near Cincinnati?", [])
+        ([], [])
         >>> ix = LabelIndex.build([(f"European {x}", f"European {x}") for x in ("Union", "Commission", "Court", "Council")])
         >>> ix.partial("a European country", [])
         []
         """
         toks = tokens(question)
-        names = name_tokens(question)
+        names = _hyphenated(question, name_tokens(question))
         strict: list[tuple[int, int]] = []
         i = 0
         while i < len(toks):
@@ -263,7 +273,8 @@ class LabelIndex:
                 j = i
                 while j < len(toks) and names[j]:
                     j += 1
-                strict.append((i, j))
+                first = i == 1 and toks[0] not in STOPWORDS and name_tokens(question, sentence=False)[0]
+                strict.append((0 if first else i, j))
                 i = j
             else:
                 i += 1
@@ -342,6 +353,36 @@ def _in_order(run: list[str], toks: list[str]) -> bool:
     """
     it = iter(toks)
     return all(t in it for t in run)
+
+
+def _name_like(label: str) -> bool:
+    """Is the label written as a name: each of its words (less a trailing qualifier, and
+    stopwords) capitalised, a number or CJK?
+
+    >>> _name_like("Friedrich Hayek"), _name_like("I Walk the Line"), _name_like("Monster Trucks (film)")
+    (True, True, True)
+    >>> _name_like("just north of Cincinnati"), _name_like("Stone Sour frontman Corey Taylor")
+    (False, False)
+    """
+    bare = bare_label(label)
+    return all(f or t in STOPWORDS for t, f in zip(tokens(bare), name_tokens(bare, sentence=False)))
+
+
+def _hyphenated(text: str, names: list[bool]) -> list[bool]:
+    """``names`` (per token of ``text``) with a word hyphenated to a name marked a name too.
+
+    >>> _hyphenated("Kim Jong-chul", [True, True, False]), _hyphenated("a well-known Jong", [False, False, False, True])
+    ([True, True, True], [False, False, False, True])
+    """
+    found = list(_TOKEN.finditer(_fold(" ".join(text.split()))))
+    if len(found) != len(names):
+        return names
+    out = list(names)
+    for k in range(1, len(found)):
+        if out[k - 1] and not out[k] and found[k].start() == found[k - 1].end() + 1 \
+                and found[k].string[found[k].start() - 1] == "-":
+            out[k] = True
+    return out
 
 
 def _contiguous(run: list[str], toks: list[str]) -> bool:
