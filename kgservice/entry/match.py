@@ -212,19 +212,17 @@ class LabelIndex:
         :func:`singular`), or a label less its trailing qualifier ("Monster Trucks" ->
         *Monster Trucks (film)*, "WILM" -> *WILM (AM)*).
 
-        >>> ix = LabelIndex.build([(n, n) for n in ("Big Eyes", "Gila monster", "Monster Trucks (film)")])
+        >>> ix = LabelIndex.build([(n, n) for n in ("Big Eyes", "Gila monster", "Monster Trucks (film)", "monster truck")])
         >>> ix._variants(["big", "eye"], True), ix._variants(["gila", "monsters"], False)
         (['Big Eyes'], ['Gila monster'])
         >>> ix._variants(["monster", "trucks"], False), ix._variants(["big", "eye"], False)
         (['Monster Trucks (film)'], [])
         """
         head, last = run[:-1], run[-1]
-        single = head + [singular(last)] if singular(last) != last else None
-        for form in ([head + [last + "s"]] if possessive else []) + ([single] if single else []):
-            if ids := self.keys.get(key_of(form)):
-                return ids
-        for form in [run] + ([single] if single else []):
-            if ids := self.bare.get(key_of(form)):
+        single = key_of(head + [singular(last)]) if singular(last) != last else None
+        for table, key in ((self.keys, key_of(head + [last + "s"]) if possessive else None), (self.bare, key_of(run)),
+                           (self.keys, single), (self.bare, single)):
+            if key and (ids := table.get(key)):
                 return ids
         return []
 
@@ -284,7 +282,9 @@ class LabelIndex:
                 joined[-1].append(r)
             else:
                 joined.append([r])
-        context = set(toks) - STOPWORDS
+        # the question's other words tell candidates apart ("Mr. Smith ... goes to the city" ->
+        # *Mr. Smith Goes to Washington*); not single letters ("B." of another name)
+        context = {t for t in toks if len(t) > 1 and t not in STOPWORDS}
         out: list[Span] = []
         for group in joined:
             tries = [(group[0][0], group[-1][1])] + (group if len(group) > 1 else [])
