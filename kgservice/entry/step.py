@@ -1,7 +1,9 @@
 """The entry step: question -> weighted seed nodes, without an LLM.
 
 Names first: every question n-gram that is a node label (:class:`LabelIndex`, longest spans
-kept) is a seed. The question's vector adds the nearest entry nodes (Qdrant) at a lower
+kept) is a seed, including a label the question writes differently (a possessive, a plural, a
+label's trailing qualifier: :meth:`LabelIndex.spans`) and a longer label that holds a name the
+question writes but no label is ("Hayek" -> *Friedrich Hayek*: :meth:`LabelIndex.partial`). The question's vector adds the nearest entry nodes (Qdrant) at a lower
 weight. Both are weighted by specificity (:func:`specificity`: a node few units mention is
 a better seed than a hub). Measured on MuSiQue (scripts/eval/RESULTS.md): the whole-question
 vector alone finds the nodes of a third of the gold passages; names find most of them.
