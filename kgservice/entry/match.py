@@ -205,37 +205,45 @@ class LabelIndex:
         """
         toks = tokens(question)
         names = name_tokens(question)
+        single = [singular(t) for t in toks]
         found: list[Span] = []
         for i in range(len(toks)):
+            key = ""
             for n in range(1, min(self.longest, len(toks) - i) + 1):
-                run = toks[i:i + n]
-                ids = self.keys.get(key_of(run)) or self._variants(run, toks[i + n:i + n + 1] == ["s"])
+                if n > 1 and toks[i + n - 2] not in self.vocab:
+                    break  # a label holds every word of the run unchanged but the last
+                head, k = key, i + n - 1
+                key = f"{head} {toks[k]}" if head else toks[k]
+                ids = self.keys.get(key) or self._variants(head, toks[k], single[k], toks[k + 1:k + 2] == ["s"])
                 if ids:
-                    cjk = n >= 2 and all(_CJK.match(t) for t in run)
+                    cjk = n >= 2 and all(_CJK.match(t) for t in toks[i:i + n])
                     name = cjk or any(names[i:i + n])
                     found.extend(Span(i, i + n, nid, name) for nid in ids)
         kept = [s for s in found if not any(s.inside(o) for o in found)]
         return [s for s in kept if not any(_content_inside(s, o, toks) for o in kept)]
 
-    def _variants(self, run: list[str], possessive: bool) -> list[str]:
-        """The nodes a token run names when no label is written exactly so: the run before a
-        possessive "'s" with that "s" (the question's "Big Eye's" splits into big, eye, s: it
-        is *Big Eyes*), its last word singular ("Gila monsters" -> *Gila monster*:
-        :func:`singular`), or a label less its trailing qualifier ("Monster Trucks" ->
-        *Monster Trucks (film)*, "WILM" -> *WILM (AM)*).
+    def _variants(self, head: str, last: str, single: str, possessive: bool) -> list[str]:
+        """The nodes a run of words (its key less the last word, ``head``; the last word,
+        ``last``, and its :func:`singular`) names when no label is written exactly so, in this
+        order (the fewer words changed, the better): the run before a possessive "'s" with that
+        "s" (the question's "Big Eye's" splits into big, eye, s: it is *Big Eyes*); a label
+        less its trailing qualifier ("Monster Trucks" -> *Monster Trucks (film)*, "WILM" ->
+        *WILM (AM)*); the last word singular ("Gila monsters" -> *Gila monster*), as a label or
+        a label less its qualifier.
 
         >>> ix = LabelIndex.build([(n, n) for n in ("Big Eyes", "Gila monster", "Monster Trucks (film)", "monster truck")])
-        >>> ix._variants(["big", "eye"], True), ix._variants(["gila", "monsters"], False)
+        >>> ix._variants("big", "eye", "eye", True), ix._variants("gila", "monsters", "monster", False)
         (['Big Eyes'], ['Gila monster'])
-        >>> ix._variants(["monster", "trucks"], False), ix._variants(["big", "eye"], False)
+        >>> ix._variants("monster", "trucks", "truck", False), ix._variants("big", "eye", "eye", False)
         (['Monster Trucks (film)'], [])
         """
-        head, last = run[:-1], run[-1]
-        single = key_of(head + [singular(last)]) if singular(last) != last else None
-        for table, key in ((self.keys, key_of(head + [last + "s"]) if possessive else None), (self.bare, key_of(run)),
-                           (self.keys, single), (self.bare, single)):
-            if key and (ids := table.get(key)):
-                return ids
+        join = (lambda w: f"{head} {w}") if head else (lambda w: w)
+        if possessive and (ids := self.keys.get(join(last + "s"))):
+            return ids
+        if self.bare and (ids := self.bare.get(join(last))):
+            return ids
+        if single != last:
+            return self.keys.get(join(single)) or self.bare.get(join(single)) or []
         return []
 
     def partial(self, question: str, spans: list[Span], limit: int = 3) -> list[Span]:
