@@ -33,11 +33,23 @@ MAX_NGRAM = 12
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
+# letters that carry their diacritic inside (no combining mark to drop under NFKD): "Tromsø",
+# "Wrocław", "Dalkılıç" are written "Tromso", "Wroclaw", "Dalkilic" as often
+_UNMARKED = str.maketrans({"ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i", "ħ": "h",
+                           "Ħ": "H", "ŧ": "t", "Ŧ": "T", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "æ": "ae",
+                           "Æ": "Ae", "œ": "oe", "Œ": "Oe"})
+
+
 def _fold(text: str) -> str:
+    """Accents off: "Jiménez" and "Jimenez", "Tromsø" and "Tromso" are one word.
+
+    >>> _fold("Jiménez"), _fold("Tromsø"), _fold("Wrocław"), _fold("Dalkılıç"), _fold("Æsir")
+    ('Jimenez', 'Tromso', 'Wroclaw', 'Dalkilic', 'Aesir')
+    """
     if text.isascii():  # ASCII is unchanged by NFKC / NFKD and has no combining marks
         return text
     text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
-    return unicodedata.normalize("NFKC", "".join(c for c in text if not unicodedata.combining(c)))
+    return unicodedata.normalize("NFKC", "".join(c for c in text if not unicodedata.combining(c))).translate(_UNMARKED)
 
 
 def name_tokens(text: str, sentence: bool = True) -> list[bool]:
@@ -80,6 +92,41 @@ def key_of(toks: Iterable[str]) -> str:
     return " ".join(toks)
 
 
+def singular(tok: str) -> str:
+    """An English plural's singular, so that a question's plural meets a label's singular
+    ("Gila monsters" -> *Gila monster*). Only in that direction: a label in the plural names
+    a set ("European countries"), which a question's singular ("a European country") is not.
+    Short words, numbers and "-ss", "-us", "-is" endings are left alone.
+
+    >>> [singular(w) for w in ("monsters", "eyes", "cities", "churches", "boss", "paris", "gps", "2010s")]
+    ['monster', 'eye', 'city', 'church', 'boss', 'paris', 'gps', '2010s']
+    """
+    if len(tok) <= 3 or not tok.isalpha() or not tok.endswith("s") or tok.endswith(("ss", "us", "is")):
+        return tok
+    if tok.endswith("ies"):
+        return tok[:-3] + "y"
+    if tok.endswith(("shes", "ches", "xes", "zes", "sses")):
+        return tok[:-2]
+    return tok[:-1]
+
+
+# a label's trailing qualifier, "(film)", "(AM)", "(1450 AM" cut off mid-way, or ", Iowa": the
+# name is the part before it ("Monster Trucks (film)", "Indianola, Iowa")
+_QUALIFIER = re.compile(r"\s*(\([^()]*\)?|,[^,()]*)\s*$")
+
+
+def bare_label(label: str) -> str:
+    """The label less a trailing qualifier, or the label itself when it has none.
+
+    >>> bare_label("Monster Trucks (film)"), bare_label("WILM (1450 AM"), bare_label("Indianola, Iowa")
+    ('Monster Trucks', 'WILM', 'Indianola')
+    >>> bare_label("Python"), bare_label("(film)")
+    ('Python', '(film)')
+    """
+    bare = _QUALIFIER.sub("", label)
+    return bare if bare.strip() else label
+
+
 @dataclass(frozen=True)
 class Span:
     """A question n-gram that names a node: token positions [start, end)."""
@@ -88,6 +135,7 @@ class Span:
     end: int
     node: str
     name: bool = False  # written like a name in the question (see :func:`name_tokens`)
+    partial: bool = False  # the question's name is part of the label, not all of it (:meth:`LabelIndex.partial`)
 
     def inside(self, other: "Span") -> bool:
         return other.start <= self.start and self.end <= other.end and (other.end - other.start) > (self.end - self.start)
@@ -95,11 +143,15 @@ class Span:
 
 @dataclass
 class LabelIndex:
-    """Token key -> node ids with that key (several labels can normalise alike)."""
+    """Token key -> node ids with that key (several labels can normalise alike), the keys of
+    labels less their trailing qualifier (:func:`bare_label`), and each token's keys (for
+    :meth:`partial`)."""
 
     keys: dict[str, list[str]] = field(default_factory=dict)
     longest: int = 1
     vocab: set[str] = field(default_factory=set)  # every token of every label
+    bare: dict[str, list[str]] = field(default_factory=dict)  # key of a qualified label's bare name -> node ids
+    postings: dict[str, list[str]] = field(default_factory=dict)  # token -> keys of labels written as names
 
     @classmethod
     def build(cls, labels: Iterable[tuple[str, str]]) -> "LabelIndex":
@@ -108,6 +160,8 @@ class LabelIndex:
         >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("the", "The")])
         >>> sorted(ix.keys), ix.longest
         (['new york', 'york'], 2)
+        >>> LabelIndex.build([("big eyes", "Big Eyes"), ("mt", "Monster Trucks (film)")]).bare
+        {'monster trucks': ['mt']}
         """
         ix = cls()
         for nid, label in labels:
@@ -115,15 +169,27 @@ class LabelIndex:
             ix.vocab.update(toks)
             if not toks or len(toks) > MAX_NGRAM or all(t in STOPWORDS for t in toks):
                 continue
-            lst = ix.keys.setdefault(key_of(toks), [])
+            key = key_of(toks)
+            lst = ix.keys.setdefault(key, [])
             if nid not in lst:
                 lst.append(nid)
+                if len(lst) == 1 and _name_like(label):
+                    for t in dict.fromkeys(toks):
+                        ix.postings.setdefault(t, []).append(key)
             ix.longest = max(ix.longest, len(toks))
+            bare = tokens(bare_label(label))
+            if bare and bare != toks and not all(t in STOPWORDS for t in bare):
+                lst = ix.bare.setdefault(key_of(bare), [])
+                if nid not in lst:
+                    lst.append(nid)
         return ix
 
     def spans(self, question: str) -> list[Span]:
         """Every n-gram of the question that is a label, longest spans kept: a match lying
-        strictly inside a longer match is dropped ("York" inside "New York").
+        strictly inside a longer match is dropped ("York" inside "New York"), and so is one
+        whose words other than stopwords lie inside a longer match ("the world" in "the World
+        Series": its "the" belongs to the other name). An n-gram that is no label exactly may
+        still meet one as written differently (:meth:`_variants`).
 
         >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("band", "band")])
         >>> [(s.node, s.start, s.end, s.name) for s in ix.spans("Which band is from New York?")]
@@ -131,18 +197,148 @@ class LabelIndex:
         >>> ix = LabelIndex.build([("吸烟", "吸烟"), ("肺癌", "肺癌")])
         >>> [(s.node, s.name) for s in ix.spans("吸烟最终导致什么？肺癌吗")]
         [('吸烟', True), ('肺癌', True)]
+        >>> ix = LabelIndex.build([(n, n) for n in ("the world", "World Series", "Big Eyes", "director")])
+        >>> [s.node for s in ix.spans("Who won the World Series?")]
+        ['World Series']
+        >>> [s.node for s in ix.spans("Who is Big Eye's main director?")]
+        ['Big Eyes', 'director']
         """
         toks = tokens(question)
         names = name_tokens(question)
+        single = [singular(t) for t in toks]
         found: list[Span] = []
         for i in range(len(toks)):
+            key = ""
             for n in range(1, min(self.longest, len(toks) - i) + 1):
-                ids = self.keys.get(key_of(toks[i:i + n]))
+                if n > 1 and toks[i + n - 2] not in self.vocab:
+                    break  # a label holds every word of the run unchanged but the last
+                head, k = key, i + n - 1
+                key = f"{head} {toks[k]}" if head else toks[k]
+                ids = self.keys.get(key) or self._variants(head, toks[k], single[k], toks[k + 1:k + 2] == ["s"])
                 if ids:
                     cjk = n >= 2 and all(_CJK.match(t) for t in toks[i:i + n])
                     name = cjk or any(names[i:i + n])
                     found.extend(Span(i, i + n, nid, name) for nid in ids)
-        return [s for s in found if not any(s.inside(o) for o in found)]
+        kept = [s for s in found if not any(s.inside(o) for o in found)]
+        return [s for s in kept if not any(_content_inside(s, o, toks) for o in kept)]
+
+    def _variants(self, head: str, last: str, single: str, possessive: bool) -> list[str]:
+        """The nodes a run of words (its key less the last word, ``head``; the last word,
+        ``last``, and its :func:`singular`) names when no label is written exactly so, in this
+        order (the fewer words changed, the better): the run before a possessive "'s" with that
+        "s" (the question's "Big Eye's" splits into big, eye, s: it is *Big Eyes*); a label
+        less its trailing qualifier ("Monster Trucks" -> *Monster Trucks (film)*, "WILM" ->
+        *WILM (AM)*); the last word singular ("Gila monsters" -> *Gila monster*), as a label or
+        a label less its qualifier.
+
+        >>> ix = LabelIndex.build([(n, n) for n in ("Big Eyes", "Gila monster", "Monster Trucks (film)", "monster truck")])
+        >>> ix._variants("big", "eye", "eye", True), ix._variants("gila", "monsters", "monster", False)
+        (['Big Eyes'], ['Gila monster'])
+        >>> ix._variants("monster", "trucks", "truck", False), ix._variants("big", "eye", "eye", False)
+        (['Monster Trucks (film)'], [])
+        """
+        join = (lambda w: f"{head} {w}") if head else (lambda w: w)
+        if possessive and (ids := self.keys.get(join(last + "s"))):
+            return ids
+        if self.bare and (ids := self.bare.get(join(last))):
+            return ids
+        if single != last:
+            return self.keys.get(join(single)) or self.bare.get(join(single)) or []
+        return []
+
+    def partial(self, question: str, spans: list[Span], limit: int = 3) -> list[Span]:
+        """Nodes whose label holds a name the question writes but no label is: "Hayek" ->
+        *Friedrich Hayek*, "Jonathan Reid" -> *Jonathan Douglass Reid*, "Golden State" ->
+        *Golden State Warriors*, "Walk the Line" -> *I Walk the Line*. A name is a run of the
+        question's words written like a name (:func:`name_tokens`), joined across the
+        stopwords between two of them ("Walk the Line"), that no one of ``spans`` covers; when
+        no label holds the joined run, each run of name words in it is tried alone ("Hayek
+        and Jonathan Reid"). A run of numbers only is no name here ("1930"). The question's
+        first word belongs to a run that follows it ("David Jones is ..."): only grammar
+        capitalised it, and a name does not lose its first word for standing first. A word
+        hyphenated to a name is part of it ("Kim Jong-chul").
+
+        Only labels written as names themselves are candidates (:func:`_name_like`): a label
+        that is a phrase mentioning the name ("just north of Cincinnati") is not another
+        form of it.
+
+        The candidates are the labels holding the run's words in order; the best are those
+        holding them side by side, then those sharing most other words with the question,
+        then those with the fewest other words. The best tie is the answer if it has at most
+        ``limit`` labels: a name that many labels hold alike ("European": *European Union*,
+        *European Council*, ...) says too little to pick one.
+
+        >>> ix = LabelIndex.build([(n, n) for n in ("Friedrich Hayek", "Jonathan Douglass Reid", "I Walk the Line",
+        ...                        "Gravel Walk", "University of Vienna")])
+        >>> q = "Where did Hayek and Jonathan Reid study?"
+        >>> [(s.node, s.start, s.end) for s in ix.partial(q, ix.spans(q))]
+        [('Friedrich Hayek', 2, 3), ('Jonathan Douglass Reid', 4, 6)]
+        >>> [s.node for s in ix.partial("Who sang in Walk the Line?", [])]
+        ['I Walk the Line']
+        >>> ix = LabelIndex.build([(n, n) for n in ("James Earl Jones", "just north of Cincinnati")])
+        >>> ix.partial("David Jones is from where?", []), ix.partial("Is it near Cincinnati?", [])
+        ([], [])
+        >>> ix = LabelIndex.build([(f"European {x}", f"European {x}") for x in ("Union", "Commission", "Court", "Council")])
+        >>> ix.partial("a European country", [])
+        []
+        """
+        toks = tokens(question)
+        names = _hyphenated(question, name_tokens(question))
+        strict: list[tuple[int, int]] = []
+        i = 0
+        while i < len(toks):
+            if names[i]:
+                j = i
+                while j < len(toks) and names[j]:
+                    j += 1
+                first = i == 1 and toks[0] not in STOPWORDS and name_tokens(question, sentence=False)[0]
+                strict.append((0 if first else i, j))
+                i = j
+            else:
+                i += 1
+        joined: list[list[tuple[int, int]]] = []
+        for r in strict:
+            if joined and all(t in STOPWORDS for t in toks[joined[-1][-1][1]:r[0]]) and r[0] - joined[-1][-1][1] <= 2:
+                joined[-1].append(r)
+            else:
+                joined.append([r])
+        # the question's other words tell candidates apart ("Mr. Smith ... goes to the city" ->
+        # *Mr. Smith Goes to Washington*); not single letters ("B." of another name)
+        context = {t for t in toks if len(t) > 1 and t not in STOPWORDS}
+        out: list[Span] = []
+        for group in joined:
+            tries = [(group[0][0], group[-1][1])] + (group if len(group) > 1 else [])
+            for n, (i, j) in enumerate(tries):
+                run = toks[i:j]
+                if any(s.start <= i and j <= s.end for s in spans) or all(t.isdigit() or t in STOPWORDS for t in run):
+                    continue
+                ids = self._holding(run, context, limit)
+                out.extend(Span(i, j, nid, True, True) for nid in ids)
+                if n == 0 and (ids or len(group) == 1):
+                    break
+        return out
+
+    def _holding(self, run: list[str], context: set[str], limit: int) -> list[str]:
+        """Node ids of the best labels holding ``run``'s words in order (:meth:`partial`), or
+        none when more than ``limit`` labels tie for best."""
+        lists = [self.postings.get(t) for t in set(run)]
+        if not all(lists):
+            return []
+        rarest = min(lists, key=len)  # type: ignore[arg-type]
+        ranked: dict[tuple[bool, int, int], list[str]] = {}
+        for key in rarest:  # type: ignore[union-attr]
+            ktoks = key.split(" ")
+            if len(ktoks) <= len(run) or not _in_order(run, ktoks):
+                continue
+            side_by_side = _contiguous(run, ktoks)
+            shared = len((set(ktoks) - set(run)) & context)
+            ranked.setdefault((not side_by_side, -shared, len(ktoks) - len(run)), []).append(key)
+        if not ranked:
+            return []
+        best = ranked[min(ranked)]
+        if len(best) > limit:
+            return []
+        return [nid for key in sorted(best) for nid in self.keys[key]]
 
     def names_within(self, label: str) -> list[str]:
         """Nodes named by the label itself or by a run of its words written like a name, the
@@ -167,6 +363,67 @@ class LabelIndex:
                 if ids and any(names[i:i + n]):
                     out.update(ids)
         return sorted(out)
+
+
+def _in_order(run: list[str], toks: list[str]) -> bool:
+    """Are ``run``'s tokens found in ``toks`` in the same order (others may come between)?
+
+    >>> _in_order(["jonathan", "reid"], ["jonathan", "douglass", "reid"]), _in_order(["reid", "jonathan"], ["jonathan", "reid"])
+    (True, False)
+    """
+    it = iter(toks)
+    return all(t in it for t in run)
+
+
+def _name_like(label: str) -> bool:
+    """Is the label written as a name: each of its words (less a trailing qualifier, and
+    stopwords) capitalised, a number or CJK?
+
+    >>> _name_like("Friedrich Hayek"), _name_like("I Walk the Line"), _name_like("Monster Trucks (film)")
+    (True, True, True)
+    >>> _name_like("just north of Cincinnati"), _name_like("Stone Sour frontman Corey Taylor")
+    (False, False)
+    """
+    bare = bare_label(label)
+    return all(f or t in STOPWORDS for t, f in zip(tokens(bare), name_tokens(bare, sentence=False)))
+
+
+def _hyphenated(text: str, names: list[bool]) -> list[bool]:
+    """``names`` (per token of ``text``) with a word hyphenated to a name marked a name too.
+
+    >>> _hyphenated("Kim Jong-chul", [True, True, False]), _hyphenated("a well-known Jong", [False, False, False, True])
+    ([True, True, True], [False, False, False, True])
+    """
+    found = list(_TOKEN.finditer(_fold(" ".join(text.split()))))
+    if len(found) != len(names):
+        return names
+    out = list(names)
+    for k in range(1, len(found)):
+        if out[k - 1] and not out[k] and found[k].start() == found[k - 1].end() + 1 \
+                and found[k].string[found[k].start() - 1] == "-":
+            out[k] = True
+    return out
+
+
+def _contiguous(run: list[str], toks: list[str]) -> bool:
+    """Is ``run`` a contiguous part of ``toks``?
+
+    >>> _contiguous(["walk", "the", "line"], ["i", "walk", "the", "line"]), _contiguous(["mr", "smith"], ["mr", "mrs", "smith"])
+    (True, False)
+    """
+    n = len(run)
+    return any(toks[i:i + n] == run for i in range(len(toks) - n + 1))
+
+
+def _content_inside(s: Span, o: Span, toks: list[str]) -> bool:
+    """Does ``s``, less the stopwords at its edges, lie inside the longer span ``o``?"""
+    a, b = s.start, s.end
+    while a < b and toks[a] in STOPWORDS:
+        a += 1
+    while b > a and toks[b - 1] in STOPWORDS:
+        b -= 1
+    return (o.start, o.end) != (s.start, s.end) and o.start <= a and b <= o.end and (o.end - o.start) > (b - a) \
+        and not (s.start <= o.start and o.end <= s.end)
 
 
 def _known(word: str, vocab: set[str]) -> bool:

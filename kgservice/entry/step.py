@@ -1,7 +1,9 @@
 """The entry step: question -> weighted seed nodes, without an LLM.
 
 Names first: every question n-gram that is a node label (:class:`LabelIndex`, longest spans
-kept) is a seed. The question's vector adds the nearest entry nodes (Qdrant) at a lower
+kept) is a seed, including a label the question writes differently (a possessive, a plural, a
+label's trailing qualifier: :meth:`LabelIndex.spans`) and a longer label that holds a name the
+question writes but no label is ("Hayek" -> *Friedrich Hayek*: :meth:`LabelIndex.partial`). The question's vector adds the nearest entry nodes (Qdrant) at a lower
 weight. Both are weighted by specificity (:func:`specificity`: a node few units mention is
 a better seed than a hub). Measured on MuSiQue (scripts/eval/RESULTS.md): the whole-question
 vector alone finds the nodes of a third of the gold passages; names find most of them.
@@ -31,6 +33,9 @@ class EntryParams:
     # something written like a name; 0 drops them (the MuSiQue eval's choice: +3 R@2). A question
     # with no name-like span at all ("what does smoking cause?") weighs every named node fully.
     common_weight: float = 0.0
+    # a node whose label holds a name the question writes but no label is ("Hayek" ->
+    # Friedrich Hayek: LabelIndex.partial) weighs this times its specificity; 0 turns it off
+    partial_weight: float = 1.0
 
 
 @dataclass
@@ -85,12 +90,15 @@ class EntryFinder:
         p = params or self.params
         index, labels = self._derived.get()
         spans: list[Span] = index.spans(question)
+        if p.partial_weight > 0:
+            spans += index.partial(question, spans)
         toks = tokens(question)
         named = {s.node: " ".join(toks[s.start:s.end]) for s in spans}
         has_name = any(s.name for s in spans)
         lexical: dict[str, float] = {}
         for s in spans:
-            lexical[s.node] = max(lexical.get(s.node, 0.0), 1.0 if s.name or not has_name else p.common_weight)
+            w = (p.partial_weight if s.partial else 1.0) if s.name or not has_name else p.common_weight
+            lexical[s.node] = max(lexical.get(s.node, 0.0), w)
         named = {n: t for n, t in named.items() if lexical[n] > 0}
         cos: dict[str, float] = {}
         if p.use_vectors and hits is not None:

@@ -121,6 +121,32 @@ def ablations() -> dict[str, object]:
     return rows
 
 
+def with_entry(fn, **entry: object):
+    """``fn`` run with the knowledge base's entry parameters replaced in part (the full retrieval
+    reads them from ``kb.entry_finder.params``); put back after the call."""
+    from dataclasses import replace
+
+    def run_with(c: Context, q: str, s: dict[str, float]) -> dict[str, float]:
+        finder = c.kb.entry_finder
+        original = finder.params
+        finder.params = replace(original, **entry)
+        try:
+            return fn(c, q, s)  # type: ignore[operator]
+        finally:
+            finder.params = original
+    return run_with
+
+
+def entry_ablations() -> dict[str, object]:
+    """The full retrieval with one entry default changed: no partial names (a name held inside
+    a longer label), and the vector hits' cosine floor."""
+    rows: dict[str, object] = {"ablation: entry, no partial names": with_entry(M.project, partial_weight=0.0),
+                               "ablation: entry, partial names at 0.5": with_entry(M.project, partial_weight=0.5)}
+    for t in (0.4, 0.6):
+        rows[f"ablation: entry, vector threshold {t}"] = with_entry(M.project, threshold=t)
+    return rows
+
+
 def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tuple[float, float]]]:
     """``KnowledgeBase.retrieve`` per question, in two parts (embedding the question; the rest:
     entry step, lexical seeds, spreading, fusion, units, lexical hop, bridge hop; "total" is their
@@ -233,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                     lambda c, q, s, d=d, bf=bf: M.spread(c, q, s, degree_damping=d, seed_backflow=bf))
     if a.ablations:
         methods.update(ablations())
+        methods.update(entry_ablations())
     if a.only:
         methods = {k: v for k, v in methods.items() if any(o in k for o in a.only.split(","))}
     runs, lat = run(ctx, methods, seeds)

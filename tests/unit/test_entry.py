@@ -112,3 +112,55 @@ def test_exact_label_ranks_above_cross_language_synonym(tmp_path, lexicon):
         assert [n.node for n in r2.nodes][0] == "烟草"
     finally:
         s.close()
+
+
+WORDING = """\
+#w1 {Big Eyes} [directed by] {Tim Burton}
+#w2 {Tim Burton} [married] {Helena Bonham Carter}
+#w3 {Gila monster} [found in] {Sonoran Desert}
+#w4 {Monster Trucks (film)} [set in] {North Dakota}
+#w5 {Friedrich Hayek} [studied at] {University of Vienna}
+#w6 {the world} [has] {oceans}
+#w7 {World Series} [won by] {Boston Red Sox}
+#w8 {director} [makes] {film}
+#w9 {European Union} [has] {euro}
+#w10 {European Council} [part of] {European Union}
+#w11 {European Court} [part of] {European Union}
+#w12 {European Parliament} [part of] {European Union}
+"""
+
+
+@pytest.fixture
+def worded(tmp_path, lexicon):
+    s = EmbeddedStore(tmp_path / "w")
+    s.ingest(parse_units(WORDING, lexicon, doc="w.units"))
+    yield s
+    s.close()
+
+
+def test_a_name_written_differently_still_names_its_node(worded):
+    f = EntryFinder(worded)
+    # the possessive splits "Big Eye's" into big, eye, s: with the "s" it is Big Eyes, a name, so the
+    # lower-case "director" yields to it (common_weight 0)
+    assert f.find("Who is the spouse of Big Eye's main director?").named == ["big eyes"]
+    # a plural in the question meets a singular label; not the other way round (a plural label is a set)
+    assert f.find("Where are Gila monsters found?").named == ["gila monster"]
+    # a label's trailing qualifier is not part of the name the question writes
+    assert f.find("Where is Monster Trucks set?").named == ["monster trucks (film)"]
+    # "the world" matches inside "the World Series" too, but its "the" belongs to the longer name
+    assert f.find("Who won the World Series?").named == ["world series"]
+
+
+def test_part_of_a_longer_name(worded):
+    f = EntryFinder(worded)
+    r = f.find("Where did Hayek study?", params=EntryParams(use_vectors=False))
+    # no label is "Hayek"; one label written as a name holds it: a partial match, weighed
+    # partial_weight x specificity (1 mention), the only seed, so scaled to 1
+    assert r.named == ["friedrich hayek"] and r.nodes[0].named == "hayek" and r.seeds == {"friedrich hayek": 1.0}
+    assert f.find("Where did Hayek study?", params=EntryParams(use_vectors=False, partial_weight=0.0)).nodes == []
+    # the weight applies before the scaling: next to a full name it shows
+    r2 = f.find("Did Hayek or Tim Burton win the World Series?", params=EntryParams(use_vectors=False, partial_weight=0.5))
+    raw = {"friedrich hayek": 0.5 * spec(1), "tim burton": spec(2), "world series": spec(1)}
+    assert r2.seeds == pytest.approx({k: v / max(raw.values()) for k, v in raw.items()}, abs=1e-6)
+    # four labels hold "European" alike: too ambiguous to pick one
+    assert f.find("Which European country uses it?", params=EntryParams(use_vectors=False)).nodes == []
