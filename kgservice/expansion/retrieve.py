@@ -9,8 +9,9 @@
 2. spreading activation from them with the service's parameters (hub damping and seed
    backflow from the lexicon, :meth:`KnowledgeBase.spread_params`);
 3. fusion of the node energies with the question's vector similarity to the nodes
-   (:func:`kgservice.expansion.fusion.fuse_scores`): the embedder's opinion for nodes the
-   graph reached weakly or not at all;
+   (:func:`kgservice.expansion.fusion.fuse_scores`, weight ``dense_weight``): the embedder's
+   opinion for nodes the graph reached weakly or not at all (without it the rules-extraction
+   eval set, whose graph is sparse, loses 1.5 R@2; a higher weight costs MuSiQue R@2);
 4. units of the best nodes, each scored by the sum of its nodes' fused scores, superseded
    units replaced by their terminal units;
 5. the lexical hop (:func:`lexical_hop`): the best lexical unit's other node is the next hop's
@@ -19,9 +20,13 @@
    *Lake District*), so spreading never reaches its own units. The names inside the bridge's
    label find them; the one whose text best matches the question and the bridge joins the
    pool at ``hop_weight`` × the best unit's score (MuSiQue 52.0 / 65.6 -> 53.0 / 66.6 R@2 / R@5,
-   +1.0 / +1.0 on each half);
-6. the bridge hop (:func:`bridge_hop`): a hop from the pool's own best units, whose non-seed
-   nodes are the bridges spreading reached (the first hop's other ends). A second-hop unit
+   +1.0 / +1.0 on each half). The other way round, a short form to the longer labels that
+   hold it (*Prague* -> *Prague astronomical clock*), takes the inverse map
+   (:mod:`kgservice.expansion.holders`), for a name few labels hold (``hop_holders``);
+6. the bridge hop (:func:`bridge_hop`): a hop from the pool's best units by the graph's
+   energy alone (:func:`graph_ranked`), whose non-seed nodes are the bridges spreading
+   reached (the first hop's other ends; a node-vector neighbour of the question is no hop
+   out of its entities, and ranked with the fusion its units would crowd the best ten). A second-hop unit
    scores only its bridge's weak energy (a fraction of a seed's, after hub damping), so the
    other units of the question's named entities outrank it; the one unit of a bridge that
    best matches the question's *residual* words (:func:`residual`: the question less the
