@@ -26,9 +26,9 @@
 6. the bridge hop (:func:`bridge_hop`): a hop from the pool's best units by the graph's
    energy alone (:func:`graph_ranked`), whose non-seed nodes are the bridges spreading
    reached (the first hop's other ends; a node-vector neighbour of the question is no hop
-   out of its entities, and ranked with the fusion its units would crowd the best ten). A second-hop unit
-   scores only its bridge's weak energy (a fraction of a seed's, after hub damping), so the
-   other units of the question's named entities outrank it; the one unit of a bridge that
+   out of its entities, and ranked with the fusion its units would crowd the best ten).
+   A second-hop unit scores only its bridge's weak energy (a fraction of a seed's, after hub
+   damping), so the other units of the question's named entities outrank it; the one unit of a bridge that
    best matches the question's *residual* words (:func:`residual`: the question less the
    words of the units the bridges came from) joins at ``bridge_weight`` × the best unit's
    score. The first hop has used its words ("Bubye River", "located"); what is left
