@@ -9,8 +9,9 @@
 2. spreading activation from them with the service's parameters (hub damping and seed
    backflow from the lexicon, :meth:`KnowledgeBase.spread_params`);
 3. fusion of the node energies with the question's vector similarity to the nodes
-   (:func:`kgservice.expansion.fusion.fuse_scores`): the embedder's opinion for nodes the
-   graph reached weakly or not at all;
+   (:func:`kgservice.expansion.fusion.fuse_scores`, weight ``dense_weight``): the embedder's
+   opinion for nodes the graph reached weakly or not at all (without it the rules-extraction
+   eval set, whose graph is sparse, loses 1.5 R@2; a higher weight costs MuSiQue R@2);
 4. units of the best nodes, each scored by the sum of its nodes' fused scores, superseded
    units replaced by their terminal units;
 5. the lexical hop (:func:`lexical_hop`): the best lexical unit's other node is the next hop's
@@ -19,11 +20,15 @@
    *Lake District*), so spreading never reaches its own units. The names inside the bridge's
    label find them; the one whose text best matches the question and the bridge joins the
    pool at ``hop_weight`` × the best unit's score (MuSiQue 52.0 / 65.6 -> 53.0 / 66.6 R@2 / R@5,
-   +1.0 / +1.0 on each half);
-6. the bridge hop (:func:`bridge_hop`): a hop from the pool's own best units, whose non-seed
-   nodes are the bridges spreading reached (the first hop's other ends). A second-hop unit
-   scores only its bridge's weak energy (a fraction of a seed's, after hub damping), so the
-   other units of the question's named entities outrank it; the one unit of a bridge that
+   +1.0 / +1.0 on each half). The other way round, a short form to the longer labels that
+   hold it (*Prague* -> *Prague astronomical clock*), takes the inverse map
+   (:mod:`kgservice.expansion.holders`), for a name few labels hold (``hop_holders``);
+6. the bridge hop (:func:`bridge_hop`): a hop from the pool's best units by the graph's
+   energy alone (:func:`graph_ranked`), whose non-seed nodes are the bridges spreading
+   reached (the first hop's other ends; a node-vector neighbour of the question is no hop
+   out of its entities, and ranked with the fusion its units would crowd the best ten).
+   A second-hop unit scores only its bridge's weak energy (a fraction of a seed's, after hub
+   damping), so the other units of the question's named entities outrank it; the one unit of a bridge that
    best matches the question's *residual* words (:func:`residual`: the question less the
    words of the units the bridges came from) joins at ``bridge_weight`` × the best unit's
    score. The first hop has used its words ("Bubye River", "located"); what is left
@@ -47,7 +52,8 @@ from typing import TYPE_CHECKING, Any
 from kgservice.errors import InvalidArgument
 from kgservice.entry import EntryResult
 from kgservice.entry.match import specificity, tokens
-from kgservice.expansion.fusion import fuse_scores
+from kgservice.expansion.fusion import fuse_scores, scaled
+from kgservice.expansion.holders import name_holders
 from kgservice.expansion.lexical import unit_text
 from kgservice.expansion.spread import spread_activation
 from kgservice.ids import is_literal_id
@@ -60,7 +66,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RetrieveParams:
-    dense_weight: float = 0.15  # weight of the node-vector similarity in the fusion (eval: 0.15 > 0 > 0.3 for R@5)
+    # weight of the node-vector similarity in the fusion; chosen on both eval sets from a grid of
+    # 0-0.3 (scripts/eval/RESULTS.md): 0 costs the rules-extraction set 1.5 R@2, 0.125 and more
+    # cost MuSiQue R@2
+    dense_weight: float = 0.075
     dense_top_k: int = 30  # nearest nodes to the question asked of the vector store
     top_nodes: int = 30  # units are collected from this many best nodes
     max_units: int = 40  # the pool size returned
@@ -76,6 +85,12 @@ class RetrieveParams:
     # units of the pool; its unit joins at this fraction of the best unit's score; 0 turns it off
     bridge_units: int = 10
     bridge_weight: float = 0.5
+    # the bridge hop's best units ranked by the graph's energy alone (module doc, step 6);
+    # False ranks them by the fused scores, node-vector neighbours included
+    bridge_graph: bool = True
+    # the lexical hop also follows the labels that hold a bridge name (module doc, step 5),
+    # for names at most this many labels hold; 0 turns it off
+    hop_holders: int = 5
 
     def __post_init__(self) -> None:
         if self.lexical_weight < 0 or self.lexical_units < 0:
@@ -85,6 +100,8 @@ class RetrieveParams:
             raise InvalidArgument(f"hop_weight must be >= 0, got {self.hop_weight}")
         if self.bridge_units < 0 or self.bridge_weight < 0:
             raise InvalidArgument(f"bridge_units and bridge_weight must be >= 0, got {self.bridge_units}, {self.bridge_weight}")
+        if self.hop_holders < 0:
+            raise InvalidArgument(f"hop_holders must be >= 0, got {self.hop_holders}")
 
 
 @dataclass
@@ -147,8 +164,11 @@ def _retrieve(kb: Retrieving, question: str, params: RetrieveParams | None, qvec
     # fsum: exact, so a unit's score does not depend on its set's iteration order (hash seed)
     scored = {uid: math.fsum(scores[n] for n in nodes) for uid, nodes in pool.items()}
     top = max(scored.values()) if scored else 0.0
-    bridge = bridge_hop(kb, question, scored, seeds, p.bridge_units) if p.bridge_weight and p.bridge_units and scored else []
-    hop = lexical_hop(kb, question, lexical, entry.seeds) if p.hop_weight and lexical and scored else []
+    bridge: list[str] = []
+    if p.bridge_weight and p.bridge_units and scored:
+        source = (graph_ranked(pool, graph) if p.bridge_graph else {}) or scored
+        bridge = bridge_hop(kb, question, source, seeds, p.bridge_units)
+    hop = lexical_hop(kb, question, lexical, entry.seeds, p.hop_holders) if p.hop_weight and lexical and scored else []
     for uids, weight in ((bridge, p.bridge_weight), (hop, p.hop_weight)):
         for unit in store.get_units(uids):
             pool.setdefault(unit.id, set()).update(
@@ -185,17 +205,21 @@ def lexical_seeds(kb: Retrieving, question: str, seeds: dict[str, float],
     return out, {u: round(s, 6) for u, s in hits}
 
 
-def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds: dict[str, float]) -> list[str]:
+def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds: dict[str, float],
+                holders: int = 0) -> list[str]:
     """The unit one hop past the lexical seeds' bridge (module doc, step 5), as a one-item list
     (empty when there is none).
 
     The bridge is every node of the lexical units that is not an entry seed (the question's
     own entities); the candidates are the units of every node named inside a bridge label
     (:meth:`kgservice.entry.match.LabelIndex.names_within`: the same entity in its other
-    surface forms), less the lexical units and the units that lead back to the seeds; the
-    best is the one with the highest BM25 against the question plus the bridge labels (the
-    question says which relation of the bridge it wants: "who was in charge of the state
-    where ..."), its terminal unit when superseded."""
+    surface forms) and, with ``holders``, of the nodes whose labels hold one of those names
+    when at most ``holders`` labels do (:mod:`kgservice.expansion.holders`: "Fist Power
+    [released in] *Hong Kong*" -> *British Hong Kong*, which the graph never connects to
+    it), less the lexical units and the units that lead back to the seeds; the best is the
+    one with the highest BM25 against the question plus the bridge labels (the question says
+    which relation of the bridge it wants: "who was in charge of the state where ..."), its
+    terminal unit when superseded."""
     store, index = kb.store, kb.entry_finder.index()
     units = store.get_units(list(lexical))
     labels: list[str] = []
@@ -209,6 +233,9 @@ def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds:
             elif label not in labels:
                 labels.append(label)
     names = sorted({n for label in labels for n in index.names_within(label)})
+    if holders and names:
+        held = name_holders(store, kb.entry_finder).of(names, holders)
+        names = sorted(set(names).union(n for n in held if n not in seeds))
     cands: set[str] = set()
     near = store.mentions_of(names + sorted(back))
     for n in names:
@@ -223,6 +250,24 @@ def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds:
         return []
     best = found[0]
     return store.superseded_end([best]).get(best, [best])[:1]
+
+
+def graph_ranked(pool: dict[str, set[str]], graph: dict[str, float]) -> dict[str, float]:
+    """The pool's units scored by the graph's energy alone (each unit the sum of its nodes'
+    energies, scaled as the fusion scales them), those with none left out: what the bridge
+    hop ranks its source units by (module doc, step 6). The bridges are the first hop out of
+    the seeds, which only the graph takes; a node-vector neighbour of the question is not
+    connected to its entities, and with the fused scores its units crowd the best ten
+    (MuSiQue "the waterfall in the country where the Bubye River is found": *the waterfall*,
+    *most famous waterfall* ... push the Zimbabwe units out), so the hop would start from
+    them and its bridge would change with the fusion weight.
+
+    >>> graph_ranked({"u1": {"a", "b"}, "u2": {"c"}, "u3": {"b"}}, {"a": 2.0, "b": 1.0})
+    {'u1': 1.5, 'u3': 0.5}
+    """
+    g = scaled(graph)
+    out = {uid: math.fsum(g[n] for n in nodes if n in g) for uid, nodes in pool.items()}
+    return {uid: s for uid, s in sorted(out.items()) if s > 0}
 
 
 def residual(question: str, units: list[Unit]) -> str:

@@ -99,7 +99,8 @@ def with_spread(fn, **spread: object):
 
 def ablations() -> dict[str, object]:
     """One row per default changed alone, on the full retrieval: hub damping δ, seed backflow,
-    K, ε, the node-vector fusion weight, lexical seeds, the lexical hop and the bridge hop."""
+    K, ε, the node-vector fusion weight, lexical seeds, the lexical hop (and the label holders
+    it follows) and the bridge hop (and the ranking its source units come from)."""
     rows: dict[str, object] = {}
     for d in (0.0, 0.25, 1.0):
         rows[f"ablation: δ={d}"] = with_spread(M.project, degree_damping=d)
@@ -108,7 +109,7 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: K={k}"] = with_spread(M.project, max_hops=k)
     for e in (0.02, 0.1):
         rows[f"ablation: ε={e}"] = with_spread(M.project, epsilon=e)
-    for w in (0.0, 0.3):
+    for w in (0.0, 0.05, 0.075, 0.1, 0.15, 0.175, 0.2, 0.3):
         rows[f"ablation: node-vector fusion weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, dense_weight=w)
     rows["ablation: no lexical seeds, no lexical hop"] = lambda c, q, s: M.project(c, q, s, lexical_weight=0.0,
                                                                                    hop_weight=0.0)
@@ -116,6 +117,10 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: bridge hop from {b} units"] = lambda c, q, s, b=b: M.project(c, q, s, bridge_units=b)
     for w in (0.25, 1.0):
         rows[f"ablation: bridge hop weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, bridge_weight=w)
+    rows["ablation: bridge hop from the fused ranking (node-vector neighbours included)"] = lambda c, q, s: M.project(
+        c, q, s, bridge_graph=False)
+    for h in (0, 20):
+        rows[f"ablation: lexical hop label holders {h}"] = lambda c, q, s, h=h: M.project(c, q, s, hop_holders=h)
     rows["ablation: δ=0, no lexical hop"] = with_spread(lambda c, q, s: M.project(c, q, s, hop_weight=0.0),
                                                          degree_damping=0.0)
     return rows

@@ -193,3 +193,81 @@ def test_bridge_hop_reaches_the_bridge_written_differently(hop_kb):
     assert bridge_hop(hop_kb, HOP_QUESTION, {"h1": 1.0}, {"shringarpur": 1.0}, 1) == ["h2"]
     # without the names inside the label only h1 itself would be a candidate
     assert hop_kb.store.mentions("maharashtra state") == ["h1"]
+
+
+# the label holders (kgservice/expansion/holders.py): the lexical hop's bridge "Hong Kong" is
+# written "British Hong Kong" where the question's relation ("taken by the British") is stated,
+# and nothing in the graph connects the two forms; "Hong Kong" sits inside the longer label
+HOLD = """\
+#f1 {Fist Power} [released in] {Hong Kong}
+#f2 {British Hong Kong} [taken by] {British Empire}
+#f4 {Hong Kong} [has] {skyscrapers}
+"""
+HOLD_QUESTION = "When was the country that produced Fist Power taken by the British?"
+
+
+def test_doctests_holders():
+    from kgservice.expansion import holders, retrieve
+
+    for mod in (holders, retrieve):
+        result = doctest.testmod(mod)
+        assert result.attempted > 0 and result.failed == 0
+
+
+def test_lexical_hop_follows_the_labels_holding_the_bridge_name(kb):
+    from kgservice.expansion.retrieve import lexical_hop
+
+    kb.ingest_notation(HOLD)
+    seeds = {"fist power": 1.0}
+    # the names inside "Hong Kong" are hong kong alone: its other unit f4 is all there is
+    assert lexical_hop(kb, HOLD_QUESTION, {"f1": 1.0}, seeds) == ["f4"]
+    # british hong kong holds it, so its unit f2 is a candidate, and it matches "taken", "British"
+    assert lexical_hop(kb, HOLD_QUESTION, {"f1": 1.0}, seeds, holders=5) == ["f2"]
+    # a second holder: a name two labels hold is followed with holders >= 2 only
+    kb.ingest_notation("#f5 {Hong Kong theatres} [show] {films}")
+    assert lexical_hop(kb, HOLD_QUESTION, {"f1": 1.0}, seeds, holders=1) == ["f4"]
+    assert lexical_hop(kb, HOLD_QUESTION, {"f1": 1.0}, seeds, holders=2) == ["f2"]
+    # a holder that is a seed is the question's own entity, not the bridge's other form
+    assert lexical_hop(kb, HOLD_QUESTION, {"f1": 1.0}, {**seeds, "british hong kong": 1.0}, holders=5) == ["f4"]
+
+
+def test_label_holders_follow_the_store(kb):
+    from kgservice.expansion.holders import name_holders
+
+    kb.ingest_notation(HOLD)
+    holders = name_holders(kb.store, kb.entry_finder)
+    assert holders is name_holders(kb.store, kb.entry_finder)  # one map per entry finder
+    assert holders.of(["hong kong"], 5) == ["british hong kong"]
+    kb.ingest_notation("#f5 {Hong Kong theatres} [show] {films}")  # the change-log version moves: rebuilt
+    assert holders.of(["hong kong"], 5) == ["british hong kong", "hong kong theatres"]
+    assert holders.of(["hong kong"], 1) == [] and holders.of(["nowhere"], 5) == []
+    with pytest.raises(ValueError, match="hop_holders"):
+        RetrieveParams(hop_holders=-1)
+
+
+def test_bridge_hop_starts_from_the_graph_ranking(kb, monkeypatch):
+    """The bridge hop's source units are ranked by the graph's energy alone: every one of them
+    mentions a node spreading reached, whatever the node-vector fusion adds to the pool."""
+    from kgservice.expansion import retrieve as R
+    from kgservice.expansion.spread import spread_activation
+
+    kb.ingest_notation(BRIDGE + "#x1 {waterfall country} [is] {somewhere else}\n")
+    seen: list[dict[str, float]] = []
+    real = R.bridge_hop
+
+    def spy(kb_, question, scored, seeds, units):
+        seen.append(dict(scored))
+        return real(kb_, question, scored, seeds, units)
+
+    monkeypatch.setattr(R, "bridge_hop", spy)
+    on = kb.retrieve(BRIDGE_QUESTION, dense_weight=1.0)
+    graph_source = seen.pop()
+    off = kb.retrieve(BRIDGE_QUESTION, dense_weight=1.0, bridge_graph=False)
+    fused_source = seen.pop()
+    energy = spread_activation(kb.store, on.seeds, kb.spread_params()).energy
+    reached = {u.id for u in kb.store.get_units(list(graph_source))
+               if any(energy.get(n, 0.0) > 0 for n in [u.subject_id] + u.context_node_ids())}
+    assert graph_source and set(graph_source) == reached  # only units the graph reached
+    assert set(graph_source) <= set(fused_source)
+    assert "x1" in fused_source and "x1" not in graph_source  # the node-vector neighbour's unit
+    assert {u.id: u.score for u in off.units}.get("x1") == {u.id: u.score for u in on.units}.get("x1")  # same pool
