@@ -31,12 +31,17 @@ def test_doctests(module):
     assert result.attempted > 0 and result.failed == 0
 
 
-@pytest.fixture
-def store(tmp_path, lexicon):
-    s = EmbeddedStore(tmp_path / "g")
-    s.ingest(parse_units(UNITS, lexicon, doc="t.units"))
+def _stored(path, text: str, lexicon, doc: str):
+    """An embedded store holding ``text``'s units, closed when the test ends."""
+    s = EmbeddedStore(path)
+    s.ingest(parse_units(text, lexicon, doc=doc))
     yield s
     s.close()
+
+
+@pytest.fixture
+def store(tmp_path, lexicon):
+    yield from _stored(tmp_path / "g", UNITS, lexicon, "t.units")
 
 
 def spec(m: int) -> float:
@@ -132,10 +137,7 @@ WORDING = """\
 
 @pytest.fixture
 def worded(tmp_path, lexicon):
-    s = EmbeddedStore(tmp_path / "w")
-    s.ingest(parse_units(WORDING, lexicon, doc="w.units"))
-    yield s
-    s.close()
+    yield from _stored(tmp_path / "w", WORDING, lexicon, "w.units")
 
 
 def test_a_name_written_differently_still_names_its_node(worded):
