@@ -52,6 +52,10 @@ class EntryNode:
 class EntryResult:
     question: str
     nodes: list[EntryNode] = field(default_factory=list)  # best first
+    # nodes the question names in lower-case words beside a name ("the composer of
+    # Aschenbrodel"), weighed at ``common_weight`` (0: not among the nodes): a later step that
+    # meets them again (retrieval's lexical seeds) can weigh them alike
+    common: list[str] = field(default_factory=list)
 
     @property
     def seeds(self) -> dict[str, float]:
@@ -62,7 +66,7 @@ class EntryResult:
         return [n.node for n in self.nodes if n.named is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes]}
+        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "common": self.common}
 
 
 class EntryFinder:
@@ -96,9 +100,13 @@ class EntryFinder:
         named = {s.node: " ".join(toks[s.start:s.end]) for s in spans}
         has_name = any(s.name for s in spans)
         lexical: dict[str, float] = {}
+        common: set[str] = set()
         for s in spans:
             w = (p.partial_weight if s.partial else 1.0) if s.name or not has_name else p.common_weight
             lexical[s.node] = max(lexical.get(s.node, 0.0), w)
+            if not s.name and has_name:
+                common.add(s.node)
+        common -= {s.node for s in spans if s.name}
         named = {n: t for n, t in named.items() if lexical[n] > 0}
         cos: dict[str, float] = {}
         if p.use_vectors and hits is not None:
@@ -119,7 +127,7 @@ class EntryFinder:
         whole = key_of(toks)
         exact = {n for n in named if key_of(tokens(labels.get(n, n))) == whole}
         nodes.sort(key=lambda e: (e.node not in exact, -e.weight, e.node))
-        return EntryResult(question, nodes)
+        return EntryResult(question, nodes, sorted(common))
 
 
 def entry_nodes(store: Any, question: str, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,

@@ -7,7 +7,8 @@
    so its other node is the next hop's bridge (MuSiQue: +6.9 R@2 / +5.2 R@5; +7.5 / +4.7 on
    the half of the questions the settings were not chosen on);
 2. spreading activation from them with the service's parameters (hub damping and seed
-   backflow from the lexicon, :meth:`KnowledgeBase.spread_params`);
+   backflow from the lexicon, :meth:`KnowledgeBase.spread_params`), for one hop
+   (``spread_hops``): steps 5 and 6 take the second hop along the question's words;
 3. fusion of the node energies with the question's vector similarity to the nodes
    (:func:`kgservice.expansion.fusion.fuse_scores`, weight ``dense_weight``): the embedder's
    opinion for nodes the graph reached weakly or not at all (without it the rules-extraction
@@ -46,6 +47,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +80,12 @@ class RetrieveParams:
     # the MuSiQue questions, checked on the other half (scripts/eval/RESULTS.md); 0 turns it off.
     lexical_weight: float = 1.5
     lexical_units: int = 1
+    # a lexical seed node the question names in lower-case words beside a name ("the composer
+    # of Aschenbrodel": a type word of the answer, whose other units crowd the pool), which the
+    # entry step weighs at its ``common_weight`` (0) and so dropped, weighs this times its
+    # lexical weight; chosen on both eval sets (RESULTS.md: 0.25 and 0.5 equal, 0 costs
+    # MuSiQue 0.3 R@5, 1 the rules set 0.4 R@2); 0 drops it again, 1 keeps it whole
+    lexical_common: float = 0.5
     # lexical hop (module doc, step 5): its unit joins the pool at this fraction of the best
     # unit's score; chosen on the even half from {0.25, 0.5, 1.0} (RESULTS.md); 0 turns it off
     hop_weight: float = 0.5
@@ -91,6 +99,13 @@ class RetrieveParams:
     # the lexical hop also follows the labels that hold a bridge name (module doc, step 5),
     # for names at most this many labels hold; 0 turns it off
     hop_holders: int = 5
+    # spreading's hop count K for retrieval (module doc, step 2); None takes the service's K
+    # (settings ``max_hops``, 3, which ``kg expand --mode spread`` and ``kg.spread`` use). One
+    # hop: the lexical and bridge hops (steps 5, 6) take the second hop by the question's
+    # words, and energy spread further only adds the seeds' neighbours' neighbours, which
+    # crowd the pool (chosen on both eval sets: K = 3 costs MuSiQue 1.3 R@5 against K = 1
+    # for 0.5 R@2, the rules set equal; scripts/eval/RESULTS.md)
+    spread_hops: int | None = 1
 
     def __post_init__(self) -> None:
         if self.lexical_weight < 0 or self.lexical_units < 0:
@@ -102,6 +117,8 @@ class RetrieveParams:
             raise InvalidArgument(f"bridge_units and bridge_weight must be >= 0, got {self.bridge_units}, {self.bridge_weight}")
         if self.hop_holders < 0:
             raise InvalidArgument(f"hop_holders must be >= 0, got {self.hop_holders}")
+        if self.spread_hops is not None and not 1 <= self.spread_hops <= 10:
+            raise InvalidArgument(f"spread_hops must be 1..10 or None (the service's K), got {self.spread_hops}")
 
 
 @dataclass
@@ -145,8 +162,9 @@ def _retrieve(kb: Retrieving, question: str, params: RetrieveParams | None, qvec
     ep = kb.entry_finder.params
     hits = kb.vectors.search(qvec, top_k=max(p.dense_top_k if p.dense_weight else 0, ep.top_k), threshold=0.0)
     entry = kb.entry(question, qvec, hits=hits)
-    seeds, lexical = lexical_seeds(kb, question, entry.seeds, p)
-    energy = spread_activation(kb.store, seeds, kb.spread_params()).energy if seeds else {}
+    seeds, lexical = lexical_seeds(kb, question, entry.seeds, p, entry.common)
+    spread = kb.spread_params(max_hops=p.spread_hops or 0)  # 0: the service's K
+    energy = spread_activation(kb.store, seeds, spread).energy if seeds else {}
     dense = {n: s for n, s in hits[: p.dense_top_k]} if p.dense_weight else {}
     graph = {n: e for n, e in energy.items() if not is_literal_id(n)}
     scores = fuse_scores(graph, dense, p.dense_weight) if dense else fuse_scores(graph, {}, 0.0)
@@ -180,11 +198,12 @@ def _retrieve(kb: Retrieving, question: str, params: RetrieveParams | None, qvec
                      [RetrievedUnit(u, round(s, 9), sorted(pool[u])) for u, s in ranked], time.perf_counter() - t0)
 
 
-def lexical_seeds(kb: Retrieving, question: str, seeds: dict[str, float],
-                  p: RetrieveParams) -> tuple[dict[str, float], dict[str, float]]:
+def lexical_seeds(kb: Retrieving, question: str, seeds: dict[str, float], p: RetrieveParams,
+                  common: Sequence[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
     """The entry seeds plus the nodes of the best-matching units (their terminal units when
-    superseded), each at ``lexical_weight * bm25 / best bm25 * specificity``; a node that is
-    both keeps the larger weight. Returns (seeds, {lexical unit: bm25})."""
+    superseded), each at ``lexical_weight * bm25 / best bm25 * specificity``, times
+    ``lexical_common`` for the entry step's ``common`` nodes; a node that is both keeps the
+    larger weight. Returns (seeds, {lexical unit: bm25})."""
     if not p.lexical_weight or not p.lexical_units:
         return dict(seeds), {}
     hits = kb.lexical_units.index().top(question, p.lexical_units)
@@ -193,16 +212,22 @@ def lexical_seeds(kb: Retrieving, question: str, seeds: dict[str, float],
     store, best = kb.store, hits[0][1]
     ends = store.superseded_end([u for u, _ in hits])
     out = dict(seeds)
-    named = [(score, [n for unit in store.get_units(ends.get(uid, [uid]))
-                      for n in [unit.subject_id] + unit.context_node_ids() if not is_literal_id(n)])
+    named = [(score, [n for unit in store.get_units(ends.get(uid, [uid])) for n, _ in _node_labels(unit)])
              for uid, score in hits]
     counts = store.mention_counts([n for _, nodes in named for n in nodes])
     for score, nodes in named:
         for n in nodes:
-            w = p.lexical_weight * score / best * specificity(counts[n])
+            w = p.lexical_weight * score / best * specificity(counts[n]) * (p.lexical_common if n in common else 1.0)
             if w > out.get(n, 0.0):
                 out[n] = round(w, 6)
     return out, {u: round(s, 6) for u, s in hits}
+
+
+def _node_labels(unit: Unit) -> list[tuple[str, str]]:
+    """(node id, label) of every node the unit mentions, subject first, literals left out."""
+    ends = [(unit.subject_id, unit.subject)] + [
+        (v.node_ref, v.node) for v in list(unit.args) + [m.value for m in unit.mods] if v.node and v.node_ref]
+    return [(n, label) for n, label in ends if not is_literal_id(n)]
 
 
 def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds: dict[str, float],
@@ -225,9 +250,7 @@ def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds:
     labels: list[str] = []
     back: set[str] = set()
     for unit in units:
-        ends = [(unit.subject_id, unit.subject)] + [
-            (v.node_ref, v.node) for v in list(unit.args) + [m.value for m in unit.mods] if v.node]
-        for nid, label in ends:
+        for nid, label in _node_labels(unit):
             if nid in seeds:
                 back.add(nid)
             elif label not in labels:

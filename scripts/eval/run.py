@@ -81,15 +81,14 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
 
 def with_spread(fn, **spread: object):
     """``fn`` run with the knowledge base's spreading parameters replaced in part (δ, backflow,
-    K, ε): the full retrieval reads them from ``kb.spread_params()``, so an ablation swaps
+    ε; K is the retrieval's own ``spread_hops``): the full retrieval reads them from ``kb.spread_params()``, so an ablation swaps
     that method on this context for the call and puts it back."""
     from dataclasses import replace
 
     def run_with(c: Context, q: str, s: dict[str, float]) -> dict[str, float]:
         kb = c.kb
         original = kb.spread_params
-        base = original()
-        kb.spread_params = lambda **over: replace(base, **spread)  # type: ignore[method-assign]
+        kb.spread_params = lambda **over: replace(original(**over), **spread)  # type: ignore[method-assign]
         try:
             return fn(c, q, s)  # type: ignore[operator]
         finally:
@@ -105,12 +104,14 @@ def ablations() -> dict[str, object]:
     for d in (0.0, 0.25, 1.0):
         rows[f"ablation: δ={d}"] = with_spread(M.project, degree_damping=d)
     rows["ablation: δ=0, seed backflow"] = with_spread(M.project, degree_damping=0.0, seed_backflow=True)
-    for k in (1, 2, 4):
-        rows[f"ablation: K={k}"] = with_spread(M.project, max_hops=k)
+    for k in (2, 3, 4):
+        rows[f"ablation: K={k}"] = lambda c, q, s, k=k: M.project(c, q, s, spread_hops=k)
     for e in (0.02, 0.1):
         rows[f"ablation: ε={e}"] = with_spread(M.project, epsilon=e)
     for w in (0.0, 0.05, 0.075, 0.1, 0.15, 0.175, 0.2, 0.3):
         rows[f"ablation: node-vector fusion weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, dense_weight=w)
+    for w in (0.0, 0.25, 1.0):
+        rows[f"ablation: lexical seeds' entry common words at {w}"] = lambda c, q, s, w=w: M.project(c, q, s, lexical_common=w)
     rows["ablation: no lexical seeds, no lexical hop"] = lambda c, q, s: M.project(c, q, s, lexical_weight=0.0,
                                                                                    hop_weight=0.0)
     for b in (5, 20):

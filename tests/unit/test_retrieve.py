@@ -67,6 +67,20 @@ def test_lexical_seeds_join_the_entry_seeds(kb):
                              rank.index("u3") <= [u.id for u in off.units].index("u3"))
 
 
+def test_lexical_seeds_keep_the_entry_steps_common_words_out(kb):
+    """A node the question names in lower-case words beside a name is dropped by the entry step
+    (``common_weight`` 0); the lexical seeds weigh it at ``lexical_common`` (0.5) times their
+    weight. "city" is in u5, the best BM25 unit for this question."""
+    q = "Which city is Seattle?"
+    assert kb.entry(q).common == ["city"] and "city" not in kb.entry(q).seeds
+    assert list(kb.retrieve(q).lexical) == ["u5"]
+    assert kb.retrieve(q).seeds["city"] == pytest.approx(0.75, abs=1e-6)
+    assert kb.retrieve(q, lexical_common=1.0).seeds["city"] == pytest.approx(1.5, abs=1e-6)
+    assert "city" not in kb.retrieve(q, lexical_common=0).seeds
+    # a question that writes no name weighs its common words fully, in both steps
+    assert kb.entry("which city?").common == [] and kb.retrieve("which city?").seeds["city"] == pytest.approx(1.5, abs=1e-6)
+
+
 def test_lexical_index_follows_the_store(kb):
     assert kb.retrieve("Which city has mild weather?").lexical == {"u4": pytest.approx(
         kb.lexical_units.index().scores("Which city has mild weather?")["u4"], abs=1e-6)}
@@ -77,6 +91,19 @@ def test_lexical_index_follows_the_store(kb):
 def test_bad_params():
     with pytest.raises(ValueError, match="lexical_weight"):
         RetrieveParams(lexical_weight=-1)
+    with pytest.raises(ValueError, match="spread_hops"):
+        RetrieveParams(spread_hops=0)
+
+
+def test_spreading_takes_one_hop_unless_asked(kb):
+    """Retrieval spreads one hop (its lexical and bridge hops take the second); ``spread_hops``
+    None takes the service's K (settings ``max_hops``, 3), as ``kg expand --mode spread`` does."""
+    only_graph = dict(lexical_weight=0, dense_weight=0, hop_weight=0, bridge_weight=0)
+    one = kb.retrieve("Who performed Brother?", **only_graph)
+    assert set(one.node_scores) == {"brother", "pearl jam"}
+    three = kb.retrieve("Who performed Brother?", spread_hops=None, **only_graph)
+    assert kb.settings.max_hops == 3 and {"seattle", "city", "heavy snowfall"} <= set(three.node_scores)
+    assert three.node_scores["pearl jam"] == pytest.approx(one.node_scores["pearl jam"], rel=0.5)
 
 
 def test_top_breaks_ties_by_unit_id():
