@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kgservice.families import Lexicon
-from scripts.eval import metrics
+from scripts.eval import defaults_rule, metrics
 from scripts.eval.dataset import MUSIQUE_DIR, DatasetError, build_units, load, load_musique
 from scripts.eval.harness import build, evaluate, format_table, ordered
 
@@ -21,6 +21,24 @@ TINY = Path(__file__).with_name("tiny.json")
 
 def test_metrics_doctests():
     assert doctest.testmod(metrics).failed == 0
+
+
+def test_defaults_rule(tmp_path, capsys):
+    """The rule check over two sets: a default that loses by more than a point on one set is
+    flagged; bad files exit 2 with the file named."""
+    assert doctest.testmod(defaults_rule).failed == 0
+    full = {"R@2": 50.0, "R@5": 60.0}
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    a.write_text(json.dumps({"set": "a", "table": {defaults_rule.FULL: full, "ablation: x": {"R@2": 50.0, "R@5": 61.5}}}))
+    b.write_text(json.dumps({"set": "b", "table": {defaults_rule.FULL: full, "ablation: x": {"R@2": 49.0, "R@5": 60.0}}}))
+    assert defaults_rule.main([str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "| x | +0.00 / +1.50 | -1.00 / +0.00 | **no** |" in out and "1 default(s) lose" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert defaults_rule.main([str(a), str(bad)]) == 2
+    assert "bad.json: no full-retrieval row" in capsys.readouterr().err
 
 
 def test_recall_by_hand():
