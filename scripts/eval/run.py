@@ -112,6 +112,12 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: node-vector fusion weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, dense_weight=w)
     for w in (0.0, 0.25, 1.0):
         rows[f"ablation: lexical seeds' entry common words at {w}"] = lambda c, q, s, w=w: M.project(c, q, s, lexical_common=w)
+    for w in (0.75, 1.0, 2.0):
+        rows[f"ablation: lexical seed weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, lexical_weight=w)
+    for n in (2, 3):
+        rows[f"ablation: lexical seeds from {n} units"] = lambda c, q, s, n=n: M.project(c, q, s, lexical_units=n)
+    for w in (0.25, 1.0):
+        rows[f"ablation: lexical hop weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, hop_weight=w)
     rows["ablation: no lexical seeds, no lexical hop"] = lambda c, q, s: M.project(c, q, s, lexical_weight=0.0,
                                                                                    hop_weight=0.0)
     for b in (5, 20):

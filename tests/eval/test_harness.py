@@ -30,11 +30,17 @@ def test_defaults_rule(tmp_path, capsys):
     full = {"R@2": 50.0, "R@5": 60.0}
     a = tmp_path / "a.json"
     b = tmp_path / "b.json"
-    a.write_text(json.dumps({"set": "a", "table": {defaults_rule.FULL: full, "ablation: x": {"R@2": 50.0, "R@5": 61.5}}}))
-    b.write_text(json.dumps({"set": "b", "table": {defaults_rule.FULL: full, "ablation: x": {"R@2": 49.0, "R@5": 60.0}}}))
+    a.write_text(json.dumps({"set": "a", "table": {defaults_rule.FULL: full, "ablation: x": {"R@2": 50.0, "R@5": 61.5},
+                                                    "ablation: y": {"R@2": 48.5, "R@5": 61.5}}}))
+    b.write_text(json.dumps({"set": "b", "table": {defaults_rule.FULL: full, "ablation: x": {"R@2": 49.0, "R@5": 60.0},
+                                                    "ablation: y": {"R@2": 50.0, "R@5": 60.0}}}))
     assert defaults_rule.main([str(a), str(b)]) == 0
     out = capsys.readouterr().out
-    assert "| x | +0.00 / +1.50 | -1.00 / +0.00 | **no** |" in out and "1 default(s) lose" in out
+    # x: 1.5 better on a's R@5, at most a point worse anywhere -> it should replace the default
+    assert "| x | +0.00 / +1.50 | -1.00 / +0.00 | **no** |" in out
+    # y: as much better, but 1.5 worse on a's R@2 -> a trade the rule cannot decide
+    assert "| y | -1.50 / +1.50 | +0.00 / +0.00 | trade |" in out
+    assert "1 default(s) lose to an alternative by the rule; 1 trade(s)" in out
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     assert defaults_rule.main([str(a), str(bad)]) == 2
