@@ -98,8 +98,10 @@ def with_spread(fn, **spread: object):
 
 def ablations() -> dict[str, object]:
     """One row per default changed alone, on the full retrieval: hub damping δ, seed backflow,
-    K, ε, the node-vector fusion weight, lexical seeds, the lexical hop (and the label holders
-    it follows) and the bridge hop (and the ranking its source units come from)."""
+    K, ε, the node-vector fusion weight, the lexical seeds (their weight, their units and the
+    entry step's common words among them), the lexical hop (its weight
+    and the label holders it follows) and the bridge hop (and the ranking its source units
+    come from). ``defaults_rule.py`` reads them from two sets' ``--json``."""
     rows: dict[str, object] = {}
     for d in (0.0, 0.25, 1.0):
         rows[f"ablation: δ={d}"] = with_spread(M.project, degree_damping=d)
