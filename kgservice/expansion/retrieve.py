@@ -68,10 +68,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RetrieveParams:
-    # weight of the node-vector similarity in the fusion; chosen on both eval sets from a grid of
-    # 0-0.3 (scripts/eval/RESULTS.md): 0 costs the rules-extraction set 1.5 R@2, 0.125 and more
-    # cost MuSiQue R@2
-    dense_weight: float = 0.075
+    # weight of the node-vector similarity in the fusion; chosen on the four eval sets from a
+    # grid of 0-0.3 by the rule (scripts/eval/RESULTS.md): 0.075 loses 1.0 R@5 on the spaCy
+    # graph and 1.0 R@2 on HotpotQA to it, 0.15 and more cost MuSiQue and HotpotQA R@2
+    dense_weight: float = 0.1
     dense_top_k: int = 30  # nearest nodes to the question asked of the vector store
     top_nodes: int = 30  # units are collected from this many best nodes
     max_units: int = 40  # the pool size returned

@@ -37,6 +37,8 @@ from kgservice.stores.validate import text_problem
 # KG_EVAL_MUSIQUE points elsewhere.
 MUSIQUE_DIR = Path(os.environ.get("KG_EVAL_MUSIQUE")
                    or Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "musique")
+HOTPOTQA_DIR = Path(os.environ.get("KG_EVAL_HOTPOTQA")
+                    or Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "hotpotqa")
 _OPENIE = "openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
 _ID_OK = re.compile(r"[^A-Za-z0-9_.:\-]")
 _HOP_ID = re.compile(r"^(\d+)hop")
@@ -157,6 +159,23 @@ def load_musique(directory: Path = MUSIQUE_DIR, limit: int | None = None, slice_
     return subset(Dataset("musique", passages, questions), limit, slice_corpus)
 
 
+def load_hotpotqa(directory: Path = HOTPOTQA_DIR, limit: int | None = None, slice_corpus: bool = False) -> Dataset:
+    """HippoRAG's HotpotQA slice (``hotpotqa_train.json`` and ``hotpotqa_train_corpus.json``,
+    branch ``legacy``) as a :class:`Dataset`: passage ids ``h<corpus index>``, a passage's text
+    its sentences joined, gold = the titles of the question's supporting facts, ``type`` =
+    HotpotQA's own (``bridge`` / ``comparison``), two hops each. No triples: HippoRAG released
+    none for this slice, so a graph comes from an extractor (``spacy_triples.py``,
+    ``rules_set.py --data``)."""
+    qs = json.loads((directory / "hotpotqa_train.json").read_text("utf-8"))
+    corpus = json.loads((directory / "hotpotqa_train_corpus.json").read_text("utf-8"))
+    ids = {title: f"h{i:04d}" for i, title in enumerate(corpus)}
+    passages = [Passage(ids[t], t, "".join(sents)) for t, sents in corpus.items()]
+    questions = [Question(str(q["_id"]), q["question"], list(dict.fromkeys(ids[t] for t, _ in q["supporting_facts"])),
+                          2, q.get("type"), [ids[t] for t, _ in q["context"]])
+                 for q in qs]
+    return subset(Dataset("hotpotqa", passages, questions), limit, slice_corpus)
+
+
 def unit_id(pid: str, n: int) -> str:
     return f"{_ID_OK.sub('_', pid)}.t{n}"
 
@@ -181,3 +200,31 @@ def build_units(ds: Dataset, lexicon: Lexicon) -> tuple[list[Unit], dict[str, st
                               inverse=info.inverse, args=(Value(node=o),), doc=p.id, mode="manual"))
             origin[uid] = p.id
     return units, origin, skipped
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write a source set in the generic shape, for an extractor to fill (``spacy_triples.py``)."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description="write an eval set in the generic shape")
+    ap.add_argument("set", choices=["musique", "hotpotqa"])
+    ap.add_argument("--dir", type=Path, help="the set's folder (default: KG_EVAL_MUSIQUE / KG_EVAL_HOTPOTQA)")
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args(argv)
+    loader, default = {"musique": (load_musique, MUSIQUE_DIR), "hotpotqa": (load_hotpotqa, HOTPOTQA_DIR)}[a.set]
+    try:
+        ds = loader(a.dir or default)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"{a.set} from {a.dir or default}: {exc}", file=sys.stderr)
+        return 2
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = a.out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(ds.to_json(), ensure_ascii=False), "utf-8")
+    tmp.replace(a.out)
+    print(f"{a.out}: {len(ds.passages)} passages, {len(ds.questions)} questions")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -110,7 +110,7 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: K={k}"] = lambda c, q, s, k=k: M.project(c, q, s, spread_hops=k)
     for e in (0.02, 0.1):
         rows[f"ablation: ε={e}"] = with_spread(M.project, epsilon=e)
-    for w in (0.0, 0.05, 0.075, 0.1, 0.15, 0.175, 0.2, 0.3):
+    for w in (0.0, 0.05, 0.075, 0.1, 0.125, 0.15, 0.175, 0.2, 0.3):
         rows[f"ablation: node-vector fusion weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, dense_weight=w)
     for w in (0.0, 0.25, 1.0):
         rows[f"ablation: lexical seeds' entry common words at {w}"] = lambda c, q, s, w=w: M.project(c, q, s, lexical_common=w)
@@ -156,7 +156,7 @@ def entry_ablations() -> dict[str, object]:
     a longer label), and the vector hits' cosine floor."""
     rows: dict[str, object] = {"ablation: entry, no partial names": with_entry(M.project, partial_weight=0.0),
                                "ablation: entry, partial names at 0.5": with_entry(M.project, partial_weight=0.5)}
-    for t in (0.4, 0.6):
+    for t in (0.3, 0.35, 0.4, 0.45, 0.5, 0.6):
         rows[f"ablation: entry, vector threshold {t}"] = with_entry(M.project, threshold=t)
     return rows
 

@@ -233,3 +233,46 @@ def test_miss_reasons_on_the_tiny_set(tiny_ctx):
     assert sum(misses["all"].values()) == sum(len(q.gold) for q in tiny_ctx.ds.questions)
     assert sum(sum(v.values()) for k, v in misses.items() if k != "all") == sum(misses["all"].values())
     assert format_misses(misses).count("\n") == len(misses) + 1
+
+
+def _hotpot_dir(tmp_path: Path) -> Path:
+    """Two questions in the shape of HippoRAG's HotpotQA slice (``legacy`` branch): the corpus
+    maps a title to its sentences, a question lists its supporting facts by title."""
+    corpus = {"Alpha Band": ["Alpha Band is a rock band.", " It was formed in Leeds."],
+              "Leeds": ["Leeds is a city in Yorkshire."],
+              "Beta Group": ["Beta Group is a pop group."]}
+    qs = [{"_id": "5a1", "type": "bridge", "question": "Which county holds the city where Alpha Band formed?",
+           "supporting_facts": [["Alpha Band", 1], ["Leeds", 0], ["Alpha Band", 0]],
+           "context": [["Alpha Band", corpus["Alpha Band"]], ["Leeds", corpus["Leeds"]]]},
+          {"_id": "5a2", "type": "comparison", "question": "Are Alpha Band and Beta Group both bands?",
+           "supporting_facts": [["Alpha Band", 0], ["Beta Group", 0]],
+           "context": [["Beta Group", corpus["Beta Group"]], ["Alpha Band", corpus["Alpha Band"]]]}]
+    (tmp_path / "hotpotqa_train.json").write_text(json.dumps(qs))
+    (tmp_path / "hotpotqa_train_corpus.json").write_text(json.dumps(corpus))
+    return tmp_path
+
+
+def test_hotpotqa_loader_keeps_types_and_titles_as_gold(tmp_path):
+    from scripts.eval.dataset import load_hotpotqa
+
+    ds = load_hotpotqa(_hotpot_dir(tmp_path))
+    assert [p.id for p in ds.passages] == ["h0000", "h0001", "h0002"]
+    assert ds.passages[0].text == "Alpha Band is a rock band. It was formed in Leeds."
+    bridge, comparison = ds.questions
+    # a title supporting twice is one gold passage; the types are HotpotQA's own, two hops each
+    assert bridge.gold == ["h0000", "h0001"] and bridge.kind == "bridge" and bridge.hop_count == 2
+    assert comparison.gold == ["h0000", "h0002"] and comparison.kind == "comparison"
+    assert comparison.candidates == ["h0002", "h0000"]
+    assert [q.id for q in load_hotpotqa(tmp_path, limit=1, slice_corpus=True).questions] == ["5a1"]
+    assert [p.id for p in load_hotpotqa(tmp_path, limit=1, slice_corpus=True).passages] == ["h0000", "h0001"]
+
+
+def test_dataset_cli_writes_the_generic_shape(tmp_path, capsys):
+    from scripts.eval import dataset
+
+    out = tmp_path / "out" / "hotpotqa.json"
+    assert dataset.main(["hotpotqa", "--dir", str(_hotpot_dir(tmp_path)), "--out", str(out)]) == 0
+    ds = load(out)  # what run.py --data and spacy_triples.py read
+    assert ds.name == "hotpotqa" and len(ds.passages) == 3 and ds.questions[1].kind == "comparison"
+    assert dataset.main(["hotpotqa", "--dir", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
+    assert "nowhere" in capsys.readouterr().err
