@@ -1,6 +1,6 @@
 """The issue's rule for defaults, checked on two ``run.py --ablations --json`` files at once.
 
-``python scripts/eval/defaults_rule.py musique.json rules.json`` prints, per ablation row (and
+``python scripts/eval/defaults_rule.py musique.json rules.json [more.json …]`` prints, per ablation row (and
 per "kgservice retrieval, no …" row: the full retrieval less one step), its difference from
 the full retrieval on each set (R@2 / R@5, alternative − shipped), and a verdict:
 
@@ -11,6 +11,8 @@ the full retrieval on each set (R@2 / R@5, alternative − shipped), and a verdi
   RESULTS.md;
 * ``no``: the alternative is more than a point better somewhere and never more than a point
   worse: by the rule it should replace the default.
+
+``--types`` prints instead every row's R@2 / R@5 per set and question type.
 
 >>> full = {"R@2": 50.0, "R@5": 60.0}
 >>> def sets(a, b):
@@ -54,9 +56,38 @@ def rows(sets: list[dict[str, Any]]) -> list[tuple[str, list[tuple[float, float]
     return out
 
 
+def by_type(sets: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """Markdown rows: the full retrieval and every alternative all sets ran, R@2 / R@5 per set
+    and question type (``--types``): the per-type view of the rule table.
+
+    >>> t = {"n": 2, "R@2": 50.0, "R@5": 75.0}
+    >>> s = {"table": {FULL: {"types": {"bridge": t}}, "ablation: K=2": {"types": {"bridge": t}}}}
+    >>> by_type([s], ["a"])[2]
+    '| full | 50.0 / 75.0 |'
+    """
+    cols = [(i, ty) for i, s in enumerate(sets) for ty in s["table"][FULL].get("types", {})]
+    out = ["| method | " + " | ".join(f"{names[i]} {ty} (n={sets[i]['table'][FULL]['types'][ty]['n']})"
+                                      for i, ty in cols) + " |",
+           "|---" * (len(cols) + 1) + "|"]
+    for name in [FULL] + [n for n in sets[0]["table"] if n != FULL]:
+        if name != FULL and not name.startswith(("ablation: ", "kgservice retrieval, no ")):
+            continue
+        if any(name not in s["table"] for s in sets):
+            continue
+        label = "full" if name == FULL else name.removeprefix("ablation: ").removeprefix("kgservice retrieval, ").split(" (")[0]
+        cells = []
+        for i, ty in cols:
+            v = sets[i]["table"][name].get("types", {}).get(ty)
+            cells.append(f"{v['R@2']:.1f} / {v['R@5']:.1f}" if v else "–")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    return out
+
+
 def main(paths: list[str]) -> int:
+    types = "--types" in paths
+    paths = [p for p in paths if p != "--types"]
     if len(paths) < 2:
-        print("usage: defaults_rule.py SET1.json SET2.json [...]  (run.py --ablations --json)", file=sys.stderr)
+        print("usage: defaults_rule.py [--types] SET1.json SET2.json [...]  (run.py --ablations --json)", file=sys.stderr)
         return 2
     sets = []
     for p in paths:
@@ -70,6 +101,9 @@ def main(paths: list[str]) -> int:
             print(f"{p}: no full-retrieval row; was it written by run.py --json?", file=sys.stderr)
             return 2
     names = [s.get("set", p) for s, p in zip(sets, paths)]
+    if types:
+        print("\n".join(by_type(sets, names)))
+        return 0
     print("| alternative | " + " | ".join(f"{n} Δ R@2 / R@5" for n in names) + " | default passes |")
     print("|---" * (len(sets) + 2) + "|")
     found = rows(sets)

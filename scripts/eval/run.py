@@ -80,9 +80,10 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
 
 
 def with_spread(fn, **spread: object):
-    """``fn`` run with the knowledge base's spreading parameters replaced in part (δ, backflow,
-    ε; K is the retrieval's own ``spread_hops``): the full retrieval reads them from ``kb.spread_params()``, so an ablation swaps
-    that method on this context for the call and puts it back."""
+    """``fn`` run with the knowledge base's spreading parameters replaced in part (backflow, ε;
+    δ and K are the retrieval's own ``degree_damping`` and ``spread_hops``): the full
+    retrieval reads them from ``kb.spread_params()``, so an ablation swaps that method on this
+    context for the call and puts it back."""
     from dataclasses import replace
 
     def run_with(c: Context, q: str, s: dict[str, float]) -> dict[str, float]:
@@ -103,9 +104,10 @@ def ablations() -> dict[str, object]:
     and the label holders it follows) and the bridge hop (and the ranking its source units
     come from). ``defaults_rule.py`` reads them from two sets' ``--json``."""
     rows: dict[str, object] = {}
-    for d in (0.0, 0.25, 1.0):
-        rows[f"ablation: δ={d}"] = with_spread(M.project, degree_damping=d)
-    rows["ablation: δ=0, seed backflow"] = with_spread(M.project, degree_damping=0.0, seed_backflow=True)
+    for d in (0.0, 0.25, 0.5, 1.0):
+        rows[f"ablation: δ={d}"] = lambda c, q, s, d=d: M.project(c, q, s, degree_damping=d)
+    rows["ablation: δ=0, seed backflow"] = with_spread(lambda c, q, s: M.project(c, q, s, degree_damping=0.0),
+                                                      seed_backflow=True)
     for k in (2, 3, 4):
         rows[f"ablation: K={k}"] = lambda c, q, s, k=k: M.project(c, q, s, spread_hops=k)
     for e in (0.02, 0.1):
@@ -114,7 +116,7 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: node-vector fusion weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, dense_weight=w)
     for w in (0.0, 0.25, 1.0):
         rows[f"ablation: lexical seeds' entry common words at {w}"] = lambda c, q, s, w=w: M.project(c, q, s, lexical_common=w)
-    for w in (0.75, 1.0, 2.0):
+    for w in (0.75, 1.0, 1.5, 2.0):
         rows[f"ablation: lexical seed weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, lexical_weight=w)
     for n in (2, 3):
         rows[f"ablation: lexical seeds from {n} units"] = lambda c, q, s, n=n: M.project(c, q, s, lexical_units=n)
@@ -122,16 +124,16 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: lexical hop weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, hop_weight=w)
     rows["ablation: no lexical seeds, no lexical hop"] = lambda c, q, s: M.project(c, q, s, lexical_weight=0.0,
                                                                                    hop_weight=0.0)
-    for b in (5, 20):
+    for b in (5, 15, 20):
         rows[f"ablation: bridge hop from {b} units"] = lambda c, q, s, b=b: M.project(c, q, s, bridge_units=b)
-    for w in (0.25, 1.0):
+    for w in (0.25, 0.5, 0.75, 1.0):
         rows[f"ablation: bridge hop weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, bridge_weight=w)
     rows["ablation: bridge hop from the fused ranking (node-vector neighbours included)"] = lambda c, q, s: M.project(
         c, q, s, bridge_graph=False)
     for h in (0, 20):
         rows[f"ablation: lexical hop label holders {h}"] = lambda c, q, s, h=h: M.project(c, q, s, hop_holders=h)
-    rows["ablation: δ=0, no lexical hop"] = with_spread(lambda c, q, s: M.project(c, q, s, hop_weight=0.0),
-                                                         degree_damping=0.0)
+    rows["ablation: δ=0, no lexical hop"] = lambda c, q, s: M.project(c, q, s, hop_weight=0.0, degree_damping=0.0)
+    rows["ablation: δ=0.5, no lexical hop"] = lambda c, q, s: M.project(c, q, s, hop_weight=0.0, degree_damping=0.5)
     return rows
 
 

@@ -14,17 +14,23 @@ What a triple is (HippoRAG's OpenIE asks an LLM for the same shape: subject, rel
 object, around the passage's named entities):
 
 * every verb with a subject gives ``(subject, verb [particle] [preposition], object)`` for its
-  direct object, attribute, agent (``by``) and prepositional objects; conjuncts of a subject or
+  direct object, attribute, agent (``by``) and prepositional objects, and a date modifying it
+  ("(born May 17, 1965)"); conjuncts of a subject or
   an object each get their triple;
 * a participle or relative clause hanging on a noun takes that noun as its subject, and a noun
   that is the attribute of a copula stands for the copula's subject ("Shringarpur is a village
   *located in* Maharashtra" gives ``Shringarpur / located in / Maharashtra``);
+* an object's own prepositions (one level) extend the relation with the object noun ("known
+  for his portrayal *of* Chris Halliwell": ``known for portrayal of``), and a name in
+  apposition to an object is an object too ("the series *Charmed*");
 * an apposition gives ``(noun, is, apposition)``;
 * a personal pronoun as a subject stands for the passage's title (Wikipedia's "He was born
   in …"), and so does "the <noun>" where the noun is a word of the title or what the first
   sentence says the title is ("the journal"), and a date the parse took for the first
   sentence's subject ("X (1900 – 1989) was …"); a relative pronoun stands for the noun its
   clause hangs on; no other coreference is done;
+* a name that is the title written longer or shorter ("Michael Trent Reznor", "Reznor" in
+  *Trent Reznor*) is the title, less its qualifier ("(politician)"), as other passages call it;
 * a phrase is the named entity holding the word, else the word with its compounds and
   modifiers; a triple is kept only if one side is a name (an entity, a proper noun or the
   title), as HippoRAG keeps triples around its named entities.
@@ -72,19 +78,43 @@ def _bare(text: str) -> str:
     return text[4:] if text[:4].lower() == "the " and text[4:5].isupper() else text
 
 
+def _topic(name: str, title: str) -> str:
+    """The passage's title (less a qualifier such as "(politician)") for a name that is the
+    title written longer or shorter ("Michael Trent Reznor", "Reznor" in *Trent Reznor*):
+    the passage is about its title, and other passages call it so.
+
+    >>> _topic("Michael Trent Reznor", "Trent Reznor"), _topic("Gross", "Paul Gross"), _topic("Calgary", "Paul Gross")
+    ('Trent Reznor', 'Paul Gross', 'Calgary')
+    >>> _topic("Grant Henry Hill", "Grant Hill"), _topic("Winter", "William Winter (politician)")
+    ('Grant Hill', 'William Winter')
+    """
+    bare = title.split(" (")[0].strip() or title
+    t, w = bare.lower().split(), name.lower().split()
+    if not t or not w or t == w:
+        return bare if t == w else name
+    if set(w) <= set(t) or (len(t) >= 2 and _in_order(t, w)):
+        return bare
+    return name
+
+
+def _in_order(run: list[str], words: list[str]) -> bool:
+    it = iter(words)
+    return all(x in it for x in run)
+
+
 def phrase(tok: Any, title: str, kinds: frozenset[str] = frozenset()) -> tuple[str, bool]:
     """(the phrase a word stands for, whether it is a name). ``kinds``: common nouns that,
     as "the <noun>", stand for the title ("The journal was first published in 1960")."""
     if tok.lower_ in _PRONOUNS and tok.pos_ == "PRON":
-        return title, True
+        return _topic(title, title), True
     if tok.ent_type_ == "DATE" and tok.dep_ in _SUBJ and tok.sent.start == 0:
         # a parse that took the first sentence's parenthesised dates for its subject
-        return title, True
+        return _topic(title, title), True
     if tok.pos_ == "NOUN" and tok.lower_ in kinds and any(c.lower_ == "the" for c in tok.children):
-        return title, True
+        return _topic(title, title), True
     ent = _entity(tok)
     if ent is not None:
-        return _bare(ent.text), True
+        return _topic(_bare(ent.text), title), True
     words = [tok]
     stack = [tok]
     while stack:
@@ -118,8 +148,10 @@ def _head_noun(verb: Any) -> list[Any]:
 def _subjects(verb: Any) -> list[Any]:
     subs = [c for c in verb.children if c.dep_ in _SUBJ]
     if verb.dep_ == "relcl" and verb.head.pos_ in ("NOUN", "PROPN"):
-        # "an English convict *who* was transported to Australia": the pronoun is the noun
-        subs = [h for s in subs for h in (_head_noun(verb) if s.tag_ in ("WDT", "WP") else [s])]
+        # "an English convict *who* was transported to Australia": the pronoun is the noun;
+        # "a consultant *whose* clients include ...": so is the owner
+        subs = [h for s in subs for h in (_head_noun(verb) if s.tag_ in ("WDT", "WP")
+                                           or any(c.tag_ == "WP$" for c in s.children) else [s])]
     if not subs and verb.dep_ in ("acl", "relcl") and verb.head.pos_ in ("NOUN", "PROPN"):
         subs = _head_noun(verb)
     if not subs and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
@@ -127,25 +159,41 @@ def _subjects(verb: Any) -> list[Any]:
     return [s for sub in subs for s in _conjuncts(sub)]
 
 
+def _pobjs(prep: Any) -> list[Any]:
+    return [o for po in prep.children if po.dep_ == "pobj" for o in _conjuncts(po)]
+
+
+def _with_appos(suffix: str, o: Any) -> Iterable[tuple[str, Any]]:
+    """An object and the names in apposition to it ("the television series *Charmed*")."""
+    yield suffix, o
+    for a in o.children:
+        if a.dep_ == "appos":
+            yield suffix, a
+
+
+def _noun_preps(suffix: str, o: Any) -> Iterable[tuple[str, Any]]:
+    """One level of prepositions on an object noun, the noun joining the relation
+    ("based on the story *of* William Buckley": ``based on story of``)."""
+    for p in o.children:
+        if p.dep_ == "prep":
+            for x in _pobjs(p):
+                yield from _with_appos(" ".join(w for w in (suffix, o.lower_, p.lower_) if w), x)
+
+
 def _objects(verb: Any) -> Iterable[tuple[str, Any]]:
     """(predicate suffix, object word) for every object of the verb."""
     for c in verb.children:
         if c.dep_ in _OBJ:
             for o in _conjuncts(c):
-                yield "", o
-                # "is a village in Y": the attribute's own prepositions belong to the relation
-                if c.dep_ == "attr":
-                    for p in o.children:
-                        if p.dep_ == "prep":
-                            for po in p.children:
-                                if po.dep_ == "pobj":
-                                    for x in _conjuncts(po):
-                                        yield f"{o.lower_} {p.lower_}", x
+                yield from _with_appos("", o)
+                # "is a village in Y": the object's own prepositions belong to the relation
+                yield from _noun_preps("", o)
+        elif c.dep_ == "npadvmod" and c.ent_type_ == "DATE":
+            yield "", c  # "(born May 17, 1965)"
         elif c.dep_ in ("prep", "agent"):
-            for po in c.children:
-                if po.dep_ == "pobj":
-                    for o in _conjuncts(po):
-                        yield c.lower_, o
+            for o in _pobjs(c):
+                yield from _with_appos(c.lower_, o)
+                yield from _noun_preps(c.lower_, o)
 
 
 def _kinds(doc: Any, title: str) -> frozenset[str]:

@@ -20,6 +20,7 @@ UNITS = """\
 #u5 {Seattle} [is a] {city}
 """
 QUESTION = "What is the snowfall in the city where the performers of Brother were formed?"
+W = RetrieveParams().lexical_weight  # the lexical seeds' weight (1.0; chosen in scripts/eval/RESULTS.md)
 
 
 def test_doctests():
@@ -57,9 +58,9 @@ def test_lexical_seeds_join_the_entry_seeds(kb):
     assert off.lexical == {} and "seattle" not in off.seeds
     # "snowfall" is only in u3 (and "city" in u5, "formed" in u2: u3 and its rare word win)
     assert list(on.lexical) == ["u3"]
-    # u3's nodes join at 1.5 * specificity; seattle is mentioned by u2, u3, u5 and the snowfall node by u3 only
-    assert on.seeds["seattle"] == pytest.approx(1.5 * spec(3), abs=1e-6)
-    assert on.seeds["heavy snowfall"] == pytest.approx(1.5, abs=1e-6)
+    # u3's nodes join at W * specificity; seattle is mentioned by u2, u3, u5 and the snowfall node by u3 only
+    assert on.seeds["seattle"] == pytest.approx(W * spec(3), abs=1e-6)
+    assert on.seeds["heavy snowfall"] == pytest.approx(W, abs=1e-6)
     assert {n: w for n, w in on.seeds.items() if n in off.seeds} == off.seeds  # entry seeds untouched (max)
     assert on.to_dict()["lexical"] == on.lexical
     rank = [u.id for u in on.units]
@@ -74,11 +75,11 @@ def test_lexical_seeds_keep_the_entry_steps_common_words_out(kb):
     q = "Which city is Seattle?"
     assert kb.entry(q).common == ["city"] and "city" not in kb.entry(q).seeds
     assert list(kb.retrieve(q).lexical) == ["u5"]
-    assert kb.retrieve(q).seeds["city"] == pytest.approx(0.75, abs=1e-6)
-    assert kb.retrieve(q, lexical_common=1.0).seeds["city"] == pytest.approx(1.5, abs=1e-6)
+    assert kb.retrieve(q).seeds["city"] == pytest.approx(0.5 * W, abs=1e-6)
+    assert kb.retrieve(q, lexical_common=1.0).seeds["city"] == pytest.approx(W, abs=1e-6)
     assert "city" not in kb.retrieve(q, lexical_common=0).seeds
     # a question that writes no name weighs its common words fully, in both steps
-    assert kb.entry("which city?").common == [] and kb.retrieve("which city?").seeds["city"] == pytest.approx(1.5, abs=1e-6)
+    assert kb.entry("which city?").common == [] and kb.retrieve("which city?").seeds["city"] == pytest.approx(W, abs=1e-6)
 
 
 def test_lexical_index_follows_the_store(kb):
@@ -93,6 +94,8 @@ def test_bad_params():
         RetrieveParams(lexical_weight=-1)
     with pytest.raises(ValueError, match="spread_hops"):
         RetrieveParams(spread_hops=0)
+    with pytest.raises(ValueError, match="degree_damping"):
+        RetrieveParams(degree_damping=-0.5)
 
 
 def test_spreading_takes_one_hop_unless_asked(kb):
@@ -104,6 +107,24 @@ def test_spreading_takes_one_hop_unless_asked(kb):
     three = kb.retrieve("Who performed Brother?", spread_hops=None, **only_graph)
     assert kb.settings.max_hops == 3 and {"seattle", "city", "heavy snowfall"} <= set(three.node_scores)
     assert three.node_scores["pearl jam"] == pytest.approx(one.node_scores["pearl jam"], rel=0.5)
+
+
+def test_hub_damping_is_the_retrievals_own(kb):
+    """Retrieval spreads undamped (``degree_damping`` 0); None takes the service's δ (the
+    lexicon's 0.5, which ``kg expand --mode spread`` uses). Seattle passes energy forward on
+    two rows (u3, u5), so what it passes on to the city is divided by 2^δ: √2 less when
+    damped."""
+    only_graph = dict(lexical_weight=0, dense_weight=0, hop_weight=0, bridge_weight=0, spread_hops=None)
+    service = kb.spread_params().degree_damping
+    assert service == 0.5
+    damped = kb.retrieve("Who performed Brother?", degree_damping=None, **only_graph)
+    assert damped.node_scores == kb.retrieve("Who performed Brother?", degree_damping=service, **only_graph).node_scores
+    plain = kb.retrieve("Who performed Brother?", **only_graph)
+
+    def ratio(r):
+        return r.node_scores["city"] / r.node_scores["seattle"]
+
+    assert ratio(plain) == pytest.approx(ratio(damped) * 2 ** service)
 
 
 def test_top_breaks_ties_by_unit_id():
@@ -205,9 +226,9 @@ def test_bridge_hop_in_retrieve(kb):
     on, off = kb.retrieve(BRIDGE_QUESTION), kb.retrieve(BRIDGE_QUESTION, bridge_weight=0)
     assert off.bridge == [] and off.to_dict()["bridge"] == []
     assert on.to_dict()["bridge"] == on.bridge and len(on.bridge) <= 1
-    if on.bridge:  # it joins at half the best unit's score (or keeps its own, if higher)
+    if on.bridge:  # it joins at bridge_weight times the best unit's score (or keeps its own, if higher)
         scores = {u.id: u.score for u in on.units}
-        assert scores[on.bridge[0]] >= 0.5 * max(scores.values()) - 1e-6
+        assert scores[on.bridge[0]] >= RetrieveParams().bridge_weight * max(scores.values()) - 1e-6
     with pytest.raises(ValueError, match="bridge_units"):
         RetrieveParams(bridge_units=-1)
 
