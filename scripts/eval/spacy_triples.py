@@ -15,8 +15,7 @@ object, around the passage's named entities):
 
 * every verb with a subject gives ``(subject, verb [particle] [preposition], object)`` for its
   direct object, attribute, agent (``by``) and prepositional objects, and a date modifying it
-  ("(born May 17, 1965)"); conjuncts of a subject or
-  an object each get their triple;
+  ("(born May 17, 1965)"); conjuncts of a subject or an object each get their triple;
 * a participle or relative clause hanging on a noun takes that noun as its subject, and a noun
   that is the attribute of a copula stands for the copula's subject ("Shringarpur is a village
   *located in* Maharashtra" gives ``Shringarpur / located in / Maharashtra``);

@@ -252,6 +252,17 @@ def _hotpot_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def test_spacy_triples_pure_parts():
+    """The spaCy OpenIE's parse-free parts (which name is the passage's title); the parse
+    itself needs spaCy, which is not a test dependency (scripts/eval/README.md)."""
+    from scripts.eval import spacy_triples
+
+    result = doctest.testmod(spacy_triples)
+    assert result.attempted >= 2 and result.failed == 0
+    assert spacy_triples._topic("Trent Reznor", "Trent Reznor (musician)") == "Trent Reznor"
+    assert spacy_triples._topic("Los Angeles", "Trent Reznor") == "Los Angeles"
+
+
 def test_hotpotqa_loader_keeps_types_and_titles_as_gold(tmp_path):
     from scripts.eval.dataset import load_hotpotqa
 
