@@ -202,6 +202,15 @@ def build_units(ds: Dataset, lexicon: Lexicon) -> tuple[list[Unit], dict[str, st
     return units, origin, skipped
 
 
+def save(ds: Dataset, path: Path) -> None:
+    """Write the set in the generic shape through a temporary file, so a reader never sees half
+    of one (``spacy_triples.py`` writes its own: it imports nothing of kgservice)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(ds.to_json(), ensure_ascii=False), "utf-8")
+    tmp.replace(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write a source set in the generic shape, for an extractor to fill (``spacy_triples.py``)."""
     import argparse
@@ -218,10 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError) as exc:
         print(f"{a.set} from {a.dir or default}: {exc}", file=sys.stderr)
         return 2
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = a.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(ds.to_json(), ensure_ascii=False), "utf-8")
-    tmp.replace(a.out)
+    save(ds, a.out)
     print(f"{a.out}: {len(ds.passages)} passages, {len(ds.questions)} questions")
     return 0
 

@@ -13,14 +13,13 @@ passage vectors are shared through the harness's text-keyed cache).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kgservice.llm.rules import extract  # noqa: E402
-from scripts.eval.dataset import MUSIQUE_DIR, Dataset, load_musique  # noqa: E402
+from scripts.eval.dataset import MUSIQUE_DIR, Dataset, load_musique, save  # noqa: E402
 from scripts.eval.harness import CACHE  # noqa: E402
 
 
@@ -54,11 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--musique {a.musique}: no musique_train_corpus.json there", file=sys.stderr)
         return 2
     ds = rules_set(a.musique)
-    doc = ds.to_json()
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = a.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, ensure_ascii=False), "utf-8")
-    tmp.replace(a.out)
+    save(ds, a.out)
     n = sum(len(p.triples) for p in ds.passages)
     print(f"{a.out}: {len(ds.passages)} passages ({sum(bool(p.triples) for p in ds.passages)} with triples), "
           f"{n} triples, {len(ds.questions)} questions")
