@@ -45,15 +45,21 @@ def verdict(deltas: list[tuple[float, float]]) -> str:
 def rows(sets: list[dict[str, Any]]) -> list[tuple[str, list[tuple[float, float]], str]]:
     """(alternative, [(ΔR@2, ΔR@5) per set], verdict) for every alternative all sets ran."""
     out = []
-    for name in sets[0]["table"]:
-        alternative = name.startswith(("ablation: ", "kgservice retrieval, no "))
-        if not alternative or any(name not in s["table"] for s in sets):
-            continue
+    for name in _alternatives(sets):
         deltas = [(round(s["table"][name]["R@2"] - s["table"][FULL]["R@2"], 2),
                    round(s["table"][name]["R@5"] - s["table"][FULL]["R@5"], 2)) for s in sets]
-        label = name.removeprefix("ablation: ").removeprefix("kgservice retrieval, ").split(" (")[0]
-        out.append((label, deltas, verdict(deltas)))
+        out.append((_label(name), deltas, verdict(deltas)))
     return out
+
+
+def _alternatives(sets: list[dict[str, Any]]) -> list[str]:
+    """The ablation and "kgservice retrieval, no …" rows every set ran, in the first set's order."""
+    return [name for name in sets[0]["table"] if name.startswith(("ablation: ", "kgservice retrieval, no "))
+            and all(name in s["table"] for s in sets)]
+
+
+def _label(name: str) -> str:
+    return name.removeprefix("ablation: ").removeprefix("kgservice retrieval, ").split(" (")[0]
 
 
 def by_type(sets: list[dict[str, Any]], names: list[str]) -> list[str]:
@@ -69,12 +75,8 @@ def by_type(sets: list[dict[str, Any]], names: list[str]) -> list[str]:
     out = ["| method | " + " | ".join(f"{names[i]} {ty} (n={sets[i]['table'][FULL]['types'][ty]['n']})"
                                       for i, ty in cols) + " |",
            "|---" * (len(cols) + 1) + "|"]
-    for name in [FULL] + [n for n in sets[0]["table"] if n != FULL]:
-        if name != FULL and not name.startswith(("ablation: ", "kgservice retrieval, no ")):
-            continue
-        if any(name not in s["table"] for s in sets):
-            continue
-        label = "full" if name == FULL else name.removeprefix("ablation: ").removeprefix("kgservice retrieval, ").split(" (")[0]
+    for name in [FULL] + _alternatives(sets):
+        label = "full" if name == FULL else _label(name)
         cells = []
         for i, ty in cols:
             v = sets[i]["table"][name].get("types", {}).get(ty)
