@@ -77,6 +77,15 @@ def _bare(text: str) -> str:
     return text[4:] if text[:4].lower() == "the " and text[4:5].isupper() else text
 
 
+def _title(title: str) -> str:
+    """The title less its qualifier, as other passages name the topic.
+
+    >>> _title("Charmed (TV series)"), _title("William Winter (politician)"), _title("Calgary")
+    ('Charmed', 'William Winter', 'Calgary')
+    """
+    return title.split(" (")[0].strip() or title
+
+
 def _topic(name: str, title: str) -> str:
     """The passage's title (less a qualifier such as "(politician)") for a name that is the
     title written longer or shorter ("Michael Trent Reznor", "Reznor" in *Trent Reznor*):
@@ -87,7 +96,7 @@ def _topic(name: str, title: str) -> str:
     >>> _topic("Grant Henry Hill", "Grant Hill"), _topic("Winter", "William Winter (politician)")
     ('Grant Hill', 'William Winter')
     """
-    bare = title.split(" (")[0].strip() or title
+    bare = _title(title)
     t, w = bare.lower().split(), name.lower().split()
     if not t or not w or t == w:
         return bare if t == w else name
@@ -105,12 +114,12 @@ def phrase(tok: Any, title: str, kinds: frozenset[str] = frozenset()) -> tuple[s
     """(the phrase a word stands for, whether it is a name). ``kinds``: common nouns that,
     as "the <noun>", stand for the title ("The journal was first published in 1960")."""
     if tok.lower_ in _PRONOUNS and tok.pos_ == "PRON":
-        return _topic(title, title), True
+        return _title(title), True
     if tok.ent_type_ == "DATE" and tok.dep_ in _SUBJ and tok.sent.start == 0:
         # a parse that took the first sentence's parenthesised dates for its subject
-        return _topic(title, title), True
+        return _title(title), True
     if tok.pos_ == "NOUN" and tok.lower_ in kinds and any(c.lower_ == "the" for c in tok.children):
-        return _topic(title, title), True
+        return _title(title), True
     ent = _entity(tok)
     if ent is not None:
         return _topic(_bare(ent.text), title), True
