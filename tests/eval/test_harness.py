@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kgservice.families import Lexicon
-from scripts.eval import defaults_rule, metrics
+from scripts.eval import defaults_rule, metrics, paired
 from scripts.eval.dataset import MUSIQUE_DIR, DatasetError, build_units, load, load_musique
 from scripts.eval.harness import build, evaluate, format_table, ordered
 
@@ -45,6 +45,35 @@ def test_defaults_rule(tmp_path, capsys):
     bad.write_text("{}")
     assert defaults_rule.main([str(a), str(bad)]) == 2
     assert "bad.json: no full-retrieval row" in capsys.readouterr().err
+
+
+def test_paired(tmp_path, capsys):
+    """The question-by-question comparison: splits worked out by hand, the sign test's tail
+    by hand (2 x (1 + 3) / 2^3 = 1.0 for 2 against 1; 2 / 2^3 = 0.25 for 3 against 0), bad
+    files exit 2 with the file named."""
+    assert doctest.testmod(paired).failed == 0
+    full, ppr = defaults_rule.FULL, paired.PPR
+
+    def q(kind, a, b):
+        return {"type": kind, "gold": ["g1", "g2"], "rankings": {full: a, ppr: b}}
+
+    qs = [q("bridge", ["g1", "g2"], ["x", "g1"]), q("bridge", ["g1", "x"], ["g1", "x"]),
+          q("bridge", ["x", "y", "g1"], ["g1", "x"]), q("3-hop", ["g1", "g2"], ["x", "y", "z", "w", "v"])]
+    assert paired.split(qs, full, ppr, 2) == (2, 1, 1)
+    assert paired.split(qs, full, ppr, 5) == (2, 2, 0)
+    assert paired.sign_test(2, 1) == 1.0 and paired.sign_test(3, 0) == 0.25
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"set": "s", "per_question": qs}))
+    assert paired.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "| s | bridge | 3 | 1 / 1 / 1 (p 1.00) | 1 / 2 / 0 (p 1.00) |" in out
+    assert "| s | all | 4 | 2 / 1 / 1 (p 1.00) | 2 / 2 / 0 (p 0.50) |" in out
+    assert paired.main([str(path), "--b", "no such method"]) == 2
+    assert "s.json: no per-question rankings for 'no such method'" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    assert paired.main([str(bad)]) == 2
+    assert "bad.json: cannot read an eval result" in capsys.readouterr().err
 
 
 def test_recall_by_hand():
