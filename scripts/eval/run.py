@@ -101,8 +101,9 @@ def ablations() -> dict[str, object]:
     """One row per default changed alone, on the full retrieval: hub damping δ, seed backflow,
     K, ε, the node-vector fusion weight, the lexical seeds (their weight, their units and the
     entry step's common words among them), the lexical hop (its weight
-    and the label holders it follows) and the bridge hop (and the ranking its source units
-    come from). ``defaults_rule.py`` reads them from two sets' ``--json``."""
+    and the label holders it follows), the bridge hop (and the ranking its source units
+    come from), and how many best nodes give their units and nearest nodes join the fusion.
+    ``defaults_rule.py`` reads them from two sets' ``--json``."""
     rows: dict[str, object] = {}
     for d in (0.0, 0.25, 0.5, 1.0):
         rows[f"ablation: δ={d}"] = lambda c, q, s, d=d: M.project(c, q, s, degree_damping=d)
@@ -130,6 +131,10 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: bridge hop weight {w}"] = lambda c, q, s, w=w: M.project(c, q, s, bridge_weight=w)
     rows["ablation: bridge hop from the fused ranking (node-vector neighbours included)"] = lambda c, q, s: M.project(
         c, q, s, bridge_graph=False)
+    for n in (15, 50):
+        rows[f"ablation: units from the {n} best nodes"] = lambda c, q, s, n=n: M.project(c, q, s, top_nodes=n)
+    for n in (15, 60):
+        rows[f"ablation: {n} nearest nodes in the fusion"] = lambda c, q, s, n=n: M.project(c, q, s, dense_top_k=n)
     for h in (0, 20):
         rows[f"ablation: lexical hop label holders {h}"] = lambda c, q, s, h=h: M.project(c, q, s, hop_holders=h)
     rows["ablation: δ=0, no lexical hop"] = lambda c, q, s: M.project(c, q, s, hop_weight=0.0, degree_damping=0.0)
