@@ -1,4 +1,5 @@
-"""The project's no-LLM retrieval: question -> ranked units (the pool the drill-down sees).
+"""The project's no-LLM retrieval: question -> ranked units (``kb.retrieve``; the answer with no
+model configured cites its best units; the LLM drill-down of ``kg ask`` has its own entry step).
 
 1. entry nodes from the question (:mod:`kgservice.entry`: names + vectors, by specificity);
    plus lexical seeds: the nodes of the unit whose own text best matches the question's

@@ -106,14 +106,19 @@ def fused(ctx: Context, qid: str, seeds: Mapping[str, float], weight: float = 0.
     return fuse(spread(ctx, qid, seeds, **kw), dense_scores(ctx, qid), weight)
 
 
-def project(ctx: Context, qid: str, seeds: Mapping[str, float], max_units: int = 200, **kw: object) -> dict[str, float]:
+def project(ctx: Context, qid: str, seeds: Mapping[str, float], **kw: object) -> dict[str, float]:
     """The project's own no-LLM retrieval, end to end (``KnowledgeBase.retrieve``: its entry step,
-    spreading with the lexicon's defaults, fusion with node-vector similarity); a passage
-    scores the sum of its retrieved units' scores. ``seeds`` is ignored: it finds its own."""
+    spreading with the lexicon's defaults, fusion with node-vector similarity), with the shipped
+    defaults unless ``kw`` changes one; a passage scores the sum of its retrieved units' scores.
+    The pool is the shipped one (``RetrieveParams.max_units``, 40: what ``kb.retrieve(question)``
+    returns and the no-model answer cites from), so the table measures the retrieval as it
+    ships; until 2026-12-05 the eval asked for 200 units, a pool the library never returns by
+    default (scripts/eval/RESULTS.md, last section).
+    ``seeds`` is ignored: it finds its own."""
     from kgservice.expansion.retrieve import RetrieveParams, retrieve
 
     q = next(x for x in ctx.ds.questions if x.id == qid)
-    res = retrieve(ctx.kb, q.question, RetrieveParams(max_units=max_units, **kw), qvec=ctx.qvecs[qid])  # type: ignore[arg-type]
+    res = retrieve(ctx.kb, q.question, RetrieveParams(**kw), qvec=ctx.qvecs[qid])  # type: ignore[arg-type]
     out: dict[str, float] = {}
     for u in res.units:
         for pid in ctx.unit_passages.get(u.id, ()):

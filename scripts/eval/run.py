@@ -102,7 +102,8 @@ def ablations() -> dict[str, object]:
     K, ε, the node-vector fusion weight, the lexical seeds (their weight, their units and the
     entry step's common words among them), the lexical hop (its weight
     and the label holders it follows), the bridge hop (and the ranking its source units
-    come from), and how many best nodes give their units and nearest nodes join the fusion.
+    come from), how many best nodes give their units and nearest nodes join the fusion, and the
+    pool's size.
     ``defaults_rule.py`` reads them from two sets' ``--json``."""
     rows: dict[str, object] = {}
     for d in (0.0, 0.25, 0.5, 1.0):
@@ -135,6 +136,8 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: units from the {n} best nodes"] = lambda c, q, s, n=n: M.project(c, q, s, top_nodes=n)
     for n in (15, 60):
         rows[f"ablation: {n} nearest nodes in the fusion"] = lambda c, q, s, n=n: M.project(c, q, s, dense_top_k=n)
+    for n in (20, 100, 200):
+        rows[f"ablation: a pool of {n} units"] = lambda c, q, s, n=n: M.project(c, q, s, max_units=n)
     for h in (0, 20):
         rows[f"ablation: lexical hop label holders {h}"] = lambda c, q, s, h=h: M.project(c, q, s, hop_holders=h)
     rows["ablation: δ=0, no lexical hop"] = lambda c, q, s: M.project(c, q, s, hop_weight=0.0, degree_damping=0.0)
@@ -304,12 +307,12 @@ def main(argv: list[str] | None = None) -> int:
 def miss_reasons(ctx: Context) -> dict[str, dict[str, int]]:
     """Where each gold passage stands for the full retrieval (``harness.miss_reason``), per
     question type: what spreading started from (entry nodes plus lexical seeds) and which
-    passages its 200 units came from."""
+    passages the units of its pool (the shipped size, as the full retrieval's row) came from."""
     from kgservice.expansion.retrieve import RetrieveParams, retrieve
 
     rows = []
     for q in ctx.ds.questions:
-        res = retrieve(ctx.kb, q.question, RetrieveParams(max_units=200), qvec=ctx.qvecs[q.id])
+        res = retrieve(ctx.kb, q.question, RetrieveParams(), qvec=ctx.qvecs[q.id])
         scores: dict[str, float] = {}
         for u in res.units:
             for pid in ctx.unit_passages.get(u.id, ()):
