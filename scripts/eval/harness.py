@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,6 +147,16 @@ def rank_passages(ctx: Context, node_scores: Mapping[str, float]) -> dict[str, f
             continue
         for pid in ctx.node_passages.get(n, ()):
             out[pid] = out.get(pid, 0.0) + s
+    return out
+
+
+def unit_passages_scores(ctx: Context, units: Iterable[Any]) -> dict[str, float]:
+    """Passage score = sum of the scores of its retrieved units (``RetrievedUnit``: ``id``,
+    ``score``): how the project's retrieval ranks passages (the kg rows and the misses table)."""
+    out: dict[str, float] = {}
+    for u in units:
+        for pid in ctx.unit_passages.get(u.id, ()):
+            out[pid] = out.get(pid, 0.0) + u.score
     return out
 
 

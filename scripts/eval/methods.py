@@ -11,7 +11,7 @@ import networkx as nx
 from kgservice.expansion import SpreadParams, expand_directed, spread_activation
 from kgservice.families import SPREAD_KINDS
 
-from scripts.eval.harness import Context, dense_scores, fuse, rank_passages
+from scripts.eval.harness import Context, dense_scores, fuse, rank_passages, unit_passages_scores
 
 
 def dense(ctx: Context, qid: str, seeds: Mapping[str, float]) -> dict[str, float]:
@@ -119,8 +119,4 @@ def project(ctx: Context, qid: str, seeds: Mapping[str, float], **kw: object) ->
 
     q = next(x for x in ctx.ds.questions if x.id == qid)
     res = retrieve(ctx.kb, q.question, RetrieveParams(**kw), qvec=ctx.qvecs[qid])  # type: ignore[arg-type]
-    out: dict[str, float] = {}
-    for u in res.units:
-        for pid in ctx.unit_passages.get(u.id, ()):
-            out[pid] = out.get(pid, 0.0) + u.score
-    return out
+    return unit_passages_scores(ctx, res.units)

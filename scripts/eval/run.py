@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from scripts.eval import methods as M  # noqa: E402
 from scripts.eval.dataset import MUSIQUE_DIR, load, load_musique, subset  # noqa: E402
 from scripts.eval.harness import (MISS_KINDS, Context, build, evaluate, format_table, miss_reason,  # noqa: E402
-                                  miss_table, ordered)
+                                  miss_table, ordered, unit_passages_scores)
 from scripts.eval.metrics import percentile  # noqa: E402
 
 from kgservice.entry import EntryParams  # noqa: E402
@@ -313,11 +313,7 @@ def miss_reasons(ctx: Context) -> dict[str, dict[str, int]]:
     rows = []
     for q in ctx.ds.questions:
         res = retrieve(ctx.kb, q.question, RetrieveParams(), qvec=ctx.qvecs[q.id])
-        scores: dict[str, float] = {}
-        for u in res.units:
-            for pid in ctx.unit_passages.get(u.id, ()):
-                scores[pid] = scores.get(pid, 0.0) + u.score
-        rank = {pid: i + 1 for i, pid in enumerate(ordered(scores))}
+        rank = {pid: i + 1 for i, pid in enumerate(ordered(unit_passages_scores(ctx, res.units)))}
         rows += [(q.kind, miss_reason(rank.get(g), ctx.passage_nodes.get(g, set()), res.seeds)) for g in q.gold]
     return miss_table(rows)
 
