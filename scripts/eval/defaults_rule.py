@@ -85,6 +85,17 @@ def by_type(sets: list[dict[str, Any]], names: list[str]) -> list[str]:
     return out
 
 
+def read_result(path: str) -> dict[str, Any] | None:
+    """One ``run.py --json`` file, or None after saying on stderr, with the file's name, why
+    it cannot be read (the callers exit 2)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as exc:
+        print(f"{path}: cannot read an eval result ({exc})", file=sys.stderr)
+        return None
+
+
 def main(paths: list[str]) -> int:
     types = "--types" in paths
     paths = [p for p in paths if p != "--types"]
@@ -93,13 +104,11 @@ def main(paths: list[str]) -> int:
         return 2
     sets = []
     for p in paths:
-        try:
-            with open(p, encoding="utf-8") as f:
-                sets.append(json.load(f))
-        except (OSError, ValueError) as exc:
-            print(f"{p}: cannot read an eval result ({exc})", file=sys.stderr)
+        s = read_result(p)
+        if s is None:
             return 2
-        if FULL not in sets[-1].get("table", {}):
+        sets.append(s)
+        if FULL not in s.get("table", {}):
             print(f"{p}: no full-retrieval row; was it written by run.py --json?", file=sys.stderr)
             return 2
     names = [s.get("set", p) for s, p in zip(sets, paths)]

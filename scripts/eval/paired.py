@@ -21,12 +21,11 @@ A defaults to the full retrieval, B to the HippoRAG-style PPR baseline.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from math import comb
 from typing import Any
 
-from scripts.eval.defaults_rule import FULL
+from scripts.eval.defaults_rule import FULL, read_result
 
 PPR = "HippoRAG-style PPR (networkx)"
 
@@ -87,11 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sets = []
     for p in args.sets:
-        try:
-            with open(p, encoding="utf-8") as f:
-                s = json.load(f)
-        except (OSError, ValueError) as exc:
-            print(f"{p}: cannot read an eval result ({exc})", file=sys.stderr)
+        s = read_result(p)
+        if s is None:
             return 2
         missing = [m for m in (args.a, args.b) if not s.get("per_question") or m not in s["per_question"][0]["rankings"]]
         if missing:
