@@ -1,6 +1,6 @@
 """The kg.* procedures a Neo4j Browser user calls answer as the CLI does, on the demo graph:
-a node named by its label (any case / width), `kg.spread` with the service's parameters gives
-`kg expand --mode spread`'s energies, `kg.causalChain` gives `kg expand --mode causal`'s chains.
+a node named by its label (any case / width), `kg.spread` with the service's parameters, or
+with the seeds alone, gives `kg expand --mode spread`'s energies, `kg.causalChain` gives `kg expand --mode causal`'s chains.
 Needs the real server from scripts/test (it always loads the plugin)."""
 
 from __future__ import annotations
@@ -64,6 +64,18 @@ def test_kg_spread_gives_kg_expand_spread(demo_kb, seed):
     want = dict(cli.ranked())
     assert len(want) > 1 and got.keys() == want.keys()
     assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kg_spread_with_the_seeds_alone_gives_kg_expand_spread(demo_kb, seed):
+    # what a Browser user types first (README, docs/browser-guide.md): no parameters but the
+    # seeds, against `kg expand SEED --mode spread` on the default settings. The procedure's
+    # defaults are the lexicon's, as KnowledgeBase.spread_params()'s are
+    p = demo_kb.spread_params()
+    assert (p.degree_damping, p.seed_backflow) == (0.5, False)  # the lexicon's spread block: not the library's
+    got = {r["node"]: r["energy"] for r in cypher(demo_kb, "CALL kg.spread($seeds)", seeds={seed: 1.0})}
+    want = dict(demo_kb.expand(seed, "spread", limit=10_000).ranked())
+    assert len(want) > 1 and got == pytest.approx(want, rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", ["吸烟", "Reference Cycle", "GIL", "debate over PEP 572", "CPython"])

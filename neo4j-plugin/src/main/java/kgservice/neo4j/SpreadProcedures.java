@@ -24,8 +24,8 @@ public class SpreadProcedures {
     static final String D_MAX_HOPS = "hops (K), 1..10";
     static final String D_MAX_FANOUT = "from hop 2 on, a node with more relation edges passes nothing; 0: off";
     static final String D_MAX_FIRE = "at most this many nodes spread on from each hop; 0: off";
-    static final String D_DEGREE_DAMPING = "hub damping δ: each row carries e / max(1, d)^δ * tau";
-    static final String D_SEED_BACKFLOW = "false: seeds receive no energy during the hops";
+    static final String D_DEGREE_DAMPING = "hub damping δ: each row carries e / max(1, d)^δ * tau; null: the lexicon's (spread.degree_damping)";
+    static final String D_SEED_BACKFLOW = "false: seeds receive no energy during the hops; null: the lexicon's (spread.seed_backflow)";
     static final String D_LIMIT = "the N most energetic nodes (ties by id); 0: all";
     static final String D_ENGINE = "'resident' (in-memory graph), 'walk' (the store) or 'auto'";
 
@@ -75,7 +75,7 @@ public class SpreadProcedures {
 
     @Procedure(name = "kg.spread", mode = Mode.READ)
     @Description("kg.spread(seeds :: MAP {nodeId: energy}, tau = lexicon defaults, epsilon = 0.05, maxHops = 3, "
-            + "maxFanout = 0 (off), maxFire = 0 (off), degreeDamping = 0.0, seedBackflow = true, limit = 0 (all), "
+            + "maxFanout = 0 (off), maxFire = 0 (off), degreeDamping = seedBackflow = the lexicon's (0.5, false), limit = 0 (all), "
             + "engine = 'auto') :: (node, energy) - spreading activation as `kg expand --spread`, rows by energy "
             + "(highest first); engine 'resident' (the in-memory graph), 'walk' (the store, per call) or 'auto'")
     public Stream<SpreadRow> spread(
@@ -85,8 +85,8 @@ public class SpreadProcedures {
             @Name(value = "maxHops", defaultValue = "3", description = D_MAX_HOPS) long maxHops,
             @Name(value = "maxFanout", defaultValue = "0", description = D_MAX_FANOUT) long maxFanout,
             @Name(value = "maxFire", defaultValue = "0", description = D_MAX_FIRE) long maxFire,
-            @Name(value = "degreeDamping", defaultValue = "0.0", description = D_DEGREE_DAMPING) double degreeDamping,
-            @Name(value = "seedBackflow", defaultValue = "true", description = D_SEED_BACKFLOW) boolean seedBackflow,
+            @Name(value = "degreeDamping", defaultValue = "null", description = D_DEGREE_DAMPING) Object degreeDamping,
+            @Name(value = "seedBackflow", defaultValue = "null", description = D_SEED_BACKFLOW) Object seedBackflow,
             @Name(value = "limit", defaultValue = "0", description = D_LIMIT) long limit,
             @Name(value = "engine", defaultValue = "auto", description = D_ENGINE) String engine) {
         SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
@@ -109,8 +109,8 @@ public class SpreadProcedures {
             @Name(value = "maxHops", defaultValue = "3", description = D_MAX_HOPS) long maxHops,
             @Name(value = "maxFanout", defaultValue = "0", description = D_MAX_FANOUT) long maxFanout,
             @Name(value = "maxFire", defaultValue = "0", description = D_MAX_FIRE) long maxFire,
-            @Name(value = "degreeDamping", defaultValue = "0.0", description = D_DEGREE_DAMPING) double degreeDamping,
-            @Name(value = "seedBackflow", defaultValue = "true", description = D_SEED_BACKFLOW) boolean seedBackflow,
+            @Name(value = "degreeDamping", defaultValue = "null", description = D_DEGREE_DAMPING) Object degreeDamping,
+            @Name(value = "seedBackflow", defaultValue = "null", description = D_SEED_BACKFLOW) Object seedBackflow,
             @Name(value = "limit", defaultValue = "0", description = D_LIMIT) long limit,
             @Name(value = "engine", defaultValue = "auto", description = D_ENGINE) String engine) {
         SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
@@ -159,8 +159,19 @@ public class SpreadProcedures {
     }
 
     private SpreadEngine.Result run(Map<String, Object> seeds, Map<String, Object> tau, double epsilon, long maxHops,
-                                    long maxFanout, long maxFire, double degreeDamping, boolean seedBackflow,
+                                    long maxFanout, long maxFire, Object damping, Object backflow,
                                     long limit, String engine) {
+        // null: the lexicon's, as KnowledgeBase.spread_params() takes them, so that a Browser call
+        // with the seeds alone answers as `kg expand --mode spread` does on the default settings.
+        // Typed ANY: Neo4j parses no "null" default for a FLOAT or BOOLEAN argument
+        if (damping != null && !(damping instanceof Number)) {
+            throw new IllegalArgumentException("degreeDamping must be a number >= 0 or null (the lexicon's), got " + damping);
+        }
+        if (backflow != null && !(backflow instanceof Boolean)) {
+            throw new IllegalArgumentException("seedBackflow must be true, false or null (the lexicon's), got " + backflow);
+        }
+        double degreeDamping = damping != null ? ((Number) damping).doubleValue() : Spreading.lexiconDegreeDamping();
+        boolean seedBackflow = backflow != null ? (Boolean) backflow : Spreading.lexiconSeedBackflow();
         if (limit < 0) {
             throw new IllegalArgumentException("limit must be a positive number of nodes or 0 (all), got " + limit);
         }

@@ -103,4 +103,21 @@ class ProceduresTest {
             assertEquals(Map.of("drought", 1.0, "crop failure", 0.5, "干旱", 0.9), got);
         }
     }
+
+    private static Map<String, Object> energies(String query) {
+        return rows(query).stream().collect(Collectors.toMap(m -> (String) m.get("node"), m -> m.get("energy")));
+    }
+
+    @Test
+    void spreadDefaultsAreTheLexiconsAsTheServicesAre() {
+        // the seeds alone: δ and backflow from the lexicon's spread block (0.5, false), as
+        // KnowledgeBase.spread_params() takes them. Drought's two rows (c1, s1) each carry
+        // 1 / 2^0.5 * τ; with backflow off the seed keeps its 1.0
+        var got = energies("CALL kg.spread({Drought: 1.0}, {content: 0.5, synonym: 0.9}, 0.05, 1)");
+        double share = 1.0 / Math.sqrt(2.0);
+        assertEquals(Map.of("drought", 1.0, "crop failure", 0.5 * share, "干旱", 0.9 * share), got);
+        assertEquals(got, energies("CALL kg.spread({Drought: 1.0}, {content: 0.5, synonym: 0.9}, 0.05, 1, 0, 0, 0.5, false)"));
+        assertEquals(Map.of("drought", 1.0, "crop failure", 0.5, "干旱", 0.9),
+                energies("CALL kg.spread({Drought: 1.0}, {content: 0.5, synonym: 0.9}, 0.05, 1, 0, 0, 0.0)"));
+    }
 }
