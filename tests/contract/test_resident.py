@@ -143,7 +143,8 @@ def test_spread_without_seed_backflow_by_hand(neo, lexicon, tmp_path):
 def test_spread_rows_ordered_and_unknown_seeds_kept(neo, lexicon, tmp_path):
     _load(neo, SMALL, lexicon, tmp_path).close()
     rows = _call(neo, "CALL kg.spread({`吸烟`: 1.0, `not a node`: 0.5})")
-    # 吸烟 1.81, smoking 1.629, not a node .5 (a seed: kept, spreads nothing), lung cancer .27, death .081
+    # the lexicon's δ 0.5 and no backflow (the procedure's defaults, as the service's): the seeds
+    # keep their energy (吸烟 1.0; not a node .5: kept, spreads nothing), then smoking, lung cancer, death
     assert [r["node"] for r in rows] == ["吸烟", "smoking", "not a node", "lung cancer", "death"]
     assert rows[2]["energy"] == 0.5
 
@@ -156,6 +157,8 @@ def test_spread_rejects_bad_arguments(neo):
                          ("CALL kg.spread({a: 1.0}, null, 1.5)", "epsilon"),
                          ("CALL kg.spread({a: 'x'})", "numeric energy"),
                          ("CALL kg.spread({a: 1.0}, null, 0.05, 3, 0, 0, 0.0, true, -1)", "limit"),
+                         ("CALL kg.spread({a: 1.0}, null, 0.05, 3, 0, 0, 'high')", "degreeDamping"),
+                         ("CALL kg.spread({a: 1.0}, null, 0.05, 3, 0, 0, null, 'yes')", "seedBackflow"),
                          ("CALL kg.spreadLists({a: 1.0}, null, 0.05, 3, 0, 0, 0.0, true, 0, 'fast')", "engine")]:
         with pytest.raises(ClientError, match=words):
             _call(neo, query)
