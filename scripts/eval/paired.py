@@ -23,9 +23,12 @@ from __future__ import annotations
 import argparse
 import sys
 from math import comb
+from pathlib import Path
 from typing import Any
 
-from scripts.eval.defaults_rule import FULL, read_result
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from scripts.eval.defaults_rule import FULL, read_result  # noqa: E402
 
 PPR = "HippoRAG-style PPR (networkx)"
 

@@ -258,13 +258,22 @@ def main(argv: list[str] | None = None) -> int:
     if a.data and a.musique:
         print("--data and --musique name two sets: give one", file=sys.stderr)
         return 2
-    ds = subset(load(a.data), a.limit, a.slice) if a.data else load_musique(a.musique or MUSIQUE_DIR, a.limit, a.slice)
-    ctx = build(ds, a.embedder)
-    if a.half:  # after build: the cached ingest is keyed by the whole dataset
-        ctx.ds.questions = [q for i, q in enumerate(ctx.ds.questions) if i % 2 == (a.half == "odd")]
     if a.repeat < 0:
         print(f"--repeat must be 0 (no latency) or more, got {a.repeat}", file=sys.stderr)
         return 2
+    try:
+        ds = subset(load(a.data), a.limit, a.slice) if a.data else load_musique(a.musique or MUSIQUE_DIR, a.limit, a.slice)
+    except FileNotFoundError as exc:
+        hint = "" if a.data else " (--musique DIR or KG_EVAL_MUSIQUE names the folder of the MuSiQue files)"
+        print(f"no such file: {exc.filename}{hint}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # DatasetError (names its file), json.JSONDecodeError
+        src = str(a.data or a.musique or MUSIQUE_DIR)
+        print(str(exc) if src in str(exc) else f"{src}: {exc}", file=sys.stderr)
+        return 2
+    ctx = build(ds, a.embedder)
+    if a.half:  # after build: the cached ingest is keyed by the whole dataset
+        ctx.ds.questions = [q for i, q in enumerate(ctx.ds.questions) if i % 2 == (a.half == "odd")]
     if a.latency_only:
         timing = end_to_end_latency(ctx, a.repeat)
         print_latency(timing, a.repeat)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import doctest
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from scripts.eval.dataset import MUSIQUE_DIR, DatasetError, build_units, load, l
 from scripts.eval.harness import build, evaluate, format_table, ordered
 
 TINY = Path(__file__).with_name("tiny.json")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_metrics_doctests():
@@ -74,6 +77,29 @@ def test_paired(tmp_path, capsys):
     bad.write_text("not json")
     assert paired.main([str(bad)]) == 2
     assert "bad.json: cannot read an eval result" in capsys.readouterr().err
+    # run as the README writes it, from another folder and with no PYTHONPATH: it finds its package
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "eval" / "paired.py"), str(path)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "| s | all | 4 | 2 / 1 / 1 (p 1.00) |" in done.stdout
+
+
+def test_run_names_missing_or_malformed_data(tmp_path, capsys):
+    """A missing MuSiQue folder or a file not in the eval shape: exit 2 naming the file and
+    where the folder comes from, not a traceback."""
+    from scripts.eval import run
+
+    assert run.main(["--musique", str(tmp_path / "nowhere"), "--limit", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"no such file: {tmp_path / 'nowhere' / 'musique_train.json'}" in err and "KG_EVAL_MUSIQUE" in err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"passages": []}')
+    assert run.main(["--data", str(bad)]) == 2
+    assert f"{bad}: not the eval shape" in capsys.readouterr().err
+    bad.write_text("{")
+    assert run.main(["--data", str(bad)]) == 2
+    assert f"{bad}: Expecting property name" in capsys.readouterr().err
 
 
 def test_recall_by_hand():
