@@ -27,3 +27,18 @@ def test_readme_first_run_line_runs_offline(tmp_path):
     res = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "no model configured" in " ".join(res.stdout.split()) and re.search(r"\[smk-\d+\]", res.stdout)
+
+
+def test_readme_units_example_ingests_as_written(tmp_path):
+    """The notation example under "## Units" is a file a reader may paste: it must ingest whole
+    (it once superseded a unit it did not state, and the ingest refused it)."""
+    from kgservice.config import Settings
+    from kgservice.notation.parser import parse_units
+    from kgservice.service import KnowledgeBase
+
+    text = (ROOT / "README.md").read_text("utf-8")
+    block = re.search(r"^## Units\n+```\n(.*?)^```$", text, re.M | re.S)
+    assert block is not None, "the README lost its Units example"
+    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64")) as kb:
+        kb.ingest_units(parse_units(block.group(1), kb.lexicon, source="README.md"), embed=False)
+        assert kb.store.superseded_end(["u6"]) == {"u6": ["u7"]}
