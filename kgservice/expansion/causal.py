@@ -1,4 +1,4 @@
-"""Causal chains (DESIGN §1, content families: "causal chains follow (cause → effect)").
+"""Causal chains (DESIGN §4, step 3: 导致-family edges followed cause → effect).
 
 From a seed, walk the live edges of the 导致 family (causes, leads to, 引起 …) downstream,
 hop by hop, up to ``max_hops`` (default 3): no LLM picks the hops. Supersession is honoured

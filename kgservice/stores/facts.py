@@ -1,7 +1,7 @@
 """What one unit contributes to the graph: nodes, mentions, relation edges, supersession.
 
 Both backends derive their graph from units through this one function, so a unit means
-the same thing in networkx and in Neo4j.
+the same thing in the embedded store and in Neo4j.
 """
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def canonical(unit: Unit) -> str:
 
 
 def fact_key(u: Unit) -> tuple:
-    """What makes two units with different ids the same fact (DESIGN §1's merge step): the
+    """What makes two units with different ids the same fact (DESIGN §3's merge step): the
     subject node, the family-resolved predicate (kind, family base, direction) and the
     arguments as node / literal ids. Modifier rows, provenance and the id do not count."""
     args = tuple(("n", _nid(a.node)) if a.node is not None else ("l", _lid(a.literal or ""))

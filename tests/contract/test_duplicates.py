@@ -1,4 +1,4 @@
-"""Duplicate facts are merged at ingest (DESIGN §1's merge step), the same way on both backends."""
+"""Duplicate facts are merged at ingest (DESIGN §3's merge step), the same way on both backends."""
 
 from __future__ import annotations
 

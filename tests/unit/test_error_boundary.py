@@ -37,8 +37,9 @@ ALLOWED = {
     ("caches/store.py", "cache entry {cache}/{key[:12]} has no dependency"): "an invariant of the cache code "
                                                                             "(every put names its invalidation)",
     ("caches/store.py", "topk entries need the query vector"): "an invariant of the cache code",
-    ("graphify/memory.py", "outcome must be one of"): "graphify imports nothing from the core (DESIGN §7); the "
-                                                      "server checks the outcome in its request model first",
+    ("graphify/memory.py", "outcome must be one of"): "graphify imports only config and the saved-result model "
+                                                      "from the core, lazily (DESIGN §7); the server checks the "
+                                                      "outcome in its request model first",
 }
 
 
