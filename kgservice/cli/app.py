@@ -45,7 +45,7 @@ def _main(
                                                help="Print the version and exit.")] = False,
 ) -> None:
     with errors_reported():
-        settings = load_settings(config).with_overrides(data_dir=data_dir, backend=backend, embedder=embedder)
+        settings = load_settings(config, flags={"data_dir": data_dir, "backend": backend, "embedder": embedder})
     ctx.obj = {"settings": settings}
 
 

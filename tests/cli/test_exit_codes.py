@@ -1,0 +1,81 @@
+"""Bad input is exit 2 with one line naming what was wrong, wherever it comes from (a flag, an
+option, an environment variable); a reader closing the pipe early ends `kg` as it ends any Unix
+tool; what `kg` prints about a change or a remote job says each thing once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kgservice.cli.app import app
+
+GOOD = "#u1 {cat} [belongs to] {mammal}\n#u2 {mammal} [has] {fur}\n#u3 {猫} [同义] {cat}\n"
+# none of the caller's own settings may leak in (a developer's KG_CONFIG, a test Neo4j's password)
+CLEAN = {var: None for var in ("KG_CONFIG", "KG_BACKEND", "KG_NEO4J_URI", "NEO4J_PASSWORD", "KG_NEO4J_PASSWORD",
+                               "KG_LEXICON", "KG_VECTOR_BACKEND", "KG_QDRANT_URL")}
+
+
+@pytest.fixture
+def kg(tmp_path):
+    base = ["--data-dir", str(tmp_path / "kg"), "--embedder", "hash:64"]
+
+    def run(*args: str, code: int = 0, env: dict[str, str | None] | None = None):
+        result = CliRunner().invoke(app, [*base, *args], env={**CLEAN, **(env or {})})
+        assert result.exit_code == code, result.output
+        return result
+
+    return run
+
+
+@pytest.fixture
+def stored(kg, tmp_path) -> Path:
+    f = tmp_path / "a.units"
+    f.write_text(GOOD, "utf-8")
+    kg("ingest", str(f))
+    return f
+
+
+def _line(result) -> str:
+    return " ".join(result.stderr.split())
+
+
+def test_backend_flag_is_checked_like_the_variable(kg, stored):
+    flag = kg("--backend", "bogus", "expand", "cat", code=2)
+    assert "--backend must be 'embedded' or 'neo4j', got 'bogus'" in _line(flag) and not flag.stdout
+    var = kg("expand", "cat", code=2, env={"KG_BACKEND": "bogus"})
+    assert "KG_BACKEND must be 'embedded' or 'neo4j', got 'bogus'" in _line(var)
+    assert "backend 'neo4j' needs KG_NEO4J_URI" in _line(kg("--backend", "neo4j", "stats", code=2))
+    kg("--backend", "embedded", "expand", "cat")
+
+
+def test_neo4j_without_a_password_is_a_configuration_error(kg):
+    r = kg("stats", code=2, env={"KG_NEO4J_URI": "bolt://127.0.0.1:9"})  # nothing listens there: never reached
+    assert "NEO4J_PASSWORD" in _line(r) and "Traceback" not in r.output
+
+
+def test_neo4j_connect_without_a_password_refuses_before_connecting():
+    from kgservice.config import ConfigError
+    from kgservice.stores.neo4j import Neo4jStore
+
+    with pytest.raises(ConfigError, match="NEO4J_PASSWORD"):
+        Neo4jStore.connect("bolt://127.0.0.1:9", password=None, attempts=1)
+
+
+@pytest.mark.parametrize("command", [("stats",), ("expand", "cat")])
+def test_a_broken_lexicon_file_is_refused_by_every_command(kg, stored, tmp_path, command):
+    missing = kg(*command, code=2, env={"KG_LEXICON": str(tmp_path / "nope.json")})
+    assert "lexicon file not found" in _line(missing) and "KG_LEXICON" in _line(missing)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kinds": {', "utf-8")
+    malformed = kg(*command, code=2, env={"KG_LEXICON": str(bad)})
+    assert f"{bad}:1:" in _line(malformed) and "KG_LEXICON" in _line(malformed)
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps({"kinds": {"synonym": {"members": ["idem"]}}}), "utf-8")
+    kg(*command, env={"KG_LEXICON": str(ok)})
