@@ -38,8 +38,9 @@ class Submitted:
 
 
 def _payloads(paths: Sequence[Path], mode: str | None) -> list[tuple[Path, dict[str, Any]]]:
-    from kgservice.pipeline.ingest import TEXT_MODES, split_inputs
+    from kgservice.pipeline.ingest import check_mode, mode_for, split_inputs
 
+    check_mode(mode)
     units, texts = split_inputs(paths)
     out: list[tuple[Path, dict[str, Any]]] = []
     for f in [*units, *texts]:
@@ -53,10 +54,7 @@ def _payloads(paths: Sequence[Path], mode: str | None) -> list[tuple[Path, dict[
         if f in units:
             out.append((f, {"units": body, "doc": doc}))
         else:
-            chosen = mode or TEXT_MODES.get(f.suffix.lower())
-            if chosen not in ("summary", "detail"):
-                raise InputError(f"{f}: no text mode for {f.suffix or 'a file without suffix'}; pass --mode summary|detail")
-            out.append((f, {"text": body, "mode": chosen, "doc": doc}))
+            out.append((f, {"text": body, "mode": mode_for(f, mode), "doc": doc}))
     return out
 
 

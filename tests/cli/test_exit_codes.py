@@ -68,6 +68,28 @@ def test_neo4j_connect_without_a_password_refuses_before_connecting():
         Neo4jStore.connect("bolt://127.0.0.1:9", password=None, attempts=1)
 
 
+@pytest.mark.parametrize("args, needles", [
+    (("ask", "what is a cat?", "--max-rounds", "-3"), ("--max-rounds", "1..10", "-3")),
+    (("ask", "what is a cat?", "--max-units", "0"), ("--max-units", "1..500")),
+    (("ask", "what is a cat?", "--top-k", "0"), ("--top-k", "at least 1")),
+    (("search", "tobacco", "--top-k", "0"), ("--top-k", "at least 1")),
+])
+def test_out_of_range_options_are_refused(kg, stored, args, needles):
+    line = _line(kg(*args, code=2))
+    assert all(n in line for n in needles), line
+
+
+def test_a_bad_mode_is_refused_before_anything_is_stored(kg, tmp_path):
+    f = tmp_path / "a.units"
+    f.write_text(GOOD, "utf-8")
+    assert "--mode must be summary or detail, got 'bogus'" in _line(kg("ingest", str(f), "--mode", "bogus", code=2))
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.units").write_text(GOOD, "utf-8")
+    assert "--mode must be summary or detail" in _line(kg("sync", str(folder), "--mode", "bogus", code=2))
+    assert json.loads(kg("stats", "--json").stdout)["units"] == 0
+
+
 @pytest.mark.parametrize("command", [("stats",), ("expand", "cat")])
 def test_a_broken_lexicon_file_is_refused_by_every_command(kg, stored, tmp_path, command):
     missing = kg(*command, code=2, env={"KG_LEXICON": str(tmp_path / "nope.json")})
@@ -79,3 +101,13 @@ def test_a_broken_lexicon_file_is_refused_by_every_command(kg, stored, tmp_path,
     ok = tmp_path / "ok.json"
     ok.write_text(json.dumps({"kinds": {"synonym": {"members": ["idem"]}}}), "utf-8")
     kg(*command, env={"KG_LEXICON": str(ok)})
+
+
+def test_a_json_file_is_not_sent_to_extraction(kg, tmp_path):
+    f = tmp_path / "ok.json"
+    f.write_text('[{"subject": "cat"}]', "utf-8")
+    line = _line(kg("ingest", str(f), code=2))
+    assert "kg restore" in line and ".units" in line and "--mode" not in line, line
+    log = tmp_path / "notes.log"  # plain text under another name: --mode is the way in
+    log.write_text("cats are mammals\n", "utf-8")
+    assert "--mode summary|detail" in _line(kg("ingest", str(log), code=2))
