@@ -111,3 +111,24 @@ def test_a_json_file_is_not_sent_to_extraction(kg, tmp_path):
     log = tmp_path / "notes.log"  # plain text under another name: --mode is the way in
     log.write_text("cats are mammals\n", "utf-8")
     assert "--mode summary|detail" in _line(kg("ingest", str(log), code=2))
+
+
+def _kg_into_closed_pipe(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """`kg ARGS` with stdout a pipe whose reader is gone before the process starts: every write
+    fails (what `| head -1` does to a longer output, without its race)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([sys.executable, "-c", "from kgservice.cli.app import main; main()", *args],
+                              stdout=write, stderr=subprocess.PIPE, env=env, text=True, timeout=120)
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("args", [("expand", "cat"), ("expand", "cat", "--json"), ("--help",)])
+def test_closed_pipe_ends_quietly_with_status_141(stored, tmp_path, args):
+    # buffered as for any user (the --json text then fails only at the last flush, on the way out)
+    env = {k: v for k, v in os.environ.items() if k not in CLEAN and k != "PYTHONUNBUFFERED"}
+    env.update(KG_DATA_DIR=str(tmp_path / "kg"), KG_EMBEDDER="hash:64")
+    done = _kg_into_closed_pipe(env, *args)
+    assert done.returncode == 141 and done.stderr == "", (done.returncode, done.stderr)
