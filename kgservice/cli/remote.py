@@ -113,12 +113,20 @@ def ingest_remote(server: str, key: str | None, paths: Sequence[Path], mode: str
     return done
 
 
+# A document job's result is the change's report (``added``, ``unchanged``, ...) plus the
+# ``units_*`` names a unit job's result has: printed once, under the latter.
+_TWINS = {"added": "units_added", "unchanged": "units_unchanged"}
+_ALWAYS = ("units_added", "units_unchanged")  # the rest only when not 0: a job's result has a dozen counters
+
+
 def summary_line(s: Submitted) -> str:
     job = s.job or {}
     status = job.get("status", "queued")
     if status == "done":
         r = job.get("result") or {}
-        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.items() if isinstance(v, (int, float)))
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.items()
+                           if isinstance(v, (int, float)) and not isinstance(v, bool)
+                           and _TWINS.get(k) not in r and (v or k in _ALWAYS))
         return f"{s.path}: done (job {s.job_id}){': ' + counts if counts else ''}"
     if status == "failed":
         return f"{s.path}: failed (job {s.job_id}, attempt {job.get('attempts')}): {job.get('error')}"

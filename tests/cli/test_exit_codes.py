@@ -113,6 +113,35 @@ def test_a_json_file_is_not_sent_to_extraction(kg, tmp_path):
     assert "--mode summary|detail" in _line(kg("ingest", str(log), code=2))
 
 
+def test_retract_and_undo_name_what_they_changed(kg, stored):
+    retracted = kg("retract", "u1", "--reason", "wrong").stdout
+    assert "(retract u1)" in retracted, retracted
+    change = retracted.split()[1]
+    undone = kg("undo", change).stdout
+    assert f"(undo of {change})" in undone, undone
+    assert " )" not in retracted + undone
+
+
+def test_remote_summary_says_each_count_once(tmp_path):
+    """The line `kg ingest --server` prints for a real document job's result (run in-process:
+    the same run_job a worker runs)."""
+    from kgservice.cli.remote import Submitted, summary_line
+    from kgservice.config import Settings
+    from kgservice.jobs.model import Job
+    from kgservice.jobs.run import run_job
+    from kgservice.service import KnowledgeBase
+
+    now = datetime.now(timezone.utc)
+    job = Job(id="j1", kind="ingest", status="running", user="wanda", created_at=now, updated_at=now,
+              payload={"units": "#m1 {zebrafish} [has] {fins}\n", "document": "wanda/more.units"})
+    with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge")) as kb:
+        result = run_job(kb, job)
+    assert result["added"] == result["units_added"] == 1  # the result does carry both names
+    line = summary_line(Submitted(Path("more.units"), "j1", {"status": "done", "result": result}))
+    assert line.startswith("more.units: done (job j1): ") and "1 units added" in line, line
+    assert "1 added" not in line.replace("1 units added", "") and line.count("unchanged") == 1, line
+
+
 def _kg_into_closed_pipe(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     """`kg ARGS` with stdout a pipe whose reader is gone before the process starts: every write
     fails (what `| head -1` does to a longer output, without its race)."""
