@@ -40,9 +40,12 @@ def check_neo4j_uri(uri: str) -> None:
 
     shown = redact_uri(uri)
     scheme = uri.partition("://")[0].lower() if "://" in uri else ""
+    supported = ", ".join(s + "://" for s in NEO4J_SCHEMES)
+    if not scheme:
+        raise ConfigError(f"KG_NEO4J_URI {shown!r} needs a scheme: one of {supported} (e.g. bolt://127.0.0.1:7687)")
     if scheme not in NEO4J_SCHEMES:
-        raise ConfigError(f"KG_NEO4J_URI {shown!r} needs a scheme: one of {', '.join(s + '://' for s in NEO4J_SCHEMES)} "
-                          "(e.g. bolt://127.0.0.1:7687)")
+        raise ConfigError(f"KG_NEO4J_URI {shown!r}: the scheme {scheme + '://'!r} is not supported; use one of "
+                          f"{supported} (e.g. bolt://127.0.0.1:7687)")
     parts = urlsplit(uri)
     if "@" in parts.netloc:
         raise ConfigError(f"KG_NEO4J_URI {shown!r} holds credentials; the driver does not accept them in the URI. "
@@ -214,7 +217,10 @@ def _read_file(path: Path) -> dict[str, Any]:
     return raw
 
 
-def load_settings(config_file: Path | None = None, env: dict[str, str] | None = None) -> Settings:
+def load_settings(config_file: Path | None = None, env: dict[str, str] | None = None,
+                  flags: dict[str, Any] | None = None) -> Settings:
+    """``flags``: command-line values (None: not given), above the environment; they go through
+    the same checks, so ``--backend bogus`` is refused as ``KG_BACKEND=bogus`` is."""
     env = dict(os.environ if env is None else env)
     values: dict[str, Any] = {}
     path = config_file or (Path(env["KG_CONFIG"]) if env.get("KG_CONFIG") else None)
@@ -245,6 +251,8 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         values["data_dir"] = Path(values["data_dir"])
     if "allowed_hosts" in values:
         values["allowed_hosts"] = tuple(str(h) for h in values["allowed_hosts"])
+    given = {k: v for k, v in (flags or {}).items() if v is not None}
+    values.update(given)
     if values.get("neo4j_uri") and "backend" not in values:
         values["backend"] = "neo4j"
     if "read_only" in values and not isinstance(values["read_only"], bool):
@@ -253,15 +261,36 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         values["llm_model_chosen"] = True
     settings = Settings(**values)
     if settings.backend not in ("embedded", "neo4j"):
-        raise ConfigError(f"backend must be 'embedded' or 'neo4j', got {settings.backend!r}")
+        where = "--backend" if "backend" in given else "KG_BACKEND" if env.get("KG_BACKEND") else f"backend in {path}"
+        raise ConfigError(f"{where} must be 'embedded' or 'neo4j', got {settings.backend!r}")
     if settings.local_role not in ("reader", "writer", "admin"):
         raise ConfigError(f"local_role (KG_LOCAL_ROLE) must be reader, writer or admin, got {settings.local_role!r}")
     if settings.backend == "neo4j" and not settings.neo4j_uri:
         raise ConfigError("backend 'neo4j' needs KG_NEO4J_URI (e.g. bolt://127.0.0.1:7687)")
     if settings.neo4j_uri:
         check_neo4j_uri(settings.neo4j_uri)
+    if settings.backend == "neo4j" and not settings.neo4j_password:
+        raise ConfigError(NEO4J_NO_PASSWORD)
     check_vector_backend(settings)
+    check_lexicon(settings, "KG_LEXICON" if env.get("KG_LEXICON") else f"lexicon_files in {path}")
     return settings
+
+
+NEO4J_NO_PASSWORD = "Neo4j needs a password: set NEO4J_PASSWORD (or neo4j_password in a chmod-600 config file)"
+
+
+def check_lexicon(settings: Settings, where: str = "KG_LEXICON") -> None:
+    """Load the user lexicon files once up front: a command that never resolves a predicate
+    (``kg stats``, a directed ``kg expand``) would otherwise run without them and say nothing."""
+    if not settings.lexicon_files and not settings.tau:
+        return
+    from kgservice.families.lexicon import Lexicon, LexiconError
+
+    try:
+        Lexicon.load(list(settings.lexicon_files), settings.tau)
+    except LexiconError as exc:
+        hint = f"{where} takes JSON lexicon files shaped like kgservice/families/lexicon.json"
+        raise ConfigError(f"{exc} ({hint}, separated by {os.pathsep!r})" if settings.lexicon_files else str(exc)) from None
 
 
 def check_vector_backend(settings: Settings) -> None:

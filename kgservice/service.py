@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kgservice.config import Settings, init_data_dir, load_settings
-from kgservice.errors import ConfigError, InputError
+from kgservice.errors import ConfigError, InputError, InvalidArgument
 from kgservice.expansion.causal import CausalResult
 from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
@@ -610,6 +610,8 @@ class KnowledgeBase:
     def search(self, text: str, top_k: int = 5, threshold: float = 0.3) -> EntryResult:
         """``kg search``: the entry step (:meth:`entry`) on a text: nodes it names plus the
         nearest node vectors, weighted by specificity."""
+        if top_k < 1:  # 0 asks the vectors for nothing: a search that can only miss
+            raise InvalidArgument(f"top_k (--top-k) must be at least 1, got {top_k}")
         return self.entry(text, top_k=top_k, threshold=threshold)
 
     @cached_property

@@ -64,6 +64,11 @@ class DumpError(InputError, ValueError):
     """The file is not a complete, intact kgservice dump; nothing was restored."""
 
 
+class TargetNotEmpty(InputError, ValueError):
+    """A restore without --merge or --replace into a store that holds units: the store is fine,
+    the command line must say what to do with them (exit 2); nothing was restored."""
+
+
 @dataclass
 class Dump:
     header: dict[str, Any]
@@ -338,8 +343,8 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
     store: GraphStore = kb.store
     before = store.counts().get("units", 0)
     if before and not (merge or replace):
-        raise StoreError(f"the target store already holds {before} unit(s); restore into an empty store, "
-                         "or pass --merge (add to it) or --replace --yes (wipe it first)")
+        raise TargetNotEmpty(f"the target store already holds {before} unit(s); restore into an empty store, "
+                             "or pass --merge (add to it) or --replace --yes (wipe it first)")
 
     def existing(ids: Iterable[str]) -> dict[str, Unit]:
         return {} if replace else {u.id: u for u in store.get_units(ids)}

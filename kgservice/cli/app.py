@@ -2,20 +2,68 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.core import TyperGroup
 
 from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
 from kgservice.config import load_settings
 from kgservice.errors import InputError
 from kgservice.service import KnowledgeBase
 
-app = typer.Typer(help="kgservice: a knowledge service over a cognitive graph of units.",
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a writer whose reader went away
+
+
+def _end_closed_pipe() -> NoReturn:
+    """The reader closed the pipe (`kg expand X | head -1`): it has what it wanted, so the run
+    ends as Unix tools do, with no message and status 141; stdout points at /dev/null first, so
+    the interpreter's last flush cannot fail again ("Exception ignored ... BrokenPipeError")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (a test runner's capture): nothing to flush
+        pass
+    raise SystemExit(CLOSED_PIPE)
+
+
+def _closed_pipe(exc: BaseException) -> bool:
+    """A BrokenPipeError, or rich's own answer to one: the SystemExit(1) a rich console (ours,
+    or typer's --help) raises while handling it."""
+    return isinstance(exc, BrokenPipeError) or (isinstance(exc, SystemExit)
+                                                and isinstance(exc.__context__, BrokenPipeError))
+
+
+class _Kg(TyperGroup):
+    """Typer's main (as click's) turns a BrokenPipeError into a silent exit 1 around two calls,
+    parsing (where --help and --version print) and running the command; a closed pipe is ended
+    inside them, before it gets there."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except (BrokenPipeError, SystemExit) as exc:
+            if not _closed_pipe(exc):
+                raise
+            _end_closed_pipe()
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (BrokenPipeError, SystemExit) as exc:
+            if not _closed_pipe(exc):
+                raise
+            _end_closed_pipe()
+
+
+app = typer.Typer(help="kgservice: a knowledge service over a cognitive graph of units.", cls=_Kg,
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 
@@ -45,7 +93,7 @@ def _main(
                                                help="Print the version and exit.")] = False,
 ) -> None:
     with errors_reported():
-        settings = load_settings(config).with_overrides(data_dir=data_dir, backend=backend, embedder=embedder)
+        settings = load_settings(config, flags={"data_dir": data_dir, "backend": backend, "embedder": embedder})
     ctx.obj = {"settings": settings}
 
 
@@ -299,4 +347,12 @@ for _module in (_ask, _graphify, _admin, _demo, _serve, _worker, _lifecycle):
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    finally:
+        # text written with sys.stdout.write (--json) may still be in its buffer: flushed here,
+        # where a closed pipe still ends as one
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _end_closed_pipe()

@@ -39,8 +39,10 @@ def _pipe_width(stream: Any) -> int | None:
 err = Console(stderr=True, soft_wrap=True, width=_pipe_width(sys.stderr))
 out = Console(soft_wrap=True, width=_pipe_width(sys.stdout))
 T = TypeVar("T")
+# BrokenPipeError: the reader closed the pipe (`kg expand X | head -1`), no error of ours: the
+# entry point ends the run (kgservice.cli.app)
 _CLI_FLOW = (typer.Exit, typer.Abort, typer.exceptions.TyperException, click.exceptions.Exit, click.exceptions.Abort,
-             click.ClickException)
+             click.ClickException, BrokenPipeError)
 
 # exit codes (kgservice.errors): BAD_INPUT = 2, the input was wrong (fix it and retry); FAILED = 1, the service failed
 __all__ = ["BAD_INPUT", "FAILED", "err", "out", "errors_reported", "knowledge_base", "print_json", "settings_of", "with_llm"]
@@ -97,7 +99,7 @@ def errors_reported() -> Iterator[None]:
     (exit 1) rather than a traceback."""
     try:
         yield
-    except _CLI_FLOW:  # the command's own exit, abort or usage error
+    except _CLI_FLOW:  # the command's own exit, abort or usage error; a closed pipe
         raise
     except InputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False)

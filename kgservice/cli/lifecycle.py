@@ -15,14 +15,17 @@ from kgservice.lifecycle.model import ChangeResult
 docs_app = typer.Typer(help="Documents in the knowledge base.", no_args_is_help=True)
 
 
-def _said(res: ChangeResult, as_json: bool) -> None:
+def _said(res: ChangeResult, as_json: bool, what: str = "") -> None:
+    """``what``: what the change was asked about when it names no document (a retract's units,
+    the change an undo undoes)."""
     if as_json:
         print_json(res.model_dump())
         return
     if res.change is None:
         out.print(f"{', '.join(res.docs)}: unchanged ({res.unchanged} units)")
         return
-    out.print(f"change {res.change} ({res.kind} {', '.join(res.docs)}): {res.added} unit(s) added, "
+    subject = ", ".join(res.docs) or what
+    out.print(f"change {res.change} ({res.kind}{' ' + subject if subject else ''}): {res.added} unit(s) added, "
               f"{res.retracted} retracted, {res.unchanged} unchanged"
               + (f", {res.kept_shared} kept (stated by another document)" if res.kept_shared else "")
               + (f", {res.orphaned_nodes} node(s) removed" if res.orphaned_nodes else ""))
@@ -73,7 +76,7 @@ def retract(ctx: typer.Context, units: Annotated[list[str], typer.Argument(help=
     """Take units out of the graph (kept until purged; `kg undo` puts them back)."""
     refuse_beside_server(ctx, "`kg retract`")
     with knowledge_base(ctx) as kb:
-        _said(kb.retract(units, reason), as_json)
+        _said(kb.retract(units, reason), as_json, ", ".join(units))
 
 
 def history(ctx: typer.Context, target: Annotated[Optional[str], typer.Argument(help="A document or unit id.")] = None,
@@ -94,7 +97,7 @@ def undo(ctx: typer.Context, change: Annotated[str, typer.Argument(help="Change 
     """Undo a lifecycle change (an undo too) as a new change."""
     refuse_beside_server(ctx, "`kg undo`")
     with knowledge_base(ctx) as kb:
-        _said(kb.undo(change), as_json)
+        _said(kb.undo(change), as_json, f"of {change}")
 
 
 def purge(ctx: typer.Context,

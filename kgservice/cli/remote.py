@@ -38,8 +38,9 @@ class Submitted:
 
 
 def _payloads(paths: Sequence[Path], mode: str | None) -> list[tuple[Path, dict[str, Any]]]:
-    from kgservice.pipeline.ingest import TEXT_MODES, split_inputs
+    from kgservice.pipeline.ingest import check_mode, mode_for, split_inputs
 
+    check_mode(mode)
     units, texts = split_inputs(paths)
     out: list[tuple[Path, dict[str, Any]]] = []
     for f in [*units, *texts]:
@@ -53,10 +54,7 @@ def _payloads(paths: Sequence[Path], mode: str | None) -> list[tuple[Path, dict[
         if f in units:
             out.append((f, {"units": body, "doc": doc}))
         else:
-            chosen = mode or TEXT_MODES.get(f.suffix.lower())
-            if chosen not in ("summary", "detail"):
-                raise InputError(f"{f}: no text mode for {f.suffix or 'a file without suffix'}; pass --mode summary|detail")
-            out.append((f, {"text": body, "mode": chosen, "doc": doc}))
+            out.append((f, {"text": body, "mode": mode_for(f, mode), "doc": doc}))
     return out
 
 
@@ -115,12 +113,20 @@ def ingest_remote(server: str, key: str | None, paths: Sequence[Path], mode: str
     return done
 
 
+# A document job's result is the change's report (``added``, ``unchanged``, ...) plus the
+# ``units_*`` names a unit job's result has: printed once, under the latter.
+_TWINS = {"added": "units_added", "unchanged": "units_unchanged"}
+_ALWAYS = ("units_added", "units_unchanged")  # the rest only when not 0: a job's result has a dozen counters
+
+
 def summary_line(s: Submitted) -> str:
     job = s.job or {}
     status = job.get("status", "queued")
     if status == "done":
         r = job.get("result") or {}
-        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.items() if isinstance(v, (int, float)))
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.items()
+                           if isinstance(v, (int, float)) and not isinstance(v, bool)
+                           and _TWINS.get(k) not in r and (v or k in _ALWAYS))
         return f"{s.path}: done (job {s.job_id}){': ' + counts if counts else ''}"
     if status == "failed":
         return f"{s.path}: failed (job {s.job_id}, attempt {job.get('attempts')}): {job.get('error')}"

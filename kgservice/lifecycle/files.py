@@ -64,8 +64,9 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
     from kgservice.lifecycle.ops import check_doc_id
     from kgservice.lifecycle.sync import read_text
     from kgservice.notation import NotationErrors, parse_file
-    from kgservice.pipeline.ingest import DocReport, TextIngestReport, UNIT_SUFFIXES, mode_for, split_inputs
+    from kgservice.pipeline.ingest import DocReport, TextIngestReport, UNIT_SUFFIXES, check_mode, mode_for, split_inputs
 
+    check_mode(mode)
     try:
         split_inputs(paths)  # a missing path or an empty folder is named before anything is read
     except ValueError as exc:

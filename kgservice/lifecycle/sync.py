@@ -35,8 +35,9 @@ def read_text(path: Path) -> str:
 
 def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = None,
          progress: Callable[[str, str], None] | None = None) -> SyncReport:
-    from kgservice.pipeline.ingest import TEXT_MODES, UNIT_SUFFIXES
+    from kgservice.pipeline.ingest import TEXT_MODES, UNIT_SUFFIXES, check_mode
 
+    check_mode(mode)  # before the first file: a bad --mode must not stop a sync halfway
     if not folder.is_dir():
         raise InputError(f"kg sync needs a folder; {folder} is not one")
     root = str(folder.resolve())

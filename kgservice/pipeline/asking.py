@@ -42,6 +42,15 @@ class AskParams:
     spread_nodes: int = 8
     max_drifts: int = 1
 
+    def __post_init__(self) -> None:
+        # checked here, not only in DrillParams: without a model the drill-down never runs, and a
+        # bad value must not pass silently there either
+        for name, value, low, high in (("max_rounds", self.max_rounds, 1, 10), ("max_units", self.max_units, 1, 500)):
+            if not low <= value <= high:
+                raise InvalidArgument(f"{name} (--{name.replace('_', '-')}) must be {low}..{high}, got {value}")
+        if self.top_k < 1:
+            raise InvalidArgument(f"top_k (--top-k) must be at least 1, got {self.top_k}")
+
 
 @dataclass
 class AskResult:

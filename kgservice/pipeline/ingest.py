@@ -105,15 +105,31 @@ def text_files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
+# data, not prose: extraction would read them as text, so no --mode is suggested for them
+DATA_SUFFIXES = frozenset({".json", ".jsonl", ".ndjson", ".gz"})
+
+
+def check_mode(mode: str | None) -> None:
+    """``--mode``, checked before anything is read: with unit files alone no text file asks
+    for it, and a typo must not pass unnoticed."""
+    if mode is not None and mode not in ("summary", "detail"):
+        raise InvalidArgument(f"--mode must be summary or detail, got {mode!r}")
+
+
 def mode_for(path: Path, override: str | None = None) -> str:
     if override:
-        if override not in ("summary", "detail"):
-            raise InvalidArgument(f"--mode must be summary or detail, got {override!r}")
+        check_mode(override)
         return override
     mode = TEXT_MODES.get(path.suffix.lower())
     if mode is None:
-        raise InputFileError(f"{path}: unknown text type {path.suffix!r}; give --mode summary|detail "
-                         f"(by type: {', '.join(f'{k}={v}' for k, v in TEXT_MODES.items())})")
+        known = (f"unit notation ({', '.join(sorted(UNIT_SUFFIXES))}) and text by type "
+                 f"({', '.join(f'{k}={v}' for k, v in TEXT_MODES.items())})")
+        if path.suffix.lower() in DATA_SUFFIXES:
+            raise InputFileError(f"{path}: kg ingest reads {known}, not {path.suffix!r} data; write the facts as "
+                                 "units in a .units file, or restore a `kg dump` file with `kg restore`")
+        kind = repr(path.suffix) if path.suffix else "(no suffix)"
+        raise InputFileError(f"{path}: unknown text type {kind}; kg ingest reads {known}; for plain text under "
+                             "another name give --mode summary|detail")
     return mode
 
 

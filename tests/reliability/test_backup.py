@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kgservice.admin import doctor
-from kgservice.admin.backup import DumpError, dump, read_dump, restore
+from kgservice.admin.backup import DumpError, TargetNotEmpty, dump, read_dump, restore
 from kgservice.cli.app import app
 from kgservice.export.graphjson import build_graph_data
 from kgservice.notation import parse_file, parse_units
@@ -168,7 +168,7 @@ def test_damaged_dump_is_refused_whole(how, dumped, make_kb, tmp_path):
 def test_target_store_is_protected(dumped, make_kb, lexicon, tmp_path):
     kb = make_kb("embedded", name="dst")
     kb.ingest_units(parse_units("#x1 {other} [has] {thing}\n", lexicon), embed=False)
-    with pytest.raises(StoreError, match="already holds 1 unit"):
+    with pytest.raises(TargetNotEmpty, match="already holds 1 unit"):
         restore(kb, dumped, embed=False)
     assert restore(kb, dumped, merge=True, embed=False)["units_added"] == 18
     assert restore(kb, dumped, merge=True, embed=False)["units_unchanged"] == 18  # idempotent
@@ -217,7 +217,8 @@ def test_cli_dump_restore(tmp_path, lexicon):
     assert r.exit_code == 0, r.output
     assert json.loads(runner.invoke(app, [*b, "stats", "--json"]).stdout)["units"] == 18
     assert runner.invoke(app, [*b, "doctor"]).exit_code == 0
-    assert runner.invoke(app, [*b, "restore", str(tmp_path / "kb.jsonl")]).exit_code == 1  # not empty
+    r = runner.invoke(app, [*b, "restore", str(tmp_path / "kb.jsonl")])
+    assert r.exit_code == 2 and "--merge" in r.stderr and "--replace" in r.stderr  # not empty: the user must choose
     assert runner.invoke(app, [*b, "restore", str(tmp_path / "kb.jsonl"), "--replace"]).exit_code == 2  # needs --yes
     assert runner.invoke(app, [*b, "restore", str(tmp_path / "kb.jsonl"), "--replace", "--yes"]).exit_code == 0
     r = runner.invoke(app, [*b, "restore", str(BAD / "dumps/damaged.jsonl.gz"), "--merge"])

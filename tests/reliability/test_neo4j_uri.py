@@ -28,7 +28,7 @@ def test_credentials_in_uri_never_printed(args, tmp_path, caplog):
 
 
 @pytest.mark.parametrize("uri,needle", [("localhost:7687", "needs a scheme"), ("127.0.0.1:7687", "needs a scheme"),
-                                        ("http://127.0.0.1:7474", "needs a scheme"),
+                                        ("http://127.0.0.1:7474", "scheme 'http://' is not supported; use one of bolt://"),
                                         ("bolt://", "names no host"), ("bolt://127.0.0.1:port", "not a number")])
 def test_bad_uri_is_a_config_error(uri, needle, tmp_path):
     r = CliRunner().invoke(app, ["--data-dir", str(tmp_path), "stats"],

@@ -67,7 +67,7 @@ def test_running_server_has_auth_on_and_the_password_nowhere(neo4j_proc):
     with pytest.raises(StoreError, match="refused the credentials") as ei:
         Neo4jStore.connect(neo4j_proc.uri, password="wrong-password-123")
     assert "wrong-password-123" not in str(ei.value)
-    with pytest.raises(StoreError, match="needs a password"):
+    with pytest.raises(ConfigError, match="needs a password"):
         Neo4jStore.connect(neo4j_proc.uri, password=None)
 
 

@@ -63,10 +63,10 @@ class Neo4jConnection(GraphStore):
         import neo4j
         from neo4j.exceptions import AuthError, ServiceUnavailable
 
-        from kgservice.config import check_neo4j_uri, redact_uri
+        from kgservice.config import NEO4J_NO_PASSWORD, ConfigError, check_neo4j_uri, redact_uri
 
-        if not password:
-            raise StoreError("Neo4j needs a password: set NEO4J_PASSWORD (or neo4j_password in a chmod-600 config file)")
+        if not password:  # a configuration error (exit 2), named before any connection is tried
+            raise ConfigError(NEO4J_NO_PASSWORD)
         check_neo4j_uri(uri)  # scheme, no credentials in it: the driver's own errors would print the URI
         try:
             driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), connection_timeout=connection_timeout,
