@@ -132,9 +132,9 @@ def explain_cmd(
     graph: Annotated[Optional[Path], typer.Option("--graph", help=GRAPH_HELP)] = None,
 ) -> None:
     g = _load(graph)
-    from kgservice.graphify.explain import run_explain
+    from kgservice.graphify.explain import kg_explain
 
-    res = run_explain(g, node, show_all=all_, rich=True)
+    res = kg_explain(g, node, show_all=all_)
     _out(res.text)
     raise typer.Exit(res.exit_code)
 

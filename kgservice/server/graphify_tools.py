@@ -98,9 +98,9 @@ def query_graph(g: Graph, question: str, mode: str = "bfs", depth: int = 3, toke
 
 
 def _explain(g: Graph, label: str) -> Any:
-    from kgservice.graphify.explain import run_explain
+    from kgservice.graphify.explain import kg_explain
 
-    return run_explain(g, label, show_all=True)
+    return kg_explain(g, label, show_all=True)
 
 
 def get_node(g: Graph, label: str) -> tuple[str, int]:
@@ -199,9 +199,10 @@ def shortest_path(g: Graph, source: str, target: str, max_hops: int = 8, undirec
 
 
 def explain(g: Graph, node: str, show_all: bool = False) -> tuple[str, int]:
-    from kgservice.graphify.explain import run_explain
+    """``kg explain`` (``--all``), through the command's own call."""
+    from kgservice.graphify.explain import kg_explain
 
-    res = run_explain(g, node, show_all=show_all)
+    res = kg_explain(g, node, show_all=show_all)
     return res.text, res.exit_code
 
 

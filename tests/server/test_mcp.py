@@ -43,7 +43,8 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def kg_cli(*args: str) -> subprocess.CompletedProcess:
-    """`kg` as a user runs it (a separate process): `kg query` is what query_graph answers."""
+    """`kg` as a user runs it (a separate process): `kg query` / `kg explain` are what
+    query_graph / get_node and get_neighbors answer."""
     return subprocess.run([sys.executable, "-c", "from kgservice.cli.app import main; main()", *args],
                           capture_output=True, text=True, timeout=120)
 
@@ -84,9 +85,9 @@ def test_graphify_tools_give_the_cli_text(settings, kb):
     assert "BFS depth=3 |" in text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause"})))
     p = cli("path", "smoking", "death", "--graph", path)
     assert text_of(run(call(mcp, "shortest_path", {"source": "smoking", "target": "death"}))) == p.stdout.rstrip("\n")
-    e = cli("explain", "smoking", "--all", "--graph", path).stdout
+    e = kg_cli("explain", "smoking", "--all", "--graph", path).stdout  # `kg explain`: with its Same as: line
     node = text_of(run(call(mcp, "get_node", {"label": "smoking"})))
-    assert e.startswith(node + "\n\nConnections (")
+    assert e.startswith(node + "\n\nConnections (") and "  Same as:   吸烟" in node
     assert text_of(run(call(mcp, "get_node", {"node_id": "smoking"}))) == node
     neighbors = text_of(run(call(mcp, "get_neighbors", {"label": "smoking"}))).splitlines()
     assert neighbors[0] == "Neighbors of smoking:"
