@@ -143,6 +143,9 @@ def _refusal(settings: Settings, what: str, owner: dict[str, Any]) -> str:
     pid = f" (pid {owner['pid']})" if owner.get("pid") else ""
     if "ingest" in what or "worker" in what:
         via = f"`kg ingest --server {url} FILES` with a writer key in KG_API_KEY, or POST {url}/v1/ingest"
+    elif "keys create" in what:
+        via = (f"POST {url}/v1/admin/keys with an admin key; while the store has no admin key, "
+               "`kg keys create --role admin` may make the first one beside the server")
     else:
         via = f"its REST API at {url}/v1/, with an admin key for keys, cache and doctor"
     return (f"{what} refused: {settings.data_dir} is served by {url}{pid}, which owns this embedded store and "

@@ -171,26 +171,15 @@ def ingest(
         else:
             text.progress(event, info)
 
-    from kgservice.answer.retrieval_only import no_model_configured
-    from kgservice.llm import LLMProviderError
-
     from kgservice.cli.common import refuse_beside_server
 
     refuse_beside_server(ctx, "`kg ingest`")
     with knowledge_base(ctx) as kb:
+        # text with no model configured is refused by the library before anything is stored
+        # (kgservice.llm.check.refuse_text_without_model, the server's check too): exit 2
         try:
             _, report = kb.ingest_paths(paths, mode, doc_id=doc_id, embed=not no_embed, force=force,
                                         progress=progress)
-        except LLMProviderError:
-            if not no_model_configured(kb.settings, kb.settings.llm_model):
-                raise
-            # a configuration problem, not a service failure: name the fix
-            err.print("error: text files need a model to extract units, and none is configured "
-                      f"({kb.settings.llm_model} has no recorded response for "
-                      f"{', '.join(str(p) for p in paths)}); set KG_LLM_MODEL (or --llm) to a litellm "
-                      "model, or --llm kgoffline/rules for the offline stand-in; unit files (.units) "
-                      "need no model", markup=False, highlight=False)
-            raise typer.Exit(2) from None
         finally:
             for bar in unit_bar[:1]:
                 bar.stop()

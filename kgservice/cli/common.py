@@ -72,9 +72,10 @@ def refuse_beside_server(ctx: typer.Context, what: str, *, unless_no_admin: bool
     """Exit 1 with one line, before anything is opened, when a running `kg serve` owns the
     embedded data directory this command would write (the server runs its jobs itself).
 
-    ``unless_no_admin``: `kg keys create` on a store with no admin key yet goes through: a
-    server started before any key exists cannot make the first one (every request is 401), so
-    refusing would leave stopping it as the only way in."""
+    ``unless_no_admin``: the first admin key (`kg keys create --role admin` on a store with no
+    admin key yet) goes through: a server started before any key exists cannot make it (every
+    request is 401), so refusing would leave stopping it as the only way in. Any other key
+    waits for that admin, who makes it through the server (POST /v1/admin/keys)."""
     from kgservice.deployment import refuse_if_served
 
     settings = settings_of(ctx)

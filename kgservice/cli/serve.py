@@ -127,9 +127,13 @@ def keys_create(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Create a key and print it once; only its sha256 is stored."""
+    from kgservice.apikeys.model import Role
     from kgservice.cli.common import refuse_beside_server
 
-    refuse_beside_server(ctx, "`kg keys create`", unless_no_admin=True)
+    with errors_reported():
+        wanted = Role.parse(role)  # a bad role is exit 2, server or not
+    # beside a running server only the first admin key (the way in); the rest through its API
+    refuse_beside_server(ctx, f"`kg keys create --role {wanted.value}`", unless_no_admin=wanted is Role.admin)
     with knowledge_base(ctx) as kb:
         keys = kb.key_store()
         key, rec = keys.create(user, role)

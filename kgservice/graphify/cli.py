@@ -98,10 +98,10 @@ def query_cmd(
     if seed is not None and any(not s for s in seed):
         raise _fail("--seed needs a value (node id, label or file path)", EXIT_USAGE)
     g = _load(graph)
-    from kgservice.graphify.query import run_query
+    from kgservice.graphify.query import kg_query
 
-    res = run_query(g, question, mode="dfs" if dfs else "bfs", budget=n, contexts=context or None,
-                    seeds=seed or None, expand=not no_expand, llm_model=llm_model, style="rich")
+    res = kg_query(g, question, dfs=dfs, budget=n, contexts=context, seeds=seed, expand=not no_expand,
+                   llm_model=llm_model)
     _out("\n".join(res.notes), err=True)
     _out(res.text)
     raise typer.Exit(res.exit_code)
@@ -132,9 +132,9 @@ def explain_cmd(
     graph: Annotated[Optional[Path], typer.Option("--graph", help=GRAPH_HELP)] = None,
 ) -> None:
     g = _load(graph)
-    from kgservice.graphify.explain import run_explain
+    from kgservice.graphify.explain import kg_explain
 
-    res = run_explain(g, node, show_all=all_, rich=True)
+    res = kg_explain(g, node, show_all=all_)
     _out(res.text)
     raise typer.Exit(res.exit_code)
 

@@ -160,3 +160,11 @@ def run_explain(g: Graph, label: str, show_all: bool = False, rich: bool = False
             if len(ordered) > GROUPS_SHOWN:
                 lines.append(f"    ... and {len(ordered) - GROUPS_SHOWN} more files")
     return ExplainResult("\n".join(lines), EXIT_OK, nid, conns)
+
+
+def kg_explain(g: Graph, label: str, show_all: bool = False) -> ExplainResult:
+    """``kg explain``'s answer (``rich``: ``Same as:``, joined parallel relations), the one call
+    behind ``kg explain``, ``POST /v1/graphify/explain`` and the MCP ``get_node`` /
+    ``get_neighbors`` tools, so they cannot drift apart: the server surfaces had called
+    :func:`run_explain` with graphify's default and lost the ``Same as:`` line."""
+    return run_explain(g, label, show_all=show_all, rich=True)

@@ -660,6 +660,20 @@ def run_query(g: Graph, question: str, *, mode: str = "bfs", budget: int = DEFAU
     return QueryResult(prefix + text, EXIT_OK, start, exp_tokens, notes)
 
 
+def kg_query(g: Graph, question: str, *, dfs: bool = False, budget: int = DEFAULT_BUDGET,
+             contexts: list[str] | None = None, seeds: list[str] | None = None, expand: bool = True,
+             llm_model: str | None = None) -> QueryResult:
+    """``kg query``'s answer, the one call behind ``kg query``, ``POST /v1/graphify/query`` and
+    the MCP ``query_graph`` tool, so the three give the same text for the same arguments.
+
+    They each called :func:`run_query` themselves, and when its default style became
+    graphify's (for the ``graphify`` script) the two server surfaces silently answered at
+    graphify's depth 2 while ``kg query`` walked 3 — hence one place that says ``"rich"``.
+    """
+    return run_query(g, question, mode="dfs" if dfs else "bfs", budget=budget, contexts=contexts or None,
+                     seeds=seeds or None, expand=expand, llm_model=llm_model, style="rich")
+
+
 def _expansion(g: Graph, question: str, llm_model, llm_complete, notes: list[str]):
     from kgservice.graphify import vocabulary
 

@@ -64,8 +64,8 @@ def validate_document_job(kb: Ingesting, kind: str, payload: dict[str, Any]) -> 
         if str(exc).startswith("no document"):
             raise
         raise InvalidJob(f"payload.doc: {exc}") from None
-    _validate_body(kb, {"units": payload["text"]} if mode == "manual" else {"text": payload["text"]}, doc,
-                   replaces=doc)
+    _validate_body(kb, {"units": payload["text"]} if mode == "manual" else {"text": payload["text"], "mode": mode},
+                   doc, replaces=doc)
 
 
 def validate_payload(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
@@ -120,6 +120,21 @@ def _validate_body(kb: Ingesting, payload: dict[str, Any], doc: str, replaces: s
         why = text_body_problem(payload["text"])
         if why:
             raise InvalidJob(f"payload.text {why}; nothing was queued")
+        _refuse_without_model(kb, payload["text"], payload.get("mode", "summary"), replaces)
+
+
+def _refuse_without_model(kb: Ingesting, text: str, mode: str, document: str | None) -> None:
+    """Text the job would send to the model while none is configured: refused now, in the
+    words ``kg ingest`` uses (:func:`kgservice.llm.check.refuse_text_without_model`), instead of
+    a job that is accepted and then fails on "no recorded response". A document that already
+    holds exactly this text needs no model (the job would change nothing); an upload named by
+    no document is always extracted."""
+    from kgservice.lifecycle.text import needs_extraction
+    from kgservice.llm.check import refuse_text_without_model
+
+    if document is None or needs_extraction(kb, document, text, mode):
+        what = f"the text of document {document!r}" if document is not None else "the request's 'text'"
+        refuse_text_without_model(kb.settings, [what])
 
 
 def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:

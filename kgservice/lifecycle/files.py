@@ -81,6 +81,18 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
         check_doc_id(did)
     unit_files = [(f, d, b) for f, d, b in files if f.suffix in UNIT_SUFFIXES]
     text_files = [(f, d, b) for f, d, b in files if f.suffix not in UNIT_SUFFIXES]
+    plan: list[tuple[Path, str, Path, str, str]] = []
+    if text_files:
+        try:
+            plan = [(f, did, base, mode_for(f, mode), read_text(f)) for f, did, base in text_files]
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        from kgservice.lifecycle.text import needs_extraction
+        from kgservice.llm.check import refuse_text_without_model
+
+        # before any unit file is stored: a text to extract with no model to do it stores nothing
+        refuse_text_without_model(kb.settings, [str(f) for f, did, _, m, text in plan
+                                                if needs_extraction(kb, did, text, m, force)])
     units = None
     if unit_files:
         texts, problems, total = [], [], 0
@@ -115,10 +127,6 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
     if text_files:
         from kgservice.extraction.chunking import chunk_text
 
-        try:
-            plan = [(f, did, base, mode_for(f, mode), read_text(f)) for f, did, base in text_files]
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
         report = TextIngestReport()
         usage0 = kb.llm.usage.snapshot()
         try:

@@ -4,13 +4,13 @@ content hashes) and the units each states, re-extracting only the chunks whose h
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kgservice.lifecycle.model import ChangeResult, Lines
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
-    from kgservice.parts import Changing
+    from kgservice.parts import Changing, Graph
 
 
 def chunk_lines(text: str, pieces: list[str]) -> list[Lines | None]:
@@ -41,6 +41,22 @@ def chunk_hash(text: str, mode: str, tag: str) -> str:
     return hashlib.sha256(f"{mode}\x1f{tag}\x1f{text}".encode()).hexdigest()[:24]
 
 
+def _changes(old: Any, sha: str, mode: str, force: bool) -> bool:
+    """Whether a new version with content hash ``sha`` in ``mode`` changes the document whose
+    current version is ``old`` (None: there is none): only then is anything extracted."""
+    return old is None or old.sha256 != sha or old.mode != mode or force
+
+
+def needs_extraction(kb: Graph, doc_id: str, text: str, mode: str, force: bool = False) -> bool:
+    """Whether ``text`` as the new version of ``doc_id`` goes to the model: yes unless the
+    document already holds exactly this text in this mode (then nothing changes, whichever
+    model is configured). Asked before anything is stored or queued, for
+    :func:`kgservice.llm.check.refuse_text_without_model`."""
+    from kgservice.pipeline.ingest import content_hash
+
+    return _changes(next(iter(kb.store.documents([doc_id])), None), content_hash(text), mode, force)
+
+
 def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, title: str | None = None,
                          size: int | None = None, root: str | None = None, embed: bool = True,
                          force: bool = False) -> ChangeResult:
@@ -60,7 +76,7 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     sha = content_hash(text)
     old = next(iter(kb.store.documents([doc_id])), None)
-    if old is not None and old.sha256 == sha and old.mode == mode and not force:
+    if old is not None and not _changes(old, sha, mode, force):
         return ChangeResult(kind="replace", docs=[doc_id], unchanged=old.units)
     chunks = chunk_text(text)
     ranges = chunk_lines(text, [c.text for c in chunks])
@@ -78,6 +94,9 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
             reused += 1
         else:
             if resolver is None:
+                from kgservice.llm.check import refuse_text_without_model
+
+                refuse_text_without_model(kb.settings, [doc_id])  # before the first model call
                 resolver = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, kb.llm)
             ex = extract_text(kb.llm, chunk.text, mode, purpose="extract", section=chunk.section)
             rename = resolver.resolve(ex)

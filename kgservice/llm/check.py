@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from kgservice.errors import InputError
 
 if TYPE_CHECKING:
     from kgservice.config import Settings
 
 PING_TASK = "ping"
+_PACKAGED = Path(__file__).with_name("recordings")
 CHECK_TIMEOUT_S = 10.0  # at most this long at server start, whatever the answering timeout is
 
 
@@ -88,4 +93,38 @@ def check_model(settings: Settings) -> ModelStatus:
     return ModelStatus("ok", model, "model")
 
 
-__all__ = ["CHECK_TIMEOUT_S", "ModelStatus", "PING_TASK", "check_model", "configured_status"]
+class NoModelConfigured(InputError):
+    """Text sent for extraction while no model is configured: a configuration problem the
+    caller can fix (exit 2, HTTP 422), named before anything is stored or queued."""
+
+
+def _recordings(settings: Settings) -> bool:
+    """Recorded replies the default provider would replay: the settings' files, or packaged ones
+    (``kgservice.llm.offline.RECORDINGS_DIR``, named here so a refusal does not import litellm)."""
+    return bool(getattr(settings, "llm_recordings", ())) or any(_PACKAGED.glob("*.jsonl"))
+
+
+def refuse_text_without_model(settings: Settings, subjects: Sequence[str]) -> None:
+    """Raise :class:`NoModelConfigured` when ``subjects`` (the texts that would be extracted,
+    named as the caller knows them: file paths, a request's field) are not empty and nobody
+    chose a model.
+
+    The unconfigured default (``kgoffline/scripted``) has no recorded response for a new text,
+    so extraction would certainly fail: ``kg ingest`` found that out only after its unit files
+    were stored, and the server only in a job that failed after it had been accepted. ``kg
+    ingest``, the server's job submission and a document's replacement all ask here first, so
+    they refuse alike and with the same words. An explicitly chosen model is never refused
+    here (its failures stay loud), nor the default when recordings are there to replay
+    (``KG_LLM_RECORDINGS``, or packaged ones): they may hold this text's replies."""
+    from kgservice.answer.retrieval_only import no_model_configured
+
+    if subjects and no_model_configured(settings, settings.llm_model) and not _recordings(settings):
+        raise NoModelConfigured(
+            f"text needs a model to extract units, and none is configured ({settings.llm_model} has no "
+            f"recorded response for {', '.join(subjects)}); set KG_LLM_MODEL (or llm_model in the config file, "
+            "or kg ingest's --llm) to a litellm model, or kgoffline/rules for the offline stand-in; unit "
+            "notation (.units files, or 'units' instead of 'text' in a request) needs no model")
+
+
+__all__ = ["CHECK_TIMEOUT_S", "ModelStatus", "NoModelConfigured", "PING_TASK", "check_model", "configured_status",
+           "refuse_text_without_model"]

@@ -74,6 +74,26 @@ def body_problem(exc: BaseException) -> str | None:
     return None
 
 
+def json_problem(exc: RequestValidationError) -> str | None:
+    """The body is not valid JSON: what the parser expected and where, as line, column and
+    character offset. The framework reports it as a field error at ``body.<offset>``
+    ("body.9: JSON decode error"), which reads like a field named 9 and names no line. None
+    when the body parsed."""
+    for e in exc.errors():
+        if e.get("type") != "json_invalid":
+            continue
+        loc = tuple(e.get("loc", ()))
+        pos = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else None
+        why = str((e.get("ctx") or {}).get("error") or "it does not parse")
+        doc = exc.body.decode("utf-8", "replace") if isinstance(exc.body, bytes) else exc.body
+        if pos is None or not isinstance(doc, str):
+            return f"request body: not valid JSON ({why})"
+        line = doc.count("\n", 0, pos) + 1
+        column = pos - doc.rfind("\n", 0, pos)  # 1-based, as Python's json module counts
+        return f"request body: not valid JSON: {why} at line {line}, column {column} (character offset {pos})"
+    return None
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -88,6 +108,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        bad_json = json_problem(exc)
+        if bad_json is not None:
+            errors = [{"type": "json_invalid", "loc": ["body"], "msg": bad_json}]
+            return JSONResponse(error_body(422, bad_json, errors=errors), status_code=422)
         errors = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in exc.errors()]
         return JSONResponse(error_body(422, f"invalid request: {_fields(errors)}", errors=errors), status_code=422)
 

@@ -9,7 +9,6 @@ from the store when the store changed (checked at most every ``check_every`` sec
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 from collections.abc import Callable
@@ -83,31 +82,25 @@ class GraphMirror:
 
 # -- the tools' text ---------------------------------------------------------------------------
 
-def _run_query_accepts_depth() -> bool:
-    from kgservice.graphify.query import run_query
-
-    return "depth" in inspect.signature(run_query).parameters
-
-
 def query_graph(g: Graph, question: str, mode: str = "bfs", depth: int = 3, token_budget: int = 2000,
                 context_filter: list[str] | None = None) -> tuple[str, int]:
-    """``kg query`` (``--dfs`` for mode dfs, ``--budget``, ``--context``). Our command fixes the
-    depth by mode (BFS 3, DFS 6); ``depth`` is passed on only if the command takes one."""
-    from kgservice.graphify.query import run_query
+    """``kg query`` (``--dfs`` for mode dfs, ``--budget``, ``--context``) through the command's own
+    call, :func:`kgservice.graphify.query.kg_query`, so the same text. ``depth`` is in graphify's
+    schema, which this tool keeps for its clients, but ``kg query`` fixes the depth by mode
+    (BFS 3, DFS 6), so it is accepted and not used: honouring it would make this tool's answer
+    differ from the command's (as it once did, at graphify's depth 2)."""
+    from kgservice.graphify.query import kg_query
 
     if mode not in ("bfs", "dfs"):
         raise ValueError(f"mode must be 'bfs' or 'dfs', got {mode!r}")
-    kw: dict[str, Any] = {}
-    if _run_query_accepts_depth():
-        kw["depth"] = max(1, min(int(depth), 6))
-    res = run_query(g, question, mode=mode, budget=max(1, int(token_budget)), contexts=context_filter or None, **kw)
+    res = kg_query(g, question, dfs=mode == "dfs", budget=max(1, int(token_budget)), contexts=context_filter)
     return res.text, res.exit_code
 
 
 def _explain(g: Graph, label: str) -> Any:
-    from kgservice.graphify.explain import run_explain
+    from kgservice.graphify.explain import kg_explain
 
-    return run_explain(g, label, show_all=True)
+    return kg_explain(g, label, show_all=True)
 
 
 def get_node(g: Graph, label: str) -> tuple[str, int]:
@@ -206,9 +199,10 @@ def shortest_path(g: Graph, source: str, target: str, max_hops: int = 8, undirec
 
 
 def explain(g: Graph, node: str, show_all: bool = False) -> tuple[str, int]:
-    from kgservice.graphify.explain import run_explain
+    """``kg explain`` (``--all``), through the command's own call."""
+    from kgservice.graphify.explain import kg_explain
 
-    res = run_explain(g, node, show_all=show_all)
+    res = kg_explain(g, node, show_all=show_all)
     return res.text, res.exit_code
 
 

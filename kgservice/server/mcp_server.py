@@ -45,7 +45,8 @@ GRAPHIFY_SCHEMAS: dict[str, dict[str, Any]] = {
     "query_graph": {"type": "object", "properties": {
         "question": {**_STR, "description": "Question or keywords"},
         "mode": {**_STR, "enum": ["bfs", "dfs"], "default": "bfs", "description": "bfs: broad context, dfs: a path"},
-        "depth": {**_INT, "default": 3, "description": "Traversal depth (1-6)"},
+        "depth": {**_INT, "default": 3, "description": "Accepted for graphify compatibility and not used: "
+                                                         "`kg query` walks BFS 3 / DFS 6 hops"},
         "token_budget": {**_INT, "default": 2000, "description": "Max output tokens (~4 characters each)"},
         "context_filter": {"type": "array", "items": _STR, "description": "Only edges of these contexts / kinds"},
         **_PROJECT}, "required": ["question"]},

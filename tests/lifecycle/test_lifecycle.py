@@ -193,8 +193,9 @@ def test_replacement_that_fails_extraction_changes_nothing(tmp_path: Path, open_
     with open_kb(tmp_path / "kg", llm_model="kgoffline/rules") as kb:
         kb.ingest_document("notes/c.md", v1)
         before = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/c.md").version, len(kb.history()))
-    # the scripted provider has no answer recorded for this text: extraction fails
-    with open_kb(tmp_path / "kg", llm_model="kgoffline/scripted", llm_max_retries=0) as kb:
+    # the scripted provider, chosen (so no up-front "no model configured" refusal), has no answer
+    # recorded for this text: extraction fails
+    with open_kb(tmp_path / "kg", llm_model="kgoffline/scripted", llm_model_chosen=True, llm_max_retries=0) as kb:
         with pytest.raises(LLMProviderError):
             kb.ingest_document("notes/c.md", "Tea contains tannins.\n")
         after = (sorted(u.id for u in kb.store.iter_units()), kb.document("notes/c.md").version, len(kb.history()))

@@ -42,6 +42,13 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+def kg_cli(*args: str) -> subprocess.CompletedProcess:
+    """`kg` as a user runs it (a separate process): `kg query` / `kg explain` are what
+    query_graph / get_node and get_neighbors answer."""
+    return subprocess.run([sys.executable, "-c", "from kgservice.cli.app import main; main()", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
 def text_of(result) -> str:
     assert not result.is_error, result.content
     return result.content[0].text
@@ -69,17 +76,18 @@ def test_graphify_tools_give_the_cli_text(settings, kb):
     sc, mcp = make(settings, kb)
     path = str(sc.mirror.path)
     sc.mirror.graph()  # export graph.json once
-    q = cli("query", "what does smoking cause", "--graph", path)
-    assert q.returncode == 0
-    # graphify's CLI query walks depth 2; its MCP tool defaults to depth 3 (both as graphify 0.9.96 does)
-    assert text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause", "depth": 2}))) \
-        == q.stdout.rstrip("\n")
+    # query_graph is `kg query` (kgservice's BFS 3 / DFS 6): graphify's `depth` is accepted, not used
+    for args, flags in (({}, []), ({"depth": 2}, []), ({"mode": "dfs", "token_budget": 40}, ["--dfs", "--budget", "40"])):
+        q = kg_cli("query", "what does smoking cause", *flags, "--graph", path)
+        assert q.returncode == 0, q.stderr
+        assert text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause", **args}))) \
+            == q.stdout.rstrip("\n"), args
     assert "BFS depth=3 |" in text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause"})))
     p = cli("path", "smoking", "death", "--graph", path)
     assert text_of(run(call(mcp, "shortest_path", {"source": "smoking", "target": "death"}))) == p.stdout.rstrip("\n")
-    e = cli("explain", "smoking", "--all", "--graph", path).stdout
+    e = kg_cli("explain", "smoking", "--all", "--graph", path).stdout  # `kg explain`: with its Same as: line
     node = text_of(run(call(mcp, "get_node", {"label": "smoking"})))
-    assert e.startswith(node + "\n\nConnections (")
+    assert e.startswith(node + "\n\nConnections (") and "  Same as:   吸烟" in node
     assert text_of(run(call(mcp, "get_node", {"node_id": "smoking"}))) == node
     neighbors = text_of(run(call(mcp, "get_neighbors", {"label": "smoking"}))).splitlines()
     assert neighbors[0] == "Neighbors of smoking:"

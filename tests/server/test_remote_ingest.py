@@ -97,10 +97,24 @@ def test_writers_are_refused_beside_a_running_server(held: Path, args, what):
 
 
 def test_the_first_admin_key_may_be_made_beside_a_server_the_next_not(held: Path):
+    # before any admin exists, only an admin key: anyone with file access beside the server
+    # could otherwise mint reader / writer keys the server never issued
+    for role in ("reader", "writer"):
+        early = _kg(held, "keys", "create", "--user", "mallory", "--role", role)
+        line = " ".join(early.output.split())
+        assert early.exit_code == 1 and f"`kg keys create --role {role}` refused" in line, line
+        assert "`kg keys create --role admin` may make the first one" in line and "Nothing was written" in line
+    assert json.loads(_kg(held, "keys", "list", "--json").output) == []
+    bad = _kg(held, "keys", "create", "--user", "x", "--role", "root")
+    assert bad.exit_code == 2 and "role must be one of" in " ".join(bad.output.split())
     first = _kg(held, "keys", "create", "--user", "root", "--role", "admin")
     assert first.exit_code == 0, first.output  # no admin yet: a keyless server could never make one
-    again = _kg(held, "keys", "create", "--user", "x")
-    assert again.exit_code == 1 and "`kg keys create` refused" in " ".join(again.output.split())
+    for args in (("--role", "admin"), ()):  # the role defaults to reader
+        again = _kg(held, "keys", "create", "--user", "x", *args)
+        line = " ".join(again.output.split())
+        assert again.exit_code == 1 and "`kg keys create --role" in line and "refused" in line, line
+        assert "POST http://127.0.0.1:18099/v1/admin/keys with an admin key" in line
+    assert [k["role"] for k in json.loads(_kg(held, "keys", "list", "--json").output)] == ["admin"]
     assert _kg(held, "doctor", "--no-vectors").exit_code == 0  # reading beside it is fine
     assert _kg(held, "keys", "list", "--json").exit_code == 0
     assert json.loads(_kg(held, "stats", "--json").output)["units"] == 1

@@ -91,6 +91,41 @@ def test_graphify_text_matches_the_cli_functions(client, keys, app):
     assert amb.status_code == 409 and "same node" in amb.json()["detail"]
 
 
+def test_graphify_query_is_the_text_of_kg_query(client, keys, app, tmp_path):
+    """POST /v1/graphify/query answers what `kg query` (a separate process) prints for the same
+    question and options on the same graph.json: kgservice's BFS 3 / DFS 6, not graphify's 2."""
+    from tests.processes import env_for, kg
+
+    h = auth(keys["reader"])
+    env = env_for(tmp_path / "cli-kg")
+    cases = [({"question": "what does smoking cause"}, []),
+             ({"question": "what does smoking cause", "dfs": True}, ["--dfs"]),
+             ({"question": "cat", "no_expand": True, "budget": 50}, ["--no-expand", "--budget", "50"]),
+             ({"question": "where does it lead", "seed": ["smoking"]}, ["--seed", "smoking"])]
+    for body, flags in cases:
+        r = client.post("/v1/graphify/query", json=body, headers=h)
+        assert r.status_code == 200, r.text
+        done = kg(env, "query", body["question"], *flags, "--graph", str(app.state.ctx.mirror.path))
+        assert done.returncode == r.json()["exit_code"] == 0, done.stderr
+        assert r.json()["text"] == done.stdout.rstrip("\n"), body
+    assert "BFS depth=3 |" in client.post("/v1/graphify/query", json=cases[0][0], headers=h).json()["text"]
+
+
+def test_graphify_explain_is_the_text_of_kg_explain(client, keys, app, tmp_path):
+    """POST /v1/graphify/explain answers what `kg explain` prints: with its `Same as:` line."""
+    from tests.processes import env_for, kg
+
+    h = auth(keys["reader"])
+    env = env_for(tmp_path / "cli-kg")
+    for body, flags in (({"node": "smoking"}, []), ({"node": "smoking", "all": True}, ["--all"])):
+        r = client.post("/v1/graphify/explain", json=body, headers=h)
+        assert r.status_code == 200, r.text
+        done = kg(env, "explain", body["node"], *flags, "--graph", str(app.state.ctx.mirror.path))
+        assert done.returncode == 0, done.stderr
+        assert r.json()["text"] == done.stdout.rstrip("\n"), body
+        assert "  Same as:   吸烟" in r.json()["text"]
+
+
 def test_admin_cache_and_doctor(client, keys):
     h = auth(keys["admin"])
     client.post("/v1/ask", json={"question": "What does smoking cause?", "threshold": 0.7}, headers=auth(keys["reader"]))

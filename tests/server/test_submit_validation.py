@@ -74,6 +74,24 @@ def test_unparseable_bodies_use_the_envelope(client, keys, raw, needle):
     assert r.status_code == 422 and body["status"] == 422 and needle in body["detail"], body
 
 
+@pytest.mark.parametrize("route, role, raw, where", [
+    ("/v1/search", "reader", b'{"query": tobacco}', "Expecting value at line 1, column 11 (character offset 10)"),
+    ("/v1/ingest", "writer", b'{"units": "#a {b} [c] {d}",\n  "doc": }',
+     "Expecting value at line 2, column 10 (character offset 37)"),
+    ("/v1/graphify/query", "reader", '{"question": "吸烟" "x"}'.encode(),
+     "Expecting ',' delimiter at line 1, column 19 (character offset 18)"),  # characters, not bytes
+    ("/v1/admin/keys", "admin", b'{"user": "bob", "role": "reader"', "Expecting ',' delimiter at line 1, column 33"),
+])
+def test_malformed_json_names_the_problem_and_where(client, keys, kb, route, role, raw, where):
+    """Not "body.9: JSON decode error" (a field named 9?): the body is not JSON, at line:column."""
+    r = client.post(route, content=raw, headers={**auth(keys[role]), "content-type": "application/json"})
+    body = r.json()
+    assert r.status_code == 422 and body["status"] == 422, body
+    assert body["detail"].startswith("request body: not valid JSON: ") and where in body["detail"], body["detail"]
+    assert body["errors"] == [{"type": "json_invalid", "loc": ["body"], "msg": body["detail"]}]
+    assert kb.jobs.list() == []
+
+
 def test_framework_refusals_carry_status(client, keys):
     r = client.post("/v1/ingest", json={"units": "#n1 {a} [has] {b}"}, headers=auth(keys["reader"]))
     assert r.status_code == 403 and r.json()["status"] == 403 and "writer" in r.json()["detail"]

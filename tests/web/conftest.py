@@ -53,8 +53,9 @@ def no_model_server(tmp_path_factory) -> Iterator[dict]:
                                                 "#nm3 {tea} [is a] {drink}\n", "utf-8")
     done = kg(env, "ingest", str(root / "docs"))
     assert done.returncode == 0, done.stderr
+    key = new_key(env, "web-no-model", "reader")  # before serving: beside it only a first admin key may be made
     with serving(env) as (base, proc, log):
-        yield {"base": base, "key": new_key(env, "web-no-model", "reader"), "log": log}
+        yield {"base": base, "key": key, "log": log}
 
 
 @pytest.fixture(scope="session")

@@ -28,12 +28,13 @@ def _answer(text: str, code: int, notes: list[str] | None = None) -> TextOut:
 
 @router.post("/graphify/query", response_model=TextOut, dependencies=[Depends(READER)])
 def query(body: GraphifyQueryIn, request: Request) -> TextOut:
-    """`kg query QUESTION [--dfs] [--budget N] [--context C]... [--seed S]... [--no-expand]`."""
-    from kgservice.graphify.query import run_query
+    """`kg query QUESTION [--dfs] [--budget N] [--context C]... [--seed S]... [--no-expand]`, through
+    the same call as the command (:func:`kgservice.graphify.query.kg_query`), so the same text."""
+    from kgservice.graphify.query import kg_query
 
     g = ctx_of(request).mirror.graph()
-    res = run_query(g, body.question, mode="dfs" if body.dfs else "bfs", budget=body.budget,
-                    contexts=body.context or None, seeds=body.seed or None, expand=not body.no_expand)
+    res = kg_query(g, body.question, dfs=body.dfs, budget=body.budget, contexts=body.context, seeds=body.seed,
+                   expand=not body.no_expand)
     return _answer(res.text, res.exit_code, res.notes)
 
 
