@@ -598,7 +598,7 @@ def run_query(g: Graph, question: str, *, mode: str = "bfs", budget: int = DEFAU
     (``kg query``) keeps kgservice's defaults: expansion on, BFS depth 3 / DFS 6, nodes
     ranked by relevance, learning suffix shown. ``graph_path=True`` names ``g.path`` in
     the header, ``None`` leaves the ``Graph:`` part out (graphify's MCP form). ``depth``
-    overrides graphify's 2 (its MCP tool passes 3).
+    overrides graphify's 2 (its MCP tool passes 3) or the rich style's BFS 3 / DFS 6.
     """
     rich = style == "rich"
     if expand is None:
@@ -622,7 +622,7 @@ def run_query(g: Graph, question: str, *, mode: str = "bfs", budget: int = DEFAU
             return QueryResult("No unique node match for --seed: " + ", ".join(seeds), EXIT_NOT_FOUND)
         if not rich:
             return QueryResult(draw(start, True, unresolved), EXIT_OK, start)
-        return _rich_given(g, question, start, unresolved, mode=mode, budget=budget, contexts=contexts)
+        return _rich_given(g, question, start, unresolved, mode=mode, budget=budget, contexts=contexts, depth=depth)
 
     refusal = query_name_refusal(g, question)
     if refusal:
@@ -656,22 +656,24 @@ def run_query(g: Graph, question: str, *, mode: str = "bfs", budget: int = DEFAU
         return QueryResult(prefix + NO_MATCH, EXIT_NOT_FOUND, tokens=exp_tokens, notes=notes)
     if not rich:
         return QueryResult(prefix + draw(start), EXIT_OK, start, exp_tokens, notes)
-    text = _rich_render(g, question, start, terms, mode=mode, budget=budget, contexts=contexts)
+    text = _rich_render(g, question, start, terms, mode=mode, budget=budget, contexts=contexts, depth=depth)
     return QueryResult(prefix + text, EXIT_OK, start, exp_tokens, notes)
 
 
 def kg_query(g: Graph, question: str, *, dfs: bool = False, budget: int = DEFAULT_BUDGET,
              contexts: list[str] | None = None, seeds: list[str] | None = None, expand: bool = True,
-             llm_model: str | None = None) -> QueryResult:
+             llm_model: str | None = None, depth: int | None = None) -> QueryResult:
     """``kg query``'s answer, the one call behind ``kg query``, ``POST /v1/graphify/query`` and
     the MCP ``query_graph`` tool, so the three give the same text for the same arguments.
+    ``depth``: hops to walk; None is the command's, BFS 3 / DFS 6 (graphify's MCP schema has a
+    ``depth``, which the tool passes on when its caller gives one).
 
     They each called :func:`run_query` themselves, and when its default style became
     graphify's (for the ``graphify`` script) the two server surfaces silently answered at
     graphify's depth 2 while ``kg query`` walked 3 — hence one place that says ``"rich"``.
     """
     return run_query(g, question, mode="dfs" if dfs else "bfs", budget=budget, contexts=contexts or None,
-                     seeds=seeds or None, expand=expand, llm_model=llm_model, style="rich")
+                     seeds=seeds or None, expand=expand, llm_model=llm_model, style="rich", depth=depth)
 
 
 def _expansion(g: Graph, question: str, llm_model, llm_complete, notes: list[str]):
@@ -698,10 +700,10 @@ def _rich_contexts(g: Graph, question: str, contexts: list[str] | None):
     return [], None
 
 
-def _rich_given(g, question, start, unresolved, *, mode, budget, contexts) -> QueryResult:
+def _rich_given(g, question, start, unresolved, *, mode, budget, contexts, depth=None) -> QueryResult:
     ctx, ctx_source = _rich_contexts(g, question, contexts)
     view = _View(g, _link_filter(ctx))
-    depth = DFS_DEPTH if mode == "dfs" else BFS_DEPTH
+    depth = depth or (DFS_DEPTH if mode == "dfs" else BFS_DEPTH)
     trav = dfs(view, start, depth) if mode == "dfs" else bfs(view, start, depth)
     tokens = list(dict.fromkeys(tok for t in graphify_terms(question) for tok in search_tokens(t)))
     text = render(g, start, trav, view, mode=mode, depth=depth, budget=budget, tokens=tokens,
@@ -709,10 +711,10 @@ def _rich_given(g, question, start, unresolved, *, mode, budget, contexts) -> Qu
     return QueryResult(text, EXIT_OK, start)
 
 
-def _rich_render(g, question, start, terms, *, mode, budget, contexts) -> str:
+def _rich_render(g, question, start, terms, *, mode, budget, contexts, depth=None) -> str:
     ctx, ctx_source = _rich_contexts(g, question, contexts)
     view = _View(g, _link_filter(ctx))
-    depth = DFS_DEPTH if mode == "dfs" else BFS_DEPTH
+    depth = depth or (DFS_DEPTH if mode == "dfs" else BFS_DEPTH)
     trav = dfs(view, start, depth) if mode == "dfs" else bfs(view, start, depth)
     rank_tokens = list(dict.fromkeys(tok for t in terms for tok in search_tokens(t)))
     return render(g, start, trav, view, mode=mode, depth=depth, budget=budget, tokens=rank_tokens,

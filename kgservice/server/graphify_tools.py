@@ -82,18 +82,19 @@ class GraphMirror:
 
 # -- the tools' text ---------------------------------------------------------------------------
 
-def query_graph(g: Graph, question: str, mode: str = "bfs", depth: int = 3, token_budget: int = 2000,
+def query_graph(g: Graph, question: str, mode: str = "bfs", depth: int | None = None, token_budget: int = 2000,
                 context_filter: list[str] | None = None) -> tuple[str, int]:
     """``kg query`` (``--dfs`` for mode dfs, ``--budget``, ``--context``) through the command's own
     call, :func:`kgservice.graphify.query.kg_query`, so the same text. ``depth`` is in graphify's
-    schema, which this tool keeps for its clients, but ``kg query`` fixes the depth by mode
-    (BFS 3, DFS 6), so it is accepted and not used: honouring it would make this tool's answer
-    differ from the command's (as it once did, at graphify's depth 2)."""
+    schema: a caller that gives one walks that many hops (1-6, graphify's range); without it the
+    command's by-mode depth (BFS 3, DFS 6) holds, so the tool answers as ``kg query`` does."""
     from kgservice.graphify.query import kg_query
 
     if mode not in ("bfs", "dfs"):
         raise ValueError(f"mode must be 'bfs' or 'dfs', got {mode!r}")
-    res = kg_query(g, question, dfs=mode == "dfs", budget=max(1, int(token_budget)), contexts=context_filter)
+    hops = None if depth is None else max(1, min(int(depth), 6))
+    res = kg_query(g, question, dfs=mode == "dfs", budget=max(1, int(token_budget)), contexts=context_filter,
+                   depth=hops)
     return res.text, res.exit_code
 
 

@@ -45,8 +45,8 @@ GRAPHIFY_SCHEMAS: dict[str, dict[str, Any]] = {
     "query_graph": {"type": "object", "properties": {
         "question": {**_STR, "description": "Question or keywords"},
         "mode": {**_STR, "enum": ["bfs", "dfs"], "default": "bfs", "description": "bfs: broad context, dfs: a path"},
-        "depth": {**_INT, "default": 3, "description": "Accepted for graphify compatibility and not used: "
-                                                         "`kg query` walks BFS 3 / DFS 6 hops"},
+        "depth": {**_INT, "default": 3, "description": "Hops to walk (1-6); absent: `kg query`'s "
+                                                         "BFS 3 / DFS 6"},
         "token_budget": {**_INT, "default": 2000, "description": "Max output tokens (~4 characters each)"},
         "context_filter": {"type": "array", "items": _STR, "description": "Only edges of these contexts / kinds"},
         **_PROJECT}, "required": ["question"]},
@@ -160,7 +160,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         return sc.mirror.graph()
 
     # -- graphify-compatible tools (text results, graphify's schemas) --------------------------
-    def query_graph(question: str, mode: str = "bfs", depth: int = 3, token_budget: int = 2000,
+    def query_graph(question: str, mode: str = "bfs", depth: int | None = None, token_budget: int = 2000,
                     context_filter: list[str] | None = None, project_path: str | None = None,
                     ctx: Context = None) -> str:  # type: ignore[assignment]
         _no_project(project_path)

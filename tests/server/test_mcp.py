@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 
@@ -76,13 +77,19 @@ def test_graphify_tools_give_the_cli_text(settings, kb):
     sc, mcp = make(settings, kb)
     path = str(sc.mirror.path)
     sc.mirror.graph()  # export graph.json once
-    # query_graph is `kg query` (kgservice's BFS 3 / DFS 6): graphify's `depth` is accepted, not used
-    for args, flags in (({}, []), ({"depth": 2}, []), ({"mode": "dfs", "token_budget": 40}, ["--dfs", "--budget", "40"])):
+    # query_graph is `kg query` (kgservice's BFS 3 / DFS 6) when graphify's `depth` is not given
+    for args, flags in (({}, []), ({"mode": "dfs", "token_budget": 40}, ["--dfs", "--budget", "40"])):
         q = kg_cli("query", "what does smoking cause", *flags, "--graph", path)
         assert q.returncode == 0, q.stderr
         assert text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause", **args}))) \
             == q.stdout.rstrip("\n"), args
     assert "BFS depth=3 |" in text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause"})))
+    # a depth given is walked: one hop reaches fewer nodes than kg query's three
+    one = text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause", "depth": 1})))
+    three = text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause", "depth": 3})))
+    assert "BFS depth=1 |" in one and three == text_of(run(call(mcp, "query_graph", {"question": "what does smoking cause"})))
+    found = [int(re.search(r"\| (\d+) nodes found", t).group(1)) for t in (one, three)]
+    assert found[0] < found[1], found
     p = cli("path", "smoking", "death", "--graph", path)
     assert text_of(run(call(mcp, "shortest_path", {"source": "smoking", "target": "death"}))) == p.stdout.rstrip("\n")
     e = kg_cli("explain", "smoking", "--all", "--graph", path).stdout  # `kg explain`: with its Same as: line
