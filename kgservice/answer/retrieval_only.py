@@ -46,7 +46,17 @@ def unit_sentence(unit: Unit) -> str:
 def retrieval_only_units(retrieve: Callable[[str], Any], store: GraphStore, question: str,
                          top: int = TOP_UNITS) -> list[Unit]:
     """The ``top`` best units of the no-LLM retrieval (``retrieve``: the question to a ranking
-    with ``units``), best first, read from ``store``."""
-    ranked = [u.id for u in retrieve(question).units[:top]]
+    with ``units``, ``entry`` and ``lexical``), best first, read from ``store``; none when the
+    question names no node and none of its words is in a unit.
+
+    The retrieval always ranks something (the question's nearest node vectors), so "What is
+    the capital of France?" over a graph about Python got three Monty Python units as its
+    answer and "not in the graph" never showed. A vector neighbour alone is too weak to claim
+    the question is about the graph — the rule the drill-down's entry fallback keeps
+    (:func:`kgservice.pipeline.asking.entry_fallback`)."""
+    found = retrieve(question)
+    if not found.entry.named and not found.lexical:
+        return []
+    ranked = [u.id for u in found.units[:top]]
     by_id = {u.id: u for u in store.get_units(ranked)}
     return [by_id[i] for i in ranked if i in by_id]

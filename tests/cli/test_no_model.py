@@ -6,6 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
+from kgservice.answer.grounded import NOT_IN_GRAPH_EN
 from kgservice.cli.app import app
 
 GOOD = "#u1 {cat} [belongs to] {mammal}\n#u2 {mammal} [has] {fur}\n"
@@ -27,6 +28,10 @@ def test_kg_ask_without_a_model_answers_from_retrieval(tmp_path, monkeypatch):
     data = json.loads(runner.invoke(app, [*base, "ask", "What does a mammal have?", "--json"]).stdout)
     assert data["found"] is True and "u2" in data["cited"] and data["llm"]["calls"] == 0
     assert any("no model configured" in n for n in data["notes"])
+    # a question that names nothing in the graph and shares no word with its units: "not in
+    # the graph", not the units nearest its vector (it got three unrelated ones before)
+    data = json.loads(runner.invoke(app, [*base, "ask", "What is the weather tomorrow?", "--json"]).stdout)
+    assert data["found"] is False and data["cited"] == [] and data["answer"] == NOT_IN_GRAPH_EN
 
 
 def test_rest_ask_without_a_model_is_200_and_cited(tmp_path):
