@@ -493,17 +493,24 @@ class KnowledgeBase:
         with document_claim(list(doc_ids)):
             return forget(self, doc_ids)
 
-    def retract(self, unit_ids: Sequence[str], reason: str) -> ChangeResult:
-        """Take units out of the graph (kept, with the reason, until purged)."""
+    def retract(self, unit_ids: Sequence[str], reason: str, *, user: str | None = None) -> ChangeResult:
+        """Take units out of the graph (kept, with the reason, until purged). ``user``: who the
+        history credits; the server passes its caller's, since its own process user (what the
+        history falls back to, as for the CLI) is not who asked."""
         from kgservice.lifecycle.ops import retract
+        from kgservice.stores.changelog import attributed
 
-        return retract(self, unit_ids, reason)
+        with attributed(user) if user else nullcontext():
+            return retract(self, unit_ids, reason)
 
-    def undo(self, change_id: str) -> ChangeResult:
-        """Undo any lifecycle change (an undo included) as a new change."""
+    def undo(self, change_id: str, *, user: str | None = None) -> ChangeResult:
+        """Undo any lifecycle change (an undo included) as a new change. ``user``: who the
+        history credits (as for :meth:`retract`; none: the process user)."""
         from kgservice.lifecycle.ops import undo
+        from kgservice.stores.changelog import attributed
 
-        return undo(self, change_id)
+        with attributed(user) if user else nullcontext():
+            return undo(self, change_id)
 
     def history(self, target: str | None = None) -> list[ChangeRecord]:
         """Lifecycle changes, oldest first; ``target``: a document or unit id."""

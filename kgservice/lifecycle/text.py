@@ -4,6 +4,7 @@ content hashes) and the units each states, re-extracting only the chunks whose h
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import TYPE_CHECKING, Any
 
 from kgservice.lifecycle.model import ChangeResult, Lines
@@ -114,45 +115,38 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
 
 def ingest_document_notation(kb: Changing, doc_id: str, text: str, *, title: str | None = None,
                              root: str | None = None, embed: bool = True, force: bool = False) -> ChangeResult:
-    """Unit notation (a ``.units`` file) as the new version of ``doc_id``; each unit's line is
-    where it is written."""
+    """Unit notation (a ``.units`` file) as the new version of ``doc_id``; each unit's lines are
+    where it is written, its unit line through its last modifier row (as the parser read it),
+    so a cited unit's excerpt carries its modifiers."""
     from kgservice.lifecycle.ops import replace_document
-    from kgservice.notation import parse_units
+    from kgservice.notation import parse_units_with_lines
     from kgservice.pipeline.ingest import content_hash
 
-    units = parse_units(text, kb.lexicon, doc=doc_id)
-    statements: list[tuple[Unit, Lines | None]] = list(zip(units, _lines_of(text, units)))
-    return replace_document(kb, doc_id, statements, title=title or _title(text, doc_id), sha256=content_hash(text),
+    statements: list[tuple[Unit, Lines | None]] = list(parse_units_with_lines(text, kb.lexicon, doc=doc_id))
+    return replace_document(kb, doc_id, statements, title=title or _notation_title(text, doc_id),
+                            sha256=content_hash(text),
                             mode="manual", size=len(text.encode()), text=text, root=root, embed=embed, force=force)
 
 
-def _lines_of(text: str, units: list[Unit]) -> list[Lines | None]:
-    """The line each unit is written on. The parser returns units in the order they are
-    written, so the search for each starts after the previous one's line (one pass over the
-    text for the whole file; a unit not found that way is looked for from the top)."""
-    rows = text.splitlines()
-    out: list[Lines | None] = []
-    at = 0
-    for u in units:
-        subj = "{" + u.subject
-
-        def hit(i: int) -> bool:
-            return subj in rows[i] and u.predicate in rows[i]
-
-        found = next((i for i in range(at, len(rows)) if hit(i)), None)
-        if found is None:
-            found = next((i for i in range(0, at) if hit(i)), None)
-        if found is None:
-            out.append(None)
-            continue
-        at = found + 1
-        out.append((found + 1, found + 1))
-    return out
-
-
 def _title(text: str, doc_id: str) -> str:
+    """A text's first line, without a Markdown heading's ``#`` marks (only those: ``#`` not
+    followed by a space starts a word, such as a unit id, and is kept); none: the file name."""
     for row in text.splitlines():
-        row = row.strip().lstrip("#").strip()
+        row = row.strip()
+        heading = re.match(r"#+(\s|$)", row)
+        row = row[heading.end():].strip() if heading else row
         if row:
             return row[:120]
     return doc_id.rsplit("/", 1)[-1]
+
+
+def _notation_title(text: str, doc_id: str) -> str:
+    """A unit file's title: its first comment's text without the ``%`` marks (a file states
+    its subject in a comment, e.g. ``% Python: who made it``); a file without comments: its
+    first line as written (a unit id keeps its ``#``); an empty one: the file name."""
+    text = text.removeprefix("\ufeff")
+    for row in text.splitlines():
+        row = row.strip()
+        if row.startswith("%") and row.lstrip("%").strip():
+            return row.lstrip("%").strip()[:120]
+    return next((row.strip()[:120] for row in text.splitlines() if row.strip()), doc_id.rsplit("/", 1)[-1])

@@ -117,6 +117,7 @@ class _Pending:
     args: list[Value]
     mods: list[Mod]
     supersedes: list[str]
+    last: int = 0  # the unit's last line: its own, or its last modifier row
 
 
 def parse_units(
@@ -145,6 +146,26 @@ def parse_units(
     ...
     kgservice.notation.errors.NotationErrors: ...f.units:2:...f.units:3:...
     """
+    return [u for u, _ in parse_units_with_lines(text, lexicon, source, doc, mode)]
+
+
+def parse_units_with_lines(
+    text: str,
+    lexicon: Lexicon,
+    source: str = "<text>",
+    doc: str | None = None,
+    mode: Mode = "manual",
+) -> list[tuple[Unit, tuple[int, int]]]:
+    """:func:`parse_units`, each unit with the lines it is written on (1-based, inclusive):
+    its unit line through its last modifier row. Only the parser knows where a unit ends, so
+    a document's provenance takes its ranges from here rather than searching the text (blank
+    and comment lines after a unit are not part of it).
+
+    >>> from kgservice.families import Lexicon
+    >>> text = "#a {x} [is a] {y}\\n  ()[confidence] (high)\\n\\n% c\\n#b {y} [is a] {z}"
+    >>> [(u.id, ln) for u, ln in parse_units_with_lines(text, Lexicon.load())]
+    [('a', (1, 2)), ('b', (5, 5))]
+    """
     errors: list[NotationError] = []
     pending: list[_Pending] = []
     current: _Pending | None = None
@@ -166,6 +187,7 @@ def parse_units(
                     col = len(line) - len(line.lstrip()) + 1
                     raise _LineError(col, "modifier row with no unit above it")
                 _parse_mod(line, current)
+                current.last = lineno
             else:
                 current = _parse_unit_line(line, lineno)
                 pending.append(current)
@@ -173,7 +195,7 @@ def parse_units(
             errors.append(NotationError(source, lineno, exc.column, exc.message))
             if not indented:
                 current = None
-    units: list[Unit] = []
+    units: list[tuple[Unit, tuple[int, int]]] = []
     seen: dict[str, int] = {}
     for p in pending:
         unit = _build(p, lexicon, doc, mode)
@@ -181,7 +203,7 @@ def parse_units(
             errors.append(NotationError(source, p.line, 1, f"unit id #{unit.id} already defined on line {seen[unit.id]}"))
             continue
         seen[unit.id] = p.line
-        units.append(unit)
+        units.append((unit, (p.line, p.last or p.line)))
     if errors:
         raise NotationErrors(errors)
     return units

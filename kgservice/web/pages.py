@@ -216,7 +216,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
 
         if not reason:
             raise InputError("reason: say why the unit is retracted (it is kept in the history)")
-        return ctx.kb.retract([str(form.get("unit") or "").lstrip("#")], reason)
+        return ctx.kb.retract([str(form.get("unit") or "").lstrip("#")], reason, user=who.user)
 
     def replace_action(form: Any, who: Principal) -> Any:
         from kgservice.errors import InputError
@@ -230,7 +230,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
                                   version=int(seen) if seen.isdigit() else None)
 
     def undo_action(form: Any, who: Principal) -> Any:
-        return ctx.kb.undo(str(form.get("change") or ""))
+        return ctx.kb.undo(str(form.get("change") or ""), user=who.user)
 
     async def provenance(request: Request) -> Response:
         from starlette.responses import JSONResponse

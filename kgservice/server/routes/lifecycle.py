@@ -81,9 +81,10 @@ async def delete_document(doc_id: str, request: Request, who: Principal = Depend
     return ops.job_accepted(job)
 
 
-@router.post("/units/{unit_id}/retract", dependencies=[Depends(WRITER)])
-async def retract_unit(unit_id: str, body: RetractIn, request: Request) -> dict:
-    return (await _call(ctx_of(request).kb.retract, [unit_id], body.reason)).model_dump()
+@router.post("/units/{unit_id}/retract")
+async def retract_unit(unit_id: str, body: RetractIn, request: Request, who: Principal = Depends(WRITER)) -> dict:
+    """Retract a unit, credited in the history to the caller (not the server's process user)."""
+    return (await _call(ctx_of(request).kb.retract, [unit_id], body.reason, user=who.user)).model_dump()
 
 
 @router.get("/history", dependencies=[Depends(READER)])
@@ -92,6 +93,7 @@ async def history(request: Request, target: str | None = None) -> list[dict]:
     return [c.summary() for c in await _call(ctx_of(request).kb.history, target)]
 
 
-@router.post("/changes/{change_id}/undo", dependencies=[Depends(ADMIN)])
-async def undo(change_id: str, request: Request) -> dict:
-    return (await _call(ctx_of(request).kb.undo, change_id)).model_dump()
+@router.post("/changes/{change_id}/undo")
+async def undo(change_id: str, request: Request, who: Principal = Depends(ADMIN)) -> dict:
+    """Undo a change, credited in the history to the caller (not the server's process user)."""
+    return (await _call(ctx_of(request).kb.undo, change_id, user=who.user)).model_dump()
