@@ -113,3 +113,23 @@ def test_find_path_is_one_server_request_and_draws_the_path(server, page):
     page.get_by_role("button", name="Find path").click()
     expect(page.locator("#path li.error")).to_contain_text("same node")
     assert len(api) == 3
+
+
+def test_search_hits_keep_the_server_order_and_say_how_they_were_found(server, page):
+    """The number beside a hit was the entry weight, not the order's key nor a similarity (a nonsense
+    query showed "(1.00)"): hits are listed in the server's order, each labelled named / similar."""
+    explore(server, page)
+    for q in ("吸烟 戒烟", "qqqzzzxq"):
+        want = page.evaluate("""(q) => fetch('/ui/v1/search', {method: 'POST', credentials: 'same-origin',
+            headers: {'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content},
+            body: JSON.stringify({query: q, top_k: 10})}).then((r) => r.json())""", q)
+        page.get_by_label("Search entry nodes").fill(q)
+        page.get_by_role("button", name="Search").click()
+        if want:
+            expect(page.locator("#hits li")).to_have_count(len(want))
+        got = page.evaluate("""() => [...document.querySelectorAll('#hits li')].map((li) => ({id: li.dataset.node,
+            text: li.textContent, how: li.querySelector('.hit-how') && li.querySelector('.hit-how').textContent}))""")
+        assert [g["id"] for g in got if g["id"]] == [h["node_id"] for h in want]
+        for g, h in zip(got, want):
+            assert g["how"] == ("named" if h["named"] else "similar")
+            assert "(" not in g["text"].replace(h["label"], "")  # no score number

@@ -296,8 +296,12 @@
     const hits = await api("/search", { query: q, top_k: 10 });
     if (!hits.length) ul.append(el("li", "No entry nodes for that."));
     for (const h of hits) {
-      const li = el("li"); const b = el("button", h.label + " (" + Number(h.score).toFixed(2) + ")", { type: "button", class: "hit" });
-      b.addEventListener("click", () => openNode(h.node_id, true).catch((err) => alertText(err))); li.append(b); ul.append(li);
+      // the server's order (the entry step's specificity-weighted weight, not shown: it is not a
+      // similarity); each hit says how it was found: named in the text, or a similar vector
+      const how = h.named ? "named" : "similar";
+      const li = el("li", null, { "data-node": h.node_id }); const b = el("button", h.label, { type: "button", class: "hit", "data-how": how });
+      b.addEventListener("click", () => openNode(h.node_id, true).catch((err) => alertText(err)));
+      li.append(b, " ", el("span", how, { class: "hit-how" })); ul.append(li);
     }
   }
   function alertText(err) { $("hits").append(el("li", "Error: " + err.message, { class: "error" })); }
