@@ -141,8 +141,8 @@ def shortest_path(g: Graph, source: str, target: str, undirected: bool = False) 
     return path
 
 
-def hop_text(g: Graph, u: str, v: str) -> str:
-    """``--rel [CONF]--> v`` or ``<--rel [CONF]-- v`` with every relation stored on the hop."""
+def _hop(g: Graph, u: str, v: str) -> tuple[list[str], list[str], bool]:
+    """The relations and confidences stored on the hop u→v, and whether it runs forward."""
     fwd, bwd = [], []
     for i in g.out_links(u):
         lk = g.links[i]
@@ -156,11 +156,29 @@ def hop_text(g: Graph, u: str, v: str) -> str:
     datas = fwd or bwd
     rels = sorted({str(d["relation"]) for d in datas if d.get("relation")})
     confs = sorted({str(d["confidence"]) for d in datas if d.get("confidence")})
+    return rels, confs, bool(fwd)
+
+
+def hop_text(g: Graph, u: str, v: str) -> str:
+    """``--rel [CONF]--> v`` or ``<--rel [CONF]-- v`` with every relation stored on the hop."""
+    rels, confs, fwd = _hop(g, u, v)
     rel = "/".join(rels) if rels else "related"
     conf = f" [{'/'.join(confs)}]" if confs else ""
     if fwd:
         return f"--{rel}{conf}--> {g.label(v)}"
     return f"<--{rel}{conf}-- {g.label(v)}"
+
+
+def path_json(g: Graph, nodes: list[str]) -> dict:
+    """A found path as data (the same hops the text prints): ``nodes`` [{id, label}] in order and
+    ``hops`` [{source, target, relations, confidences, forward}], one per step of the path;
+    ``forward`` is false where the stored link runs from ``target`` back to ``source``."""
+    hops = []
+    for u, v in zip(nodes, nodes[1:]):
+        rels, confs, fwd = _hop(g, u, v)
+        hops.append({"source": u, "target": v, "relations": rels or ["related"], "confidences": confs,
+                     "forward": fwd})
+    return {"nodes": [{"id": n, "label": g.label(n)} for n in nodes], "hops": hops}
 
 
 def run_path(g: Graph, source: str, target: str, undirected: bool = False) -> PathResult:

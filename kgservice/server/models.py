@@ -163,9 +163,12 @@ class GraphifyQueryIn(Strict):
 
 
 class GraphifyPathIn(Strict):
+    """``format``: "text" (the default) answers `kg path`'s text only; "json" adds the found
+    path as data (``path``: nodes and hops) beside the same text, for a page to draw it."""
     source: str = Field(min_length=1)
     target: str = Field(min_length=1)
     undirected: bool = False
+    format: Literal["text", "json"] = "text"
 
 
 class GraphifyExplainIn(Strict):
@@ -177,6 +180,29 @@ class TextOut(BaseModel):
     text: str
     exit_code: int = 0
     notes: list[str] = []
+
+
+class PathHop(BaseModel):
+    source: str
+    target: str
+    relations: list[str]
+    confidences: list[str]
+    forward: bool
+
+
+class PathNode(BaseModel):
+    id: str
+    label: str
+
+
+class PathData(BaseModel):
+    nodes: list[PathNode]
+    hops: list[PathHop]
+
+
+class PathOut(TextOut):
+    """`kg path`'s text; with ``format: "json"`` also ``path`` (null when no path was found)."""
+    path: PathData | None = None
 
 
 class IngestIn(Strict):

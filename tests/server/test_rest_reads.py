@@ -298,3 +298,36 @@ def test_cached_replies_gate_checks_the_route_role(app):
 
     assert call(Role.reader) == 403 and reached == ["reader"]  # not answered by the gate
     assert call(Role.writer) == 200 and reached == ["reader"]  # admitted: the gate answered
+
+
+def test_graphify_path_json_adds_the_path_as_data_and_keeps_the_text(client, keys, app):
+    """format "json" (the Explore page's path) gives the nodes and hops beside the same text; the
+    default answer is unchanged (no ``path`` key)."""
+    from kgservice.graphify.path import run_path
+
+    h = auth(keys["reader"])
+    plain = client.post("/v1/graphify/path", json={"source": "smoking", "target": "death"}, headers=h).json()
+    assert set(plain) == {"text", "exit_code", "notes"}
+    r = client.post("/v1/graphify/path", json={"source": "smoking", "target": "death", "format": "json"},
+                    headers=h).json()
+    g = app.state.ctx.mirror.graph()
+    res = run_path(g, "smoking", "death")
+    assert r["text"] == plain["text"] == res.stdout
+    assert [n["id"] for n in r["path"]["nodes"]] == res.nodes and len(res.nodes) == 3
+    assert r["path"]["nodes"][0]["label"] == "smoking" and r["path"]["nodes"][-1]["label"] == "death"
+    hops = r["path"]["hops"]
+    assert [(x["source"], x["target"]) for x in hops] == list(zip(res.nodes, res.nodes[1:]))
+    for hop, seg in zip(hops, r["text"].split("\n")[1].split(" --")[1:]):
+        assert "/".join(hop["relations"]) in seg
+    # each node id is the REST API's node id (the page expands it through /v1/nodes/{id}/neighbors)
+    for n in r["path"]["nodes"]:
+        assert client.get(f"/v1/nodes/{n['id']}", headers=h).json()["id"] == n["id"]
+    # errors stay the route's own: unknown name 404, same node 409; no path: the text, path null
+    miss = client.post("/v1/graphify/path", json={"source": "smoking", "target": "zzqx nothing", "format": "json"},
+                       headers=h)
+    assert miss.status_code == 404 and "zzqx" in miss.json()["detail"]
+    amb = client.post("/v1/graphify/path", json={"source": "smoking", "target": "smoking", "format": "json"},
+                      headers=h)
+    assert amb.status_code == 409
+    bad = client.post("/v1/graphify/path", json={"source": "a", "target": "b", "format": "xml"}, headers=h)
+    assert bad.status_code == 422

@@ -82,3 +82,54 @@ def test_a_small_neighbourhood_keeps_arrows_and_a_force_layout(server, page):
                 arrow: cy.edges()[0].style('target-arrow-shape')}; }""")
     assert 1 < got["nodes"] <= 150 and got["edges"] >= 1
     assert got["light"] == 0 and got["arrow"] == "triangle"
+
+
+def test_find_path_is_one_server_request_and_draws_the_path(server, page):
+    """The page asks the server's path search once (it used to walk the neighbours route itself, up
+    to 60 requests in a row, and hit the per-key rate limit) and draws the hops it returns."""
+    explore(server, page)
+    page.evaluate("() => { document.getElementById('node-panel').hidden = true; }")
+    api: list[str] = []
+    page.on("request", lambda r: api.append(r.url) if "/ui/v1/" in r.url else None)
+    page.get_by_label("From", exact=True).fill("Guido van Rossum")
+    page.get_by_label("To", exact=True).fill("stroke")
+    page.get_by_role("button", name="Find path").click()
+    expect(page.locator("#path li").last).to_contain_text("stroke")
+    expect(page.locator("#path li.error")).to_have_count(0)
+    expect(page.locator("#path li").first).to_contain_text("Guido van Rossum")
+    steps = page.locator("#path li").count()
+    assert steps >= 3  # a multi-hop path
+    assert len(api) == 1 and api[0].endswith("/ui/v1/graphify/path")
+    expect(page.locator("#node-panel")).to_be_visible()
+    got = page.evaluate("""() => { const cy = window.kgGraph.cy();
+        return {nodes: cy.nodes().map((n) => n.data('label')), edges: cy.edges().length}; }""")
+    assert got["edges"] == steps and len(got["nodes"]) == steps + 1
+    assert got["nodes"][0] == "Guido van Rossum" and got["nodes"][-1] == "stroke"
+    # an unknown name is the server's own message, and so is no path
+    page.get_by_label("To", exact=True).fill("qqqzzzxq")
+    page.get_by_role("button", name="Find path").click()
+    expect(page.locator("#path li.error")).to_contain_text("qqqzzzxq")
+    page.get_by_label("To", exact=True).fill("Guido van Rossum")
+    page.get_by_role("button", name="Find path").click()
+    expect(page.locator("#path li.error")).to_contain_text("same node")
+    assert len(api) == 3
+
+
+def test_search_hits_keep_the_server_order_and_say_how_they_were_found(server, page):
+    """The number beside a hit was the entry weight, not the order's key nor a similarity (a nonsense
+    query showed "(1.00)"): hits are listed in the server's order, each labelled named / similar."""
+    explore(server, page)
+    for q in ("吸烟 戒烟", "qqqzzzxq"):
+        want = page.evaluate("""(q) => fetch('/ui/v1/search', {method: 'POST', credentials: 'same-origin',
+            headers: {'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content},
+            body: JSON.stringify({query: q, top_k: 10})}).then((r) => r.json())""", q)
+        page.get_by_label("Search entry nodes").fill(q)
+        page.get_by_role("button", name="Search").click()
+        if want:
+            expect(page.locator("#hits li")).to_have_count(len(want))
+        got = page.evaluate("""() => [...document.querySelectorAll('#hits li')].map((li) => ({id: li.dataset.node,
+            text: li.textContent, how: li.querySelector('.hit-how') && li.querySelector('.hit-how').textContent}))""")
+        assert [g["id"] for g in got if g["id"]] == [h["node_id"] for h in want]
+        for g, h in zip(got, want):
+            assert g["how"] == ("named" if h["named"] else "similar")
+            assert "(" not in g["text"].replace(h["label"], "")  # no score number

@@ -10,7 +10,7 @@ from kgservice.server import ops
 from kgservice.server.auth import Principal
 from kgservice.server.deps import READER, WRITER
 from kgservice.server.errors import Conflict, NotFound
-from kgservice.server.models import (GraphifyExplainIn, GraphifyPathIn, GraphifyQueryIn, SaveResultIn, SavedOut,
+from kgservice.server.models import (GraphifyExplainIn, GraphifyPathIn, GraphifyQueryIn, PathOut, SaveResultIn, SavedOut,
                                      SavedResultsOut, TextOut)
 from kgservice.server.routes import ctx_of
 
@@ -38,15 +38,21 @@ def query(body: GraphifyQueryIn, request: Request) -> TextOut:
     return _answer(res.text, res.exit_code, res.notes)
 
 
-@router.post("/graphify/path", response_model=TextOut, dependencies=[Depends(READER)])
+@router.post("/graphify/path", response_model=PathOut, response_model_exclude_unset=True,
+             dependencies=[Depends(READER)])
 def path(body: GraphifyPathIn, request: Request) -> TextOut:
-    """`kg path SOURCE TARGET [--undirected]`."""
-    from kgservice.graphify.path import run_path
+    """`kg path SOURCE TARGET [--undirected]`; with ``format: "json"`` also the path's nodes and hops
+    (:func:`kgservice.graphify.path.path_json`), the text unchanged."""
+    from kgservice.graphify.path import path_json, run_path
 
-    res = run_path(ctx_of(request).mirror.graph(), body.source, body.target, undirected=body.undirected)
+    g = ctx_of(request).mirror.graph()
+    res = run_path(g, body.source, body.target, undirected=body.undirected)
     if res.exit_code != gt.EXIT_OK:
         return _answer(res.stderr, res.exit_code)
-    return _answer(res.stdout, res.exit_code, [res.stderr] if res.stderr else [])
+    out = _answer(res.stdout, res.exit_code, [res.stderr] if res.stderr else [])
+    if body.format == "json":
+        return PathOut(**out.model_dump(), path=path_json(g, res.nodes) if res.nodes else None)
+    return out
 
 
 @router.post("/graphify/explain", response_model=TextOut, dependencies=[Depends(READER)])

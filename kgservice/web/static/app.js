@@ -164,6 +164,7 @@
       { selector: "node.seed", style: { "background-color": "#000", "border-width": 3, "border-color": "#fc0" } },
       { selector: "node:selected", style: { "border-width": 4, "border-color": "#04c", "font-weight": "bold" } },
       { selector: "edge", style: { width: 1.5, "curve-style": "straight", "target-arrow-shape": "triangle", "arrow-scale": 0.8, "line-color": "data(colour)", "target-arrow-color": "data(colour)", label: "data(label)", "font-size": 8, "min-zoomed-font-size": 9 } },
+      { selector: "edge.on-path", style: { width: 3 } },
       { selector: "edge.light", style: { "curve-style": "haystack", "haystack-radius": 0, "target-arrow-shape": "none", label: "" } } ] });
     cy.on("tap", "node", (e) => expandNode(e.target.id(), false));
     window.addEventListener("resize", () => { cy.resize(); cy.fit(); });
@@ -295,8 +296,12 @@
     const hits = await api("/search", { query: q, top_k: 10 });
     if (!hits.length) ul.append(el("li", "No entry nodes for that."));
     for (const h of hits) {
-      const li = el("li"); const b = el("button", h.label + " (" + Number(h.score).toFixed(2) + ")", { type: "button", class: "hit" });
-      b.addEventListener("click", () => openNode(h.node_id, true).catch((err) => alertText(err))); li.append(b); ul.append(li);
+      // the server's order (the entry step's specificity-weighted weight, not shown: it is not a
+      // similarity); each hit says how it was found: named in the text, or a similar vector
+      const how = h.named ? "named" : "similar";
+      const li = el("li", null, { "data-node": h.node_id }); const b = el("button", h.label, { type: "button", class: "hit", "data-how": how });
+      b.addEventListener("click", () => openNode(h.node_id, true).catch((err) => alertText(err)));
+      li.append(b, " ", el("span", how, { class: "hit-how" })); ul.append(li);
     }
   }
   function alertText(err) { $("hits").append(el("li", "Error: " + err.message, { class: "error" })); }
@@ -305,24 +310,40 @@
   }));
   if ($("search-form")) $("search-form").addEventListener("submit", (e) => { e.preventDefault(); search($("search-q").value).catch(alertText); });
 
-  // a shortest path by breadth-first search over the neighbours route (undirected, ≤ 4 steps)
+  // the shortest path: one request to the server's path search (graphify's `kg path`, the same
+  // hops the command prints), drawn as the graph; an unknown or ambiguous name, or no path, is the
+  // server's own message. Clicking a node of the path expands it as usual.
+  function drawPath(p) {
+    const g = ensureGraph(); if (!g) return;
+    g.batch(() => {
+      g.elements().remove();
+      const add = p.nodes.map((n, i) => ({ group: "nodes", data: { id: n.id, label: shortLabel(n.label), name: shortLabel(n.label) },
+                                           position: { x: i * 140, y: (i % 2) * 40 }, classes: "on-path" }));
+      p.hops.forEach((h, i) => {
+        const [s, t] = h.forward ? [h.source, h.target] : [h.target, h.source];
+        add.push({ group: "edges", data: { id: "p:" + i, source: s, target: t, label: h.relations.join("/"), colour: "#e6550d" }, classes: "on-path" });
+      });
+      g.add(add);
+    });
+    fitPositions(g, 40);
+  }
   async function findPath(a, b) {
-    const out = $("path"); out.replaceChildren(el("li", "Searching…"));
-    const [na, nbb] = await Promise.all([api("/nodes/" + encodeURIComponent(a)), api("/nodes/" + encodeURIComponent(b))]);
-    const prev = { [na.id]: null }; let frontier = [na.id]; const labels = { [na.id]: na.label, [nbb.id]: nbb.label };
-    for (let depth = 0; depth < 4 && frontier.length && !(nbb.id in prev); depth++) {
-      const next = [];
-      for (const id of frontier.slice(0, 60)) {
-        const nb = await api("/nodes/" + encodeURIComponent(id) + "/neighbors?limit=100");
-        for (const n of nb.neighbors) if (!(n.node_id in prev)) { prev[n.node_id] = { from: id, n }; labels[n.node_id] = n.label; next.push(n.node_id); }
-      }
-      frontier = next;
-    }
+    const out = $("path"); out.replaceChildren(el("li", "Searching…")); $("path-note").textContent = "";
+    const directed = $("path-directed") && $("path-directed").checked;
+    const r = await api("/graphify/path", { source: a, target: b, undirected: !directed, format: "json" });
     out.replaceChildren();
-    if (!(nbb.id in prev)) { out.append(el("li", "No path within 4 steps.")); return; }
-    const steps = []; let cur = nbb.id;
-    while (prev[cur]) { steps.unshift(prev[cur]); cur = prev[cur].from; }
-    for (const s of steps) out.append(el("li", labels[s.from] + (s.n.direction === "out" ? " —" + s.n.predicate + "→ " : " ←" + s.n.predicate + "— ") + s.n.label));
+    $("path-note").textContent = (r.notes || []).join(" ");
+    if (!r.path) { out.append(el("li", r.text, { class: "no-path" })); return; }
+    const label = Object.fromEntries(r.path.nodes.map((n) => [n.id, n.label]));
+    for (const h of r.path.hops) {
+      const rel = h.relations.join("/");
+      out.append(el("li", label[h.source] + (h.forward ? " —" + rel + "→ " : " ←" + rel + "— ") + label[h.target], { "data-source": h.source, "data-target": h.target }));
+    }
+    $("node-panel").hidden = false;
+    $("node-title").textContent = "Path: " + label[r.path.nodes[0].id] + " → " + label[r.path.nodes[r.path.nodes.length - 1].id] + " (" + r.path.hops.length + " hops)";
+    for (const id of ["neighbours", "facts", "legend", "ranked"]) $(id).replaceChildren();
+    $("ranked-panel").hidden = true;
+    drawPath(r.path);
   }
   if ($("path-form")) $("path-form").addEventListener("submit", (e) => { e.preventDefault(); findPath($("path-a").value, $("path-b").value).catch((err) => $("path").replaceChildren(el("li", "Error: " + err.message, { class: "error" }))); });
 
