@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -19,6 +20,20 @@ from kgservice.server.auth import Principal, Role
 from kgservice.web.session import COOKIE, csrf_ok
 
 HERE = Path(__file__).parent
+def safe_back(value: str, default: str) -> str:
+    """``value`` if it is a path of this site's pages (``/ui/...``), else ``default``: a form's
+    ``back`` field decides where its POST redirects, and must never send the user elsewhere
+    (no scheme, no host, no ``//host`` or ``/\\host``, no ``..``, no control characters)."""
+    if not value or any(ord(c) < 32 or c == "\\" for c in value):
+        return default
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/ui/") or value.startswith("//"):
+        return default
+    if ".." in parts.path.split("/"):
+        return default
+    return value
+
+
 NAV = [("ask", "Ask", Role.reader), ("explore", "Explore", Role.reader), ("documents", "Documents", Role.reader),
        ("jobs", "Jobs", Role.writer), ("admin", "Admin", Role.admin)]
 
@@ -55,6 +70,8 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
             if not principal.allows(role):
                 return render("denied.html", request, status=403, needed=role.value)
             kw = await extra(request, principal) if extra else {}
+            if request.method == "GET" and session is not None:
+                kw.update(session.take_flash(request.url.path))  # what the last form did, once
             return render(name, request, **kw)
         return endpoint
 
@@ -176,34 +193,35 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
                 "history": [c.summary() for c in ctx.kb.history(doc_id)][::-1]}
 
     async def lifecycle_write(request: Request, role: Role, action: Any) -> Response:
+        """Every Documents write answers with a redirect (303) to the page the form was on, its
+        outcome in the session's flash: a reload shows the page again instead of posting again.
+        A failed replace keeps the text typed, for the form to show it again."""
         from kgservice.errors import InputError
 
-        _, p, form = await write_check(request, role)
+        session, p, form = await write_check(request, role)
         if isinstance(p, Response):
             return p
-        back = str(form.get("back") or "/ui/documents")
-        if not back.startswith("/ui/documents"):
-            back = "/ui/documents"
+        back = safe_back(str(form.get("back") or ""), "/ui/documents")
+
+        def redirect(**flash: Any) -> Response:
+            session.set_flash(urlsplit(back).path, **flash)
+            return RedirectResponse(back, status_code=303)
+
+        kept = {"replace_text": str(form.get("text"))} if form.get("text") else {}
         if form.get("confirm") != "yes":
-            return await documents_page_with(request, p, 422, "Tick the confirmation box first: nothing was changed.")
+            return redirect(error="Tick the confirmation box first: nothing was changed.", **kept)
         try:
             res = await run_in_threadpool(action, form, p)
         except InputError as exc:
-            status = getattr(exc, "http_status", 422)
-            return await documents_page_with(request, p, status if status in (404, 409) else 422, str(exc))
+            return redirect(error=str(exc), **kept)
         if isinstance(res, Job):  # replace and forget are jobs, as over REST: the page follows it live
-            return await documents_page_with(request, p, 202, None, queued={"job_id": res.id, "kind": res.kind})
-        return await documents_page_with(request, p, 200, None, done=res.model_dump(mode="json"))
+            return redirect(queued={"job_id": res.id, "kind": res.kind})
+        return redirect(done=res.model_dump(mode="json"))
 
     def writes(role: Role, action: Any):
         async def endpoint(request: Request) -> Response:
             return await lifecycle_write(request, role, action)
         return endpoint
-
-    async def documents_page_with(request: Request, p: Principal, status: int, error: str | None,
-                                  done: Any = None, queued: Any = None) -> Response:
-        return render("documents.html", request, status=status, error=error, done=done, queued=queued,
-                      **await documents_extra(request, p))
 
     def forget_action(form: Any, who: Principal) -> Any:
         from kgservice.server import ops

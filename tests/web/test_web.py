@@ -181,6 +181,7 @@ def test_writer_replaces_a_document_and_follows_the_job(server, page):
     page.get_by_label("New text of replace-me.units").fill("{draft plan} [has] {second step}\n")
     page.get_by_label(re.compile("Yes, replace")).check()
     page.get_by_role("button", name="Replace").click()
+    page.wait_for_url(base + "/ui/documents?doc=replace-me.units")  # back on the document, not at the POST URL
     # replacing is a job, as over REST: queued, followed live, then what it changed
     expect(page.locator("#doc-job")).to_contain_text("(replace)")
     expect(page.locator("#job-state")).to_have_attribute("data-status", "done", timeout=60_000)
@@ -191,8 +192,9 @@ def test_writer_replaces_a_document_and_follows_the_job(server, page):
     csrf = page.locator('meta[name="csrf-token"]').get_attribute("content")
     r = page.request.post(base + "/ui/documents/replace", form={
         "doc": "replace-me.units", "text": "{draft plan} [has] {third step}\n", "version": "1", "confirm": "yes",
-        "csrf": csrf})
-    assert r.status == 409 and "at version 2, not 1" in r.text()
+        "csrf": csrf, "back": "/ui/documents?doc=replace-me.units"})
+    assert r.url == base + "/ui/documents?doc=replace-me.units"  # followed the 303 to the document
+    assert "at version 2, not 1" in r.text() and "third step" in r.text()  # the error, and the text kept
     assert "third step" not in page.request.get(base + "/ui/v1/documents/replace-me.units").json()["text"]
 
 

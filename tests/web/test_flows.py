@@ -1,0 +1,53 @@
+"""The page's forms over HTTP: each POST answers with a redirect (303) to a page that shows what
+it did once (POST-redirect-GET), so a reload never posts again; the session's end reaches htmx."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from kgservice.web.pages import safe_back
+from tests.web.conftest import web_client
+
+
+def error_of(page: str) -> str | None:
+    found = re.search(r'<p class="error" role="alert">([^<]*)</p>', page)
+    return html.unescape(found.group(1)) if found else None
+
+
+def test_back_is_only_a_page_of_this_site():
+    for good in ("/ui/documents", "/ui/documents?doc=team%2Fkeep.units", "/ui/admin"):
+        assert safe_back(good, "/ui/documents") == good
+    for bad in ("https://evil.example/ui/x", "//evil.example/ui/x", "/\\evil.example", "/v1/admin/keys", "",
+                "javascript:alert(1)", "/ui/../v1/stats", "/ui/x\r\nSet-Cookie: a=b"):
+        assert safe_back(bad, "/ui/documents") == "/ui/documents"
+
+
+def test_a_failed_replace_goes_back_to_the_document_keeping_the_text(server):
+    client, csrf = web_client(server["base"], server["keys"]["writer"])
+    back = "/ui/documents?doc=keep.units"
+    typed = "#kp1 {茶} [is a] {typed but refused}\n"
+    r = client.post("/ui/documents/replace", data={"doc": "keep.units", "text": typed, "version": "99",
+                                                   "confirm": "yes", "csrf": csrf, "back": back})
+    assert r.status_code == 303 and r.headers["location"] == back  # not the list rendered at the POST URL
+    shown = client.get(back)
+    assert shown.status_code == 200 and 'id="doc-title">keep.units<' in shown.text
+    assert "version" in (error_of(shown.text) or "")
+    assert html.escape(typed, quote=False).strip() in shown.text  # the text typed, in the form again
+    again = client.get(back)  # the flash is shown once
+    assert error_of(again.text) is None and "typed but refused" not in again.text
+    assert "typed but refused" not in client.get("/ui/v1/documents/keep.units").json()["text"]
+
+
+def test_a_write_without_confirmation_or_with_a_foreign_back_stays_on_this_site(server):
+    client, csrf = web_client(server["base"], server["keys"]["writer"])
+    r = client.post("/ui/documents/retract", data={"unit": "kp1", "reason": "r", "csrf": csrf,
+                                                   "back": "/ui/documents?doc=keep.units"})
+    assert r.status_code == 303 and r.headers["location"] == "/ui/documents?doc=keep.units"
+    assert "confirmation box" in (error_of(client.get(r.headers["location"]).text) or "")
+    for foreign in ("https://evil.example/", "//evil.example/ui/documents"):
+        r = client.post("/ui/documents/retract", data={"unit": "kp1", "reason": "", "confirm": "yes",
+                                                       "csrf": csrf, "back": foreign})
+        assert r.status_code == 303 and r.headers["location"] == "/ui/documents"
+        assert "reason" in (error_of(client.get("/ui/documents").text) or "")
+    assert client.get("/ui/v1/units/kp1").status_code == 200  # nothing was retracted
