@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 
 from kgservice.jobs.model import Job
 from kgservice.server.auth import Principal, Role
+from kgservice.web.gate import cookie_of
 from kgservice.web.session import COOKIE, csrf_ok
 
 HERE = Path(__file__).parent
@@ -62,11 +63,26 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         request.scope["kg.web"] = (session, principal)
         return session, principal
 
+    def to_login(request: Request) -> Response:
+        """Where a request without a live session goes: the sign-in page, which says the session
+        ended when the request still carried a cookie (key revoked, server restarted, expired).
+        An htmx request (the Jobs table's refresh) gets ``HX-Redirect`` and no body, so the whole
+        page goes to sign-in instead of the sign-in page being swapped into the table."""
+        ended = cookie_of(request.scope) is not None
+        target = "/ui/login?ended=1" if ended else "/ui/login"
+        if request.headers.get("hx-request") == "true":
+            resp: Response = Response(status_code=401, headers={"HX-Redirect": target})
+        else:
+            resp = RedirectResponse(target, status_code=303)
+        if ended:
+            resp.delete_cookie(COOKIE, path="/")  # said once: a later visit is a plain sign-in
+        return resp
+
     def page(name: str, role: Role, extra: Any = None):
         async def endpoint(request: Request) -> Response:
             session, principal = await who(request)
             if principal is None:
-                return RedirectResponse("/ui/login", status_code=303)
+                return to_login(request)
             if not principal.allows(role):
                 return render("denied.html", request, status=403, needed=role.value)
             kw = await extra(request, principal) if extra else {}
@@ -81,7 +97,8 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
 
     async def login_form(request: Request) -> Response:
         await who(request)
-        return render("login.html", request)
+        ended = request.query_params.get("ended") == "1"
+        return render("login.html", request, ended=ended)
 
     async def login(request: Request) -> Response:
         form = await request.form()
@@ -104,7 +121,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         session, principal = await who(request)
         form = await request.form()
         if principal is None:
-            return session, RedirectResponse("/ui/login", status_code=303), form
+            return session, to_login(request), form
         if not csrf_ok(session, str(form.get("csrf") or "")):
             return session, render("denied.html", request, status=403, csrf_failed=True), form
         if not principal.allows(role):

@@ -6,8 +6,11 @@ from __future__ import annotations
 import html
 import re
 
+import httpx
+from playwright.sync_api import expect
+
 from kgservice.web.pages import safe_back
-from tests.web.conftest import web_client
+from tests.web.conftest import sign_in, web_client
 
 
 def error_of(page: str) -> str | None:
@@ -51,3 +54,31 @@ def test_a_write_without_confirmation_or_with_a_foreign_back_stays_on_this_site(
         assert r.status_code == 303 and r.headers["location"] == "/ui/documents"
         assert "reason" in (error_of(client.get("/ui/documents").text) or "")
     assert client.get("/ui/v1/units/kp1").status_code == 200  # nothing was retracted
+
+
+def test_an_ended_session_sends_htmx_to_sign_in_and_says_why(server):
+    base = server["base"]
+    stale = {"kg_session": "no-such-session"}  # what a browser holds after a restart or a revoke
+    with httpx.Client(base_url=base, cookies=stale) as client:
+        r = client.get("/ui/jobs/list", headers={"HX-Request": "true"})
+        assert r.status_code == 401 and r.headers["hx-redirect"] == "/ui/login?ended=1" and r.content == b""
+        r = client.get("/ui/jobs")
+        assert r.status_code == 303 and r.headers["location"] == "/ui/login?ended=1"
+    assert "Your session ended" in httpx.get(base + "/ui/login?ended=1").text
+    r = httpx.get(base + "/ui/jobs")  # never signed in: a plain sign-in, no talk of an ended session
+    assert r.status_code == 303 and r.headers["location"] == "/ui/login"
+    assert "Your session ended" not in httpx.get(base + "/ui/login").text
+
+
+def test_jobs_table_refresh_after_a_revoke_takes_the_page_to_sign_in(server, page):
+    base = server["base"]
+    admin = {"Authorization": f"Bearer {server['keys']['admin']}"}
+    made = httpx.post(base + "/v1/admin/keys", json={"user": "web-short-lived", "role": "writer"}, headers=admin)
+    assert made.status_code == 201, made.text
+    sign_in(page, base, made.json()["key"])
+    page.goto(base + "/ui/jobs")
+    expect(page.locator("#jobs-table")).to_be_visible()
+    assert httpx.delete(base + f"/v1/admin/keys/{made.json()['key_id']}", headers=admin).status_code == 200
+    page.wait_for_url(base + "/ui/login?ended=1")  # the whole page, on the table's next refresh
+    expect(page.locator("#session-ended")).to_contain_text("Your session ended")
+    expect(page.locator("#jobs")).to_have_count(0)
