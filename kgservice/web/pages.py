@@ -162,16 +162,31 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         return render("admin.html", request, **await admin_extra(request, p, created={"key": key, "rec": rec}))
 
     async def key_revoke(request: Request) -> Response:
-        _, p, form = await write_check(request, Role.admin)
+        """Revoking needs the confirmation box ticked, and never takes the last active admin key
+        (the REST route DELETE /v1/admin/keys/{id} refuses the same; the key store itself does
+        not): one click must not lock every admin out. Answers with a redirect to the Admin page."""
+        session, p, form = await write_check(request, Role.admin)
         if isinstance(p, Response):
             return p
+
+        def back(**flash: Any) -> Response:
+            session.set_flash("/ui/admin", **flash)
+            return RedirectResponse("/ui/admin", status_code=303)
+
         key_id = str(form.get("key_id") or "")
+        if form.get("confirm") != "yes":
+            return back(error="Tick the confirmation box first: no key was revoked.")
         keys = gate.keys()
-        if not any(k.key_id == key_id for k in await run_in_threadpool(keys.list)):
-            return render("admin.html", request, status=404, error=f"no API key with id {key_id!r}",
-                          **await admin_extra(request, p))
+        listed = await run_in_threadpool(keys.list)
+        target = next((k for k in listed if k.key_id == key_id), None)
+        if target is None:
+            return back(error=f"no API key with id {key_id!r}")
+        admins = [k for k in listed if k.role == Role.admin and k.active]
+        if target.active and target.role == Role.admin and len(admins) <= 1:
+            return back(error=f"{key_id} is the only active admin key: create another admin key before "
+                              "revoking it (nobody could manage keys from the page or the API afterwards).")
         await run_in_threadpool(keys.revoke, key_id)
-        return RedirectResponse("/ui/admin", status_code=303)
+        return back(notice=f"Revoked key {key_id} ({target.user}, {target.role.value}).")
 
     # -- Documents (the knowledge base's lifecycle methods; writes need the writer role, undo admin)
     async def documents_extra(request: Request, principal: Principal) -> dict:

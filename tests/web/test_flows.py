@@ -82,3 +82,28 @@ def test_jobs_table_refresh_after_a_revoke_takes_the_page_to_sign_in(server, pag
     page.wait_for_url(base + "/ui/login?ended=1")  # the whole page, on the table's next refresh
     expect(page.locator("#session-ended")).to_contain_text("Your session ended")
     expect(page.locator("#jobs")).to_have_count(0)
+
+
+def key_state(client: httpx.Client, key_id: str) -> str:
+    row = re.search(rf'<tr data-key-id="{re.escape(key_id)}">.*?<td class="state">([^<]*)</td>', client.get("/ui/admin").text,
+                    re.S)
+    assert row, key_id
+    return row.group(1)
+
+
+def test_revoking_a_key_needs_confirmation_and_never_takes_the_last_admin(server):
+    base = server["base"]
+    admin_key = server["keys"]["admin"]
+    listed = httpx.get(base + "/v1/admin/keys", headers={"Authorization": f"Bearer {admin_key}"}).json()
+    admins = [k["key_id"] for k in listed if k["role"] == "admin" and not k["revoked_at"]]
+    own = admin_key.split("_")[1]
+    assert admins == [own]  # the test server has one admin: this session's
+    client, csrf = web_client(base, admin_key)
+    r = client.post("/ui/admin/keys/revoke", data={"key_id": own, "csrf": csrf})  # no confirmation box
+    assert r.status_code == 303 and r.headers["location"] == "/ui/admin"
+    assert "confirmation box" in (error_of(client.get("/ui/admin").text) or "")
+    r = client.post("/ui/admin/keys/revoke", data={"key_id": own, "confirm": "yes", "csrf": csrf})
+    assert r.status_code == 303
+    shown = client.get("/ui/admin")
+    assert "only active admin key" in (error_of(shown.text) or "") and "your own key" in shown.text
+    assert key_state(client, own) == "active"

@@ -142,6 +142,7 @@ def test_admin_creates_and_revokes_a_key(server, page):
     shoot(page, "admin")
     page.goto(base + "/ui/admin")
     expect(page.locator("#new-key")).to_have_count(0)  # shown once
+    page.get_by_label(f"confirm revoking {key_id}").check()  # the browser refuses the form without it
     page.get_by_role("button", name=f"revoke {key_id}").click()
     expect(page.locator(f'tr[data-key-id="{key_id}"] .state')).to_contain_text("revoked")
     assert httpx.get(base + "/v1/stats", headers={"Authorization": f"Bearer {key}"}).status_code == 401
