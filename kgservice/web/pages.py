@@ -143,13 +143,15 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         found = await run_in_threadpool(ops.list_jobs, ctx.kb, principal, limit=50)
         return {"jobs": [ops.job_dict(j) for j in found]}
 
-    async def admin_extra(request: Request, principal: Principal, created: Any = None) -> dict:
+    async def admin_extra(request: Request, principal: Principal) -> dict:
         keys = await run_in_threadpool(gate.keys().list)
         counts = await run_in_threadpool(ctx.kb.store.counts)
-        return {"keys": keys, "stats": {"backend": ctx.kb.store.backend, **counts}, "created": created}
+        return {"keys": keys, "stats": {"backend": ctx.kb.store.backend, **counts}}
 
     async def key_create(request: Request) -> Response:
-        _, p, form = await write_check(request, Role.admin)
+        """Answers with a redirect to /ui/admin, the new key in the session's one-shot flash: the
+        secret is shown once, and a reload shows the page instead of creating a second key."""
+        session, p, form = await write_check(request, Role.admin)
         if isinstance(p, Response):
             return p
         from kgservice.errors import InputError
@@ -158,8 +160,10 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
             key, rec = await run_in_threadpool(gate.keys().create, str(form.get("user") or ""),
                                                str(form.get("role") or "reader"))
         except InputError as exc:
-            return render("admin.html", request, status=422, error=str(exc), **await admin_extra(request, p))
-        return render("admin.html", request, **await admin_extra(request, p, created={"key": key, "rec": rec}))
+            session.set_flash("/ui/admin", error=str(exc))
+        else:
+            session.set_flash("/ui/admin", created={"key": key, "user": rec.user, "role": rec.role.value})
+        return RedirectResponse("/ui/admin", status_code=303)
 
     async def key_revoke(request: Request) -> Response:
         """Revoking needs the confirmation box ticked, and never takes the last active admin key

@@ -107,3 +107,19 @@ def test_revoking_a_key_needs_confirmation_and_never_takes_the_last_admin(server
     shown = client.get("/ui/admin")
     assert "only active admin key" in (error_of(shown.text) or "") and "your own key" in shown.text
     assert key_state(client, own) == "active"
+
+
+def test_a_new_key_is_shown_once_after_a_redirect(server):
+    client, csrf = web_client(server["base"], server["keys"]["admin"])
+    before = client.get("/ui/admin").text.count("<tr data-key-id=")
+    r = client.post("/ui/admin/keys", data={"user": "prg-once", "role": "reader", "csrf": csrf})
+    assert r.status_code == 303 and r.headers["location"] == "/ui/admin"  # a reload re-gets, it does not re-post
+    shown = client.get("/ui/admin").text
+    key = re.search(r'<code id="new-key">([^<]+)</code>', shown).group(1)
+    assert key.startswith("kg_") and "New key for prg-once (reader)" in shown
+    assert shown.count("<tr data-key-id=") == before + 1
+    again = client.get("/ui/admin").text
+    assert key not in again and 'id="new-key"' not in again  # shown once
+    assert again.count("<tr data-key-id=") == before + 1
+    r = client.post("/ui/admin/keys", data={"user": "", "role": "reader", "csrf": csrf})
+    assert r.status_code == 303 and error_of(client.get("/ui/admin").text)
