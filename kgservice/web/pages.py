@@ -137,6 +137,12 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         resp.delete_cookie(COOKIE, path="/")
         return resp
 
+    async def ask_extra(request: Request, principal: Principal) -> dict:
+        """The question box's limit is the server's (a longer question would be refused there)."""
+        from kgservice.server.models import MAX_QUESTION
+
+        return {"max_question": MAX_QUESTION}
+
     async def jobs_extra(request: Request, principal: Principal) -> dict:
         from kgservice.server import ops
 
@@ -312,7 +318,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         Route("/favicon.ico", lambda request: Response(status_code=204)), Route("/", home), Route("/ui", home), Route("/ui/", home),
         Route("/ui/login", login_form, methods=["GET"]), Route("/ui/login", login, methods=["POST"]),
         Route("/ui/logout", logout, methods=["POST"]),
-        Route("/ui/ask", page("ask.html", Role.reader)),
+        Route("/ui/ask", page("ask.html", Role.reader, ask_extra)),
         Route("/ui/explore", page("explore.html", Role.reader)),
         Route("/ui/documents", page("documents.html", Role.reader, documents_extra)),
         Route("/ui/documents/forget", writes(Role.writer, forget_action), methods=["POST"]),

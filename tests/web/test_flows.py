@@ -123,3 +123,10 @@ def test_a_new_key_is_shown_once_after_a_redirect(server):
     assert again.count("<tr data-key-id=") == before + 1
     r = client.post("/ui/admin/keys", data={"user": "", "role": "reader", "csrf": csrf})
     assert r.status_code == 303 and error_of(client.get("/ui/admin").text)
+
+
+def test_the_question_box_takes_as_much_as_the_server(server):
+    from kgservice.server.models import MAX_QUESTION
+
+    client, _ = web_client(server["base"], server["keys"]["reader"])
+    assert re.search(rf'<input id="question"[^>]* maxlength="{MAX_QUESTION}"', client.get("/ui/ask").text)

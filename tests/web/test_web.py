@@ -43,6 +43,7 @@ def test_reader_asks_sees_rounds_and_opens_a_citation(server, page):
     page.get_by_role("button", name="Ask").click()
     # the first, uncached drill-down may take a while on a loaded machine: no wall-clock assertion
     expect(page.locator("#rounds li.round").first).to_be_visible(timeout=90_000)
+    expect(page.get_by_role("heading", name="Rounds")).to_be_visible()  # shown once there are rounds
     citation = page.locator("button.citation").first
     expect(citation).to_be_visible(timeout=90_000)
     expect(page.locator("#answer button.cite-ref").first).to_have_text("[1]")
@@ -69,6 +70,7 @@ def test_explore_search_node_graph_and_path(server, page):
     expect(page.locator("#facts li").first).to_be_visible()
     expect(page.locator("#facts .facts-family h4").first).to_contain_text("(")  # a named family with its count
     expect(page.locator("#graph canvas").first).to_be_attached()
+    assert page.evaluate("() => getComputedStyle(document.getElementById('graph')).position") == "relative"  # Cytoscape's need
     expect(page.locator("#legend li").first).to_be_visible()
     page.get_by_label("spreading activation").check()
     expect(page.locator("#ranked li").first).to_contain_text("activation")
