@@ -60,8 +60,10 @@ def no_model_server(tmp_path_factory) -> Iterator[dict]:
         yield {"base": base, "key": key, "log": log}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    """Package scope: Playwright's sync API keeps an event loop running while it is open, which
+    would make every later ``asyncio.run`` (tests/server's MCP tests, run after these) fail."""
     pw = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
