@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -16,9 +17,24 @@ from starlette.staticfiles import StaticFiles
 
 from kgservice.jobs.model import Job
 from kgservice.server.auth import Principal, Role
+from kgservice.web.gate import cookie_of
 from kgservice.web.session import COOKIE, csrf_ok
 
 HERE = Path(__file__).parent
+def safe_back(value: str, default: str) -> str:
+    """``value`` if it is a path of this site's pages (``/ui/...``), else ``default``: a form's
+    ``back`` field decides where its POST redirects, and must never send the user elsewhere
+    (no scheme, no host, no ``//host`` or ``/\\host``, no ``..``, no control characters)."""
+    if not value or any(ord(c) < 32 or c == "\\" for c in value):
+        return default
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/ui/") or value.startswith("//"):
+        return default
+    if ".." in parts.path.split("/"):
+        return default
+    return value
+
+
 NAV = [("ask", "Ask", Role.reader), ("explore", "Explore", Role.reader), ("documents", "Documents", Role.reader),
        ("jobs", "Jobs", Role.writer), ("admin", "Admin", Role.admin)]
 
@@ -47,14 +63,31 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         request.scope["kg.web"] = (session, principal)
         return session, principal
 
+    def to_login(request: Request) -> Response:
+        """Where a request without a live session goes: the sign-in page, which says the session
+        ended when the request still carried a cookie (key revoked, server restarted, expired).
+        An htmx request (the Jobs table's refresh) gets ``HX-Redirect`` and no body, so the whole
+        page goes to sign-in instead of the sign-in page being swapped into the table."""
+        ended = cookie_of(request.scope) is not None
+        target = "/ui/login?ended=1" if ended else "/ui/login"
+        if request.headers.get("hx-request") == "true":
+            resp: Response = Response(status_code=401, headers={"HX-Redirect": target})
+        else:
+            resp = RedirectResponse(target, status_code=303)
+        if ended:
+            resp.delete_cookie(COOKIE, path="/")  # said once: a later visit is a plain sign-in
+        return resp
+
     def page(name: str, role: Role, extra: Any = None):
         async def endpoint(request: Request) -> Response:
             session, principal = await who(request)
             if principal is None:
-                return RedirectResponse("/ui/login", status_code=303)
+                return to_login(request)
             if not principal.allows(role):
                 return render("denied.html", request, status=403, needed=role.value)
             kw = await extra(request, principal) if extra else {}
+            if request.method == "GET" and session is not None:
+                kw.update(session.take_flash(request.url.path))  # what the last form did, once
             return render(name, request, **kw)
         return endpoint
 
@@ -64,7 +97,8 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
 
     async def login_form(request: Request) -> Response:
         await who(request)
-        return render("login.html", request)
+        ended = request.query_params.get("ended") == "1"
+        return render("login.html", request, ended=ended)
 
     async def login(request: Request) -> Response:
         form = await request.form()
@@ -87,7 +121,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         session, principal = await who(request)
         form = await request.form()
         if principal is None:
-            return session, RedirectResponse("/ui/login", status_code=303), form
+            return session, to_login(request), form
         if not csrf_ok(session, str(form.get("csrf") or "")):
             return session, render("denied.html", request, status=403, csrf_failed=True), form
         if not principal.allows(role):
@@ -103,19 +137,27 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         resp.delete_cookie(COOKIE, path="/")
         return resp
 
+    async def ask_extra(request: Request, principal: Principal) -> dict:
+        """The question box's limit is the server's (a longer question would be refused there)."""
+        from kgservice.server.models import MAX_QUESTION
+
+        return {"max_question": MAX_QUESTION}
+
     async def jobs_extra(request: Request, principal: Principal) -> dict:
         from kgservice.server import ops
 
         found = await run_in_threadpool(ops.list_jobs, ctx.kb, principal, limit=50)
         return {"jobs": [ops.job_dict(j) for j in found]}
 
-    async def admin_extra(request: Request, principal: Principal, created: Any = None) -> dict:
+    async def admin_extra(request: Request, principal: Principal) -> dict:
         keys = await run_in_threadpool(gate.keys().list)
         counts = await run_in_threadpool(ctx.kb.store.counts)
-        return {"keys": keys, "stats": {"backend": ctx.kb.store.backend, **counts}, "created": created}
+        return {"keys": keys, "stats": {"backend": ctx.kb.store.backend, **counts}}
 
     async def key_create(request: Request) -> Response:
-        _, p, form = await write_check(request, Role.admin)
+        """Answers with a redirect to /ui/admin, the new key in the session's one-shot flash: the
+        secret is shown once, and a reload shows the page instead of creating a second key."""
+        session, p, form = await write_check(request, Role.admin)
         if isinstance(p, Response):
             return p
         from kgservice.errors import InputError
@@ -124,20 +166,37 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
             key, rec = await run_in_threadpool(gate.keys().create, str(form.get("user") or ""),
                                                str(form.get("role") or "reader"))
         except InputError as exc:
-            return render("admin.html", request, status=422, error=str(exc), **await admin_extra(request, p))
-        return render("admin.html", request, **await admin_extra(request, p, created={"key": key, "rec": rec}))
+            session.set_flash("/ui/admin", error=str(exc))
+        else:
+            session.set_flash("/ui/admin", created={"key": key, "user": rec.user, "role": rec.role.value})
+        return RedirectResponse("/ui/admin", status_code=303)
 
     async def key_revoke(request: Request) -> Response:
-        _, p, form = await write_check(request, Role.admin)
+        """Revoking needs the confirmation box ticked, and never takes the last active admin key
+        (the REST route DELETE /v1/admin/keys/{id} refuses the same; the key store itself does
+        not): one click must not lock every admin out. Answers with a redirect to the Admin page."""
+        session, p, form = await write_check(request, Role.admin)
         if isinstance(p, Response):
             return p
+
+        def back(**flash: Any) -> Response:
+            session.set_flash("/ui/admin", **flash)
+            return RedirectResponse("/ui/admin", status_code=303)
+
         key_id = str(form.get("key_id") or "")
+        if form.get("confirm") != "yes":
+            return back(error="Tick the confirmation box first: no key was revoked.")
         keys = gate.keys()
-        if not any(k.key_id == key_id for k in await run_in_threadpool(keys.list)):
-            return render("admin.html", request, status=404, error=f"no API key with id {key_id!r}",
-                          **await admin_extra(request, p))
+        listed = await run_in_threadpool(keys.list)
+        target = next((k for k in listed if k.key_id == key_id), None)
+        if target is None:
+            return back(error=f"no API key with id {key_id!r}")
+        admins = [k for k in listed if k.role == Role.admin and k.active]
+        if target.active and target.role == Role.admin and len(admins) <= 1:
+            return back(error=f"{key_id} is the only active admin key: create another admin key before "
+                              "revoking it (nobody could manage keys from the page or the API afterwards).")
         await run_in_threadpool(keys.revoke, key_id)
-        return RedirectResponse("/ui/admin", status_code=303)
+        return back(notice=f"Revoked key {key_id} ({target.user}, {target.role.value}).")
 
     # -- Documents (the knowledge base's lifecycle methods; writes need the writer role, undo admin)
     async def documents_extra(request: Request, principal: Principal) -> dict:
@@ -176,34 +235,35 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
                 "history": [c.summary() for c in ctx.kb.history(doc_id)][::-1]}
 
     async def lifecycle_write(request: Request, role: Role, action: Any) -> Response:
+        """Every Documents write answers with a redirect (303) to the page the form was on, its
+        outcome in the session's flash: a reload shows the page again instead of posting again.
+        A failed replace keeps the text typed, for the form to show it again."""
         from kgservice.errors import InputError
 
-        _, p, form = await write_check(request, role)
+        session, p, form = await write_check(request, role)
         if isinstance(p, Response):
             return p
-        back = str(form.get("back") or "/ui/documents")
-        if not back.startswith("/ui/documents"):
-            back = "/ui/documents"
+        back = safe_back(str(form.get("back") or ""), "/ui/documents")
+
+        def redirect(**flash: Any) -> Response:
+            session.set_flash(urlsplit(back).path, **flash)
+            return RedirectResponse(back, status_code=303)
+
+        kept = {"replace_text": str(form.get("text"))} if form.get("text") else {}
         if form.get("confirm") != "yes":
-            return await documents_page_with(request, p, 422, "Tick the confirmation box first: nothing was changed.")
+            return redirect(error="Tick the confirmation box first: nothing was changed.", **kept)
         try:
             res = await run_in_threadpool(action, form, p)
         except InputError as exc:
-            status = getattr(exc, "http_status", 422)
-            return await documents_page_with(request, p, status if status in (404, 409) else 422, str(exc))
+            return redirect(error=str(exc), **kept)
         if isinstance(res, Job):  # replace and forget are jobs, as over REST: the page follows it live
-            return await documents_page_with(request, p, 202, None, queued={"job_id": res.id, "kind": res.kind})
-        return await documents_page_with(request, p, 200, None, done=res.model_dump(mode="json"))
+            return redirect(queued={"job_id": res.id, "kind": res.kind})
+        return redirect(done=res.model_dump(mode="json"))
 
     def writes(role: Role, action: Any):
         async def endpoint(request: Request) -> Response:
             return await lifecycle_write(request, role, action)
         return endpoint
-
-    async def documents_page_with(request: Request, p: Principal, status: int, error: str | None,
-                                  done: Any = None, queued: Any = None) -> Response:
-        return render("documents.html", request, status=status, error=error, done=done, queued=queued,
-                      **await documents_extra(request, p))
 
     def forget_action(form: Any, who: Principal) -> Any:
         from kgservice.server import ops
@@ -258,7 +318,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         Route("/favicon.ico", lambda request: Response(status_code=204)), Route("/", home), Route("/ui", home), Route("/ui/", home),
         Route("/ui/login", login_form, methods=["GET"]), Route("/ui/login", login, methods=["POST"]),
         Route("/ui/logout", logout, methods=["POST"]),
-        Route("/ui/ask", page("ask.html", Role.reader)),
+        Route("/ui/ask", page("ask.html", Role.reader, ask_extra)),
         Route("/ui/explore", page("explore.html", Role.reader)),
         Route("/ui/documents", page("documents.html", Role.reader, documents_extra)),
         Route("/ui/documents/forget", writes(Role.writer, forget_action), methods=["POST"]),

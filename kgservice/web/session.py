@@ -1,6 +1,7 @@
 """Server-side sessions: an opaque random token in the cookie maps to the key (kept in server
 memory only, re-verified on every request so a revoked key ends its sessions), a CSRF token
-and an expiry."""
+and an expiry. A session also holds one flash: what a form's POST did, shown once by the page it
+redirects to (POST-redirect-GET), so a reload never re-posts and a new key's secret is shown once."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import hmac
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 COOKIE = "kg_session"
 TTL = 8 * 3600.0  # seconds a session lives after sign-in
+FLASH_TTL = 300.0  # seconds a flash waits for the page it was meant for
 
 
 @dataclass
@@ -20,6 +23,26 @@ class Session:
     key: str
     csrf: str
     expires: float
+    flash: tuple[str, float, dict[str, Any]] | None = field(default=None, repr=False)
+
+    def set_flash(self, path: str, **data: Any) -> None:
+        """Keeps ``data`` for the next GET of ``path`` (a newer flash replaces it): the outcome of
+        a form survives the redirect without being in the URL, where it would show again."""
+        self.flash = (path, time.monotonic() + FLASH_TTL, data)
+
+    def take_flash(self, path: str) -> dict[str, Any]:
+        """The flash meant for ``path``, once; {} otherwise. Other paths leave it alone, so the
+        Jobs table's background refresh cannot eat a flash meant for another page."""
+        if self.flash is None:
+            return {}
+        target, until, data = self.flash
+        if until <= time.monotonic():
+            self.flash = None
+            return {}
+        if target != path:
+            return {}
+        self.flash = None
+        return data
 
 
 class Sessions:

@@ -50,7 +50,8 @@ def test_a_session_ends_at_its_expiry_and_at_sign_out(tmp_path, kb):
         assert sessions
         for s in sessions:
             s.expires = 0.0
-        assert c.get("/ui/ask", follow_redirects=False).headers["location"] == "/ui/login"
+        # the sign-in page then says the session ended (the cookie is dropped: said once)
+        assert c.get("/ui/ask", follow_redirects=False).headers["location"] == "/ui/login?ended=1"
         assert c.get("/ui/v1/stats").status_code == 401
         key = app.state.ctx.keys().create("web-again", "reader")[0]
         assert c.post("/ui/login", data={"key": key}, follow_redirects=False).status_code == 303

@@ -5,9 +5,11 @@ Playwright or Chromium is missing outside CI."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.processes import env_for, kg, new_key, serving
@@ -58,8 +60,10 @@ def no_model_server(tmp_path_factory) -> Iterator[dict]:
         yield {"base": base, "key": key, "log": log}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    """Package scope: Playwright's sync API keeps an event loop running while it is open, which
+    would make every later ``asyncio.run`` (tests/server's MCP tests, run after these) fail."""
     pw = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
@@ -105,3 +109,17 @@ def shoot(page, name: str) -> None:
         page.set_viewport_size({"width": width, "height": 900})
         page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
     page.set_viewport_size({"width": 1280, "height": 900})
+
+
+CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]*)">')
+
+
+def web_client(base: str, key: str) -> tuple[httpx.Client, str]:
+    """An HTTP client signed in to the page with ``key`` (its session cookie kept, redirects
+    not followed, so a test sees each 303), and the session's CSRF token."""
+    client = httpx.Client(base_url=base, follow_redirects=False)
+    r = client.post("/ui/login", data={"key": key})
+    assert r.status_code == 303, r.text
+    found = CSRF_META.search(client.get("/ui/ask").text)
+    assert found and found.group(1)
+    return client, found.group(1)

@@ -20,6 +20,7 @@ def test_no_model_answer_is_marked_retrieval_only_with_citations(no_model_server
     page.get_by_role("button", name="Ask").click()
     expect(page.locator("#answer .no-model")).to_contain_text("not a written answer", timeout=90_000)
     expect(page.locator("#answer .not-in-graph")).to_have_count(0)
+    expect(page.get_by_role("heading", name="Rounds")).to_be_hidden()  # no drill-down rounds: no empty heading
     citations = page.locator("button.citation")
     expect(citations.first).to_be_visible()
     assert any("smoking" in t for t in citations.all_text_contents())

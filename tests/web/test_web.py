@@ -43,6 +43,7 @@ def test_reader_asks_sees_rounds_and_opens_a_citation(server, page):
     page.get_by_role("button", name="Ask").click()
     # the first, uncached drill-down may take a while on a loaded machine: no wall-clock assertion
     expect(page.locator("#rounds li.round").first).to_be_visible(timeout=90_000)
+    expect(page.get_by_role("heading", name="Rounds")).to_be_visible()  # shown once there are rounds
     citation = page.locator("button.citation").first
     expect(citation).to_be_visible(timeout=90_000)
     expect(page.locator("#answer button.cite-ref").first).to_have_text("[1]")
@@ -69,6 +70,7 @@ def test_explore_search_node_graph_and_path(server, page):
     expect(page.locator("#facts li").first).to_be_visible()
     expect(page.locator("#facts .facts-family h4").first).to_contain_text("(")  # a named family with its count
     expect(page.locator("#graph canvas").first).to_be_attached()
+    assert page.evaluate("() => getComputedStyle(document.getElementById('graph')).position") == "relative"  # Cytoscape's need
     expect(page.locator("#legend li").first).to_be_visible()
     page.get_by_label("spreading activation").check()
     expect(page.locator("#ranked li").first).to_contain_text("activation")
@@ -142,6 +144,7 @@ def test_admin_creates_and_revokes_a_key(server, page):
     shoot(page, "admin")
     page.goto(base + "/ui/admin")
     expect(page.locator("#new-key")).to_have_count(0)  # shown once
+    page.get_by_label(f"confirm revoking {key_id}").check()  # the browser refuses the form without it
     page.get_by_role("button", name=f"revoke {key_id}").click()
     expect(page.locator(f'tr[data-key-id="{key_id}"] .state')).to_contain_text("revoked")
     assert httpx.get(base + "/v1/stats", headers={"Authorization": f"Bearer {key}"}).status_code == 401
@@ -181,6 +184,7 @@ def test_writer_replaces_a_document_and_follows_the_job(server, page):
     page.get_by_label("New text of replace-me.units").fill("{draft plan} [has] {second step}\n")
     page.get_by_label(re.compile("Yes, replace")).check()
     page.get_by_role("button", name="Replace").click()
+    page.wait_for_url(base + "/ui/documents?doc=replace-me.units")  # back on the document, not at the POST URL
     # replacing is a job, as over REST: queued, followed live, then what it changed
     expect(page.locator("#doc-job")).to_contain_text("(replace)")
     expect(page.locator("#job-state")).to_have_attribute("data-status", "done", timeout=60_000)
@@ -191,8 +195,9 @@ def test_writer_replaces_a_document_and_follows_the_job(server, page):
     csrf = page.locator('meta[name="csrf-token"]').get_attribute("content")
     r = page.request.post(base + "/ui/documents/replace", form={
         "doc": "replace-me.units", "text": "{draft plan} [has] {third step}\n", "version": "1", "confirm": "yes",
-        "csrf": csrf})
-    assert r.status == 409 and "at version 2, not 1" in r.text()
+        "csrf": csrf, "back": "/ui/documents?doc=replace-me.units"})
+    assert r.url == base + "/ui/documents?doc=replace-me.units"  # followed the 303 to the document
+    assert "at version 2, not 1" in r.text() and "third step" in r.text()  # the error, and the text kept
     assert "third step" not in page.request.get(base + "/ui/v1/documents/replace-me.units").json()["text"]
 
 
