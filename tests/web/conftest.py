@@ -123,3 +123,16 @@ def web_client(base: str, key: str) -> tuple[httpx.Client, str]:
     found = CSRF_META.search(client.get("/ui/ask").text)
     assert found and found.group(1)
     return client, found.group(1)
+
+
+def find_path(page, source: str, target: str) -> None:
+    """Explore's "Find path" from ``source`` to ``target``, waited out: the list ends at the
+    target, starts at the source and shows no error."""
+    from playwright.sync_api import expect
+
+    page.get_by_label("From", exact=True).fill(source)
+    page.get_by_label("To", exact=True).fill(target)
+    page.get_by_role("button", name="Find path").click()
+    expect(page.locator("#path li").last).to_contain_text(target)
+    expect(page.locator("#path li.error")).to_have_count(0)
+    expect(page.locator("#path li").first).to_contain_text(source)

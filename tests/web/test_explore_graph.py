@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.web.conftest import signed_in
+from tests.web.conftest import find_path, signed_in
 
 NEIGHBOURHOOD_JS = """(n) => {
   const nbs = [];
@@ -91,12 +91,7 @@ def test_find_path_is_one_server_request_and_draws_the_path(server, page):
     page.evaluate("() => { document.getElementById('node-panel').hidden = true; }")
     api: list[str] = []
     page.on("request", lambda r: api.append(r.url) if "/ui/v1/" in r.url else None)
-    page.get_by_label("From", exact=True).fill("Guido van Rossum")
-    page.get_by_label("To", exact=True).fill("stroke")
-    page.get_by_role("button", name="Find path").click()
-    expect(page.locator("#path li").last).to_contain_text("stroke")
-    expect(page.locator("#path li.error")).to_have_count(0)
-    expect(page.locator("#path li").first).to_contain_text("Guido van Rossum")
+    find_path(page, "Guido van Rossum", "stroke")
     steps = page.locator("#path li").count()
     assert steps >= 3  # a multi-hop path
     assert len(api) == 1 and api[0].endswith("/ui/v1/graphify/path")

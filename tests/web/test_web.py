@@ -7,7 +7,7 @@ import re
 import httpx
 from playwright.sync_api import expect
 
-from tests.web.conftest import XSS, shoot, sign_in, signed_in
+from tests.web.conftest import XSS, find_path, shoot, sign_in, signed_in
 
 
 def query(page, label: str, text: str, button: str) -> None:
@@ -74,12 +74,7 @@ def test_explore_search_node_graph_and_path(server, page):
     expect(page.locator("#legend li").first).to_be_visible()
     page.get_by_label("spreading activation").check()
     expect(page.locator("#ranked li").first).to_contain_text("activation")
-    page.get_by_label("From", exact=True).fill("smoking")
-    page.get_by_label("To", exact=True).fill("lung cancer")
-    page.get_by_role("button", name="Find path").click()
-    expect(page.locator("#path li").last).to_contain_text("lung cancer")
-    expect(page.locator("#path li.error")).to_have_count(0)
-    expect(page.locator("#path li").first).to_contain_text("smoking")
+    find_path(page, "smoking", "lung cancer")
     shoot(page, "explore")
     assert not [e for e in page.kg_errors if e.startswith("dialog:")]  # no alert() ran
 
