@@ -17,7 +17,7 @@ from typing import Any
 
 from kgservice.server.auth import KeyStore
 from kgservice.server.middleware import PRINCIPAL, TokenBuckets, send_json
-from kgservice.web.session import COOKIE, Sessions, csrf_ok
+from kgservice.web.session import Sessions, cookie_of, csrf_ok
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -29,16 +29,6 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 SAFE = ("GET", "HEAD", "OPTIONS")
-
-
-def cookie_of(scope: dict, name: str = COOKIE) -> str | None:
-    for k, v in scope.get("headers", ()):
-        if k.lower() == b"cookie":
-            for part in v.decode("latin-1").split(";"):
-                n, _, val = part.strip().partition("=")
-                if n == name:
-                    return val
-    return None
 
 
 def header_of(scope: dict, name: bytes) -> str | None:

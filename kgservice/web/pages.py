@@ -17,8 +17,7 @@ from starlette.staticfiles import StaticFiles
 
 from kgservice.jobs.model import Job
 from kgservice.server.auth import Principal, Role
-from kgservice.web.gate import cookie_of
-from kgservice.web.session import COOKIE, csrf_ok
+from kgservice.web.session import COOKIE, cookie_of, csrf_ok
 
 HERE = Path(__file__).parent
 def safe_back(value: str, default: str) -> str:

@@ -82,3 +82,15 @@ class Sessions:
 
 def csrf_ok(session: Session, presented: str | None) -> bool:
     return bool(presented) and hmac.compare_digest(session.csrf.encode(), (presented or "").encode())
+
+
+def cookie_of(scope: dict, name: str = COOKIE) -> str | None:
+    """The value of cookie ``name`` in an ASGI scope's headers (the gate reads the session's
+    before any request object exists; the pages read it to tell an ended session from none)."""
+    for k, v in scope.get("headers", ()):
+        if k.lower() == b"cookie":
+            for part in v.decode("latin-1").split(";"):
+                n, _, val = part.strip().partition("=")
+                if n == name:
+                    return val
+    return None
