@@ -119,7 +119,9 @@ class Neo4jProcess:
 @pytest.fixture(scope="session")
 def neo4j_proc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jProcess]:
     root = tmp_path_factory.mktemp("neo4j-own")
-    proc = Neo4jProcess(root / "data", free_port(), free_port(), secrets.token_urlsafe(18))
+    # a password that starts with "-", always: one random token in 64 does, and scripts/neo4j
+    # once passed it to neo4j-admin where it read as an unknown option (the start failed)
+    proc = Neo4jProcess(root / "data", free_port(), free_port(), "-" + secrets.token_urlsafe(18))
     try:
         proc.start()
     except Exception as exc:  # no Java, no jars, no Maven: see scripts/neo4j resolve
