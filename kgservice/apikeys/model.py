@@ -76,6 +76,14 @@ class ApiKey(BaseModel):
         return self.revoked_at is None
 
 
+def only_admin(keys: list[ApiKey], key: ApiKey) -> bool:
+    """``key`` is the one active admin key among ``keys``. A server (REST ``DELETE
+    /v1/admin/keys/{id}``, the web page's Admin) refuses to revoke it: nobody could manage keys
+    there afterwards. ``kg keys revoke`` beside the store may, since ``kg keys create`` can make
+    another admin there."""
+    return key.active and key.role is Role.admin and sum(k.active and k.role is Role.admin for k in keys) <= 1
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who is calling: a key's user and role, or the local operator (stdio, --no-auth)."""

@@ -20,6 +20,8 @@ from kgservice.server.auth import Principal, Role
 from kgservice.web.session import COOKIE, cookie_of, csrf_ok
 
 HERE = Path(__file__).parent
+
+
 def safe_back(value: str, default: str) -> str:
     """``value`` if it is a path of this site's pages (``/ui/...``), else ``default``: a form's
     ``back`` field decides where its POST redirects, and must never send the user elsewhere
@@ -172,8 +174,10 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
 
     async def key_revoke(request: Request) -> Response:
         """Revoking needs the confirmation box ticked, and never takes the last active admin key
-        (the REST route DELETE /v1/admin/keys/{id} refuses the same; the key store itself does
-        not): one click must not lock every admin out. Answers with a redirect to the Admin page."""
+        (:func:`kgservice.apikeys.model.only_admin`, as the REST route): one click must not lock
+        every admin out. Answers with a redirect to the Admin page."""
+        from kgservice.apikeys.model import only_admin
+
         session, p, form = await write_check(request, Role.admin)
         if isinstance(p, Response):
             return p
@@ -190,8 +194,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         target = next((k for k in listed if k.key_id == key_id), None)
         if target is None:
             return back(error=f"no API key with id {key_id!r}")
-        admins = [k for k in listed if k.role == Role.admin and k.active]
-        if target.active and target.role == Role.admin and len(admins) <= 1:
+        if only_admin(listed, target):
             return back(error=f"{key_id} is the only active admin key: create another admin key before "
                               "revoking it (nobody could manage keys from the page or the API afterwards).")
         await run_in_threadpool(keys.revoke, key_id)

@@ -27,20 +27,16 @@ def list_keys(request: Request) -> list[ApiKey]:
 @router.delete("/keys/{key_id}", response_model=ApiKey, dependencies=[Depends(ADMIN)])
 def revoke_key(key_id: str, request: Request) -> ApiKey:
     """Revoke: the key fails from the next request on, on every server sharing the store."""
-    from kgservice.server.errors import NotFound
-
-    from kgservice.server.errors import Conflict
+    from kgservice.apikeys.model import only_admin
+    from kgservice.server.errors import Conflict, NotFound
 
     keys = ctx_of(request).keys()
     listed = keys.list()
     target = next((k for k in listed if k.key_id == key_id), None)
     if target is None:
         raise NotFound(f"no API key with id {key_id!r}")
-    if target.role.value == "admin" and target.active:
-        admins = [k for k in listed if k.role.value == "admin" and k.active]
-        if len(admins) <= 1:
-            # revoking it would leave the REST side with no admin; only the CLI could recover
-            raise Conflict(f"{key_id!r} is the only admin key: create another admin key before revoking it")
+    if only_admin(listed, target):
+        raise Conflict(f"{key_id!r} is the only admin key: create another admin key before revoking it")
     return keys.revoke(key_id)
 
 
