@@ -101,7 +101,7 @@ class NoModelConfigured(InputError):
 def _recordings(settings: Settings) -> bool:
     """Recorded replies the default provider would replay: the settings' files, or packaged ones
     (``kgservice.llm.offline.RECORDINGS_DIR``, named here so a refusal does not import litellm)."""
-    return bool(getattr(settings, "llm_recordings", ())) or any(_PACKAGED.glob("*.jsonl"))
+    return bool(settings.llm_recordings) or any(_PACKAGED.glob("*.jsonl"))
 
 
 def refuse_text_without_model(settings: Settings, subjects: Sequence[str]) -> None:
