@@ -35,6 +35,23 @@ def jkb(backend, tmp_path):
     k.close()
 
 
+def expire_lease(queue, job_id: str) -> None:
+    """End a running job's lease now, as if its worker died long ago: the lease's end is moved
+    into the past on the backend's own clock (SQLite's ``time.time()``, Neo4j's ``timestamp()``).
+
+    The tests claim with a 60 s lease and then call this, instead of claiming with a sub-second
+    lease and sleeping past it: on a loaded machine two Bolt round trips can outlast a 0.3 s
+    lease, so the "still leased" check failed (the flaky CI run)."""
+    if queue.backend == "neo4j":
+        with queue.store.driver.session(database=queue.store.database) as s:
+            got = s.run("MATCH (j:KgJob {id: $id}) WHERE j.status = 'running' "
+                        "SET j.lease_until = timestamp() - 1000 RETURN count(j) AS n", id=job_id).single()["n"]
+    else:
+        got = queue._conn().execute("UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'running'",
+                                    (time.time() - 1, job_id)).rowcount
+    assert got == 1, f"job {job_id} is not running: no lease to expire"
+
+
 def kg_env(data_dir: Path, backend: str) -> dict[str, str]:
     """Environment for a `kg` / python subprocess on the same store as make_settings(...)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}

@@ -13,6 +13,7 @@ from prometheus_client import REGISTRY
 
 from kgservice.jobs import IdempotencyConflict, InvalidJob, JobNotCancellable, JobNotFound
 from kgservice.jobs.worker import Worker
+from tests.jobs.conftest import expire_lease
 
 
 def _units(i: int) -> dict:
@@ -113,10 +114,10 @@ def test_failing_job_is_failed_with_its_error_and_counted(jkb):
 def test_expired_lease_is_reclaimed_and_the_stale_worker_refused(jkb):
     q = jkb.jobs
     job = q.submit("ingest", _units(1), "alice")
-    first = q.claim("w1", 0.3)
+    first = q.claim("w1", 60)
     assert first.id == job.id and first.attempts == 1 and first.owner == "w1"
     assert q.claim("w2", 60) is None  # leased: not claimable
-    time.sleep(0.6)
+    expire_lease(q, job.id)  # w1 died
     second = q.claim("w2", 60)
     assert second.id == job.id and second.attempts == 2 and second.owner == "w2"
     assert not q.heartbeat(job.id, "w1", 60) and q.heartbeat(job.id, "w2", 60)
@@ -133,8 +134,8 @@ def test_a_job_whose_worker_keeps_dying_fails_after_max_attempts(jkb):
     q = jkb.jobs  # 3 attempts by default
     job = q.submit("ingest", _units(1), "alice")
     for n in range(3):
-        assert q.claim(f"w{n}", 0.2).attempts == n + 1
-        time.sleep(0.4)
+        assert q.claim(f"w{n}", 60).attempts == n + 1
+        expire_lease(q, job.id)  # the worker died
     failed0 = _metric("kg_jobs_failed_total")
     assert q.claim("w9", 60) is None
     got = q.get(job.id)
@@ -230,9 +231,9 @@ def test_worker_stops_a_job_cancelled_before_its_work_started(jkb):
 def test_a_running_job_with_a_cancel_is_not_run_again_after_its_worker_died(jkb):
     q = jkb.jobs
     job = q.submit("ingest", _units(1), "alice")
-    assert q.claim("w1", 0.3).id == job.id
+    assert q.claim("w1", 60).id == job.id
     q.cancel(job.id, "alice")  # requested: the lease is still valid
-    time.sleep(0.6)  # w1 died: the lease expires
+    expire_lease(q, job.id)  # w1 died: the lease expires
     assert q.claim("w2", 60) is None
     got = q.get(job.id)
     assert got.status == "cancelled" and got.attempts == 1
