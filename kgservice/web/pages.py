@@ -12,11 +12,11 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import Route
 
 from kgservice.jobs.model import Job
 from kgservice.server.auth import Principal, Role
+from kgservice.web.assets import Assets
 from kgservice.web.session import COOKIE, cookie_of, csrf_ok
 
 HERE = Path(__file__).parent
@@ -42,6 +42,8 @@ NAV = [("ask", "Ask", Role.reader), ("explore", "Explore", Role.reader), ("docum
 
 def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
+    assets = Assets(HERE / "static")
+    env.globals["asset"] = assets.url  # every static URL carries its content hash
     from kgservice.answer.retrieval_only import no_model_configured
 
     # nobody chose a model: Ask lists the graph's best units instead of a written answer
@@ -316,6 +318,11 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         report = await run_in_threadpool(lambda: check(ctx.kb).to_dict())
         return render("doctor.html", request, report=report)
 
+    async def api_docs(request: Request) -> Response:
+        """The REST reference (Swagger UI, vendored under static/: it works offline), public as
+        /openapi.json is."""
+        return HTMLResponse(env.get_template("api_docs.html").render())
+
     routes = [
         Route("/favicon.ico", lambda request: Response(status_code=204)), Route("/", home), Route("/ui", home), Route("/ui/", home),
         Route("/ui/login", login_form, methods=["GET"]), Route("/ui/login", login, methods=["POST"]),
@@ -334,6 +341,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         Route("/ui/admin/keys", key_create, methods=["POST"]),
         Route("/ui/admin/keys/revoke", key_revoke, methods=["POST"]),
         Route("/ui/admin/doctor", doctor),
-        Mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static"),
+        Route("/docs", api_docs),
+        Route("/ui/static/{path:path}", assets.serve, methods=["GET", "HEAD"]),
     ]
     return Starlette(routes=routes)
