@@ -147,7 +147,7 @@ def test_admin_creates_and_revokes_a_key(server, page):
 
 def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
     base = signed_in(page, server, "writer", "/ui/documents")
-    query(page, "Filter documents", "forget-me", "Filter")
+    query(page, "Search documents", "forget-me", "Search")
     rows = page.locator("#docs tbody tr[data-doc]")
     expect(rows).to_have_count(1)
     rows.first.get_by_role("link").click()
@@ -170,6 +170,7 @@ def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
     assert page.request.get(base + f"/ui/v1/units/{unit}").status == 404
     page.goto(base + "/ui/documents?q=forget-me")
     expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(0)
+    page.goto(base + "/ui/documents/history")
     expect(page.locator('#history tr[data-kind="forget"]').first).to_be_visible()
 
 

@@ -86,12 +86,27 @@
     if (src) src.replaceChildren(block || el("p", u.doc ? "The source text of " + u.doc + " is not kept on this server." : "This unit has no source document.", { class: "note" }));
     if (u.doc && $("unit-doc-link")) { const a = $("unit-doc-link"); a.hidden = false; a.href = "/ui/documents?doc=" + encodeURIComponent(u.doc) + (range ? "#L" + range[0] : ""); }
   }
-  function roundText(d) {
-    const parts = [];
-    for (const k of ["round", "query", "queries", "seeds", "new_units", "decision", "stop", "reason"]) {
-      if (d[k] !== undefined && d[k] !== null) parts.push(k + ": " + (Array.isArray(d[k]) ? d[k].length + (k === "new_units" ? " new" : "") + " [" + d[k].slice(0, 6).join(", ") + "]" : JSON.stringify(d[k])));
-    }
-    return parts.length ? parts.join(" · ") : JSON.stringify(d).slice(0, 300);
+  // A drill-down round as a sentence ("Round 1 (directed): looked at 12 new facts around smoking;
+  // 3 relevant; enough"), not its JSON; the seeds' labels are looked up once each.
+  const labels = new Map();
+  function labelOf(id) {
+    if (!labels.has(id)) labels.set(id, api("/nodes/" + encodeURIComponent(id)).then((n) => n.label).catch(() => id));
+    return labels.get(id);
+  }
+  async function roundText(d) {
+    const seeds = Object.keys(d.seeds || {});
+    const names = await Promise.all(seeds.slice(0, 3).map(labelOf));
+    const around = names.join(", ") + (seeds.length > 3 ? " and " + (seeds.length - 3) + " more" : "");
+    const n = (d.new_units || []).length; const dec = d.decision || {};
+    const parts = ["Round " + d.round + (d.mode ? " (" + d.mode + ")" : "") + ": looked at " + n + " new fact" + (n === 1 ? "" : "s") +
+                   (around ? " around " + around : "")];
+    if (dec.relevant) parts.push(dec.relevant.length + " relevant");
+    if (dec.enough === true) parts.push("enough");
+    else if (dec.enough === false) parts.push("not enough yet" + ((dec.next_seeds || []).length ? ": next around " + dec.next_seeds.slice(0, 3).join(", ") : ""));
+    if (dec.drift) parts.push("drifted off the question");
+    if (dec.reason) parts.push(dec.reason);
+    if (d.note) parts.push(d.note);
+    return parts.join("; ");
   }
   function showAnswer(a) {
     const box = $("answer"); box.replaceChildren();
@@ -135,7 +150,7 @@
           else if (line.startsWith("data:")) data += line.slice(5).trim();
         }
         const d = data ? JSON.parse(data) : {};
-        if (ev === "round") $("rounds").append(el("li", roundText(d), { class: "round" }));
+        if (ev === "round") { const li = el("li", "Round " + d.round + "…", { class: "round" }); $("rounds").append(li); roundText(d).then((t) => { li.textContent = t; }); }
         else if (ev === "answer") showAnswer(d);
         else if (ev === "error") $("answer").replaceChildren(el("p", "Error: " + d.detail, { class: "error" }));
       }
@@ -379,6 +394,116 @@
     catch (err) { $("upload-status").textContent = "Upload refused: " + err.message; }
   });
 
+  // -- Documents: many files or a folder at once (choose or drop), one job per file ------------
+  // The formats are the server's (its accepted_formats list, in the drop zone's data-formats); a
+  // file of another type is skipped and says so. Files are sent one after another (the per-key
+  // rate limit), each as the upload of one document named by its path; then the jobs list is
+  // polled once a second (one request for every file, not a stream each) until all are final,
+  // and the documents table below is drawn anew as they finish.
+  function jobWords(j) {
+    const r = j.result || {};
+    if (j.status === "failed" || j.status === "cancelled") return j.status + (j.error ? ": " + j.error : "");
+    if (j.status !== "done") return j.status;
+    const n = r.units_added ?? r.added ?? 0; const same = r.units_unchanged ?? r.unchanged ?? 0;
+    let t = "done: " + n + " unit" + (n === 1 ? "" : "s") + " added";
+    if (same) t += ", " + same + " unchanged";
+    if (r.retracted) t += ", " + r.retracted + " retracted";
+    if (r.llm_calls) t += " (" + r.llm_calls + " model call" + (r.llm_calls === 1 ? "" : "s") + ")";
+    return t;
+  }
+  const zone = $("drop-zone");
+  if (zone) {
+    const formats = JSON.parse(zone.dataset.formats || "[]");
+    const formatOf = (name) => formats.filter((f) => name.toLowerCase().endsWith(f.suffix.toLowerCase()))
+      .sort((a, b) => b.suffix.length - a.suffix.length)[0] || null;
+    const list = $("upload-list"); const rows = []; let polling = false; let running = Promise.resolve();
+    const setRow = (row, status, text) => { row.status = status; const td = row.tr.querySelector(".upload-status"); td.textContent = text; td.setAttribute("data-status", status); };
+    const final = (st) => ["done", "failed", "cancelled", "refused", "skipped"].includes(st);
+    function summary() {
+      const by = {}; for (const r of rows) by[r.status] = (by[r.status] || 0) + 1;
+      const over = rows.filter((r) => final(r.status)).length;
+      $("upload-summary").textContent = over + " of " + rows.length + " files finished" +
+        Object.entries(by).filter(([k]) => k !== "done").map(([k, v]) => ", " + v + " " + k).join("") + (by.done ? ", " + by.done + " done" : "") + ".";
+    }
+    function refreshList() { if (window.htmx && $("docs-list")) window.htmx.trigger("#docs-list", "refresh"); }
+    async function poll() {
+      if (polling) return; polling = true;
+      try {
+        while (rows.some((r) => r.job && !final(r.status))) {
+          await new Promise((ok) => setTimeout(ok, 1000));
+          const want = rows.filter((r) => r.job && !final(r.status)).length;
+          const got = await api("/jobs?limit=" + Math.min(1000, want + 100));
+          const byId = Object.fromEntries((got.jobs || []).map((j) => [j.id, j]));
+          let ended = false;
+          for (const r of rows) {
+            const j = r.job && byId[r.job];
+            if (!j || final(r.status)) continue;
+            if (j.status !== r.status) { setRow(r, j.status, jobWords(j)); ended = ended || final(j.status); }
+          }
+          summary(); if (ended) refreshList();
+        }
+      } catch (err) { $("upload-summary").textContent = "Lost track of the jobs: " + err.message + " (the table below still shows each document's status)."; }
+      finally { polling = false; }
+    }
+    async function send(row) {
+      const f = formatOf(row.path);
+      if (!f) { setRow(row, "skipped", "skipped: not a type the server reads (" + formats.map((x) => x.suffix).join(", ") + ")"); return; }
+      if (f.kind !== "units" && f.kind !== "text") { setRow(row, "skipped", "skipped: the page cannot send " + f.suffix + " files yet; use kg ingest"); return; }
+      setRow(row, "sending", "sending…");
+      try {
+        const text = await row.file.text();
+        const body = f.kind === "units" ? { units: text, doc: row.path } : { text, doc: row.path, mode: f.mode === "detail" ? "detail" : "summary" };
+        const j = await api("/ingest", body);
+        row.job = j.job_id; row.tr.setAttribute("data-job", j.job_id); setRow(row, j.status, j.status + " (job " + j.job_id + ")");
+      } catch (err) { setRow(row, "refused", "refused: " + err.message); }
+    }
+    function add(files) {
+      if (!files.length) return;
+      list.hidden = false;
+      for (const { file, path } of files) {
+        const tr = el("tr", null, { "data-file": path });
+        tr.append(el("td", path), el("td", "waiting", { class: "upload-status", "data-status": "waiting" }));
+        list.tBodies[0].append(tr);
+        const row = { file, path, tr, status: "waiting", job: null }; rows.push(row);
+        running = running.then(() => send(row)).then(() => { summary(); refreshList(); poll(); });
+      }
+      summary();
+    }
+    const picked = (input) => () => { add(Array.from(input.files).map((file) => ({ file, path: file.webkitRelativePath || file.name }))); input.value = ""; };
+    $("upload-files").addEventListener("change", picked($("upload-files")));
+    $("upload-folder").addEventListener("change", picked($("upload-folder")));
+    // a dropped folder is walked through the entries API (its files keep their path)
+    function walk(entry, prefix) {
+      if (entry.isFile) return new Promise((ok) => entry.file((file) => ok([{ file, path: prefix + file.name }]), () => ok([])));
+      return new Promise((ok) => {
+        const reader = entry.createReader(); const all = [];
+        const more = () => reader.readEntries(async (batch) => {
+          if (!batch.length) { ok((await Promise.all(all.map((e) => walk(e, prefix + entry.name + "/")))).flat()); return; }
+          all.push(...batch); more();
+        }, () => ok([]));
+        more();
+      });
+    }
+    zone.addEventListener("dragover", (e) => { e.preventDefault(); zone.classList.add("over"); });
+    zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+    zone.addEventListener("drop", async (e) => {
+      e.preventDefault(); zone.classList.remove("over");
+      const entries = Array.from(e.dataTransfer.items || []).map((i) => i.webkitGetAsEntry && i.webkitGetAsEntry()).filter(Boolean);
+      if (entries.length) add((await Promise.all(entries.map((en) => walk(en, "")))).flat());
+      else add(Array.from(e.dataTransfer.files || []).map((file) => ({ file, path: file.name })));
+    });
+  }
+
+  // Replaces the element ``id`` with the same element of this page fetched again: the part of the
+  // page a change made stale is drawn anew without a reload (and without re-posting anything).
+  async function refreshPart(id) {
+    const r = await fetch(location.pathname + location.search, { credentials: "same-origin", headers: { Accept: "text/html" } });
+    if (!r.ok) return;
+    const fresh = new DOMParser().parseFromString(await r.text(), "text/html").getElementById(id);
+    const old = $(id);
+    if (fresh && old) { old.replaceWith(document.importNode(fresh, true)); $(id).setAttribute("data-refreshed", "1"); }
+  }
+
   // a replacement or a forget queued from the documents page: follow the job, then say what it changed
   function changeDone(id) {
     api("/jobs/" + encodeURIComponent(id)).then((j) => {
@@ -387,6 +512,7 @@
       let text = "Done: " + r.kind + (r.change ? " (change " + r.change + ")" : "") + " — " + r.added + " added, " + r.retracted + " retracted";
       if (r.kept_shared) text += ", " + r.kept_shared + " kept (stated by another document)";
       box.after(el("p", text + ".", { class: "note", role: "status", id: "change-done" }));
+      return refreshPart("doc-view");  // the document as it is now: the new version, or gone
     }).catch((err) => $("doc-job").after(el("p", "Job " + id + ": " + err.message, { class: "error" })));
   }
   if ($("doc-job")) { const id = $("doc-job").getAttribute("data-job"); followJob(id, () => changeDone(id)); }
