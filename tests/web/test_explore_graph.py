@@ -91,6 +91,7 @@ def test_find_path_is_one_server_request_and_draws_the_path(server, page):
     page.evaluate("() => { document.getElementById('node-panel').hidden = true; }")
     api: list[str] = []
     page.on("request", lambda r: api.append(r.url) if "/ui/v1/" in r.url else None)
+    page.get_by_label("also through values").check()  # Python and health facts meet only at a value
     find_path(page, "Guido van Rossum", "stroke")
     steps = page.locator("#path li").count()
     assert steps >= 3  # a multi-hop path
@@ -128,3 +129,48 @@ def test_search_hits_keep_the_server_order_and_say_how_they_were_found(server, p
         for g, h in zip(got, want):
             assert g["how"] == ("named" if h["named"] else "similar")
             assert "(" not in g["text"].replace(h["label"], "")  # no score number
+
+
+def path_shown(page) -> list[tuple[str, str]]:
+    return page.locator("#path li[data-source]").evaluate_all(
+        "(lis) => lis.map((li) => [li.dataset.source, li.dataset.target])")
+
+
+def test_find_path_goes_through_no_value_unless_asked(server, page):
+    """"CPython -confidence-> high <-confidence- smoking -causes-> lung cancer" joined two facts by a
+    shared confidence level. The page's path lets no value join two facts: a modifier link only as
+    the first or last hop, no literal node between the ends, unless "also through values" is
+    ticked; checked against networkx on the server's own graph.json."""
+    import json
+
+    import networkx as nx
+
+    explore(server, page)
+    page.get_by_label("From", exact=True).fill("CPython")
+    page.get_by_label("To", exact=True).fill("lung cancer")
+    page.get_by_role("button", name="Find path").click()
+    expect(page.locator("#path li.no-path")).to_contain_text("joined no two facts")  # only "high" joined them
+    find_path(page, "CPython", "PyPI")
+    hops = path_shown(page)
+    data = json.loads((server["root"] / "kg" / "graphify-out" / "graph.json").read_text("utf-8"))
+    literal = {n["id"] for n in data["nodes"] if n.get("file_type") == "literal"}
+    source, target = hops[0][0], hops[-1][1]
+    full = nx.Graph()
+    full.add_edges_from((lk["source"], lk["target"]) for lk in data["links"])
+    plain = nx.Graph()  # modifier links only at the ends, no literal in between
+    plain.add_edges_from((lk["source"], lk["target"]) for lk in data["links"]
+                         if not lk.get("modifier") or {source, target} & {lk["source"], lk["target"]})
+    plain.remove_nodes_from(literal - {source, target})
+    shortest_plain = nx.shortest_path_length(plain, source, target)
+    shortest_any = nx.shortest_path_length(full, source, target)
+    assert shortest_any < shortest_plain  # a value is a shortcut here: the case this test is about
+    assert len(hops) == shortest_plain
+    assert not [t for _, t in hops[:-1] if t in literal]
+    modifier = {frozenset((lk["source"], lk["target"])) for lk in data["links"] if lk.get("modifier")}
+    plain_pairs = {frozenset((lk["source"], lk["target"])) for lk in data["links"] if not lk.get("modifier")}
+    assert all(frozenset(h) in plain_pairs for h in hops[1:-1]) and not modifier & {frozenset(h) for h in hops[1:-1]} - plain_pairs
+    # asked for: through values, the shorter path of every link
+    page.get_by_label("also through values").check()
+    page.get_by_role("button", name="Find path").click()
+    expect(page.locator("#path li[data-source]")).to_have_count(shortest_any)
+    assert any(t in literal for _, t in path_shown(page)[:-1])

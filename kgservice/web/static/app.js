@@ -159,9 +159,17 @@
   if ($("ask-form")) $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); ask($("question").value).catch((err) => $("answer").replaceChildren(el("p", "Error: " + err.message, { class: "error" }))); });
 
   // -- Explore --------------------------------------------------------------------------------
-  const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+  // Family colours: golden-angle hues (no two families share one, however many there are), at a
+  // lightness that keeps every line and swatch at 3.8:1 or more against the white graph.
   const familyColour = {};
-  function colourOf(f) { if (!(f in familyColour)) familyColour[f] = COLOURS[Object.keys(familyColour).length % COLOURS.length]; return familyColour[f]; }
+  function colourOf(f) {
+    if (!(f in familyColour)) {
+      const i = Object.keys(familyColour).length;
+      familyColour[f] = "hsl(" + ((i * 137.508) % 360).toFixed(1) + ", 65%, " + (i % 2 ? 25 : 32) + "%)";
+    }
+    return familyColour[f];
+  }
+  const hiddenFamilies = new Set();  // the legend's filter: families whose links are not drawn
   let cy = null;
   // Above this many nodes the graph keeps the spiral placement (a force layout over thousands of
   // nodes is far too slow in a browser) and draws lighter edges; labels always wait for a zoom
@@ -180,9 +188,10 @@
       { selector: "node:selected", style: { "border-width": 4, "border-color": "#04c", "font-weight": "bold" } },
       { selector: "edge", style: { width: 1.5, "curve-style": "straight", "target-arrow-shape": "triangle", "arrow-scale": 0.8, "line-color": "data(colour)", "target-arrow-color": "data(colour)", label: "data(label)", "font-size": 8, "min-zoomed-font-size": 9 } },
       { selector: "edge.on-path", style: { width: 3 } },
-      { selector: "edge.light", style: { "curve-style": "haystack", "haystack-radius": 0, "target-arrow-shape": "none", label: "" } } ] });
-    cy.on("tap", "node", (e) => expandNode(e.target.id(), false));
-    window.addEventListener("resize", () => { cy.resize(); cy.fit(); });
+      { selector: "edge.light", style: { "curve-style": "haystack", "haystack-radius": 0, "target-arrow-shape": "none", label: "" } },
+      { selector: ".filtered", style: { display: "none" } } ] });
+    cy.on("tap", "node", (e) => { showNodeInfo(e.target.id()); expandNode(e.target.id(), false); });
+    window.addEventListener("resize", () => { cy.resize(); fitPositions(cy, 20); });
     return cy;
   }
   // Draws a neighbours answer ({node, neighbors}) into the graph: new nodes go on a sunflower
@@ -208,12 +217,13 @@
         const eid = "e:" + n.unit_id + ":" + n.node_id;
         if (g.getElementById(eid).empty()) {
           const [s, t] = n.direction === "out" ? [nb.node.id, n.node_id] : [n.node_id, nb.node.id];
-          add.push({ group: "edges", data: { id: eid, source: s, target: t, label: n.predicate, colour: colourOf(n.family) } });
+          add.push({ group: "edges", data: { id: eid, source: s, target: t, label: n.predicate, family: n.family, colour: colourOf(n.family) } });
         }
       }
       const large = g.nodes().length + seen.size > FORCE_MAX;
       if (large) { for (const a of add) if (a.group === "edges") a.classes = "light"; g.edges(":not(.light)").addClass("light"); }
       g.add(add); g.nodes(".seed").removeClass("seed"); g.getElementById(nb.node.id).addClass("seed");
+      if (hiddenFamilies.size) applyFilter(g);
     });
     performance.mark("kg-graph-added");
     if (g.nodes().length > FORCE_MAX) fitPositions(g, 20);
@@ -238,15 +248,117 @@
     const zoom = Math.min(2, (w - 2 * pad) / Math.max(1, x1 - x0), (h - 2 * pad) / Math.max(1, y1 - y0));
     g.viewport({ zoom, pan: { x: w / 2 - zoom * (x0 + x1) / 2, y: h / 2 - zoom * (y0 + y1) / 2 } });
   }
+  // -- the graph's controls: zoom, fit, fullscreen, layout, family filter, the node panel --------
+  function zoomBy(f) {
+    if (!cy) return;
+    cy.zoom({ level: Math.max(cy.minZoom(), Math.min(cy.maxZoom(), cy.zoom() * f)), renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
+  }
+  function setFullscreen(on) {
+    const box = $("graph-box"); if (!box) return;
+    box.classList.toggle("full", on); $("fullscreen").setAttribute("aria-pressed", String(on));
+    $("fullscreen").textContent = on ? "Exit fullscreen" : "Fullscreen";
+    if (cy) { cy.resize(); fitPositions(cy, 20); }
+    if (on) $("graph").focus();
+  }
+  // Layouts a graph of any size can take are computed here (positions only, no measuring);
+  // the force layout (cose) is offered up to FORCE_LAYOUT_MAX nodes, where it stays under a second.
+  const FORCE_LAYOUT_MAX = 300;
+  function relayout(name) {
+    const g = cy; if (!g || !g.nodes().length) return;
+    const nodes = g.nodes(":visible");
+    const seed = g.nodes(".seed").first();
+    const order = nodes.sort((a, b) => b.degree() - a.degree() || (a.id() < b.id() ? -1 : 1));
+    const pos = {};
+    if (name === "cose") {
+      if (nodes.length > FORCE_LAYOUT_MAX) { $("layout-note").textContent = "The force layout draws up to " + FORCE_LAYOUT_MAX + " nodes; this graph has " + nodes.length + "."; return; }
+      g.layout({ name: "cose", animate: false, randomize: false, numIter: 400, fit: false, eles: g.elements(":visible") }).run();
+    } else {
+      const n = order.length;
+      order.forEach((node, k) => {
+        let x, y;
+        if (name === "circle") { const r = Math.max(60, n * 9 / (2 * Math.PI)); x = r * Math.cos(2 * Math.PI * k / n); y = r * Math.sin(2 * Math.PI * k / n); }
+        else if (name === "grid") { const cols = Math.ceil(Math.sqrt(n)); x = (k % cols) * 60; y = Math.floor(k / cols) * 40; }
+        else if (name === "rings") { // by links: the busiest in the middle, a ring per step down
+          const ring = Math.floor(Math.sqrt(k)); const inRing = 2 * ring + 1; const at = k - ring * ring;
+          const r = ring * 70; x = r * Math.cos(2 * Math.PI * at / inRing); y = r * Math.sin(2 * Math.PI * at / inRing); }
+        else { const j = node.same(seed) ? 0 : k + 1; const r = j ? 40 + 22 * Math.sqrt(j) : 0; x = r * Math.cos(j * GOLDEN); y = r * Math.sin(j * GOLDEN); }
+        pos[node.id()] = { x, y };
+      });
+      g.batch(() => nodes.forEach((node) => { node.position(pos[node.id()]); }));
+    }
+    $("layout-note").textContent = "";
+    fitPositions(g, 20);
+  }
+  // The legend is the family filter: unticking a family hides its links, and the nodes left with
+  // no visible link (the node being explored always stays).
+  function applyFilter(g) {
+    g.elements(".filtered").removeClass("filtered");
+    if (!hiddenFamilies.size) return;
+    g.edges().filter((e) => hiddenFamilies.has(e.data("family"))).addClass("filtered");
+    g.nodes().filter((n) => !n.hasClass("seed") && n.connectedEdges().length &&
+                     n.connectedEdges().every((e) => e.hasClass("filtered"))).addClass("filtered");
+  }
+  function showLegend() {
+    const legend = $("legend"); legend.replaceChildren();
+    for (const [f, c] of Object.entries(familyColour)) {
+      const li = el("li", null, { "data-family": f }); const box = el("input", null, { type: "checkbox", "data-family": f });
+      box.checked = !hiddenFamilies.has(f);
+      box.addEventListener("change", () => { if (box.checked) hiddenFamilies.delete(f); else hiddenFamilies.add(f); if (cy) cy.batch(() => applyFilter(cy)); });
+      const sw = el("span", "", { class: "swatch" }); sw.style.backgroundColor = c;
+      const label = el("label"); label.append(box, sw, f); li.append(label); legend.append(li);
+    }
+  }
+  // The node panel: what the graph shows about one node (its links in view, how many it has in
+  // all), with its own "expand" and a link that opens it as the page's node.
+  function showNodeInfo(id) {
+    const g = cy; const box = $("node-info"); if (!g || !box) return;
+    const n = g.getElementById(id); if (n.empty()) return;
+    box.hidden = false; box.replaceChildren();
+    box.append(el("h3", n.data("name") || n.data("label"), { id: "node-info-title" }));
+    const links = n.connectedEdges();
+    const known = totals[id];
+    box.append(el("p", links.length + " link" + (links.length === 1 ? "" : "s") + " drawn" + (known !== undefined ? " of " + known : "") + ".", { class: "node-info-count" }));
+    const ul = el("ul");
+    links.slice(0, 20).forEach((e) => {
+      const out = e.source().same(n); const other = out ? e.target() : e.source();
+      ul.append(el("li", (out ? "→ " : "← ") + e.data("label") + " " + (other.data("name") || other.data("label"))));
+    });
+    if (links.length > 20) ul.append(el("li", "… and " + (links.length - 20) + " more"));
+    const go = el("button", "expand", { type: "button", "aria-label": "expand " + (n.data("name") || id) });
+    go.addEventListener("click", () => expandNode(id, true));
+    const a = el("a", "open as its own page", { href: "/ui/explore?node=" + encodeURIComponent(id) });
+    box.append(ul, go, " ", a);
+  }
+  if ($("graph-tools")) {
+    $("zoom-in").addEventListener("click", () => zoomBy(1.25));
+    $("zoom-out").addEventListener("click", () => zoomBy(0.8));
+    $("fit").addEventListener("click", () => cy && fitPositions(cy, 20));
+    $("fullscreen").addEventListener("click", () => setFullscreen(!$("graph-box").classList.contains("full")));
+    $("layout").addEventListener("change", () => relayout($("layout").value));
+    // the graph itself takes keys once focused: + - zoom, 0 fits, arrows pan, Escape leaves fullscreen
+    $("graph").addEventListener("keydown", (e) => {
+      if (!cy) return;
+      const step = 60; const moves = { ArrowLeft: [step, 0], ArrowRight: [-step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
+      if (e.key === "+" || e.key === "=") zoomBy(1.25);
+      else if (e.key === "-") zoomBy(0.8);
+      else if (e.key === "0") fitPositions(cy, 20);
+      else if (e.key in moves) cy.panBy({ x: moves[e.key][0], y: moves[e.key][1] });
+      else if (e.key === "Escape" && $("graph-box").classList.contains("full")) setFullscreen(false);
+      else return;
+      e.preventDefault();
+    });
+  }
+
   // A click on a graph node and its "expand" button in the neighbours list do the same; the
   // button route moves the focus to the new node's title so a keyboard user hears where they are.
   function expandNode(id, focusTitle) {
     return openNode(id, false).then(() => { if (focusTitle) $("node-title").focus(); }).catch(alertText);
   }
   // The neighbours list: one focusable, labelled "expand" button per neighbour node (the keyboard's
-  // way to expand the graph); the focused or hovered one is the graph's selected node.
-  function showNeighbours(nb) {
-    const ul = $("neighbours"); ul.replaceChildren();
+  // way to expand the graph); the focused or hovered one is the graph's selected node. A later
+  // page of the same node's neighbours is appended.
+  function showNeighbours(nb, append) {
+    const ul = $("neighbours"); if (!append) ul.replaceChildren();
     const rows = new Map();
     for (const n of nb.neighbors) {
       const r = rows.get(n.node_id) || { label: n.label, links: [] };
@@ -261,19 +373,52 @@
       li.append(b, " ", el("span", r.label, { class: "nb-label" }), el("span", "  (" + r.links.join(", ") + ")", { class: "nb-links" }));
       ul.append(li);
     }
-    if (!rows.size) ul.append(el("li", "No neighbours."));
+    if (!rows.size && !append) ul.append(el("li", "No neighbours."));
+  }
+  // "of N": a node's neighbours come a page at a time; the counts say how many are drawn and how
+  // many there are, and two buttons fetch the next page or all the rest (pages of 1,000).
+  const PAGE = 50;
+  const totals = {}; const loaded = {};
+  let current = null;
+  function showMore(nb) {
+    const box = $("nb-more"); box.replaceChildren();
+    const id = nb.node.id; const total = nb.total; const have = loaded[id];
+    box.append(el("span", "Showing " + have + " of " + total + " neighbours of " + nb.node.label + ".", { id: "nb-count", tabindex: "-1" }));
+    if (have >= total) return;
+    const more = el("button", "Show " + Math.min(PAGE, total - have) + " more", { type: "button", id: "nb-next" });
+    const all = el("button", "Show all " + total, { type: "button", id: "nb-all" });
+    more.addEventListener("click", () => loadMore(nb.node, PAGE).catch(alertText));
+    all.addEventListener("click", () => loadMore(nb.node, total).catch(alertText));
+    box.append(" ", more, " ", all);
+  }
+  async function loadMore(node, count) {
+    const id = node.id; const until = Math.min(totals[id], loaded[id] + count);
+    $("nb-more").setAttribute("aria-busy", "true");
+    while (loaded[id] < until) {
+      const limit = Math.min(1000, until - loaded[id]);
+      const nb = await api("/nodes/" + encodeURIComponent(id) + "/neighbors?limit=" + limit + "&offset=" + loaded[id]);
+      if (!nb.neighbors.length) break;
+      loaded[id] += nb.neighbors.length; totals[id] = nb.total;
+      await drawNeighbourhood(nb, false);
+      if (current === id) { showNeighbours(nb, true); showMore({ ...nb, node }); }
+    }
+    $("nb-more").removeAttribute("aria-busy");
+    showLegend();
+    if ($("nb-count")) $("nb-count").focus();
   }
   // the graph's drawing for the page's own benchmark and tests (same code path as a click)
-  window.kgGraph = { draw: drawNeighbourhood, cy: () => cy };
+  window.kgGraph = { draw: drawNeighbourhood, cy: () => cy, relayout };
   async function openNode(id, reset) {
     $("node-panel").hidden = false;
-    const nb = await api("/nodes/" + encodeURIComponent(id) + "/neighbors?limit=40");
+    const nb = await api("/nodes/" + encodeURIComponent(id) + "/neighbors?limit=" + PAGE);
     $("node-title").textContent = nb.node.label + " (" + nb.node.kind + ")";
     const g = ensureGraph();
+    if (reset) { for (const k of Object.keys(loaded)) delete loaded[k]; }
+    current = nb.node.id; totals[nb.node.id] = nb.total; loaded[nb.node.id] = Math.max(loaded[nb.node.id] || 0, nb.neighbors.length);
     await drawNeighbourhood(nb, reset);
     showNeighbours(nb);
-    const legend = $("legend"); legend.replaceChildren();
-    for (const [f, c] of Object.entries(familyColour)) { const li = el("li", f); const sw = el("span", "", { class: "swatch" }); sw.style.backgroundColor = c; li.prepend(sw); legend.append(li); }
+    showMore(nb);
+    showLegend();
     const out = await api("/expand", { seeds: [nb.node.id], mode: mode(), limit: 30 });
     // facts: the directed expansion's units grouped under their predicate family (named)
     const facts = $("facts"); facts.replaceChildren();
@@ -345,7 +490,10 @@
   async function findPath(a, b) {
     const out = $("path"); out.replaceChildren(el("li", "Searching…")); $("path-note").textContent = "";
     const directed = $("path-directed") && $("path-directed").checked;
-    const r = await api("/graphify/path", { source: a, target: b, undirected: !directed, format: "json" });
+    // literal values and modifiers join unrelated facts ("CPython -confidence-> high <-confidence- smoking"):
+    // walked only when asked for
+    const values = $("path-values") && $("path-values").checked;
+    const r = await api("/graphify/path", { source: a, target: b, undirected: !directed, format: "json", through_values: !!values });
     out.replaceChildren();
     $("path-note").textContent = (r.notes || []).join(" ");
     if (!r.path) { out.append(el("li", r.text, { class: "no-path" })); return; }
@@ -356,7 +504,8 @@
     }
     $("node-panel").hidden = false;
     $("node-title").textContent = "Path: " + label[r.path.nodes[0].id] + " → " + label[r.path.nodes[r.path.nodes.length - 1].id] + " (" + r.path.hops.length + " hops)";
-    for (const id of ["neighbours", "facts", "legend", "ranked"]) $(id).replaceChildren();
+    for (const id of ["neighbours", "facts", "legend", "ranked", "nb-more"]) $(id).replaceChildren();
+    if ($("node-info")) $("node-info").hidden = true;
     $("ranked-panel").hidden = true;
     drawPath(r.path);
   }
