@@ -103,18 +103,31 @@ def is_literal(g: Graph, nid: str) -> bool:
 
 
 def _valueless(g: Graph, every: _Adjacency, plain: _Adjacency, source: str, target: str):
-    """succ / pred for a path on which values join no two facts: a modifier link is walked only
-    as the first or the last hop (from ``source``, into ``target``), and no literal node lies
-    between the ends. So ``WHO <-source- smoking`` is a path, ``COPD -source-> WHO <-source-
-    smoking`` is not."""
-    def step(nbrs_all, nbrs_plain, start: str, end: str):
+    """succ / pred for a path on which values join no two facts: a modifier link (subject ->
+    value) is walked only when its value is one of the path's ends, and no literal node lies
+    between the ends. So ``smoking -source-> WHO`` and ``COPD -causes- smoking -source-> WHO``
+    are paths; ``COPD -source-> WHO <-source- smoking`` and ``CPython -confidence-> high
+    <-confidence- smoking`` are not."""
+    ends = (source, target)
+
+    def step(nbrs_all, nbrs_plain, forward: bool):
         def nbrs(v: str) -> list[str]:
-            found = nbrs_all(v) if v == start else nbrs_plain(v)
-            if v != start and end not in found and end in nbrs_all(v):
-                found = [*found, end]
-            return [w for w in found if w == end or w == start or not is_literal(g, w)]
+            found = nbrs_plain(v)
+            have = set(found)
+            extra = [w for w in nbrs_all(v) if w not in have and _value_end_ok(g, v, w, ends)]
+            return [w for w in (found + extra) if w in ends or not is_literal(g, w)]
         return nbrs
-    return step(every.succ, plain.succ, source, target), step(every.pred, plain.pred, target, source)
+    return step(every.succ, plain.succ, True), step(every.pred, plain.pred, False)
+
+
+def _value_end_ok(g: Graph, v: str, w: str, ends: tuple[str, str]) -> bool:
+    """Whether the hop v - w may use a modifier link: one whose value (its true target) is an
+    end of the path. (A plain link between v and w was looked for first.)"""
+    for i in [*g.out_links(v), *g.in_links(v)]:
+        lk = g.links[i]
+        if lk.data.get("modifier") and {lk.u, lk.v} == {v, w} and lk.tgt in ends:
+            return True
+    return False
 
 
 def shortest_path(g: Graph, source: str, target: str, undirected: bool = False,

@@ -15,6 +15,13 @@
    for a node with 1,000 neighbours (bytes, fetch time).
 
     python scripts/bench/web_page.py [--nodes 2000] [--repeat 3] [--drag-seconds 3] [--cose] [--skip-ask]
+    python scripts/bench/web_page.py --old /tmp/kg-main --sizes 1000,5000 [--repeat 5]
+
+3. ``--old TREE`` (a checkout of another version, e.g. ``git worktree add /tmp/kg-main main``):
+   today's page and this one side by side. Two ``kg serve`` on one store's copy, one per tree,
+   one browser; each size's first render (``window.kgGraph.draw``, the code path of a click)
+   alternates between the two pages, so both see the same load. Prints the median per size and
+   the ratio new / old; the load average before and after.
 
 Starts ``kg serve`` on the demo corpus (embedded backend, hash embedder, offline rules model)
 in a temporary folder; prints one JSON object.
@@ -157,6 +164,57 @@ def say(out: dict) -> None:
     print(json.dumps(out), file=sys.stderr, flush=True)
 
 
+def sign_in(browser, base: str, key: str):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(base + "/ui/login")
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(base + "/ui/ask")
+    page.goto(base + "/ui/explore")
+    page.wait_for_function("() => !!window.cytoscape && !!window.kgGraph")
+    return page
+
+
+def side_by_side(old_tree: Path, sizes: list[int], repeat: int) -> dict:
+    """First renders of ``sizes``-node neighbourhoods in the page of ``old_tree`` and in this
+    one, alternated in one browser (a fresh draw each time, reset=true)."""
+    import statistics
+
+    from playwright.sync_api import sync_playwright
+
+    out: dict = {"load_before": os.getloadavg()[0], "old_tree": str(old_tree), "sizes": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = env_for(Path(tmp) / "kg", KG_ALLOWED_HOSTS="127.0.0.1,localhost")
+        assert kg(env, "ingest", str(ROOT / "demo" / "units")).returncode == 0
+        key = new_key(env, "bench", "reader")
+        old_env = dict(env, PYTHONPATH=str(old_tree), KG_DATA_DIR=str(Path(tmp) / "kg-old"))
+        import shutil
+
+        shutil.copytree(Path(tmp) / "kg", Path(tmp) / "kg-old")  # its own copy: one server per store
+        new_env = dict(env, PYTHONPATH=str(ROOT))
+        with serving(old_env) as (old_base, _p1, _l1), serving(new_env) as (new_base, _p2, _l2), sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            pages = {"old": sign_in(browser, old_base, key), "new": sign_in(browser, new_base, key)}
+            for n in sizes:
+                nb = pages["new"].evaluate(NEIGHBOURHOOD_JS, n)
+                got: dict[str, list[float]] = {"old": [], "new": []}
+                phases: dict[str, dict] = {}
+                for _ in range(repeat):
+                    for side in ("old", "new"):
+                        r = pages[side].evaluate(AFTER_JS, nb)
+                        got[side].append(round(r["ms"], 1))
+                        phases[side] = r["phases"]
+                out["sizes"][n] = {"old_ms": got["old"], "new_ms": got["new"],
+                                   "old_median_ms": statistics.median(got["old"]),
+                                   "new_median_ms": statistics.median(got["new"]),
+                                   "new_over_old": round(statistics.median(got["new"]) / statistics.median(got["old"]), 3),
+                                   "phases_last": phases, "load": os.getloadavg()[0]}
+                say(out)
+            browser.close()
+    out["load_after"] = os.getloadavg()[0]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=2000)
@@ -164,7 +222,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="first renders per side (interleaved)")
     ap.add_argument("--skip-ask", action="store_true", help="only the graph")
     ap.add_argument("--cose", action="store_true", help="also time the force layout the page used before")
+    ap.add_argument("--old", type=Path, help="a checkout of another version: its page beside this one (see 3.)")
+    ap.add_argument("--sizes", default="1000,5000", help="node counts for --old, comma-separated")
     args = ap.parse_args()
+    if args.old:
+        print(json.dumps(side_by_side(args.old.resolve(), [int(x) for x in args.sizes.split(",")], args.repeat), indent=2))
+        return
     from playwright.sync_api import sync_playwright
 
     out: dict = {"nodes": args.nodes, "load": os.getloadavg()[0]}
