@@ -189,10 +189,24 @@
       { selector: "edge", style: { width: 1.5, "curve-style": "straight", "target-arrow-shape": "triangle", "arrow-scale": 0.8, "line-color": "data(colour)", "target-arrow-color": "data(colour)", label: "data(label)", "font-size": 8, "min-zoomed-font-size": 9 } },
       { selector: "edge.on-path", style: { width: 3 } },
       { selector: "edge.light", style: { "curve-style": "haystack", "haystack-radius": 0, "target-arrow-shape": "none", label: "" } },
+      { selector: "node.nolabel", style: { label: "" } },
+      { selector: "node.seed, node:selected", style: { label: "data(label)" } },
       { selector: ".filtered", style: { display: "none" } } ] });
     cy.on("tap", "node", (e) => { showNodeInfo(e.target.id()); expandNode(e.target.id(), false); });
     window.addEventListener("resize", () => { cy.resize(); fitPositions(cy, 20); });
+    let labelling = null;
+    cy.on("viewport", () => { clearTimeout(labelling); labelling = setTimeout(() => labelInView(cy), 120); });
     return cy;
+  }
+  // A large graph's node labels are not even laid out (measuring thousands of labels doubled the
+  // first render) until the view is zoomed in far enough to read them (LABEL_ZOOM: the 10 px font
+  // at 8 px, the smallest drawn); then the nodes in view get theirs, and keep them.
+  const LABEL_ZOOM = 0.8;
+  function labelInView(g) {
+    if (g.zoom() < LABEL_ZOOM || g.nodes(".nolabel").empty()) return;
+    const e = g.extent();
+    g.nodes(".nolabel").filter((n) => { const p = n.position(); return p.x >= e.x1 && p.x <= e.x2 && p.y >= e.y1 && p.y <= e.y2; })
+      .removeClass("nolabel");
   }
   // Draws a neighbours answer ({node, neighbors}) into the graph: new nodes go on a sunflower
   // spiral around the expanded node (cheap, no overlap), a small graph then gets a bounded force
@@ -221,7 +235,11 @@
         }
       }
       const large = g.nodes().length + seen.size > FORCE_MAX;
-      if (large) { for (const a of add) if (a.group === "edges") a.classes = "light"; g.edges(":not(.light)").addClass("light"); }
+      if (large) {
+        for (const a of add) a.classes = a.group === "edges" ? "light" : "nolabel";
+        g.edges(":not(.light)").addClass("light");
+        if (reset || g.nodes(".nolabel").empty()) g.nodes().addClass("nolabel");
+      }
       g.add(add); g.nodes(".seed").removeClass("seed"); g.getElementById(nb.node.id).addClass("seed");
       if (hiddenFamilies.size) applyFilter(g);
     });
@@ -229,6 +247,7 @@
     if (g.nodes().length > FORCE_MAX) fitPositions(g, 20);
     else g.layout({ name: "cose", animate: false, randomize: false, numIter: 400, fit: true, padding: 20 }).run();
     performance.mark("kg-graph-laid-out");
+    labelInView(g);
     // the first frame painted after the layout: two animation frames later
     return new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => {
       performance.mark("kg-graph-painted");
