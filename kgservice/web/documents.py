@@ -5,7 +5,8 @@ with each document's status, one document with its text, and one page of the his
 A document's *status* comes from the jobs that name it: ``queued`` / ``running`` while an upload,
 a replacement or a forget of it waits or runs, ``failed`` when the latest such job failed (after
 the version shown), else ``ready``. An upload not stored yet is listed too, by its job, so a new
-file shows up the moment it is queued. Pure functions of their inputs (the page's routes run them
+file shows up the moment it is queued (to its own user and admins: to others its name is not
+known until it is stored). Pure functions of their inputs (the page's routes run them
 in a worker thread).
 """
 
@@ -53,8 +54,8 @@ class Listing:
 
 
 def job_documents(jobs: Any, visible_to: Any) -> dict[str, dict[str, Any]]:
-    """doc id -> the newest job naming it, as {status, kind, job_id, error (to its own user or an
-    admin only), at}: the pending jobs and the last 200 finished. A job's payload names its
+    """doc id -> the newest job naming it, as {status, kind, job_id, at, mine (``visible_to``: the
+    viewer's own, or an admin), error (only when mine)}: the pending jobs and the last 200 finished. A job's payload names its
     document (an upload's ``document``, a replacement's or forget's ``doc``); a finished job's
     result does too."""
     found: dict[str, dict[str, Any]] = {}
@@ -68,9 +69,10 @@ def job_documents(jobs: Any, visible_to: Any) -> dict[str, dict[str, Any]]:
             doc = payload.get("document") or payload.get("doc")
         if doc is None or job.kind not in ("ingest", "replace", "forget"):
             continue
+        mine = visible_to(job)
         found[doc] = {"status": getattr(job.status, "value", str(job.status)), "kind": job.kind,
-                      "job_id": job.id, "at": job.updated_at.isoformat(timespec="seconds"),
-                      "error": job.error if visible_to(job) else ("failed" if job.error else None)}
+                      "job_id": job.id, "at": job.updated_at.isoformat(timespec="seconds"), "mine": mine,
+                      "error": job.error if mine else ("failed" if job.error else None)}
     return found
 
 
@@ -91,8 +93,8 @@ def list_view(docs: list[Any], jobs: dict[str, dict[str, Any]], how: Listing) ->
              "when": d.when, "who": d.who, "status": status_of(d, jobs.get(d.id)), "job": jobs.get(d.id)}
             for d in docs]
     stored = {d.id for d in docs}
-    for doc, job in jobs.items():  # uploads queued, running or failed before their first version
-        if doc not in stored and job["kind"] == "ingest" and job["status"] in (*PENDING, "failed"):
+    for doc, job in jobs.items():  # your uploads queued, running or failed before their first version
+        if doc not in stored and job["kind"] == "ingest" and job["status"] in (*PENDING, "failed") and job["mine"]:
             rows.append({"id": doc, "title": "", "version": 0, "units": 0, "mode": "", "when": job["at"],
                          "who": None, "status": job["status"], "job": job})
     q = how.q.lower()

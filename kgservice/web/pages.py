@@ -153,7 +153,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         from kgservice.server import ops
 
         found = await run_in_threadpool(ops.list_jobs, ctx.kb, principal, limit=50)
-        return {"jobs": [ops.job_dict(j) for j in found]}
+        return {"jobs": [ops.job_dict(j) for j in found], "formats": formats()}
 
     async def admin_extra(request: Request, principal: Principal) -> dict:
         keys = await run_in_threadpool(gate.keys().list)

@@ -551,13 +551,19 @@
     });
     es.onerror = () => { if (es.readyState === EventSource.CLOSED) $("job-state").textContent = "Job " + id + ": lost the status stream; the table below still refreshes."; };
   }
+  // The types the server reads (its accepted_formats list, in a data-formats attribute): the one
+  // whose suffix ends the name (the longest), or null.
+  function formatFor(name, formats) {
+    return formats.filter((f) => name.toLowerCase().endsWith(f.suffix.toLowerCase())).sort((a, b) => b.suffix.length - a.suffix.length)[0] || null;
+  }
   if ($("upload-form")) $("upload-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = $("upload-file").files[0]; if (!f) return;
-    if (!/\.(units|md|txt)$/i.test(f.name)) { $("upload-status").textContent = "Upload refused: only .units, .md and .txt files"; return; }
+    const formats = JSON.parse($("upload-form").dataset.formats || "[]"); const kind = formatFor(f.name, formats);
+    if (!kind || (kind.kind !== "units" && kind.kind !== "text")) { $("upload-status").textContent = "Upload refused: the server reads " + formats.map((x) => x.suffix).join(", "); return; }
     const text = await f.text();
     const docId = ($("upload-doc") && $("upload-doc").value.trim()) || f.name;
-    const body = /\.units$/i.test(f.name) ? { units: text, doc: docId } : { text, doc: docId };
+    const body = kind.kind === "units" ? { units: text, doc: docId } : { text, doc: docId, mode: kind.mode === "detail" ? "detail" : "summary" };
     try { const j = await api("/ingest", body); $("upload-status").textContent = "Queued job " + j.job_id + " (" + j.status + ")"; followJob(j.job_id); }
     catch (err) { $("upload-status").textContent = "Upload refused: " + err.message; }
   });
@@ -582,8 +588,7 @@
   const zone = $("drop-zone");
   if (zone) {
     const formats = JSON.parse(zone.dataset.formats || "[]");
-    const formatOf = (name) => formats.filter((f) => name.toLowerCase().endsWith(f.suffix.toLowerCase()))
-      .sort((a, b) => b.suffix.length - a.suffix.length)[0] || null;
+    const formatOf = (name) => formatFor(name, formats);
     const list = $("upload-list"); const rows = []; let polling = false; let running = Promise.resolve();
     const setRow = (row, status, text) => { row.status = status; const td = row.tr.querySelector(".upload-status"); td.textContent = text; td.setAttribute("data-status", status); };
     const final = (st) => ["done", "failed", "cancelled", "refused", "skipped"].includes(st);
