@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.web.conftest import find_path, signed_in
+from tests.web.conftest import drag_node, find_path, signed_in
 
 NEIGHBOURHOOD_JS = """(n) => {
   const nbs = [];
@@ -58,15 +58,7 @@ def test_a_large_neighbourhood_is_placed_without_a_force_layout(server, page):
 def test_a_large_graph_node_follows_the_mouse(server, page):
     explore(server, page)
     page.evaluate("(nb) => window.kgGraph.draw(nb, true)", page.evaluate(NEIGHBOURHOOD_JS, 400))
-    x, y, start = page.evaluate("""() => { const cy = window.kgGraph.cy(); const n = cy.getElementById('n200');
-        const box = document.getElementById('graph').getBoundingClientRect(); const p = n.renderedPosition();
-        return [box.left + p.x, box.top + p.y, n.position()]; }""")
-    page.mouse.move(x, y)
-    page.mouse.down()
-    for i in range(1, 11):
-        page.mouse.move(x + 8 * i, y + 4 * i)
-    page.mouse.up()
-    end = page.evaluate("() => window.kgGraph.cy().getElementById('n200').position()")
+    start, end = drag_node(page, "n200")
     assert end != start and end["x"] > start["x"]
 
 

@@ -11,7 +11,7 @@ import re
 import httpx
 from playwright.sync_api import expect
 
-from tests.web.conftest import signed_in
+from tests.web.conftest import drag_node, signed_in
 from tests.web.test_access import tab_to
 from tests.web.test_documents import put_document
 
@@ -253,14 +253,5 @@ def test_a_5000_node_graph_stays_steerable(server, page):
     assert len({round(y) for _, _, y in cy_state(page)["positions"]}) == math.ceil(5000 / math.ceil(math.sqrt(5000)))
     page.get_by_label("Layout").select_option("cose")  # too many for the force layout: it says so, moves nothing
     expect(page.locator("#layout-note")).to_contain_text("up to 300 nodes")
-    # a node still follows the mouse
-    x, y, start = page.evaluate("""() => { const cy = window.kgGraph.cy(); const n = cy.getElementById('b2500');
-        const box = document.getElementById('graph').getBoundingClientRect(); const p = n.renderedPosition();
-        return [box.left + p.x, box.top + p.y, n.position()]; }""")
-    page.mouse.move(x, y)
-    page.mouse.down()
-    for i in range(1, 11):
-        page.mouse.move(x + 8 * i, y + 4 * i)
-    page.mouse.up()
-    end = page.evaluate("() => window.kgGraph.cy().getElementById('b2500').position()")
+    start, end = drag_node(page, "b2500")  # a node still follows the mouse
     assert end["x"] > start["x"]

@@ -9,7 +9,7 @@ import re
 import httpx
 from playwright.sync_api import expect
 
-from tests.web.conftest import signed_in
+from tests.web.conftest import signed_in, upload_on_jobs_page
 
 
 def sse_rounds(body: str) -> list[dict]:
@@ -48,10 +48,7 @@ def test_a_finished_jobs_result_reads_as_words(server, page, tmp_path):
     f = tmp_path / "words.units"
     f.write_text("{job words} [is a] {test}\n{job words} [has] {three facts}\n{job words} [has] {a result}\n", "utf-8")
     signed_in(page, server, "writer", "/ui/jobs")
-    page.get_by_label("Upload a file").set_input_files(str(f))
-    page.get_by_role("button", name="Upload", exact=True).click()
-    expect(page.locator("#upload-status")).to_contain_text("Queued job")
-    job = re.search(r"Queued job (\S+)", page.locator("#upload-status").inner_text()).group(1)
+    job = upload_on_jobs_page(page, f)
     expect(page.locator("#jobs-table tr", has_text=job).locator(".status")).to_have_text("done", timeout=60_000)
     with httpx.Client(base_url=server["base"], headers={"Authorization": f"Bearer {server['keys']['writer']}"}) as c:
         result = c.get(f"/v1/jobs/{job}").json()["result"]
