@@ -220,7 +220,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         from kgservice.web.documents import Listing, document_view, list_view
 
         doc_id = request.query_params.get("doc")
-        if doc_id:
+        if doc_id and request.url.path == "/ui/documents":  # the table alone (its refresh) is always the list
             return {"tab": "document", **await run_in_threadpool(document_view, ctx.kb, doc_id)}
         how = Listing.of(request.query_params)
 

@@ -198,7 +198,9 @@ def test_thirty_families_get_thirty_colours_that_stand_out(server, page):
             family: 'family ' + i, kind: 'statement', unit_id: 'cu' + i});
         await window.kgGraph.draw(nb, true);
         const probe = document.createElement('span'); document.body.append(probe);
-        return window.kgGraph.cy().edges().map((e) => { probe.style.color = e.data('colour'); return [e.data('family'), getComputedStyle(probe).color]; }); }""")
+        // each edge's family from the data drawn (edge ids are "e:<unit>:<node>"), its colour as the browser reads it
+        const family = Object.fromEntries(nb.neighbors.map((n) => ['e:' + n.unit_id + ':' + n.node_id, n.family]));
+        return window.kgGraph.cy().edges().map((e) => { probe.style.color = e.style('line-color'); return [family[e.id()], getComputedStyle(probe).color]; }); }""")
     by_family = dict(colours)
     assert len(by_family) == 30
     assert len(set(by_family.values())) == 30  # none repeats
