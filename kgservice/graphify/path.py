@@ -110,24 +110,27 @@ def _valueless(g: Graph, every: _Adjacency, plain: _Adjacency, source: str, targ
     <-confidence- smoking`` are not."""
     ends = (source, target)
 
-    def step(nbrs_all, nbrs_plain, forward: bool):
+    def step(nbrs_all, nbrs_plain):
         def nbrs(v: str) -> list[str]:
             found = nbrs_plain(v)
-            have = set(found)
-            extra = [w for w in nbrs_all(v) if w not in have and _value_end_ok(g, v, w, ends)]
-            return [w for w in (found + extra) if w in ends or not is_literal(g, w)]
+            every = nbrs_all(v)
+            if len(every) > len(found):  # modifier links too: those whose value is an end
+                have, ok = set(found), _value_hops(g, v, ends)
+                found = found + [w for w in every if w not in have and w in ok]
+            return [w for w in found if w in ends or not is_literal(g, w)]
         return nbrs
-    return step(every.succ, plain.succ, True), step(every.pred, plain.pred, False)
+    return step(every.succ, plain.succ), step(every.pred, plain.pred)
 
 
-def _value_end_ok(g: Graph, v: str, w: str, ends: tuple[str, str]) -> bool:
-    """Whether the hop v - w may use a modifier link: one whose value (its true target) is an
-    end of the path. (A plain link between v and w was looked for first.)"""
+def _value_hops(g: Graph, v: str, ends: tuple[str, str]) -> set[str]:
+    """The nodes one modifier link away from ``v`` whose value (the link's true target) is an end
+    of the path; one pass over ``v``'s links (a hub's thousands of them are read once)."""
+    found = set()
     for i in [*g.out_links(v), *g.in_links(v)]:
         lk = g.links[i]
-        if lk.data.get("modifier") and {lk.u, lk.v} == {v, w} and lk.tgt in ends:
-            return True
-    return False
+        if lk.data.get("modifier") and lk.tgt in ends:
+            found.add(lk.v if lk.u == v else lk.u)
+    return found
 
 
 def shortest_path(g: Graph, source: str, target: str, undirected: bool = False,
