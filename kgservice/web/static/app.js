@@ -556,14 +556,25 @@
   function formatFor(name, formats) {
     return formats.filter((f) => name.toLowerCase().endsWith(f.suffix.toLowerCase())).sort((a, b) => b.suffix.length - a.suffix.length)[0] || null;
   }
+  // The ingest request for one file of that format: unit notation and text as text, a format the
+  // server converts ("file": PDF, Word ...) as its bytes in base64.
+  async function ingestBody(file, format, doc) {
+    if (format.kind === "units") return { units: await file.text(), doc };
+    if (format.kind === "file") {
+      const bytes = new Uint8Array(await file.arrayBuffer()); let bin = "";
+      for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+      return { file: btoa(bin), doc };
+    }
+    return { text: await file.text(), doc, mode: format.mode === "detail" ? "detail" : "summary" };
+  }
+  const SENDABLE = ["units", "text", "file"];
   if ($("upload-form")) $("upload-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = $("upload-file").files[0]; if (!f) return;
     const formats = JSON.parse($("upload-form").dataset.formats || "[]"); const kind = formatFor(f.name, formats);
-    if (!kind || (kind.kind !== "units" && kind.kind !== "text")) { $("upload-status").textContent = "Upload refused: the server reads " + formats.map((x) => x.suffix).join(", "); return; }
-    const text = await f.text();
+    if (!kind || !SENDABLE.includes(kind.kind)) { $("upload-status").textContent = "Upload refused: the server reads " + formats.map((x) => x.suffix).join(", "); return; }
     const docId = ($("upload-doc") && $("upload-doc").value.trim()) || f.name;
-    const body = kind.kind === "units" ? { units: text, doc: docId } : { text, doc: docId, mode: kind.mode === "detail" ? "detail" : "summary" };
+    const body = await ingestBody(f, kind, docId);
     try { const j = await api("/ingest", body); $("upload-status").textContent = "Queued job " + j.job_id + " (" + j.status + ")"; followJob(j.job_id); }
     catch (err) { $("upload-status").textContent = "Upload refused: " + err.message; }
   });
@@ -621,12 +632,10 @@
     async function send(row) {
       const f = formatOf(row.path);
       if (!f) { setRow(row, "skipped", "skipped: not a type the server reads (" + formats.map((x) => x.suffix).join(", ") + ")"); return; }
-      if (f.kind !== "units" && f.kind !== "text") { setRow(row, "skipped", "skipped: the page cannot send " + f.suffix + " files yet; use kg ingest"); return; }
+      if (!SENDABLE.includes(f.kind)) { setRow(row, "skipped", "skipped: the page cannot send " + f.suffix + " files yet; use kg ingest"); return; }
       setRow(row, "sending", "sending…");
       try {
-        const text = await row.file.text();
-        const body = f.kind === "units" ? { units: text, doc: row.path } : { text, doc: row.path, mode: f.mode === "detail" ? "detail" : "summary" };
-        const j = await api("/ingest", body);
+        const j = await api("/ingest", await ingestBody(row.file, f, row.path));
         row.job = j.job_id; row.tr.setAttribute("data-job", j.job_id); setRow(row, j.status, j.status + " (job " + j.job_id + ")");
       } catch (err) { setRow(row, "refused", "refused: " + err.message); }
     }
