@@ -113,13 +113,15 @@ def path_cmd(
     graph: Annotated[Optional[Path], typer.Option("--graph", help=GRAPH_HELP)] = None,
     undirected: Annotated[bool, typer.Option("--undirected", help="Ignore edge direction.")] = False,
     directed: Annotated[bool, typer.Option("--directed", help="Follow edge direction (the default).")] = False,
+    skip_values: Annotated[bool, typer.Option("--skip-values", help="Walk no modifier link and no literal value "
+                                              "(such as 'high') between the ends (not in graphify).")] = False,
 ) -> None:
     if directed and undirected:
         raise _fail("--directed and --undirected are mutually exclusive")
     g = _load(graph)
     from kgservice.graphify.path import run_path
 
-    res = run_path(g, source, target, undirected=undirected)
+    res = run_path(g, source, target, undirected=undirected, through_values=not skip_values)
     _out(res.stderr, err=True)
     _out(res.stdout)
     raise typer.Exit(res.exit_code)

@@ -6,7 +6,10 @@ graphify does for code graphs); ``--undirected`` ignores direction. Among equall
 paths the choice is deterministic: a bidirectional breadth-first search over neighbours
 in sorted id order, the search graphify's ``path`` runs on its sorted graph, so both
 tools print the same hops. Every relation stored on a hop is shown (``a/b``), with the
-hop's direction::
+hop's direction. ``through_values=False`` (the web page's default) lets no value join two facts in
+the middle of a path: a modifier link only as its first or last hop, no literal node (a value such
+as ``high`` or ``2020``: ``file_type`` "literal") between its ends, so ``CPython -confidence-> high
+<-confidence- smoking`` is no path. graphify has no such option: the default keeps its walk::
 
     Shortest path (3 hops):
       smoking --source [EXTRACTED]--> WHO <--source [EXTRACTED]-- noncommunicable disease --is a [EXTRACTED]--> disease
@@ -40,19 +43,22 @@ class _Adjacency:
     sorted graph graphify searches, so ties between equally short paths break alike.
     """
 
-    def __init__(self, g: Graph, undirected: bool):
+    def __init__(self, g: Graph, undirected: bool, values: bool = True):
         self.g = g
         self.undirected = undirected
+        self.values = values
         self._succ: dict[str, list[str]] = {}
         self._pred: dict[str, list[str]] = {}
 
     def _incident(self, nid: str):
         g = self.g
         for i in g.out_links(nid):
-            yield g.links[i]
+            lk = g.links[i]
+            if self.values or not lk.data.get("modifier"):
+                yield lk
         for i in g.in_links(nid):
             lk = g.links[i]
-            if lk.u != nid:  # a self-loop was already seen as an out-link
+            if lk.u != nid and (self.values or not lk.data.get("modifier")):  # a self-loop was seen as an out-link
                 yield lk
 
     def _build(self, nid: str, forward: bool) -> list[str]:
@@ -83,20 +89,60 @@ class _Adjacency:
         return got
 
 
-def _adjacency(g: Graph, undirected: bool) -> _Adjacency:
-    key = "path_adj_u" if undirected else "path_adj_d"
+def _adjacency(g: Graph, undirected: bool, values: bool = True) -> _Adjacency:
+    key = ("path_adj_u" if undirected else "path_adj_d") + ("" if values else "_nv")
     adj = g.cache.get(key)
     if adj is None:
-        adj = g.cache[key] = _Adjacency(g, undirected)
+        adj = g.cache[key] = _Adjacency(g, undirected, values)
     return adj
 
 
-def shortest_path(g: Graph, source: str, target: str, undirected: bool = False) -> list[str] | None:
-    """Bidirectional BFS; expands the smaller frontier, neighbours in sorted order."""
+def is_literal(g: Graph, nid: str) -> bool:
+    """A literal value node of our mirror (graphify's own graphs have none)."""
+    return g.attrs.get(nid, {}).get("file_type") == "literal"
+
+
+def _valueless(g: Graph, every: _Adjacency, plain: _Adjacency, source: str, target: str):
+    """succ / pred for a path on which values join no two facts: a modifier link (subject ->
+    value) is walked only when its value is one of the path's ends, and no literal node lies
+    between the ends. So ``smoking -source-> WHO`` and ``COPD -causes- smoking -source-> WHO``
+    are paths; ``COPD -source-> WHO <-source- smoking`` and ``CPython -confidence-> high
+    <-confidence- smoking`` are not."""
+    ends = (source, target)
+
+    def step(nbrs_all, nbrs_plain):
+        def nbrs(v: str) -> list[str]:
+            found = nbrs_plain(v)
+            every = nbrs_all(v)
+            if len(every) > len(found):  # modifier links too: those whose value is an end
+                have, ok = set(found), _value_hops(g, v, ends)
+                found = found + [w for w in every if w not in have and w in ok]
+            return [w for w in found if w in ends or not is_literal(g, w)]
+        return nbrs
+    return step(every.succ, plain.succ), step(every.pred, plain.pred)
+
+
+def _value_hops(g: Graph, v: str, ends: tuple[str, str]) -> set[str]:
+    """The nodes one modifier link away from ``v`` whose value (the link's true target) is an end
+    of the path; one pass over ``v``'s links (a hub's thousands of them are read once)."""
+    found = set()
+    for i in [*g.out_links(v), *g.in_links(v)]:
+        lk = g.links[i]
+        if lk.data.get("modifier") and lk.tgt in ends:
+            found.add(lk.v if lk.u == v else lk.u)
+    return found
+
+
+def shortest_path(g: Graph, source: str, target: str, undirected: bool = False,
+                  through_values: bool = True) -> list[str] | None:
+    """Bidirectional BFS; expands the smaller frontier, neighbours in sorted order.
+    ``through_values=False``: see :func:`_valueless`."""
     if source == target:
         return [source]
     adj = _adjacency(g, undirected)
     succ, pred = adj.succ, adj.pred
+    if not through_values:
+        succ, pred = _valueless(g, adj, _adjacency(g, undirected, False), source, target)
     fwd_parent: dict[str, str | None] = {source: None}
     bwd_parent: dict[str, str | None] = {target: None}
     fwd, bwd = [source], [target]
@@ -181,7 +227,7 @@ def path_json(g: Graph, nodes: list[str]) -> dict:
     return {"nodes": [{"id": n, "label": g.label(n)} for n in nodes], "hops": hops}
 
 
-def run_path(g: Graph, source: str, target: str, undirected: bool = False) -> PathResult:
+def run_path(g: Graph, source: str, target: str, undirected: bool = False, through_values: bool = True) -> PathResult:
     src, src_scored, src_err = resolve_path_endpoint(g, source)
     tgt, tgt_scored, tgt_err = resolve_path_endpoint(g, target)
     for label, nid, err in ((source, src, src_err), (target, tgt, tgt_err)):
@@ -198,13 +244,15 @@ def run_path(g: Graph, source: str, target: str, undirected: bool = False) -> Pa
             if top > 0 and (top - runner) / top < AMBIGUITY_MARGIN:
                 warnings.append(f"warning: {name} match was ambiguous (top score {top:g}, runner-up {runner:g})")
     stderr = "\n".join(warnings)
-    nodes = shortest_path(g, src, tgt, undirected)  # type: ignore[arg-type]
+    nodes = shortest_path(g, src, tgt, undirected, through_values)  # type: ignore[arg-type]
     if nodes is None:
         if undirected:
             msg = f"No path found between '{source}' and '{target}'."
         else:
             msg = (f"No directed path found between '{source}' and '{target}'. "
                    "Re-run with --undirected to search ignoring edge direction.")
+        if not through_values:
+            msg += " Values (modifiers, literals such as 'high') joined no two facts on the way."
         return PathResult(stdout=msg, stderr=stderr, exit_code=EXIT_OK)
     segments = [g.label(nodes[0])] + [hop_text(g, nodes[i], nodes[i + 1]) for i in range(len(nodes) - 1)]
     text = f"Shortest path ({len(nodes) - 1} hops):\n  " + " ".join(segments)

@@ -42,6 +42,19 @@ LEDGER_FILE = "documents.sqlite3"
 Progress = Callable[[str, dict[str, Any]], None]
 
 
+# text types read from their bytes by a converter, not as UTF-8 (an upload sends them as bytes)
+FILE_SUFFIXES: frozenset[str] = frozenset()
+
+
+def accepted_formats() -> list[dict[str, str]]:
+    """The file types ``kg ingest`` (and so an upload) reads, by suffix: ``kind`` "units" (unit
+    notation, parsed), "text" (UTF-8 text extracted by the model, in ``mode``) or "file" (bytes a
+    converter turns into text first). Clients ask for this list instead of keeping their own, so
+    a format added here is offered everywhere."""
+    return ([{"suffix": s, "kind": "units", "mode": "manual"} for s in sorted(UNIT_SUFFIXES)]
+            + [{"suffix": s, "kind": "file" if s in FILE_SUFFIXES else "text", "mode": m} for s, m in TEXT_MODES.items()])
+
+
 def split_inputs(paths: Sequence[Path | str]) -> tuple[list[Path], list[Path]]:
     """(unit files, text files) named by the arguments; folders are searched recursively.
 

@@ -27,7 +27,8 @@ from kgservice.server.middleware import Authenticate, BodyLimit, HostCheck, Outa
 if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
 
-PUBLIC_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/openapi.json")
+# /docs is the web gate's (Swagger UI from the package, kgservice.web.assets)
+PUBLIC_PATHS = ("/livez", "/readyz", "/docs", "/openapi.json")
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
 
                     print("kg serve: stopped cleanly (requests finished, stores closed)", file=sys.stderr, flush=True)
 
-    app = FastAPI(title="kgservice", version="1", lifespan=lifespan, redoc_url=None,
+    app = FastAPI(title="kgservice", version="1", lifespan=lifespan, redoc_url=None, docs_url=None,
                   description="REST and MCP over one knowledge base. Send `Authorization: Bearer <key>` or "
                               "`X-API-Key: <key>` (keys: `kg keys create`).")
     app.state.ctx = sc

@@ -169,6 +169,9 @@ class GraphifyPathIn(Strict):
     target: str = Field(min_length=1)
     undirected: bool = False
     format: Literal["text", "json"] = "text"
+    through_values: bool = Field(True, description="false: walk no modifier link and no literal value node (such "
+                                 "as 'high' or '2020') between the ends, as the web page does by default; true: "
+                                 "graphify's walk, every link")
 
 
 class GraphifyExplainIn(Strict):

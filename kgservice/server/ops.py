@@ -182,15 +182,19 @@ def get_node(kb: KnowledgeBase, node: str) -> NodeOut:
     return NodeOut(id=n.id, label=n.label, kind=getattr(n.kind, "value", str(n.kind)))
 
 
-def neighbors(kb: KnowledgeBase, node: str, relation: str | None = None, limit: int = 50) -> NeighborsOut:
+def neighbors(kb: KnowledgeBase, node: str, relation: str | None = None, limit: int = 50,
+              offset: int = 0) -> NeighborsOut:
     """Nodes one unit away: the unit's arguments when the node is its subject (out), the
     unit's subject when the node is an argument or modifier value (in). ``relation``
-    matches the predicate, family or kind (case-insensitive)."""
+    matches the predicate, family or kind (case-insensitive). In a fixed order (family,
+    predicate, label, ids), so ``offset`` pages through all ``total`` of them."""
     me = get_node(kb, node)
+    found = sorted(kb.neighbors(me.id, relation),
+                   key=lambda x: (x.unit.family, x.unit.predicate, x.label, x.node, x.unit.id, x.direction))
     out = [Neighbor(node_id=x.node, label=x.label, direction=x.direction, predicate=x.unit.predicate,
                     family=x.unit.family, kind=x.unit.kind, unit_id=x.unit.id)
-           for x in kb.neighbors(me.id, relation)]
-    return NeighborsOut(node=me, neighbors=out[:limit], total=len(out))
+           for x in found[offset:offset + limit]]
+    return NeighborsOut(node=me, neighbors=out, total=len(found))
 
 
 def save_result(kb: KnowledgeBase, body: SaveResultIn, who: Principal) -> SavedOut:

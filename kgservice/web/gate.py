@@ -6,7 +6,9 @@ the scope and the request goes on to the ``/v1`` route with the API's own role c
 rate limits (the key check accepts a principal set here). The pages themselves take from the
 same per-key bucket, and failed sign-ins from the same per-address bucket as failed API keys,
 so the page is no way around the API's limits. Every reply gets the page's security headers:
-a strict Content-Security-Policy and ``Cache-Control: no-store``.
+a strict Content-Security-Policy and ``Cache-Control: no-store`` (static files set their own
+caching: :mod:`kgservice.web.assets`). ``/docs``, the REST reference, is served here too, under
+the same policy.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class WebGate:
 
     async def __call__(self, scope: dict, receive, send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
-        if not (path in ("/", "/ui", "/favicon.ico") or path.startswith("/ui/")):
+        if not (path in ("/", "/ui", "/favicon.ico", "/docs") or path.startswith("/ui/")):
             await self.app(scope, receive, send)
             return
         send = with_headers(send)
@@ -89,7 +91,7 @@ class WebGate:
             scope = {**scope, "path": inner, "raw_path": inner.encode(), PRINCIPAL: principal}
             await self.app(scope, receive, send)
             return
-        if not path.startswith("/ui/static/"):
+        if not path.startswith("/ui/static/") and path != "/docs":
             _, principal = await self.principal(scope)
             if principal is not None:
                 wait = self.limiter.take(principal.key_id or f"user:{principal.user}")

@@ -12,11 +12,11 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import Route
 
 from kgservice.jobs.model import Job
 from kgservice.server.auth import Principal, Role
+from kgservice.web.assets import Assets
 from kgservice.web.session import COOKIE, cookie_of, csrf_ok
 
 HERE = Path(__file__).parent
@@ -42,6 +42,11 @@ NAV = [("ask", "Ask", Role.reader), ("explore", "Explore", Role.reader), ("docum
 
 def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
+    assets = Assets(HERE / "static")
+    env.globals["asset"] = assets.url  # every static URL carries its content hash
+    from kgservice.web.words import job_words
+
+    env.filters["job_words"] = job_words
     from kgservice.answer.retrieval_only import no_model_configured
 
     # nobody chose a model: Ask lists the graph's best units instead of a written answer
@@ -148,7 +153,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         from kgservice.server import ops
 
         found = await run_in_threadpool(ops.list_jobs, ctx.kb, principal, limit=50)
-        return {"jobs": [ops.job_dict(j) for j in found]}
+        return {"jobs": [ops.job_dict(j) for j in found], "formats": formats()}
 
     async def admin_extra(request: Request, principal: Principal) -> dict:
         keys = await run_in_threadpool(gate.keys().list)
@@ -201,40 +206,34 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         return back(notice=f"Revoked key {key_id} ({target.user}, {target.role.value}).")
 
     # -- Documents (the knowledge base's lifecycle methods; writes need the writer role, undo admin)
+    def doc_jobs(principal: Principal) -> dict:
+        from kgservice.web.documents import job_documents
+
+        return job_documents(ctx.kb.jobs, lambda j: j.user == principal.user or principal.allows(Role.admin))
+
+    def formats() -> list[dict]:
+        from kgservice.pipeline.ingest import accepted_formats
+
+        return accepted_formats()
+
     async def documents_extra(request: Request, principal: Principal) -> dict:
-        q = request.query_params.get("q", "").strip()
-        docs = await run_in_threadpool(ctx.kb.documents)
-        shown = [d for d in docs if not q or q.lower() in d.id.lower() or q.lower() in d.title.lower()]
-        kw: dict[str, Any] = {"docs": shown, "total": len(docs), "q": q, "doc": None, "history": []}
+        from kgservice.web.documents import Listing, document_view, list_view
+
         doc_id = request.query_params.get("doc")
-        if doc_id:
-            kw.update(await run_in_threadpool(document_view, doc_id))
-        else:
-            kw["history"] = [c.summary() for c in await run_in_threadpool(ctx.kb.history)][-30:][::-1]
-        return kw
+        if doc_id and request.url.path == "/ui/documents":  # the table alone (its refresh) is always the list
+            return {"tab": "document", **await run_in_threadpool(document_view, ctx.kb, doc_id)}
+        how = Listing.of(request.query_params)
 
-    def document_view(doc_id: str) -> dict:
-        from kgservice.errors import InputError
-        from kgservice.notation import format_unit
+        def listing() -> dict:
+            return list_view(ctx.kb.documents(), doc_jobs(principal), how)
+        return {"tab": "list", "formats": formats(), **await run_in_threadpool(listing)}
 
-        try:
-            rec = ctx.kb.document(doc_id)
-        except InputError as exc:
-            return {"doc_error": str(exc)}
-        text = rec.text()
-        by_line: dict[int, list[dict]] = {}
-        unplaced = []
-        for uid, lines in rec.unit_lines.items():
-            found = ctx.kb.unit(uid)
-            row = {"id": uid, "notation": format_unit(found.unit) if found else f"#{uid}", "lines": lines}
-            if lines:
-                by_line.setdefault(lines[0], []).append(row)
-            else:
-                unplaced.append(row)
-        rows = [] if text is None else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        return {"doc": rec.info(), "lines": [(i, line, by_line.get(i, [])) for i, line in enumerate(rows, 1)],
-                "unplaced": unplaced, "has_text": text is not None,
-                "history": [c.summary() for c in ctx.kb.history(doc_id)][::-1]}
+    async def history_extra(request: Request, principal: Principal) -> dict:
+        from kgservice.web.documents import history_view
+
+        page_no = request.query_params.get("page", "1")
+        changes = await run_in_threadpool(ctx.kb.history)
+        return {"tab": "history", **history_view(changes, int(page_no) if page_no.isdigit() else 1)}
 
     async def lifecycle_write(request: Request, role: Role, action: Any) -> Response:
         """Every Documents write answers with a redirect (303) to the page the form was on, its
@@ -284,7 +283,8 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         from kgservice.errors import InputError
         from kgservice.server import ops
 
-        text = str(form.get("text") or "")
+        # a browser sends a textarea's lines with CRLF: the document keeps the line ends it had
+        text = str(form.get("text") or "").replace("\r\n", "\n")
         if not text.strip():
             raise InputError("text: the new version of the document is empty")
         seen = str(form.get("version") or "").strip()
@@ -316,6 +316,11 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         report = await run_in_threadpool(lambda: check(ctx.kb).to_dict())
         return render("doctor.html", request, report=report)
 
+    async def api_docs(request: Request) -> Response:
+        """The REST reference (Swagger UI, vendored under static/: it works offline), public as
+        /openapi.json is."""
+        return HTMLResponse(env.get_template("api_docs.html").render())
+
     routes = [
         Route("/favicon.ico", lambda request: Response(status_code=204)), Route("/", home), Route("/ui", home), Route("/ui/", home),
         Route("/ui/login", login_form, methods=["GET"]), Route("/ui/login", login, methods=["POST"]),
@@ -323,6 +328,8 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         Route("/ui/ask", page("ask.html", Role.reader, ask_extra)),
         Route("/ui/explore", page("explore.html", Role.reader)),
         Route("/ui/documents", page("documents.html", Role.reader, documents_extra)),
+        Route("/ui/documents/table", page("docs_table.html", Role.reader, documents_extra)),
+        Route("/ui/documents/history", page("history.html", Role.reader, history_extra)),
         Route("/ui/documents/forget", writes(Role.writer, forget_action), methods=["POST"]),
         Route("/ui/documents/retract", writes(Role.writer, retract_action), methods=["POST"]),
         Route("/ui/documents/replace", writes(Role.writer, replace_action), methods=["POST"]),
@@ -334,6 +341,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         Route("/ui/admin/keys", key_create, methods=["POST"]),
         Route("/ui/admin/keys/revoke", key_revoke, methods=["POST"]),
         Route("/ui/admin/doctor", doctor),
-        Mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static"),
+        Route("/docs", api_docs),
+        Route("/ui/static/{path:path}", assets.serve, methods=["GET", "HEAD"]),
     ]
     return Starlette(routes=routes)

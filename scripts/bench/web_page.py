@@ -15,6 +15,19 @@
    for a node with 1,000 neighbours (bytes, fetch time).
 
     python scripts/bench/web_page.py [--nodes 2000] [--repeat 3] [--drag-seconds 3] [--cose] [--skip-ask]
+    python scripts/bench/web_page.py --old /tmp/kg-main --sizes 1000,5000 [--repeat 5]
+
+4. ``--sigma DIR`` (a folder holding sigma.js's ``sigma.min.js`` and graphology's
+   ``graphology.umd.min.js``, e.g. from ``npm pack sigma@3 graphology``; nothing is vendored): the
+   same neighbourhoods drawn by sigma.js (WebGL; software rendering in headless Chromium without a
+   GPU) beside the page's cytoscape drawing, alternated in one page: first render, and the frame
+   rate while the camera zooms.
+
+3. ``--old TREE`` (a checkout of another version, e.g. ``git worktree add /tmp/kg-main main``):
+   today's page and this one side by side. Two ``kg serve`` on one store's copy, one per tree,
+   one browser; each size's first render (``window.kgGraph.draw``, the code path of a click)
+   alternates between the two pages, so both see the same load. Prints the median per size and
+   the ratio new / old; the load average before and after.
 
 Starts ``kg serve`` on the demo corpus (embedded backend, hash embedder, offline rules model)
 in a temporary folder; prints one JSON object.
@@ -157,6 +170,125 @@ def say(out: dict) -> None:
     print(json.dumps(out), file=sys.stderr, flush=True)
 
 
+def sign_in(browser, base: str, key: str):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(base + "/ui/login")
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(base + "/ui/ask")
+    page.goto(base + "/ui/explore")
+    page.wait_for_function("() => !!window.cytoscape && !!window.kgGraph")
+    return page
+
+
+def side_by_side(old_tree: Path, sizes: list[int], repeat: int) -> dict:
+    """First renders of ``sizes``-node neighbourhoods in the page of ``old_tree`` and in this
+    one, alternated in one browser (a fresh draw each time, reset=true)."""
+    import statistics
+
+    from playwright.sync_api import sync_playwright
+
+    out: dict = {"load_before": os.getloadavg()[0], "old_tree": str(old_tree), "sizes": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = env_for(Path(tmp) / "kg", KG_ALLOWED_HOSTS="127.0.0.1,localhost")
+        assert kg(env, "ingest", str(ROOT / "demo" / "units")).returncode == 0
+        key = new_key(env, "bench", "reader")
+        old_env = dict(env, PYTHONPATH=str(old_tree), KG_DATA_DIR=str(Path(tmp) / "kg-old"))
+        import shutil
+
+        shutil.copytree(Path(tmp) / "kg", Path(tmp) / "kg-old")  # its own copy: one server per store
+        new_env = dict(env, PYTHONPATH=str(ROOT))
+        with serving(old_env) as (old_base, _p1, _l1), serving(new_env) as (new_base, _p2, _l2), sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            pages = {"old": sign_in(browser, old_base, key), "new": sign_in(browser, new_base, key)}
+            for n in sizes:
+                nb = pages["new"].evaluate(NEIGHBOURHOOD_JS, n)
+                got: dict[str, list[float]] = {"old": [], "new": []}
+                phases: dict[str, dict] = {}
+                for _ in range(repeat):
+                    for side in ("old", "new"):
+                        r = pages[side].evaluate(AFTER_JS, nb)
+                        got[side].append(round(r["ms"], 1))
+                        phases[side] = r["phases"]
+                out["sizes"][n] = {"old_ms": got["old"], "new_ms": got["new"],
+                                   "old_median_ms": statistics.median(got["old"]),
+                                   "new_median_ms": statistics.median(got["new"]),
+                                   "new_over_old": round(statistics.median(got["new"]) / statistics.median(got["old"]), 3),
+                                   "phases_last": phases, "load": os.getloadavg()[0]}
+                say(out)
+            browser.close()
+    out["load_after"] = os.getloadavg()[0]
+    return out
+
+
+SIGMA_JS = """async (nb) => {
+  const box = document.getElementById('bench-sigma') || Object.assign(document.createElement('div'), {id: 'bench-sigma'});
+  box.style.width = '1200px'; box.style.height = '800px'; document.body.prepend(box);
+  if (window.__sigma) { window.__sigma.kill(); window.__sigma = null; }
+  const t0 = performance.now();
+  const g = new window.graphology.Graph({multi: true});
+  const golden = Math.PI * (3 - Math.sqrt(5));
+  g.addNode(nb.node.id, {x: 0, y: 0, size: 6, label: nb.node.label, color: '#000'});
+  nb.neighbors.forEach((n, k) => { const r = 40 + 22 * Math.sqrt(k + 1), a = (k + 1) * golden;
+    if (!g.hasNode(n.node_id)) g.addNode(n.node_id, {x: r * Math.cos(a), y: r * Math.sin(a), size: 3, label: n.label.slice(0, 40), color: '#557'});
+    g.addEdge(n.direction === 'out' ? nb.node.id : n.node_id, n.direction === 'out' ? n.node_id : nb.node.id, {color: '#1f77b4', size: 1}); });
+  window.__sigma = new window.Sigma(g, box, {renderEdgeLabels: false, labelRenderedSizeThreshold: 8});
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return performance.now() - t0;
+}"""
+
+ZOOM_FPS_JS = """async ([which, ms]) => {
+  let frames = 0, on = true; const tick = () => { if (!on) return; frames++; requestAnimationFrame(tick); }; requestAnimationFrame(tick);
+  const t0 = performance.now();
+  while (performance.now() - t0 < ms) {
+    const f = 1 + 0.1 * Math.sin((performance.now() - t0) / 200);
+    if (which === 'sigma') { const c = window.__sigma.getCamera(); c.setState({ratio: f}); }
+    else { const cy = window.kgGraph.cy(); cy.zoom({level: cy.zoom() * (f > 1 ? 1.01 : 0.99), renderedPosition: {x: 600, y: 400}}); }
+    await new Promise((r) => requestAnimationFrame(r));
+  }
+  on = false; return frames / ((performance.now() - t0) / 1000);
+}"""
+
+
+def sigma_vs_cytoscape(folder: Path, sizes: list[int], repeat: int) -> dict:
+    """sigma.js + graphology (from ``folder``, served same-origin so the page's CSP allows them)
+    beside the page's own cytoscape drawing, alternated in one page."""
+    import statistics
+
+    from playwright.sync_api import sync_playwright
+
+    out: dict = {"load_before": os.getloadavg()[0], "sizes": {}}
+    files = {"sigma.min.js": (folder / "sigma.min.js").read_bytes(),
+             "graphology.umd.min.js": (folder / "graphology.umd.min.js").read_bytes()}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = env_for(Path(tmp) / "kg", KG_ALLOWED_HOSTS="127.0.0.1,localhost")
+        assert kg(env, "ingest", str(ROOT / "demo" / "units")).returncode == 0
+        key = new_key(env, "bench", "reader")
+        with serving(env) as (base, _proc, _log), sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = sign_in(browser, base, key)
+            page.route(base + "/ui/static/bench/*", lambda r: r.fulfill(
+                body=files[r.request.url.rsplit("/", 1)[1]], content_type="application/javascript"))
+            for name in ("graphology.umd.min.js", "sigma.min.js"):
+                page.add_script_tag(url=base + "/ui/static/bench/" + name)
+            page.evaluate("() => { document.getElementById('node-panel').hidden = false; const b = document.getElementById('graph'); b.style.width = '1200px'; b.style.height = '800px'; }")
+            for n in sizes:
+                nb = page.evaluate(NEIGHBOURHOOD_JS, n)
+                got: dict[str, list[float]] = {"cytoscape": [], "sigma": []}
+                for _ in range(repeat):
+                    got["cytoscape"].append(round(page.evaluate(AFTER_JS, nb)["ms"], 1))
+                    got["sigma"].append(round(page.evaluate(SIGMA_JS, nb), 1))
+                fps = {"cytoscape": round(page.evaluate(ZOOM_FPS_JS, ["cytoscape", 3000]), 1),
+                       "sigma": round(page.evaluate(ZOOM_FPS_JS, ["sigma", 3000]), 1)}
+                out["sizes"][n] = {**{f"{k}_ms": v for k, v in got.items()},
+                                   **{f"{k}_median_ms": statistics.median(v) for k, v in got.items()},
+                                   "zoom_fps": fps, "load": os.getloadavg()[0]}
+                say(out)
+            browser.close()
+    out["load_after"] = os.getloadavg()[0]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=2000)
@@ -164,7 +296,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="first renders per side (interleaved)")
     ap.add_argument("--skip-ask", action="store_true", help="only the graph")
     ap.add_argument("--cose", action="store_true", help="also time the force layout the page used before")
+    ap.add_argument("--old", type=Path, help="a checkout of another version: its page beside this one (see 3.)")
+    ap.add_argument("--sizes", default="1000,5000", help="node counts for --old / --sigma, comma-separated")
+    ap.add_argument("--sigma", type=Path, help="a folder with sigma.min.js and graphology.umd.min.js (see 4.)")
     args = ap.parse_args()
+    if args.sigma:
+        print(json.dumps(sigma_vs_cytoscape(args.sigma, [int(x) for x in args.sizes.split(",")], args.repeat), indent=2))
+        return
+    if args.old:
+        print(json.dumps(side_by_side(args.old.resolve(), [int(x) for x in args.sizes.split(",")], args.repeat), indent=2))
+        return
     from playwright.sync_api import sync_playwright
 
     out: dict = {"nodes": args.nodes, "load": os.getloadavg()[0]}

@@ -69,3 +69,29 @@ def test_contains_may_be_walked_back():
                                    {"source": "file2", "target": "g1", "relation": "contains"}]})
     res = run_path(g, "f1", "file2")
     assert res.stdout == "Shortest path (2 hops):\n  f1 --calls--> g1 <--contains-- file2"
+
+
+def test_values_join_no_two_facts_unless_asked():
+    """a and b share the confidence value "high" (modifier links to a literal) and the source W (a
+    modifier link to a concept); their facts also meet over a - x - y - b. By hand: through values
+    the path is a -> high <- b (2 hops); without, a - x - y - b (3). W may end a path (one modifier
+    hop from a), but not join a and c in the middle (a -> W <- c)."""
+    def link(s, t, rel, modifier=False):
+        return {"source": s, "target": t, "relation": rel, **({"modifier": True} if modifier else {})}
+    nodes = [{"id": i, "label": i} for i in ("a", "b", "c", "d", "x", "y", "W")] + [{"id": "high", "label": "high",
+                                                                               "file_type": "literal"}]
+    links = [link("a", "high", "confidence", True), link("b", "high", "confidence", True),
+             link("a", "x", "has"), link("x", "y", "has"), link("y", "b", "has"),
+             link("a", "W", "source", True), link("c", "W", "source", True), link("d", "a", "causes")]
+    g = graph_from_data({"nodes": nodes, "links": links})
+    assert shortest_path(g, "a", "b", undirected=True) == ["a", "high", "b"]
+    assert shortest_path(g, "a", "b", undirected=True, through_values=False) == ["a", "x", "y", "b"]
+    assert shortest_path(g, "a", "W", undirected=True, through_values=False) == ["a", "W"]
+    assert shortest_path(g, "W", "a", undirected=True, through_values=False) == ["W", "a"]
+    assert shortest_path(g, "a", "high", undirected=True, through_values=False) == ["a", "high"]
+    assert shortest_path(g, "d", "W", undirected=True, through_values=False) == ["d", "a", "W"]
+    assert shortest_path(g, "W", "d", through_values=False) is None  # directed: W is no link's source
+    assert shortest_path(g, "a", "c", undirected=True) == ["a", "W", "c"]
+    assert shortest_path(g, "a", "c", undirected=True, through_values=False) is None
+    r = run_path(g, "a", "c", undirected=True, through_values=False)
+    assert r.nodes is None and "joined no two facts" in r.stdout

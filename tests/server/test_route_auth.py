@@ -51,7 +51,7 @@ SAMPLES = {
     ("GET", "/metrics"): ("/metrics", None),
 }
 # FastAPI's own documentation routes: public by design (no data behind them)
-DOC_ROUTES = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
+DOC_ROUTES = {"/openapi.json"}  # /docs is the web gate's (Swagger UI from the package)
 RANK = {None: 0, "reader": 1, "writer": 2, "admin": 3}
 
 

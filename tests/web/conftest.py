@@ -136,3 +136,27 @@ def find_path(page, source: str, target: str) -> None:
     expect(page.locator("#path li").last).to_contain_text(target)
     expect(page.locator("#path li.error")).to_have_count(0)
     expect(page.locator("#path li").first).to_contain_text(source)
+
+
+def drag_node(page, node_id: str) -> tuple[dict, dict]:
+    """Drags the graph node ``node_id`` with the mouse (ten small moves right and down); its
+    model position (start, end)."""
+    x, y, start = page.evaluate("""(id) => { const cy = window.kgGraph.cy(); const n = cy.getElementById(id);
+        const box = document.getElementById('graph').getBoundingClientRect(); const p = n.renderedPosition();
+        return [box.left + p.x, box.top + p.y, n.position()]; }""", node_id)
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for i in range(1, 11):
+        page.mouse.move(x + 8 * i, y + 4 * i)
+    page.mouse.up()
+    return start, page.evaluate("(id) => window.kgGraph.cy().getElementById(id).position()", node_id)
+
+
+def upload_on_jobs_page(page, path) -> str:
+    """Uploads the file ``path`` with the Jobs page's one-file form; the queued job's id."""
+    from playwright.sync_api import expect
+
+    page.get_by_label("Upload a file").set_input_files(str(path))
+    page.get_by_role("button", name="Upload", exact=True).click()
+    expect(page.locator("#upload-status")).to_contain_text("Queued job")
+    return re.search(r"Queued job (\S+)", page.locator("#upload-status").inner_text()).group(1)

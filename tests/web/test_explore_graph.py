@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.web.conftest import find_path, signed_in
+from tests.web.conftest import drag_node, find_path, signed_in
 
 NEIGHBOURHOOD_JS = """(n) => {
   const nbs = [];
@@ -58,15 +58,7 @@ def test_a_large_neighbourhood_is_placed_without_a_force_layout(server, page):
 def test_a_large_graph_node_follows_the_mouse(server, page):
     explore(server, page)
     page.evaluate("(nb) => window.kgGraph.draw(nb, true)", page.evaluate(NEIGHBOURHOOD_JS, 400))
-    x, y, start = page.evaluate("""() => { const cy = window.kgGraph.cy(); const n = cy.getElementById('n200');
-        const box = document.getElementById('graph').getBoundingClientRect(); const p = n.renderedPosition();
-        return [box.left + p.x, box.top + p.y, n.position()]; }""")
-    page.mouse.move(x, y)
-    page.mouse.down()
-    for i in range(1, 11):
-        page.mouse.move(x + 8 * i, y + 4 * i)
-    page.mouse.up()
-    end = page.evaluate("() => window.kgGraph.cy().getElementById('n200').position()")
+    start, end = drag_node(page, "n200")
     assert end != start and end["x"] > start["x"]
 
 
@@ -91,6 +83,7 @@ def test_find_path_is_one_server_request_and_draws_the_path(server, page):
     page.evaluate("() => { document.getElementById('node-panel').hidden = true; }")
     api: list[str] = []
     page.on("request", lambda r: api.append(r.url) if "/ui/v1/" in r.url else None)
+    page.get_by_label("also through values").check()  # Python and health facts meet only at a value
     find_path(page, "Guido van Rossum", "stroke")
     steps = page.locator("#path li").count()
     assert steps >= 3  # a multi-hop path
@@ -128,3 +121,47 @@ def test_search_hits_keep_the_server_order_and_say_how_they_were_found(server, p
         for g, h in zip(got, want):
             assert g["how"] == ("named" if h["named"] else "similar")
             assert "(" not in g["text"].replace(h["label"], "")  # no score number
+
+
+def path_shown(page) -> list[tuple[str, str]]:
+    return page.locator("#path li[data-source]").evaluate_all(
+        "(lis) => lis.map((li) => [li.dataset.source, li.dataset.target])")
+
+
+def test_find_path_goes_through_no_value_unless_asked(server, page):
+    """"CPython -confidence-> high <-confidence- smoking -causes-> lung cancer" joined two facts by a
+    shared confidence level. The page's path lets no value join two facts: a modifier link only
+    when its value is an end of the path, no literal node between the ends, unless "also through
+    values" is ticked; checked against networkx on the server's own graph.json."""
+    import json
+
+    import networkx as nx
+
+    explore(server, page)
+    page.get_by_label("From", exact=True).fill("CPython")
+    page.get_by_label("To", exact=True).fill("lung cancer")
+    page.get_by_role("button", name="Find path").click()
+    expect(page.locator("#path li.no-path")).to_contain_text("joined no two facts")  # only "high" joined them
+    find_path(page, "CPython", "PyPI")
+    hops = path_shown(page)
+    data = json.loads((server["root"] / "kg" / "graphify-out" / "graph.json").read_text("utf-8"))
+    literal = {n["id"] for n in data["nodes"] if n.get("file_type") == "literal"}
+    source, target = hops[0][0], hops[-1][1]
+    full = nx.Graph()
+    full.add_edges_from((lk["source"], lk["target"]) for lk in data["links"])
+    allowed = [lk for lk in data["links"] if not lk.get("modifier") or lk["target"] in (source, target)]
+    plain = nx.Graph()  # a modifier link only into an end (its value), no literal in between
+    plain.add_edges_from((lk["source"], lk["target"]) for lk in allowed)
+    plain.remove_nodes_from(literal - {source, target})
+    shortest_plain = nx.shortest_path_length(plain, source, target)
+    shortest_any = nx.shortest_path_length(full, source, target)
+    assert shortest_any < shortest_plain  # a value is a shortcut here: the case this test is about
+    assert len(hops) == shortest_plain
+    assert not [t for _, t in hops[:-1] if t in literal]
+    pairs = {frozenset((lk["source"], lk["target"])) for lk in allowed}
+    assert all(frozenset(h) in pairs for h in hops)
+    # asked for: through values, the shorter path of every link
+    page.get_by_label("also through values").check()
+    page.get_by_role("button", name="Find path").click()
+    expect(page.locator("#path li[data-source]")).to_have_count(shortest_any)
+    assert any(t in literal for _, t in path_shown(page)[:-1])

@@ -7,7 +7,7 @@ import re
 import httpx
 from playwright.sync_api import expect
 
-from tests.web.conftest import XSS, find_path, shoot, sign_in, signed_in
+from tests.web.conftest import XSS, find_path, shoot, sign_in, signed_in, upload_on_jobs_page
 
 
 def query(page, label: str, text: str, button: str) -> None:
@@ -116,10 +116,7 @@ def test_writer_uploads_units_and_sees_the_job_finish(server, page):
     f = server["root"] / "upload.units"
     f.write_text("#u1 {web upload} [is a] {test file}\n", "utf-8")
     signed_in(page, server, "writer", "/ui/jobs")
-    page.get_by_label("Upload a .units, .md or .txt file").set_input_files(str(f))
-    page.get_by_role("button", name="Upload", exact=True).click()
-    expect(page.locator("#upload-status")).to_contain_text("Queued job")
-    job = re.search(r"Queued job (\S+)", page.locator("#upload-status").inner_text()).group(1)
+    job = upload_on_jobs_page(page, f)
     expect(page.locator("#job-state")).to_have_attribute("data-status", "done", timeout=60_000)  # the live stream
     expect(page.locator('#job-events li[data-status="done"]')).to_have_count(1)
     expect(page.locator("#jobs-table tr", has_text=job).locator(".status")).to_have_text("done", timeout=60_000)
@@ -147,7 +144,7 @@ def test_admin_creates_and_revokes_a_key(server, page):
 
 def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
     base = signed_in(page, server, "writer", "/ui/documents")
-    query(page, "Filter documents", "forget-me", "Filter")
+    query(page, "Search documents", "forget-me", "Search")
     rows = page.locator("#docs tbody tr[data-doc]")
     expect(rows).to_have_count(1)
     rows.first.get_by_role("link").click()
@@ -170,6 +167,7 @@ def test_writer_reads_a_document_beside_its_units_and_forgets_it(server, page):
     assert page.request.get(base + f"/ui/v1/units/{unit}").status == 404
     page.goto(base + "/ui/documents?q=forget-me")
     expect(page.locator("#docs tbody tr[data-doc]")).to_have_count(0)
+    page.goto(base + "/ui/documents/history")
     expect(page.locator('#history tr[data-kind="forget"]').first).to_be_visible()
 
 

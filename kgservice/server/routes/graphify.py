@@ -46,7 +46,7 @@ def path(body: GraphifyPathIn, request: Request) -> TextOut:
     from kgservice.graphify.path import path_json, run_path
 
     g = ctx_of(request).mirror.graph()
-    res = run_path(g, body.source, body.target, undirected=body.undirected)
+    res = run_path(g, body.source, body.target, undirected=body.undirected, through_values=body.through_values)
     if res.exit_code != gt.EXIT_OK:
         return _answer(res.stderr, res.exit_code)
     out = _answer(res.stdout, res.exit_code, [res.stderr] if res.stderr else [])

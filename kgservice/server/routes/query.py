@@ -116,9 +116,12 @@ def node(node_id: str, request: Request) -> NodeOut:
 
 @router.get("/nodes/{node_id}/neighbors", response_model=NeighborsOut, dependencies=[Depends(READER)])
 def neighbors(node_id: str, request: Request, relation: str | None = None,
-              limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> NeighborsOut:
-    """Nodes one unit away, with the unit's predicate, family and kind."""
-    return ops.neighbors(ctx_of(request).kb, node_id, relation, limit)
+              limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+              offset: Annotated[int, Query(ge=0, description="skip this many (pages through `total`)")] = 0
+              ) -> NeighborsOut:
+    """Nodes one unit away, with the unit's predicate, family and kind; `total` counts them all,
+    `offset` and `limit` page through them in a fixed order."""
+    return ops.neighbors(ctx_of(request).kb, node_id, relation, limit, offset)
 
 
 @router.get("/stats", dependencies=[Depends(READER)])

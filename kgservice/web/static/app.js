@@ -86,12 +86,27 @@
     if (src) src.replaceChildren(block || el("p", u.doc ? "The source text of " + u.doc + " is not kept on this server." : "This unit has no source document.", { class: "note" }));
     if (u.doc && $("unit-doc-link")) { const a = $("unit-doc-link"); a.hidden = false; a.href = "/ui/documents?doc=" + encodeURIComponent(u.doc) + (range ? "#L" + range[0] : ""); }
   }
-  function roundText(d) {
-    const parts = [];
-    for (const k of ["round", "query", "queries", "seeds", "new_units", "decision", "stop", "reason"]) {
-      if (d[k] !== undefined && d[k] !== null) parts.push(k + ": " + (Array.isArray(d[k]) ? d[k].length + (k === "new_units" ? " new" : "") + " [" + d[k].slice(0, 6).join(", ") + "]" : JSON.stringify(d[k])));
-    }
-    return parts.length ? parts.join(" · ") : JSON.stringify(d).slice(0, 300);
+  // A drill-down round as a sentence ("Round 1 (directed): looked at 12 new facts around smoking;
+  // 3 relevant; enough"), not its JSON; the seeds' labels are looked up once each.
+  const labels = new Map();
+  function labelOf(id) {
+    if (!labels.has(id)) labels.set(id, api("/nodes/" + encodeURIComponent(id)).then((n) => n.label).catch(() => id));
+    return labels.get(id);
+  }
+  async function roundText(d) {
+    const seeds = Object.keys(d.seeds || {});
+    const names = await Promise.all(seeds.slice(0, 3).map(labelOf));
+    const around = names.join(", ") + (seeds.length > 3 ? " and " + (seeds.length - 3) + " more" : "");
+    const n = (d.new_units || []).length; const dec = d.decision || {};
+    const parts = ["Round " + d.round + (d.mode ? " (" + d.mode + ")" : "") + ": looked at " + n + " new fact" + (n === 1 ? "" : "s") +
+                   (around ? " around " + around : "")];
+    if (dec.relevant) parts.push(dec.relevant.length + " relevant");
+    if (dec.enough === true) parts.push("enough");
+    else if (dec.enough === false) parts.push("not enough yet" + ((dec.next_seeds || []).length ? ": next around " + dec.next_seeds.slice(0, 3).join(", ") : ""));
+    if (dec.drift) parts.push("drifted off the question");
+    if (dec.reason) parts.push(dec.reason);
+    if (d.note) parts.push(d.note);
+    return parts.join("; ");
   }
   function showAnswer(a) {
     const box = $("answer"); box.replaceChildren();
@@ -135,7 +150,7 @@
           else if (line.startsWith("data:")) data += line.slice(5).trim();
         }
         const d = data ? JSON.parse(data) : {};
-        if (ev === "round") $("rounds").append(el("li", roundText(d), { class: "round" }));
+        if (ev === "round") { const li = el("li", "Round " + d.round + "…", { class: "round" }); $("rounds").append(li); roundText(d).then((t) => { li.textContent = t; }); }
         else if (ev === "answer") showAnswer(d);
         else if (ev === "error") $("answer").replaceChildren(el("p", "Error: " + d.detail, { class: "error" }));
       }
@@ -144,9 +159,17 @@
   if ($("ask-form")) $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); ask($("question").value).catch((err) => $("answer").replaceChildren(el("p", "Error: " + err.message, { class: "error" }))); });
 
   // -- Explore --------------------------------------------------------------------------------
-  const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+  // Family colours: golden-angle hues (no two families share one, however many there are), at a
+  // lightness that keeps every line and swatch at 3.8:1 or more against the white graph.
   const familyColour = {};
-  function colourOf(f) { if (!(f in familyColour)) familyColour[f] = COLOURS[Object.keys(familyColour).length % COLOURS.length]; return familyColour[f]; }
+  function colourOf(f) {
+    if (!(f in familyColour)) {
+      const i = Object.keys(familyColour).length;
+      familyColour[f] = "hsl(" + ((i * 137.508) % 360).toFixed(1) + ", 65%, " + (i % 2 ? 25 : 32) + "%)";
+    }
+    return familyColour[f];
+  }
+  const hiddenFamilies = new Set();  // the legend's filter: families whose links are not drawn
   let cy = null;
   // Above this many nodes the graph keeps the spiral placement (a force layout over thousands of
   // nodes is far too slow in a browser) and draws lighter edges; labels always wait for a zoom
@@ -165,10 +188,25 @@
       { selector: "node:selected", style: { "border-width": 4, "border-color": "#04c", "font-weight": "bold" } },
       { selector: "edge", style: { width: 1.5, "curve-style": "straight", "target-arrow-shape": "triangle", "arrow-scale": 0.8, "line-color": "data(colour)", "target-arrow-color": "data(colour)", label: "data(label)", "font-size": 8, "min-zoomed-font-size": 9 } },
       { selector: "edge.on-path", style: { width: 3 } },
-      { selector: "edge.light", style: { "curve-style": "haystack", "haystack-radius": 0, "target-arrow-shape": "none", label: "" } } ] });
-    cy.on("tap", "node", (e) => expandNode(e.target.id(), false));
-    window.addEventListener("resize", () => { cy.resize(); cy.fit(); });
+      { selector: "edge.light", style: { "curve-style": "haystack", "haystack-radius": 0, "target-arrow-shape": "none", label: "" } },
+      { selector: "node.nolabel", style: { label: "" } },
+      { selector: "node.seed, node:selected", style: { label: "data(label)" } },
+      { selector: ".filtered", style: { display: "none" } } ] });
+    cy.on("tap", "node", (e) => { showNodeInfo(e.target.id()); expandNode(e.target.id(), false); });
+    window.addEventListener("resize", () => { cy.resize(); fitPositions(cy, 20); });
+    let labelling = null;
+    cy.on("viewport", () => { clearTimeout(labelling); labelling = setTimeout(() => labelInView(cy), 120); });
     return cy;
+  }
+  // A large graph's node labels are not even laid out (measuring thousands of labels doubled the
+  // first render) until the view is zoomed in far enough to read them (LABEL_ZOOM: the 10 px font
+  // at 8 px, the smallest drawn); then the nodes in view get theirs, and keep them.
+  const LABEL_ZOOM = 0.8;
+  function labelInView(g) {
+    if (g.zoom() < LABEL_ZOOM || g.nodes(".nolabel").empty()) return;
+    const e = g.extent();
+    g.nodes(".nolabel").filter((n) => { const p = n.position(); return p.x >= e.x1 && p.x <= e.x2 && p.y >= e.y1 && p.y <= e.y2; })
+      .removeClass("nolabel");
   }
   // Draws a neighbours answer ({node, neighbors}) into the graph: new nodes go on a sunflower
   // spiral around the expanded node (cheap, no overlap), a small graph then gets a bounded force
@@ -193,17 +231,23 @@
         const eid = "e:" + n.unit_id + ":" + n.node_id;
         if (g.getElementById(eid).empty()) {
           const [s, t] = n.direction === "out" ? [nb.node.id, n.node_id] : [n.node_id, nb.node.id];
-          add.push({ group: "edges", data: { id: eid, source: s, target: t, label: n.predicate, colour: colourOf(n.family) } });
+          add.push({ group: "edges", data: { id: eid, source: s, target: t, label: n.predicate, family: n.family, colour: colourOf(n.family) } });
         }
       }
       const large = g.nodes().length + seen.size > FORCE_MAX;
-      if (large) { for (const a of add) if (a.group === "edges") a.classes = "light"; g.edges(":not(.light)").addClass("light"); }
+      if (large) {
+        for (const a of add) a.classes = a.group === "edges" ? "light" : "nolabel";
+        g.edges(":not(.light)").addClass("light");
+        if (reset || g.nodes(".nolabel").empty()) g.nodes().addClass("nolabel");
+      }
       g.add(add); g.nodes(".seed").removeClass("seed"); g.getElementById(nb.node.id).addClass("seed");
+      if (hiddenFamilies.size) applyFilter(g);
     });
     performance.mark("kg-graph-added");
     if (g.nodes().length > FORCE_MAX) fitPositions(g, 20);
     else g.layout({ name: "cose", animate: false, randomize: false, numIter: 400, fit: true, padding: 20 }).run();
     performance.mark("kg-graph-laid-out");
+    labelInView(g);
     // the first frame painted after the layout: two animation frames later
     return new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => {
       performance.mark("kg-graph-painted");
@@ -223,15 +267,117 @@
     const zoom = Math.min(2, (w - 2 * pad) / Math.max(1, x1 - x0), (h - 2 * pad) / Math.max(1, y1 - y0));
     g.viewport({ zoom, pan: { x: w / 2 - zoom * (x0 + x1) / 2, y: h / 2 - zoom * (y0 + y1) / 2 } });
   }
+  // -- the graph's controls: zoom, fit, fullscreen, layout, family filter, the node panel --------
+  function zoomBy(f) {
+    if (!cy) return;
+    cy.zoom({ level: Math.max(cy.minZoom(), Math.min(cy.maxZoom(), cy.zoom() * f)), renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
+  }
+  function setFullscreen(on) {
+    const box = $("graph-box"); if (!box) return;
+    box.classList.toggle("full", on); $("fullscreen").setAttribute("aria-pressed", String(on));
+    $("fullscreen").textContent = on ? "Exit fullscreen" : "Fullscreen";
+    if (cy) { cy.resize(); fitPositions(cy, 20); }
+    if (on) $("graph").focus();
+  }
+  // Layouts a graph of any size can take are computed here (positions only, no measuring);
+  // the force layout (cose) is offered up to FORCE_LAYOUT_MAX nodes, where it stays under a second.
+  const FORCE_LAYOUT_MAX = 300;
+  function relayout(name) {
+    const g = cy; if (!g || !g.nodes().length) return;
+    const nodes = g.nodes(":visible");
+    const seed = g.nodes(".seed").first();
+    const order = nodes.sort((a, b) => b.degree() - a.degree() || (a.id() < b.id() ? -1 : 1));
+    const pos = {};
+    if (name === "cose") {
+      if (nodes.length > FORCE_LAYOUT_MAX) { $("layout-note").textContent = "The force layout draws up to " + FORCE_LAYOUT_MAX + " nodes; this graph has " + nodes.length + "."; return; }
+      g.layout({ name: "cose", animate: false, randomize: false, numIter: 400, fit: false, eles: g.elements(":visible") }).run();
+    } else {
+      const n = order.length;
+      order.forEach((node, k) => {
+        let x, y;
+        if (name === "circle") { const r = Math.max(60, n * 9 / (2 * Math.PI)); x = r * Math.cos(2 * Math.PI * k / n); y = r * Math.sin(2 * Math.PI * k / n); }
+        else if (name === "grid") { const cols = Math.ceil(Math.sqrt(n)); x = (k % cols) * 60; y = Math.floor(k / cols) * 40; }
+        else if (name === "rings") { // by links: the busiest in the middle, a ring per step down
+          const ring = Math.floor(Math.sqrt(k)); const inRing = 2 * ring + 1; const at = k - ring * ring;
+          const r = ring * 70; x = r * Math.cos(2 * Math.PI * at / inRing); y = r * Math.sin(2 * Math.PI * at / inRing); }
+        else { const j = node.same(seed) ? 0 : k + 1; const r = j ? 40 + 22 * Math.sqrt(j) : 0; x = r * Math.cos(j * GOLDEN); y = r * Math.sin(j * GOLDEN); }
+        pos[node.id()] = { x, y };
+      });
+      g.batch(() => nodes.forEach((node) => { node.position(pos[node.id()]); }));
+    }
+    $("layout-note").textContent = "";
+    fitPositions(g, 20);
+  }
+  // The legend is the family filter: unticking a family hides its links, and the nodes left with
+  // no visible link (the node being explored always stays).
+  function applyFilter(g) {
+    g.elements(".filtered").removeClass("filtered");
+    if (!hiddenFamilies.size) return;
+    g.edges().filter((e) => hiddenFamilies.has(e.data("family"))).addClass("filtered");
+    g.nodes().filter((n) => !n.hasClass("seed") && n.connectedEdges().length &&
+                     n.connectedEdges().every((e) => e.hasClass("filtered"))).addClass("filtered");
+  }
+  function showLegend() {
+    const legend = $("legend"); legend.replaceChildren();
+    for (const [f, c] of Object.entries(familyColour)) {
+      const li = el("li", null, { "data-family": f }); const box = el("input", null, { type: "checkbox", "data-family": f });
+      box.checked = !hiddenFamilies.has(f);
+      box.addEventListener("change", () => { if (box.checked) hiddenFamilies.delete(f); else hiddenFamilies.add(f); if (cy) cy.batch(() => applyFilter(cy)); });
+      const sw = el("span", "", { class: "swatch" }); sw.style.backgroundColor = c;
+      const label = el("label"); label.append(box, sw, f); li.append(label); legend.append(li);
+    }
+  }
+  // The node panel: what the graph shows about one node (its links in view, how many it has in
+  // all), with its own "expand" and a link that opens it as the page's node.
+  function showNodeInfo(id) {
+    const g = cy; const box = $("node-info"); if (!g || !box) return;
+    const n = g.getElementById(id); if (n.empty()) return;
+    box.hidden = false; box.replaceChildren();
+    box.append(el("h3", n.data("name") || n.data("label"), { id: "node-info-title" }));
+    const links = n.connectedEdges();
+    const known = totals[id];
+    box.append(el("p", links.length + " link" + (links.length === 1 ? "" : "s") + " drawn" + (known !== undefined ? " of " + known : "") + ".", { class: "node-info-count" }));
+    const ul = el("ul");
+    links.slice(0, 20).forEach((e) => {
+      const out = e.source().same(n); const other = out ? e.target() : e.source();
+      ul.append(el("li", (out ? "→ " : "← ") + e.data("label") + " " + (other.data("name") || other.data("label"))));
+    });
+    if (links.length > 20) ul.append(el("li", "… and " + (links.length - 20) + " more"));
+    const go = el("button", "expand", { type: "button", "aria-label": "expand " + (n.data("name") || id) });
+    go.addEventListener("click", () => expandNode(id, true));
+    const a = el("a", "open as its own page", { href: "/ui/explore?node=" + encodeURIComponent(id) });
+    box.append(ul, go, " ", a);
+  }
+  if ($("graph-tools")) {
+    $("zoom-in").addEventListener("click", () => zoomBy(1.25));
+    $("zoom-out").addEventListener("click", () => zoomBy(0.8));
+    $("fit").addEventListener("click", () => cy && fitPositions(cy, 20));
+    $("fullscreen").addEventListener("click", () => setFullscreen(!$("graph-box").classList.contains("full")));
+    $("layout").addEventListener("change", () => relayout($("layout").value));
+    // the graph itself takes keys once focused: + - zoom, 0 fits, arrows pan, Escape leaves fullscreen
+    $("graph").addEventListener("keydown", (e) => {
+      if (!cy) return;
+      const step = 60; const moves = { ArrowLeft: [step, 0], ArrowRight: [-step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
+      if (e.key === "+" || e.key === "=") zoomBy(1.25);
+      else if (e.key === "-") zoomBy(0.8);
+      else if (e.key === "0") fitPositions(cy, 20);
+      else if (e.key in moves) cy.panBy({ x: moves[e.key][0], y: moves[e.key][1] });
+      else if (e.key === "Escape" && $("graph-box").classList.contains("full")) setFullscreen(false);
+      else return;
+      e.preventDefault();
+    });
+  }
+
   // A click on a graph node and its "expand" button in the neighbours list do the same; the
   // button route moves the focus to the new node's title so a keyboard user hears where they are.
   function expandNode(id, focusTitle) {
     return openNode(id, false).then(() => { if (focusTitle) $("node-title").focus(); }).catch(alertText);
   }
   // The neighbours list: one focusable, labelled "expand" button per neighbour node (the keyboard's
-  // way to expand the graph); the focused or hovered one is the graph's selected node.
-  function showNeighbours(nb) {
-    const ul = $("neighbours"); ul.replaceChildren();
+  // way to expand the graph); the focused or hovered one is the graph's selected node. A later
+  // page of the same node's neighbours is appended.
+  function showNeighbours(nb, append) {
+    const ul = $("neighbours"); if (!append) ul.replaceChildren();
     const rows = new Map();
     for (const n of nb.neighbors) {
       const r = rows.get(n.node_id) || { label: n.label, links: [] };
@@ -246,19 +392,52 @@
       li.append(b, " ", el("span", r.label, { class: "nb-label" }), el("span", "  (" + r.links.join(", ") + ")", { class: "nb-links" }));
       ul.append(li);
     }
-    if (!rows.size) ul.append(el("li", "No neighbours."));
+    if (!rows.size && !append) ul.append(el("li", "No neighbours."));
+  }
+  // "of N": a node's neighbours come a page at a time; the counts say how many are drawn and how
+  // many there are, and two buttons fetch the next page or all the rest (pages of 1,000).
+  const PAGE = 50;
+  const totals = {}; const loaded = {};
+  let current = null;
+  function showMore(nb) {
+    const box = $("nb-more"); box.replaceChildren();
+    const id = nb.node.id; const total = nb.total; const have = loaded[id];
+    box.append(el("span", "Showing " + have + " of " + total + " neighbours of " + nb.node.label + ".", { id: "nb-count", tabindex: "-1" }));
+    if (have >= total) return;
+    const more = el("button", "Show " + Math.min(PAGE, total - have) + " more", { type: "button", id: "nb-next" });
+    const all = el("button", "Show all " + total, { type: "button", id: "nb-all" });
+    more.addEventListener("click", () => loadMore(nb.node, PAGE).catch(alertText));
+    all.addEventListener("click", () => loadMore(nb.node, total).catch(alertText));
+    box.append(" ", more, " ", all);
+  }
+  async function loadMore(node, count) {
+    const id = node.id; const until = Math.min(totals[id], loaded[id] + count);
+    $("nb-more").setAttribute("aria-busy", "true");
+    while (loaded[id] < until) {
+      const limit = Math.min(1000, until - loaded[id]);
+      const nb = await api("/nodes/" + encodeURIComponent(id) + "/neighbors?limit=" + limit + "&offset=" + loaded[id]);
+      if (!nb.neighbors.length) break;
+      loaded[id] += nb.neighbors.length; totals[id] = nb.total;
+      await drawNeighbourhood(nb, false);
+      if (current === id) { showNeighbours(nb, true); showMore({ ...nb, node }); }
+    }
+    $("nb-more").removeAttribute("aria-busy");
+    showLegend();
+    if ($("nb-count")) $("nb-count").focus();
   }
   // the graph's drawing for the page's own benchmark and tests (same code path as a click)
-  window.kgGraph = { draw: drawNeighbourhood, cy: () => cy };
+  window.kgGraph = { draw: drawNeighbourhood, cy: () => cy, relayout };
   async function openNode(id, reset) {
     $("node-panel").hidden = false;
-    const nb = await api("/nodes/" + encodeURIComponent(id) + "/neighbors?limit=40");
+    const nb = await api("/nodes/" + encodeURIComponent(id) + "/neighbors?limit=" + PAGE);
     $("node-title").textContent = nb.node.label + " (" + nb.node.kind + ")";
     const g = ensureGraph();
+    if (reset) { for (const k of Object.keys(loaded)) delete loaded[k]; }
+    current = nb.node.id; totals[nb.node.id] = nb.total; loaded[nb.node.id] = Math.max(loaded[nb.node.id] || 0, nb.neighbors.length);
     await drawNeighbourhood(nb, reset);
     showNeighbours(nb);
-    const legend = $("legend"); legend.replaceChildren();
-    for (const [f, c] of Object.entries(familyColour)) { const li = el("li", f); const sw = el("span", "", { class: "swatch" }); sw.style.backgroundColor = c; li.prepend(sw); legend.append(li); }
+    showMore(nb);
+    showLegend();
     const out = await api("/expand", { seeds: [nb.node.id], mode: mode(), limit: 30 });
     // facts: the directed expansion's units grouped under their predicate family (named)
     const facts = $("facts"); facts.replaceChildren();
@@ -330,7 +509,10 @@
   async function findPath(a, b) {
     const out = $("path"); out.replaceChildren(el("li", "Searching…")); $("path-note").textContent = "";
     const directed = $("path-directed") && $("path-directed").checked;
-    const r = await api("/graphify/path", { source: a, target: b, undirected: !directed, format: "json" });
+    // literal values and modifiers join unrelated facts ("CPython -confidence-> high <-confidence- smoking"):
+    // walked only when asked for
+    const values = $("path-values") && $("path-values").checked;
+    const r = await api("/graphify/path", { source: a, target: b, undirected: !directed, format: "json", through_values: !!values });
     out.replaceChildren();
     $("path-note").textContent = (r.notes || []).join(" ");
     if (!r.path) { out.append(el("li", r.text, { class: "no-path" })); return; }
@@ -341,7 +523,8 @@
     }
     $("node-panel").hidden = false;
     $("node-title").textContent = "Path: " + label[r.path.nodes[0].id] + " → " + label[r.path.nodes[r.path.nodes.length - 1].id] + " (" + r.path.hops.length + " hops)";
-    for (const id of ["neighbours", "facts", "legend", "ranked"]) $(id).replaceChildren();
+    for (const id of ["neighbours", "facts", "legend", "ranked", "nb-more"]) $(id).replaceChildren();
+    if ($("node-info")) $("node-info").hidden = true;
     $("ranked-panel").hidden = true;
     drawPath(r.path);
   }
@@ -368,16 +551,140 @@
     });
     es.onerror = () => { if (es.readyState === EventSource.CLOSED) $("job-state").textContent = "Job " + id + ": lost the status stream; the table below still refreshes."; };
   }
+  // The types the server reads (its accepted_formats list, in a data-formats attribute): the one
+  // whose suffix ends the name (the longest), or null.
+  function formatFor(name, formats) {
+    return formats.filter((f) => name.toLowerCase().endsWith(f.suffix.toLowerCase())).sort((a, b) => b.suffix.length - a.suffix.length)[0] || null;
+  }
+  // The ingest request for one file of that format: unit notation and text as text, a format the
+  // server converts ("file": PDF, Word ...) as its bytes in base64.
+  async function ingestBody(file, format, doc) {
+    if (format.kind === "units") return { units: await file.text(), doc };
+    if (format.kind === "file") {
+      const bytes = new Uint8Array(await file.arrayBuffer()); let bin = "";
+      for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+      return { file: btoa(bin), doc };
+    }
+    return { text: await file.text(), doc, mode: format.mode === "detail" ? "detail" : "summary" };
+  }
+  const SENDABLE = ["units", "text", "file"];
   if ($("upload-form")) $("upload-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = $("upload-file").files[0]; if (!f) return;
-    if (!/\.(units|md|txt)$/i.test(f.name)) { $("upload-status").textContent = "Upload refused: only .units, .md and .txt files"; return; }
-    const text = await f.text();
+    const formats = JSON.parse($("upload-form").dataset.formats || "[]"); const kind = formatFor(f.name, formats);
+    if (!kind || !SENDABLE.includes(kind.kind)) { $("upload-status").textContent = "Upload refused: the server reads " + formats.map((x) => x.suffix).join(", "); return; }
     const docId = ($("upload-doc") && $("upload-doc").value.trim()) || f.name;
-    const body = /\.units$/i.test(f.name) ? { units: text, doc: docId } : { text, doc: docId };
+    const body = await ingestBody(f, kind, docId);
     try { const j = await api("/ingest", body); $("upload-status").textContent = "Queued job " + j.job_id + " (" + j.status + ")"; followJob(j.job_id); }
     catch (err) { $("upload-status").textContent = "Upload refused: " + err.message; }
   });
+
+  // -- Documents: many files or a folder at once (choose or drop), one job per file ------------
+  // The formats are the server's (its accepted_formats list, in the drop zone's data-formats); a
+  // file of another type is skipped and says so. Files are sent one after another (the per-key
+  // rate limit), each as the upload of one document named by its path; then the jobs list is
+  // polled once a second (one request for every file, not a stream each) until all are final,
+  // and the documents table below is drawn anew as they finish.
+  function jobWords(j) {
+    const r = j.result || {};
+    if (j.status === "failed" || j.status === "cancelled") return j.status + (j.error ? ": " + j.error : "");
+    if (j.status !== "done") return j.status;
+    const n = r.units_added ?? r.added ?? 0; const same = r.units_unchanged ?? r.unchanged ?? 0;
+    let t = "done: " + n + " unit" + (n === 1 ? "" : "s") + " added";
+    if (same) t += ", " + same + " unchanged";
+    if (r.retracted) t += ", " + r.retracted + " retracted";
+    if (r.llm_calls) t += " (" + r.llm_calls + " model call" + (r.llm_calls === 1 ? "" : "s") + ")";
+    return t;
+  }
+  const zone = $("drop-zone");
+  if (zone) {
+    const formats = JSON.parse(zone.dataset.formats || "[]");
+    const formatOf = (name) => formatFor(name, formats);
+    const list = $("upload-list"); const rows = []; let polling = false; let running = Promise.resolve();
+    const setRow = (row, status, text) => { row.status = status; const td = row.tr.querySelector(".upload-status"); td.textContent = text; td.setAttribute("data-status", status); };
+    const final = (st) => ["done", "failed", "cancelled", "refused", "skipped"].includes(st);
+    function summary() {
+      const by = {}; for (const r of rows) by[r.status] = (by[r.status] || 0) + 1;
+      const over = rows.filter((r) => final(r.status)).length;
+      $("upload-summary").textContent = over + " of " + rows.length + " files finished" +
+        Object.entries(by).filter(([k]) => k !== "done").map(([k, v]) => ", " + v + " " + k).join("") + (by.done ? ", " + by.done + " done" : "") + ".";
+    }
+    function refreshList() { if (window.htmx && $("docs-list")) window.htmx.trigger("#docs-list", "refresh"); }
+    async function poll() {
+      if (polling) return; polling = true;
+      try {
+        while (rows.some((r) => r.job && !final(r.status))) {
+          await new Promise((ok) => setTimeout(ok, 1000));
+          const want = rows.filter((r) => r.job && !final(r.status)).length;
+          const got = await api("/jobs?limit=" + Math.min(1000, want + 100));
+          const byId = Object.fromEntries((got.jobs || []).map((j) => [j.id, j]));
+          let ended = false;
+          for (const r of rows) {
+            const j = r.job && byId[r.job];
+            if (!j || final(r.status)) continue;
+            if (j.status !== r.status) { setRow(r, j.status, jobWords(j)); ended = ended || final(j.status); }
+          }
+          summary(); if (ended) refreshList();
+        }
+      } catch (err) { $("upload-summary").textContent = "Lost track of the jobs: " + err.message + " (the table below still shows each document's status)."; }
+      finally { polling = false; }
+    }
+    async function send(row) {
+      const f = formatOf(row.path);
+      if (!f) { setRow(row, "skipped", "skipped: not a type the server reads (" + formats.map((x) => x.suffix).join(", ") + ")"); return; }
+      if (!SENDABLE.includes(f.kind)) { setRow(row, "skipped", "skipped: the page cannot send " + f.suffix + " files yet; use kg ingest"); return; }
+      setRow(row, "sending", "sending…");
+      try {
+        const j = await api("/ingest", await ingestBody(row.file, f, row.path));
+        row.job = j.job_id; row.tr.setAttribute("data-job", j.job_id); setRow(row, j.status, j.status + " (job " + j.job_id + ")");
+      } catch (err) { setRow(row, "refused", "refused: " + err.message); }
+    }
+    function add(files) {
+      if (!files.length) return;
+      list.hidden = false;
+      for (const { file, path } of files) {
+        const tr = el("tr", null, { "data-file": path });
+        tr.append(el("td", path), el("td", "waiting", { class: "upload-status", "data-status": "waiting" }));
+        list.tBodies[0].append(tr);
+        const row = { file, path, tr, status: "waiting", job: null }; rows.push(row);
+        running = running.then(() => send(row)).then(() => { summary(); refreshList(); poll(); });
+      }
+      summary();
+    }
+    const picked = (input) => () => { add(Array.from(input.files).map((file) => ({ file, path: file.webkitRelativePath || file.name }))); input.value = ""; };
+    $("upload-files").addEventListener("change", picked($("upload-files")));
+    $("upload-folder").addEventListener("change", picked($("upload-folder")));
+    // a dropped folder is walked through the entries API (its files keep their path)
+    function walk(entry, prefix) {
+      if (entry.isFile) return new Promise((ok) => entry.file((file) => ok([{ file, path: prefix + file.name }]), () => ok([])));
+      return new Promise((ok) => {
+        const reader = entry.createReader(); const all = [];
+        const more = () => reader.readEntries(async (batch) => {
+          if (!batch.length) { ok((await Promise.all(all.map((e) => walk(e, prefix + entry.name + "/")))).flat()); return; }
+          all.push(...batch); more();
+        }, () => ok([]));
+        more();
+      });
+    }
+    zone.addEventListener("dragover", (e) => { e.preventDefault(); zone.classList.add("over"); });
+    zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+    zone.addEventListener("drop", async (e) => {
+      e.preventDefault(); zone.classList.remove("over");
+      const entries = Array.from(e.dataTransfer.items || []).map((i) => i.webkitGetAsEntry && i.webkitGetAsEntry()).filter(Boolean);
+      if (entries.length) add((await Promise.all(entries.map((en) => walk(en, "")))).flat());
+      else add(Array.from(e.dataTransfer.files || []).map((file) => ({ file, path: file.name })));
+    });
+  }
+
+  // Replaces the element ``id`` with the same element of this page fetched again: the part of the
+  // page a change made stale is drawn anew without a reload (and without re-posting anything).
+  async function refreshPart(id) {
+    const r = await fetch(location.pathname + location.search, { credentials: "same-origin", headers: { Accept: "text/html" } });
+    if (!r.ok) return;
+    const fresh = new DOMParser().parseFromString(await r.text(), "text/html").getElementById(id);
+    const old = $(id);
+    if (fresh && old) { old.replaceWith(document.importNode(fresh, true)); $(id).setAttribute("data-refreshed", "1"); }
+  }
 
   // a replacement or a forget queued from the documents page: follow the job, then say what it changed
   function changeDone(id) {
@@ -387,6 +694,7 @@
       let text = "Done: " + r.kind + (r.change ? " (change " + r.change + ")" : "") + " — " + r.added + " added, " + r.retracted + " retracted";
       if (r.kept_shared) text += ", " + r.kept_shared + " kept (stated by another document)";
       box.after(el("p", text + ".", { class: "note", role: "status", id: "change-done" }));
+      return refreshPart("doc-view");  // the document as it is now: the new version, or gone
     }).catch((err) => $("doc-job").after(el("p", "Job " + id + ": " + err.message, { class: "error" })));
   }
   if ($("doc-job")) { const id = $("doc-job").getAttribute("data-job"); followJob(id, () => changeDone(id)); }
