@@ -127,20 +127,28 @@ def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, C
     ('strong', ())
     >>> verdict("what is a capital?")  # a common word alone is no anchor
     ('none', ())
+    >>> verdict("When was Bogotá founded?")  # about Bogotá, but not what the graph says of it
+    ('none', ())
     """
     a = asked(question)
     gone = missing_names(a, known)
     if gone:
         return Relevance(NONE, 0.0, gone, f"the graph has nothing about {', '.join(repr(g) for g in gone)}")
-    best = 0.0
-    related = False
+    best = support = 0.0
+    strong = False
     for m in ranked[:top]:
-        s = anchor_support(a, candidates[m.id], m, specificity)
-        if s >= floor and m.relation > 0:
-            related = True
-        best = max(best, s)
-    if best < floor:
-        return Relevance(NONE, round(best, 3), (), "no unit is about a thing the question names")
-    if related:
+        cand = candidates[m.id]
+        s = anchor_support(a, cand, m, specificity)
+        support = max(support, s)
+        # the question's words besides the anchor's: what it asks about the thing it names
+        asks = a.words - {w for i in m.anchor for w in words(cand.sides[i])}
+        if s >= floor and (m.related or not asks):
+            best = max(best, s)
+            strong = strong or m.relation > 0
+    if best < floor or not best:
+        why = ("no unit is about a thing the question names" if support < floor or not support else
+               "units about a thing the question names, none about what it asks")
+        return Relevance(NONE, round(support, 3), (), why)
+    if strong:
         return Relevance(STRONG, round(best, 3), (), "a unit states the asked relation of a thing the question names")
     return Relevance(PARTIAL, round(best, 3), (), "units about a thing the question names, none with the asked relation")

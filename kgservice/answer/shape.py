@@ -178,7 +178,8 @@ class Match:
     """How a candidate meets a question (:func:`match`). ``relation``: 1 when its predicate's
     words are the question's, 0.8 when only a member of its family is, else 0. ``anchor``: the
     positions of its sides the question names. ``open``: a side the question does not name.
-    ``shared``: the question's content words the unit states."""
+    ``shared``: the question's content words the unit states; ``rest``: those of them outside
+    its anchor sides (the question's words about what it asks, not about what it names)."""
 
     id: str
     relation: float
@@ -187,6 +188,13 @@ class Match:
     kind: bool  # a date for "when", a number for "how many"
     shared: frozenset[str] = field(default_factory=frozenset)
     score: float = 0.0
+    rest: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def related(self) -> bool:
+        """Does the unit say something the question asks about its anchor: the question's
+        relation, or a word of the question besides the anchor's own."""
+        return self.relation > 0 or bool(self.rest)
 
 
 def _generic(member: str) -> bool:
@@ -208,6 +216,16 @@ def _says(a: Asked, phrase: str) -> bool:
         return "".join(tokens(phrase)) in a.text.replace(" ", "")
     w = words(phrase)
     return bool(w) and w <= a.words
+
+
+def _names_side(a: Asked, side: str) -> bool:
+    """Does the question name this side of a unit: state it (:func:`_says`), or, for a side of
+    three words or more, more than half of them ("poor CPU-bound thread scaling" in "why do
+    CPU-bound threads scale poorly"; not "Capital District" for "capital")."""
+    if _says(a, side):
+        return True
+    w = words(side)
+    return len(w) >= 3 and not _CJK.search(side) and 2 * len(w & a.words) > len(w)
 
 
 def match(a: Asked, c: Candidate) -> Match:
@@ -235,13 +253,14 @@ def match(a: Asked, c: Candidate) -> Match:
         relation = 0.8  # "first released in" for "when was X released"
     elif any(_says(a, m) for m in c.family if not _generic(m)):
         relation = 0.8
-    anchor = tuple(i for i, side in enumerate(c.sides) if i in c.named_sides or _says(a, side))
+    anchor = tuple(i for i, side in enumerate(c.sides) if i in c.named_sides or _names_side(a, side))
     open_ = len(anchor) < len(c.sides) or bool(c.literals)
     text = " ".join(c.sides + c.literals + (c.predicate,))
     shared = frozenset(words(text) & a.words)
+    rest = shared - {w for i in anchor for w in words(c.sides[i])}
     kind = (a.when and any(_YEAR.search(x) for x in c.literals + c.sides[1:])) or \
         (a.count and any(_DIGIT.search(x) for x in c.literals))
-    return Match(c.id, relation, anchor, open_, bool(kind), shared)
+    return Match(c.id, relation, anchor, open_, bool(kind), shared, rest=frozenset(rest))
 
 
 def rank(question: str, candidates: Sequence[Candidate],
@@ -279,7 +298,7 @@ def rank(question: str, candidates: Sequence[Candidate],
         if c.synonym and not alias:
             s = min(s, 1.0)  # a name for the anchor is not what it does
         s += 0.25 * c.score / top  # the retrieval's order among equals
-        out.append(Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(s, 6)))
+        out.append(Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(s, 6), m.rest))
     order = {c.id: i for i, c in enumerate(candidates)}
     return sorted(out, key=lambda m: (-m.score, order[m.id]))
 
