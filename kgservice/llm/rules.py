@@ -14,8 +14,9 @@ corpus and for tests, reading the JSON input object each request carries:
     never guess. Encyclopaedic sentences are read first (:func:`encyclopaedic`): "X is a 1952
     film directed by Y" gives ``X [directed by] Y`` and ``X [is a] film``, "X is a song by Y"
     ``X [song by] Y``, "X is the wife of Y" / "X is Y's son" ``X [wife of] Y`` / ``X [son of]
-    Y``, "X, the son of king Y, ..." ``X [son of] Y``: the title entity gets the edge (the
-    lexicon split would give ``1952 film directed by Y`` as one object, or nothing).
+    Y``, "X, the son of king Y, ..." ``X [son of] Y``, "X is a town in the R region of C"
+    ``X [located in] R, C``, "X (born ... in Y)" ``X [born in] Y``: the title entity gets the
+    edge (the lexicon split would give ``1952 film directed by Y`` as one object, or nothing).
     Query mode finds lexicon predicates in the question and keeps the word
     runs left after removing question words, stop words and a short list of common verbs
     as the key nodes.
@@ -245,6 +246,15 @@ _KIN_POSS = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?P<y>{_NAME})['’]s?\s+(?:[a
 # "..., X, the wife of Y, ..." / "X, son of king Y, ...": an appositive anywhere in the sentence
 _KIN_APPOS = re.compile(rf"(?P<x>(?:[A-Z][\w.'’-]*\s+)*[A-Z][\w.'’-]*),\s+(?:the\s+)?(?:[a-z]+\s+)??"
                         rf"(?P<kin>{_KIN})\s+of\s+(?P<y>[^,;:()]+?)\s*(?:,|;|\(|$)")
+# "X is a village in the Hiran region of Somalia", "X is a town located in Y"
+_IN_PLACE = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?:[\w-]+\s+){{0,4}}?(?:village|town|city|municipality|"
+                       rf"commune|suburb|district|county|province|region|neighbourhood|neighborhood|hamlet|island|"
+                       rf"river|lake|mountain|parish|settlement|community|locality|state|capital)"
+                       rf"(?:\s+(?:located|situated|lying))?\s+(?:in|of|on)\s+(?P<y>.+)$")
+# "X (born 6 March 1982 in Windhoek, South-West Africa) is ...", "X was born in 1962 in Y, Z"
+_BORN = re.compile(rf"^(?P<x>{_NAME})\s*(?:\((?:[^()]*?;\s*)?born\s+|{_COPULA}born\s+)(?:[^()]*?\s)?in\s+"
+                   rf"(?P<y>(?!\d)[^()]+?)(?:\)|$)")
+_CAPS = re.compile(r"(?:[A-Z][\w.'’-]*)(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w.'’-]*)*")
 # an object ends where a clause or a list of places and dates starts
 _OBJECT_END = re.compile(r"\s*(?:,|;|\(|\s+(?:and|who|which|that|in|on|at|from|for|with|about|after|"
                          r"starring|featuring|released|based)\s+)")
@@ -284,6 +294,11 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
     >>> [(u["subject"], u["predicate"], u["args"][0]["node"])
     ...  for u in encyclopaedic("In 1502, Arthur, son of king Henry VII, died at Ludlow.")]
     [('Arthur', 'son of', 'Henry VII')]
+    >>> [(u["predicate"], [a["node"] for a in u["args"]]) for u in encyclopaedic("Ceelmakoile is a town in the central Hiran region of Somalia.")]
+    [('located in', ['Hiran', 'Somalia'])]
+    >>> [(u["subject"], u["predicate"], [a["node"] for a in u["args"]])
+    ...  for u in encyclopaedic("Gisvi Isaque (born 6 March 1982 in Windhoek, South-West Africa) is a footballer.")]
+    [('Gisvi Isaque', 'born in', ['Windhoek', 'South-West Africa'])]
     >>> encyclopaedic("Smoking causes lung cancer.")
     []
     """
@@ -310,6 +325,12 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
     elif m := _KIN_POSS.match(s):
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
+    elif m := _IN_PLACE.match(s):
+        places = [p for p in _CAPS.findall(re.split(r"\s*[;(]|\s+(?:and|which|that|with)\s+[a-z]", m.group("y"))[0])
+                  if p.lower() not in {"the"}][:3]
+        add(m.group("x"), "located in", places)
+    if not out and (m := _BORN.match(s)):
+        add(re.sub(r"\s*\(.*$", "", m.group("x")), "born in", _CAPS.findall(m.group("y"))[:2])
     for m in _KIN_APPOS.finditer(s):
         if not out:
             x = re.sub(r"^(?:In|On|At|By|After|Before|During)\s+\S+\s*", "", m.group("x")).strip()
