@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kgservice.answer.floor import FLOOR, NONE, Relevance, relevance
+from kgservice.answer.floor import NONE, TOP, Relevance, relevance
 from kgservice.answer.shape import Candidate, Match, family_words, idf_of, rank, stem
 from kgservice.config import DEFAULT_LLM_MODEL
+from kgservice.entry.match import narrower_than_graph
 
 if TYPE_CHECKING:
     from kgservice.config import Settings
@@ -79,24 +80,27 @@ class AnswerUnits:
 
 
 def answer_units(kb: Retrieving, question: str, top: int = TOP_UNITS, retrieval: Any = None,
-                 floor: float = FLOOR) -> AnswerUnits:
+                 judge: int = TOP, weigh: bool = True) -> AnswerUnits:
     """The ``top`` units that best answer the question among the no-LLM retrieval's pool
-    (:func:`kgservice.answer.shape.rank`), and the relevance floor's verdict on them
-    (:func:`kgservice.answer.floor.relevance`): none ("not in the graph") gives no units.
+    (:func:`kgservice.answer.shape.rank`), and the relevance floor's verdict on the ``judge``
+    best (:func:`kgservice.answer.floor.relevance`): none ("not in the graph") gives no units.
 
     The model-backed path asks the same before spending a call: ``answer_units(kb,
-    question).relevance.found``. ``retrieval``: ``kb.retrieve(question)`` when the caller has it;
-    ``floor``: the relevance floor's (:data:`kgservice.answer.floor.FLOOR`)."""
+    question).relevance.found``. ``retrieval``: ``kb.retrieve(question)`` when the caller has
+    it; ``weigh``: the ranking weighs the question's words by their idf over the graph."""
     found = retrieval if retrieval is not None else kb.retrieve(question)
     if not found.entry.named and not found.lexical:
         # nothing named, no word shared: only vector neighbours, too weak to claim the question
         # is about the graph (the rule of the drill-down's entry fallback)
-        return AnswerUnits([], Relevance(NONE, 0.0, (), "the question names nothing in the graph"))
+        return AnswerUnits([], Relevance(NONE, (), "the question names nothing in the graph"))
     units = kb.store.get_units([u.id for u in found.units])
     cands, scores = candidates(kb, found, units), {u.id: u.score for u in found.units}
     cands.sort(key=lambda c: -scores.get(c.id, 0.0))
-    ranked = rank(question, cands, words_specificity(kb, question))
-    rel = graph_relevance(kb, question, ranked, {c.id: c for c in cands}, floor)
+    df, n = _stem_df(kb.lexical_units.index())
+    ranked = rank(question, cands, idf_of(lambda w: df.get(w, 0), n) if weigh else None)
+    index = kb.entry_finder.index()
+    rel = relevance(question, ranked, {c.id: c for c in cands}, lambda w: df.get(w, 0) > 0,
+                    lambda name: bool(narrower_than_graph(name, index)[0]), top=judge)
     if not rel.found:
         return AnswerUnits([], rel, ranked)
     by_id = {u.id: u for u in units}
@@ -135,38 +139,16 @@ def _family_words(lexicon: Any) -> dict[str, tuple[str, ...]]:
 _FAMILIES: dict[str, object] = {}
 
 
-def words_specificity(kb: Retrieving, question: str) -> Callable[[str], float]:
-    """Each question stem's specificity over the graph's units: BM25's idf of the stem (the
-    unit index's document frequencies of every word with that stem, summed), relative to a
-    word no unit uses (0..1; a stem the graph never uses is 1)."""
-    from kgservice.entry.match import tokens
-
-    index = kb.lexical_units.index()
-    df = _stem_df(index)
-    idf = idf_of(lambda w: df.get(w, 0), len(index.ids))
-    top = idf("") or 1.0
-    spec = {stem(t): idf(stem(t)) / top for t in tokens(question)}
-    return lambda w: spec.get(w, 1.0)
-
-
-def _stem_df(index: Any) -> dict[str, int]:
-    """Stem -> units using a word with that stem, from a BM25 index's postings (one pass over
-    its vocabulary per index build; the index is rebuilt when the store changes)."""
+def _stem_df(index: Any) -> tuple[dict[str, int], int]:
+    """(stem -> units using a word with that stem, units), from a BM25 index's postings: one
+    pass over its vocabulary per index build (the index is rebuilt when the store changes)."""
     if _STEM_DF.get("key") is not index:
         df: dict[str, int] = {}
         for t, (rows, _) in index.postings.items():
             s = stem(t)
             df[s] = df.get(s, 0) + len(rows)
-        _STEM_DF["key"], _STEM_DF["value"] = index, df
+        _STEM_DF["key"], _STEM_DF["value"] = index, (df, len(index.ids))
     return _STEM_DF["value"]  # type: ignore[return-value]
 
 
 _STEM_DF: dict[str, object] = {}
-
-
-def graph_relevance(kb: Retrieving, question: str, ranked: list[Match], cands: dict[str, Candidate],
-                    floor: float = FLOOR) -> Relevance:
-    """:func:`kgservice.answer.floor.relevance` with the graph's own word knowledge: a stem is
-    known when a unit uses a word of the question with that stem."""
-    spec = words_specificity(kb, question)
-    return relevance(question, ranked, cands, lambda w: spec(w) < 1.0, spec, floor=floor)

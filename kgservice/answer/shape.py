@@ -38,6 +38,23 @@ _DIGIT = re.compile(r"\d")
 # Chinese question words for the answer's kind: 何时/什么时候/哪一年 a date, 多少/几 a number
 _ZH_WHEN = ("何时", "什么时候", "哪一年", "哪年", "几时")
 _ZH_COUNT = ("多少", "几")
+# A question often names the relation it asks by a noun the predicate writes as a verb or a
+# preposition ("the *composer* of Aschenbrödel" / *written by*; "*country*" / *located in*):
+# the question stem -> predicate stems that state it. General English, not one data set's.
+RELATION_NOUNS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
+    "author": "written wrote writ author novel book play poem", "writ": "written wrote writ author",
+    "compos": "written wrote compos music score", "perform": "sung sing record perform",
+    "singer": "sung sing record perform", "country": "locat situat country nation citizen capital",
+    "state": "locat situat state", "county": "locat situat county seat", "city": "locat situat city born",
+    "birthplac": "born birthplac native", "birth": "born birth native", "spous": "marri wife husband spous",
+    "wife": "marri wife", "husband": "marri husband", "father": "son daughter father child",
+    "mother": "son daughter mother child", "found": "found establish creat start",
+    "educat": "attend graduat studi educat alumnu", "university": "attend graduat studi university",
+    "member": "member play join", "sport": "play sport", "team": "play team member",
+    "owner": "own subsidiary acquir part", "parent": "own subsidiary part parent",
+    "employ": "work employ", "languag": "speak spoken languag", "charg": "lead head president govern rul",
+    "leader": "lead head president chair", "head": "lead head president chair", "locat": "locat situat in",
+}.items()}
 
 
 def stem(word: str) -> str:
@@ -49,6 +66,8 @@ def stem(word: str) -> str:
     ['contain', 'contain', 'caus', 'caus', 'caus', 'caus', 'direct']
     >>> [stem(w) for w in ("cities", "boss", "running", "created", "1991", "吸", "born", "series")]
     ['city', 'boss', 'run', 'creat', '1991', '吸', 'born', 'seri']
+    >>> [stem(w) for w in ("performer", "performed", "director", "founders", "number", "river")]
+    ['perform', 'perform', 'direct', 'found', 'number', 'river']
     """
     w = word.lower()
     if len(w) <= 3 or not w.isalpha() or not w.isascii():
@@ -66,6 +85,8 @@ def stem(word: str) -> str:
             w = w[:-2]
         elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
             w = w[:-1]
+    if len(w) >= 7 and w.endswith(("er", "or")):
+        return w[:-2]  # the doer of the verb: "performer", "director", "founder", "governor"
     if w.endswith("e") and len(w) > 4:
         w = w[:-1]
     return w
@@ -219,13 +240,26 @@ def _says(a: Asked, phrase: str) -> bool:
 
 
 def _names_side(a: Asked, side: str) -> bool:
-    """Does the question name this side of a unit: state it (:func:`_says`), or, for a side of
-    three words or more, more than half of them ("poor CPU-bound thread scaling" in "why do
-    CPU-bound threads scale poorly"; not "Capital District" for "capital")."""
+    """Does the question name this side of a unit: state it (:func:`_says`); hold one of the
+    question's names whole ("Silverton, Colorado" for "Silverton"); or, for a side of three
+    words or more, more than half of them ("poor CPU-bound thread scaling" in "why do CPU-bound
+    threads scale poorly"; not "Capital District" for "capital")."""
     if _says(a, side):
         return True
     w = words(side)
+    if any(set(n) <= w for n in _name_stems(a)):
+        return True
     return len(w) >= 3 and not _CJK.search(side) and 2 * len(w & a.words) > len(w)
+
+
+def _name_stems(a: Asked) -> list[frozenset[str]]:
+    """The question's names as sets of content stems (numbers alone are no name)."""
+    out = []
+    for name in a.names:
+        st = frozenset(stem(t) for t in name if t not in STOPWORDS and _meaningful(t))
+        if st and not all(t.isdigit() for t in st):
+            out.append(st)
+    return out
 
 
 def match(a: Asked, c: Candidate) -> Match:
@@ -253,6 +287,8 @@ def match(a: Asked, c: Candidate) -> Match:
         relation = 0.8  # "first released in" for "when was X released"
     elif any(_says(a, m) for m in c.family if not _generic(m)):
         relation = 0.8
+    elif pred and any(pred & RELATION_NOUNS.get(w, frozenset()) for w in a.words):
+        relation = 0.8  # "Hello Love >> performer" / *performed by*; "composer" / *written by*
     anchor = tuple(i for i, side in enumerate(c.sides) if i in c.named_sides or _names_side(a, side))
     open_ = len(anchor) < len(c.sides) or bool(c.literals)
     text = " ".join(c.sides + c.literals + (c.predicate,))

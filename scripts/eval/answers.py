@@ -1,7 +1,7 @@
 """The no-model answer, measured: is an answering unit among its 3 units, and does it say "not in
 the graph" where it should (the relevance floor, :mod:`kgservice.answer.floor`)?
 
-``python scripts/eval/answers.py [--demo] [--notes] [--musique] [--json FILE] [--floors 0.3,0.5,…]``
+``python scripts/eval/answers.py [--demo] [--notes] [--musique] [--json FILE] [--show]``
 
 Sets (``scripts/eval/answer_sets/``):
 
@@ -15,10 +15,12 @@ Sets (``scripts/eval/answer_sets/``):
 * ``offtopic.json``: questions neither graph answers (other domains, nonsense, near misses),
   asked of the demo graph and of the MuSiQue graph.
 
-For each floor it prints, per set: answerable questions with a gold unit in the top 3, false
-abstentions ("not in the graph" for an answerable question), and for the off-topic set the
-abstentions; then abstention precision and recall over all questions asked of a graph. The
-floor is chosen on one graph and reported on the other (``--choose-on``).
+For each variant (how many ranked units the floor's verdict reads; the ranking with or without
+idf weights) it prints, per set: answerable questions with a gold unit in the top 3 (and how
+many the retrieval's own top 3 held), false abstentions ("not in the graph" for an answerable
+question), and for the off-topic set the abstentions; then abstention precision, recall and
+the false-abstention rate over all questions asked of a graph. A variant is chosen on one
+graph and checked on the other (RESULTS.md).
 """
 
 from __future__ import annotations
@@ -35,18 +37,20 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from kgservice.answer.floor import FLOOR, Relevance  # noqa: E402
+from kgservice.answer.floor import TOP, Relevance  # noqa: E402
 from kgservice.answer.retrieval_only import answer_units  # noqa: E402
 from kgservice.entry.match import tokens  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "answer_sets"
-FLOORS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+# the variants measured side by side: (units the verdict reads, idf-weighted ranking)
+VARIANTS = ("3", "5", "10", "3 unweighted")
+SHIPPED = f"{TOP}"
 
 
 @dataclass
 class Asked:
     """One question asked of a graph: its answer units' texts (best first, the whole pool
-    ranked) and the floor's inputs, so every floor is judged without asking again."""
+    ranked) and the verdict, per variant, from one retrieval."""
 
     set: str
     question: str
@@ -55,7 +59,8 @@ class Asked:
     ranked: list[str] = field(default_factory=list)  # unit ids, best first
     texts: dict[str, str] = field(default_factory=dict)
     retrieval: list[str] = field(default_factory=list)  # the retrieval's own top 3
-    relevance: dict[float, Relevance] = field(default_factory=dict)
+    relevance: dict[str, Relevance] = field(default_factory=dict)
+    rankings: dict[str, list[str]] = field(default_factory=dict)
     kind: str = ""
 
 
@@ -65,18 +70,19 @@ def unit_text(u: Any) -> str:
     return " ".join(" ".join(parts).lower().split())
 
 
-def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str], floors: tuple[float, ...],
+def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str], variants: tuple[str, ...],
         kind: str = "") -> Asked:
-    """The no-model answer (:func:`kgservice.answer.retrieval_only.answer_units`) at every floor,
-    from one retrieval."""
+    """The no-model answer (:func:`kgservice.answer.retrieval_only.answer_units`) in every
+    variant, from one retrieval."""
     found = kb.retrieve(question)
     pool = kb.store.get_units([u.id for u in found.units])
     out = Asked(set_name, question, answerable, gold, [], {u.id: unit_text(u) for u in pool},
                 [u.id for u in found.units[:3]], kind=kind)
-    for f in floors:
-        res = answer_units(kb, question, retrieval=found, floor=f)
-        out.relevance[f] = res.relevance
-        out.ranked = [m.id for m in res.matches] or out.retrieval
+    for v in variants:
+        res = answer_units(kb, question, retrieval=found, judge=int(v.split()[0]), weigh="unweighted" not in v)
+        out.relevance[v] = res.relevance
+        out.rankings[v] = [m.id for m in res.matches] or out.retrieval
+    out.ranked = out.rankings[variants[0]]
     return out
 
 
@@ -162,7 +168,7 @@ def summary(asked: list[Asked], f: float) -> dict[str, Any]:
         off = [a for a in qs if not a.answerable]
         out[name] = {
             "n": len(qs),
-            "top3": sum(hit(a, a.ranked[:3]) and a.relevance[f].found for a in ans),
+            "top3": sum(hit(a, a.rankings[f][:3]) and a.relevance[f].found for a in ans),
             "top3_retrieval": sum(hit(a, a.retrieval) for a in ans),
             "false_abstain": sum(not a.relevance[f].found for a in ans),
             "abstain_offtopic": sum(not a.relevance[f].found for a in off),
@@ -186,11 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--demo", action="store_true")
     ap.add_argument("--notes", action="store_true")
     ap.add_argument("--musique", action="store_true")
-    ap.add_argument("--floors", default=",".join(map(str, FLOORS)))
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--show", action="store_true", help="print every question's top 3 and verdict at the shipped floor")
+    ap.add_argument("--show", action="store_true", help="print every question's top 3 and verdict (shipped variant)")
     a = ap.parse_args(argv)
-    floors = tuple(sorted({float(x) for x in a.floors.split(",")} | {FLOOR}))
+    floors = VARIANTS
     if not (a.demo or a.notes or a.musique):
         a.demo = a.notes = a.musique = True
     spec = json.loads((SETS / "demo.json").read_text("utf-8"))
@@ -222,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     doc: dict[str, Any] = {}
     for gname, asked in graphs.items():
         print(f"\n## {gname}")
-        print("| floor | " + " | ".join(summary(asked, floors[0])) + " | abstention precision / recall / false % |")
+        print("| variant | " + " | ".join(summary(asked, floors[0])) + " | abstention precision / recall / false % |")
         for f in floors:
             s = summary(asked, f)
             cells = []
@@ -237,16 +242,16 @@ def main(argv: list[str] | None = None) -> int:
         doc[gname] = {str(f): {"summary": summary(asked, f), "prf": prf(asked, f)} for f in floors}
         if a.show:
             for x in asked:
-                r = x.relevance[FLOOR]
+                r = x.relevance[SHIPPED]
                 mark = ("HIT " if hit(x, x.ranked[:3]) else "miss") if x.answerable else "off "
-                print(f"- [{mark}] {r.label} ({r.support}) {x.question}")
+                print(f"- [{mark}] {r.label}: {r.reason} | {x.question}")
                 if r.found or x.answerable:
-                    for uid in x.ranked[:3]:
+                    for uid in x.rankings[SHIPPED][:3]:
                         print(f"      {uid}: {x.texts.get(uid, '')[:100]}")
     if a.json:
         doc["questions"] = {g: [{"set": x.set, "kind": x.kind, "q": x.question, "answerable": x.answerable,
                                  "gold": x.gold, "top3": x.ranked[:3], "retrieval_top3": x.retrieval,
-                                 "verdict": {str(f): [r.strength, r.support, list(r.missing)] for f, r in x.relevance.items()}}
+                                 "verdict": {str(f): [r.strength, r.reason, list(r.missing)] for f, r in x.relevance.items()}}
                                 for x in asked] for g, asked in graphs.items()}
         a.json.write_text(json.dumps(doc, indent=1, ensure_ascii=False), "utf-8")
     for kb in kbs:
