@@ -37,7 +37,8 @@ from kgservice.answer.shape import Asked, Candidate, Match, asked, stem, words
 from kgservice.entry.match import STOPWORDS
 
 STRONG, PARTIAL, NONE = "strong", "partial", "none"
-# how many of the ranked units the verdict reads: the ones the answer lists
+# how many of the ranked units the verdict reads; the answer lists the ones it found about a
+# named thing first (:func:`about_first`), so it shows what the verdict rests on
 TOP = 3
 
 
@@ -139,3 +140,21 @@ def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, C
     if any(m.relation > 0 for m in hits):
         return Relevance(STRONG, (), "a unit states the asked relation of a thing the question names")
     return Relevance(PARTIAL, (), "units about a thing the question names, none with the asked relation")
+
+
+def about_first(question: str, ranked: Sequence[Match], candidates: Mapping[str, Candidate],
+                top: int = TOP) -> list[Match]:
+    """``ranked`` with the units of its ``top`` best that are about a thing the question names
+    (:func:`about`) moved to the front, each group in its order: the answer lists the units its
+    verdict rests on.
+
+    >>> from kgservice.answer.shape import rank
+    >>> cands = [Candidate("j", ("Jython", "Java"), predicate="written in"),
+    ...          Candidate("k", ("Java", "Oracle"), predicate="owned by")]
+    >>> [m.id for m in about_first("Who made Java?", rank("Who made Java?", cands), {c.id: c for c in cands})]
+    ['k', 'j']
+    """
+    a = asked(question)
+    head = list(ranked[:top])
+    first = [m for m in head if about(a, candidates[m.id], m)]
+    return first + [m for m in head if m not in first] + list(ranked[top:])

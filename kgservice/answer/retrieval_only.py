@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kgservice.answer.floor import NONE, TOP, Relevance, relevance
-from kgservice.answer.shape import Candidate, Match, family_words, idf_of, rank, stem
+from kgservice.answer.floor import NONE, TOP, Relevance, about_first, relevance
+from kgservice.answer.shape import Candidate, Match, family_words, rank, stem
 from kgservice.config import DEFAULT_LLM_MODEL
 from kgservice.entry.match import narrower_than_graph
 
@@ -80,14 +80,14 @@ class AnswerUnits:
 
 
 def answer_units(kb: Retrieving, question: str, top: int = TOP_UNITS, retrieval: Any = None,
-                 judge: int = TOP, weigh: bool = True) -> AnswerUnits:
+                 judge: int = TOP) -> AnswerUnits:
     """The ``top`` units that best answer the question among the no-LLM retrieval's pool
     (:func:`kgservice.answer.shape.rank`), and the relevance floor's verdict on the ``judge``
-    best (:func:`kgservice.answer.floor.relevance`): none ("not in the graph") gives no units.
+    best (:func:`kgservice.answer.floor.relevance`), those it rests on first
+    (:func:`kgservice.answer.floor.about_first`): none ("not in the graph") gives no units.
 
     The model-backed path asks the same before spending a call: ``answer_units(kb,
-    question).relevance.found``. ``retrieval``: ``kb.retrieve(question)`` when the caller has
-    it; ``weigh``: the ranking weighs the question's words by their idf over the graph."""
+    question).relevance.found``. ``retrieval``: ``kb.retrieve(question)`` when the caller has it."""
     found = retrieval if retrieval is not None else kb.retrieve(question)
     if not found.entry.named and not found.lexical:
         # nothing named, no word shared: only vector neighbours, too weak to claim the question
@@ -96,13 +96,15 @@ def answer_units(kb: Retrieving, question: str, top: int = TOP_UNITS, retrieval:
     units = kb.store.get_units([u.id for u in found.units])
     cands, scores = candidates(kb, found, units), {u.id: u.score for u in found.units}
     cands.sort(key=lambda c: -scores.get(c.id, 0.0))
-    df, n = _stem_df(kb.lexical_units.index())
-    ranked = rank(question, cands, idf_of(lambda w: df.get(w, 0), n) if weigh else None)
+    by_cand = {c.id: c for c in cands}
+    df = _stem_df(kb.lexical_units.index())
     index = kb.entry_finder.index()
-    rel = relevance(question, ranked, {c.id: c for c in cands}, lambda w: df.get(w, 0) > 0,
+    ranked = rank(question, cands)
+    rel = relevance(question, ranked, by_cand, lambda w: df.get(w, 0) > 0,
                     lambda name: bool(narrower_than_graph(name, index)[0]), top=judge)
     if not rel.found:
         return AnswerUnits([], rel, ranked)
+    ranked = about_first(question, ranked, by_cand, judge)
     by_id = {u.id: u for u in units}
     return AnswerUnits([by_id[m.id] for m in ranked[:top]], rel, ranked)
 
@@ -139,15 +141,15 @@ def _family_words(lexicon: Any) -> dict[str, tuple[str, ...]]:
 _FAMILIES: dict[str, object] = {}
 
 
-def _stem_df(index: Any) -> tuple[dict[str, int], int]:
-    """(stem -> units using a word with that stem, units), from a BM25 index's postings: one
-    pass over its vocabulary per index build (the index is rebuilt when the store changes)."""
+def _stem_df(index: Any) -> dict[str, int]:
+    """Stem -> units using a word with that stem, from a BM25 index's postings: one pass over
+    its vocabulary per index build (the index is rebuilt when the store changes)."""
     if _STEM_DF.get("key") is not index:
         df: dict[str, int] = {}
         for t, (rows, _) in index.postings.items():
             s = stem(t)
             df[s] = df.get(s, 0) + len(rows)
-        _STEM_DF["key"], _STEM_DF["value"] = index, (df, len(index.ids))
+        _STEM_DF["key"], _STEM_DF["value"] = index, df
     return _STEM_DF["value"]  # type: ignore[return-value]
 
 

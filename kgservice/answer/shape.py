@@ -23,7 +23,6 @@ matches whether the graph answers the question at all.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -299,12 +298,12 @@ def match(a: Asked, c: Candidate) -> Match:
     return Match(c.id, relation, anchor, open_, bool(kind), shared, rest=frozenset(rest))
 
 
-def rank(question: str, candidates: Sequence[Candidate],
-         idf: Callable[[str], float] | None = None) -> list[Match]:
+def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     """The candidates best answer first (module doc): the relation counts most, then an
     anchor, then an open slot of the asked kind, then how much of the question the unit
-    states (its share of the question's words, weighed by ``idf`` when given: a rare word says
-    more than a common one); the retrieval's own order breaks ties and orders the rest. A
+    states (its share of the question's content words; weighing them by their idf over the
+    graph changed one MuSiQue question and no demo one, so it was removed); the retrieval's
+    own order breaks ties and orders the rest. A
     synonym unit ranks as an answer only when the question asks what else a thing is called.
 
     >>> cands = [Candidate("smk-014", ("smoking", "COPD", "coronary heart disease", "stroke"), predicate="causes",
@@ -322,14 +321,13 @@ def rank(question: str, candidates: Sequence[Candidate],
     """
     a = asked(question)
     top = max((c.score for c in candidates), default=0.0) or 1.0
-    weight = idf or (lambda w: 1.0)
-    total = math.fsum(weight(w) for w in a.words) or 1.0
+    total = len(a.words) or 1
     alias = bool({"call", "aka", "known", "alia", "synonym", "name"} & {stem(t) for t in tokens(question)}) \
         or any(x in question for x in ("又称", "也称", "别名", "同义"))
     out = []
     for c in candidates:
         m = match(a, c)
-        share = math.fsum(weight(w) for w in m.shared) / total
+        share = len(m.shared) / total
         s = 2.0 * m.relation + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
         if c.synonym and not alias:
             s = min(s, 1.0)  # a name for the anchor is not what it does
@@ -353,20 +351,6 @@ def family_words(members: Mapping[str, object], base_of: Callable[[object], str]
     for word, info in members.items():
         out.setdefault(base_of(info), []).append(word)
     return {b: tuple(sorted(ws)) for b, ws in out.items()}
-
-
-def idf_of(df: Callable[[str], int], n: int) -> Callable[[str], float]:
-    """BM25's idf of a stem from a document-frequency lookup over ``n`` units; a word the graph
-    never uses scores the most (it is what the question is about that the graph lacks).
-
-    >>> f = idf_of({"caus": 50, "smok": 5}.get, 1000)
-    >>> round(f("caus"), 2), round(f("smok"), 2), round(f("mars"), 2)
-    (2.99, 5.2, 7.6)
-    """
-    def idf(word: str) -> float:
-        d = df(word) or 0
-        return math.log(1.0 + (n - d + 0.5) / (d + 0.5))
-    return idf
 
 
 def stems_of(texts: Iterable[str]) -> set[str]:

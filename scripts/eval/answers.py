@@ -15,8 +15,7 @@ Sets (``scripts/eval/answer_sets/``):
 * ``offtopic.json``: questions neither graph answers (other domains, nonsense, near misses),
   asked of the demo graph and of the MuSiQue graph.
 
-For each variant (how many ranked units the floor's verdict reads; the ranking with or without
-idf weights) it prints, per set: answerable questions with a gold unit in the top 3 (and how
+For each variant (how many ranked units the floor's verdict reads) it prints, per set: answerable questions with a gold unit in the top 3 (and how
 many the retrieval's own top 3 held), false abstentions ("not in the graph" for an answerable
 question), and for the off-topic set the abstentions; then abstention precision, recall and
 the false-abstention rate over all questions asked of a graph. A variant is chosen on one
@@ -42,8 +41,8 @@ from kgservice.answer.retrieval_only import answer_units  # noqa: E402
 from kgservice.entry.match import tokens  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "answer_sets"
-# the variants measured side by side: (units the verdict reads, idf-weighted ranking)
-VARIANTS = ("3", "5", "10", "3 unweighted")
+# the variants measured side by side: how many ranked units the verdict reads
+VARIANTS = ("3", "5", "10")
 SHIPPED = f"{TOP}"
 
 
@@ -79,7 +78,7 @@ def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str]
     out = Asked(set_name, question, answerable, gold, [], {u.id: unit_text(u) for u in pool},
                 [u.id for u in found.units[:3]], kind=kind)
     for v in variants:
-        res = answer_units(kb, question, retrieval=found, judge=int(v.split()[0]), weigh="unweighted" not in v)
+        res = answer_units(kb, question, retrieval=found, judge=int(v))
         out.relevance[v] = res.relevance
         out.rankings[v] = [m.id for m in res.matches] or out.retrieval
     out.ranked = out.rankings[variants[0]]
