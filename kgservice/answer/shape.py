@@ -298,9 +298,6 @@ def match(a: Asked, c: Candidate) -> Match:
     return Match(c.id, relation, anchor, open_, bool(kind), shared, rest=frozenset(rest))
 
 
-UNANCHORED_RELATION_HALF = True
-
-
 def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     """The candidates best answer first (module doc): the relation counts most, then an
     anchor, then an open slot of the asked kind, then how much of the question the unit
@@ -331,9 +328,7 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     for c in candidates:
         m = match(a, c)
         share = len(m.shared) / total
-        # the relation of a thing the question does not name answers nothing it asked
-        rel = m.relation if m.anchor or not UNANCHORED_RELATION_HALF else 0.5 * m.relation
-        s = 2.0 * rel + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
+        s = 2.0 * m.relation + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
         if c.synonym and not alias:
             s = min(s, 1.0)  # a name for the anchor is not what it does
         s += 0.25 * c.score / top  # the retrieval's order among equals

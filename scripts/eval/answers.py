@@ -193,13 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--musique", action="store_true")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--show", action="store_true", help="print every question's top 3 and verdict (shipped variant)")
-    ap.add_argument("--full-unanchored-relation", action="store_true",
-                    help="rank a unit with the question's relation but no anchor as high as an anchored one")
     a = ap.parse_args(argv)
-    if a.full_unanchored_relation:
-        import kgservice.answer.shape as shape_module
-
-        shape_module.UNANCHORED_RELATION_HALF = False
     floors = VARIANTS
     if not (a.demo or a.notes or a.musique):
         a.demo = a.notes = a.musique = True
