@@ -645,7 +645,7 @@ class KnowledgeBase:
     def retrieve(self, question: str, **params: Any) -> Retrieval:
         """The no-LLM retrieval (:func:`kgservice.expansion.retrieve.retrieve`): entry + lexical
         seeds, spreading activation, fusion with vector similarity -> ranked units, plus the
-        lexical hop's unit. ``params``: RetrieveParams fields (``hop_weight=0`` turns the hop off)."""
+        lexical hop's unit. ``params``: RetrieveParams fields (``hop_weight=0.5`` turns the hop on)."""
         from kgservice.expansion.retrieve import RetrieveParams, retrieve
 
         return retrieve(self, question, RetrieveParams(**params) if params else None)

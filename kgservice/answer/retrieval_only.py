@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kgservice.answer.floor import NONE, TOP, Relevance, about_first, relevance
+from kgservice.answer.shape import Candidate, Match, family_words, rank, stem
 from kgservice.config import DEFAULT_LLM_MODEL
+from kgservice.entry.match import narrower_than_graph
 
 if TYPE_CHECKING:
     from kgservice.config import Settings
     from kgservice.model import Unit
+    from kgservice.parts import Retrieving
     from kgservice.stores.base import GraphStore
 
 NO_MODEL_NOTE = (f"no model configured ({DEFAULT_LLM_MODEL} has no recorded response): this answer lists the "
@@ -46,17 +51,106 @@ def unit_sentence(unit: Unit) -> str:
 def retrieval_only_units(retrieve: Callable[[str], Any], store: GraphStore, question: str,
                          top: int = TOP_UNITS) -> list[Unit]:
     """The ``top`` best units of the no-LLM retrieval (``retrieve``: the question to a ranking
-    with ``units``, ``entry`` and ``lexical``), best first, read from ``store``; none when the
-    question names no node and none of its words is in a unit.
+    with ``units``, ``entry`` and ``lexical``), in the retrieval's order, read from ``store``;
+    none when the question names no node and none of its words is in a unit.
 
     The retrieval always ranks something (the question's nearest node vectors), so "What is
     the capital of France?" over a graph about Python got three Monty Python units as its
     answer and "not in the graph" never showed. A vector neighbour alone is too weak to claim
     the question is about the graph — the rule the drill-down's entry fallback keeps
-    (:func:`kgservice.pipeline.asking.entry_fallback`)."""
+    (:func:`kgservice.pipeline.asking.entry_fallback`). The no-model answer ranks further
+    (:func:`answer_units`)."""
     found = retrieve(question)
     if not found.entry.named and not found.lexical:
         return []
     ranked = [u.id for u in found.units[:top]]
     by_id = {u.id: u for u in store.get_units(ranked)}
     return [by_id[i] for i in ranked if i in by_id]
+
+
+@dataclass
+class AnswerUnits:
+    """The no-model answer: its units, the answering ones first, and how strongly the graph
+    answers the question (:class:`kgservice.answer.floor.Relevance`; ``units`` is empty when
+    it is "none")."""
+
+    units: list[Unit]
+    relevance: Relevance
+    matches: list[Match] = field(default_factory=list)
+
+
+def answer_units(kb: Retrieving, question: str, top: int = TOP_UNITS, retrieval: Any = None,
+                 judge: int = TOP) -> AnswerUnits:
+    """The ``top`` units that best answer the question among the no-LLM retrieval's pool
+    (:func:`kgservice.answer.shape.rank`), and the relevance floor's verdict on the ``judge``
+    best (:func:`kgservice.answer.floor.relevance`), those it rests on first
+    (:func:`kgservice.answer.floor.about_first`): none ("not in the graph") gives no units.
+
+    The model-backed path asks the same before spending a call: ``answer_units(kb,
+    question).relevance.found``. ``retrieval``: ``kb.retrieve(question)`` when the caller has it."""
+    found = retrieval if retrieval is not None else kb.retrieve(question)
+    if not found.entry.named and not found.lexical:
+        # nothing named, no word shared: only vector neighbours, too weak to claim the question
+        # is about the graph (the rule of the drill-down's entry fallback)
+        return AnswerUnits([], Relevance(NONE, (), "the question names nothing in the graph"))
+    units = kb.store.get_units([u.id for u in found.units])
+    cands, scores = candidates(kb, found, units), {u.id: u.score for u in found.units}
+    cands.sort(key=lambda c: -scores.get(c.id, 0.0))
+    by_cand = {c.id: c for c in cands}
+    df = _stem_df(kb.lexical_units.index())
+    index = kb.entry_finder.index()
+    ranked = rank(question, cands)
+    rel = relevance(question, ranked, by_cand, lambda w: df.get(w, 0) > 0,
+                    lambda name: bool(narrower_than_graph(name, index)[0]), top=judge)
+    if not rel.found:
+        return AnswerUnits([], rel, ranked)
+    ranked = about_first(question, ranked, by_cand, judge)
+    by_id = {u.id: u for u in units}
+    return AnswerUnits([by_id[m.id] for m in ranked[:top]], rel, ranked)
+
+
+def candidates(kb: Retrieving, found: Any, units: list[Unit]) -> list[Candidate]:
+    """The retrieval's pool as :class:`kgservice.answer.shape.Candidate`: each unit's sides
+    (subject, node arguments, node modifiers), literals, predicate, family words, and which
+    sides are nodes the question names (the entry step's named nodes and their synonyms)."""
+    store = kb.store
+    named: set[str] = set()
+    for n in found.entry.named:
+        named.add(n)
+        named.update(store.synonym_class(n))
+    scores = {u.id: u.score for u in found.units}
+    family = _family_words(kb.lexicon)
+    out = []
+    for u in units:
+        values = list(u.args) + [m.value for m in u.mods]
+        sides = [(u.subject_id, u.subject)] + [(v.node_ref, v.node) for v in values if v.node]
+        lits = tuple(v.literal for v in values if v.literal)
+        out.append(Candidate(u.id, tuple(label for _, label in sides), lits, u.predicate, family.get(u.family, ()),
+                             frozenset(i for i, (nid, _) in enumerate(sides) if nid in named),
+                             scores.get(u.id, 0.0), u.kind == "synonym"))
+    return out
+
+
+def _family_words(lexicon: Any) -> dict[str, tuple[str, ...]]:
+    key = id(lexicon)
+    if _FAMILIES.get("key") != key:
+        _FAMILIES["key"], _FAMILIES["value"] = key, family_words(lexicon.members, lambda i: i.base)
+    return _FAMILIES["value"]  # type: ignore[return-value]
+
+
+_FAMILIES: dict[str, object] = {}
+
+
+def _stem_df(index: Any) -> dict[str, int]:
+    """Stem -> units using a word with that stem, from a BM25 index's postings: one pass over
+    its vocabulary per index build (the index is rebuilt when the store changes)."""
+    if _STEM_DF.get("key") is not index:
+        df: dict[str, int] = {}
+        for t, (rows, _) in index.postings.items():
+            s = stem(t)
+            df[s] = df.get(s, 0) + len(rows)
+        _STEM_DF["key"], _STEM_DF["value"] = index, df
+    return _STEM_DF["value"]  # type: ignore[return-value]
+
+
+_STEM_DF: dict[str, object] = {}

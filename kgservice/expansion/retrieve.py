@@ -5,24 +5,23 @@ model configured cites its best units; the LLM drill-down of ``kg ask`` has its 
    plus lexical seeds: the nodes of the unit whose own text best matches the question's
    words (BM25, :mod:`kgservice.expansion.lexical`), weighted by their specificity — that
    unit is often the edge out of the named entity that the question's other words describe,
-   so its other node is the next hop's bridge (MuSiQue: +6.9 R@2 / +5.2 R@5; +7.5 / +4.7 on
-   the half of the questions the settings were not chosen on);
+   so its other node is the next hop's bridge;
 2. spreading activation from them with the service's parameters (hub damping and seed
    backflow from the lexicon, :meth:`KnowledgeBase.spread_params`), for one hop
    (``spread_hops``): steps 5 and 6 take the second hop along the question's words;
 3. fusion of the node energies with the question's vector similarity to the nodes
    (:func:`kgservice.expansion.fusion.fuse_scores`, weight ``dense_weight``): the embedder's
-   opinion for nodes the graph reached weakly or not at all (without it the rules-extraction
-   eval set, whose graph is sparse, loses 1.5 R@2; a higher weight costs MuSiQue R@2);
+   opinion for nodes the graph reached weakly or not at all, which matters most on a sparse
+   graph; a high weight lets vector neighbours crowd out the graph's own hops;
 4. units of the best nodes, each scored by the sum of its nodes' fused scores, superseded
    units replaced by their terminal units;
-5. the lexical hop (:func:`lexical_hop`): the best lexical unit's other node is the next hop's
+5. the lexical hop (:func:`lexical_hop`; off by default, ``hop_weight``): the best lexical
+   unit's other node is the next hop's
    bridge, but the graph often writes that entity differently elsewhere ("Shringarpur [located
    in] *Maharashtra state*" vs the units about *Maharashtra*; "*English Lake District*" vs
    *Lake District*), so spreading never reaches its own units. The names inside the bridge's
    label find them; the one whose text best matches the question and the bridge joins the
-   pool at ``hop_weight`` × the best unit's score (MuSiQue 52.0 / 65.6 -> 53.0 / 66.6 R@2 / R@5,
-   +1.0 / +1.0 on each half). The other way round, a short form to the longer labels that
+   pool at ``hop_weight`` × the best unit's score. The other way round, a short form to the longer labels that
    hold it (*Prague* -> *Prague astronomical clock*), takes the inverse map
    (:mod:`kgservice.expansion.holders`), for a name few labels hold (``hop_holders``);
 6. the bridge hop (:func:`bridge_hop`): a hop from the pool's best units by the graph's
@@ -35,12 +34,13 @@ model configured cites its best units; the LLM drill-down of ``kg ask`` has its 
    words of the units the bridges came from) joins at ``bridge_weight`` × the best unit's
    score. The first hop has used its words ("Bubye River", "located"); what is left
    ("waterfall") is what the next hop is about. Matching the whole question instead re-finds
-   the first hop's entities in the bridges' units and costs MuSiQue 3 R@2
-   (scripts/eval/RESULTS.md). The bridges include the names inside their labels, as in step 5
+   the first hop's entities in the bridges' units. The bridges include the names inside their labels, as in step 5
    ("Harris W. Fawell [is a graduate of] *West Chicago High School*" -> West Chicago).
 
 Scores order units; they never make a fact (invariant 2). The eval (scripts/eval/) measures
-this function end to end on MuSiQue.
+this function end to end; every figure that decided a step or a default is in
+scripts/eval/RESULTS.md (its current-state section says which steps earn their place on
+which sets), not here.
 """
 
 from __future__ import annotations
@@ -69,36 +69,40 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RetrieveParams:
-    # weight of the node-vector similarity in the fusion; chosen on the four eval sets from a
-    # grid of 0-0.3 by the rule (scripts/eval/RESULTS.md): 0.075 loses 1.0 R@5 on the spaCy
-    # graph and 1.0 R@2 on HotpotQA to it, 0.15 and more cost MuSiQue and HotpotQA R@2
+    # weight of the node-vector similarity in the fusion; chosen from a grid of 0-0.3 by the
+    # eval's rule (scripts/eval/RESULTS.md): lower loses the sparse graphs' vector help,
+    # higher lets vector neighbours outrank the graph's hops
     dense_weight: float = 0.1
     # nearest nodes to the question asked of the vector store; units are collected from the
     # top_nodes best nodes; max_units is the pool returned, and the eval ranks passages by it.
-    # All three checked by the rule on the four eval sets against 15 / 60, 15 / 50 and
-    # 20 / 100 / 200 (scripts/eval/RESULTS.md): each stands; a 200-unit pool costs HotpotQA 1.5 R@2
+    # All three checked by the rule against 15 / 60, 15 / 50 and 20 / 100 / 200
+    # (scripts/eval/RESULTS.md): each stands; a larger pool sums more units of the question's
+    # own entities per passage, which outranks the next hop
     dense_top_k: int = 30
     top_nodes: int = 30
     max_units: int = 40
     # lexical seeds (module doc, step 1): the nodes of this many best BM25 units join the seeds
     # at this weight times their specificity (a named node weighs at most 1); 0 turns it off.
-    # First chosen (1.5) on half of the MuSiQue questions; 1.0 by the rule on the four eval
-    # sets, once retrieval spread undamped (1.5 cost HotpotQA 1.5 R@2; scripts/eval/RESULTS.md)
+    # First chosen (1.5) on half of the MuSiQue questions; 1.0 by the rule once retrieval
+    # spread undamped (a heavier lexical seed outweighs the named entity; scripts/eval/RESULTS.md)
     lexical_weight: float = 1.0
     lexical_units: int = 1
     # a lexical seed node the question names in lower-case words beside a name ("the composer
     # of Aschenbrodel": a type word of the answer, whose other units crowd the pool), which the
     # entry step weighs at its ``common_weight`` (0) and so dropped, weighs this times its
-    # lexical weight; chosen on both eval sets (RESULTS.md: 0.25 and 0.5 equal, 0 costs
-    # MuSiQue 0.3 R@5, 1 the rules set 0.4 R@2); 0 drops it again, 1 keeps it whole
+    # lexical weight; chosen on two eval sets (scripts/eval/RESULTS.md: dropping it or keeping
+    # it whole each cost one set); 0 drops it again, 1 keeps it whole
     lexical_common: float = 0.5
     # lexical hop (module doc, step 5): its unit joins the pool at this fraction of the best
-    # unit's score; chosen on the even half from {0.25, 0.5, 1.0} (RESULTS.md); 0 turns it off
-    hop_weight: float = 0.5
+    # unit's score (0.5 when on, chosen on the even half from {0.25, 0.5, 1.0}). Off by
+    # default: by leave-one-set-out it does not earn its place (it changes no question of the
+    # spaCy-graph set and moved a held-out set by at most a point; scripts/eval/RESULTS.md,
+    # current state); it helps a graph whose extractor writes one entity several ways
+    hop_weight: float = 0.0
     # bridge hop (module doc, step 6): the bridges are the non-seed nodes of this many best
     # units of the pool; its unit joins at this fraction of the best unit's score; 0 turns it
-    # off. The weight: 0.5 at first (the lexical hop's); 1.0 by the rule on the four eval sets
-    # (0.5 cost HotpotQA 1.5 R@2 and gained no set more than a point; scripts/eval/RESULTS.md)
+    # off. The weight: 0.5 at first (the lexical hop's); 1.0 by the rule
+    # (scripts/eval/RESULTS.md: the lighter weight lost a set and gained none)
     bridge_units: int = 10
     bridge_weight: float = 1.0
     # the bridge hop's best units ranked by the graph's energy alone (module doc, step 6);
@@ -111,14 +115,12 @@ class RetrieveParams:
     # (settings ``max_hops``, 3, which ``kg expand --mode spread`` and ``kg.spread`` use). One
     # hop: the lexical and bridge hops (steps 5, 6) take the second hop by the question's
     # words, and energy spread further only adds the seeds' neighbours' neighbours, which
-    # crowd the pool (chosen on both eval sets: K = 3 costs MuSiQue 1.3 R@5 against K = 1
-    # for 0.5 R@2, the rules set equal; scripts/eval/RESULTS.md)
+    # crowd the pool (chosen by the rule; scripts/eval/RESULTS.md)
     spread_hops: int | None = 1
     # hub damping δ for retrieval (docs/spreading.md); None takes the service's (the lexicon's
     # 0.5, which ``kg expand --mode spread`` and ``kg.spread`` use). 0: a hub passes its full
-    # energy down each row. Chosen on the four eval sets by the rule (scripts/eval/RESULTS.md):
-    # 0.5 costs the spaCy-graph MuSiQue set 2.5 R@5 against 0 and gains no set more than a
-    # point; the simpler setting wins
+    # energy down each row. Chosen by the rule (scripts/eval/RESULTS.md): damping lost on the
+    # spaCy-graph set and gained on none; the simpler setting wins
     degree_damping: float | None = 0.0
 
     def __post_init__(self) -> None:

@@ -11,7 +11,13 @@ corpus and for tests, reading the JSON input object each request carries:
     ``和``. Detail mode keeps ``in 1991`` / ``于1991年`` as ``()[year]``, ``according to X``
     / ``根据X`` as ``()[source]`` and modal words (``can``, ``may``, ``可能``) as
     ``()[modality]``; summary mode drops them. Anything else is left out — the rules
-    never guess. Query mode finds lexicon predicates in the question and keeps the word
+    never guess. Encyclopaedic sentences are read first (:func:`encyclopaedic`): "X is a 1952
+    film directed by Y" gives ``X [directed by] Y`` and ``X [is a] film``, "X is a song by Y"
+    ``X [song by] Y``, "X is the wife of Y" / "X is Y's son" ``X [wife of] Y`` / ``X [son of]
+    Y``, "X, the son of king Y, ..." ``X [son of] Y``, "X is a town in the R region of C"
+    ``X [located in] R, C``, "X (born ... in Y)" ``X [born in] Y``: the title entity gets the
+    edge (the lexicon split would give ``1952 film directed by Y`` as one object, or nothing).
+    Query mode finds lexicon predicates in the question and keeps the word
     runs left after removing question words, stop words and a short list of common verbs
     as the key nodes.
 ``drilldown``
@@ -215,18 +221,137 @@ def parse_sentence(sentence: str, mode: str) -> dict[str, Any] | None:
     return unit
 
 
+# --- encyclopaedic shapes ----------------------------------------------------------------------
+
+_NAME = r"[A-Z0-9\"'“][^,;:()]*?"
+_KIN = ("wife|husband|son|daughter|father|mother|brother|sister|widow|widower|spouse|child|grandson|"
+        "granddaughter|grandfather|grandmother|nephew|niece|cousin|uncle|aunt|stepson|stepdaughter|consort")
+_TITLES = re.compile(r"^(?:(?:the )?(?:king|queen|emperor|empress|prince|princess|president|pharaoh|sultan|tsar|"
+                     r"duke|duchess|count|countess|lord|lady|pope|saint|st\.?|sir|chief|general)\s+)+", re.I)
+_BY_VERBS = ("directed|written|produced|composed|performed|sung|recorded|created|developed|designed|published|"
+             "founded|owned|released|illustrated|edited|narrated|hosted|played|built|invented|co-written|"
+             "co-directed|co-produced|authored|painted|sculpted|distributed|operated|manufactured|organized|"
+             "organised|sponsored|commissioned|presented|starring")
+_COPULA = r"\s+(?:is|was|are|were|has been|had been)\s+"
+_KIND = r"(?:an?|the)\s+(?P<kind>[^,;:()]*?)"
+# "X is a 1952 American film noir directed by Y", "X was a song written and recorded by Y"
+_KIND_BY = re.compile(rf"^(?P<x>{_NAME}){_COPULA}{_KIND}\s*,?\s+(?P<verb>(?:{_BY_VERBS})(?:\s+and\s+(?:{_BY_VERBS}))?)"
+                      rf"\s+by\s+(?P<y>.+)$")
+# "X is a song by Y", "X is a novel by Y"
+_NOUN_BY = re.compile(rf"^(?P<x>{_NAME}){_COPULA}{_KIND}\s+by\s+(?P<y>.+)$")
+# "X is/was the wife of (king) Y", "X was the eldest son of Y"
+_KIN_OF = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:the|an?)\s+(?:[a-z]+\s+)??(?P<kin>{_KIN})\s+of\s+(?P<y>.+)$", re.I)
+# "X is/was Y's wife"
+_KIN_POSS = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?P<y>{_NAME})['’]s?\s+(?:[a-z]+\s+)??(?P<kin>{_KIN})$")
+# "..., X, the wife of Y, ..." / "X, son of king Y, ...": an appositive anywhere in the sentence
+_KIN_APPOS = re.compile(rf"(?P<x>(?:[A-Z][\w.'’-]*\s+)*[A-Z][\w.'’-]*),\s+(?:the\s+)?(?:[a-z]+\s+)??"
+                        rf"(?P<kin>{_KIN})\s+of\s+(?P<y>[^,;:()]+?)\s*(?:,|;|\(|$)")
+# "X is a village in the Hiran region of Somalia", "X is a town located in Y"
+_IN_PLACE = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?:[\w-]+\s+){{0,4}}?(?:village|town|city|municipality|"
+                       rf"commune|suburb|district|county|province|region|neighbourhood|neighborhood|hamlet|island|"
+                       rf"river|lake|mountain|parish|settlement|community|locality|state|capital)"
+                       rf"(?:\s+(?:located|situated|lying))?\s+(?:in|of|on)\s+(?P<y>.+)$")
+# "X (born 6 March 1982 in Windhoek, South-West Africa) is ...", "X was born in 1962 in Y, Z"
+_BORN = re.compile(rf"^(?P<x>{_NAME})\s*(?:\((?:[^()]*?;\s*)?born\s+|{_COPULA}born\s+)(?:[^()]*?\s)?in\s+"
+                   rf"(?P<y>(?!\d)[^()]+?)(?:\)|$)")
+_CAPS = re.compile(r"(?:[A-Z][\w.'’-]*)(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w.'’-]*)*")
+# an object ends where a clause or a list of places and dates starts
+_OBJECT_END = re.compile(r"\s*(?:,|;|\(|\s+(?:and|who|which|that|in|on|at|from|for|with|about|after|"
+                         r"starring|featuring|released|based)\s+)")
+
+
+def _object(text: str) -> str:
+    """The first object of a tail ("Don Medford and starring Oliver Reed, Candice Bergen" ->
+    "Don Medford"), its title words ("king") dropped so it is named as other sentences name it."""
+    cut = _OBJECT_END.search(text)
+    obj = _clean_label(text[:cut.start()] if cut else text)
+    return _TITLES.sub("", obj).strip()
+
+
+def _persons(text: str) -> list[str]:
+    """The names a "by" tail lists ("Y and Z", "Y, Z and W"), up to where a clause starts."""
+    cut = re.search(r"\s*(?:;|\(|,\s+(?=[a-z])|\s+(?:and\s+)?(?:who|which|that|in|on|at|from|for|with|about|"
+                    r"after|starring|featuring|released|based)\s+)", text)
+    head = text[:cut.start()] if cut else text
+    return [_TITLES.sub("", _clean_label(p)).strip() for p in _split_list(head) if p.strip()][:4]
+
+
+def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
+    """Units of the appositive and possessive shapes of encyclopaedic text, title entity
+    first; none when the sentence has no such shape.
+
+    >>> [(u["subject"], u["predicate"], [a["node"] for a in u["args"]])
+    ...  for u in encyclopaedic("The Hunting Party is a 1971 American western film directed by Don Medford.")]
+    [('Hunting Party', 'directed by', ['Don Medford']), ('Hunting Party', 'is a', ['1971 American western film'])]
+    >>> [a["node"] for a in encyclopaedic("Privilege is a 1967 film directed by Peter Watkins and starring Paul Jones.")[0]["args"]]
+    ['Peter Watkins']
+    >>> [(u["predicate"], [a["node"] for a in u["args"]]) for u in encyclopaedic("Hello Love is a song by Jim Reeves.")]
+    [('song by', ['Jim Reeves']), ('is a', ['song'])]
+    >>> [(u["subject"], u["predicate"], u["args"][0]["node"]) for u in encyclopaedic("Maria was the wife of King Ferdinand I.")]
+    [('Maria', 'wife of', 'Ferdinand I')]
+    >>> [(u["subject"], u["predicate"], u["args"][0]["node"]) for u in encyclopaedic("Edward was Henry's eldest son.")]
+    [('Edward', 'son of', 'Henry')]
+    >>> [(u["subject"], u["predicate"], u["args"][0]["node"])
+    ...  for u in encyclopaedic("In 1502, Arthur, son of king Henry VII, died at Ludlow.")]
+    [('Arthur', 'son of', 'Henry VII')]
+    >>> [(u["predicate"], [a["node"] for a in u["args"]]) for u in encyclopaedic("Ceelmakoile is a town in the central Hiran region of Somalia.")]
+    [('located in', ['Hiran', 'Somalia'])]
+    >>> [(u["subject"], u["predicate"], [a["node"] for a in u["args"]])
+    ...  for u in encyclopaedic("Gisvi Isaque (born 6 March 1982 in Windhoek, South-West Africa) is a footballer.")]
+    [('Gisvi Isaque', 'born in', ['Windhoek', 'South-West Africa'])]
+    >>> encyclopaedic("Smoking causes lung cancer.")
+    []
+    """
+    s = _strip_end(sentence)
+    out: list[dict[str, Any]] = []
+
+    def add(x: str, pred: str, ys: list[str]) -> None:
+        x = _clean_label(x)
+        args = [{"node": y} for y in ys if y and _words(y) <= 8 and y.lower() != x.lower()]
+        if x and args and _words(x) <= 8 and x.lower() not in {"it", "he", "she", "they", "this", "that"}:
+            out.append({"subject": x, "predicate": pred, "args": args, "mods": []})
+
+    if m := _KIND_BY.match(s):
+        verb = m.group("verb").split()[0]
+        add(m.group("x"), f"{verb} by", _persons(m.group("y")))
+        add(m.group("x"), "is a", [_clean_label(m.group("kind"))])
+    elif m := _NOUN_BY.match(s):
+        kind = _clean_label(m.group("kind"))
+        noun = kind.split()[-1] if kind else ""
+        if noun and noun.isalpha() and noun.islower():
+            add(m.group("x"), f"{noun} by", _persons(m.group("y")))
+            add(m.group("x"), "is a", [kind])
+    elif m := _KIN_OF.match(s):
+        add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
+    elif m := _KIN_POSS.match(s):
+        add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
+    elif m := _IN_PLACE.match(s):
+        places = [p for p in _CAPS.findall(re.split(r"\s*[;(]|\s+(?:and|which|that|with)\s+[a-z]", m.group("y"))[0])
+                  if p.lower() not in {"the"}][:3]
+        add(m.group("x"), "located in", places)
+    if not out and (m := _BORN.match(s)):
+        add(re.sub(r"\s*\(.*$", "", m.group("x")), "born in", _CAPS.findall(m.group("y"))[:2])
+    for m in _KIN_APPOS.finditer(s):
+        if not out:
+            x = re.sub(r"^(?:In|On|At|By|After|Before|During)\s+\S+\s*", "", m.group("x")).strip()
+            add(x.split(", ")[-1], f"{m.group('kin').lower()} of", [_object(m.group("y"))])
+    return out
+
+
 def extract(text: str, mode: str) -> dict[str, Any]:
     if mode == "query":
         return extract_query(text)
     units, seen = [], set()
     for sent in sentences(text):
-        unit = parse_sentence(sent, mode)
-        if unit is None:
-            continue
-        key = json.dumps(unit, sort_keys=True, ensure_ascii=False)
-        if key not in seen:  # summary and detail both merge a fact stated twice
-            seen.add(key)
-            units.append(unit)
+        found = encyclopaedic(sent)
+        if not found:
+            unit = parse_sentence(sent, mode)
+            found = [unit] if unit is not None else []
+        for unit in found:
+            key = json.dumps(unit, sort_keys=True, ensure_ascii=False)
+            if key not in seen:  # summary and detail both merge a fact stated twice
+                seen.add(key)
+                units.append(unit)
     return {"units": units, "mentions": []}
 
 

@@ -206,19 +206,23 @@ def ask(kb: Asking, question: str, trace: bool = False, *, params: AskParams | N
 
 
 def retrieval_only_ask(kb: Asking, question: str) -> AskResult:
-    """The top grounded units as cited sentences, marked "no model configured"."""
+    """The units that best answer the question as cited sentences, marked "no model
+    configured", with how strong the match is; "not in the graph" below the relevance floor
+    (:func:`kgservice.answer.retrieval_only.answer_units`)."""
     from kgservice.answer import not_in_graph
-    from kgservice.answer.retrieval_only import NO_MODEL_NOTE, retrieval_only_units, unit_sentence
+    from kgservice.answer.retrieval_only import NO_MODEL_NOTE, answer_units, unit_sentence
     from kgservice.notation.serializer import format_unit
 
     t0 = time.perf_counter()
-    units = retrieval_only_units(kb.retrieve, kb.store, question)
+    found = answer_units(kb, question)
+    units = found.units
     sentences = [{"text": unit_sentence(u), "cites": [u.id]} for u in units]
     text = " ".join(f"{s['text']} [{s['cites'][0]}]" for s in sentences) or not_in_graph(question)
     return AskResult(
         question=question, found=bool(units), answer=text, sentences=sentences, cited=[u.id for u in units],
         hit_units=[{"id": u.id, "unit": format_unit(u, with_id=False)} for u in units], key_nodes=[],
-        key_predicates=[], entries=[], rounds=[], stop_reason="no model configured: retrieval only", rejected=[],
+        key_predicates=[], entries=[], rounds=[], rejected=[],
+        stop_reason=f"no model configured: retrieval only, {found.relevance.label} ({found.relevance.reason})",
         llm={"calls": 0, "total_tokens": 0, "model": None}, caches={},
         seconds=round(time.perf_counter() - t0, 3), notes=[NO_MODEL_NOTE], sources=_sources(kb, [u.id for u in units]))
 

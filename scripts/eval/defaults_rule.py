@@ -31,7 +31,10 @@ import json
 import sys
 from typing import Any
 
-FULL = "kgservice retrieval (entry + lexical seeds + spread + node-vector fusion + lexical hop + bridge hop)"
+FULL = "kgservice retrieval (shipped defaults: entry + lexical seeds + spread + node-vector fusion + bridge hop)"
+# the full row's name in runs before the lexical hop was switched off (2026-12-06): files
+# written then are read with it
+FULL_BEFORE = "kgservice retrieval (entry + lexical seeds + spread + node-vector fusion + lexical hop + bridge hop)"
 
 
 def verdict(deltas: list[tuple[float, float]]) -> str:
@@ -54,7 +57,8 @@ def rows(sets: list[dict[str, Any]]) -> list[tuple[str, list[tuple[float, float]
 
 def _alternatives(sets: list[dict[str, Any]]) -> list[str]:
     """The ablation and "kgservice retrieval, no …" rows every set ran, in the first set's order."""
-    return [name for name in sets[0]["table"] if name.startswith(("ablation: ", "kgservice retrieval, no "))
+    return [name for name in sets[0]["table"] if name.startswith(("ablation: ", "kgservice retrieval, no ",
+                                                                  "kgservice retrieval, with "))
             and all(name in s["table"] for s in sets)]
 
 
@@ -87,10 +91,16 @@ def by_type(sets: list[dict[str, Any]], names: list[str]) -> list[str]:
 
 def read_result(path: str) -> dict[str, Any] | None:
     """One ``run.py --json`` file, or None after saying on stderr, with the file's name, why
-    it cannot be read (the callers exit 2)."""
+    it cannot be read (the callers exit 2). A file written before the lexical hop was switched
+    off names its full row :data:`FULL_BEFORE`: it is read as :data:`FULL`."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            doc = json.load(f)
+        if FULL_BEFORE in doc.get("table", {}) and FULL not in doc["table"]:
+            doc["table"][FULL] = doc["table"].pop(FULL_BEFORE)
+            for q in doc.get("per_question", []):
+                q["rankings"][FULL] = q["rankings"].pop(FULL_BEFORE)
+        return doc
     except (OSError, ValueError) as exc:
         print(f"{path}: cannot read an eval result ({exc})", file=sys.stderr)
         return None

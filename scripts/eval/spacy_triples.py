@@ -19,15 +19,20 @@ object, around the passage's named entities):
 * a participle or relative clause hanging on a noun takes that noun as its subject, and a noun
   that is the attribute of a copula stands for the copula's subject ("Shringarpur is a village
   *located in* Maharashtra" gives ``Shringarpur / located in / Maharashtra``);
-* an object's own prepositions (one level) extend the relation with the object noun ("known
-  for his portrayal *of* Chris Halliwell": ``known for portrayal of``), and a name in
-  apposition to an object is an object too ("the series *Charmed*");
+* an object's own prepositions (one level, two for a place: "a village in the Hiran region
+  *of Somalia*") extend the relation with the object noun ("known for his portrayal *of* Chris
+  Halliwell": ``known for portrayal of``), and a name in apposition to an object is an object
+  too ("the series *Charmed*");
 * an apposition gives ``(noun, is, apposition)``;
 * a personal pronoun as a subject stands for the passage's title (Wikipedia's "He was born
   in …"), and so does "the <noun>" where the noun is a word of the title or what the first
   sentence says the title is ("the journal"), and a date the parse took for the first
   sentence's subject ("X (1900 – 1989) was …"); a relative pronoun stands for the noun its
   clause hangs on; no other coreference is done;
+* the first sentence's subject, up to a parenthesis or the verb, is the title, however the
+  tagger split the name ("*Gisvi Isaque Andrade Antunes* (born …) is …"; "*Talk About a
+  Stranger* is a 1952 film noir directed by …", parsed as a clause), and a parenthesised
+  "(born … in Y)" hangs on it whether parsed as an acl or a parataxis;
 * a name that is the title written longer or shorter ("Michael Trent Reznor", "Reznor" in
   *Trent Reznor*) is the title, less its qualifier ("(politician)"), as other passages call it;
 * a phrase is the named entity holding the word, else the word with its compounds and
@@ -120,6 +125,9 @@ def phrase(tok: Any, title: str, kinds: frozenset[str] = frozenset()) -> tuple[s
         return _title(title), True
     if tok.pos_ == "NOUN" and tok.lower_ in kinds and any(c.lower_ == "the" for c in tok.children):
         return _title(title), True
+    if tok.dep_ in _SUBJ | {"csubj"} and tok.pos_ in ("PROPN", "VERB") and tok.sent.start == 0 \
+            and tok.i < _lead(tok.doc)[1] and tok.head == tok.sent.root:
+        return _title(title), True  # the first sentence's subject, before "(born …)" and the verb
     ent = _entity(tok)
     if ent is not None:
         return _topic(_bare(ent.text), title), True
@@ -146,11 +154,26 @@ def _conjuncts(tok: Any) -> list[Any]:
 
 def _head_noun(verb: Any) -> list[Any]:
     """The noun a participle or relative clause hangs on; the attribute of a copula stands for
-    the copula's subject."""
+    the copula's subject (a title the parse took for a clause, "*Talk About a Stranger* is a
+    1952 film noir directed by …", included)."""
     head = verb.head
     if head.dep_ == "attr":
-        return [c for c in head.head.children if c.dep_ in _SUBJ] or [head]
+        return [c for c in head.head.children if c.dep_ in _SUBJ | {"csubj"}] or [head]
     return [head]
+
+
+def _lead(doc: Any) -> tuple[int, int]:
+    """The token span of the first sentence's subject as an encyclopaedia writes it: from the
+    start up to a parenthesis or the root verb, whichever comes first ("*Gisvi Isaque Andrade
+    Antunes* (born 6 March 1982 …) is …"). A name there is the passage's title, however the
+    named-entity tagger split it."""
+    for sent in doc.sents:
+        end = sent.root.i
+        for t in sent:
+            if t.i >= end or t.text == "(":
+                return sent.start, min(end, t.i)
+        return sent.start, end
+    return 0, 0
 
 
 def _subjects(verb: Any) -> list[Any]:
@@ -160,7 +183,9 @@ def _subjects(verb: Any) -> list[Any]:
         # "a consultant *whose* clients include ...": so is the owner
         subs = [h for s in subs for h in (_head_noun(verb) if s.tag_ in ("WDT", "WP")
                                            or any(c.tag_ == "WP$" for c in s.children) else [s])]
-    if not subs and verb.dep_ in ("acl", "relcl") and verb.head.pos_ in ("NOUN", "PROPN"):
+    if not subs and verb.dep_ in ("acl", "relcl", "parataxis") and verb.head.pos_ in ("NOUN", "PROPN"):
+        # "Meehan Bonnar (born April 20, 1947, in Fredericton …)": a parenthesised participle
+        # is parsed as a parataxis of the name as often as an acl
         subs = _head_noun(verb)
     if not subs and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
         return _subjects(verb.head)  # "… was born in X and died in Y"
@@ -185,7 +210,15 @@ def _noun_preps(suffix: str, o: Any) -> Iterable[tuple[str, Any]]:
     for p in o.children:
         if p.dep_ == "prep":
             for x in _pobjs(p):
-                yield from _with_appos(" ".join(w for w in (suffix, o.lower_, p.lower_) if w), x)
+                rel = " ".join(w for w in (suffix, o.lower_, p.lower_) if w)
+                yield from _with_appos(rel, x)
+                # a second level for places: "a village in the Demerara-Mahaica *region of
+                # Guyana*" gives ``is village in region of / Guyana`` too
+                for p2 in x.children:
+                    if p2.dep_ == "prep" and p2.lower_ in ("of", "in"):
+                        for y in _pobjs(p2):
+                            if y.ent_type_ in ("GPE", "LOC", "ORG", "NORP", "FAC"):
+                                yield f"{rel} {x.lower_} {p2.lower_}", y
 
 
 def _objects(verb: Any) -> Iterable[tuple[str, Any]]:

@@ -1,0 +1,365 @@
+"""Answer-shaped ranking: how well a unit answers a question, not only how close it is.
+
+The no-LLM retrieval (:mod:`kgservice.expansion.retrieve`) ranks units by the energy of their
+nodes: every unit about the question's entity scores about alike, so "What does smoking
+cause?" got *smoking [is a] tobacco use* and *smoking [associated with] tuberculosis* before
+*smoking [causes] lung cancer*, and "What does coffee contain?" got *咖啡 [同义] coffee*. A unit
+answers a question when it has
+
+* the question's **relation**: its predicate's words are the question's ("contain" /
+  *contains*), or a member of its predicate family is ("cause" / *导致*, *引起*): the
+  question asks for that relation;
+* an **anchor**: one of its sides is a thing the question names (the subject "smoking", or
+  the object in "What causes lung cancer?"), so the unit is about what was asked;
+* an **open slot**: another side the question does not name, which is the answer (a unit
+  whose every side the question names tells nothing new); a date where the question asks
+  "when", a number where it asks "how many".
+
+Pure functions over plain data (no store, no model), doctested here; the caller
+(:mod:`kgservice.answer.retrieval_only`) gathers the units, the family members, the nodes the
+question names and the word frequencies. :mod:`kgservice.answer.floor` decides from the same
+matches whether the graph answers the question at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kgservice.entry.match import STOPWORDS, name_tokens, tokens
+
+# question words that say what kind of answer is wanted, never what it is about
+ASK_WORDS = frozenset("many much long old year years date time name named called kind type sort".split())
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_YEAR = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)|\d{4}-\d{2}|年")
+_DIGIT = re.compile(r"\d")
+# Chinese question words for the answer's kind: 何时/什么时候/哪一年 a date, 多少/几 a number
+_ZH_WHEN = ("何时", "什么时候", "哪一年", "哪年", "几时")
+_ZH_COUNT = ("多少", "几")
+# A question often names the relation it asks by a noun the predicate writes as a verb or a
+# preposition ("the *composer* of Aschenbrödel" / *written by*; "*country*" / *located in*):
+# the question stem -> predicate stems that state it. General English, not one data set's.
+RELATION_NOUNS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
+    "author": "written wrote writ author novel book play poem", "writ": "written wrote writ author",
+    "compos": "written wrote compos music score", "perform": "sung sing record perform",
+    "singer": "sung sing record perform", "country": "locat situat country nation citizen capital",
+    "state": "locat situat state", "county": "locat situat county seat", "city": "locat situat city born",
+    "birthplac": "born birthplac native", "birth": "born birth native", "spous": "marri wife husband spous",
+    "wife": "marri wife", "husband": "marri husband", "father": "son daughter father child",
+    "mother": "son daughter mother child", "found": "found establish creat start",
+    "educat": "attend graduat studi educat alumnu", "university": "attend graduat studi university",
+    "member": "member play join", "sport": "play sport", "team": "play team member",
+    "owner": "own subsidiary acquir part", "parent": "own subsidiary part parent",
+    "employ": "work employ", "languag": "speak spoken languag", "charg": "lead head president govern rul",
+    "leader": "lead head president chair", "head": "lead head president chair", "locat": "locat situat in",
+}.items()}
+
+
+def stem(word: str) -> str:
+    """A light English stem, so a question's verb meets a predicate's form of it ("contain" /
+    "contains", "cause" / "caused" / "causes", "directed" / "direct"). Not a lemmatiser: it only
+    has to make two forms of one word equal, and a short word, a number or CJK is left alone.
+
+    >>> [stem(w) for w in ("contains", "contain", "causes", "caused", "cause", "causing", "directed")]
+    ['contain', 'contain', 'caus', 'caus', 'caus', 'caus', 'direct']
+    >>> [stem(w) for w in ("cities", "boss", "running", "created", "1991", "吸", "born", "series")]
+    ['city', 'boss', 'run', 'creat', '1991', '吸', 'born', 'seri']
+    >>> [stem(w) for w in ("performer", "performed", "director", "founders", "number", "river")]
+    ['perform', 'perform', 'direct', 'found', 'number', 'river']
+    """
+    w = word.lower()
+    if len(w) <= 3 or not w.isalpha() or not w.isascii():
+        return w
+    if w.endswith("ies") and len(w) > 4 and not w.endswith("eries"):
+        return w[:-3] + "y"
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]  # "running" -> "runn" -> "run"
+            break
+    else:
+        if w.endswith("es") and w[-3:-2] in ("s", "x", "z") or w.endswith(("ches", "shes")):
+            w = w[:-2]
+        elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+    if len(w) >= 7 and w.endswith(("er", "or")):
+        return w[:-2]  # the doer of the verb: "performer", "director", "founder", "governor"
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+def words(text: str) -> set[str]:
+    """The stems of the words that carry meaning: no stopwords, no single letters.
+
+    >>> sorted(words("What does smoking cause?"))
+    ['caus', 'smok']
+    >>> sorted(words("吸烟导致肺癌"))
+    ['吸', '导', '烟', '癌', '肺', '致']
+    """
+    return {stem(t) for t in tokens(text) if t not in STOPWORDS and _meaningful(t)}
+
+
+def _meaningful(tok: str) -> bool:
+    """Not a single letter ("s" of a possessive); a digit or a CJK character is ("Python 2")."""
+    return len(tok) > 1 or tok.isdigit() or bool(_CJK.match(tok))
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a question asks, read off its words: its content stems (less the words that only
+    say what kind of answer is wanted), its names as written (runs of capitalised words,
+    numbers or CJK: :func:`kgservice.entry.match.name_tokens`), its normalised text (a CJK
+    label or predicate is found in it as a substring) and the kind of answer it wants."""
+
+    text: str
+    words: frozenset[str]
+    names: tuple[tuple[str, ...], ...]
+    when: bool = False
+    count: bool = False
+
+
+def asked(question: str) -> Asked:
+    """Read a question.
+
+    >>> a = asked("When was Python 2.0 released by Guido van Rossum?")
+    >>> sorted(a.words), a.names, a.when, a.count
+    (['0', '2', 'guido', 'python', 'releas', 'rossum', 'van'], (('python', '2', '0'), ('guido', 'van', 'rossum')), True, False)
+    >>> asked("How many people does tobacco kill each year?").count
+    True
+    >>> asked("吸烟会导致哪些疾病？").names
+    ()
+    """
+    toks = tokens(question)
+    flags = name_tokens(question)
+    names: list[tuple[str, ...]] = []
+    run: list[str] = []
+    for t, f in zip(toks + [""], flags + [False]):
+        if f and t and not _CJK.match(t):  # Chinese has no case: its names are found as labels
+            run.append(t)
+            continue
+        if run:
+            names.append(tuple(run))
+        run = []
+    # "Guido van Rossum": a lower-case particle between two names joins them
+    joined: list[tuple[str, ...]] = []
+    i = 0
+    while i < len(names):
+        cur = names[i]
+        while i + 1 < len(names) and _between(toks, cur, names[i + 1]) in ("van", "von", "de", "da", "of", "the"):
+            nxt = names[i + 1]
+            cur = cur + (_between(toks, cur, nxt),) + nxt
+            i += 1
+        joined.append(cur)
+        i += 1
+    norm = " ".join(toks)
+    lead = toks[:2]
+    when = bool({"when", "year"} & set(lead)) or "what year" in norm or "which year" in norm \
+        or any(w in question for w in _ZH_WHEN)
+    count = "how many" in norm or "how much" in norm or any(w in question for w in _ZH_COUNT)
+    content = {stem(t) for t in toks if t not in STOPWORDS and t not in ASK_WORDS and _meaningful(t)}
+    return Asked(norm, frozenset(content), tuple(joined), when, count)
+
+
+def _between(toks: list[str], a: tuple[str, ...], b: tuple[str, ...]) -> str:
+    """The one token between two name runs of ``toks`` (by first occurrence), or ''."""
+    n = len(toks)
+    for i in range(n - len(a) + 1):
+        if tuple(toks[i:i + len(a)]) == a:
+            j = i + len(a)
+            if j + 1 + len(b) <= n and tuple(toks[j + 1:j + 1 + len(b)]) == b:
+                return toks[j]
+    return ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A unit as the ranking sees it: its sides' labels (subject first; arguments and modifier
+    values that are nodes), its literal values, its predicate, the words of its predicate's
+    family (the lexicon's members of its base: :meth:`kgservice.families.Lexicon.resolve`),
+    whether a side is a node the question names (the entry step's named nodes and their
+    synonyms: a Chinese label is anchored by an English question that names its synonym),
+    and the retrieval's score."""
+
+    id: str
+    sides: tuple[str, ...]
+    literals: tuple[str, ...] = ()
+    predicate: str = ""
+    family: tuple[str, ...] = ()
+    named_sides: frozenset[int] = frozenset()
+    score: float = 0.0
+    synonym: bool = False  # a synonym unit ("咖啡 同义 coffee"): answers only "what else is X called"
+
+
+@dataclass(frozen=True)
+class Match:
+    """How a candidate meets a question (:func:`match`). ``relation``: 1 when its predicate's
+    words are the question's, 0.8 when only a member of its family is, else 0. ``anchor``: the
+    positions of its sides the question names. ``open``: a side the question does not name.
+    ``shared``: the question's content words the unit states; ``rest``: those of them outside
+    its anchor sides (the question's words about what it asks, not about what it names)."""
+
+    id: str
+    relation: float
+    anchor: tuple[int, ...]
+    open: bool
+    kind: bool  # a date for "when", a number for "how many"
+    shared: frozenset[str] = field(default_factory=frozenset)
+    score: float = 0.0
+    rest: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def related(self) -> bool:
+        """Does the unit say something the question asks about its anchor: the question's
+        relation, or a word of the question besides the anchor's own."""
+        return self.relation > 0 or bool(self.rest)
+
+
+def _generic(member: str) -> bool:
+    """A family member too common to say which relation a question asks: only stopwords ("is
+    a", "has") or one CJK character ("是", "有").
+
+    >>> [_generic(m) for m in ("is a", "has", "是", "有", "contains", "导致")]
+    [True, True, True, True, False, False]
+    """
+    toks = tokens(member)
+    return not toks or all(t in STOPWORDS for t in toks) or (len(member.strip()) == 1 and bool(_CJK.match(member)))
+
+
+def _says(a: Asked, phrase: str) -> bool:
+    """Does the question state this phrase: a CJK phrase as a substring of its text, else all
+    of its content stems among the question's words (so word order and inflection don't
+    matter)."""
+    if _CJK.search(phrase):
+        return "".join(tokens(phrase)) in a.text.replace(" ", "")
+    w = words(phrase)
+    return bool(w) and w <= a.words
+
+
+def _names_side(a: Asked, side: str) -> bool:
+    """Does the question name this side of a unit: state it (:func:`_says`); hold one of the
+    question's names whole ("Silverton, Colorado" for "Silverton"); or, for a side of three
+    words or more, more than half of them ("poor CPU-bound thread scaling" in "why do CPU-bound
+    threads scale poorly"; not "Capital District" for "capital")."""
+    if _says(a, side):
+        return True
+    w = words(side)
+    if any(set(n) <= w for n in _name_stems(a)):
+        return True
+    return len(w) >= 3 and not _CJK.search(side) and 2 * len(w & a.words) > len(w)
+
+
+def _name_stems(a: Asked) -> list[frozenset[str]]:
+    """The question's names as sets of content stems (numbers alone are no name)."""
+    out = []
+    for name in a.names:
+        st = frozenset(stem(t) for t in name if t not in STOPWORDS and _meaningful(t))
+        if st and not all(t.isdigit() for t in st):
+            out.append(st)
+    return out
+
+
+def match(a: Asked, c: Candidate) -> Match:
+    """How well ``c`` answers ``a`` (module doc).
+
+    >>> a = asked("What does smoking cause?")
+    >>> m = match(a, Candidate("smk-001", ("smoking", "lung cancer"), predicate="causes", family=("导致", "cause")))
+    >>> m.relation, m.anchor, m.open
+    (1.0, (0,), True)
+    >>> m = match(a, Candidate("smk-056", ("吸烟", "肺癌"), predicate="导致", family=("导致", "cause"),
+    ...                        named_sides=frozenset({0})))
+    >>> m.relation, m.anchor, m.open
+    (0.8, (0,), True)
+    >>> match(a, Candidate("smk-006", ("smoking", "tobacco use"), predicate="is a", family=("属于", "is a"))).relation
+    0.0
+    >>> match(asked("What causes lung cancer?"), Candidate("x", ("smoking", "lung cancer"), predicate="causes")).anchor
+    (1,)
+    """
+    relation = 0.0
+    cjk = bool(_CJK.search(c.predicate))
+    pred = set() if cjk else words(c.predicate)
+    if (pred and pred <= a.words) or (cjk and _says(a, c.predicate)):
+        relation = 1.0
+    elif pred and len(pred & a.words) * 2 >= len(pred) and len(pred) > 1:
+        relation = 0.8  # "first released in" for "when was X released"
+    elif any(_says(a, m) for m in c.family if not _generic(m)):
+        relation = 0.8
+    elif pred and any(pred & RELATION_NOUNS.get(w, frozenset()) for w in a.words):
+        relation = 0.8  # "Hello Love >> performer" / *performed by*; "composer" / *written by*
+    anchor = tuple(i for i, side in enumerate(c.sides) if i in c.named_sides or _names_side(a, side))
+    open_ = len(anchor) < len(c.sides) or bool(c.literals)
+    text = " ".join(c.sides + c.literals + (c.predicate,))
+    shared = frozenset(words(text) & a.words)
+    rest = shared - {w for i in anchor for w in words(c.sides[i])}
+    kind = (a.when and any(_YEAR.search(x) for x in c.literals + c.sides[1:])) or \
+        (a.count and any(_DIGIT.search(x) for x in c.literals))
+    return Match(c.id, relation, anchor, open_, bool(kind), shared, rest=frozenset(rest))
+
+
+def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
+    """The candidates best answer first (module doc): the relation counts most, then an
+    anchor, then an open slot of the asked kind, then how much of the question the unit
+    states (its share of the question's content words; weighing them by their idf over the
+    graph changed one MuSiQue question and no demo one, so it was removed); the retrieval's
+    own order breaks ties and orders the rest. A
+    synonym unit ranks as an answer only when the question asks what else a thing is called.
+
+    >>> cands = [Candidate("smk-014", ("smoking", "COPD", "coronary heart disease", "stroke"), predicate="causes",
+    ...                    family=("导致", "cause"), score=3.0),
+    ...          Candidate("smk-006", ("smoking", "tobacco use"), predicate="is a", family=("属于", "is a"), score=2.0),
+    ...          Candidate("smk-015", ("smoking", "tuberculosis"), predicate="associated with", score=1.9),
+    ...          Candidate("smk-001", ("smoking", "lung cancer"), predicate="causes", family=("导致", "cause"), score=1.8)]
+    >>> [m.id for m in rank("What does smoking cause?", cands)]
+    ['smk-014', 'smk-001', 'smk-006', 'smk-015']
+    >>> coffee = [Candidate("n1", ("咖啡", "coffee"), predicate="同义", synonym=True, named_sides=frozenset({1}), score=2),
+    ...           Candidate("n2", ("espresso", "coffee"), predicate="is a", score=1.5),
+    ...           Candidate("n3", ("coffee", "caffeine"), predicate="contains", family=("的", "has"), score=1.0)]
+    >>> [m.id for m in rank("What does coffee contain?", coffee)]
+    ['n3', 'n2', 'n1']
+    """
+    a = asked(question)
+    top = max((c.score for c in candidates), default=0.0) or 1.0
+    total = len(a.words) or 1
+    alias = bool({"call", "aka", "known", "alia", "synonym", "name"} & {stem(t) for t in tokens(question)}) \
+        or any(x in question for x in ("又称", "也称", "别名", "同义"))
+    out = []
+    for c in candidates:
+        m = match(a, c)
+        share = len(m.shared) / total
+        s = 2.0 * m.relation + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
+        if c.synonym and not alias:
+            s = min(s, 1.0)  # a name for the anchor is not what it does
+        s += 0.25 * c.score / top  # the retrieval's order among equals
+        out.append(Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(s, 6), m.rest))
+    order = {c.id: i for i, c in enumerate(candidates)}
+    return sorted(out, key=lambda m: (-m.score, order[m.id]))
+
+
+def family_words(members: Mapping[str, object], base_of: Callable[[object], str]) -> dict[str, tuple[str, ...]]:
+    """Family base -> its member words, from the lexicon's member map (word -> info) and a
+    function giving an info's base: the reverse of :meth:`kgservice.families.Lexicon.resolve`.
+
+    >>> from kgservice.families import Lexicon
+    >>> lex = Lexicon.load()
+    >>> fam = family_words(lex.members, lambda i: i.base)
+    >>> "causes" in fam["导致"] and "引起" in fam["导致"]
+    True
+    """
+    out: dict[str, list[str]] = {}
+    for word, info in members.items():
+        out.setdefault(base_of(info), []).append(word)
+    return {b: tuple(sorted(ws)) for b, ws in out.items()}
+
+
+def stems_of(texts: Iterable[str]) -> set[str]:
+    """Every content stem in the texts (:func:`words`).
+
+    >>> sorted(stems_of(["Smoking causes lung cancer", "tobacco"]))
+    ['cancer', 'caus', 'lung', 'smok', 'tobacco']
+    """
+    out: set[str] = set()
+    for t in texts:
+        out |= words(t)
+    return out

@@ -1,0 +1,156 @@
+"""Leave-one-set-out verdicts for the retrieval's components, from ``run.py --json`` files.
+
+``python scripts/eval/loso.py SET1.json SET2.json [...] [--component "NAME=ROW WITHOUT IT"] ...``
+(files of one set, run with different rows, are merged)
+
+A component's **help** on a set is R@2 + R@5 (points), averaged over questions, of the
+retrieval with the component less that without it. Each set is held out in turn: the
+component is *chosen* when its mean help over the other sets, on their even-numbered
+questions, is above zero, and it is *confirmed* when it also helps on the held-out set's
+odd-numbered questions — a set it was not chosen on, and questions it was not chosen on (the
+sets here share MuSiQue's questions under different graphs, so the halves keep question and
+graph apart). The same verdict is also given on whole sets (chosen on the other sets' every
+question, confirmed on the held-out set's every question: more questions, but shared). The
+verdict:
+
+* ``keep``: chosen and confirmed in every fold;
+* ``drop``: not chosen in any fold (it does not earn its place);
+* ``simpler``: the folds disagree, or a choice is not confirmed: the simpler setting (without
+  it) is preferred.
+
+>>> q = lambda g, a, b: {"type": "bridge", "gold": g, "rankings": {"A": a, "B": b}}
+>>> s = {"per_question": [q(["p"], ["p"], ["x"]), q(["p"], ["p"], ["x"])]}
+>>> help_of(s, "A", "B", 0), help_of(s, "A", "B", 1)
+(200.0, 200.0)
+>>> verdict([(True, True), (True, True)]), verdict([(False, False), (False, True)]), verdict([(True, False), (True, True)])
+('keep', 'drop', 'simpler')
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from scripts.eval.defaults_rule import FULL, read_result  # noqa: E402
+from scripts.eval.paired import sign_test, split  # noqa: E402
+
+# component -> (row with it, row without it) in run.py's names; FULL is the shipped retrieval.
+# Several pairs: runs before the lexical hop was switched off named the rows by it.
+COMPONENTS: dict[str, list[tuple[str, str]]] = {
+    "lexical seeds": [(FULL, "kgservice retrieval, no lexical seeds (entry + spread + node-vector fusion)")],
+    "lexical hop": [("kgservice retrieval, with the lexical hop (hop_weight 0.5, off by default)", FULL),
+                    (FULL, "kgservice retrieval, no lexical hop (entry + lexical seeds + spread + node-vector fusion)")],
+    "bridge hop": [(FULL, "kgservice retrieval, no bridge hop (entry + lexical seeds + spread + node-vector fusion)"),
+                   (FULL, "kgservice retrieval, no bridge hop (entry + lexical seeds + spread + node-vector fusion + lexical hop)")],
+    "node-vector fusion": [(FULL, "ablation: node-vector fusion weight 0.0")],
+}
+
+
+def _recall(q: dict[str, Any], method: str, k: int) -> float:
+    gold = set(q["gold"])
+    return 100.0 * len(gold & set(q["rankings"][method][:k])) / len(gold)
+
+
+def help_of(s: dict[str, Any], full: str, without: str, half: int | None) -> float:
+    """(R@2 + R@5) of ``full`` less that of ``without`` over the set's questions of one half
+    (0: even-numbered, 1: odd-numbered; None: all)."""
+    qs = [q for i, q in enumerate(s["per_question"]) if half is None or i % 2 == half]
+    if not qs:
+        return 0.0
+    return sum(_recall(q, full, k) - _recall(q, without, k) for q in qs for k in (2, 5)) / len(qs)
+
+
+def verdict(folds: list[tuple[bool, bool]]) -> str:
+    """From (chosen, confirmed) per fold (module doc)."""
+    if all(c and ok for c, ok in folds):
+        return "keep"
+    if not any(c for c, _ in folds):
+        return "drop"
+    return "simpler"
+
+
+def _pair(s: dict[str, Any], pairs: list[tuple[str, str]]) -> tuple[str, str] | None:
+    rankings = s["per_question"][0]["rankings"]
+    return next(((a, b) for a, b in pairs if a in rankings and b in rankings), None)
+
+
+def table(sets: list[dict[str, Any]], names: list[str], components: dict[str, list[tuple[str, str]]]) -> list[str]:
+    head = ("| component | " + " | ".join(f"{n}: help all / even / odd" for n in names)
+            + " | folds (held out: chosen on the others' even half → help on its odd half) | verdict |")
+    out = [head, "|---" * (len(names) + 3) + "|"]
+    for comp, pairs in components.items():
+        found = [_pair(s, pairs) for s in sets]
+        if not all(found):
+            continue
+        helps = [{h: help_of(s, a, b, h) for h in (None, 0, 1)} for s, (a, b) in zip(sets, found)]  # type: ignore[misc]
+        cells = [f"{h[None]:+.1f} / {h[0]:+.1f} / {h[1]:+.1f}" for h in helps]
+        folds, notes = [], []
+        for i in range(len(sets)):
+            others = [helps[j][0] for j in range(len(sets)) if j != i]
+            chosen = sum(others) / len(others) > 0
+            confirmed = helps[i][1] > 0
+            folds.append((chosen, confirmed))
+            notes.append(f"{names[i]}: {'kept' if chosen else 'dropped'} → {helps[i][1]:+.1f}")
+        whole = [(sum(helps[j][None] for j in range(len(sets)) if j != i) > 0, helps[i][None] > 0)
+                 for i in range(len(sets))]
+        out.append(f"| {comp} | " + " | ".join(cells) + f" | {'; '.join(notes)} | halves: {verdict(folds)}; "
+                   f"whole sets: {verdict(whole)} |")
+    return out
+
+
+def paired_rows(sets: list[dict[str, Any]], names: list[str], rows: list[str]) -> list[str]:
+    """Full retrieval against each row, question by question (better / same / worse, sign test)."""
+    out = ["| set | full against | top 2: full better / same / worse | top 5: full better / same / worse |",
+           "|---|---|---|---|"]
+    for s, n in zip(sets, names):
+        for row in rows:
+            if row not in s["per_question"][0]["rankings"]:
+                continue
+            cells = []
+            for k in (2, 5):
+                w, t, l = split(s["per_question"], FULL, row, k)
+                cells.append(f"{w} / {t} / {l} (p {sign_test(w, l):.2f})")
+            out.append(f"| {n} | {row.split(' (')[0]} | " + " | ".join(cells) + " |")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sets", nargs="+")
+    ap.add_argument("--component", action="append", default=[], help="NAME=ROW: the full retrieval without NAME")
+    ap.add_argument("--paired", action="append", default=[], help="a row to compare the full retrieval with")
+    a = ap.parse_args(argv)
+    if len(a.sets) < 2:
+        print("leave-one-set-out needs two sets or more", file=sys.stderr)
+        return 2
+    sets: list[dict[str, Any]] = []
+    for p in a.sets:
+        s = read_result(p)
+        if s is None or not s.get("per_question"):
+            print(f"{p}: no per-question rankings (run.py --json)", file=sys.stderr)
+            return 2
+        s.setdefault("set", p)
+        same = next((x for x in sets if x["set"] == s["set"]), None)
+        if same is None:
+            sets.append(s)
+        else:  # a second run of the same set (more rows): its rankings join the first's
+            for q, r in zip(same["per_question"], s["per_question"]):
+                q["rankings"].update(r["rankings"])
+    comps = dict(COMPONENTS)
+    for c in a.component:
+        name, _, row = c.partition("=")
+        comps[name] = [(FULL, row)]
+    names = [s["set"] for s in sets]
+    print("\n".join(table(sets, names, comps)))
+    if a.paired:
+        print()
+        print("\n".join(paired_rows(sets, names, a.paired)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

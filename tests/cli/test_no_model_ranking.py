@@ -1,0 +1,64 @@
+"""The no-model answer lists the answering units first, says how strong the match is, and says
+"not in the graph" below the relevance floor: over the demo's unit files and a notes folder
+read by the rules extraction, through the real CLI.
+
+The expected units are read off the files by hand: the demo's headline fact is
+``#smk-001 {smoking} [causes] {lung cancer}``; the notes state "Coffee contains caffeine."
+Before the answer-shaped ranking, the retrieval's order answered "What does smoking cause?"
+with #smk-014, #smk-006 (is a tobacco use) and #smk-015 (associated with tuberculosis), and
+"What does coffee contain?" with "espresso is a coffee" and "咖啡 同义 coffee" first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kgservice.answer.grounded import NOT_IN_GRAPH_EN
+from kgservice.cli.app import app
+
+DEMO_UNITS = Path(__file__).resolve().parents[2] / "kgservice" / "demo" / "units"
+NOTES = Path(__file__).resolve().parents[2] / "scripts" / "eval" / "answer_sets" / "notes"
+
+
+@pytest.fixture()
+def cli(tmp_path, monkeypatch):
+    monkeypatch.delenv("KG_LLM_MODEL", raising=False)
+    monkeypatch.delenv("KG_CONFIG", raising=False)
+    runner = CliRunner()
+    base = ["--data-dir", str(tmp_path / "kg"), "--embedder", "hash:64"]
+
+    def run(*args: str) -> dict:
+        res = runner.invoke(app, [*base, *args])
+        assert res.exit_code == 0, res.output
+        return json.loads(res.stdout) if "--json" in args else {"output": res.output}
+    return run
+
+
+def test_demo_smoking_answers_lung_cancer_first_and_mars_is_not_in_the_graph(cli):
+    cli("ingest", str(DEMO_UNITS))
+    data = cli("ask", "What does smoking cause?", "--json")
+    assert data["found"] is True and data["llm"]["calls"] == 0
+    assert "smk-001" in data["cited"], data["cited"]
+    # every cited unit states what smoking causes (the 导致 family), none is "is a" or "associated with"
+    assert {"smk-006", "smk-015"}.isdisjoint(data["cited"])
+    assert "strong match" in data["stop_reason"]
+    for question in ("What is the capital of Mars?", "Who created Ruby?", "What does alcohol cause?"):
+        data = cli("ask", question, "--json")
+        assert data["found"] is False and data["cited"] == [] and data["answer"] == NOT_IN_GRAPH_EN, question
+        assert "no match" in data["stop_reason"]
+    data = cli("ask", "Where was Guido van Rossum born?", "--json")
+    assert data["cited"][0] == "hist-016"  # {Guido van Rossum} [born in] {Haarlem}
+
+
+def test_notes_coffee_contains_caffeine_first(cli):
+    cli("ingest", str(NOTES), "--llm", "kgoffline/rules")
+    data = cli("ask", "What does coffee contain?", "--json")
+    assert data["found"] is True
+    first = data["hit_units"][0]["unit"]
+    assert first.lower().startswith("{coffee} [contains] {caffeine}"), data["hit_units"]
+    data = cli("ask", "What does caffeine cause?", "--json")
+    assert data["hit_units"][0]["unit"].lower().startswith("{caffeine} [causes] {insomnia}"), data["hit_units"]
