@@ -122,7 +122,8 @@ def key_query(ex: Extraction, lexicon: Lexicon) -> KeyQuery:
     nodes = [{"label": lbl, "id": node_id(lbl)} for lbl in ex.node_labels()]
     preds: dict[str, dict[str, str]] = {}
     for u in ex.units:
-        info = lexicon.resolve(u.predicate)
+        # "?" is the unknown the question asks for, a concept as often as a value
+        info = lexicon.resolve(u.predicate, object_is_literal=u.args[0].literal not in (None, "?"))
         preds.setdefault(node_id(u.predicate), {"predicate": u.predicate, "family": info.base, "kind": info.kind})
     return KeyQuery(nodes=nodes, predicates=list(preds.values()))
 
