@@ -158,6 +158,9 @@ def asks_for_chain_end(question: str, predicates: list[dict[str, str]]) -> bool:
 HUB_CAP = 5
 MAX_SHOWN = 15
 BRIDGE = 1.0  # score bonus of a unit whose other node links it to another key concept's units
+# a unit held back for a later round must touch a key concept's node (or state its relation
+# with words of the question): a hub's unrelated units are dropped, not shown round after round
+HELD_FLOOR = 2.0
 
 
 def bridge_bonus(cands: list[Candidate], matches: dict[str, list[str]]) -> None:
@@ -186,13 +189,14 @@ def bridge_bonus(cands: list[Candidate], matches: dict[str, list[str]]) -> None:
 def shown_units(fresh: list[Candidate], room: int, must: set[str] = frozenset()  # type: ignore[assignment]
                 ) -> tuple[list[Candidate], list[Candidate], int, dict[str, int]]:
     """Which candidates (best first) this round shows the judge, and so admits to the pool:
-    (shown, held for the next round, dropped for want of room, held count per crowded node).
-    At most :data:`MAX_SHOWN` a round and :data:`HUB_CAP` per node, ``room`` in all (the
-    pool's cap); units of ``must`` (a causal chain) are shown whatever the caps.
+    (shown, held for the next round, dropped, held count per crowded node). At most
+    :data:`MAX_SHOWN` a round and :data:`HUB_CAP` per node, ``room`` in all (the pool's cap);
+    units of ``must`` (a causal chain) are shown whatever the caps. One that does not fit is
+    held if it scores :data:`HELD_FLOOR`, else dropped, like one beyond the room.
 
     >>> from kgservice.model import Unit, Value
     >>> def c(i, obj): return Candidate(Unit(id=f"u{i}", subject="Pearl Jam", predicate="has member", family="x",
-    ...                                      kind="content", args=(Value(node=obj),)), 1.0)
+    ...                                      kind="content", args=(Value(node=obj),)), 1.0, score=3.0)
     >>> shown, held, dropped, by = shown_units([c(i, f"m{i}") for i in range(8)], room=40)
     >>> [x.unit.id for x in shown], [x.unit.id for x in held], dropped, by
     (['u0', 'u1', 'u2', 'u3', 'u4'], ['u5', 'u6', 'u7'], 0, {'pearl jam': 3})
@@ -211,6 +215,9 @@ def shown_units(fresh: list[Candidate], room: int, must: set[str] = frozenset() 
             dropped += 1
             continue
         if c.unit.id not in must and (crowded or len(shown) >= MAX_SHOWN):
+            if c.score < HELD_FLOOR:
+                dropped += 1
+                continue
             held.append(c)
             n = (crowded or nodes)[0]
             held_by[n] = held_by.get(n, 0) + 1
