@@ -5,7 +5,8 @@ best new units into the pool (hard cap ``max_units``); then one LLM judgement ov
 — relevant units, enough?, next seeds and mode, drift. The loop stops when
 
 * the judge says enough, or every key node found in the graph is covered by a relevant
-  unit and (if the question has predicates) a relevant unit is of a key predicate's family;
+  unit and (if the question has predicates) a relevant unit is of a key predicate's family,
+  and the judge names no next seed and no unit is held back;
 * the last round added no relevant unit, there are no new seeds, or the pool is full;
 * the round cap ``max_rounds`` is reached.
 
@@ -186,13 +187,15 @@ def bridge_bonus(cands: list[Candidate], matches: dict[str, list[str]]) -> None:
             c.score += BRIDGE
 
 
-def shown_units(fresh: list[Candidate], room: int, must: set[str] = frozenset()  # type: ignore[assignment]
+def shown_units(fresh: list[Candidate], room: int, must: set[str] = frozenset(),  # type: ignore[assignment]
+                uncapped: set[str] = frozenset()  # type: ignore[assignment]
                 ) -> tuple[list[Candidate], list[Candidate], int, dict[str, int]]:
     """Which candidates (best first) this round shows the judge, and so admits to the pool:
     (shown, held for the next round, dropped, held count per crowded node). At most
     :data:`MAX_SHOWN` a round and :data:`HUB_CAP` per node, ``room`` in all (the pool's cap);
-    units of ``must`` (a causal chain) are shown whatever the caps. One that does not fit is
-    held if it scores :data:`HELD_FLOOR`, else dropped, like one beyond the room.
+    units of ``must`` (a causal chain) are shown whatever the caps, and the nodes of
+    ``uncapped`` (the seeds the judge asked for) are no crowd. One that does not fit is held if
+    it scores :data:`HELD_FLOOR`, else dropped, like one beyond the room.
 
     >>> from kgservice.model import Unit, Value
     >>> def c(i, obj): return Candidate(Unit(id=f"u{i}", subject="Pearl Jam", predicate="has member", family="x",
@@ -210,7 +213,7 @@ def shown_units(fresh: list[Candidate], room: int, must: set[str] = frozenset() 
     dropped = 0
     for c in fresh:
         nodes = unit_nodes(c.unit)
-        crowded = [n for n in nodes if per_node.get(n, 0) >= HUB_CAP]
+        crowded = [n for n in nodes if per_node.get(n, 0) >= HUB_CAP and n not in uncapped]
         if c.unit.id not in must and len(shown) >= room:
             dropped += 1
             continue
@@ -286,7 +289,9 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
         # this round's units first (what the judge asked for), then those held back before
         fresh = sorted(new, key=lambda c: (-c.score, c.unit.id)) + sorted(held, key=lambda c: (-c.score, c.unit.id))
         must = {u for chain in chains for u in chain}  # a causal chain is shown whole
-        admitted, held, dropped, held_by = shown_units(fresh, max(0, params.max_units - len(pool)), must)
+        # the nodes the judge asked to search from are not crowds: their units are what it wants
+        asked = set(seeds) if r > 1 else set()
+        admitted, held, dropped, held_by = shown_units(fresh, max(0, params.max_units - len(pool)), must, asked)
         for c in admitted:
             pool[c.unit.id] = c
         expanded |= set(seeds)
@@ -331,7 +336,10 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
         if decision.enough:
             stop = "judge: enough"
             break
-        if covered(rel_units, state):
+        # the coverage rule stands in for a judge that says neither "enough" nor where to go on;
+        # a judge asking for more (the city is found, its figure is not) is followed, and units
+        # held back are shown first
+        if covered(rel_units, state) and not decision.next_seeds and not held:
             stop = "every key node covered and a key predicate lands on a relevant unit"
             break
         if r > 1 and not grew:

@@ -401,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--model (or --no-model) is required")
     model = "kgoffline/rules" if args.no_model else args.model
     work = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="kg-answers-"))
+    from kgservice.llm import LLMError
+
     kb = make_kb(work / "kg", args, model)
     sizes = RequestSizes()
     sizes.install()
@@ -416,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             print(f"{row.id}: {'found' if row.found else NOT_FOUND} f1={row.f1:.2f} calls={row.calls} "
                   f"repairs={row.repairs} repeat={row.repeat_calls} | {row.answer[:160]}", file=sys.stderr)
+    except LLMError as exc:  # a replay missing a request fails here, naming it: never a made-up answer
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     finally:
         kb.close()
     tot = totals(rows)
