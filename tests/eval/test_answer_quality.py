@@ -19,6 +19,19 @@ RECORDINGS = Path(answers.__file__).with_name("recordings")
 CI = os.environ.get("CI") == "true"
 
 
+@pytest.fixture(autouse=True)
+def only_this_recording():
+    """The offline provider's table is per process: each replay starts from its own recording."""
+    from kgservice.llm.client import ensure_litellm
+
+    ensure_litellm()
+    from kgservice.llm.offline import SCRIPT
+
+    SCRIPT.clear()
+    yield
+    SCRIPT.clear()
+
+
 def test_scoring_by_hand():
     assert doctest.testmod(answers).failed == 0
     # "The lyrics of Brother were written by Eddie Vedder." against "Eddie Vedder": 2 shared tokens
