@@ -28,6 +28,7 @@ UNINFLECTED = frozenset({"zh", "ja", "ko"})
 # "have" alone is a relation of its own ("has population of"), so it goes only before "be"
 AUXILIARY = "be"
 ASPECT = "了过着"
+_SHORT = frozenset({"is", "am"})  # the only inflected forms shorter than three letters that matter here
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -38,12 +39,12 @@ def lemma(word: str, languages: tuple[str, ...] = DEFAULT_LANGUAGES) -> str:
 
     >>> [lemma(w) for w in ("caused", "causing", "led", "was", "belonged", "replaced", "uses", "wrote")]
     ['cause', 'cause', 'lead', 'be', 'belong', 'replace', 'use', 'write']
-    >>> lemma("导致"), lemma("1990")
-    ('导致', '1990')
+    >>> lemma("导致"), lemma("1990"), lemma("m"), lemma("is")
+    ('导致', '1990', 'm', 'be')
     """
     langs = tuple(lang for lang in languages if lang not in UNINFLECTED)
-    if not langs or not _WORD.fullmatch(word) or _CJK.search(word):
-        return word
+    if not langs or not _WORD.fullmatch(word) or _CJK.search(word) or (len(word) < 3 and word not in _SHORT):
+        return word  # a letter or two is a name, a unit or an abbreviation ("m", "s"), not "am" / "is"
     import simplemma
 
     try:
