@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from kgservice.caches import decision_key
-from kgservice.drilldown.collect import unit_dep_nodes, unit_nodes
+from kgservice.drilldown.collect import unit_dep_nodes
 from kgservice.llm import LLM, load_prompt
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
     from kgservice.caches import Caches
 
-PROMPT_FILE = "judge_v1.md"
+PROMPT_FILE = "judge_v2.md"
 
 
 class Decision(BaseModel):
@@ -31,19 +31,23 @@ class Decision(BaseModel):
 
 
 def judge_messages(question: str, key_nodes: list[dict[str, Any]], key_predicates: list[dict[str, str]],
-                   mode: str, expanded: Sequence[str], units: Sequence[Unit]) -> list[dict[str, str]]:
+                   mode: str, expanded: Sequence[str], units: Sequence[Unit],
+                   held_back: dict[str, int] | None = None) -> list[dict[str, str]]:
+    """The round's request. ``units`` are the ones shown (earlier rounds' relevant units, then
+    this round's best); ``held_back`` counts the units of a crowded node not shown yet."""
     from kgservice.notation.serializer import format_unit
 
-    payload = {
+    payload: dict[str, Any] = {
         "task": "drilldown",
         "question": question,
-        "key_nodes": key_nodes,
-        "key_predicates": [{"predicate": p["predicate"], "family": p["family"]} for p in key_predicates],
+        "key_nodes": [{"label": n["label"], "matches": n.get("matches", [])} for n in key_nodes],
+        "key_predicates": list(dict.fromkeys(p["predicate"] for p in key_predicates)),
         "mode": mode,
         "expanded": sorted(expanded),
-        "units": [{"id": u.id, "unit": format_unit(u, with_id=False), "family": u.family, "nodes": unit_nodes(u)}
-                  for u in units],
+        "units": [{"id": u.id, "unit": format_unit(u, with_id=False, escape=False)} for u in units],
     }
+    if held_back:
+        payload["held_back"] = dict(sorted(held_back.items()))
     return [
         {"role": "system", "content": load_prompt("kgservice.drilldown", PROMPT_FILE).render()},
         {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},

@@ -5,7 +5,8 @@ best new units into the pool (hard cap ``max_units``); then one LLM judgement ov
 — relevant units, enough?, next seeds and mode, drift. The loop stops when
 
 * the judge says enough, or every key node found in the graph is covered by a relevant
-  unit and (if the question has predicates) a relevant unit is of a key predicate's family;
+  unit and (if the question has predicates) a relevant unit is of a key predicate's family,
+  and the judge names no next seed and no unit is held back;
 * the last round added no relevant unit, there are no new seeds, or the pool is full;
 * the round cap ``max_rounds`` is reached.
 
@@ -152,6 +153,84 @@ def asks_for_chain_end(question: str, predicates: list[dict[str, str]]) -> bool:
             or any(w in q for w in END_WORDS))
 
 
+# what one judge request shows: the units judged relevant so far, then at most MAX_SHOWN new
+# ones, and at most HUB_CAP of those per node, so a hub's many units ("Pearl Jam" and its
+# twelve members) are not resent whole every round; the rest wait for the next round
+HUB_CAP = 5
+MAX_SHOWN = 15
+BRIDGE = 1.0  # score bonus of a unit whose other node links it to another key concept's units
+# a unit held back for a later round must touch a key concept's node (or state its relation
+# with words of the question): a hub's unrelated units are dropped, not shown round after round
+HELD_FLOOR = 2.0
+
+
+def bridge_bonus(cands: list[Candidate], matches: dict[str, list[str]]) -> None:
+    """Raise the score of units that join two key concepts through a node they share
+    ("{Brother} [lyrics written by] {Eddie Vedder}" and "{Eddie Vedder} [founding member of]
+    {Pearl Jam}" for "what does the lyricist of Brother play in Pearl Jam?"): the hop a
+    multi-hop question needs ranks above a hub's other units."""
+    key_of: dict[str, set[str]] = {}
+    for key, nodes in matches.items():
+        for n in nodes:
+            key_of.setdefault(n, set()).add(key)
+    touches: list[tuple[set[str], list[str]]] = []
+    via: dict[str, set[str]] = {}  # a non-key node -> the key concepts of the units mentioning it
+    for c in cands:
+        nodes = unit_nodes(c.unit)
+        keys = {k for n in nodes for k in key_of.get(n, ())}
+        others = [n for n in nodes if n not in key_of]
+        touches.append((keys, others))
+        for n in others:
+            via.setdefault(n, set()).update(keys)
+    for c, (keys, others) in zip(cands, touches):
+        if keys and any(via[n] - keys for n in others):
+            c.score += BRIDGE
+
+
+def shown_units(fresh: list[Candidate], room: int, must: set[str] = frozenset(),  # type: ignore[assignment]
+                uncapped: set[str] = frozenset()  # type: ignore[assignment]
+                ) -> tuple[list[Candidate], list[Candidate], int, dict[str, int]]:
+    """Which candidates (best first) this round shows the judge, and so admits to the pool:
+    (shown, held for the next round, dropped, held count per crowded node). At most
+    :data:`MAX_SHOWN` a round and :data:`HUB_CAP` per node, ``room`` in all (the pool's cap);
+    units of ``must`` (a causal chain) are shown whatever the caps, and the nodes of
+    ``uncapped`` (the seeds the judge asked for) are no crowd. One that does not fit is held if
+    it scores :data:`HELD_FLOOR`, else dropped, like one beyond the room.
+
+    >>> from kgservice.model import Unit, Value
+    >>> def c(i, obj): return Candidate(Unit(id=f"u{i}", subject="Pearl Jam", predicate="has member", family="x",
+    ...                                      kind="content", args=(Value(node=obj),)), 1.0, score=3.0)
+    >>> shown, held, dropped, by = shown_units([c(i, f"m{i}") for i in range(8)], room=40)
+    >>> [x.unit.id for x in shown], [x.unit.id for x in held], dropped, by
+    (['u0', 'u1', 'u2', 'u3', 'u4'], ['u5', 'u6', 'u7'], 0, {'pearl jam': 3})
+    >>> [len(x) if isinstance(x, list) else x for x in shown_units([c(i, f"m{i}") for i in range(8)], room=2)]
+    [2, 0, 6, {}]
+    """
+    per_node: dict[str, int] = {}
+    shown: list[Candidate] = []
+    held: list[Candidate] = []
+    held_by: dict[str, int] = {}
+    dropped = 0
+    for c in fresh:
+        nodes = unit_nodes(c.unit)
+        crowded = [n for n in nodes if per_node.get(n, 0) >= HUB_CAP and n not in uncapped]
+        if c.unit.id not in must and len(shown) >= room:
+            dropped += 1
+            continue
+        if c.unit.id not in must and (crowded or len(shown) >= MAX_SHOWN):
+            if c.score < HELD_FLOOR:
+                dropped += 1
+                continue
+            held.append(c)
+            n = (crowded or nodes)[0]
+            held_by[n] = held_by.get(n, 0) + 1
+            continue
+        shown.append(c)
+        for n in nodes:
+            per_node[n] = per_node.get(n, 0) + 1
+    return shown, held, dropped, held_by
+
+
 def covered(relevant: list[Unit], state: QueryState) -> bool:
     present = {k: set(m) for k, m in state.matches.items() if m}
     if not present or not relevant:
@@ -181,6 +260,7 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
     seeds = dict(state.seeds)
     expanded: set[str] = set()
     pool: dict[str, Candidate] = {}
+    held: list[Candidate] = []  # reached but held back from the judge (a crowded node, a full round)
     relevant: list[str] = []
     used_chains: list[list[str]] = []
     rounds: list[RoundRecord] = []
@@ -190,9 +270,9 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
         qwords = words(question) | words(" ".join(n["label"] for n in state.key.nodes))
         cands: dict[str, Candidate] = {}
         act_cached = None
-        if mode in ("directed", "both"):
+        if seeds and mode in ("directed", "both"):
             cands.update(directed_candidates(store, seeds))
-        if mode in ("spread", "both"):
+        if seeds and mode in ("spread", "both"):
             spread, act_cached = spread_candidates(store, spread_params, caches, seeds, params.spread_nodes)
             for uid, c in spread.items():
                 if uid not in cands or c.weight > cands[uid].weight:
@@ -201,25 +281,31 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
         if r == 1 and CAUSAL_FAMILY in state.key.families:
             walked = causal_candidates(store, state, seeds, cands)
             chains = [c.units for c in walked]
-        new = [c for uid, c in cands.items() if uid not in pool]
+        held_ids = {c.unit.id for c in held}
+        new = [c for uid, c in cands.items() if uid not in pool and uid not in held_ids]
         for c in new:
             c.score = score(c, state.all_matches, state.key.families, qwords)
-        new.sort(key=lambda c: (-c.score, c.unit.id))
-        admitted = new[: max(0, params.max_units - len(pool))]
+        bridge_bonus(new + held, state.matches)
+        # this round's units first (what the judge asked for), then those held back before
+        fresh = sorted(new, key=lambda c: (-c.score, c.unit.id)) + sorted(held, key=lambda c: (-c.score, c.unit.id))
+        must = {u for chain in chains for u in chain}  # a causal chain is shown whole
+        # the nodes the judge asked to search from are not crowds: their units are what it wants
+        asked = set(seeds) if r > 1 else set()
+        admitted, held, dropped, held_by = shown_units(fresh, max(0, params.max_units - len(pool)), must, asked)
         for c in admitted:
             pool[c.unit.id] = c
         expanded |= set(seeds)
         rec = RoundRecord(round=r, mode=mode, seeds={k: round(v, 4) for k, v in sorted(seeds.items())},
-                          new_units=[c.unit.id for c in admitted], dropped_over_cap=len(new) - len(admitted),
+                          new_units=[c.unit.id for c in admitted], dropped_over_cap=dropped,
                           pool=len(pool), activation_cached=act_cached, causal=chains)
         rounds.append(rec)
         if not pool:
             stop = "no units reached from the entry nodes"
             finished(rec)
             break
-        ordered = sorted(pool.values(), key=lambda c: (-c.score, c.unit.id))
-        units = [c.unit for c in ordered]
-        messages = judge_messages(question, state.key_nodes_payload(), state.key.predicates, mode, expanded, units)
+        units = [pool[uid].unit for uid in relevant if uid in pool] + [c.unit for c in admitted]
+        messages = judge_messages(question, state.key_nodes_payload(), state.key.predicates, mode, expanded, units,
+                                  held_by)
         decision, cached = judge(llm, caches, messages, units, state.key.node_ids + sorted(state.all_matches))
         rec.decision, rec.decision_cached = decision.model_dump(), cached
         before = len(relevant)
@@ -241,6 +327,7 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
             if set(fresh.key.node_ids) != set(state.key.node_ids) and fresh.seeds:
                 rec.note = f"drift: key nodes re-extracted -> {', '.join(fresh.key.node_ids)}"
                 state, seeds, mode = fresh, dict(fresh.seeds), initial_mode(fresh.key)
+                held = []  # they were reached from the misread concepts
                 finished(rec)
                 continue
             rec.note = "drift declared, but re-extraction gave the same key nodes"
@@ -249,7 +336,10 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
         if decision.enough:
             stop = "judge: enough"
             break
-        if covered(rel_units, state):
+        # the coverage rule stands in for a judge that says neither "enough" nor where to go on;
+        # a judge asking for more (the city is found, its figure is not) is followed, and units
+        # held back are shown first
+        if covered(rel_units, state) and not decision.next_seeds and not held:
             stop = "every key node covered and a key predicate lands on a relevant unit"
             break
         if r > 1 and not grew:
@@ -257,7 +347,7 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
             break
         nxt = [n for n in dict.fromkeys(node_id(s) for s in decision.next_seeds) if n not in expanded]
         nxt = [n.id for n in store.get_nodes(nxt)][:5]
-        if not nxt:
+        if not nxt and not held:
             stop = "no new seeds"
             break
         if r == params.max_rounds:

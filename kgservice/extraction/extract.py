@@ -24,7 +24,7 @@ from kgservice.ids import node_id
 from kgservice.llm import LLM, Prompt, load_prompt
 
 MODES = ("summary", "detail", "query")
-PROMPT_FILE = "extract_v1.md"
+PROMPT_FILE = "extract_v2.md"
 
 
 def extract_prompt() -> Prompt:
@@ -66,25 +66,57 @@ def _norm(s: str) -> str:
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
-def _substantial(s: str) -> bool:
-    """Long enough to be a statement: 3+ words, or 6+ characters of CJK text."""
-    return len(s.split()) >= 3 or (bool(_CJK.search(s)) and len(s.replace(" ", "")) >= 6)
+# a value written as the text writes it is a literal, never a copy: an e-mail address, a URL,
+# a version or a number with or without its unit ("bug-gzip@gnu.org", "https://www.gnu.org/x",
+# "v1.2.3", "14 to 18 in (36 to 46 cm)")
+_LITERAL_TOKEN = re.compile(r"^[<(\[\"']*(\S+@\S+\.\w+|\w+://\S+|www\.\S+|v?\d[\w.,:/%°+\-]*)[>)\].,;:\"']*$", re.I)
+_WORDY = re.compile(r"[^\W\d_]{2,}")
+
+
+def _statement(raw: str) -> bool:
+    """A sentence is worth guarding when it states something in words: 3+ words of letters
+    that are not literal values, or 6+ characters of CJK text.
+
+    >>> _statement("<bug-gzip@gnu.org>."), _statement("See https://x.org/a for 1.2.3"), _statement("Cats are mammals.")
+    (False, False, True)
+    """
+    if _CJK.search(raw):
+        return len(re.sub(r"\s", "", raw)) >= 6
+    words = [t for t in raw.split() if not _LITERAL_TOKEN.match(t) and _WORDY.search(t)]
+    return len(words) >= 3
 
 
 def no_source_mirrors(text: str):
-    """A validator: no unit field may equal a source sentence, or copy a clause of 8+ words."""
+    """A validator: no unit field may be a whole source sentence (or line) that states
+    something in words, nor hold one whole. Shorter stretches of the text are what a unit is
+    made of: a quantity with its unit or a range ("14 to 18 in (36 to 46 cm)"), an e-mail
+    address, a URL, a version, a title — literals are written as the text writes them.
+
+    >>> check = no_source_mirrors("Olympia received 14 to 18 in (36 to 46 cm). Mail <bug-gzip@gnu.org>.")
+    >>> check(Extraction.model_validate({"units": [
+    ...     {"subject": "Olympia", "predicate": "received", "args": [{"literal": "14 to 18 in (36 to 46 cm)"}]},
+    ...     {"subject": "bug reports", "predicate": "sent to", "args": [{"literal": "bug-gzip@gnu.org"}]}]}))
+    >>> check(Extraction.model_validate({"units": [
+    ...     {"subject": "Olympia", "predicate": "states", "args": [{"literal": "Olympia received 14 to 18 in (36 to 46 cm)"}]}]}))
+    Traceback (most recent call last):
+    ...
+    ValueError: units[0]: 'Olympia received 14 to 18 in (36 to 46 cm)' copies the source text (a whole sentence); write a short label or value instead
+    """
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))  # not headings
-    sentences = {n for n in (_norm(s) for s in split_sentences(body.replace("\n", " \n "))) if _substantial(n)}
-    sentences |= {n for n in (_norm(line) for line in body.splitlines()) if _substantial(n)}
-    whole = _norm(text)
+    # sentences inside each paragraph (a wrapped line is joined to the next), and whole lines
+    raw = [x for para in re.split(r"\n\s*\n", body) for x in split_sentences(" ".join(para.split()))]
+    raw += body.splitlines()
+    sentences = {n for n in (_norm(s) for s in raw if _statement(s)) if n}
+    long_ones = [n for n in sentences if len(n.split()) >= 5]
 
     def validate(ex: Extraction) -> None:
         bad = []
         for i, u in enumerate(ex.units):
             for f in u.text_fields():
                 n = _norm(f)
-                if n in sentences or (len(n.split()) >= 8 and n in whole):
-                    bad.append(f"units[{i}]: {f[:60]!r} copies the source text; write a short label or value instead")
+                if n in sentences or any(len(n) > len(s) and f" {s} " in f" {n} " for s in long_ones):
+                    bad.append(f"units[{i}]: {f[:60]!r} copies the source text (a whole sentence); "
+                               "write a short label or value instead")
         if bad:
             raise ValueError("; ".join(bad[:5]))
 
@@ -122,7 +154,8 @@ def key_query(ex: Extraction, lexicon: Lexicon) -> KeyQuery:
     nodes = [{"label": lbl, "id": node_id(lbl)} for lbl in ex.node_labels()]
     preds: dict[str, dict[str, str]] = {}
     for u in ex.units:
-        info = lexicon.resolve(u.predicate)
+        # "?" is the unknown the question asks for, a concept as often as a value
+        info = lexicon.resolve(u.predicate, object_is_literal=u.args[0].literal not in (None, "?"))
         preds.setdefault(node_id(u.predicate), {"predicate": u.predicate, "family": info.base, "kind": info.kind})
     return KeyQuery(nodes=nodes, predicates=list(preds.values()))
 

@@ -7,11 +7,14 @@ For each concept label in a chunk's extraction, in this order:
 2. **≡ index** — the label takes part in a synonym unit (in this extraction, or its id is in
    a stored ≡ class): it is explicitly linked, so it is kept and the ≡ index
    (``store.synonym_class``) merges it at query time; no vector guess overrides a stated synonym.
-3. **vector near-duplicate** — the label is embedded and compared with the stored node
-   vectors (Qdrant) and with the new labels of earlier chunks. At or above ``auto`` cosine
-   (and with the same digits, so "Python 3.12" never becomes "Python 3.13" silently) it is
-   rewritten to the existing label; between ``ask`` and ``auto`` — the ambiguous band — the
-   LLM is asked (purpose ``merge_confirm``); below ``ask`` it is a new node.
+3. **candidates** — labels of the graph (and of earlier chunks) related to it as names
+   (:mod:`kgservice.extraction.names`: a qualifier, an acronym, a name inside a longer name,
+   a close spelling: "Seattle" / "Seattle, Washington"), plus its vector near-duplicates
+   (Qdrant, cosine at or above ``ask``). Each is judged by its name structure first: a label
+   that differs only in case, accents, punctuation or plural is rewritten to the existing
+   one; a pair obviously different as names ("zip" / "gunzip") is never asked, however close
+   the vectors; the best remaining candidate is asked once (purpose ``merge_confirm``),
+   and the answer is remembered for every later ingest (:mod:`kgservice.extraction.decisions`).
 
 Rewriting happens before content ids are computed, so the stored unit is the merged one.
 """
@@ -20,15 +23,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from kgservice.errors import InvalidArgument
+from kgservice.extraction.decisions import MergeDecisions
+from kgservice.extraction.names import SAME_FORM, relation, structural_candidates
 from kgservice.extraction.schema import Extraction, SameConcept
 from kgservice.ids import node_id
 from kgservice.llm import LLM, load_prompt
 
 if TYPE_CHECKING:
+    from kgservice.entry.match import LabelIndex
     from kgservice.families import Lexicon
     from kgservice.stores.base import GraphStore
     from kgservice.vectors import Embedder, VectorStore
@@ -41,7 +48,7 @@ DEFAULT_ASK = 0.85
 class Resolution:
     label: str
     node: str  # the node id the label resolves to
-    how: str  # exact | synonym | vector | vector+llm | new
+    how: str  # exact | synonym | name | vector | name+llm | vector+llm | remembered | new
     candidate: str | None = None
     cosine: float | None = None
 
@@ -53,10 +60,17 @@ def _digits(s: str) -> list[str]:
     return re.findall(r"\d+", s)
 
 
+PROMPT_FILE = "same_concept_v2.md"
+
+
 class Resolver:
     """One per document: remembers the labels earlier chunks introduced."""
 
-    def __init__(self, store: GraphStore, lexicon: Lexicon, embed: Embedder, vectors: VectorStore, llm: LLM, *, auto: float = DEFAULT_AUTO, ask: float = DEFAULT_ASK, top_k: int = 3):
+    def __init__(self, store: GraphStore, lexicon: Lexicon, embed: Embedder, vectors: VectorStore, llm: LLM, *,
+                 auto: float = DEFAULT_AUTO, ask: float = DEFAULT_ASK, top_k: int = 3,
+                 labels: Callable[[], LabelIndex] | None = None, decisions: MergeDecisions | None = None):
+        """``labels`` gives the graph's label index (the entry step's, read once per document);
+        ``decisions`` remembers what the model said about a pair (in memory when not given)."""
         if not 0 < ask <= auto <= 1:
             raise InvalidArgument(f"need 0 < ask <= auto <= 1, got ask={ask}, auto={auto}")
         self.store = store
@@ -67,6 +81,9 @@ class Resolver:
         self.auto = auto
         self.ask = ask
         self.top_k = top_k
+        self._labels = labels
+        self._index: LabelIndex | None = None
+        self.decisions = decisions if decisions is not None else MergeDecisions(None)
         self.pending: dict[str, str] = {}  # node id -> label, new in this document
         self._pending_vecs: dict[str, Any] = {}
         self._memo: dict[str, Resolution] = {}  # vector decisions, reused by later chunks
@@ -97,11 +114,27 @@ class Resolver:
         for lbl in unresolved:
             res = self._memo[node_id(lbl)]
             self.log.append(Resolution(lbl, res.node, res.how, res.candidate, res.cosine))
-            if res.how in ("vector", "vector+llm") and res.candidate is not None:
+            if res.how not in ("new", "exact", "synonym") and res.candidate is not None:
                 rename[lbl] = res.candidate
         return rename
 
+    @classmethod
+    def for_kb(cls, kb: Any, llm: LLM) -> "Resolver":
+        """The resolver of a knowledge base: its store, vectors and label index, and the
+        decisions file in its data directory."""
+        return cls(kb.store, kb.lexicon, kb.embedder, kb.vectors, llm, labels=lambda: kb.entry_finder.index(),
+                   decisions=MergeDecisions.at(kb.settings.data_dir))
+
     # -- step 3 ------------------------------------------------------------------------------
+    def _structural(self, label: str) -> list[str]:
+        """Graph node ids related to the label as names (:func:`structural_candidates`)."""
+        if self._labels is None:
+            return []
+        if self._index is None:
+            self._index = self._labels()
+        ix = self._index
+        return structural_candidates(label, ix.keys, ix.bare, ix.postings)
+
     def _by_vector(self, labels: list[str]) -> list[Resolution]:
         import numpy as np
 
@@ -117,42 +150,58 @@ class Resolver:
         out: list[Resolution] = []
         for i, lbl in enumerate(labels):
             nid = node_id(lbl)
-            cands: list[tuple[float, str, str]] = []  # (cosine, node id, label)
-            hit_ids = [h[0] for h in stored[i]]
-            labels_of = {n.id: n.label for n in self.store.get_nodes(hit_ids)}
+            cosine: dict[str, float] = {}
             for hid, cos in stored[i]:
-                if hid in labels_of and hid != nid:
-                    cands.append((cos, hid, labels_of[hid]))
+                cosine[hid] = max(cosine.get(hid, 0.0), float(cos))
             for pid, pvec in self._pending_vecs.items():
                 cos = float(np.dot(vecs[i], pvec))
-                if cos >= self.ask and pid != nid:
-                    cands.append((cos, pid, self.pending[pid]))
-            cands.sort(key=lambda c: (-c[0], c[1]))
+                if cos >= self.ask:
+                    cosine[pid] = max(cosine.get(pid, 0.0), cos)
+            ids = [h for h in list(cosine) + self._structural(lbl) if h != nid]
+            labels_of = {n.id: n.label for n in self.store.get_nodes(ids)}
+            labels_of.update({p: self.pending[p] for p in self.pending if p != nid and relation(lbl, self.pending[p])})
+            cands = []  # (same form first, vector-only last, best cosine first, id)
+            for cid, clabel in labels_of.items():
+                rel = relation(lbl, clabel)
+                if rel is None or (rel == "other script" and cid not in cosine):
+                    continue  # obviously different names (a translation only the vectors can propose)
+                cands.append((rel != SAME_FORM, rel == "other script", -cosine.get(cid, 0.0), cid, clabel, rel))
+            cands.sort()
             res = Resolution(lbl, nid, "new")
             if cands:
-                cos, cid, clabel = cands[0]
-                res.candidate, res.cosine = clabel, round(cos, 4)
-                if cos >= self.auto and _digits(lbl) == _digits(clabel):
-                    res.node, res.how = cid, "vector"
-                elif self._confirm(lbl, clabel, cid, cos):
-                    res.node, res.how = cid, "vector+llm"
+                *_, cid, clabel, rel = cands[0]
+                res.candidate = clabel
+                res.cosine = round(cosine[cid], 4) if cid in cosine else None
+                if rel == SAME_FORM or (cosine.get(cid, 0.0) >= self.auto and _digits(lbl) == _digits(clabel)):
+                    res.node, res.how = cid, "name" if rel == SAME_FORM else "vector"
+                else:
+                    same, asked = self._confirm(lbl, clabel, cid, rel)
+                    if same:
+                        res.node = cid
+                        res.how = "remembered" if not asked else "vector+llm" if cid in cosine else "name+llm"
             if res.how == "new":
                 self.pending[nid] = lbl
                 self._pending_vecs[nid] = vecs[i]
             out.append(res)
         return out
 
-    def _confirm(self, new: str, existing: str, existing_id: str, cos: float) -> bool:
+    def _confirm(self, new: str, existing: str, existing_id: str, rel: str) -> tuple[bool, bool]:
+        """(same?, asked the model now?): a pair decided before is not asked again."""
         from kgservice.notation.serializer import format_unit
 
+        known = self.decisions.get(new, existing)
+        if known is not None:
+            return known, False
         units = self.store.get_units(self.store.subject_mentions(existing_id)[:3])
-        payload = {"task": "same_concept", "new": new, "existing": existing, "cosine": round(cos, 3),
-                   "existing_facts": [format_unit(u, with_id=False).splitlines()[0] for u in units]}
+        payload = {"task": "same_concept", "new": new, "existing": existing, "relation": rel,
+                   "existing_facts": [format_unit(u, with_id=False, escape=False).splitlines()[0] for u in units]}
         messages = [
-            {"role": "system", "content": load_prompt("kgservice.extraction", "same_concept_v1.md").render()},
+            {"role": "system", "content": load_prompt("kgservice.extraction", PROMPT_FILE).render()},
             {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
         ]
-        return self.llm.complete_json(messages, SameConcept, "merge_confirm").same
+        out = self.llm.complete_json(messages, SameConcept, "merge_confirm")
+        self.decisions.put(new, existing, out.same, out.reason, self.llm.model)
+        return out.same, True
 
     def summary(self) -> dict[str, int]:
         out: dict[str, int] = {}

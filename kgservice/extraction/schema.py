@@ -176,7 +176,7 @@ def to_units(
             refs = xu.supersedes + [m.unit for m in xu.mods if m.unit is not None]
             if any(r not in done for r in refs):
                 continue
-            info = lexicon.resolve(xu.predicate)
+            info = lexicon.resolve(xu.predicate, object_is_literal=xu.args[0].literal is not None)
             mods = []
             for m in xu.mods:
                 if m.node is not None:

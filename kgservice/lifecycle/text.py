@@ -98,7 +98,7 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
                 from kgservice.llm.check import refuse_text_without_model
 
                 refuse_text_without_model(kb.settings, [doc_id])  # before the first model call
-                resolver = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, kb.llm)
+                resolver = Resolver.for_kb(kb, kb.llm)
             ex = extract_text(kb.llm, chunk.text, mode, purpose="extract", section=chunk.section)
             rename = resolver.resolve(ex)
             units = to_units(ex, kb.lexicon, doc=doc_id, mode=mode, rename=rename)  # type: ignore[arg-type]

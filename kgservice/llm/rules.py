@@ -408,11 +408,34 @@ def _tokens(text: str) -> set[str]:
     return out
 
 
+_HEAD = re.compile(r"^\{(?P<subject>.*?)\}\s*\[(?P<predicate>.*?)\]\s*(?P<rest>.*)$")
+
+
+def _read_unit(text: str) -> dict[str, Any]:
+    """What a unit as the prompts show it says (no escapes: a reader's text, not the parser's):
+    its node ids (``{...}`` labels), its predicate's family, and its words without brackets."""
+    first, *rows = text.splitlines()
+    m = _HEAD.match(first.strip())
+    labels = re.findall(r"\{([^{}]*)\}", text)
+    words = re.sub(r"[{}\[\]]", "", first)
+    for row in rows:
+        r = re.match(r"\s*\(\)\[(.*?)\]\s*(.*)$", row)
+        if r:
+            words += f"; {r.group(1)}: {re.sub(r'^[({]|[)}]$', '', r.group(2).strip())}"
+    from kgservice.ids import node_id
+
+    return {"nodes": [node_id(x) for x in labels if x.strip()],
+            "family": _lexicon().resolve(m.group("predicate")).base if m else None, "text": words}
+
+
 def drilldown(p: dict[str, Any]) -> dict[str, Any]:
     key_nodes = p.get("key_nodes") or []
-    key_fams = {k.get("family") for k in p.get("key_predicates") or []}
+    key_fams = {_lexicon().resolve(k if isinstance(k, str) else k.get("predicate", "")).base
+                for k in p.get("key_predicates") or []}
     expanded = set(p.get("expanded") or [])
-    matches_of = {k["id"]: set(k.get("matches") or []) for k in key_nodes}
+    for u in p.get("units") or []:  # nodes and family read off the unit's text
+        u.update({k: v for k, v in _read_unit(u.get("unit", "")).items() if k != "text"})
+    matches_of = {k.get("id") or normalise_label(k.get("label", "")): set(k.get("matches") or []) for k in key_nodes}
     all_matches = set().union(*matches_of.values()) if matches_of else set()
     key_tok = _tokens(" ".join(str(k.get("label", "")) for k in key_nodes if k.get("matches")))
     qtok = _tokens(p.get("question", "")) - key_tok
@@ -469,7 +492,8 @@ def answer(p: dict[str, Any]) -> dict[str, Any]:
     for item in (p.get("units") or [])[:8]:
         try:
             unit = parse_units(item["unit"], _lexicon())[0]
-        except Exception:
+        except Exception:  # a value with a bracket inside (prompts carry no escapes): its words as shown
+            sentences_out.append({"text": _read_unit(item["unit"])["text"].strip() + ".", "cites": [item["id"]]})
             continue
         args = [a.node or a.literal or "" for a in unit.args]
         text = f"{unit.subject} {unit.predicate} {_join(args)}"

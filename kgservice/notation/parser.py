@@ -249,7 +249,7 @@ def _parse_mod(line: str, current: _Pending) -> None:
 
 
 def _build(p: _Pending, lexicon: Lexicon, doc: str | None, mode: Mode) -> Unit:
-    info = lexicon.resolve(p.predicate)
+    info = lexicon.resolve(p.predicate, object_is_literal=bool(p.args) and p.args[0].literal is not None)
     fields = dict(
         subject=p.subject,
         predicate=p.predicate,

@@ -94,6 +94,17 @@ def key_nodes_step(kb: Asking, llm: LLM, caches: Caches, question: str,
     return kq, classes, False
 
 
+def reread_after_ingest(caches: Caches, question: str, llm: LLM, kq: KeyQuery, classes: dict[str, list[str]]) -> None:
+    """A question answered "not in the graph" is read again after the next ingest, whatever it
+    touched: its key nodes' entry (step 1) then also depends on :data:`ANY_INGEST`. Its other
+    steps depend on the nodes they saw, and an ingest elsewhere may hold the answer under
+    other words; a found answer keeps its narrower dependencies."""
+    key = cache_key("key_nodes", normalise_label(question), None, extract_prompt().tag, llm.model)
+    deps = caches.deps_of("key_nodes", key)
+    if deps and ANY_INGEST not in deps:
+        caches.put("key_nodes", key, {"key": kq.to_dict(), "classes": classes}, deps | {ANY_INGEST})
+
+
 # --- step 2 -----------------------------------------------------------------------------------
 
 def entry_step(kb: Asking, caches: Caches, kq: KeyQuery, top_k: int, threshold: float) -> list[dict[str, Any]]:
@@ -138,8 +149,16 @@ def missing_key_entities(kb: Asking, kq: KeyQuery, classes: dict[str, list[str]]
     """Key nodes that name something the graph does not have although it has related
     concepts ("Python 4" when only "Python" is a node: :func:`kgservice.entry.match.narrower_than_graph`).
     Answering from the related concepts would state their facts as this one's; the question
-    is answered "not in the graph" instead, whatever else in it matches. One line per such key."""
+    is answered "not in the graph" instead, whatever else in it matches. One line per such key.
+
+    Only when the distinguishing words form one compound with the contained node ("snow
+    leopard", not "lyricist of Brother": :func:`kgservice.relevance.compound_words`) and the
+    graph states them nowhere (:func:`kgservice.relevance.unstated_words`: no unit's predicate,
+    value or modifier has them, no number near the concept): "average annual snowfall" is no
+    node, but a unit's predicate says exactly that, and the drill-down finds it."""
     from kgservice.entry.match import narrower_than_graph
+    from kgservice.expansion.lexical import unit_text
+    from kgservice.relevance import compound_words, unstated_words
 
     out = []
     index = None
@@ -149,6 +168,14 @@ def missing_key_entities(kb: Asking, kq: KeyQuery, classes: dict[str, list[str]]
         index = index or kb.entry_finder.index()
         nodes, odd = narrower_than_graph(n["label"], index)
         if nodes:
+            joined = compound_words(n["label"], [(s.start, s.end) for s in index.spans(n["label"])])
+            odd = [w for w in odd if w in joined]
+        if nodes and odd:
+            near = kb.store.mentions_of(nodes)
+            ids = sorted({u for n_ in nodes for u in near.get(n_, [])[:200]})
+            text = " ".join(unit_text(u) for u in kb.store.get_units(ids))
+            odd = unstated_words(odd, kb.lexical_units.index().postings, text, kb.lexicon.languages)
+        if nodes and odd:
             out.append(f"{n['label']!r} is not in the graph: it has {', '.join(repr(x) for x in nodes[:3])}, "
                        f"but nothing that is {' '.join(odd)!r}")
     return out
@@ -267,13 +294,16 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
     kq, classes, _ = key_nodes_step(kb, llm, caches, question)
     entries = entry_step(kb, caches, kq, params.top_k, params.threshold)
     state = build_state(kq, classes, entries)
-    if not state.seeds and not kq.nodes:
+    if not state.seeds:
+        # no key node (or none that matched a node): the nodes the question names, found
+        # without the model, still let the drill-down look before "not in the graph"
         fallback = entry_fallback(kb, question, kq)
         if fallback is not None:
             state = fallback
             entries.append({"key": "(entry step)", "label": question, "cached": False,
                             "hits": [(n, round(w, 4)) for n, w in fallback.seeds.items()]})
-            notes.append("the key-node step found no key node; entry nodes named in the question were used")
+            notes.append(("the key-node step found no key node" if not kq.nodes else
+                          "no key node matched a node") + "; entry nodes named in the question were used")
 
     def restart(feedback: str) -> QueryState:
         k2, c2, _ = key_nodes_step(kb, llm, caches, question, feedback)
@@ -306,6 +336,8 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
                       chains)
     if not ans.found and not relevant:
         ans.text = not_in_graph(question)
+    if not ans.found:
+        reread_after_ingest(caches, question, llm, kq, classes)
     cache1 = caches.session_counts()
     cache_delta = {c: {k: cache1[c][k] - cache0[c][k] for k in ("hits", "misses")} for c in cache1}
     result = AskResult(

@@ -276,7 +276,7 @@ def ingest_text(
                 report.documents.append(doc)
                 emit("document", asdict(doc))
                 continue
-            resolver = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, llm)
+            resolver = Resolver.for_kb(kb, llm)
             units = []
             for chunk in chunks:
                 try:

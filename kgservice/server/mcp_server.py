@@ -80,11 +80,12 @@ WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 
 
 class AskReply(BaseModel):
+    """A subset of the one answer shape (``AskOut``, ``kg ask --json``), with the same names."""
     answer: str
-    citations: list[str]
-    in_graph: bool
-    rounds: int
-    trace: list[dict[str, Any]] | None = None  # with trace=true: every drill-down round (seeds, units, decision)
+    found: bool  # False: "not in the graph"
+    cited: list[str]
+    stop_reason: str
+    rounds: list[dict[str, Any]] = []  # with trace=true: every drill-down round (seeds, units, decision)
     sources: list[dict[str, Any]] = []  # each cited unit's document, lines and source snippet ("ref": doc:lines)
 
 
@@ -229,8 +230,8 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         def run(_: Principal) -> AskReply:
             out, res = ops.ask(sc.kb, AskIn(question=question, max_rounds=max_rounds, trace=trace))
             sc.metrics.record_ask(res)
-            return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), citations=out.citations,
-                            in_graph=out.in_graph, rounds=out.rounds, trace=out.trace,
+            return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), found=out.found, cited=out.cited,
+                            stop_reason=out.stop_reason, rounds=out.rounds if trace else [],
                             sources=[src.model_dump(mode="json") for src in out.sources])
         return _run(sc, ctx, Role.reader, run)
 

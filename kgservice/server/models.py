@@ -40,17 +40,22 @@ class SourceOut(BaseModel):
 
 
 class AskOut(BaseModel):
+    """An answer in the one shape every interface gives: the fields of the library's
+    ``AskResult`` (``kg ask --json``), with the same names, so a client reads ``cited`` and
+    ``llm`` whether it asked the CLI, REST, MCP (a subset) or the web page (its ``answer`` event)."""
+    question: str
     answer: str
-    citations: list[str]
-    in_graph: bool
-    rounds: int
-    stop_reason: str
+    found: bool  # False: "not in the graph"
+    cited: list[str]  # the unit ids the answer cites
+    sentences: list[dict[str, Any]] = []  # {text, cites}
     hit_units: list[HitUnit]
-    usage: dict[str, Any]
-    cache: dict[str, int]
+    stop_reason: str
+    rounds: list[dict[str, Any]] = []  # the drill-down rounds (with trace: each round's units' text too)
+    llm: dict[str, Any]  # calls, tokens, repairs ... by purpose (this request's)
+    caches: dict[str, dict[str, int]] = {}  # hits / misses per cache
     seconds: float
-    trace: list[dict[str, Any]] | None = None
     sources: list[SourceOut] = []  # each cited unit's documents, lines and source lines
+    notes: list[str] = []
 
 
 class SearchIn(Strict):

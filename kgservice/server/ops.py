@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 def ask(kb: KnowledgeBase, body: AskIn, on_round: Any = None) -> tuple[AskOut, Any]:
     """(reply, the pipeline's full result) — the caller may record metrics from the latter.
 
-    Each request gets its own LLM client, so ``usage`` counts this request's calls only even
+    Each request gets its own LLM client, so ``llm`` counts this request's calls only even
     when requests run concurrently; the cache hit/miss counts are deltas of the knowledge
     base's shared counters and may include a concurrent request's lookups. ``on_round`` gets
     each drill-down round's record as soon as it is done (the SSE stream forwards them)."""
@@ -68,13 +68,11 @@ def ask_cached(kb: KnowledgeBase, body: AskIn) -> tuple[AskOut, Any] | None:
 
 
 def ask_out(res: Any, body: AskIn) -> AskOut:
-    hits = sum(c["hits"] for c in res.caches.values())
-    misses = sum(c["misses"] for c in res.caches.values())
-    out = AskOut(answer=res.answer, citations=list(res.cited), in_graph=bool(res.found), rounds=len(res.rounds),
-                 stop_reason=res.stop_reason, hit_units=[HitUnit(**u) for u in res.hit_units],
-                 usage=res.llm, cache={"hits": hits, "misses": misses}, seconds=res.seconds,
-                 trace=res.rounds if body.trace else None, sources=[SourceOut(**s) for s in res.sources])
-    return out
+    """The library's result in the reply model: the same field names (AskOut's doc)."""
+    return AskOut(question=res.question, answer=res.answer, found=bool(res.found), cited=list(res.cited),
+                  sentences=list(res.sentences), hit_units=[HitUnit(**u) for u in res.hit_units],
+                  stop_reason=res.stop_reason, rounds=list(res.rounds), llm=res.llm, caches=res.caches,
+                  seconds=res.seconds, sources=[SourceOut(**s) for s in res.sources], notes=list(res.notes))
 
 
 def search(kb: KnowledgeBase, body: SearchIn) -> list[SearchHit]:

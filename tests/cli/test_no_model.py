@@ -53,7 +53,7 @@ def test_rest_ask_without_a_model_is_200_and_cited(tmp_path):
             r = c.post("/v1/ask", json={"question": "What does a mammal have?"},
                        headers={"Authorization": f"Bearer {key}"})
         assert r.status_code == 200, r.text
-        assert r.json()["in_graph"] is True and "u2" in r.json()["citations"]
+        assert r.json()["found"] is True and "u2" in r.json()["cited"]
     finally:
         kb.close()
 

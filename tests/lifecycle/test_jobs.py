@@ -187,9 +187,9 @@ def test_answers_list_their_sources_down_to_the_lines(served, tmp_path: Path) ->
     text = "\n{green tea} [contains] {caffeine}\n{caffeine} [causes] {alertness}\n"
     finish(c, kb, c.put("/v1/documents/kitchen/tea.units", json={"text": text}))
     out = c.post("/v1/ask", json={"question": "What does green tea contain?"}).json()
-    assert out["in_graph"] and out["sources"], out
+    assert out["found"] and out["sources"], out
     by_unit = {s["unit"]: s for s in out["sources"]}
-    assert set(out["citations"]) <= set(by_unit)
+    assert set(out["cited"]) <= set(by_unit)
     src = next(s for s in out["sources"] if "green tea" in (s["snippet"] or ""))
     assert src["doc"] == "kitchen/tea.units" and src["lines"] == [2, 2] and src["ref"] == "kitchen/tea.units:2"
     unit = c.get(f"/v1/units/{src['unit']}").json()

@@ -121,7 +121,7 @@ def test_round_and_unit_caps_and_trace(corpus_kb, boundary, script):
     # a judge that is never satisfied, always has a new seed and never selects a unit about
     # the key node (so the coverage rule cannot stop the loop either): only the caps stop it
     script.override_task("drilldown", lambda p: {
-        "relevant": [u["id"] for u in p["units"] if "python" not in u["nodes"]], "enough": False, "mode": "directed",
+        "relevant": [u["id"] for u in p["units"] if "{python}" not in u["unit"].lower()], "enough": False, "mode": "directed",
         "next_seeds": [s for s in ["smoking", "cat", "mammal"] if s not in p["expanded"]][:1],
         "drift": False, "rephrase": None, "reason": "scripted: never enough"})
     # round 1: python -> p1 p2 p3; round 2: smoking -> s1 s2 s4; then the round cap

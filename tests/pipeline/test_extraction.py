@@ -106,32 +106,43 @@ def _extraction(units):
     return Extraction.model_validate({"units": units})
 
 
-def test_resolution_exact_synonym_vector_and_llm(kb, boundary):
+def test_resolution_exact_synonym_name_and_llm(kb, boundary, script):
+    """Exact ids and stated synonyms first; then the name's structure: a plural is the same node
+    with no question, a qualified name is asked once and remembered, a different number or
+    different words are never asked, however close the vectors (0.855 / 0.794 here)."""
+    from kgservice.extraction.decisions import MergeDecisions
     from kgservice.notation import parse_units
 
-    kb.ingest_units(parse_units("{lung cancer} [is a] {cancer}\n{Python 3.12} [is a] {Python release}", kb.lexicon))
+    kb.ingest_units(parse_units("{lung cancer} [is a] {cancer}\n{Python 3.12} [is a] {Python release}\n"
+                                "{Seattle, Washington} [has] {Space Needle}", kb.lexicon))
+    asked = []
+    script.override_task("same_concept", lambda p: asked.append((p["new"], p["existing"], p["relation"]))
+                         or {"same": True, "reason": "the same city"})
     ex = _extraction([
         {"subject": "Lung Cancer", "predicate": "is a", "args": [{"node": "disease"}]},  # exact id
-        {"subject": "lung cancers", "predicate": "causes", "args": [{"node": "death"}]},  # cos 0.855: ask the LLM
-        {"subject": "Python 3.13", "predicate": "is a", "args": [{"node": "Python release"}]},  # cos 0.794
+        {"subject": "lung cancers", "predicate": "causes", "args": [{"node": "death"}]},  # a plural: same node
+        {"subject": "Python 3.13", "predicate": "is a", "args": [{"node": "Python release"}]},  # another number
         {"subject": "肺癌", "predicate": "同义", "args": [{"node": "lung cancer"}]},  # declared ≡
+        {"subject": "Seattle", "predicate": "receives", "args": [{"node": "snowfall"}]},  # the bare name
     ])
-    r = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, rules_llm(), auto=0.97, ask=0.75)
+    decisions = MergeDecisions(None)
+    r = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, rules_llm(), auto=0.97, ask=0.75,
+                 labels=kb.entry_finder.index, decisions=decisions)
     rename = r.resolve(ex)
     how = {x.label: x.how for x in r.log}
-    assert how["Lung Cancer"] == "exact" and how["Python release"] == "exact"
-    assert how["lung cancers"] == "vector+llm" and rename["lung cancers"] == "lung cancer"
-    assert how["Python 3.13"] == "new"  # asked (0.794 >= 0.75) and the judge said: different numbers
-    assert how["肺癌"] == "synonym"
-    assert [c["task"] for c in boundary.calls] == ["same_concept", "same_concept"]  # lung cancers, Python 3.13
+    assert how["Lung Cancer"] == "exact" and how["Python release"] == "exact" and how["肺癌"] == "synonym"
+    assert how["lung cancers"] == "name" and rename["lung cancers"] == "lung cancer"
+    assert how["Python 3.13"] == "new" and "Python 3.13" not in rename
+    assert how["Seattle"] == "name+llm" and rename["Seattle"] == "Seattle, Washington"
+    assert asked == [("Seattle", "Seattle, Washington", "qualifier")] and boundary.tasks() == ["same_concept"]
     units = to_units(ex, kb.lexicon, doc="t.md", mode="summary", rename=rename)
     assert format_unit(units[1], with_id=False) == "{lung cancer} [causes] {death}"
-    # above the auto threshold (and same digits) no LLM call is needed
-    n = boundary.count
-    auto = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, rules_llm(), auto=0.85, ask=0.75)
-    assert auto.resolve(_extraction([{"subject": "lung cancers", "predicate": "p", "args": [{"node": "x"}]}])) == {
-        "lung cancers": "lung cancer"}
-    assert auto.log[0].how == "vector" and boundary.count == n
+    # the next document (a new resolver) gets the remembered answer, with no call
+    again = Resolver(kb.store, kb.lexicon, kb.embedder, kb.vectors, rules_llm(), labels=kb.entry_finder.index,
+                     decisions=decisions)
+    assert again.resolve(_extraction([{"subject": "Seattle", "predicate": "p", "args": [{"node": "x"}]}])) == {
+        "Seattle": "Seattle, Washington"}
+    assert again.log[0].how == "remembered" and boundary.count == 1
 
 
 def test_query_mode_reads_key_nodes_and_predicates(kb, boundary):

@@ -23,7 +23,7 @@ def test_no_model_the_ask_page_says_what_still_works(tmp_path):
             assert "Explore" in html.split('id="no-model-note"', 1)[1].split("</p>", 1)[0]
             out = c.post("/ui/v1/ask", json={"question": "What does smoking cause?"},
                          headers={"X-CSRF-Token": csrf_of(html)}).json()
-            assert out["stop_reason"].startswith("no model configured") and out["in_graph"]
+            assert out["stop_reason"].startswith("no model configured") and out["found"]
     finally:
         nobody.close()
 

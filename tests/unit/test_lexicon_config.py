@@ -21,7 +21,8 @@ from kgservice.families.lexicon import LexiconError
         ("causes", "content", "导致"), ("引起", "content", "导致"), ("造成", "content", "导致"),
         ("related to", "related_to", "相关于"), ("相关于", "related_to", "相关于"),
         ("replaced by", "superseded", "被取代"), ("narrows", "narrows", "派生"),
-        ("orbits", "content", "orbits"),  # unknown predicate: its own content family
+        ("orbits", "content", "orbit"),  # unknown predicate: its own content family, by base form
+        ("orbited", "content", "orbit"), ("caused", "content", "导致"), ("was replaced by", "superseded", "被取代"),
     ],
 )
 def test_predicates_map_to_family_base(lexicon, predicate, kind, base):

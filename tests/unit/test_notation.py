@@ -138,9 +138,10 @@ def _units(draw):
     from kgservice.families import Lexicon
 
     pred = draw(_text)
-    info = Lexicon.load().resolve(pred)
+    args = tuple(draw(st.lists(_value, min_size=1, max_size=3)))
+    info = Lexicon.load().resolve(pred, object_is_literal=args[0].literal is not None)  # as the parser does
     return Unit(id=draw(_ident), subject=draw(_text), predicate=pred, family=info.base, kind=info.kind,
-                inverse=info.inverse, args=tuple(draw(st.lists(_value, min_size=1, max_size=3))),
+                inverse=info.inverse, args=args,
                 mods=tuple(draw(st.lists(_mod, max_size=3))), supersedes=tuple(draw(st.lists(_ident, max_size=2))))
 
 

@@ -77,8 +77,8 @@ async def ask(body: AskIn, request: Request):
             finally:
                 if not task.done():  # the client went away: let the thread finish, keep its error quiet
                     task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        yield sse("answer", out.model_dump(mode="json", exclude={"trace"}))
-        yield sse("done", {"rounds": out.rounds, "in_graph": out.in_graph})
+        yield sse("answer", out.model_dump(mode="json", exclude={"rounds"}))  # the rounds came as events
+        yield sse("done", {"rounds": len(out.rounds), "found": out.found})
 
     return EventSourceResponse(stream())
 

@@ -111,9 +111,9 @@
   function showAnswer(a) {
     const box = $("answer"); box.replaceChildren();
     if (String(a.stop_reason || "").startsWith("no model configured")) box.append(el("p", "No model is configured: these are the graph's best-matching units, cited, not a written answer.", { class: "note no-model" }));
-    if (!a.in_graph) { box.append(el("p", "Not in the graph: the knowledge base has no units that answer this.", { class: "not-in-graph" })); }
-    const number = Object.fromEntries((a.citations || []).map((id, i) => [id, i + 1]));
-    if (a.in_graph) {
+    if (!a.found) { box.append(el("p", "Not in the graph: the knowledge base has no units that answer this.", { class: "not-in-graph" })); }
+    const number = Object.fromEntries((a.cited || []).map((id, i) => [id, i + 1]));
+    if (a.found) {
       // the answer's [unit-id] markers become numbered citation links (text stays text)
       const p = el("p", null, { class: "answer-text" });
       a.answer.split(/\[([^\]\s]+)\]/).forEach((part, i) => {
@@ -126,7 +126,7 @@
     }
     const ol = $("citations"); ol.replaceChildren();
     const texts = Object.fromEntries((a.hit_units || []).map((h) => [h.id, h.unit]));
-    (a.citations || []).forEach((id, i) => {
+    (a.cited || []).forEach((id, i) => {
       const li = el("li"); const b = el("button", "[" + (i + 1) + "] " + (texts[id] || id), { type: "button", class: "citation", "data-unit": id });
       b.addEventListener("click", () => showUnit(id)); li.append(b); ol.append(li);
     });
