@@ -185,6 +185,8 @@ def paired_child(a: argparse.Namespace) -> dict:
                 neo.upsert(ids[i:i + 4096], m[i:i + 4096])
             while not neo.search(m[-1], top_k=1) or neo.search(m[-1], top_k=1)[0][0] != ids[-1]:
                 time.sleep(0.2)
+        while conn.read("vectors_index_info", index=nv.INDEX_NAME)[0]["state"] != "ONLINE":
+            time.sleep(1)  # a population that outlasted the store's own wait (a busy machine)
         load_s = time.perf_counter() - t0
         c1 = _server_cpu(a.neo4j_data)
         print(f"    neo4j {load}: loaded {a.vectors} in {load_s:.1f} s", file=sys.stderr, flush=True)

@@ -44,6 +44,7 @@ one a tool opened and hands over (``owns_connection=True``: closed with the vect
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -56,6 +57,8 @@ from kgservice.vectors.base import (VectorStoreError, VectorStoreMismatch, as_ma
                                     prepare_upsert)
 
 __all__ = ["INDEX_NAME", "Neo4jVectorStore"]
+
+log = logging.getLogger(__name__)
 
 INDEX_NAME = "kg_vectors"
 _BATCH = 1000  # rows per upsert transaction while the index is kept up to date (each row carries dim floats)
@@ -150,11 +153,20 @@ class Neo4jVectorStore:
         self._create_index()
         self._conn.write("vectors_meta_set", collection=self.collection, model_name=self.model_name, dim=self.dim)
 
-    def _create_index(self) -> None:
+    def _create_index(self) -> bool:
         """Create the index if absent (a population of every stored vector) and wait until it is
-        online, within ``_INDEX_WAIT`` seconds (searches scan exactly until then)."""
+        online, at most ``_INDEX_WAIT`` seconds; False when it was still populating then (a big
+        collection on a busy server): it comes online by itself, searches scan exactly until then."""
         self._retry_schema(lambda: self._conn.write("vectors_index", index=INDEX_NAME, options=self._options()))
-        self._conn.read("vectors_index_await", index=INDEX_NAME, seconds=_INDEX_WAIT)
+        try:
+            self._conn.read("vectors_index_await", index=INDEX_NAME, seconds=_INDEX_WAIT)
+        except Exception as exc:
+            if "ProcedureTimedOut" not in str(getattr(exc, "code", "")) and "did not come online" not in str(exc):
+                raise
+            log.warning("the vector index %s is still being built after %d s; searches scan the stored "
+                        "vectors until it is online", INDEX_NAME, _INDEX_WAIT)
+            return False
+        return True
 
     @staticmethod
     def _retry_schema(create: Any) -> None:
@@ -247,8 +259,8 @@ class Neo4jVectorStore:
             raise VectorStoreError(f"{self.where} is read-only: the vector index cannot be rebuilt")
         t0 = time.monotonic()
         self._conn.write("vectors_index_drop", index=INDEX_NAME)
-        self._create_index()
-        return {"vectors": self.count(), "seconds": round(time.monotonic() - t0, 1)}
+        online = self._create_index()
+        return {"vectors": self.count(), "seconds": round(time.monotonic() - t0, 1), "online": online}
 
     def search(self, vector: Any, top_k: int = 10, threshold: float = 0.0) -> list[tuple[str, float]]:
         return self.search_many(as_matrix(vector, self.dim)[:1], top_k, threshold)[0]
