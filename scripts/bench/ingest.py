@@ -95,6 +95,10 @@ def child(args: argparse.Namespace) -> dict:
     else:
         if args.neo4j_write != "default":
             kb.store.write_engine = args.neo4j_write  # this tree's write statements: auto | plugin | cypher
+        if args.batch_rows:  # rows per UNWIND / procedure call (the tree's BATCH_ROWS; units go in halves)
+            import kgservice.stores.neo4j.writes as writes
+
+            writes.BATCH_ROWS = int(args.batch_rows)
         kb.store.wipe()
         if args.warm:
             # a team server is long-running: its JIT has compiled the ingest path long before
@@ -149,7 +153,8 @@ def child(args: argparse.Namespace) -> dict:
         "units": counts["units"], "nodes": counts["nodes"], "relations": counts["relations"],
         "ingest_s": t_ingest, "units_per_s": n / t_ingest, "parse_per_s": n / t_parse,
         "batch_s_max": max(batches), "batch_s_first": batches[0], "batch_s_last": batches[-1],
-        "code": args.code_label + ("" if args.neo4j_write == "default" else f"/{args.neo4j_write}"),
+        "code": args.code_label + ("" if args.neo4j_write == "default" else f"/{args.neo4j_write}")
+        + (f"/rows={args.batch_rows}" if args.batch_rows else ""),
         "load_avg_start": load_start, "load_avg_end": [round(x, 2) for x in __import__("os").getloadavg()],
         # CPU seconds per 10k units over the ingest calls (client: this process, parsing
         # excluded; server: the whole Neo4j JVM, background threads included)
@@ -171,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="compare code trees side by side: LABEL=DIR,... (each DIR a kgservice checkout, e.g. "
                          "`git archive` of an older commit); default: this checkout only")
     ap.add_argument("--repeat", type=int, default=1, help="rounds; each round runs every --code variant in turn")
+    ap.add_argument("--batch-rows", default="",
+                    help="Neo4j: rows per statement (writes.BATCH_ROWS), one variant each in turn, e.g. 1000,5000")
     ap.add_argument("--neo4j-write", default="default",
                     help="Neo4j ingest statements, one variant each in turn: plugin (kg.create* procedures), "
                          "cypher (the Cypher files), auto; default: whatever the tree does")
@@ -203,10 +210,11 @@ def main(argv: list[str] | None = None) -> int:
         for backend in [b.strip() for b in a.backends.split(",") if b.strip()]:
             for embed in [e.strip() for e in a.embed.split(",") if e.strip()]:
                 for rnd in range(max(1, a.repeat)):
-                    for (label, d), write in [(c, w) for c in codes or [("this", "")]
-                                              for w in a.neo4j_write.split(",")]:
+                    for (label, d), write, per in [(c, w, b) for c in codes or [("this", "")]
+                                                    for w in a.neo4j_write.split(",")
+                                                    for b in (a.batch_rows.split(",") if a.batch_rows else [""])]:
                         args = ["--backend", backend, "--size", str(n), "--embed", embed, "--vectors", a.vectors,
-                                "--neo4j-write", write]
+                                "--neo4j-write", write] + (["--batch-rows", per] if per else [])
                         args += ["--cold"] if a.cold else []
                         args += ["--code-dir", d, "--code-label", label] if d else []
                         print(f"... {backend} {common.size_label(n)} embed={embed} code={label} write={write} "
