@@ -22,7 +22,7 @@ The neo4j rows need a running Neo4j (``--neo4j-uri`` or ``KG_NEO4J_URI``, passwo
 ``NEO4J_PASSWORD``; use a server of its own, e.g. ``scripts/neo4j start --data-dir DIR``: the
 benchmark replaces the database's vector collection). The vectors are loaded once and searched
 with each ``--neo4j-candidates`` value (the neighbours asked of the HNSW index: the recall /
-latency trade-off of ``Neo4jVectorStore.candidates``, default 100); its "optimize" column is the
+latency trade-off of ``Neo4jVectorStore.candidates``, default 50); its "optimize" column is the
 wait for the index to have taken every vector (Neo4j indexes at commit).
 
 ``--paired`` (needs ``--neo4j-uri``; ``--neo4j-data DIR`` adds the server's CPU per query from
@@ -32,7 +32,9 @@ times; medians of the rounds' p50s), for each ``--neo4j-load`` way of filling Ne
 turn: ``incremental`` (the old writer: the index kept up to date, one 1,000-vector transaction
 after another, as many small ingests leave it) and ``bulk`` (``Neo4jVectorStore.bulk_load``:
 index dropped, vectors written, one population). Recall@10 is against an exact numpy scan, on
-two disjoint query sets: ``tune`` (the candidates are chosen on it) and ``report``.
+two disjoint query sets: ``tune`` (the candidates are chosen on it) and ``report``. After each
+load it counts the live Lucene HNSW segment readers in the server's JVM (``jcmd``), the number
+of graphs a search walks.
 """
 
 from __future__ import annotations
@@ -126,6 +128,21 @@ def _server_cpu(data_dir: str | None) -> float | None:
         return None
 
 
+def _hnsw_segments(data_dir: str | None) -> int | None:
+    """Live Lucene HNSW segment readers in the Neo4j JVM (``jcmd GC.class_histogram``, which
+    collects first): how many segments a vector search walks. None without jcmd or the pid."""
+    if not data_dir or not shutil.which("jcmd"):
+        return None
+    try:
+        pid = (Path(data_dir) / "neo4j.pid").read_text().strip()
+        import subprocess
+
+        out = subprocess.run(["jcmd", pid, "GC.class_histogram"], capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return sum(int(line.split()[1]) for line in out.splitlines() if line.endswith(".Lucene99HnswVectorsReader"))
+
+
 def _search_round(vs, queries, exact, top_k: int = 10, server: str | None = None) -> dict:
     """One pass over ``queries``: per-query wall and client CPU, the server's CPU per query
     (Neo4j), recall@10 against ``exact``."""
@@ -189,6 +206,7 @@ def paired_child(a: argparse.Namespace) -> dict:
             time.sleep(1)  # a population that outlasted the store's own wait (a busy machine)
         load_s = time.perf_counter() - t0
         c1 = _server_cpu(a.neo4j_data)
+        segments = _hnsw_segments(a.neo4j_data)
         print(f"    neo4j {load}: loaded {a.vectors} in {load_s:.1f} s", file=sys.stderr, flush=True)
         for row in q[:10]:  # warm-up
             edge.search(row, top_k=10, threshold=0.0)
@@ -215,7 +233,7 @@ def paired_child(a: argparse.Namespace) -> dict:
                          "client_cpu_p50": statistics.median(x["client_cpu_p50"] for x in rs),
                          "server_cpu_per_query": statistics.median(srv) if srv else None,
                          "recall10": rs[0]["recall10"]})
-        out["states"].append({"load": load, "load_s": load_s, "load_server_cpu_s": (c1 - c0) if c0 is not None else None,
+        out["states"].append({"load": load, "load_s": load_s, "hnsw_segments": segments, "load_server_cpu_s": (c1 - c0) if c0 is not None else None,
                               "load_avg": [min(loads), max(loads)], "rows": rows})
         neo.close()
     edge.close()
@@ -243,7 +261,8 @@ def paired(a: argparse.Namespace) -> int:
     res = common.run_child(Path(__file__), args, timeout=7200)
     for st in res["states"]:
         print(f"\nNeo4j index filled {st['load']}: load {st['load_s']:.1f} s (server CPU "
-              f"{common.fmt(st['load_server_cpu_s'])} s); load average {st['load_avg'][0]:.1f}-{st['load_avg'][1]:.1f}")
+              f"{common.fmt(st['load_server_cpu_s'])} s), live HNSW segment readers {common.fmt(st.get('hnsw_segments'))}; "
+              f"load average {st['load_avg'][0]:.1f}-{st['load_avg'][1]:.1f}")
         headers = ["backend", "queries", "p50 ms (median of rounds)", "p50 of each round", "p95 ms",
                    "server CPU ms/query", "recall@10"]
         print(common.table(headers, [[r["backend"], r["queries"], r["p50"], " ".join(f"{x:.1f}" for x in r["p50_rounds"]),
@@ -322,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="random unit vectors, or the corpus's labels embedded with hash:<dim>")
     ap.add_argument("--neo4j-uri", default=os.environ.get("KG_NEO4J_URI"))
     ap.add_argument("--neo4j-candidates", default="10,100,200",
-                    help="neighbours asked of Neo4j's index per search, one row each (the store's default: 100)")
+                    help="neighbours asked of Neo4j's index per search, one row each (the store's default: 50)")
     ap.add_argument("--backends", default="qdrant-local,edge,neo4j,server")
     ap.add_argument("--paired", action="store_true",
                     help="qdrant-edge and Neo4j in one process, search rounds alternated (needs --neo4j-uri)")
