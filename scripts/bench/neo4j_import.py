@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     java = os.environ.get("KG_NEO4J_JAVA") or shutil.which("java")
     cmd = [java, f"-Xmx{os.environ.get('KG_NEO4J_HEAP', '2g')}", "-cp", f"{lib}/*", "org.neo4j.cli.AdminTool",
            "database", "import", "full", "neo4j", "--overwrite-destination=true", "--array-delimiter=;",
-           "--multiline-fields=true", "--id-type=string"]
+           "--multiline-fields=true", "--id-type=string", f"--report-file={work / 'import.report'}"]
     cmd += [f"--nodes={p}" for p in ex["files"]["nodes"]] + [f"--relationships={p}" for p in ex["files"]["relationships"]]
     env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
     env.pop("NEO4J_PASSWORD", None)

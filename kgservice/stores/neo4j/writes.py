@@ -379,7 +379,8 @@ class Neo4jWrites(Neo4jConnection):
     def _write_queries(self) -> dict[str, str]:
         """The statements that create a batch's nodes, units and relations: kgservice's plugin
         procedures (kg.createNodes / createUnits / createRelations: the same writes through the
-        kernel API, measured ~N x less server CPU per batch) when the server has them, else the
+        kernel API, without the Cypher runtime's row handling; with replan=skip 0.62x the server
+        CPU per 10k units at 100k, scripts/bench/RESULTS.md) when the server has them, else the
         Cypher files. ``write_engine`` ('auto' | 'plugin' | 'cypher') lets benchmarks and tests
         pick one."""
         engine = self.write_engine
