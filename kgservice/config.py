@@ -70,6 +70,9 @@ class Settings:
     neo4j_password: str | None = field(default=None, repr=False)  # secret: never in repr/logs
     neo4j_database: str = "neo4j"
     neo4j_stage_units: int = 20_000  # new units per ingest batch above which Neo4j ingest is staged
+    # neighbours asked of Neo4j's vector index per search (the neo4j vector backend): recall for
+    # latency, the curve is in scripts/bench/RESULTS.md; None = the store's default
+    neo4j_vector_candidates: int | None = None
     qdrant_url: str | None = None
     qdrant_api_key: str | None = field(default=None, repr=False)  # secret: never in repr/logs
     qdrant_collection: str = "kg_nodes"
@@ -165,6 +168,7 @@ _ENV = {
     "KG_NEO4J_PASSWORD": ("neo4j_password", str),
     "KG_NEO4J_DATABASE": ("neo4j_database", str),
     "KG_NEO4J_STAGE_UNITS": ("neo4j_stage_units", int),
+    "KG_NEO4J_VECTOR_CANDIDATES": ("neo4j_vector_candidates", int),
     "KG_QDRANT_URL": ("qdrant_url", str),
     "KG_QDRANT_API_KEY": ("qdrant_api_key", str),
     "KG_VECTOR_BACKEND": ("vector_backend", str),
@@ -303,6 +307,9 @@ def check_vector_backend(settings: Settings) -> None:
                           "KG_BACKEND=neo4j and KG_NEO4J_URI (or use the default vector backend, auto)")
     if settings.vector_backend == "neo4j" and settings.qdrant_url:
         raise ConfigError("KG_VECTOR_BACKEND=neo4j and KG_QDRANT_URL name two vector stores: unset one of them")
+    if settings.neo4j_vector_candidates is not None and not 1 <= settings.neo4j_vector_candidates <= 10_000:
+        raise ConfigError("neo4j_vector_candidates (KG_NEO4J_VECTOR_CANDIDATES) must be between 1 and 10000 "
+                          f"(neighbours asked of Neo4j's vector index per search), got {settings.neo4j_vector_candidates}")
 
 
 CONFIG_FILE = "kg.toml"

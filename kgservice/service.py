@@ -222,7 +222,8 @@ class KnowledgeBase:
         s = self.settings
         if s.vectors_in_graph:  # the graph connection carries the vectors too
             vs = self.store.graph_vectors(dim=self.embedder.dim, model_name=self.embedder.name,
-                                          collection=s.qdrant_collection, recreate=recreate)
+                                          collection=s.qdrant_collection, recreate=recreate,
+                                          candidates=s.neo4j_vector_candidates)
             if vs is None:
                 raise ConfigError(f"KG_VECTOR_BACKEND={s.vector_backend}: this graph store keeps no vectors")
             return vs
@@ -808,12 +809,30 @@ class KnowledgeBase:
         (:attr:`IngestReport.new_labels`); when it covers every id the store is not read again
         (a read-back of every new node is a large part of a Neo4j ingest). Otherwise the ids absent
         from the store are skipped."""
-        import numpy as np
-
         if known and all(i in known for i in ids):
             nodes = [(i, known[i]) for i in ids]
         else:
             nodes = [(n.id, n.label) for n in self.store.get_nodes(ids)]
+        with self._bulk_vectors(len(nodes)):
+            self._embed_and_store(nodes, batch, flush)
+        return len(nodes)
+
+    @contextmanager
+    def _bulk_vectors(self, expected: int) -> Iterator[None]:
+        """A vector store that indexes better in one go (Neo4j's vector index: one population
+        instead of a Lucene segment per write transaction) gets told a load of ``expected``
+        vectors is coming; it decides whether that is big enough (``bulk_load``)."""
+        vs = self.vectors if self.settings.vectors_in_graph and expected else None
+        bulk = getattr(vs, "bulk_load", None)
+        if bulk is None:
+            yield
+            return
+        with bulk(expected):
+            yield
+
+    def _embed_and_store(self, nodes: list[tuple[str, str]], batch: int, flush: int) -> None:
+        import numpy as np
+
         for start in range(0, len(nodes), flush):
             part = nodes[start:start + flush]
             vecs: list = []
@@ -834,7 +853,6 @@ class KnowledgeBase:
                             at += len(m)
                         vs.optimize()  # edge: indexes segments past its threshold; else a no-op
                         vs.flush()  # durable before the call returns, also when the store stays open
-        return len(nodes)
 
     def close(self) -> None:
         if "jobs" in self.__dict__:

@@ -27,7 +27,8 @@ Every finding has a *category* with the command that fixes it:
 
 ``repair`` re-derives the affected units in one atomic write (:meth:`GraphStore.rebuild_indexes`),
 clears the query caches, deletes stray vectors, embeds missing ones (re-creating the
-collection on a model change) and checks again. What it cannot fix - unreadable or invalid
+collection on a model change), rebuilds Neo4j's vector index in one population (the
+``neo4j`` vector backend: small ingests leave it in many segments) and checks again. What it cannot fix - unreadable or invalid
 units, references to units that do not exist, duplicate unit ids - is reported and left
 for a person (restore from ``kg dump`` if needed).
 
@@ -437,6 +438,11 @@ def repair(kb: Administering, report: DoctorReport | None = None, vectors: bool 
             if stray or missing:  # top-k lists these nodes left or may now enter: invalidated everywhere
                 record_change(kb.store, stray + missing)
             kb.caches.invalidate(stray + missing)
+            # Neo4j's vector index: one population again, the shape of a freshly built index
+            # (small ingests each left a Lucene segment that every search walks in full)
+            rebuild = getattr(kb.vectors, "rebuild_index", None)
+            if rebuild is not None:
+                done["vector_index_rebuilt"] = rebuild()
     report.repaired = done
     report.after = check(kb, vectors=vectors)
     return report

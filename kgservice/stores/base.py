@@ -344,7 +344,8 @@ class GraphStore(ABC):
         """Where this knowledge base's API keys live, so every server sharing the store agrees;
         ``clock``/``bump``: the change-log version that drops verified keys from memory."""
 
-    def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False) -> Any:
+    def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False,
+                      candidates: int | None = None) -> Any:
         """A vector store kept inside this graph database (a ``VectorStore``), for a backend
         that has one: every process of a deployment then searches the same vectors with
         nothing else to run. None when the backend keeps no vectors itself."""

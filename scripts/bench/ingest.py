@@ -93,6 +93,12 @@ def child(args: argparse.Namespace) -> dict:
 
         kb.__dict__["store"] = EmbeddedStore(target)
     else:
+        if args.neo4j_write != "default":
+            kb.store.write_engine = args.neo4j_write  # this tree's write statements: auto | plugin | cypher
+        if args.batch_rows:  # rows per UNWIND / procedure call (the tree's BATCH_ROWS; units go in halves)
+            import kgservice.stores.neo4j.writes as writes
+
+            writes.BATCH_ROWS = int(args.batch_rows)
         kb.store.wipe()
         if args.warm:
             # a team server is long-running: its JIT has compiled the ingest path long before
@@ -147,7 +153,9 @@ def child(args: argparse.Namespace) -> dict:
         "units": counts["units"], "nodes": counts["nodes"], "relations": counts["relations"],
         "ingest_s": t_ingest, "units_per_s": n / t_ingest, "parse_per_s": n / t_parse,
         "batch_s_max": max(batches), "batch_s_first": batches[0], "batch_s_last": batches[-1],
-        "code": args.code_label, "load_avg_start": load_start, "load_avg_end": [round(x, 2) for x in __import__("os").getloadavg()],
+        "code": args.code_label + ("" if args.neo4j_write == "default" else f"/{args.neo4j_write}")
+        + (f"/rows={args.batch_rows}" if args.batch_rows else ""),
+        "load_avg_start": load_start, "load_avg_end": [round(x, 2) for x in __import__("os").getloadavg()],
         # CPU seconds per 10k units over the ingest calls (client: this process, parsing
         # excluded; server: the whole Neo4j JVM, background threads included)
         "client_cpu_per_10k": client_cpu / n * 10_000,
@@ -168,6 +176,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="compare code trees side by side: LABEL=DIR,... (each DIR a kgservice checkout, e.g. "
                          "`git archive` of an older commit); default: this checkout only")
     ap.add_argument("--repeat", type=int, default=1, help="rounds; each round runs every --code variant in turn")
+    ap.add_argument("--batch-rows", default="",
+                    help="Neo4j: rows per statement (writes.BATCH_ROWS), one variant each in turn, e.g. 1000,5000")
+    ap.add_argument("--neo4j-write", default="default",
+                    help="Neo4j ingest statements, one variant each in turn: plugin (kg.create* procedures), "
+                         "cypher (the Cypher files), auto; default: whatever the tree does")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--code-dir", default="", help=argparse.SUPPRESS)
     ap.add_argument("--code-label", default="this", help=argparse.SUPPRESS)
@@ -197,11 +210,15 @@ def main(argv: list[str] | None = None) -> int:
         for backend in [b.strip() for b in a.backends.split(",") if b.strip()]:
             for embed in [e.strip() for e in a.embed.split(",") if e.strip()]:
                 for rnd in range(max(1, a.repeat)):
-                    for label, d in codes or [("this", "")]:
-                        args = ["--backend", backend, "--size", str(n), "--embed", embed, "--vectors", a.vectors]
+                    for (label, d), write, per in [(c, w, b) for c in codes or [("this", "")]
+                                                    for w in a.neo4j_write.split(",")
+                                                    for b in (a.batch_rows.split(",") if a.batch_rows else [""])]:
+                        args = ["--backend", backend, "--size", str(n), "--embed", embed, "--vectors", a.vectors,
+                                "--neo4j-write", write] + (["--batch-rows", per] if per else [])
                         args += ["--cold"] if a.cold else []
                         args += ["--code-dir", d, "--code-label", label] if d else []
-                        print(f"... {backend} {common.size_label(n)} embed={embed} code={label} round {rnd + 1}",
+                        print(f"... {backend} {common.size_label(n)} embed={embed} code={label} write={write} "
+                              f"round {rnd + 1}",
                               file=sys.stderr, flush=True)
                         r = common.run_child(Path(__file__), args, timeout=7200)
                         rows.append(r)
@@ -217,11 +234,12 @@ def main(argv: list[str] | None = None) -> int:
              f"{r.get('load_avg_start', [load0])[0]:.1f}/{r.get('load_avg_end', [0])[0]:.1f}"]
             for r in rows]
     print(common.table(headers, body, title="Ingest throughput (store call only; parse timed apart)"))
-    if len(codes) > 1:
+    labels = list(dict.fromkeys(r.get("code", "this") for r in rows))
+    if len(labels) > 1:
         print()
-        base = codes[0][0]
+        base = labels[0]
         for n in common.parse_sizes(a.sizes):
-            for label, _ in codes[1:]:
+            for label in labels[1:]:
                 def med(lbl: str, key: str) -> float | None:
                     xs = [r[key] for r in rows if r.get("code") == lbl and r["size"] == n and r.get(key) is not None]
                     return statistics.median(xs) if xs else None

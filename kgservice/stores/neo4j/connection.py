@@ -48,6 +48,10 @@ class Neo4jConnection(GraphStore):
         # True/False = use it / step hop by hop over Cypher. Benchmarks set it to compare both.
         self.use_resident: bool | None = None
         self.spread_engine = "auto"  # kg.spreadLists engine: auto | resident | walk (benchmarks compare them)
+        # ingest's bulk statements: kg.create* plugin procedures when the server has them (None =
+        # not asked yet); write_engine auto | plugin | cypher (benchmarks and tests compare them)
+        self.use_plugin_writes: bool | None = None
+        self.write_engine = "auto"
         self.stage_units = max(1, int(stage_units))
         self.stage_chunk = max(1, int(stage_chunk))
 

@@ -47,12 +47,15 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
 
         return Neo4jKeyStore(self, read_only=read_only, clock=clock, bump=bump)
 
-    def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False) -> Any:
+    def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False,
+                      candidates: int | None = None) -> Any:
         """Neo4j's own vector index (:class:`~kgservice.stores.neo4j.vectors.Neo4jVectorStore`) on
-        this connection: closing the vector store leaves the graph connection open."""
-        from kgservice.stores.neo4j.vectors import Neo4jVectorStore
+        this connection: closing the vector store leaves the graph connection open.
+        ``candidates``: neighbours asked of the index per search (None: the store's default)."""
+        from kgservice.stores.neo4j.vectors import DEFAULT_CANDIDATES, Neo4jVectorStore
 
-        return Neo4jVectorStore(self, dim=dim, model_name=model_name, collection=collection, recreate=recreate)
+        return Neo4jVectorStore(self, dim=dim, model_name=model_name, collection=collection, recreate=recreate,
+                                candidates=candidates or DEFAULT_CANDIDATES)
 
     # -- state shared by every server of this database (kgservice.stores.shared) ----------
     def save_result(self, record: Any) -> None:

@@ -12,13 +12,29 @@ opening it with another collection name, model or dimension raises
 query is a file in ``kgservice/stores/procedures/vectors_*.cypher``, values as parameters.
 
 Search: the index is asked for ``max(top_k, candidates)`` neighbours (HNSW beam width; more
-candidates buy recall for latency, see scripts/bench/vectors.py) and the best ``top_k`` are kept.
-The index runs without quantization, so its scores are exact float32 cosines (Neo4j reports
-``(1 + cos) / 2``; it is turned back into the cosine here).
+candidates buy recall for latency: ``KG_NEO4J_VECTOR_CANDIDATES``, default chosen by the recall
+curve in scripts/bench/RESULTS.md) and the best ``top_k`` are kept. The index runs without
+quantization, so its scores are exact float32 cosines (Neo4j reports ``(1 + cos) / 2``; it is
+turned back into the cosine here). While the index is missing or being built (a bulk load, a
+rebuild, a writer that stopped in between), a search scans the stored vectors exactly instead
+(``vectors_scan``): slower, never wrong.
+
+How the index is written (docs/neo4j-vectors.md has the measurements and Neo4j's code behind
+them): Neo4j's vector index is Lucene HNSW, and every committed transaction that touches
+``:KgVector`` vectors becomes a Lucene segment of its own, merged only 50 at a time; a search
+walks every segment's graph with the full candidate count, so an index filled by many small
+transactions costs several times the CPU of the same vectors indexed in one population. So a
+large load (:meth:`bulk_load`, used by ``KnowledgeBase.embed_nodes``: at least ``bulk_min``
+vectors and at least as many as are stored) drops the index, writes the vectors in big
+transactions with no index upkeep, and creates it again: one population, the shape of a freshly
+built index, and a faster load. :meth:`rebuild_index` (``kg doctor --repair``) does the same for
+an index that many small ingests have fragmented.
 
 Durability: each write is its own committed transaction, so :meth:`flush` has nothing to do and
 no writer can lose vectors by stopping between a write and a flush (:attr:`lost_writes` stays
-False). There is no lock: Neo4j serialises concurrent writers itself.
+False). There is no lock: Neo4j serialises concurrent writers itself. The index is derived
+data: a writer that stops during a bulk load leaves the vectors stored and the index absent;
+the next process that opens the store writable creates it again (one population).
 
 The store talks to Neo4j through a :class:`kgservice.stores.neo4j.Neo4jStore` (its named reads
 and writes): the knowledge base's own graph connection (:meth:`Neo4jStore.graph_vectors`), or
@@ -28,9 +44,11 @@ one a tool opened and hands over (``owns_connection=True``: closed with the vect
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -40,12 +58,19 @@ from kgservice.vectors.base import (VectorStoreError, VectorStoreMismatch, as_ma
 
 __all__ = ["INDEX_NAME", "Neo4jVectorStore"]
 
+log = logging.getLogger(__name__)
+
 INDEX_NAME = "kg_vectors"
-_BATCH = 1000  # rows per upsert transaction (each row carries dim floats)
+_BATCH = 1000  # rows per upsert transaction while the index is kept up to date (each row carries dim floats)
+_BULK_BATCH = 10_000  # rows per transaction of a bulk load (no index to update)
 _DELETE_BATCH = 5000
 _SEARCH_BATCH = 64  # query vectors per round trip
-DEFAULT_CANDIDATES = 100
+DEFAULT_CANDIDATES = 50  # recall@10 0.92 on 100k label vectors (tune set), RESULTS.md
+BULK_MIN = 20_000  # vectors in one load from which the index is built once instead of updated per write
 _INDEX_WAIT = 300  # seconds to wait for a new index to come online
+# what Neo4j answers when the index is absent or still populating (the search then scans)
+_NOT_SEARCHABLE = ("no such vector schema index", "not online", "is not available", "does not exist",
+                   "populating", "no such index")
 
 
 class _Connection(Protocol):
@@ -81,6 +106,7 @@ class Neo4jVectorStore:
         recreate: bool = False,
         candidates: int = DEFAULT_CANDIDATES,
         owns_connection: bool = False,
+        bulk_min: int = BULK_MIN,
     ):
         check_shape(dim, model_name)
         self._conn = conn
@@ -89,6 +115,8 @@ class Neo4jVectorStore:
         self.model_name = str(model_name)
         self.collection = collection
         self.candidates = max(1, int(candidates))
+        self.bulk_min = max(1, int(bulk_min))
+        self._unindexed = False  # this store dropped the index for a bulk load and owes its creation
         self.lost_writes = False  # every write is a committed transaction: nothing is ever pending
         self._closed = False
         self._lock = threading.Lock()
@@ -122,9 +150,23 @@ class Neo4jVectorStore:
             self._conn.write("vectors_index_drop", index=INDEX_NAME)
         else:
             self._check_meta()
-        self._retry_schema(lambda: self._conn.write("vectors_index", index=INDEX_NAME, options=self._options()))
-        self._conn.read("vectors_index_await", index=INDEX_NAME, seconds=_INDEX_WAIT)
+        self._create_index()
         self._conn.write("vectors_meta_set", collection=self.collection, model_name=self.model_name, dim=self.dim)
+
+    def _create_index(self) -> bool:
+        """Create the index if absent (a population of every stored vector) and wait until it is
+        online, at most ``_INDEX_WAIT`` seconds; False when it was still populating then (a big
+        collection on a busy server): it comes online by itself, searches scan exactly until then."""
+        self._retry_schema(lambda: self._conn.write("vectors_index", index=INDEX_NAME, options=self._options()))
+        try:
+            self._conn.read("vectors_index_await", index=INDEX_NAME, seconds=_INDEX_WAIT)
+        except Exception as exc:
+            if "ProcedureTimedOut" not in str(getattr(exc, "code", "")) and "did not come online" not in str(exc):
+                raise
+            log.warning("the vector index %s is still being built after %d s; searches scan the stored "
+                        "vectors until it is online", INDEX_NAME, _INDEX_WAIT)
+            return False
+        return True
 
     @staticmethod
     def _retry_schema(create: Any) -> None:
@@ -177,11 +219,48 @@ class Neo4jVectorStore:
         if not rows:
             return
         unit = _unit_rows(np.stack([r[2] for r in rows]))
-        for start in range(0, len(rows), _BATCH):
-            part = rows[start:start + _BATCH]
+        step = _BULK_BATCH if self._unindexed else _BATCH
+        for start in range(0, len(rows), step):
+            part = rows[start:start + step]
             batch = [{"id": nid, "pid": pid, "payload": json.dumps(pl, ensure_ascii=False, sort_keys=True),
-                      "vector": vec} for (nid, pid, _, pl), vec in zip(part, unit[start:start + _BATCH].tolist())]
+                      "vector": vec} for (nid, pid, _, pl), vec in zip(part, unit[start:start + step].tolist())]
             self._conn.write("vectors_upsert", rows=batch)
+
+    @contextmanager
+    def bulk_load(self, expected: int) -> Iterator[bool]:
+        """Around a load of about ``expected`` vectors (upserts inside the block): when it is at
+        least ``bulk_min`` and at least as many as are stored, the index is dropped first and
+        created again at the end (also when the block fails), so it is built in one population
+        instead of one Lucene segment per write transaction. Yields whether it did that.
+
+        Searches meanwhile (any process) scan the stored vectors exactly. A load smaller than
+        what is stored keeps the index: rebuilding it would cost more than the load saves."""
+        self._check_open()
+        bulk = (not self._conn.read_only and not self._unindexed and expected >= self.bulk_min
+                and expected >= self.count())
+        if not bulk:
+            yield False
+            return
+        self._conn.write("vectors_index_drop", index=INDEX_NAME)
+        self._unindexed = True
+        try:
+            yield True
+        finally:
+            self._unindexed = False
+            self._create_index()
+
+    def rebuild_index(self) -> dict[str, Any]:
+        """Drop the index and build it again from the stored vectors in one population: the
+        shape a bulk load leaves, for an index that many small write transactions have split
+        into many segments (each searched in full). Searches scan exactly until it is online.
+        Returns what was done (vectors, seconds) for ``kg doctor --repair``."""
+        self._check_open()
+        if self._conn.read_only:
+            raise VectorStoreError(f"{self.where} is read-only: the vector index cannot be rebuilt")
+        t0 = time.monotonic()
+        self._conn.write("vectors_index_drop", index=INDEX_NAME)
+        online = self._create_index()
+        return {"vectors": self.count(), "seconds": round(time.monotonic() - t0, 1), "online": online}
 
     def search(self, vector: Any, top_k: int = 10, threshold: float = 0.0) -> list[tuple[str, float]]:
         return self.search_many(as_matrix(vector, self.dim)[:1], top_k, threshold)[0]
@@ -192,13 +271,10 @@ class Neo4jVectorStore:
         out: list[list[tuple[str, float]]] = [[] for _ in range(m.shape[0])]
         if m.shape[0] == 0 or top_k <= 0:
             return out
-        if self._conn.read_only and self._index_dim() is None:
-            return out  # nothing was ever embedded here
         k = max(int(top_k), self.candidates)
         queries = m.astype(np.float64).tolist()
         for start in range(0, len(queries), _SEARCH_BATCH):
-            for r in self._conn.read("vectors_search", index=INDEX_NAME, candidates=k,
-                                     queries=queries[start:start + _SEARCH_BATCH]):
+            for r in self._search_rows(k, int(top_k), queries[start:start + _SEARCH_BATCH]):
                 cos = 2.0 * float(r["score"]) - 1.0
                 if cos >= threshold:
                     out[start + int(r["q"])].append((str(r["node_id"]), cos))
@@ -206,6 +282,17 @@ class Neo4jVectorStore:
             hits.sort(key=lambda h: (-h[1], h[0]))
             del hits[top_k:]
         return out
+
+    def _search_rows(self, k: int, top_k: int, queries: list[list[float]]) -> list[Any]:
+        """The index's neighbours, or - while the index is absent or populating - the exact
+        ``top_k`` from a scan of the stored vectors (same score scale)."""
+        if not self._unindexed:
+            try:
+                return self._conn.read("vectors_search", index=INDEX_NAME, candidates=k, queries=queries)
+            except Exception as exc:  # only "the index is not there / not online" falls through
+                if not any(s in str(exc).lower() for s in _NOT_SEARCHABLE):
+                    raise
+        return self._conn.read("vectors_scan", top=top_k, queries=queries)
 
     def delete(self, ids: Iterable[str]) -> None:
         self._check_open()

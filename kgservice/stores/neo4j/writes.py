@@ -337,6 +337,7 @@ class Neo4jWrites(Neo4jConnection):
         and the next ``tx.run`` waits for it to finish, so the client's row building overlaps
         the server's writes instead of preceding them. Returns (nodes created, new non-literal
         node ids)."""
+        q = self._write_queries()
         if early is not None and early.asked.issuperset(r["id"] for r in node_rows):
             row = early.nodes.single()  # sent in this transaction before validation (_early_write)
         else:
@@ -348,7 +349,7 @@ class Neo4jWrites(Neo4jConnection):
         upgrades = [r for r in node_rows if r["kind"] == NodeKind.DERIVED.value
                     and r["id"] in eid and stored_kind[r["id"]] != NodeKind.DERIVED.value]
         for i in range(0, len(new_nodes), BATCH_ROWS * 4):
-            got = tx.run(cypher.load("ingest_new_nodes"), nodes=new_nodes[i:i + BATCH_ROWS * 4]).single()
+            got = tx.run(q["nodes"], nodes=new_nodes[i:i + BATCH_ROWS * 4]).single()
             eid.update(zip(got["ids"], got["eids"]))
         pending = [tx.run(cypher.load("ingest_nodes"), nodes=upgrades[i:i + BATCH_ROWS])
                    for i in range(0, len(upgrades), BATCH_ROWS)]
@@ -360,7 +361,7 @@ class Neo4jWrites(Neo4jConnection):
         chunk = max(1, BATCH_ROWS // 2)  # units per statement: the next chunk's rows are built meanwhile
         for i in range(0, len(units), chunk):
             part = [_unit_row(u, f, eid) for u, f in units[i:i + chunk]]
-            pending.append(tx.run(cypher.load("ingest_units"), units=part))
+            pending.append(tx.run(q["units"], units=part))
             if progress is not None:
                 progress(len(part))
         linked = [r | {"src": eid[r["src"]], "dst": eid[r["dst"]]} for r in rel_rows]
@@ -369,19 +370,38 @@ class Neo4jWrites(Neo4jConnection):
         # the change log needs the ends of the retired edges (the superseding unit need not
         # mention them, yet their spreading rows changed)
         retired = _retired_ends(retiring)
-        self._run_relation_steps(tx, self._relation_steps(linked, pairs))
+        self._run_relation_steps(tx, self._relation_steps(linked, pairs, q["relations"]))
         for query, params in self._commit_steps(touched | retired, aliases):
             tx.run(query, params).consume()
         fresh = [r["id"] for r in new_nodes if r["kind"] != NodeKind.LITERAL.value]
         return len(new_nodes), fresh
 
+    def _write_queries(self) -> dict[str, str]:
+        """The statements that create a batch's nodes, units and relations: kgservice's plugin
+        procedures (kg.createNodes / createUnits / createRelations: the same writes through the
+        kernel API, without the Cypher runtime's row handling; with replan=skip 0.62x the server
+        CPU per 10k units at 100k, scripts/bench/RESULTS.md) when the server has them, else the
+        Cypher files. ``write_engine`` ('auto' | 'plugin' | 'cypher') lets benchmarks and tests
+        pick one."""
+        engine = self.write_engine
+        if engine == "auto":
+            if self.use_plugin_writes is None:
+                self.use_plugin_writes = {"kg.createNodes", "kg.createUnits", "kg.createRelations"} <= \
+                    self.plugin_procedures()
+            engine = "plugin" if self.use_plugin_writes else "cypher"
+        if engine == "plugin":
+            return {"nodes": cypher.load("plugin_create_nodes"), "units": cypher.load("plugin_create_units"),
+                    "relations": cypher.load("plugin_create_relations")}
+        return {"nodes": cypher.load("ingest_new_nodes"), "units": cypher.load("ingest_units"),
+                "relations": cypher.load("ingest_relations")}
+
     # -- big batches: stage in bounded transactions, publish in one ------------------------
     @staticmethod
-    def _relation_steps(rel_rows: list[dict], pairs: list[dict], by: str = "ingest_relations") -> list[tuple[str, dict]]:
+    def _relation_steps(rel_rows: list[dict], pairs: list[dict], query: str) -> list[tuple[str, dict]]:
         """A batch's node-to-node relations, then its supersession edges between units.
-        ``by``: ingest_relations (ends given as element ids) or publish_relations (ends given
-        as node ids)."""
-        return ([(cypher.load(by), {"rels": rel_rows[i:i + BATCH_ROWS]})
+        ``query``: ingest_relations or its plugin form (ends given as element ids), or
+        publish_relations (ends given as node ids)."""
+        return ([(query, {"rels": rel_rows[i:i + BATCH_ROWS]})
                  for i in range(0, len(rel_rows), BATCH_ROWS)]
                 + [(cypher.load("link_supersessions"), {"pairs": pairs[i:i + BATCH_ROWS]})
                    for i in range(0, len(pairs), BATCH_ROWS)])
@@ -409,7 +429,7 @@ class Neo4jWrites(Neo4jConnection):
         steps = [(stmt, {"stage": stage}) for stmt in cypher.statements("stage_publish")]
         steps += [(cypher.load("ingest_nodes"), {"nodes": upgrades[i:i + BATCH_ROWS]})
                   for i in range(0, len(upgrades), BATCH_ROWS)]
-        return steps, self._relation_steps(rel_rows, pairs, "publish_relations")
+        return steps, self._relation_steps(rel_rows, pairs, cypher.load("publish_relations"))
 
     def _ingest_staged(self, node_rows: list[dict], unit_rows: list[dict], rel_rows: list[dict], pairs: list[dict],
                        touched: set[str], progress: Callable[[int], None] | None,

@@ -4,6 +4,9 @@
 // half-written. An alias keeps the unit it was first merged into.
 // parameters: $aliases (list of {id, unit})
 // returns: rows (aliases written or already present)
+// replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
+// ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
+CYPHER replan=skip
 UNWIND $aliases AS row
 MERGE (a:UnitAlias {id: row.id})
 ON CREATE SET a.unit = row.unit

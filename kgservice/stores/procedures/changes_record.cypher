@@ -7,6 +7,9 @@
 // epoch: a fresh random id each time the KgMeta node is created (a new or wiped database), so a
 // reader that remembers (epoch, version) never mistakes a rebuilt store's version N for its N.
 // returns: version (the seq of the new change)
+// replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
+// ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
+CYPHER replan=skip
 MERGE (m:KgMeta {id: 'state'})
   ON CREATE SET m.epoch = randomUUID()
 SET m._lock = true

@@ -6,6 +6,9 @@
 // that creates one of them first makes this commit fail on the node_id constraint, which
 // the ingest retries (re-reading them as present). MERGE would pay a locking index seek per
 // node; the element ids let the unit and relation statements link without index seeks.
+// replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
+// ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
+CYPHER replan=skip
 UNWIND $nodes AS n
 CREATE (x:Node {id: n.id, label: n.label, kind: n.kind})
 RETURN collect(n.id) AS ids, collect(elementId(x)) AS eids

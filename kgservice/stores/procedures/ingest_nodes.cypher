@@ -1,6 +1,9 @@
 // ingest_nodes: merge the nodes of a batch; a node seen as derived stays derived.
 // parameters: $nodes (list of {id, label, kind})
 // returns: created (how many nodes were new)
+// replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
+// ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
+CYPHER replan=skip
 UNWIND $nodes AS n
 MERGE (x:Node {id: n.id})
   ON CREATE SET x.label = n.label, x.kind = n.kind, x._new = true

@@ -6,6 +6,9 @@
 // The relationship type is the kind upper-cased (SYNONYM, BELONGS_TO, ..., NARROWED_BY),
 // created in one CREATE with a dynamic type (Neo4j 5.26+); kinds outside the list create nothing.
 // live defaults to true; a staged batch passes false for the edges of units it supersedes itself.
+// replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
+// ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
+CYPHER replan=skip
 UNWIND $rels AS r
 MATCH (a:Node) WHERE elementId(a) = r.src
 MATCH (b:Node) WHERE elementId(b) = r.dst

@@ -7,6 +7,9 @@
 // Nodes are found by element id (a direct record read) rather than by :Node(id):
 // MATCH (n:Node {id: ...}) takes a locking unique-index seek inside a write transaction; an
 // element id is a direct record read.
+// replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
+// ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
+CYPHER replan=skip
 UNWIND $units AS u
 CREATE (x:Unit {id: u.id, json: u.json, text: u.text, predicate: u.predicate, family: u.family,
                 kind: u.kind, doc: u.doc, mode: u.mode, ingested_at: u.ingested_at,

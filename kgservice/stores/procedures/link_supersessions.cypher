@@ -5,6 +5,9 @@
 // yet, and the rows are distinct (the client dedupes); a retried transaction starts over.
 // parameters: $pairs (list of distinct {old, new})
 // returns: linked (edges created)
+// replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
+// ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
+CYPHER replan=skip
 UNWIND $pairs AS p
 MATCH (o:Unit {id: p.old}), (n:Unit {id: p.new})
 CREATE (o)-[:SUPERSEDED_BY]->(n)

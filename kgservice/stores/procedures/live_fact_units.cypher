@@ -8,6 +8,9 @@
 // One index seek per probe on Unit(probe) (schema.cypher: unit_probe). Walking the smaller
 // side of each pair instead (the subject's SUBJECT edges or the argument's ARG edges) grows
 // with the store; a probe seek does not.
+// replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
+// ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
+CYPHER replan=skip
 UNWIND $probes AS p
 MATCH (u:Unit {probe: p})
 WHERE NOT (u)-[:SUPERSEDED_BY]->()

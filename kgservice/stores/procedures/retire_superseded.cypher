@@ -9,6 +9,9 @@
 // changed although the superseding unit may not mention them.
 // parameters: $olds (distinct ids of stored units the batch supersedes)
 // returns: retired (per unit, the node ids at the ends of its retired edges)
+// replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
+// ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
+CYPHER replan=skip
 UNWIND $olds AS old
 MATCH (o:Unit {id: old})
 CALL (o, old) {
