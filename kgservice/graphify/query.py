@@ -113,18 +113,21 @@ def _link_filter(filters: list[str]):
 # --- learning overlay (written by reflect) -------------------------------------------------
 
 
-def learning_overlay(g: Graph) -> dict:
-    ov = g.cache.get("overlay")
+def learning_overlay(g: Graph, links_fallback: bool = False) -> dict:
+    """The learning sidecar's entries with their ``stale`` flag; ``links_fallback`` (kg's answers)
+    judges a node whose source file is not on disk by its relations (reflect.is_stale)."""
+    key = "overlay:links" if links_fallback else "overlay"
+    ov = g.cache.get(key)
     if ov is None and not (Path(g.path).parent / ".graphify_learning.json").exists():
-        ov = g.cache["overlay"] = {}  # no sidecar: no need to import reflect (start-up time)
+        ov = g.cache[key] = {}  # no sidecar: no need to import reflect (start-up time)
     if ov is None:
         from kgservice.graphify.reflect import load_learning_overlay
 
         try:
-            ov = load_learning_overlay(g.path, g)
+            ov = load_learning_overlay(g.path, g, links_fallback=links_fallback)
         except Exception:
             ov = {}
-        g.cache["overlay"] = ov
+        g.cache[key] = ov
     return ov
 
 
@@ -280,15 +283,18 @@ def community_of(d: dict) -> str:
     return str(d.get("community_name") or d.get("community", ""))
 
 
-def node_line(g: Graph, nid: str, overlay: dict | None) -> str:
+def node_line(g: Graph, nid: str, overlay: dict | None, as_graphify: bool = False) -> str:
+    """One NODE line. ``as_graphify``: the label as graphify prints it, a null label empty
+    (kg's own answer names such a node by its id)."""
     d = g.attrs[nid]
+    label = g.raw_label(nid) if as_graphify else g.label(nid)
     learning = ""
     entry = overlay.get(nid) if overlay else None
     if entry:
         status = sanitize(str(entry.get("status", "")))
         if status:
             learning = f" learning={status}{':stale' if entry.get('stale') else ''}"
-    return (f"NODE {sanitize(g.label(nid))} [src={sanitize(str(d.get('source_file', '')))} "
+    return (f"NODE {sanitize(label)} [src={sanitize(str(d.get('source_file', '')))} "
             f"loc={sanitize(str(d.get('source_location', '')))} community={sanitize(community_of(d))}"
             f"{learning}{_attrs_suffix(d)}]")
 
@@ -338,7 +344,7 @@ def render(g: Graph, seeds: list[str], trav: Traversal, view: _View, *, mode: st
     links = induced_links(view, node_set)
     links.sort(key=lambda i: (max(rank[g.links[i].u], rank[g.links[i].v]),
                               min(rank[g.links[i].u], rank[g.links[i].v]), i))
-    overlay = learning_overlay(g)
+    overlay = learning_overlay(g, links_fallback=True)
     node_lines = [node_line(g, n, overlay) for n in ranked]
     edge_lines = [edge_line(g, i) for i in links]
 
@@ -389,8 +395,8 @@ def render_graphify(g: Graph, question: str, seeds: list[str], *, mode: str, dep
         ctx_source = "heuristic" if ctx else None
     view = TraversalView(g, ctx or None)
     nodes, edges = dfs(view, seeds, depth) if mode == "dfs" else bfs(view, seeds, depth)
-    parts = [f"Traversal: {mode.upper()} depth={depth}",
-             f"Start{' (given)' if given else ''}: {[g.label(n) for n in seeds]}"]
+    parts = [f"Traversal: {mode.upper()} depth={depth}",  # labels as stored: a null one is None here, "" below
+             f"Start{' (given)' if given else ''}: {[g.raw_label(n) for n in seeds]}"]
     if unresolved:
         parts.append(f"Unresolved seeds (skipped): {unresolved}")
     if graph_path is not None:
@@ -404,7 +410,7 @@ def render_graphify(g: Graph, question: str, seeds: list[str], *, mode: str, dep
     seed_set = set(seeds)
     dist = hop_distances(view.adj, seed_hits, nodes)
     ordered = seed_hits + sorted(nodes - seed_set, key=lambda n: (dist.get(n, 1 << 30), -view.degree(n), str(n)))
-    lines = [node_line(g, n, overlay) for n in ordered]
+    lines = [node_line(g, n, overlay, as_graphify=True) for n in ordered]
     n_nodes = len(lines)
     for u, v in edges:
         if u in nodes and v in nodes:
@@ -416,8 +422,8 @@ def render_graphify(g: Graph, question: str, seeds: list[str], *, mode: str, dep
                 ctx_s = f" context={sanitize(str(ctx_v))}" if ctx_v else ""
                 loc = str(d.get("source_location") or "")
                 at = f" at={sanitize(str(d.get('source_file') or ''))}:{sanitize(loc)}" if loc else ""
-                lines.append(f"EDGE {sanitize(g.label(src))} --{sanitize(str(d.get('relation', '')))} "
-                             f"[{sanitize(str(d.get('confidence', '')))}{ctx_s}]--> {sanitize(g.label(tgt))}{at}")
+                lines.append(f"EDGE {sanitize(g.raw_label(src))} --{sanitize(str(d.get('relation', '')))} "
+                             f"[{sanitize(str(d.get('confidence', '')))}{ctx_s}]--> {sanitize(g.raw_label(tgt))}{at}")
     return header + cut_to_budget(lines, n_nodes, len(seed_hits), budget)
 
 

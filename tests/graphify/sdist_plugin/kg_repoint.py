@@ -86,7 +86,7 @@ def _shortest_path_text(G, arguments):
     _hit()
     from kgservice.graphify.path import run_path
 
-    res = run_path(_to_ours(G), arguments["source"], arguments["target"],
+    res = run_path(_to_ours(G), arguments["source"], arguments["target"], as_graphify=True,
                    undirected=bool(arguments.get("undirected", False)))
     return res.stdout or res.stderr
 
