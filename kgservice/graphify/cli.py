@@ -59,10 +59,19 @@ def _refuse_read_only(what: str) -> None:
         raise _fail(f"this kgservice is configured read-only (KG_READ_ONLY); {what} refused")
 
 
-def _load(graph: Optional[Path]):
-    from kgservice.graphify.loader import GraphLoadError, default_graph_path, load_graph
+def _out_dir() -> Path:
+    """``graphify-out`` or ``$GRAPHIFY_OUT``; graphify's warning when the variable names the
+    project or a parent of it (and so is not used)."""
+    from kgservice.graphify.loader import default_out_dir, out_dir_warning
 
-    gp = Path(graph) if graph is not None else default_graph_path()
+    _out(out_dir_warning() or "", err=True)
+    return default_out_dir()
+
+
+def _load(graph: Optional[Path]):
+    from kgservice.graphify.loader import GraphLoadError, load_graph
+
+    gp = Path(graph) if graph is not None else _out_dir() / "graph.json"
     if not gp.exists():
         raise _fail(f"graph file not found: {gp.resolve()}")
     if gp.suffix != ".json":
@@ -158,7 +167,6 @@ def save_result_cmd(
         "--correction", help="What the right answer was (with --outcome corrected).")] = None,
     memory_dir: Annotated[Optional[Path], typer.Option("--memory-dir", help=MEMORY_HELP)] = None,
 ) -> None:
-    from kgservice.graphify.loader import default_out_dir
     from kgservice.graphify.memory import OUTCOMES, save_result
 
     _refuse_read_only("save-result")
@@ -176,7 +184,7 @@ def save_result_cmd(
             raise _fail(f"could not read --answer-file: {exc}") from None
     elif not answer:
         raise _fail("--answer or --answer-file is required", EXIT_USAGE)
-    path = save_result(question, answer or "", memory_dir or default_out_dir() / "memory", query_type=type_,
+    path = save_result(question, answer or "", memory_dir or _out_dir() / "memory", query_type=type_,
                        nodes=cited or None, outcome=outcome, correction=correction)
     _out(f"Saved to {path}")
 
@@ -199,15 +207,15 @@ def reflect_cmd(
     if_stale: Annotated[bool, typer.Option(
         "--if-stale", help="Skip when LESSONS.md is already newer than every input.")] = False,
 ) -> None:
-    from kgservice.graphify.loader import default_out_dir
     from kgservice.graphify.reflect import lessons_fresh, reflect
 
     _refuse_read_only("reflect")
-    base = default_out_dir()
-    memory_dir = memory_dir or base / "memory"
-    out = out or base / "reflections" / "LESSONS.md"
-    if graph is None and (base / "graph.json").exists():
-        graph = base / "graph.json"
+    if memory_dir is None or out is None or graph is None:  # a default from the output dir
+        base = _out_dir()
+        memory_dir = memory_dir or base / "memory"
+        out = out or base / "reflections" / "LESSONS.md"
+        if graph is None and (base / "graph.json").exists():
+            graph = base / "graph.json"
     analysis_path = labels_path = None
     if graph is not None:
         analysis_path = analysis or graph.parent / ".graphify_analysis.json"
