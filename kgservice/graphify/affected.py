@@ -2,11 +2,8 @@
 
 graphify 0.9.96's blast-radius walk, reproduced over our loader's graph:
 
-- **Seed.** X as a node id; else the one node whose label equals X (NFC, case-folded);
-  else the one whose label without a trailing ``()`` equals X's; else the nodes whose
-  ``source_file`` is X (an absolute X is made relative to the graph's project root), the
-  file node among them when there are several; else the one whose label contains X.
-  Anything else is ``No unique node match for X`` (exit 0, as graphify).
+- **Seed.** The node X names (``seeds.resolve_seed``: id, label, bare name, file, unique
+  substring); anything else is ``No unique node match for X`` (exit 0, as graphify).
 - **Walk.** Breadth first over *incoming* links whose relation is in the set (default:
   calls, imports, inheritance, ``defines``, ... see ``DEFAULT_RELATIONS``), up to ``depth``
   hops (2). The seed's own members (its outgoing ``method`` / ``contains`` links) are
@@ -24,13 +21,12 @@ simple graph, one per key on a multigraph; neighbours in the order their first l
 
 from __future__ import annotations
 
-import unicodedata
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgservice.graphify.gods import is_file_node_label
 from kgservice.graphify.loader import Graph
+from kgservice.graphify.seeds import resolve_seed
 
 DEFAULT_RELATIONS = ("calls", "indirect_call", "references", "imports", "imports_from", "dynamic_import",
                      "re_exports", "inherits", "extends", "implements", "uses", "mixes_in", "embeds", "defines",
@@ -51,21 +47,12 @@ class Hit:
 # --- edges as networkx's directed classes give them -------------------------------------------
 
 
-def _edge_data(g: Graph, group: list[int]) -> dict:
-    if len(group) == 1:
-        return g.links[group[0]].data
-    merged: dict = {}
-    for i in group:
-        merged.update(g.links[i].data)
-    return merged
-
-
 def _edges(g: Graph, links: list[int], other_end: str, multigraph: bool) -> list[tuple[str, dict]]:
     by_node: dict[str, list[int]] = {}
     for i in links:
         lk = g.links[i]
         by_node.setdefault(lk.u if other_end == "u" else lk.v, []).append(i)
-    return [(n, _edge_data(g, grp)) for n, idx in by_node.items()
+    return [(n, g.merged_data(grp)) for n, idx in by_node.items()
             for grp in (g.arc_keys(idx) if multigraph else [idx])]
 
 
@@ -81,80 +68,6 @@ def out_edges(g: Graph, nid: str, multigraph: bool) -> list[tuple[str, dict]]:
 
 def _rel(d: dict) -> str:
     return str(d.get("relation", ""))
-
-
-# --- the seed ---------------------------------------------------------------------------------
-
-
-def _norm(text: str) -> str:
-    return unicodedata.normalize("NFC", text).casefold()
-
-
-def _bare(label: str) -> str:
-    label = _norm(label)
-    return label[:-2] if label.endswith("()") else label
-
-
-def repo_relative(query: str, root: Path | None = None) -> str:
-    """A path query in the form graph.json stores (``./src/x.py`` and ``<root>/src/x.py`` are
-    ``src/x.py``); an absolute path outside ``root`` and a non-path query are left as they are."""
-    path = Path(query)
-    if path.is_absolute():
-        try:
-            return path.relative_to(root if root is not None else Path.cwd()).as_posix()
-        except ValueError:
-            return query
-    return path.as_posix()
-
-
-def _only(hits: list[str]) -> str | None:
-    return hits[0] if len(hits) == 1 else None
-
-
-def _file_node(g: Graph, ids: list[str], query: str) -> str | None:
-    """Among several nodes of one file, the file's own node: at ``L1`` and labelled with the
-    file's name, or its path form; else the only ``L1`` node; else the only one so labelled."""
-    base = _norm(Path(query).name)
-
-    def at_l1(n: str) -> bool:
-        return str(g.attrs[n].get("source_location", "")) == "L1"
-
-    def named(n: str) -> bool:
-        return _norm(str(g.attrs[n].get("label", ""))) == base
-
-    for pick in ([n for n in ids if at_l1(n) and named(n)],
-                 [n for n in ids if at_l1(n) and is_file_node_label(str(g.attrs[n].get("label", "")),
-                                                                    str(g.attrs[n].get("source_file", "")))],
-                 [n for n in ids if at_l1(n)],
-                 [n for n in ids if named(n)]):
-        if len(pick) == 1:
-            return pick[0]
-    return None
-
-
-def resolve_seed(g: Graph, query: str, root: Path | None = None) -> str | None:
-    """The node ``affected`` starts from, or None (no match, or no unique one)."""
-    query = query.rstrip("/\\") or query
-    if query in g:
-        return query
-    q = _norm(query)
-    labels = [(n, str(g.attrs[n].get("label", ""))) for n in g.order]
-    found = _only([n for n, lab in labels if _norm(lab) == q])
-    if found is None:
-        qb = _bare(q)
-        found = _only([n for n, lab in labels if _bare(lab) == qb])
-    if found is not None:
-        return found
-    rel = repo_relative(query, root)
-    forms = (q, _norm(rel))
-    same_file = [n for n in g.order if _norm(str(g.attrs[n].get("source_file", ""))) in forms]
-    if len(same_file) == 1:
-        return same_file[0]
-    if same_file:
-        found = _file_node(g, same_file, rel)
-        if found is not None:
-            return found
-    return _only([n for n, lab in labels if q in _norm(lab)])
 
 
 # --- the walk ---------------------------------------------------------------------------------

@@ -240,9 +240,10 @@ def affected_cmd(
     graph: Annotated[Optional[Path], typer.Option("--graph", help=GRAPH_HELP)] = None,
 ) -> None:
     from kgservice.graphify import EXIT_NOT_FOUND
-    from kgservice.graphify.affected import DEFAULT_RELATIONS, no_match, render_affected, affected_nodes, resolve_seed
+    from kgservice.graphify.affected import DEFAULT_RELATIONS, affected_nodes, no_match, render_affected
     from kgservice.graphify.query import graph_root
     from kgservice.graphify.scoring import is_ambiguity, resolve_single_node
+    from kgservice.graphify.seeds import resolve_seed
 
     g = _load(graph)
     relations = tuple(relation or ()) or DEFAULT_RELATIONS

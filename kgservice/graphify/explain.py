@@ -76,16 +76,7 @@ def connections(g: Graph, nid: str) -> list[Connection]:
 def first_arc_data(g: Graph, idx: list[int]) -> dict:
     """``edge_data(G, u, v)`` of the networkx class graphify loads for explain: the first
     key's data on a multigraph (links sharing a ``key`` merge), the merged data otherwise."""
-    if g.multigraph:
-        first_key = g.links[idx[0]].data.get("key")
-        same = [i for i in idx if first_key is not None and g.links[i].data.get("key") == first_key]
-        idx = same or idx[:1]
-    if len(idx) == 1:
-        return g.links[idx[0]].data
-    d: dict = {}
-    for i in idx:
-        d.update(g.links[i].data)
-    return d
+    return g.merged_data(g.arc_keys(idx)[0] if g.multigraph else idx)
 
 
 def _joined(g: Graph, idx: list[int], key: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 from kgservice.graphify.loader import Graph
 from kgservice.graphify.scoring import sanitize
+from kgservice.graphify.seeds import is_file_label
 
 HEADER = "God nodes (most connected):"
 
@@ -47,25 +48,13 @@ dependencies devdependencies peerdependencies optionaldependencies bundleddepend
 """.split())
 
 
-def is_file_node_label(label: Any, source_file: Any) -> bool:
-    """``label`` names the file ``source_file``: its base name, or (with a ``/``) a trailing
-    part of its path, the form graphify gives file nodes whose base names collide."""
-    if not label or not source_file:
-        return False
-    sf = str(source_file).replace("\\", "/")
-    lbl = str(label)
-    if lbl == sf.rsplit("/", 1)[-1]:
-        return True
-    return "/" in lbl and (sf == lbl or sf.endswith("/" + lbl))
-
-
 def _is_file_node(d: dict, degree: int) -> bool:
     label = d.get("label", "")
     if not label:
         return False
     label = str(label)  # a non-string label crashes graphify here; we rank it like any other
     source_file = d.get("source_file", "")
-    if source_file and is_file_node_label(label, source_file):
+    if source_file and is_file_label(label, str(source_file)):
         return True
     if label.startswith(".") and label.endswith("()"):
         return True

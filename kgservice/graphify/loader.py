@@ -67,7 +67,8 @@ class Link:
     data: dict
 
 
-def _make_link(lk: dict) -> Link:
+def make_link(lk: dict) -> Link:
+    """A link dict as a :class:`Link`: its stored arc and its true direction."""
     u, v = lk["source"], lk["target"]
     if u.__class__ is not str:
         u = str(u)
@@ -102,7 +103,7 @@ class LinkList:
     def __getitem__(self, i: int) -> Link:
         lk = self._made[i]
         if lk is None:
-            lk = self._made[i] = _make_link(self._raw[i])
+            lk = self._made[i] = make_link(self._raw[i])
         return lk
 
     def __iter__(self):
@@ -190,6 +191,16 @@ class Graph:
             except TypeError:  # an unhashable key (networkx fails on it): the link stands alone
                 keys[("unhashable", i)] = [i]
         return list(keys.values())
+
+    def merged_data(self, idx: list[int]) -> dict:
+        """The attributes networkx keeps for links folded into one edge: each link's in turn,
+        a later value winning key by key (the link's own dict when there is one)."""
+        if len(idx) == 1:
+            return self.links[idx[0]].data
+        d: dict = {}
+        for i in idx:
+            d.update(self.links[i].data)
+        return d
 
     def _multi_count(self, idx: list[int], end: str) -> int:
         raw = self.links._raw

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
-from kgservice.graphify.loader import Graph
+from kgservice.graphify.loader import Graph, Link, make_link
 from kgservice.graphify.scoring import is_ambiguity, resolve_path_endpoint
 
 AMBIGUITY_MARGIN = 0.10
@@ -187,18 +187,20 @@ def shortest_path(g: Graph, source: str, target: str, undirected: bool = False,
     return path
 
 
+def _arc_edges(g: Graph, a: str, b: str) -> list[Link]:
+    """The edges of the stored arc a→b as graphify's path reads them (a multigraph: links
+    sharing a ``key`` are one edge, their attributes merged), each with its true direction."""
+    idx = [i for i in g.out_links(a) if g.links[i].v == b]
+    if not idx:
+        return []
+    return [g.links[grp[0]] if len(grp) == 1 else make_link(g.merged_data(grp)) for grp in g.arc_keys(idx)]
+
+
 def _hop(g: Graph, u: str, v: str) -> tuple[list[str], list[str], bool]:
     """The relations and confidences stored on the hop u→v, and whether it runs forward."""
     fwd, bwd = [], []
-    for i in g.out_links(u):
-        lk = g.links[i]
-        if lk.v == v:
-            (fwd if lk.src == u else bwd).append(lk.data)
-    if u != v:
-        for i in g.out_links(v):
-            lk = g.links[i]
-            if lk.v == u:
-                (fwd if lk.src == u else bwd).append(lk.data)
+    for lk in _arc_edges(g, u, v) + (_arc_edges(g, v, u) if u != v else []):
+        (fwd if lk.src == u else bwd).append(lk.data)
     datas = fwd or bwd
     rels = sorted({str(d["relation"]) for d in datas if d.get("relation")})
     confs = sorted({str(d["confidence"]) for d in datas if d.get("confidence")})

@@ -28,6 +28,7 @@ from pathlib import Path
 from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
 from kgservice.graphify.loader import Graph
 from kgservice.graphify.nxview import HubCheck, hop_distances
+from kgservice.graphify.seeds import resolve_seed
 from kgservice.graphify.scoring import (
     compute_idf,
     find_node_tiers,
@@ -458,86 +459,6 @@ def cut_to_budget(lines: list[str], n_nodes: int, n_seeds: int, budget: int) -> 
             + output[:cut_at]
             + f"\n... (truncated — {cut} more nodes cut by ~{budget}-token budget."
             f" Narrow with context_filter=['call'] or use get_node for a specific symbol)")
-
-
-# --- explicit seeds (graphify's ``affected.resolve_seed``) -----------------------------------------
-
-
-def _nfc_fold(text: str) -> str:
-    import unicodedata
-
-    return unicodedata.normalize("NFC", text).casefold()
-
-
-def _bare(label: str) -> str:
-    label = _nfc_fold(label)
-    return label[:-2] if label.endswith("()") else label
-
-
-def _repo_relative(value: str, root: Path | None) -> str:
-    p = Path(value)
-    if p.is_absolute():
-        anchor = root if root is not None else Path.cwd()
-        try:
-            return p.relative_to(anchor).as_posix()
-        except ValueError:
-            return value
-    return p.as_posix()
-
-
-def _is_file_label(label: str, source_file: str) -> bool:
-    if not label or not source_file:
-        return False
-    sf = source_file.replace("\\", "/")
-    if label == sf.rsplit("/", 1)[-1]:
-        return True
-    return "/" in label and (sf == label or sf.endswith("/" + label))
-
-
-def _prefer_file_node(g: Graph, ids: list[str], query: str) -> str | None:
-    base = _nfc_fold(Path(query).name)
-    a = g.attrs
-
-    def only(cands: list[str]) -> str | None:
-        return cands[0] if len(cands) == 1 else None
-
-    l1 = [n for n in ids if str(a[n].get("source_location", "")) == "L1"]
-    for cands in ([n for n in l1 if _nfc_fold(str(a[n].get("label", ""))) == base],
-                  [n for n in l1 if _is_file_label(str(a[n].get("label", "")), str(a[n].get("source_file", "")))],
-                  l1,
-                  [n for n in ids if _nfc_fold(str(a[n].get("label", ""))) == base]):
-        hit = only(cands)
-        if hit is not None:
-            return hit
-    return None
-
-
-def resolve_seed(g: Graph, value: str, root: Path | None = None) -> str | None:
-    """An explicit ``--seed``: id, unique label, unique bare callable name, the file
-    (repo-relative, or absolute under the graph's root), or a unique label substring."""
-    value = value.rstrip("/\\") or value
-    if value in g:
-        return value
-    a = g.attrs
-    q = _nfc_fold(value)
-    hits = [n for n in g.order if _nfc_fold(str(a[n].get("label", ""))) == q]
-    if len(hits) == 1:
-        return hits[0]
-    qb = _bare(q)
-    hits = [n for n in g.order if _bare(str(a[n].get("label", ""))) == qb]
-    if len(hits) == 1:
-        return hits[0]
-    rel = _repo_relative(value, root)
-    qp = _nfc_fold(rel)
-    hits = [n for n in g.order if _nfc_fold(str(a[n].get("source_file", ""))) in (q, qp)]
-    if len(hits) == 1:
-        return hits[0]
-    if hits:
-        pref = _prefer_file_node(g, hits, rel)
-        if pref is not None:
-            return pref
-    hits = [n for n in g.order if q in _nfc_fold(str(a[n].get("label", "")))]
-    return hits[0] if len(hits) == 1 else None
 
 
 def graph_root(graph_path: Path) -> Path:

@@ -329,6 +329,9 @@ for name, targets in (
         case(f"{name}-g{i}", name, argv)
     for i, argv in enumerate(targets):
         case(f"{name}-a{i:02d}", name, ["affected", *argv])
+for name in ("oop", "oops"):  # explain and path over repeated links (keys merge on the multigraph)
+    case(f"{name}-x", name, ["explain", "pkg_base_base_head"], ["explain", "pkg_walk_walk"], ["explain", "Child"],
+         ["path", "main()", "pkg_base_base_head"], [Q, "walk", "--dfs"])
 case("ga01", "gfy", ["affected"])
 case("ga02", "gfy", ["affected", "Cart", "--depth", "two"])
 case("ga03", "gfy", ["god-nodes", "--top", "many"])

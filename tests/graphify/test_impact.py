@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgservice.graphify.affected import affected_nodes, repo_relative, resolve_seed, run_affected
+from kgservice.graphify.affected import affected_nodes, run_affected
 from kgservice.graphify.gods import god_nodes, render_json, render_text
 from kgservice.graphify.loader import graph_from_data
+from kgservice.graphify.seeds import repo_relative, resolve_seed
 
 
 def n(nid, label, sf, loc="L2", **extra):

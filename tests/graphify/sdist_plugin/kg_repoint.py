@@ -179,11 +179,11 @@ def _impact_wrappers():
     back as graphify's own ``AffectedHit`` records."""
     import graphify.affected as gaff
 
-    from kgservice.graphify import affected, gods
+    from kgservice.graphify import affected, gods, seeds
 
     def resolve_seed(graph, query, root=None):
         _hit()
-        return affected.resolve_seed(_to_ours(graph), query, Path(root) if root is not None else None)
+        return seeds.resolve_seed(_to_ours(graph), query, Path(root) if root is not None else None)
 
     def affected_nodes(graph, seed, *, relations=affected.DEFAULT_RELATIONS, depth=2):
         _hit()
