@@ -125,6 +125,7 @@ def test_closed_pipe_keeps_the_exit_code(mini_project):
 
 def test_no_heavy_imports_on_the_command_path(mini_project):
     code = ("import sys; from kgservice.graphify.dropin import run; run(['graphify','query','alpha'])\n"
+            "run(['graphify','god-nodes']); run(['graphify','affected','alpha'])\n"
             "heavy = [m for m in ('networkx', 'litellm', 'qdrant_client', 'neo4j', 'numpy', 'typer') "
             "if m in sys.modules]\nprint('HEAVY', heavy)")
     p = subprocess.run([sys.executable, "-c", code], cwd=mini_project, capture_output=True, text=True, timeout=60,
