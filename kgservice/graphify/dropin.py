@@ -297,28 +297,39 @@ def _load_unguarded(gp: Path):
         raise _fail(f"error: could not load graph: {exc}") from None
 
 
-def _int_flag(args: list[str], i: int, name: str, kind=int, what: str = "an integer") -> tuple:
-    """``--name V`` or ``--name=V`` at ``args[i]`` -> (value, next index), or None when it is neither."""
+def _flag(args: list[str], i: int, name: str) -> tuple[str, int] | None:
+    """``--name V`` or ``--name=V`` at ``args[i]`` -> (V, index after it); None when it is
+    neither (graphify skips a ``--name`` with nothing after it like any unknown word)."""
     a = args[i]
     if a == f"--{name}" and i + 1 < len(args):
-        raw, nxt = args[i + 1], i + 2
-    elif a.startswith(f"--{name}="):
-        raw, nxt = a.split("=", 1)[1], i + 1
-    else:
-        return None
-    try:
-        return kind(raw), nxt
-    except ValueError:
-        raise _fail(f"error: --{name} must be {what}") from None
-
-
-def _graph_flag(args: list[str], i: int) -> tuple[str, int] | None:
-    a = args[i]
-    if a == "--graph" and i + 1 < len(args):
         return args[i + 1], i + 2
-    if a.startswith("--graph="):
+    if a.startswith(f"--{name}="):
         return a.split("=", 1)[1], i + 1
     return None
+
+
+def _scan(args: list[str], names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The ``--name V`` / ``--name=V`` pairs among ``args`` for these names, in order; any other
+    word is skipped, as graphify's hand-written parsing does."""
+    found: list[tuple[str, str]] = []
+    i = 0
+    while i < len(args):
+        for name in names:
+            got = _flag(args, i, name)
+            if got is not None:
+                found.append((name, got[0]))
+                i = got[1]
+                break
+        else:
+            i += 1
+    return found
+
+
+def _number(name: str, raw: str, kind=int, what: str = "an integer"):
+    try:
+        return kind(raw)
+    except ValueError:
+        raise _fail(f"error: --{name} must be {what}") from None
 
 
 def cmd_affected(argv: list[str]) -> int:
@@ -329,24 +340,13 @@ def cmd_affected(argv: list[str]) -> int:
 
     query = argv[2]
     graph_path, depth, relations = _graph_default(), 2, []
-    args = argv[3:]
-    i = 0
-    while i < len(args):
-        got = _graph_flag(args, i) or _int_flag(args, i, "depth")
-        if got is not None:
-            if isinstance(got[0], str):
-                graph_path = got[0]
-            else:
-                depth = got[0]
-            i = got[1]
-        elif args[i] == "--relation" and i + 1 < len(args):
-            relations.append(args[i + 1])
-            i += 2
-        elif args[i].startswith("--relation="):
-            relations.append(args[i].split("=", 1)[1])
-            i += 1
+    for name, value in _scan(argv[3:], ("graph", "depth", "relation")):
+        if name == "graph":
+            graph_path = value
+        elif name == "depth":
+            depth = _number(name, value)
         else:
-            i += 1
+            relations.append(value)
     gp = Path(graph_path).resolve()
     g = _load_unguarded(gp)
     _seed, text = run_affected(g, query, tuple(relations) or DEFAULT_RELATIONS, depth, graph_root(gp))
@@ -359,21 +359,13 @@ def cmd_god_nodes(argv: list[str]) -> int:
 
     graph_path, top_n, hubs = _graph_default(), 10, None
     as_json = "--json" in argv
-    args = argv[2:]
-    i = 0
-    while i < len(args):
-        got = (_graph_flag(args, i) or _int_flag(args, i, "top")
-               or _int_flag(args, i, "exclude-hubs", float, "a number (percentile 0-100)"))
-        if got is None:
-            i += 1
-            continue
-        if isinstance(got[0], str):
-            graph_path = got[0]
-        elif args[i].startswith("--top"):
-            top_n = got[0]
+    for name, value in _scan(argv[2:], ("graph", "top", "exclude-hubs")):
+        if name == "graph":
+            graph_path = value
+        elif name == "top":
+            top_n = _number(name, value)
         else:
-            hubs = got[0]
-        i = got[1]
+            hubs = _number(name, value, float, "a number (percentile 0-100)")
     gp = Path(graph_path).resolve()
     g = _load_unguarded(gp)
     gods = god_nodes(g, top_n, hubs)
