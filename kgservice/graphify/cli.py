@@ -1,11 +1,13 @@
-"""The five graphify-compatible commands as ``kg`` commands (Typer, kgservice's defaults).
+"""The graphify-compatible commands as ``kg`` commands (Typer, kgservice's defaults).
 
-``register(app)`` adds ``query``, ``path``, ``explain``, ``save-result`` and ``reflect``
-to the ``kg`` app. ``kg query`` keeps kgservice's richer defaults (vocabulary expansion,
-BFS depth 3 / DFS 6, relevance order, ``learning=`` suffix); ``kg explain`` adds ``Same as:``
-and joins parallel relations. The ``graphify`` console script is graphify's own command
-line and output (dropin.py). Exit codes: 0 answered, 1 bad graph file / I/O, 2 usage,
-3 ambiguous name, 4 no matching node.
+``register(app)`` adds ``query``, ``path``, ``explain``, ``save-result``, ``reflect``,
+``affected`` and ``god-nodes`` to the ``kg`` app. ``kg query`` keeps kgservice's richer
+defaults (vocabulary expansion, BFS depth 3 / DFS 6, relevance order, ``learning=`` suffix);
+``kg explain`` adds ``Same as:`` and joins parallel relations; ``kg affected`` lists the
+candidates of a name it cannot pin down (exit 3) or says none matched (exit 4) where graphify
+answers ``No unique node match`` with exit 0. The ``graphify`` console script is graphify's
+own command line and output (dropin.py). Exit codes: 0 answered, 1 bad graph file / I/O,
+2 usage, 3 ambiguous name, 4 no matching node.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from kgservice.graphify import EXIT_ERROR, EXIT_USAGE
+from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_ERROR, EXIT_USAGE
 
 QUERY_HELP = "Answer a question from graph.json: vocabulary expansion, seeds, BFS (or --dfs) traversal."
 PATH_HELP = "Shortest path between two nodes of graph.json (directed unless --undirected)."
@@ -25,6 +27,8 @@ SAVE_HELP = "Save a Q&A result (with an optional outcome) under the memory dir, 
 GRAPH_HELP = "graph.json to read (default graphify-out/graph.json)."
 MEMORY_HELP = "Memory directory (default graphify-out/memory)."
 REFLECT_HELP = "Aggregate saved outcomes into a deterministic LESSONS.md (and the learning sidecar)."
+AFFECTED_HELP = "What depends on a node: graph.json's links walked backwards (callers, importers, subclasses...)."
+GODS_HELP = "The most connected real entities of graph.json (files, concepts and builtin names left out)."
 
 
 def _out(text: str, err: bool = False) -> None:
@@ -55,10 +59,19 @@ def _refuse_read_only(what: str) -> None:
         raise _fail(f"this kgservice is configured read-only (KG_READ_ONLY); {what} refused")
 
 
-def _load(graph: Optional[Path]):
-    from kgservice.graphify.loader import GraphLoadError, default_graph_path, load_graph
+def _out_dir() -> Path:
+    """``graphify-out`` or ``$GRAPHIFY_OUT``; graphify's warning when the variable names the
+    project or a parent of it (and so is not used)."""
+    from kgservice.graphify.loader import default_out_dir, out_dir_warning
 
-    gp = Path(graph) if graph is not None else default_graph_path()
+    _out(out_dir_warning() or "", err=True)
+    return default_out_dir()
+
+
+def _load(graph: Optional[Path]):
+    from kgservice.graphify.loader import GraphLoadError, load_graph
+
+    gp = Path(graph) if graph is not None else _out_dir() / "graph.json"
     if not gp.exists():
         raise _fail(f"graph file not found: {gp.resolve()}")
     if gp.suffix != ".json":
@@ -154,7 +167,6 @@ def save_result_cmd(
         "--correction", help="What the right answer was (with --outcome corrected).")] = None,
     memory_dir: Annotated[Optional[Path], typer.Option("--memory-dir", help=MEMORY_HELP)] = None,
 ) -> None:
-    from kgservice.graphify.loader import default_out_dir
     from kgservice.graphify.memory import OUTCOMES, save_result
 
     _refuse_read_only("save-result")
@@ -172,7 +184,7 @@ def save_result_cmd(
             raise _fail(f"could not read --answer-file: {exc}") from None
     elif not answer:
         raise _fail("--answer or --answer-file is required", EXIT_USAGE)
-    path = save_result(question, answer or "", memory_dir or default_out_dir() / "memory", query_type=type_,
+    path = save_result(question, answer or "", memory_dir or _out_dir() / "memory", query_type=type_,
                        nodes=cited or None, outcome=outcome, correction=correction)
     _out(f"Saved to {path}")
 
@@ -195,15 +207,15 @@ def reflect_cmd(
     if_stale: Annotated[bool, typer.Option(
         "--if-stale", help="Skip when LESSONS.md is already newer than every input.")] = False,
 ) -> None:
-    from kgservice.graphify.loader import default_out_dir
     from kgservice.graphify.reflect import lessons_fresh, reflect
 
     _refuse_read_only("reflect")
-    base = default_out_dir()
-    memory_dir = memory_dir or base / "memory"
-    out = out or base / "reflections" / "LESSONS.md"
-    if graph is None and (base / "graph.json").exists():
-        graph = base / "graph.json"
+    if memory_dir is None or out is None or graph is None:  # a default from the output dir
+        base = _out_dir()
+        memory_dir = memory_dir or base / "memory"
+        out = out or base / "reflections" / "LESSONS.md"
+        if graph is None and (base / "graph.json").exists():
+            graph = base / "graph.json"
     analysis_path = labels_path = None
     if graph is not None:
         analysis_path = analysis or graph.parent / ".graphify_analysis.json"
@@ -213,26 +225,66 @@ def reflect_cmd(
         return
     out_path, agg = reflect(memory_dir, out, graph, analysis_path, labels_path,
                             half_life_days=half_life_days, min_corroboration=min_corroboration,
-                            topics_from_graph=True)
+                            topics_from_graph=True, links_fallback=True)
     c = agg["counts"]
     _out(f"Reflected {agg['total']} memories ({c['useful']} useful, {c['dead_end']} dead ends, "
          f"{c['corrected']} corrected) -> {out_path}")
 
 
+def affected_cmd(
+    node: Annotated[str, typer.Argument(help="Node id, label, bare name or source file.")],
+    relation: Annotated[Optional[List[str]], typer.Option(
+        "--relation", help="Follow only links of this relation backwards (repeatable; default: calls, "
+                           "imports, inheritance, uses, defines, ...).")] = None,
+    depth: Annotated[int, typer.Option("--depth", min=1, help="Hops to walk back.")] = 2,
+    graph: Annotated[Optional[Path], typer.Option("--graph", help=GRAPH_HELP)] = None,
+) -> None:
+    from kgservice.graphify import EXIT_NOT_FOUND
+    from kgservice.graphify.affected import DEFAULT_RELATIONS, affected_nodes, no_match, render_affected
+    from kgservice.graphify.query import graph_root
+    from kgservice.graphify.scoring import is_ambiguity, resolve_single_node
+    from kgservice.graphify.seeds import resolve_seed
+
+    g = _load(graph)
+    relations = tuple(relation or ()) or DEFAULT_RELATIONS
+    seed = resolve_seed(g, node, graph_root(g.path))
+    if seed is None:  # graphify's rules found no single node: say why, with the candidates
+        seed, refusal = resolve_single_node(g, node)
+        if seed is None:
+            _out(refusal or no_match(node))
+            raise typer.Exit(EXIT_AMBIGUOUS if is_ambiguity(refusal) else EXIT_NOT_FOUND)
+    _out(render_affected(g, seed, affected_nodes(g, seed, relations, depth), relations, depth))
+
+
+def god_nodes_cmd(
+    top: Annotated[int, typer.Option("--top", min=1, help="How many to list.")] = 10,
+    exclude_hubs: Annotated[Optional[float], typer.Option(
+        "--exclude-hubs", min=0, max=100, help="Skip nodes whose degree is above this percentile (0-100).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list of {id, label, degree}.")] = False,
+    graph: Annotated[Optional[Path], typer.Option("--graph", help=GRAPH_HELP)] = None,
+) -> None:
+    from kgservice.graphify.gods import god_nodes, render_json, render_text
+
+    gods = god_nodes(_load(graph), top, exclude_hubs)
+    _out(render_json(gods) if as_json else render_text(gods))
+
+
 def register(app: typer.Typer) -> None:
-    """Add the five commands to ``app`` (the ``kg`` app, or the standalone ``graphify`` one)."""
+    """Add the commands to ``app`` (the ``kg`` app, or the standalone ``graphify`` one)."""
     app.command("query", help=QUERY_HELP)(query_cmd)
     app.command("path", help=PATH_HELP)(path_cmd)
     app.command("explain", help=EXPLAIN_HELP)(explain_cmd)
     app.command("save-result", help=SAVE_HELP,
                 context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(save_result_cmd)
     app.command("reflect", help=REFLECT_HELP)(reflect_cmd)
+    app.command("affected", help=AFFECTED_HELP)(affected_cmd)
+    app.command("god-nodes", help=GODS_HELP)(god_nodes_cmd)
 
 
 def build_app() -> typer.Typer:
-    """The five commands as a Typer app with ``kg``'s richer defaults (tests and ``kg`` use it)."""
+    """The commands as a Typer app with ``kg``'s richer defaults (tests and ``kg`` use it)."""
     app = typer.Typer(name="kg-graphify", help="graphify-compatible query / path / explain / save-result / "
-                      "reflect over graphify-out/graph.json, with kgservice's defaults.",
+                      "reflect / affected / god-nodes over graphify-out/graph.json, with kgservice's defaults.",
                       no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
     register(app)
     return app

@@ -1,10 +1,10 @@
 """The ``graphify`` console script and ``python -m graphify``: graphify 0.9.96's CLI, served by kgservice.
 
-A user or agent skill that calls ``graphify query|path|explain|save-result|reflect`` sees
-graphify's output, exit codes, files and environment variables. The command line is
-parsed the way graphify parses it (by hand for query / path / explain: unknown flags are
-ignored, usage errors exit 1 with one line; argparse for save-result / reflect), not by
-Typer, which ``kg`` uses.
+A user or agent skill that calls ``graphify query|path|explain|save-result|reflect|
+affected|god-nodes`` sees graphify's output, exit codes, files and environment variables.
+The command line is parsed the way graphify parses it (by hand for query / path / explain /
+affected / god-nodes: unknown flags are ignored, usage errors exit 1 with one line; argparse
+for save-result / reflect), not by Typer, which ``kg`` uses.
 
 Extras that graphify would ignore (so they never change a graphify command line's
 answer): ``query --expand`` (vocabulary expansion line and seeds), ``--llm-model M``
@@ -22,17 +22,18 @@ from pathlib import Path
 from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_ERROR, EXIT_NOT_FOUND, EXIT_OK
 
 GRAPHIFY_VERSION = "0.9.96"
-COMMANDS = ("query", "path", "explain", "save-result", "reflect")
+COMMANDS = ("query", "path", "explain", "save-result", "reflect", "affected", "god-nodes")
 _FREE_TEXT = {"query", "explain", "path", "save-result", "install", "uninstall"}
 _HELP_FLAGS = {"-h", "--help", "-?"}
 
 QUERY_USAGE = 'Usage: graphify query "<question>" [--dfs] [--context C] [--seed X] [--budget N] [--graph path]'
 PATH_USAGE = 'Usage: graphify path "<source>" "<target>" [--graph path] [--directed|--undirected]'
 EXPLAIN_USAGE = 'Usage: graphify explain "<node>" [--all] [--graph path]'
+AFFECTED_USAGE = 'Usage: graphify affected "<node-or-label>" [--relation R] [--depth N] [--graph path]'
 
 HELP = """Usage: graphify <command>
 
-Commands (graphify 0.9.96's read and memory commands, served by kgservice):
+Commands (graphify 0.9.96's read, impact and memory commands, served by kgservice):
   query "<question>"       BFS traversal of graph.json for a question
     --dfs                   use depth-first instead of breadth-first
     --context C             explicit edge-context filter (repeatable)
@@ -51,6 +52,15 @@ Commands (graphify 0.9.96's read and memory commands, served by kgservice):
     --graph <path>          path to graph.json (default graphify-out/graph.json)
   query, path and explain exit 0 with an answer, 3 when a name is ambiguous
   (the candidates are listed), 4 when no node matches
+  affected "X"             reverse traversal to find nodes impacted by X
+    --relation R            edge relation to traverse in reverse (repeatable)
+    --depth N               reverse traversal depth (default 2)
+    --graph <path>          path to graph.json (default graphify-out/graph.json)
+  god-nodes               list the most connected nodes (architectural hubs)
+    --top N                 how many to show (default 10)
+    --exclude-hubs P        skip nodes whose degree is above this percentile (0-100)
+    --graph <path>          path to graph.json (default graphify-out/graph.json)
+    --json                  emit JSON instead of text
   save-result             save a Q&A result to graphify-out/memory/ for graph feedback loop
     --question Q            the question asked
     --answer A              the answer to save (or --answer-file F)
@@ -218,7 +228,7 @@ def cmd_path(argv: list[str]) -> int:
     g = _load(gp, json_only=False)
     from kgservice.graphify.path import run_path
 
-    res = run_path(g, source, target, undirected=direction == "undirected")
+    res = run_path(g, source, target, undirected=direction == "undirected", as_graphify=True)
     if res.stderr:
         _err(res.stderr)
     if res.stdout:
@@ -258,6 +268,109 @@ def cmd_explain(argv: list[str]) -> int:
         log_query(kind="explain", question=label, corpus=str(gp), nodes_returned=len(res.connections or []))
         touch_query_stamp(gp)
     return res.exit_code
+
+
+# --- affected / god-nodes ----------------------------------------------------------------------
+
+
+def _load_unguarded(gp: Path):
+    """How graphify reads the graph for affected / god-nodes: exists, .json, then parse; no
+    size cap. A file that is not JSON is its ``Cannot read graph file …`` message."""
+    import json
+
+    from kgservice.graphify.loader import GraphLoadError, graph_from_data
+
+    if not gp.exists():
+        raise _fail(f"error: graph file not found: {gp}")
+    if gp.suffix != ".json":
+        raise _fail("error: graph file must be a .json file")
+    try:
+        data = json.loads(gp.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, OSError) as exc:
+        raise _fail(f"error: could not load graph: Cannot read graph file {gp}: {exc}. "
+                    "Re-run 'graphify extract' to regenerate it.") from None
+    except ValueError as exc:  # not UTF-8
+        raise _fail(f"error: could not load graph: {exc}") from None
+    try:
+        return graph_from_data(data, gp)
+    except GraphLoadError as exc:
+        raise _fail(f"error: could not load graph: {exc}") from None
+
+
+def _flag(args: list[str], i: int, name: str) -> tuple[str, int] | None:
+    """``--name V`` or ``--name=V`` at ``args[i]`` -> (V, index after it); None when it is
+    neither (graphify skips a ``--name`` with nothing after it like any unknown word)."""
+    a = args[i]
+    if a == f"--{name}" and i + 1 < len(args):
+        return args[i + 1], i + 2
+    if a.startswith(f"--{name}="):
+        return a.split("=", 1)[1], i + 1
+    return None
+
+
+def _scan(args: list[str], names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The ``--name V`` / ``--name=V`` pairs among ``args`` for these names, in order; any other
+    word is skipped, as graphify's hand-written parsing does."""
+    found: list[tuple[str, str]] = []
+    i = 0
+    while i < len(args):
+        for name in names:
+            got = _flag(args, i, name)
+            if got is not None:
+                found.append((name, got[0]))
+                i = got[1]
+                break
+        else:
+            i += 1
+    return found
+
+
+def _number(name: str, raw: str, kind=int, what: str = "an integer"):
+    try:
+        return kind(raw)
+    except ValueError:
+        raise _fail(f"error: --{name} must be {what}") from None
+
+
+def cmd_affected(argv: list[str]) -> int:
+    if len(argv) < 3:
+        raise _fail(AFFECTED_USAGE)
+    from kgservice.graphify.affected import DEFAULT_RELATIONS, run_affected
+    from kgservice.graphify.query import graph_root
+
+    query = argv[2]
+    graph_path, depth, relations = _graph_default(), 2, []
+    for name, value in _scan(argv[3:], ("graph", "depth", "relation")):
+        if name == "graph":
+            graph_path = value
+        elif name == "depth":
+            depth = _number(name, value)
+        else:
+            relations.append(value)
+    gp = Path(graph_path).resolve()
+    g = _load_unguarded(gp)
+    _seed, text = run_affected(g, query, tuple(relations) or DEFAULT_RELATIONS, depth, graph_root(gp))
+    _print(text)
+    return EXIT_OK  # graphify: "No unique node match" is an answer too
+
+
+def cmd_god_nodes(argv: list[str]) -> int:
+    from kgservice.graphify.gods import god_nodes, render_json, render_text
+
+    graph_path, top_n, hubs = _graph_default(), 10, None
+    as_json = "--json" in argv
+    for name, value in _scan(argv[2:], ("graph", "top", "exclude-hubs")):
+        if name == "graph":
+            graph_path = value
+        elif name == "top":
+            top_n = _number(name, value)
+        else:
+            hubs = _number(name, value, float, "a number (percentile 0-100)")
+    gp = Path(graph_path).resolve()
+    g = _load_unguarded(gp)
+    gods = god_nodes(g, top_n, hubs)
+    _print(render_json(gods) if as_json else render_text(gods))
+    return EXIT_OK
 
 
 # --- save-result / reflect (argparse, as graphify) ------------------------------------------------
@@ -350,7 +463,8 @@ def cmd_reflect(argv: list[str]) -> int:
 # --- dispatch ---------------------------------------------------------------------------------
 
 _DISPATCH = {"query": cmd_query, "path": cmd_path, "explain": cmd_explain,
-             "save-result": cmd_save_result, "reflect": cmd_reflect}
+             "save-result": cmd_save_result, "reflect": cmd_reflect,
+             "affected": cmd_affected, "god-nodes": cmd_god_nodes, "god_nodes": cmd_god_nodes}
 
 
 def _print(text: str) -> None:
@@ -413,6 +527,11 @@ def main() -> None:
             stream.reconfigure(encoding="utf-8", errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
+    from kgservice.graphify.loader import out_dir_warning
+
+    warning = out_dir_warning()
+    if warning:  # graphify prints it once per process, before any command (when its paths load)
+        _err(warning)
     # A reader that closes the pipe early (`| head`) has what it wanted: not an error, and
     # the answer's own exit code is kept (graphify turns every such case into 0, an
     # ambiguity included).

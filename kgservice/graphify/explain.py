@@ -76,16 +76,7 @@ def connections(g: Graph, nid: str) -> list[Connection]:
 def first_arc_data(g: Graph, idx: list[int]) -> dict:
     """``edge_data(G, u, v)`` of the networkx class graphify loads for explain: the first
     key's data on a multigraph (links sharing a ``key`` merge), the merged data otherwise."""
-    if g.multigraph:
-        first_key = g.links[idx[0]].data.get("key")
-        same = [i for i in idx if first_key is not None and g.links[i].data.get("key") == first_key]
-        idx = same or idx[:1]
-    if len(idx) == 1:
-        return g.links[idx[0]].data
-    d: dict = {}
-    for i in idx:
-        d.update(g.links[i].data)
-    return d
+    return g.merged_data(g.arc_keys(idx)[0] if g.multigraph else idx)
 
 
 def _joined(g: Graph, idx: list[int], key: str) -> str:
@@ -116,7 +107,9 @@ def run_explain(g: Graph, label: str, show_all: bool = False, rich: bool = False
     from kgservice.graphify.query import community_of, learning_overlay
 
     d = g.attrs[nid]
-    lines = [f"Node: {g.label(nid)}",
+    # graphify prints a null label as None; kg's answer names the node by its id
+    name = g.label if rich else g.raw_label
+    lines = [f"Node: {name(nid)}",
              f"  ID:        {nid}",
              f"  Source:    {d.get('source_file', '')} {d.get('source_location', '')}".rstrip(),
              f"  Type:      {d.get('file_type', '')}",
@@ -127,7 +120,7 @@ def run_explain(g: Graph, label: str, show_all: bool = False, rich: bool = False
         same = [g.label(m) for m in relations(g).syn_class.get(nid, []) if m != nid]
         if same:
             lines.append(f"  Same as:   {', '.join(same)}")
-    entry = learning_overlay(g).get(nid)
+    entry = learning_overlay(g, links_fallback=rich).get(nid)
     if entry:
         lines.append(lesson_line(entry))
     lines.append(f"  Degree:    {g.degree(nid, directed=True, multigraph=g.multigraph)}")
@@ -144,7 +137,7 @@ def run_explain(g: Graph, label: str, show_all: bool = False, rich: bool = False
                 rel, conf = _joined(g, c.links, "relation"), _joined(g, c.links, "confidence")
             else:
                 rel, conf = first.get("relation", ""), first.get("confidence", "")
-            lines.append(f"  {arrow} {g.label(c.neighbor)} [{rel}] [{conf}]{at}")
+            lines.append(f"  {arrow} {name(c.neighbor)} [{rel}] [{conf}]{at}")
         rest = conns[len(shown):]
         if rest:
             lines.append(f"  ... and {len(rest)} more (--all lists all {len(conns)})")

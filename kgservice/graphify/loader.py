@@ -29,15 +29,29 @@ class GraphLoadError(Exception):
     """graph.json is missing, not JSON, or not node_link shaped."""
 
 
+def _out_points_up(value: str) -> bool:
+    """``.``, ``..``, ``../..``, ``./``: the project itself or a parent of it, never an output dir."""
+    norm = os.path.normpath(value)
+    return norm == "." or all(part == ".." for part in Path(norm).parts)
+
+
 def default_out_dir() -> Path:
     """graphify's output dir: ``graphify-out`` unless ``GRAPHIFY_OUT`` says otherwise."""
     value = (os.environ.get("GRAPHIFY_OUT") or "").strip()
-    if not value:
-        return Path("graphify-out")
-    norm = os.path.normpath(value)
-    if norm == "." or all(part == ".." for part in Path(norm).parts):
+    if not value or _out_points_up(value):
         return Path("graphify-out")
     return Path(value)
+
+
+def out_dir_warning() -> str | None:
+    """graphify's stderr line when ``GRAPHIFY_OUT`` names the project or a parent of it (its
+    outputs would land in the project root, and ``uninstall --purge`` would delete it), so the
+    default ``graphify-out`` is used instead; None when the variable is fine or unset."""
+    value = (os.environ.get("GRAPHIFY_OUT") or "").strip()
+    if not value or not _out_points_up(value):
+        return None
+    return (f"warning: GRAPHIFY_OUT={value!r} points at the project or a parent of it; "
+            "using 'graphify-out' instead")
 
 
 def default_graph_path() -> Path:
@@ -53,7 +67,8 @@ class Link:
     data: dict
 
 
-def _make_link(lk: dict) -> Link:
+def make_link(lk: dict) -> Link:
+    """A link dict as a :class:`Link`: its stored arc and its true direction."""
     u, v = lk["source"], lk["target"]
     if u.__class__ is not str:
         u = str(u)
@@ -88,7 +103,7 @@ class LinkList:
     def __getitem__(self, i: int) -> Link:
         lk = self._made[i]
         if lk is None:
-            lk = self._made[i] = _make_link(self._raw[i])
+            lk = self._made[i] = make_link(self._raw[i])
         return lk
 
     def __iter__(self):
@@ -130,6 +145,12 @@ class Graph:
         lab = d.get("label", nid)
         return str(lab) if lab is not None else str(nid)
 
+    def raw_label(self, nid: str) -> Any:
+        """``label`` exactly as stored (``None`` for a null label), else the id: the value
+        graphify's readers print (``d.get('label', nid)``), which a null label turns into
+        ``None`` or an empty string depending on the command."""
+        return self.attrs.get(nid, {}).get("label", nid)
+
     def label_or_id(self, nid: str) -> str:
         """``label or id`` (an empty label falls back to the id)."""
         lab = self.attrs.get(nid, {}).get("label")
@@ -154,12 +175,51 @@ class Graph:
         return seen
 
     # -- degrees with networkx's semantics for the graph class graphify would load ----
+    def arc_keys(self, idx: list[int]) -> list[list[int]]:
+        """The links of one arc (same stored source and target), grouped into the edges a
+        networkx multigraph makes of them: by ``key``, a link without one taking the lowest
+        free integer key (``len(keys)`` upwards), so a later link naming that key joins it."""
+        keys: dict[Any, list[int]] = {}
+        for i in idx:
+            k = self.links._raw[i].get("key")
+            if k is None:
+                k = len(keys)
+                while k in keys:
+                    k += 1
+            try:
+                keys.setdefault(k, []).append(i)
+            except TypeError:  # an unhashable key (networkx fails on it): the link stands alone
+                keys[("unhashable", i)] = [i]
+        return list(keys.values())
+
+    def merged_data(self, idx: list[int]) -> dict:
+        """The attributes networkx keeps for links folded into one edge: each link's in turn,
+        a later value winning key by key (the link's own dict when there is one)."""
+        if len(idx) == 1:
+            return self.links[idx[0]].data
+        d: dict = {}
+        for i in idx:
+            d.update(self.links[i].data)
+        return d
+
+    def _multi_count(self, idx: list[int], end: str) -> int:
+        raw = self.links._raw
+        arcs: dict[Any, list[int]] = {}
+        for i in idx:
+            arcs.setdefault(raw[i][end], []).append(i)
+        if len(arcs) == len(idx):  # no parallel links: one edge each
+            return len(idx)
+        return sum(len(self.arc_keys(grp)) if len(grp) > 1 else 1 for grp in arcs.values())
+
     def degree(self, nid: str, *, directed: bool, multigraph: bool) -> int:
         """Degree as ``G.degree(nid)`` of the networkx class (di/multi) a reader builds."""
         outs = self.out_links(nid)
         ins = self.in_links(nid)
         if multigraph:
-            # every link counts once per endpoint; a self-loop counts twice
+            # every keyed edge counts once per endpoint (links sharing a key are one edge);
+            # a self-loop counts twice
+            if directed:
+                return self._multi_count(outs, "target") + self._multi_count(ins, "source")
             return len(outs) + len(ins)
         succ = self.links.ends(outs, "target")
         pred = self.links.ends(ins, "source")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
-from kgservice.graphify.loader import Graph
+from kgservice.graphify.loader import Graph, Link, make_link
 from kgservice.graphify.scoring import is_ambiguity, resolve_path_endpoint
 
 AMBIGUITY_MARGIN = 0.10
@@ -187,32 +187,36 @@ def shortest_path(g: Graph, source: str, target: str, undirected: bool = False,
     return path
 
 
+def _arc_edges(g: Graph, a: str, b: str) -> list[Link]:
+    """The edges of the stored arc a→b as graphify's path reads them (a multigraph: links
+    sharing a ``key`` are one edge, their attributes merged), each with its true direction."""
+    idx = [i for i in g.out_links(a) if g.links[i].v == b]
+    if not idx:
+        return []
+    return [g.links[grp[0]] if len(grp) == 1 else make_link(g.merged_data(grp)) for grp in g.arc_keys(idx)]
+
+
 def _hop(g: Graph, u: str, v: str) -> tuple[list[str], list[str], bool]:
     """The relations and confidences stored on the hop u→v, and whether it runs forward."""
     fwd, bwd = [], []
-    for i in g.out_links(u):
-        lk = g.links[i]
-        if lk.v == v:
-            (fwd if lk.src == u else bwd).append(lk.data)
-    if u != v:
-        for i in g.out_links(v):
-            lk = g.links[i]
-            if lk.v == u:
-                (fwd if lk.src == u else bwd).append(lk.data)
+    for lk in _arc_edges(g, u, v) + (_arc_edges(g, v, u) if u != v else []):
+        (fwd if lk.src == u else bwd).append(lk.data)
     datas = fwd or bwd
     rels = sorted({str(d["relation"]) for d in datas if d.get("relation")})
     confs = sorted({str(d["confidence"]) for d in datas if d.get("confidence")})
     return rels, confs, bool(fwd)
 
 
-def hop_text(g: Graph, u: str, v: str) -> str:
-    """``--rel [CONF]--> v`` or ``<--rel [CONF]-- v`` with every relation stored on the hop."""
+def hop_text(g: Graph, u: str, v: str, as_graphify: bool = False) -> str:
+    """``--rel [CONF]--> v`` or ``<--rel [CONF]-- v`` with every relation stored on the hop;
+    ``as_graphify``: v's label as graphify prints it (``None`` for a null label)."""
     rels, confs, fwd = _hop(g, u, v)
     rel = "/".join(rels) if rels else "related"
     conf = f" [{'/'.join(confs)}]" if confs else ""
+    name = g.raw_label(v) if as_graphify else g.label(v)
     if fwd:
-        return f"--{rel}{conf}--> {g.label(v)}"
-    return f"<--{rel}{conf}-- {g.label(v)}"
+        return f"--{rel}{conf}--> {name}"
+    return f"<--{rel}{conf}-- {name}"
 
 
 def path_json(g: Graph, nodes: list[str]) -> dict:
@@ -227,7 +231,19 @@ def path_json(g: Graph, nodes: list[str]) -> dict:
     return {"nodes": [{"id": n, "label": g.label(n)} for n in nodes], "hops": hops}
 
 
-def run_path(g: Graph, source: str, target: str, undirected: bool = False, through_values: bool = True) -> PathResult:
+def _start_label(g: Graph, nid: str, as_graphify: bool) -> str:
+    raw = g.raw_label(nid)
+    if as_graphify and isinstance(raw, str):
+        return raw
+    # a null (or non-text) start label: graphify fails joining the line (TypeError, exit 1);
+    # we answer, naming the node by its id (or the label's text)
+    return g.label(nid)
+
+
+def run_path(g: Graph, source: str, target: str, undirected: bool = False, through_values: bool = True,
+             as_graphify: bool = False) -> PathResult:
+    """The path answer; ``as_graphify`` (the ``graphify`` script) prints labels as graphify does
+    (a null label is ``None``), kg's answer names such a node by its id."""
     src, src_scored, src_err = resolve_path_endpoint(g, source)
     tgt, tgt_scored, tgt_err = resolve_path_endpoint(g, target)
     for label, nid, err in ((source, src, src_err), (target, tgt, tgt_err)):
@@ -254,6 +270,7 @@ def run_path(g: Graph, source: str, target: str, undirected: bool = False, throu
         if not through_values:
             msg += " Values (modifiers, literals such as 'high') joined no two facts on the way."
         return PathResult(stdout=msg, stderr=stderr, exit_code=EXIT_OK)
-    segments = [g.label(nodes[0])] + [hop_text(g, nodes[i], nodes[i + 1]) for i in range(len(nodes) - 1)]
+    segments = [_start_label(g, nodes[0], as_graphify)] + [hop_text(g, nodes[i], nodes[i + 1], as_graphify)
+                                                            for i in range(len(nodes) - 1)]
     text = f"Shortest path ({len(nodes) - 1} hops):\n  " + " ".join(segments)
     return PathResult(stdout=text, stderr=stderr, exit_code=EXIT_OK, nodes=nodes)

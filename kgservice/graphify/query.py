@@ -28,6 +28,7 @@ from pathlib import Path
 from kgservice.graphify import EXIT_AMBIGUOUS, EXIT_NOT_FOUND, EXIT_OK
 from kgservice.graphify.loader import Graph
 from kgservice.graphify.nxview import HubCheck, hop_distances
+from kgservice.graphify.seeds import resolve_seed
 from kgservice.graphify.scoring import (
     compute_idf,
     find_node_tiers,
@@ -113,18 +114,21 @@ def _link_filter(filters: list[str]):
 # --- learning overlay (written by reflect) -------------------------------------------------
 
 
-def learning_overlay(g: Graph) -> dict:
-    ov = g.cache.get("overlay")
+def learning_overlay(g: Graph, links_fallback: bool = False) -> dict:
+    """The learning sidecar's entries with their ``stale`` flag; ``links_fallback`` (kg's answers)
+    judges a node whose source file is not on disk by its relations (reflect.is_stale)."""
+    key = "overlay:links" if links_fallback else "overlay"
+    ov = g.cache.get(key)
     if ov is None and not (Path(g.path).parent / ".graphify_learning.json").exists():
-        ov = g.cache["overlay"] = {}  # no sidecar: no need to import reflect (start-up time)
+        ov = g.cache[key] = {}  # no sidecar: no need to import reflect (start-up time)
     if ov is None:
         from kgservice.graphify.reflect import load_learning_overlay
 
         try:
-            ov = load_learning_overlay(g.path, g)
+            ov = load_learning_overlay(g.path, g, links_fallback=links_fallback)
         except Exception:
             ov = {}
-        g.cache["overlay"] = ov
+        g.cache[key] = ov
     return ov
 
 
@@ -280,15 +284,18 @@ def community_of(d: dict) -> str:
     return str(d.get("community_name") or d.get("community", ""))
 
 
-def node_line(g: Graph, nid: str, overlay: dict | None) -> str:
+def node_line(g: Graph, nid: str, overlay: dict | None, as_graphify: bool = False) -> str:
+    """One NODE line. ``as_graphify``: the label as graphify prints it, a null label empty
+    (kg's own answer names such a node by its id)."""
     d = g.attrs[nid]
+    label = g.raw_label(nid) if as_graphify else g.label(nid)
     learning = ""
     entry = overlay.get(nid) if overlay else None
     if entry:
         status = sanitize(str(entry.get("status", "")))
         if status:
             learning = f" learning={status}{':stale' if entry.get('stale') else ''}"
-    return (f"NODE {sanitize(g.label(nid))} [src={sanitize(str(d.get('source_file', '')))} "
+    return (f"NODE {sanitize(label)} [src={sanitize(str(d.get('source_file', '')))} "
             f"loc={sanitize(str(d.get('source_location', '')))} community={sanitize(community_of(d))}"
             f"{learning}{_attrs_suffix(d)}]")
 
@@ -338,7 +345,7 @@ def render(g: Graph, seeds: list[str], trav: Traversal, view: _View, *, mode: st
     links = induced_links(view, node_set)
     links.sort(key=lambda i: (max(rank[g.links[i].u], rank[g.links[i].v]),
                               min(rank[g.links[i].u], rank[g.links[i].v]), i))
-    overlay = learning_overlay(g)
+    overlay = learning_overlay(g, links_fallback=True)
     node_lines = [node_line(g, n, overlay) for n in ranked]
     edge_lines = [edge_line(g, i) for i in links]
 
@@ -389,8 +396,8 @@ def render_graphify(g: Graph, question: str, seeds: list[str], *, mode: str, dep
         ctx_source = "heuristic" if ctx else None
     view = TraversalView(g, ctx or None)
     nodes, edges = dfs(view, seeds, depth) if mode == "dfs" else bfs(view, seeds, depth)
-    parts = [f"Traversal: {mode.upper()} depth={depth}",
-             f"Start{' (given)' if given else ''}: {[g.label(n) for n in seeds]}"]
+    parts = [f"Traversal: {mode.upper()} depth={depth}",  # labels as stored: a null one is None here, "" below
+             f"Start{' (given)' if given else ''}: {[g.raw_label(n) for n in seeds]}"]
     if unresolved:
         parts.append(f"Unresolved seeds (skipped): {unresolved}")
     if graph_path is not None:
@@ -404,7 +411,7 @@ def render_graphify(g: Graph, question: str, seeds: list[str], *, mode: str, dep
     seed_set = set(seeds)
     dist = hop_distances(view.adj, seed_hits, nodes)
     ordered = seed_hits + sorted(nodes - seed_set, key=lambda n: (dist.get(n, 1 << 30), -view.degree(n), str(n)))
-    lines = [node_line(g, n, overlay) for n in ordered]
+    lines = [node_line(g, n, overlay, as_graphify=True) for n in ordered]
     n_nodes = len(lines)
     for u, v in edges:
         if u in nodes and v in nodes:
@@ -416,8 +423,8 @@ def render_graphify(g: Graph, question: str, seeds: list[str], *, mode: str, dep
                 ctx_s = f" context={sanitize(str(ctx_v))}" if ctx_v else ""
                 loc = str(d.get("source_location") or "")
                 at = f" at={sanitize(str(d.get('source_file') or ''))}:{sanitize(loc)}" if loc else ""
-                lines.append(f"EDGE {sanitize(g.label(src))} --{sanitize(str(d.get('relation', '')))} "
-                             f"[{sanitize(str(d.get('confidence', '')))}{ctx_s}]--> {sanitize(g.label(tgt))}{at}")
+                lines.append(f"EDGE {sanitize(g.raw_label(src))} --{sanitize(str(d.get('relation', '')))} "
+                             f"[{sanitize(str(d.get('confidence', '')))}{ctx_s}]--> {sanitize(g.raw_label(tgt))}{at}")
     return header + cut_to_budget(lines, n_nodes, len(seed_hits), budget)
 
 
@@ -452,86 +459,6 @@ def cut_to_budget(lines: list[str], n_nodes: int, n_seeds: int, budget: int) -> 
             + output[:cut_at]
             + f"\n... (truncated — {cut} more nodes cut by ~{budget}-token budget."
             f" Narrow with context_filter=['call'] or use get_node for a specific symbol)")
-
-
-# --- explicit seeds (graphify's ``affected.resolve_seed``) -----------------------------------------
-
-
-def _nfc_fold(text: str) -> str:
-    import unicodedata
-
-    return unicodedata.normalize("NFC", text).casefold()
-
-
-def _bare(label: str) -> str:
-    label = _nfc_fold(label)
-    return label[:-2] if label.endswith("()") else label
-
-
-def _repo_relative(value: str, root: Path | None) -> str:
-    p = Path(value)
-    if p.is_absolute():
-        anchor = root if root is not None else Path.cwd()
-        try:
-            return p.relative_to(anchor).as_posix()
-        except ValueError:
-            return value
-    return p.as_posix()
-
-
-def _is_file_label(label: str, source_file: str) -> bool:
-    if not label or not source_file:
-        return False
-    sf = source_file.replace("\\", "/")
-    if label == sf.rsplit("/", 1)[-1]:
-        return True
-    return "/" in label and (sf == label or sf.endswith("/" + label))
-
-
-def _prefer_file_node(g: Graph, ids: list[str], query: str) -> str | None:
-    base = _nfc_fold(Path(query).name)
-    a = g.attrs
-
-    def only(cands: list[str]) -> str | None:
-        return cands[0] if len(cands) == 1 else None
-
-    l1 = [n for n in ids if str(a[n].get("source_location", "")) == "L1"]
-    for cands in ([n for n in l1 if _nfc_fold(str(a[n].get("label", ""))) == base],
-                  [n for n in l1 if _is_file_label(str(a[n].get("label", "")), str(a[n].get("source_file", "")))],
-                  l1,
-                  [n for n in ids if _nfc_fold(str(a[n].get("label", ""))) == base]):
-        hit = only(cands)
-        if hit is not None:
-            return hit
-    return None
-
-
-def resolve_seed(g: Graph, value: str, root: Path | None = None) -> str | None:
-    """An explicit ``--seed``: id, unique label, unique bare callable name, the file
-    (repo-relative, or absolute under the graph's root), or a unique label substring."""
-    value = value.rstrip("/\\") or value
-    if value in g:
-        return value
-    a = g.attrs
-    q = _nfc_fold(value)
-    hits = [n for n in g.order if _nfc_fold(str(a[n].get("label", ""))) == q]
-    if len(hits) == 1:
-        return hits[0]
-    qb = _bare(q)
-    hits = [n for n in g.order if _bare(str(a[n].get("label", ""))) == qb]
-    if len(hits) == 1:
-        return hits[0]
-    rel = _repo_relative(value, root)
-    qp = _nfc_fold(rel)
-    hits = [n for n in g.order if _nfc_fold(str(a[n].get("source_file", ""))) in (q, qp)]
-    if len(hits) == 1:
-        return hits[0]
-    if hits:
-        pref = _prefer_file_node(g, hits, rel)
-        if pref is not None:
-            return pref
-    hits = [n for n in g.order if q in _nfc_fold(str(a[n].get("label", "")))]
-    return hits[0] if len(hits) == 1 else None
 
 
 def graph_root(graph_path: Path) -> Path:

@@ -291,7 +291,9 @@ def _file_hash(path: Path) -> str:
 
 
 def _links_hash(graph, nid: str) -> str:
-    """Our fallback fingerprint when a node's source is not a file: its stored relations."""
+    """kg's fingerprint for a node whose source is not a file (a ``kg export`` graph names the
+    unit document, often not on disk): its stored relations, so the lesson goes stale when they
+    change rather than always (graphify's rule, which kg would otherwise show on every lesson)."""
     sig = []
     for i in graph.incident(nid):
         lk = graph.links[i]
@@ -302,18 +304,21 @@ def _links_hash(graph, nid: str) -> str:
     return "links:" + hashlib.sha256(json.dumps(sig, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def fingerprint(node: dict | None, nid: str, graph_path: Path, graph=None) -> str:
+def fingerprint(node: dict | None, nid: str, graph_path: Path, graph=None, links_fallback: bool = False) -> str:
+    """The sha256 of the node's source file; ``""`` when it is not on disk (graphify: such a
+    lesson reads as stale), or with ``links_fallback`` (kg) the hash of its relations."""
     if not node:
         return ""
     sp = _resolve_source(str(node.get("source_file") or ""), graph_path)
     if sp is not None:
         return _file_hash(sp)
-    if graph is not None and nid in graph:
+    if links_fallback and graph is not None and nid in graph:
         return _links_hash(graph, nid)
     return ""
 
 
-def build_overlay(agg: dict[str, Any], graph_path: Path, *, now: datetime | None = None, graph=None) -> dict:
+def build_overlay(agg: dict[str, Any], graph_path: Path, *, now: datetime | None = None, graph=None,
+                  links_fallback: bool = False) -> dict:
     now = now or datetime.now(timezone.utc)
     if now.tzinfo is None:
         now = now.replace(tzinfo=timezone.utc)
@@ -350,7 +355,7 @@ def build_overlay(agg: dict[str, Any], graph_path: Path, *, now: datetime | None
                  "last": e.get("last", ""),
                  "label": str(node.get("label", e["node"])) if node else str(e["node"]),
                  "source_file": str(node.get("source_file") or "") if node else "",
-                 "code_fingerprint": fingerprint(node, nid, graph_path, graph),
+                 "code_fingerprint": fingerprint(node, nid, graph_path, graph, links_fallback),
                  "provenance": prov}
         if status == "contested":
             entry["verdict"] = e.get("verdict", "even")
@@ -365,21 +370,26 @@ def build_overlay(agg: dict[str, Any], graph_path: Path, *, now: datetime | None
     return {"version": SIDECAR_VERSION, "generated_at": now.isoformat(), "nodes": out}
 
 
-def write_sidecar(agg: dict[str, Any], graph_path: Path, *, now: datetime | None = None, graph=None) -> Path:
-    overlay = build_overlay(agg, graph_path, now=now, graph=graph)
+def write_sidecar(agg: dict[str, Any], graph_path: Path, *, now: datetime | None = None, graph=None,
+                  links_fallback: bool = False) -> Path:
+    overlay = build_overlay(agg, graph_path, now=now, graph=graph, links_fallback=links_fallback)
     path = Path(graph_path).parent / SIDECAR_NAME
     path.write_text(json.dumps(overlay, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 
-def is_stale(entry: dict, graph_path: Path, graph=None, nid: str | None = None) -> bool:
+def is_stale(entry: dict, graph_path: Path, graph=None, nid: str | None = None, links_fallback: bool = False) -> bool:
+    """graphify's rule: no source file, never stale; a file that is gone or was never
+    fingerprinted, stale; else its hash changed. ``links_fallback`` (kg) compares a ``links:``
+    fingerprint with the node's relations when the file is not on disk."""
     src = entry.get("source_file", "")
     if not src:
         return False
-    stored = entry.get("code_fingerprint", "")
+    stored = str(entry.get("code_fingerprint", "") or "")
     sp = _resolve_source(src, graph_path)
     if sp is None:
-        if stored.startswith("links:") and graph is not None and nid is not None and nid in graph:
+        if (links_fallback and stored.startswith("links:") and graph is not None and nid is not None
+                and nid in graph):
             return _links_hash(graph, nid) != stored
         return True
     if not stored:
@@ -387,14 +397,14 @@ def is_stale(entry: dict, graph_path: Path, graph=None, nid: str | None = None) 
     return _file_hash(sp) != stored
 
 
-def load_learning_overlay(graph_path: Path, graph=None) -> dict[str, dict]:
+def load_learning_overlay(graph_path: Path, graph=None, links_fallback: bool = False) -> dict[str, dict]:
     """The sidecar next to ``graph_path`` as {node id: entry + ``stale``}; {} when absent."""
     data = _read_json(Path(graph_path).parent / SIDECAR_NAME)
     nodes = data.get("nodes") if isinstance(data, dict) else None
     if not isinstance(nodes, dict):
         return {}
-    if graph is None and any(isinstance(e, dict) and str(e.get("code_fingerprint", "")).startswith("links:")
-                             for e in nodes.values()):
+    if links_fallback and graph is None and any(
+            isinstance(e, dict) and str(e.get("code_fingerprint", "")).startswith("links:") for e in nodes.values()):
         from kgservice.graphify.loader import GraphLoadError, load_graph
 
         try:
@@ -405,7 +415,7 @@ def load_learning_overlay(graph_path: Path, graph=None) -> dict[str, dict]:
     for nid, entry in nodes.items():
         if isinstance(entry, dict):
             merged = dict(entry)
-            merged["stale"] = is_stale(entry, graph_path, graph, str(nid))
+            merged["stale"] = is_stale(entry, graph_path, graph, str(nid), links_fallback)
             out[str(nid)] = merged
     return out
 
@@ -440,7 +450,10 @@ def lessons_fresh(out_path: Path, memory_dir: Path, inputs: list[Path | None]) -
 def reflect(memory_dir: Path, out_path: Path, graph_path: Path | None = None, analysis_path: Path | None = None,
             labels_path: Path | None = None, *, now: datetime | None = None,
             half_life_days: float = HALF_LIFE_DAYS, min_corroboration: int = MIN_CORROBORATION,
-            topics_from_graph: bool = False) -> tuple[Path, dict[str, Any]]:
+            topics_from_graph: bool = False, links_fallback: bool = False) -> tuple[Path, dict[str, Any]]:
+    """Write LESSONS.md (and, with a graph, the learning sidecar); graphify's rules unless
+    ``topics_from_graph`` / ``links_fallback`` (kg reflect: topics from graph.json's own
+    communities, relation fingerprints for nodes whose source file is not on disk)."""
     docs = load_memory_docs(memory_dir)
     communities = known = None
     graph_data = None
@@ -461,7 +474,8 @@ def reflect(memory_dir: Path, out_path: Path, graph_path: Path | None = None, an
         try:
             from kgservice.graphify.loader import graph_from_data
 
-            write_sidecar(agg, graph_path, now=now, graph=graph_from_data(graph_data, graph_path))
+            write_sidecar(agg, graph_path, now=now, graph=graph_from_data(graph_data, graph_path),
+                          links_fallback=links_fallback)
         except Exception:  # the lessons file is the product; the sidecar is best-effort
             pass
     return out_path, agg

@@ -2,8 +2,8 @@
 
 ``query_graph`` is ``kg query`` and ``shortest_path`` is ``kg path`` (the same functions, so
 the same text); ``get_node`` / ``get_neighbors`` are the two halves of ``kg explain`` (the
-node block, then every connection); ``get_community``, ``god_nodes`` and ``graph_stats``
-have no command of their own and follow graphify's server text. The mirror is re-exported
+node block, then every connection); ``god_nodes`` is ``kg god-nodes``; ``get_community``
+and ``graph_stats`` have no command of their own and follow graphify's server text. The mirror is re-exported
 from the store when the store changed (checked at most every ``check_every`` seconds).
 """
 
@@ -158,24 +158,12 @@ def get_community(g: Graph, community_id: int, token_budget: int = 2000) -> tupl
     return cut_to_budget("\n".join(lines), token_budget, "use get_node for specific members"), EXIT_OK
 
 
-def _degree(g: Graph, nid: str) -> int:
-    return g.degree(nid, directed=g.directed, multigraph=g.multigraph)
-
-
 def god_nodes(g: Graph, top_n: int = 10, exclude_hubs_percentile: float | None = None) -> tuple[str, int]:
-    """The most connected nodes; ``exclude_hubs_percentile`` drops nodes whose degree is above
-    that percentile of the degree distribution."""
-    degrees = {n: _degree(g, n) for n in g.order}
-    pool = list(g.order)
-    if exclude_hubs_percentile is not None and degrees:
-        p = max(0.0, min(100.0, float(exclude_hubs_percentile)))
-        ordered = sorted(degrees.values())
-        cut = ordered[min(len(ordered) - 1, int(round(p / 100.0 * (len(ordered) - 1))))]
-        pool = [n for n in pool if degrees[n] <= cut]
-    top = sorted(pool, key=lambda n: (-degrees[n], g.label(n)))[: max(0, int(top_n))]
-    lines = ["God nodes (most connected):"]
-    lines += [f"  {i}. {g.label(n)} - {degrees[n]} edges" for i, n in enumerate(top, 1)]
-    return "\n".join(lines), EXIT_OK
+    """``kg god-nodes`` (``--top``, ``--exclude-hubs``): graphify's ranking, files, concepts and
+    builtin names left out."""
+    from kgservice.graphify.gods import god_nodes as rank, render_text
+
+    return render_text(rank(g, max(1, int(top_n)), exclude_hubs_percentile)), EXIT_OK
 
 
 def graph_stats(g: Graph) -> tuple[str, int]:

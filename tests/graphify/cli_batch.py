@@ -5,13 +5,16 @@ argv: ``ref`` (graphify's ``graphify.__main__.main``, run by the reference venv'
 ``{"argv": [...], "cwd": dir, "env": {name: value or null}}``. stdout: JSON list of
 ``{"code", "stdout", "stderr"}``. One process per tool instead of one per case keeps the
 differential test affordable (each start-up costs 0.2-1 s); the real console scripts are
-exercised separately (test_cli.py).
+exercised separately (test_cli.py). A case with ``"fresh": true`` runs as its own
+``python -m graphify`` process instead: what graphify reads once at start-up (``GRAPHIFY_OUT``
+and its warning) only shows that way.
 """
 
 import contextlib
 import io
 import json
 import os
+import subprocess
 import sys
 
 
@@ -34,6 +37,18 @@ def main() -> None:
 
     results = []
     for case in cases:
+        if case.get("fresh"):
+            env = dict(os.environ)
+            for k, v in case.get("env", {}).items():
+                if v is None:
+                    env.pop(k, None)
+                else:
+                    env[k] = v
+            isolated = ["-I"] if impl == "ref" else []  # the reference: its own site-packages only
+            p = subprocess.run([sys.executable, *isolated, "-m", "graphify", *case["argv"]], cwd=case["cwd"], env=env,
+                               capture_output=True, text=True, encoding="utf-8", timeout=600)
+            results.append({"code": p.returncode, "stdout": p.stdout, "stderr": p.stderr})
+            continue
         saved = {k: os.environ.get(k) for k in case.get("env", {})}
         for k, v in case.get("env", {}).items():
             if v is None:

@@ -159,3 +159,60 @@ def write_synth(path: Path, files: int = 250, seed: int = 7, sidecars: bool = Tr
             {"communities": comms, "cohesion": {}, "gods": [], "surprises": [], "questions": []}), encoding="utf-8")
         (path.parent / ".graphify_labels.json").write_text(json.dumps(labels), encoding="utf-8")
     return data
+
+
+PREFIXES = ["café_", "naïve_", "Ærø_", "日本語_", "Привет_", "🚀_", "straße_", "Ω_"]
+RELATIONS = ["calls", "calls", "imports_from", "references", "uses", "inherits", "method", "defines"]
+
+
+def nulls_graph(n: int = 300, seed: int = 5) -> dict:
+    """A graph with the label shapes graphify meets in the wild: every 20th node from n4 on with
+    ``"label": null``, every 20th from n9 on with no ``label`` at all, ~30 % of the rest behind a
+    non-ASCII prefix (café / 日本語 / Привет / 🚀 ...), 3 labels held by 3 nodes each, ~5 % null
+    communities, file nodes at L1, and a labelled hub ``RenderCache0`` (n0) with 34 links."""
+    rng = random.Random(seed)
+    nodes: list[dict] = []
+    for i in range(n):
+        mod = i % 20
+        sf = f"pkg/mod{mod}.py"
+        d: dict = {"id": f"n{i}", "file_type": "code", "source_file": sf, "source_location": f"L{i % 50 + 1}",
+                   "community": None if rng.random() < 0.05 else i % 12}
+        if i < 20:
+            d["label"], d["source_location"] = f"mod{mod}.py", "L1"
+        if i == 0:
+            d["label"], d["source_location"] = "RenderCache0", "L3"
+        elif i % 20 == 4:
+            d["label"] = None
+        elif i % 20 == 9:
+            d.pop("label", None)  # no label at all
+        elif i >= 20:
+            base = rng.choice([f"render_{rng.choice(WORDS)}_{i}()", f"{rng.choice(WORDS).title()}Store{i}",
+                               f".{rng.choice(VERBS)}()", f"{rng.choice(VERBS)}_{rng.choice(WORDS)}()"])
+            if i in (40, 41, 42):
+                base = "shared_helper()"
+            elif i in (60, 61, 62):
+                base = "Config"
+            elif i in (80, 81, 82):
+                base = "parse()"
+            d["label"] = (rng.choice(PREFIXES) + base) if rng.random() < 0.3 else base
+        nodes.append(d)
+    links: list[dict] = []
+
+    def link(u: int, v: int, rel: str) -> None:
+        lk = {"source": f"n{u}", "target": f"n{v}", "relation": rel,
+              "confidence": rng.choice(["EXTRACTED", "EXTRACTED", "INFERRED"]),
+              "source_file": nodes[u]["source_file"], "source_location": f"L{rng.randint(1, 90)}"}
+        if rel == "calls":
+            lk["context"] = "call"
+        links.append(lk)
+
+    for k in range(34):
+        link(rng.randrange(20, n), 0, rng.choice(["calls", "references", "uses"]))
+    for i in range(20, n):
+        link(i % 20, i, "contains")
+    while len(links) < 627:
+        u, v = rng.randrange(n), rng.randrange(n)
+        if u != v:
+            link(u, v, rng.choice(RELATIONS))
+    return {"directed": False, "multigraph": False, "graph": {"schema_version": 1}, "nodes": nodes,
+            "links": links, "hyperedges": []}

@@ -125,8 +125,102 @@ def test_closed_pipe_keeps_the_exit_code(mini_project):
 
 def test_no_heavy_imports_on_the_command_path(mini_project):
     code = ("import sys; from kgservice.graphify.dropin import run; run(['graphify','query','alpha'])\n"
+            "run(['graphify','god-nodes']); run(['graphify','affected','alpha'])\n"
             "heavy = [m for m in ('networkx', 'litellm', 'qdrant_client', 'neo4j', 'numpy', 'typer') "
             "if m in sys.modules]\nprint('HEAVY', heavy)")
     p = subprocess.run([sys.executable, "-c", code], cwd=mini_project, capture_output=True, text=True, timeout=60,
                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(mini_project)})
     assert p.stdout.strip().splitlines()[-1] == "HEAVY []", p.stderr
+
+
+def _py_graphify(args, cwd, env_extra):
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(cwd), **env_extra}
+    return subprocess.run([sys.executable, "-m", "graphify", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
+@pytest.mark.parametrize("value,shown", [(".", "."), ("..", ".."), (" ./ ", "./"), ("../..", "../..")])
+def test_graphify_out_naming_the_project_warns_and_uses_the_default(value, shown, mini_project):
+    """graphify's words (paths._out_from_env): one stderr line before anything else, then graphify-out."""
+    warning = (f"warning: GRAPHIFY_OUT='{shown}' points at the project or a parent of it; "
+               "using 'graphify-out' instead\n")
+    p = _py_graphify(["--version"], mini_project, {"GRAPHIFY_OUT": value})
+    assert (p.returncode, p.stdout, p.stderr) == (0, "graphify 0.9.96\n", warning)
+    p = _py_graphify(["explain", "alpha"], mini_project, {"GRAPHIFY_OUT": value})
+    assert p.returncode == 0 and p.stdout.startswith("Node: alpha\n") and p.stderr == warning
+    kg = subprocess.run([sys.executable, "-c", "from kgservice.cli.app import main; main()", "god-nodes", "--top", "1"],
+                        cwd=mini_project, capture_output=True, text=True, timeout=120,
+                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(mini_project),
+                             "GRAPHIFY_OUT": value})
+    assert kg.returncode == 0 and kg.stderr == warning and kg.stdout.startswith("God nodes (most connected):\n  1. ")
+
+
+def test_graphify_out_elsewhere_is_used_without_a_warning(mini_project, tmp_path):
+    p = _py_graphify(["explain", "alpha"], mini_project, {"GRAPHIFY_OUT": "graphify-out"})
+    assert p.returncode == 0 and p.stderr == ""
+    p = _py_graphify(["god-nodes"], mini_project, {"GRAPHIFY_OUT": "elsewhere"})
+    assert (p.returncode, p.stdout) == (1, "")
+    assert p.stderr == f"error: graph file not found: {mini_project / 'elsewhere' / 'graph.json'}\n"
+
+
+def small_graph(tmp_path: Path) -> Path:
+    import json
+
+    nodes = [{"id": "auth", "label": "auth.py", "source_file": "app/auth.py", "source_location": "L1"},
+             {"id": "login", "label": "login()", "source_file": "app/auth.py", "source_location": "L3"},
+             {"id": "web_login", "label": "login_view()", "source_file": "app/web.py", "source_location": "L9"},
+             {"id": "api_login", "label": "login_api()", "source_file": "app/api.py", "source_location": "L2"},
+             {"id": "cli", "label": "main()", "source_file": "app/cli.py", "source_location": "L5"}]
+    links = [{"source": "auth", "target": "login", "relation": "contains"},
+             {"source": "web_login", "target": "login", "relation": "calls", "source_file": "app/web.py",
+              "source_location": "L11"},
+             {"source": "api_login", "target": "login", "relation": "calls"},
+             {"source": "cli", "target": "web_login", "relation": "imports_from", "source_file": "app/cli.py",
+              "source_location": "L1"}]
+    gp = tmp_path / "graphify-out" / "graph.json"
+    gp.parent.mkdir(parents=True)
+    gp.write_text(json.dumps({"directed": True, "multigraph": False, "nodes": nodes, "links": links}))
+    return gp
+
+
+def test_kg_affected_and_god_nodes(tmp_path, monkeypatch, capsys):
+    from kgservice.graphify.cli import build_app
+
+    small_graph(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    app = build_app()
+    r = CliRunner().invoke(app, ["affected", "login()"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[3:] == ["- login_view() [calls] app/web.py:L11", "- login_api() [calls] app/api.py:L2",
+                                         "- main() [imports_from] app/cli.py:L1"]
+    r = CliRunner().invoke(app, ["affected", "login", "--relation", "calls", "--depth", "1"])
+    assert r.exit_code == 0 and r.stdout.startswith("Affected nodes for login()\nRelations: calls\nDepth: 1\n")
+    r = CliRunner().invoke(app, ["affected", "log"])
+    # graphify's rules find no single node for "log" (three labels contain it); kg lists the candidates
+    assert r.exit_code == 3 and r.stdout.startswith("Ambiguous: 'log' matches 3 nodes in different files.")
+    r = CliRunner().invoke(app, ["affected", "logout"])
+    assert r.exit_code == 4 and r.stdout == "No node matching 'logout' found.\n"
+    r = CliRunner().invoke(app, ["affected", "login()", "--depth", "0"])
+    assert r.exit_code == 2
+    # the drop-in answers graphify's way: no unique match is an answer, exit 0
+    capsys.readouterr()
+    code = run(["graphify", "affected", "log", "--graph", str(tmp_path / "graphify-out" / "graph.json")])
+    assert (code, capsys.readouterr().out) == (0, "No unique node match for log\n")
+    r = CliRunner().invoke(app, ["god-nodes", "--top", "2"])
+    # degrees: login 3 (three callers / containers), web_login 2, ...; auth.py is its file's node
+    assert (r.exit_code, r.stdout) == (0, "God nodes (most connected):\n  1. login() - 3 edges\n"
+                                          "  2. login_view() - 2 edges\n")
+    r = CliRunner().invoke(app, ["god-nodes", "--json", "--top", "1"])
+    assert r.stdout == '[\n  {\n    "id": "login",\n    "label": "login()",\n    "degree": 3\n  }\n]\n'
+
+
+def test_the_drop_in_lists_its_seven_commands(capsys, tmp_path, monkeypatch):
+    code, out, _ = gfy(["--help"], capsys, tmp_path, monkeypatch)
+    for name in ("affected", "god-nodes"):
+        assert f"\n  {name} " in out
+    code, out, err = gfy(["update"], capsys, tmp_path, monkeypatch)
+    assert code == 1 and err.startswith("error: unknown command 'update' (this graphify is kgservice's: query, path, "
+                                         "explain, save-result, reflect, affected, god-nodes)")
+    code, out, err = gfy(["affected"], capsys, tmp_path, monkeypatch)
+    assert (code, out, err) == (1, "", 'Usage: graphify affected "<node-or-label>" [--relation R] [--depth N] '
+                                       '[--graph path]\n')

@@ -15,7 +15,8 @@ the query log). Normalised before comparing, and nothing else:
   lines, compared as a multiset. (docs/graphify.md, deliberate difference 1.)
 
 A case is exact, or is listed in ``DELIBERATE`` with the documented reason, where the test
-checks the difference is the documented one.
+checks the difference is the documented one. Steps marked ``fresh`` run as their own
+``python -m graphify`` process (``GRAPHIFY_OUT`` is read once at start-up by graphify).
 """
 
 from __future__ import annotations
@@ -82,6 +83,47 @@ EDGES_KEY = {"directed": False, "multigraph": False, "nodes": [
      "source_file": "paper.pdf"}]}
 
 
+def _oop(multigraph: bool) -> dict:
+    """Classes with overriding methods (affected's supertype walk), a self-loop, and repeated
+    links on one pair: with ``key``s on a multigraph (the same key merges, a link without one
+    takes the next free key), merged last-wins on a simple graph."""
+    def n(nid, label, sf, loc):
+        return {"id": nid, "label": label, "file_type": "code", "source_file": sf, "source_location": loc,
+                "community": 0}
+    nodes = [n("pkg_base", "base.py", "pkg/base.py", "L1"), n("pkg_base_base", "Base", "pkg/base.py", "L3"),
+             n("pkg_base_base_head", ".head()", "pkg/base.py", "L5"),
+             n("pkg_child", "child.py", "pkg/child.py", "L1"), n("pkg_child_child", "Child", "pkg/child.py", "L2"),
+             n("pkg_child_child_head", ".head()", "pkg/child.py", "L4"),
+             n("pkg_child_leaf", "Leaf", "pkg/child.py", "L20"), n("pkg_child_leaf_head", ".head()", "pkg/child.py", "L22"),
+             n("pkg_walk_walk", "walk()", "pkg/walk.py", "L10"), n("pkg_walk_main", "main()", "pkg/walk.py", "L30"),
+             n("pkg_walk", "walk.py", "pkg/walk.py", "L1"), n("pkg_other_render", "render()", "pkg/other.py", "L4")]
+
+    def lk(u, v, rel, loc, key=None, **extra):
+        d = {"source": u, "target": v, "relation": rel, "confidence": "EXTRACTED", "source_file": "pkg/x.py",
+             "source_location": loc, **extra}
+        if multigraph and key is not None:
+            d["key"] = key
+        return d
+    links = [lk("pkg_base", "pkg_base_base", "contains", "L3", 0),
+             lk("pkg_base_base", "pkg_base_base_head", "method", "L5", 0),
+             lk("pkg_child", "pkg_child_child", "contains", "L2", 0),
+             lk("pkg_child_child", "pkg_child_child_head", "method", "L4", 0),
+             lk("pkg_child_child", "pkg_base_base", "inherits", "L2", 0),
+             lk("pkg_child", "pkg_child_leaf", "contains", "L20", 0),
+             lk("pkg_child_leaf", "pkg_child_leaf_head", "method", "L22", 0),
+             lk("pkg_child_leaf", "pkg_child_child", "extends", "L20", 0),
+             lk("pkg_walk_walk", "pkg_base_base_head", "calls", "L11", 0, context="call"),
+             lk("pkg_walk_walk", "pkg_base_base_head", "references", "L12", 0),  # same key: merges
+             lk("pkg_walk_walk", "pkg_base_base_head", "uses", "L13"),  # no key: the next free one
+             lk("pkg_walk_main", "pkg_walk_walk", "calls", "L31", 0),
+             lk("pkg_walk", "pkg_walk_walk", "contains", "L10", 0), lk("pkg_walk", "pkg_walk_main", "contains", "L30", 0),
+             lk("pkg_walk", "pkg_child", "imports_from", "L1", 0), lk("pkg_child", "pkg_base", "imports_from", "L1", 0),
+             lk("pkg_other_render", "pkg_child_leaf_head", "calls", "L5", 0),
+             lk("pkg_other_render", "pkg_other_render", "calls", "L6", 0),
+             lk("pkg_other_render", "pkg_child_child", "references", "L7", 0, context="parameter_type")]
+    return {"directed": False, "multigraph": multigraph, "graph": {}, "nodes": nodes, "links": links}
+
+
 def _write(project: Path, data: dict) -> None:
     (project / "graphify-out").mkdir(parents=True, exist_ok=True)
     (project / "graphify-out" / "graph.json").write_text(json.dumps(data), encoding="utf-8")
@@ -142,19 +184,26 @@ def projects(tmp_path_factory):
     synth = base / "synth5k"
     write_synth(synth / "graphify-out" / "graph.json", files=287)
     out["synth5k"] = synth
-    for name, data in (("multi", MULTI), ("edgeskey", EDGES_KEY)):
+    from tests.graphify.synth import nulls_graph
+
+    for name, data in (("multi", MULTI), ("edgeskey", EDGES_KEY), ("nulls", nulls_graph()),
+                       ("oop", _oop(True)), ("oops", _oop(False))):
         _write(base / name, data)
         out[name] = base / name
+    (base / "nulls" / "sub").mkdir()  # for GRAPHIFY_OUT=.. from a subdirectory
+    (mini / "broken.json").write_text("{not json", encoding="utf-8")
     return out
 
 
-# (id, graph, steps, env); a step is an argv list. Steps of one case share one directory.
+# (id, graph, steps, env, run); a step is an argv list. Steps of one case share one directory.
+# run: {"fresh": its own process, "cwd": a subdirectory of the project to run in}
 Q = "query"
-CASES: list[tuple[str, str, list[list[str]], dict]] = []
+CASES: list[tuple[str, str, list[list[str]], dict, dict]] = []
 
 
-def case(cid: str, graph: str, *steps: list[str], env: dict | None = None) -> None:
-    CASES.append((cid, graph, list(steps), env or {}))
+def case(cid: str, graph: str, *steps: list[str], env: dict | None = None, fresh: bool = False,
+         cwd: str = "") -> None:
+    CASES.append((cid, graph, list(steps), env or {}, {"fresh": fresh, "cwd": cwd}))
 
 
 for i, q in enumerate(["checkout", "validate", "how does checkout charge the payment gateway",
@@ -254,6 +303,73 @@ case("m08", "gfy", *SAVES[:2], ["reflect"], [Q, "checkout", "--learning"])
 case("m09", "gfy", ["save-result", "--question", "many nodes", "--answer", "x", "--nodes",
                     *[f"n{i}" for i in range(13)]])
 
+# affected / god-nodes on every graph
+GODS = [["god-nodes"], ["god-nodes", "--top", "3", "--json"], ["god_nodes", "--exclude-hubs", "80", "--top=5"],
+        ["god-nodes", "--top", "0"], ["god-nodes", "--exclude-hubs=0", "--json"]]
+for name, targets in (
+    ("gfy", [["Cart"], ["checkout()"], ["checkout"], ["bookshop/cart.py"], ["@ABS@/bookshop/pricing.py"],
+             ["./bookshop/catalog.py/"], ["PaymentGateway", "--relation", "calls", "--depth", "1"], ["validate"],
+             ["nosuch"], ["Book", "--depth=3", "--relation=references", "--relation", "contains"], ["pricing"]]),
+    ("synth5k", [["Settings"], ["Logger", "--depth", "1"], ["get_logger"], ["auth/session_0.py"], [".login()"],
+                 ["Settings", "--relation", "references", "--relation", "calls", "--depth", "3"],
+                 ["island_beta()"], ["util/log.py"]]),
+    ("demo", [["smoking"], ["Python", "--relation", "is a"], ["programming language", "--relation", "is a",
+                                                              "--depth", "3"],
+              ["CPython", "--relation", "uses", "--relation", "created by"], ["01_python_history.units"]]),
+    ("mini", [["hub"], ["alpha", "--relation", "causes", "--depth", "4"], ["mini.units"]]),
+    ("multi", [["connect()"], ["get_user", "--depth", "3"], ["app/db.py"], ["misc\u0007ctl"]]),
+    ("edgeskey", [["attention mechanism", "--relation", "uses"], ["Transformer"]]),
+    ("nulls", [["n4"], ["RenderCache0"], ["None"], ["pkg/mod4.py"], ["Config"], ["n0", "--depth", "3"], ["mod9"],
+               ["shared_helper()"], ["n9"], ["café"]]),
+    ("oop", [["pkg_base_base_head"], ["pkg_child_child_head"], ["pkg_child_leaf_head"], ["Base"], ["Child"],
+             ["Leaf", "--depth", "3"], ["pkg/child.py"], ["pkg/base.py"], ["walk.py"], ["render()"]]),
+    ("oops", [["pkg_base_base_head"], ["pkg_child_leaf_head"], ["Base"], ["Child", "--depth", "3"], ["render"]]),
+):
+    for i, argv in enumerate(GODS):
+        case(f"{name}-g{i}", name, argv)
+    for i, argv in enumerate(targets):
+        case(f"{name}-a{i:02d}", name, ["affected", *argv])
+for name in ("oop", "oops"):  # explain and path over repeated links (keys merge on the multigraph)
+    case(f"{name}-x", name, ["explain", "pkg_base_base_head"], ["explain", "pkg_walk_walk"], ["explain", "Child"],
+         ["path", "main()", "pkg_base_base_head"], [Q, "walk", "--dfs"])
+case("ga01", "gfy", ["affected"])
+case("ga02", "gfy", ["affected", "Cart", "--depth", "two"])
+case("ga03", "gfy", ["god-nodes", "--top", "many"])
+case("ga04", "gfy", ["god-nodes", "--exclude-hubs", "most"])
+case("ga05", "gfy", ["god-nodes", "--graph", "nope/graph.json"], ["affected", "Cart", "--graph", "nope.json"])
+case("ga06", "gfy", ["affected", "Cart", "--graph", "bookshop/cart.py"], ["god-nodes", "--graph=README.md"])
+case("ga07", "mini", ["god-nodes", "--graph", "broken.json"], ["affected", "hub", "--graph", "broken.json"])
+case("ga08", "gfy", ["affected", "Cart", "--help"], ["god-nodes", "-h"])
+case("ga09", "gfy", ["affected", "Cart"], ["god-nodes"], env={"GRAPHIFY_MAX_GRAPH_BYTES": "100"})
+
+# null labels (graphify prints None, or "" in query lines)
+case("c01", "nulls", [Q, "x", "--seed", "n4"])
+case("c02", "nulls", [Q, "n24"])
+case("c03", "nulls", [Q, "render", "--budget", "300"])
+case("c04", "nulls", [Q, "café", "--dfs"])
+case("c05", "nulls", ["path", "n35", "n4"], ["path", "RenderCache0", "n4", "--undirected"])
+case("c06", "nulls", ["explain", "n4"], ["explain", "n9"], ["explain", "n24", "--all"], ["explain", "RenderCache0"])
+case("c07", "nulls", ["path", "n4", "n35"])
+case("c08", "nulls", ["path", "n4", "n35", "--undirected"])
+case("c09", "nulls", [Q, "x", "--seed", "n9", "--seed", "n24", "--dfs"], [Q, "shared_helper", "--budget", "100"])
+
+# GRAPHIFY_OUT naming the project or a parent of it: graphify warns and uses graphify-out
+case("d01", "nulls", [Q, "RenderCache0", "--dfs"], env={"GRAPHIFY_OUT": "."}, fresh=True)
+case("d02", "nulls", ["path", "n35", "RenderCache0"], env={"GRAPHIFY_OUT": ".."}, fresh=True, cwd="sub")
+case("d03", "nulls", ["explain", "RenderCache0"], env={"GRAPHIFY_OUT": "graphify-out"}, fresh=True)
+case("d04", "nulls", ["god-nodes"], ["--version"], env={"GRAPHIFY_OUT": " ./ "}, fresh=True)
+case("d05", "nulls", ["affected", "n0"], env={"GRAPHIFY_OUT": "../.."}, fresh=True)
+case("d06", "nulls", ["save-result", "--question", "q", "--answer", "a", "--nodes", "n0"], ["reflect"],
+     env={"GRAPHIFY_OUT": "."}, fresh=True)
+
+# code_fingerprint when the node's source file is not on disk: "" and the lesson reads stale
+for name, nodes, x in (("synth5k", ["Settings", "get_logger()"], "Settings"), ("demo", ["smoking", "吸烟"], "smoking"),
+                       ("mini", ["hub", "alpha"], "hub"), ("nulls", ["RenderCache0", "n4"], "RenderCache0"),
+                       ("gfy", ["Cart", "checkout()"], "Cart")):
+    saves = [["save-result", "--question", f"where is {n}?", "--answer", "there", "--nodes", *nodes,
+              "--outcome", "useful"] for n in nodes]
+    case(f"f-{name}", name, *saves, ["reflect"], ["explain", x], ["reflect", "--if-stale"], [Q, x])
+
 # documented deliberate differences: id -> (reason, check(ref_steps, our_steps) -> bool)
 DELIBERATE = {
     "e07": ("a graph file that is not JSON: graphify prints a JSONDecodeError traceback, we print "
@@ -268,6 +384,13 @@ DELIBERATE = {
     "m05": ("reflect with a --graph that does not exist: graphify writes a stray .graphify_learning.json into "
             "the cwd, we write none (LESSONS.md identical)", None),
 }
+for _cid in ("c07", "c08"):
+    DELIBERATE[_cid] = (
+        "a path starting at a node whose label is null: graphify fails joining the line (TypeError, no answer, "
+        "no stamp); we answer, naming the start by its id and later null labels None as graphify does",
+        lambda r, o: r[0]["code"] == "exception TypeError" and "TypeError: sequence item 0" in r[0]["stderr"]
+        and o[0]["code"] == 0 and o[0]["stdout"].startswith("Shortest path (")
+        and o[0]["stdout"].split("\n")[1].startswith("  n4 --"))
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -346,7 +469,7 @@ def outcomes(projects, tmp_path_factory):
     work = tmp_path_factory.mktemp("diff")
     plans = {"ref": [], "ours": []}
     layout = {}
-    for cid, graph, steps, env in CASES:
+    for cid, graph, steps, env, how in CASES:
         for impl in ("ref", "ours"):
             d = work / impl / cid
             shutil.copytree(projects[graph], d)
@@ -355,7 +478,8 @@ def outcomes(projects, tmp_path_factory):
             layout[(cid, impl)] = (d, home, _snapshot(d))
             for argv in steps:
                 argv = [a.replace("@ABS@", str(d)) for a in argv]
-                plans[impl].append({"argv": argv, "cwd": str(d), "env": {"HOME": str(home), **env}})
+                plans[impl].append({"argv": argv, "cwd": str(d / how["cwd"]), "fresh": how["fresh"],
+                                    "env": {"HOME": str(home), **env}})
     base_env = reference_env()
     base_env.update(PYTHONHASHSEED="0", GRAPHIFY_NO_TIPS="1")
     ours_env = dict(base_env, PYTHONPATH=str(ROOT))
@@ -365,7 +489,7 @@ def outcomes(projects, tmp_path_factory):
         results = {"ref": ref_f.result(), "ours": ours_f.result()}
     out = {}
     pos = {"ref": 0, "ours": 0}
-    for cid, _graph, steps, _env in CASES:
+    for cid, _graph, steps, _env, _how in CASES:
         per = {}
         for impl in ("ref", "ours"):
             d, home, before = layout[(cid, impl)]
@@ -417,7 +541,7 @@ def test_every_invocation_is_exact_or_a_documented_difference(outcomes):
 
 def test_the_cases_cover_every_outcome(outcomes):
     codes: dict[str, set] = {}
-    for cid, _graph, steps, _env in CASES:
+    for cid, _graph, steps, _env, _how in CASES:
         for argv, step in zip(steps, outcomes[cid]["ours"][0], strict=True):
             codes.setdefault(argv[0], set()).add(step["code"])
     for cmd in ("query", "path", "explain"):
@@ -428,6 +552,33 @@ def test_the_cases_cover_every_outcome(outcomes):
     assert any(k.startswith("graphify-out/memory/query_<ts>_") for k in written)
     assert "graphify-out/reflections/LESSONS.md" in written and "graphify-out/.graphify_learning.json" in written
     assert "~/.cache/graphify-queries.log" in written
+    assert {0, 1} <= codes["affected"] and {0, 1} <= codes["god-nodes"]
+
+
+def test_the_cases_reach_the_behaviours_they_are_for(outcomes):
+    """graphify's own output (the reference side) shows each behaviour the cases are there to compare."""
+    def ref_text(cid_prefix: str, stream: str = "stdout") -> str:
+        return "".join(step[stream] for cid, per in outcomes.items() if cid.startswith(cid_prefix)
+                       for step in per["ref"][0])
+
+    assert "Node: None" in ref_text("c06") and "NODE  [src=" in ref_text("c01") and "Start (given): [None]" in ref_text("c01")
+    assert "--> None" in ref_text("c05")
+    warnings = ref_text("d0", "stderr")
+    for value in (".", "..", "./", "../.."):
+        assert f"warning: GRAPHIFY_OUT={value!r} points at the project or a parent of it" in warnings, value
+    assert "GRAPHIFY_OUT='graphify-out'" not in warnings
+    stale = [cid for cid in outcomes if cid.startswith("f-") and "[code changed since — re-verify]" in ref_text(cid)]
+    assert sorted(stale) == ["f-demo", "f-mini", "f-nulls", "f-synth5k"], stale  # gfy's sources are on disk
+    assert "Lesson: preferred source" in ref_text("f-gfy")
+    sidecars = [per["ref"][1].get("graphify-out/.graphify_learning.json", "") for cid, per in outcomes.items()
+                if cid in ("f-demo", "f-synth5k")]
+    assert all('"code_fingerprint": ""' in s for s in sidecars)
+    # Leaf's .head() overrides Base's, so walk() (a caller of Base.head) is affected; its three links to
+    # Base.head are one key-0 edge (calls, then references: merged) and a keyless one (key 1, uses) on the
+    # multigraph, and one merged edge (uses, the last) on the simple graph
+    assert "\n- walk() [references] pkg/x.py:L12\n" in ref_text("oop-a02")
+    assert "\n- walk() [uses] pkg/x.py:L13\n" in ref_text("oops-a01")
+    assert "Affected nodes for Settings" in ref_text("synth5k-a00") and ref_text("synth5k-a00").count("\n- ") > 100
 
 
 def test_the_5k_graph_is_5k():

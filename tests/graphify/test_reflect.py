@@ -120,8 +120,9 @@ def test_deterministic(memory, tmp_path):
 
 
 def test_sidecar_and_staleness(memory, tmp_path):
+    """kg reflect (``links_fallback``): a node whose source is not a file is fingerprinted by its relations."""
     gp = graph_with_communities(tmp_path / "graph.json")
-    reflect(memory, tmp_path / "LESSONS.md", graph_path=gp, now=NOW)
+    reflect(memory, tmp_path / "LESSONS.md", graph_path=gp, now=NOW, links_fallback=True)
     side = json.loads((tmp_path / ".graphify_learning.json").read_text())
     assert side["version"] == 1 and side["generated_at"] == NOW.isoformat()
     assert set(side["nodes"]) == {"a", "b"}  # by canonical id; C is negative-only
@@ -131,14 +132,39 @@ def test_sidecar_and_staleness(memory, tmp_path):
     b = side["nodes"]["b"]
     assert (b["status"], b["verdict"], b["neg"]) == ("contested", "useful", 1)
     assert b["code_fingerprint"].startswith("links:")  # doc.units is not a file: its relations are
-    overlay = load_learning_overlay(gp)
+    overlay = load_learning_overlay(gp, links_fallback=True)
     assert overlay["a"]["stale"] is False and overlay["b"]["stale"] is False
     data = json.loads(gp.read_text())
     data["links"][1]["relation"] = "changed"
     gp.write_text(json.dumps(data))
     from kgservice.graphify.loader import load_graph
 
-    assert load_learning_overlay(gp, load_graph(gp))["b"]["stale"] is True
+    assert load_learning_overlay(gp, load_graph(gp), links_fallback=True)["b"]["stale"] is True
+
+
+def test_graphify_fingerprint_is_empty_and_stale_when_the_source_is_not_on_disk(memory, tmp_path):
+    """graphify's rule (its reflect._code_fingerprint / _is_stale): no file, fingerprint "", and a
+    lesson whose node names a source file it cannot find reads as stale, whatever is stored."""
+    gp = graph_with_communities(tmp_path / "graph.json")
+    reflect(memory, tmp_path / "LESSONS.md", graph_path=gp, now=NOW)
+    side = json.loads((tmp_path / ".graphify_learning.json").read_text())
+    assert {n: e["code_fingerprint"] for n, e in side["nodes"].items()} == {"a": "", "b": ""}
+    # a has no source file (nothing to re-verify); b names doc.units, which is not on disk
+    assert {n: e["stale"] for n, e in load_learning_overlay(gp).items()} == {"a": False, "b": True}
+    # a kg reflect's relation fingerprint does not make graphify's reading fresh
+    reflect(memory, tmp_path / "LESSONS.md", graph_path=gp, now=NOW, links_fallback=True)
+    assert {n: e["stale"] for n, e in load_learning_overlay(gp).items()} == {"a": False, "b": True}
+    # with the file on disk next to the graph: its sha256, fresh until the file changes
+    (tmp_path / "doc.units").write_text("A causes B\n", encoding="utf-8")
+    reflect(memory, tmp_path / "LESSONS.md", graph_path=gp, now=NOW)
+    import hashlib
+
+    want = hashlib.sha256(b"A causes B\n").hexdigest()
+    side = json.loads((tmp_path / ".graphify_learning.json").read_text())
+    assert side["nodes"]["b"]["code_fingerprint"] == want
+    assert load_learning_overlay(gp)["b"]["stale"] is False
+    (tmp_path / "doc.units").write_text("A causes C\n", encoding="utf-8")
+    assert load_learning_overlay(gp)["b"]["stale"] is True
 
 
 def test_cli_if_stale(ours, memory, tmp_path):

@@ -124,6 +124,37 @@ def test_graph_stats_and_god_nodes_from_the_file(settings, kb):
     assert community[0].endswith(f"({len(members)} nodes):") and len(community) == len(members) + 1
 
 
+def test_god_nodes_is_kg_god_nodes(settings, kb):
+    """The tool's text is `kg god-nodes` (graphify's ranking: files, concepts, builtin names left out)."""
+    sc, mcp = make(settings, kb)
+    path = str(sc.mirror.path)
+    sc.mirror.graph()
+    for args, flags in (({}, []), ({"top_n": 3, "exclude_hubs_percentile": 95}, ["--top", "3", "--exclude-hubs", "95"])):
+        k = kg_cli("god-nodes", *flags, "--graph", path)
+        assert k.returncode == 0, k.stderr
+        assert text_of(run(call(mcp, "god_nodes", args))) == k.stdout.rstrip("\n"), args
+    data = json.loads(sc.mirror.path.read_text("utf-8"))
+    no_file = {n.get("label") for n in data["nodes"] if not n.get("source_file")}
+    listed = [line.split(". ", 1)[1].rsplit(" - ", 1)[0]
+              for line in text_of(run(call(mcp, "god_nodes", {"top_n": 50}))).splitlines()[1:]]
+    assert listed and not no_file & set(listed)
+
+
+def test_graphify_pr_tools_are_not_served(settings, kb):
+    """list_prs / get_pr_impact / triage_prs report GitHub state (open PRs, checks, reviews) that no
+    local history holds (docs/graphify.md): not listed, and a call is an error result."""
+    _, mcp = make(settings, kb)
+
+    async def go():
+        async with Client(mcp) as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            return names, await c.call_tool("list_prs", {})
+
+    names, res = run(go())
+    assert not {"list_prs", "get_pr_impact", "triage_prs"} & names
+    assert res.is_error and "list_prs" in res.content[0].text
+
+
 def test_token_budget_cuts_text(settings, kb):
     _, mcp = make(settings, kb)
     small = text_of(run(call(mcp, "get_neighbors", {"label": "smoking", "token_budget": 5})))

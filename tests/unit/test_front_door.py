@@ -37,6 +37,8 @@ COMMAND_EXCEPTIONS: dict[str, tuple[str | None, str]] = {
     "explain": (None, "graphify's drop-in: reads graph.json, never a knowledge base (DESIGN §7)"),
     "save-result": (None, "graphify's drop-in: writes a memory file, never a knowledge base (DESIGN §7)"),
     "reflect": (None, "graphify's drop-in: reads memory files, never a knowledge base (DESIGN §7)"),
+    "affected": (None, "graphify's drop-in: reads graph.json, never a knowledge base (DESIGN §7)"),
+    "god-nodes": (None, "graphify's drop-in: reads graph.json, never a knowledge base (DESIGN §7)"),
     "demo": (None, "builds its own throwaway knowledge base per step (a tour, not an action)"),
     "serve": (None, "starts the server, which owns the knowledge base (and checks it has keys first)"),
     "mcp": (None, "starts the MCP server over stdio, which owns the knowledge base"),

@@ -6,11 +6,13 @@ modules, every entry point those tests drive with kgservice's counterpart:
 
 - the CLI: ``graphify.__main__.main`` -> ``kgservice.graphify.dropin.graphify_main`` (in
   process, same argv / capsys / SystemExit contract), and subprocesses started as
-  ``[python, "-m", "graphify", ...]`` -> our ``python -m graphify`` (project python,
-  project on PYTHONPATH);
+  ``[python, "-m", "graphify", <one of our commands>, ...]`` -> our ``python -m graphify``
+  (project python, project on PYTHONPATH); ``update`` / ``extract`` subprocesses, which build
+  a test's graph, stay graphify's;
 - the library functions the command tests call (query text, path text, node resolution,
-  save-result, reflect's aggregation / rendering / sidecar, the query log), through thin
-  wrappers that map argument names and convert networkx graphs with ``node_link_data``.
+  save-result, reflect's aggregation / rendering / sidecar, the query log, affected's seed /
+  walk / text, god_nodes), through thin wrappers that map argument names and convert
+  networkx graphs with ``node_link_data``.
 
 Each replacement counts a hit for the running test; the hits per test id are written to
 ``$KG_REPOINT_HITS`` so the caller can tell re-pointed tests from tests of graphify
@@ -43,10 +45,19 @@ def _hit() -> None:
 _REAL_POPEN = subprocess.Popen
 
 
+def _ours(cmd: str | None) -> bool:
+    """A command line our drop-in answers; graph building (``update``, ``extract``, ...), which the
+    tests use to make their fixtures, stays graphify's own."""
+    from kgservice.graphify.dropin import COMMANDS
+
+    return cmd is None or cmd.startswith("-") or cmd in COMMANDS or cmd in ("god_nodes", "version")
+
+
 class _Popen(_REAL_POPEN):  # type: ignore[misc,valid-type]
     def __init__(self, args, *a, **kw):
         if (isinstance(args, (list, tuple)) and len(args) >= 3 and list(args[1:3]) == ["-m", "graphify"]
-                and os.path.basename(str(args[0])).startswith("python")):
+                and os.path.basename(str(args[0])).startswith("python")
+                and _ours(str(args[3]) if len(args) > 3 else None)):
             _hit()
             env = dict(kw.get("env") if kw.get("env") is not None else os.environ)
             env["PYTHONPATH"] = os.environ["KG_OUR_ROOT"]
@@ -86,7 +97,7 @@ def _shortest_path_text(G, arguments):
     _hit()
     from kgservice.graphify.path import run_path
 
-    res = run_path(_to_ours(G), arguments["source"], arguments["target"],
+    res = run_path(_to_ours(G), arguments["source"], arguments["target"], as_graphify=True,
                    undirected=bool(arguments.get("undirected", False)))
     return res.stdout or res.stderr
 
@@ -163,6 +174,35 @@ def _reflect_wrappers():
             "write_learning_sidecar": write_learning_sidecar, "load_learning_overlay": load_learning_overlay}
 
 
+def _impact_wrappers():
+    """``graphify.affected`` (seed, walk, text) and ``graphify.analyze.god_nodes`` -> ours; hits come
+    back as graphify's own ``AffectedHit`` records."""
+    import graphify.affected as gaff
+
+    from kgservice.graphify import affected, gods, seeds
+
+    def resolve_seed(graph, query, root=None):
+        _hit()
+        return seeds.resolve_seed(_to_ours(graph), query, Path(root) if root is not None else None)
+
+    def affected_nodes(graph, seed, *, relations=affected.DEFAULT_RELATIONS, depth=2):
+        _hit()
+        hits = affected.affected_nodes(_to_ours(graph), seed, tuple(relations), depth)
+        return [gaff.AffectedHit(h.node, h.depth, h.relation, h.site_file, h.site_line) for h in hits]
+
+    def format_affected(graph, query, *, relations=affected.DEFAULT_RELATIONS, depth=2, root=None):
+        _hit()
+        return affected.run_affected(_to_ours(graph), query, tuple(relations), depth,
+                                     Path(root) if root is not None else None)[1]
+
+    def god_nodes(G, top_n=10, exclude_hubs_percentile=None):
+        _hit()
+        return gods.god_nodes(_to_ours(G), top_n, exclude_hubs_percentile, multigraph=G.is_multigraph())
+
+    return {"resolve_seed": resolve_seed, "affected_nodes": affected_nodes, "format_affected": format_affected}, \
+        {"god_nodes": god_nodes}
+
+
 def _querylog_wrappers():
     from kgservice.graphify import effects
 
@@ -219,6 +259,14 @@ def pytest_configure(config):
         setattr(graphify.reflect, name, fn)
     for name, fn in _querylog_wrappers().items():
         setattr(graphify.querylog, name, fn)
+    import graphify.affected
+    import graphify.analyze
+
+    aff, analyze = _impact_wrappers()
+    for name, fn in aff.items():
+        setattr(graphify.affected, name, fn)
+    for name, fn in analyze.items():
+        setattr(graphify.analyze, name, fn)
 
 
 def pytest_runtest_setup(item):
