@@ -85,6 +85,13 @@ def _write_docs(tmp_path):
     return folder
 
 
+def _rules_answer(payload):
+    """The rule-based stand-in's reply to any task (here: entity resolution's questions)."""
+    from kgservice.llm import rules
+
+    return rules.respond(payload)
+
+
 def _failing_on(needle: str, reply):
     """An extract handler: the rule-based stand-in, except for chunks containing ``needle``."""
     from kgservice.llm import rules
@@ -111,6 +118,7 @@ def test_a_document_failing_part_way_stores_nothing_and_a_rerun_completes(backen
     kb = make_kb(backend, llm_model="kgoffline/scripted", llm_retry_wait=0.0, llm_max_retries=2, llm_repair_attempts=1)
     # b.txt: its first chunk extracts fine, its second chunk fails -> nothing of b.txt may be stored
     script.override_task("extract", _failing_on("CPython", reply))
+    script.override_task("same_concept", _rules_answer)  # entity resolution asks CPython / Python
     with pytest.raises(error) as ei:
         ingest_text(kb, folder, max_chars=CHUNK)
     assert "LLM step 'extract'" in str(ei.value)
@@ -123,6 +131,7 @@ def test_a_document_failing_part_way_stores_nothing_and_a_rerun_completes(backen
     from kgservice.llm import rules
 
     script.override_task("extract", rules.respond)
+    script.override_task("same_concept", rules.respond)
     rep = ingest_text(kb, folder, max_chars=CHUNK)
     status = {d.path.rsplit("/", 1)[-1]: d.status for d in rep.documents}
     assert status == {"a.txt": "unchanged", "b.txt": "ingested", "c.txt": "ingested"}

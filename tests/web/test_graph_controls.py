@@ -150,6 +150,8 @@ def test_the_legend_filters_families(server, page):
     fam = causal.pop()
     hidden_leaves = {n["node_id"] for n in everything["neighbors"] if n["family"] == fam}
     page.locator(f'#legend input[data-family="{fam}"]').uncheck()
+    # cytoscape applies a batch's style changes on its next frame, not inside the change handler
+    page.wait_for_function("(n) => window.kgGraph.cy().edges(':visible').length === n", arg=LEAVES - len(hidden_leaves))
     got = page.evaluate("""() => { const cy = window.kgGraph.cy();
         return {edges: cy.edges(':visible').length, nodes: cy.nodes(':visible').map((n) => n.id())}; }""")
     assert got["edges"] == LEAVES - len(hidden_leaves)

@@ -338,6 +338,7 @@ class Neo4jWrites(Neo4jConnection):
         the server's writes instead of preceding them. Returns (nodes created, new non-literal
         node ids)."""
         q = self._write_queries()
+        nodes_query, units_query = q["nodes"], q["units"]  # loaded cypher files, by name
         if early is not None and early.asked.issuperset(r["id"] for r in node_rows):
             row = early.nodes.single()  # sent in this transaction before validation (_early_write)
         else:
@@ -349,7 +350,7 @@ class Neo4jWrites(Neo4jConnection):
         upgrades = [r for r in node_rows if r["kind"] == NodeKind.DERIVED.value
                     and r["id"] in eid and stored_kind[r["id"]] != NodeKind.DERIVED.value]
         for i in range(0, len(new_nodes), BATCH_ROWS * 4):
-            got = tx.run(q["nodes"], nodes=new_nodes[i:i + BATCH_ROWS * 4]).single()
+            got = tx.run(nodes_query, nodes=new_nodes[i:i + BATCH_ROWS * 4]).single()
             eid.update(zip(got["ids"], got["eids"]))
         pending = [tx.run(cypher.load("ingest_nodes"), nodes=upgrades[i:i + BATCH_ROWS])
                    for i in range(0, len(upgrades), BATCH_ROWS)]
@@ -361,7 +362,7 @@ class Neo4jWrites(Neo4jConnection):
         chunk = max(1, BATCH_ROWS // 2)  # units per statement: the next chunk's rows are built meanwhile
         for i in range(0, len(units), chunk):
             part = [_unit_row(u, f, eid) for u, f in units[i:i + chunk]]
-            pending.append(tx.run(q["units"], units=part))
+            pending.append(tx.run(units_query, units=part))
             if progress is not None:
                 progress(len(part))
         linked = [r | {"src": eid[r["src"]], "dst": eid[r["dst"]]} for r in rel_rows]
