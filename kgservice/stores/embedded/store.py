@@ -60,7 +60,8 @@ class EmbeddedStore(JournaledStore, GraphStore):
         new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
                                        lambda subjects: [_unit_from(s.units[u]) for n in subjects
                                                          for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
-                                       dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases}, stamp=False,
+                                       dups, lambda ids: {i: s.aliases[i] for i in ids
+                                                          if i in s.aliases and s.aliases[i] in s.units}, stamp=False,
                                        archived=lambda ids: {i for i in ids if i in s.retracted})
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         # merged duplicates are remembered (in the batch's own journal record) so a later
@@ -122,7 +123,8 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 add, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units and i not in gone},
                 lambda subjects: [_unit_from(s.units[u]) for n in subjects for u in s.subject.get(n, ())
                                   if u not in gone and not s.superseded_by.get(u)],
-                dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases and s.aliases[i] not in gone},
+                dups, lambda ids: {i: s.aliases[i] for i in ids
+                                   if i in s.aliases and s.aliases[i] in s.units and s.aliases[i] not in gone},
                 stamp=False)
             report = IngestReport(units_unchanged=unchanged, duplicates=dups)
             fresh = {d: k for d, k in sorted(dups.items()) if d not in s.aliases}
@@ -132,7 +134,11 @@ class EmbeddedStore(JournaledStore, GraphStore):
             change.seq = (s.changes[-1]["seq"] if s.changes else 0) + 1
             change.added = sorted(u.id for u in new)
             change.retracted = sorted(gone)
-            life = {"retract": sorted(gone), "unarchive": sorted({u.id for u in add} | set(dups.values())),
+            # a unit retracted and added again by this change (edited in place) keeps its old
+            # version in the archive, and the aliases of that old version go with it
+            reused = sorted(gone & {u.id for u in new})
+            life = {"retract": sorted(gone), "unarchive": sorted(({u.id for u in add} | set(dups.values())) - gone),
+                    "reused": reused,
                     "docs": {d: (None if r is None else _remap(r, dups).model_dump(mode="json")) for d, r in docs.items()},
                     "change": change.model_dump(mode="json"), "purge_units": list(purge_units),
                     "purge_texts": dict(purge_texts or {})}
@@ -152,9 +158,10 @@ class EmbeddedStore(JournaledStore, GraphStore):
             touched: set[str] = set()
             orphans: list[str] = []
             try:
-                from kgservice.stores.embedded.lifecycle import apply_life, retract_units
+                from kgservice.stores.embedded.lifecycle import apply_life, drop_aliases_of, retract_units
 
                 orphans = retract_units(s, life["retract"], change.id, change.at, change.reason, touched)
+                drop_aliases_of(s, reused)
                 s.aliases.update(fresh)
                 s.apply(records, report, touched, progress)
                 apply_life(s, life)
