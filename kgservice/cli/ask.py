@@ -176,7 +176,7 @@ class TextPrinter:
         from kgservice.cli.common import err
 
         self.as_json = as_json
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             console=err, disable=as_json, transient=True)
         self.task = self.bar.add_task("extracting", total=None)
         self.started = False
