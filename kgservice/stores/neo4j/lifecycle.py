@@ -151,12 +151,15 @@ class Neo4jLifecycle(Neo4jWrites):
             for query, step in self._commit_steps(touched, alias_rows):
                 tx.run(query, step).consume()
         report.touched_nodes = sorted(touched)
-        # 3. nodes no live unit mentions any more, derived nodes that are entries again
+        # 3. nodes no live unit mentions any more (and their vectors in this database), derived
+        #    nodes that are entries again
         orphans: list[str] = []
         if candidates:
             drop, kinds = cypher.statements("life_orphans")
             orphans = list(tx.run(drop, nodes=sorted(candidates), subjects=[]).single()["orphans"])
             tx.run(kinds, nodes=[], subjects=sorted(narrowing)).consume()
+            if orphans:  # their vectors, when kept in this database (KG_VECTOR_BACKEND=neo4j), go in the same commit
+                tx.run(cypher.load("vectors_delete"), ids=orphans).consume()
         # 4. units live again leave the archive; the document records; purges; the change
         back = sorted(({u.id for u in add} | set(dups.values())) - gone)  # an edited unit's old version stays
         if back:
