@@ -3,13 +3,15 @@
 401 no or bad key · 403 role (or a read-only server) · 404 unknown unit / node / job ·
 409 conflict (idempotency key reused for another request, unit id reused for another fact) ·
 413 body too large · 422 bad input (names the field) · 429 rate limit (with Retry-After) ·
-503 a backend is down. A library error may carry ``http_status`` to pick one of these.
+503 a backend is down · 507 the server's disk is full (a write refused; reads keep working).
+A library error may carry ``http_status`` to pick one of these.
 Only the two roots are mapped (and the framework's own errors); anything else is a bug and gets
 500 in the same envelope.
 """
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,7 +21,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kgservice.errors import InputError, ServiceError
 
-STABLE = (401, 403, 404, 409, 413, 422, 429, 503)
+STABLE = (401, 403, 404, 409, 413, 422, 429, 503, 507)
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT)
 
 
 class NotFound(InputError, LookupError):
@@ -45,7 +48,8 @@ def status_of(exc: BaseException) -> int:
     if isinstance(exc, InputError):
         return 422
     if isinstance(exc, ServiceError):
-        return 503
+        # a full disk: the write is refused (reads keep working); 507 says it is the server's storage
+        return 507 if getattr(exc, "errno", None) in FULL_DISK else 503
     return 500  # not one of ours: a bug
 
 

@@ -82,9 +82,11 @@ class EmbeddedStore(JournaledStore, GraphStore):
         try:
             record_embedded_change(self.dir, logged)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
+            err = StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
                                   f"not stored (the store is as before). Free space or make {self.dir} writable, "
-                                  "then run the same command again") from None
+                                  "then run the same command again")
+            err.errno = getattr(exc, "errno", None)
+            raise err from None
         self._append(journal_batch(records, fresh))  # durable first; memory only changes once the batch is on disk
         touched: set[str] = set()
         try:
@@ -278,9 +280,11 @@ class EmbeddedStore(JournaledStore, GraphStore):
         try:
             record_embedded_change(self.dir, touched, everything=everything)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; nothing was "
+            err = StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; nothing was "
                                   f"changed. Free space or make {self.dir} writable, then run the same command "
-                                  "again") from None
+                                  "again")
+            err.errno = getattr(exc, "errno", None)
+            raise err from None
 
     # -- what this backend provides besides the graph ------------------------------------
     def change_feed(self) -> Any:
