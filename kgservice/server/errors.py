@@ -119,19 +119,26 @@ def install(app: FastAPI) -> None:
         errors = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in exc.errors()]
         return JSONResponse(error_body(422, f"invalid request: {_fields(errors)}", errors=errors), status_code=422)
 
+    def said(request: Request, text: str) -> str:
+        """The message as the client may see it: no absolute server path (kgservice.server.disclosure)."""
+        from kgservice.server.disclosure import redact
+
+        return redact(text, request.app.state.ctx.settings)
+
     @app.exception_handler(InputError)
     async def _input(request: Request, exc: InputError) -> JSONResponse:
         status = status_of(exc)
-        return JSONResponse(error_body(status, str(exc)), status_code=status)
+        return JSONResponse(error_body(status, said(request, str(exc))), status_code=status)
 
     @app.exception_handler(ServiceError)
     async def _service(request: Request, exc: ServiceError) -> JSONResponse:
         status = status_of(exc)
-        return JSONResponse(error_body(status, str(exc)), status_code=status,
+        return JSONResponse(error_body(status, said(request, str(exc))), status_code=status,
                             headers={"Retry-After": "5"} if status == 503 else None)
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:
         """Anything else escaped the library: a bug. The same envelope, one line, no traceback in
         the reply (the server's log has it)."""
-        return JSONResponse(error_body(500, f"internal error ({type(exc).__name__}: {exc})"), status_code=500)
+        return JSONResponse(error_body(500, said(request, f"internal error ({type(exc).__name__}: {exc})")),
+                            status_code=500)
