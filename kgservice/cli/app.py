@@ -339,6 +339,9 @@ def search(
 ) -> None:
     """Entry nodes for a text without the LLM: node names found in it and the nearest node
     vectors, weighted by specificity (a rare node outranks a hub). Ranks; it proves nothing."""
+    from kgservice.cli.common import refuse_beside_server
+
+    refuse_beside_server(ctx, "`kg search`")  # at once: a running embedded kg serve holds the vectors
     with knowledge_base(ctx) as kb:
         found = kb.search(text, top_k=top_k, threshold=threshold)
         hits = [{"node_id": n.node, "label": n.label, "score": n.weight, "named": n.named, "cosine": n.cosine,
