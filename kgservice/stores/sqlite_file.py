@@ -66,13 +66,12 @@ def failure(path: Path | str, exc: BaseException) -> ServiceFileError:
 def _no_room(path: Path) -> bool:
     """Whether the file system holding ``path`` is (all but) full: SQLite reports a WAL index it
     could not grow as a "disk I/O error", which on such a disk is the full disk."""
-    import os
+    from kgservice.disk import free_bytes
 
     try:
-        st = os.statvfs(path.parent)
+        return free_bytes(path.parent) < (1 << 20)
     except OSError:
         return False
-    return st.f_bavail * st.f_frsize < (1 << 20)
 
 
 class _Cursor(sqlite3.Cursor):

@@ -23,32 +23,12 @@ import os
 import secrets
 from pathlib import Path
 
+from kgservice.processes import alive, started
+
 log = logging.getLogger(__name__)
 
 OWED_DIR = "vectors-owed"
 FAILED = "failed"
-
-
-def _started(pid: int) -> str:
-    """The process's start time (Linux ``/proc/<pid>/stat`` field 22), so a recycled pid is not
-    taken for the writer; "" where it cannot be read."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
-
-
-def _alive(pid: int, started: str) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return not started or _started(pid) in ("", started)
 
 
 class OwedVectors:
@@ -65,7 +45,7 @@ class OwedVectors:
             self.dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
-                os.write(fd, f"{pid} {_started(pid)}".encode())
+                os.write(fd, f"{pid} {started(pid)}".encode())
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -108,7 +88,7 @@ class OwedVectors:
             except ValueError:
                 out.append(note)
                 continue
-            if not _alive(pid, body[1] if len(body) > 1 else ""):
+            if not alive(pid, body[1] if len(body) > 1 else ""):
                 out.append(note)
         return sorted(out)
 

@@ -6,18 +6,13 @@ step after the transaction and a kill in between left them behind)."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from kgservice.config import Settings
 from kgservice.service import KnowledgeBase
-from kgservice.stores.base import PAUSE_ENV
-from tests.lifecycle.test_kill import ROOT
+from tests.lifecycle.pausing import kill_when_paused, pause_env
 from tests.neo4j_helpers import wipe_all
 
 pytestmark = pytest.mark.neo4j
@@ -50,23 +45,8 @@ def test_a_forget_killed_after_its_commit_leaves_no_stray_vector_in_neo4j(tmp_pa
         kb.ingest_document("gone.units", "{owl} [is a] {bird}\n{bird} [has] {feathers}\n")
         assert kb.vectors.ids() == {"cat", "mammal", "owl", "bird", "feathers"}
     marker = tmp_path / "paused"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, "gone.units"], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT,
-                             env={**os.environ, **env, "KG_DATA_DIR": str(tmp_path / "kg"),
-                                  PAUSE_ENV: f"after-commit:{marker}",
-                                  "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
-    try:
-        deadline = time.monotonic() + 300  # bounds a hang only: the child waits at the pause point
-        while not marker.exists():
-            assert child.poll() is None, f"the forget finished without pausing: {child.stdout.read()!r}"
-            assert time.monotonic() < deadline, "the forget never reached its commit"
-            time.sleep(0.1)
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-        child.stdout.close()
+    kill_when_paused(CHILD, ["gone.units"], pause_env({**env, "KG_DATA_DIR": str(tmp_path / "kg")}, "after-commit", marker),
+                     marker, "the forget")
     with KnowledgeBase(settings) as kb:
         assert [d.id for d in kb.store.documents()] == ["keep.units"]  # the forget committed
         assert kb.vectors.ids() == {"cat", "mammal"}

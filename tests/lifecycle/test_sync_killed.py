@@ -10,18 +10,13 @@ gone."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from kgservice.cli.app import app as cli
-from kgservice.stores.base import PAUSE_ENV
-from tests.lifecycle.test_kill import ROOT, state
+from tests.lifecycle.pausing import kill_when_paused, pause_env
+from tests.lifecycle.test_kill import state
 
 CHILD = """
 import sys
@@ -46,24 +41,11 @@ V2 = {"a.units": "{cat} [is a] {mammal}\n{mammal} [has] {scales}\n{scales} [feel
       "b.units": "{dog} [is a] {mammal}\n{dog} [chases] {cat}\n"}
 
 
-def run_killed_sync(folder: Path, data: Path, env: dict[str, str], marker: Path) -> None:
-    """``kb.sync(folder)`` in a child that pauses just after its first change commits (the
-    replace of a.units, before its new nodes are embedded) and is killed there with SIGKILL."""
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(folder)], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 300  # bounds a hang only: the child waits at the pause point
-        while not marker.exists():
-            assert child.poll() is None, f"the sync finished without pausing: {child.stdout.read()!r}"
-            assert time.monotonic() < deadline, "the sync never reached its first commit"
-            time.sleep(0.1)
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-        child.stdout.close()
-    assert child.returncode == -signal.SIGKILL
+def killed_sync(folder: Path, data: Path, backend_env: dict[str, str], marker: Path) -> None:
+    """``kb.sync(folder)`` in a child that pauses just after its first change commits (before that
+    change's new nodes are embedded) and is killed there with SIGKILL."""
+    env = pause_env({**backend_env, "KG_DATA_DIR": str(data), "KG_EMBEDDER": "hash:64"}, "after-commit", marker)
+    kill_when_paused(CHILD, [str(folder)], env, marker, "the sync")
 
 
 def test_a_killed_sync_run_again_converges_and_embeds_what_the_killed_one_owed(
@@ -81,11 +63,7 @@ def test_a_killed_sync_run_again_converges_and_embeds_what_the_killed_one_owed(
     with open_kb(data) as kb:
         kb.sync(folder)
     write(folder, V2)
-    marker = tmp_path / "paused"
-    env = {**os.environ, **backend_env, "KG_DATA_DIR": str(data), "KG_EMBEDDER": "hash:64",
-           PAUSE_ENV: f"after-commit:{marker}",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    run_killed_sync(folder, data, env, marker)
+    killed_sync(folder, data, backend_env, tmp_path / "paused")
     with open_kb(data) as kb:
         # a.units is replaced (its own change committed), b.units is not there yet: each whole
         assert [(d.id, d.version) for d in kb.store.documents()] == [("a.units", 2)]
@@ -106,11 +84,7 @@ def test_a_sync_with_nothing_left_to_do_still_embeds_what_a_killed_one_owed(
     with open_kb(data) as kb:
         kb.sync(folder)
     write(folder, {"a.units": V2["a.units"]})  # one change only: the kill comes after the last commit
-    marker = tmp_path / "paused"
-    env = {**os.environ, **backend_env, "KG_DATA_DIR": str(data), "KG_EMBEDDER": "hash:64",
-           PAUSE_ENV: f"after-commit:{marker}",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    run_killed_sync(folder, data, env, marker)
+    killed_sync(folder, data, backend_env, tmp_path / "paused")
     with open_kb(data) as kb:
         assert {f.check for f in kb.doctor().findings} == {"nodes_without_vectors", "vectors_without_nodes"}
         rep = kb.sync(folder)
