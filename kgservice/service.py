@@ -312,8 +312,8 @@ class KnowledgeBase:
         (:mod:`kgservice.vectors.owed`), which then embeds what the killed one owed. On the way
         out, notes other writers left behind are settled. Nested calls share the outer note."""
         local = self._owing
-        if getattr(local, "depth", 0):
-            local.depth += 1
+        if getattr(local, "depth", 0) or self.settings.read_only:  # read-only: the write is refused, no note
+            local.depth = getattr(local, "depth", 0) + 1
             try:
                 yield
             finally:
