@@ -135,7 +135,8 @@ class Neo4jLifecycle(Neo4jWrites):
         change.retracted = sorted(gone)
         reused = sorted(gone & set(change.added))  # edited in place: the old version's aliases go
         if reused:
-            tx.run(cypher.statements("aliases_drop")[1], units=reused).consume()
+            drop_aliases_of = cypher.statements("aliases_drop")[1]
+            tx.run(drop_aliases_of, units=reused).consume()
         if new:
             node_rows, unit_facts_, rel_rows, pairs, batch_touched = self._batch_rows(new)
             touched |= batch_touched
@@ -195,7 +196,8 @@ class Neo4jLifecycle(Neo4jWrites):
         tx.run(purge_units, units=units, changes=rewritten).consume()
         tx.run(purge_changes, units=units, changes=rewritten).consume()
         if units:  # an alias sleeps in the archive with its unit and is purged with it
-            tx.run(cypher.statements("aliases_drop")[1], units=units).consume()
+            drop_aliases_of = cypher.statements("aliases_drop")[1]
+            tx.run(drop_aliases_of, units=units).consume()
 
     def restore_lifecycle(self, documents: Sequence[Any], retracted: Sequence[Any], changes: Sequence[Any]) -> None:
         """One write transaction: the archived units that are not live (with the live units that
