@@ -14,7 +14,7 @@ import typer
 from rich.rule import Rule
 
 from kgservice.cli.common import err, out, settings_of
-from kgservice.config import Settings
+from kgservice.config import DEFAULT_BACKEND, Settings
 
 OFFLINE_RULES = "kgoffline/rules"
 
@@ -115,7 +115,7 @@ def register(app: typer.Typer) -> None:
         # sets up for yours (a Neo4j or Qdrant server, a data dir, read-only); the model stays
         for name in ("KG_CONFIG", "KG_DATA_DIR", "KG_QDRANT_URL", "KG_QDRANT_API_KEY", "KG_READ_ONLY"):
             os.environ.pop(name, None)
-        os.environ.update({"KG_BACKEND": "embedded", "KG_VECTOR_BACKEND": "auto"})
+        os.environ.update({"KG_BACKEND": DEFAULT_BACKEND, "KG_VECTOR_BACKEND": "auto"})
         if settings.llm_model_chosen:
             os.environ["KG_LLM_MODEL"] = settings.llm_model
         if settings.llm_api_base:
@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
         graph = data / "graphify-out" / "graph.json"
         out.print(f"kg demo writes into {data}/ (a knowledge base of its own, embedded; yours is not touched)")
         command = get_command(app)
-        base = ["--data-dir", str(data), "--backend", "embedded", "--embedder", settings.embedder]
+        base = ["--data-dir", str(data), "--backend", DEFAULT_BACKEND, "--embedder", settings.embedder]
         available = set(command.commands)  # type: ignore[attr-defined]
         llm: list[str] = []
         if settings.llm_model == Settings().llm_model:

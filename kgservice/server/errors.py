@@ -123,7 +123,8 @@ def install(app: FastAPI) -> None:
         """The message as the client may see it: no absolute server path (kgservice.server.disclosure)."""
         from kgservice.server.disclosure import redact
 
-        return redact(text, request.app.state.ctx.settings)
+        ctx = getattr(request.app.state, "ctx", None)  # an app without a knowledge base knows no paths
+        return text if ctx is None else redact(text, ctx.settings)
 
     @app.exception_handler(InputError)
     async def _input(request: Request, exc: InputError) -> JSONResponse:
