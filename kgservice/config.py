@@ -61,10 +61,13 @@ def check_neo4j_uri(uri: str) -> None:
 DEFAULT_LLM_MODEL = "kgoffline/scripted"
 
 
+DEFAULT_BACKEND = "embedded"  # the in-process store: what `kg demo` always uses
+
+
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path = Path(".kg")
-    backend: str = "embedded"  # embedded | neo4j
+    backend: str = DEFAULT_BACKEND  # embedded | neo4j
     neo4j_uri: str | None = None
     neo4j_user: str = "neo4j"
     neo4j_password: str | None = field(default=None, repr=False)  # secret: never in repr/logs

@@ -143,6 +143,13 @@ def _refusal(settings: Settings, what: str, owner: dict[str, Any]) -> str:
     pid = f" (pid {owner['pid']})" if owner.get("pid") else ""
     if "ingest" in what or "worker" in what:
         via = f"`kg ingest --server {url} FILES` with a writer key in KG_API_KEY, or POST {url}/v1/ingest"
+    elif "ask" in what or "search" in what:
+        # a reader that needs the vectors: the server holds the local vector store open, and one
+        # process at a time opens it; waiting for it would wait for the server to stop
+        return (f"{what} refused: {settings.data_dir} is served by {url}{pid}, which holds its vectors (a local "
+                f"vector store is opened by one process at a time). Ask the server: the web page {url}/ui/ask, "
+                f"or POST {url}/v1/ask (/v1/search) with a reader key; or stop the server first. `kg expand`, "
+                "`kg stats`, `kg query`, `kg docs` and `kg history` read the store beside it")
     elif "keys create" in what:
         via = (f"POST {url}/v1/admin/keys with an admin key; while the store has no admin key, "
                "`kg keys create --role admin` may make the first one beside the server")

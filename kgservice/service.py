@@ -268,30 +268,92 @@ class KnowledgeBase:
         finally:
             vs.close()
 
-    def restore_lost_vectors(self, vs: VectorStore | None = None, batch: int = 256) -> int:
+    def restore_lost_vectors(self, vs: VectorStore | None = None, batch: int = 256, *, owed: bool = False) -> int:
         """After a writer crashed between writing vectors and flushing them, embed every
         entry/derived node the store lacks, under the write lock (rare: only after a crash;
         the graph, written first, says which nodes should have one). Returns how many; 0 when
-        nothing was lost. ``vs``: an open writer (default: this knowledge base's store)."""
+        nothing was lost. ``vs``: an open writer (default: this knowledge base's store).
+
+        ``owed``: a writer stopped after its graph write and before its vector step
+        (:mod:`kgservice.vectors.owed`): besides the missing vectors, the vectors of the nodes its
+        change removed are deleted (read before the graph, as ``kg doctor`` does, so a node an
+        ingest in flight is adding never looks stray)."""
         vs = self.vectors if vs is None else vs
-        if not vs.lost_writes:
+        if not (vs.lost_writes or owed):
             return 0
         have = vs.ids()
-        missing = [(n.id, n.label) for n in self.store.iter_nodes()
-                   if n.kind is not NodeKind.LITERAL and n.id not in have]
-        log.warning("the vector store %s lost writes (its last writer stopped before flushing): embedding %d "
-                    "node(s) again", vs, len(missing))
+        embeddable = {n.id: n.label for n in self.store.iter_nodes() if n.kind is not NodeKind.LITERAL}
+        missing = [(nid, label) for nid, label in embeddable.items() if nid not in have]
+        stray = sorted(have - set(embeddable)) if owed else []
+        if missing or stray:
+            log.warning("the vector store %s lacks the vectors of %d node(s) and holds %d of nodes that are gone (a "
+                        "writer stopped before writing or flushing them): putting that right", vs, len(missing),
+                        len(stray))
         for i in range(0, len(missing), batch):
             part = missing[i:i + batch]
             vs.upsert([nid for nid, _ in part], self.embedder.embed([label for _, label in part]))
-        vs.recovered()
-        if missing:  # these nodes can be vector hits again: the change log clears every server's cached answers about them
+        if stray:
+            vs.delete(stray)
+        if vs.lost_writes:
+            vs.recovered()
+        else:
+            vs.flush()
+        if missing or stray:  # vector hits change: the change log clears every server's cached answers about them
             from kgservice.stores.changelog import record_change
 
-            ids = [nid for nid, _ in missing]
+            ids = [nid for nid, _ in missing] + stray
             record_change(self.store, ids)
             self.caches.invalidate(ids)
         return len(missing)
+
+    @contextmanager
+    def owing_vectors(self) -> Iterator[None]:
+        """Around a write whose vectors come after its graph write: a durable note says so until
+        they are written, so a writer killed in between is found by the next one
+        (:mod:`kgservice.vectors.owed`), which then embeds what the killed one owed. On the way
+        out, notes other writers left behind are settled. Nested calls share the outer note."""
+        local = self._owing
+        if getattr(local, "depth", 0) or self.settings.read_only:  # read-only: the write is refused, no note
+            local.depth = getattr(local, "depth", 0) + 1
+            try:
+                yield
+            finally:
+                local.depth -= 1
+            return
+        from kgservice.vectors.owed import OwedVectors
+
+        notes = OwedVectors(self.settings.data_dir)
+        note = notes.begin()
+        local.depth = 1
+        try:
+            yield
+        except BaseException:
+            notes.end(note, failed=True)  # the graph may hold nodes this write never embedded
+            raise
+        finally:
+            local.depth = 0
+        self.settle_owed_vectors()
+        notes.end(note)
+
+    @cached_property
+    def _owing(self) -> Any:
+        import threading
+
+        return threading.local()
+
+    def settle_owed_vectors(self) -> int:
+        """Embed the vectors writers that stopped (or failed) owed, if any left a note; returns how
+        many nodes were embedded (0, after one directory listing, when none did)."""
+        from kgservice.vectors.owed import OwedVectors
+
+        notes = OwedVectors(self.settings.data_dir)
+        stale = notes.stale()
+        if not stale:
+            return 0
+        with self.vector_writer() as vs:
+            done = self.restore_lost_vectors(vs, owed=True)
+        notes.clear(stale)
+        return done
 
     @cached_property
     def jobs(self) -> JobQueue:
@@ -366,7 +428,8 @@ class KnowledgeBase:
         # store keeps once the caller has dropped its units, which is much cheaper.
         # The model loads on first use, in embed_nodes, so a batch that adds no node never waits
         # for it (loading beside the graph write saves nothing: both hold the GIL).
-        with paused_gc() if embed and runs_in_process(self.embedder) else nullcontext():
+        with (paused_gc() if embed and runs_in_process(self.embedder) else nullcontext(),
+              self.owing_vectors() if embed else nullcontext()):
             report = self.store.ingest(units, progress=progress)
             if embed and report.new_embeddable_nodes:
                 if on_vectors is not None:
@@ -418,7 +481,8 @@ class KnowledgeBase:
         text events of :meth:`ingest_text` (``start``, ``chunk``, ``document``)."""
         from kgservice.lifecycle.files import ingest_documents
 
-        return ingest_documents(self, paths, mode, doc_id=doc_id, embed=embed, force=force, progress=progress)
+        with self.owing_vectors() if embed else nullcontext():
+            return ingest_documents(self, paths, mode, doc_id=doc_id, embed=embed, force=force, progress=progress)
 
     def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
                         root: str | None = None, expect_version: int | None = None, embed: bool = True,
@@ -475,7 +539,8 @@ class KnowledgeBase:
         ones replaced, files gone forgotten (``delete=False`` keeps them)."""
         from kgservice.lifecycle.sync import sync
 
-        return sync(self, Path(folder), delete=delete, mode=mode, progress=progress)
+        with self.owing_vectors():
+            return sync(self, Path(folder), delete=delete, mode=mode, progress=progress)
 
     def documents(self) -> list[DocumentInfo]:
         """Every document (no text), by id."""

@@ -11,9 +11,10 @@ the units (:func:`expected_rows`), reads back what the store holds
 * vectors without nodes (points whose node is gone or is a literal),
 * a vector collection embedded with another model,
 * duplicate aliases (the ids of duplicates merged away at ingest, ``GraphStore.aliases``) that
-  name no stored unit (``damaged``: the unit they were merged into is gone; references to the
-  alias would be pointed at nothing), or whose id is also a stored unit's (``drifted``: the
-  stored unit always wins, so the alias is never read; ``--repair`` deletes it).
+  name no unit, live or archived (``damaged``: the unit they were merged into is gone; references
+  to the alias would be pointed at nothing), or whose id is also a stored unit's (``drifted``: the
+  stored unit always wins, so the alias is never read; ``--repair`` deletes it). An alias of a
+  retracted unit is archived with it (forget, undo, retract), not dangling.
 
 Every finding has a *category* with the command that fixes it:
 
@@ -251,15 +252,17 @@ def _unit_findings(units: list[Unit], archived: Iterable[str] = ()) -> list[Find
     return found
 
 
-def _alias_findings(aliases: dict[str, str], unit_ids: set[str]) -> list[Finding]:
-    """Each alias must name a stored unit, and its own id must be no unit's. Why the two differ:
+def _alias_findings(aliases: dict[str, str], unit_ids: set[str], archived: Iterable[str] = ()) -> list[Finding]:
+    """Each alias must name a stored unit, live or ``archived`` (an alias follows its unit into
+    the archive and back), and its own id must be no unit's. Why the two differ:
     validation asks about aliases only for ids that are not stored units, and ``kg dump`` leaves
     out an alias whose id is a unit's, so a shadowed alias is never read and deleting it changes
     nothing; a dangling one would point references at a unit that is gone, and only that unit
     coming back (from a dump) fixes it."""
     out: list[Finding] = []
     shadowed = sorted(d for d in aliases if d in unit_ids)
-    dangling = sorted(d for d, k in aliases.items() if k not in unit_ids and d not in unit_ids)
+    known = unit_ids | set(archived)
+    dangling = sorted(d for d, k in aliases.items() if k not in known and d not in unit_ids)
     if shadowed:
         out.append(Finding("aliases", ALIAS_SHADOWED, len(shadowed),
                            [f"#{d} -> #{aliases[d]}" for d in shadowed[:SHOW]], units=shadowed,
@@ -371,9 +374,10 @@ def check(kb: Administering, vectors: bool = True) -> DoctorReport:
     report.units = len(units)
     node_kinds = dict(rows.nodes)
     report.nodes = len(node_kinds)
-    report.findings += _unit_findings(units, store.retracted_units(None))
+    archived = set(store.retracted_units(None))
+    report.findings += _unit_findings(units, archived)
     report.findings += _graph_findings(units, rows)
-    report.findings += _alias_findings(store.aliases(None), {u.id for u in units})
+    report.findings += _alias_findings(store.aliases(None), {u.id for u in units}, archived)
     if ids is not None:
         report.findings += _vector_findings(ids, node_kinds)
     return report
@@ -435,6 +439,10 @@ def repair(kb: Administering, report: DoctorReport | None = None, vectors: bool 
             missing = sorted(set(embeddable) - have)
             done["vectors_deleted"] = len(stray)
             done["vectors_embedded"] = kb.embed_nodes(missing) if missing else 0
+            from kgservice.vectors.owed import OwedVectors
+
+            owed = OwedVectors(kb.settings.data_dir)  # what stopped writers owed is embedded now
+            owed.clear(owed.stale())
             if stray or missing:  # top-k lists these nodes left or may now enter: invalidated everywhere
                 record_change(kb.store, stray + missing)
             kb.caches.invalidate(stray + missing)

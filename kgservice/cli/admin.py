@@ -31,7 +31,7 @@ def doctor(
     from kgservice.cli.common import BAD_INPUT, FAILED, err, knowledge_base, out, print_json
 
     if salvage and repair:
-        err.print("[red]error:[/red] --salvage already repairs afterwards; give one of --salvage / --repair")
+        err.print("[red]error:[/red] --salvage already repairs afterwards; give one of --salvage / --repair", markup=True)
         raise typer.Exit(BAD_INPUT)
     if repair or salvage:
         from kgservice.cli.common import refuse_beside_server
@@ -49,32 +49,32 @@ def doctor(
         else:
             if salvaged:
                 out.print(f"salvaged: {salvaged['units_kept']} units kept; damaged files kept in "
-                          f"{escape(salvaged['damaged_files_kept_in'])}", highlight=False, soft_wrap=True)
+                          f"{escape(salvaged['damaged_files_kept_in'])}", highlight=False, soft_wrap=True, markup=True)
                 for note in salvaged["notes"]:
-                    out.print("  " + escape(note), highlight=False, soft_wrap=True)
+                    out.print("  " + escape(note), highlight=False, soft_wrap=True, markup=True)
                 for key in ("units_dropped_invalid", "units_dropped_dangling"):
                     if salvaged[key]:
                         out.print(f"  {key.replace('_', ' ')}: {escape(', '.join(salvaged[key][:20]))}",
-                                  highlight=False, soft_wrap=True)
+                                  highlight=False, soft_wrap=True, markup=True)
             out.print(f"kg doctor ({report.backend}): {report.units} units, {report.nodes} nodes"
                       + (f", {report.vectors} vectors" if report.vectors is not None else "")
                       + (f" ({report.vector_note})" if report.vector_note else ""), highlight=False)
             if report.vector_placement:
                 vp = report.vector_placement
                 out.print(f"vectors: {escape(vp['location'])} ({'shared' if vp['shared'] else 'not shared'}: "
-                          f"{escape(vp['why'])})", highlight=False, soft_wrap=True)
+                          f"{escape(vp['why'])})", highlight=False, soft_wrap=True, markup=True)
             for f in report.findings:
-                out.print("  " + escape(f.line()), highlight=False, soft_wrap=True)
+                out.print("  " + escape(f.line()), highlight=False, soft_wrap=True, markup=True)
             if report.repaired is not None:
-                out.print(f"repaired: {escape(str(report.repaired))}", highlight=False, soft_wrap=True)
+                out.print(f"repaired: {escape(str(report.repaired))}", highlight=False, soft_wrap=True, markup=True)
                 for f in final.findings:
-                    out.print("  still: " + escape(f.line()), highlight=False, soft_wrap=True)
+                    out.print("  still: " + escape(f.line()), highlight=False, soft_wrap=True, markup=True)
             if final.ok:
                 out.print("consistent")
             else:
                 out.print("problems remain" if (repair or salvage) else "problems found", highlight=False)
                 for category, fix in final.fixes().items():
-                    out.print(f"{category}: {escape(fix)}", highlight=False, soft_wrap=True)
+                    out.print(f"{category}: {escape(fix)}", highlight=False, soft_wrap=True, markup=True)
         if not final.ok:
             raise typer.Exit(FAILED)
 
@@ -108,10 +108,10 @@ def restore_cmd(
     from kgservice.cli.common import BAD_INPUT, err, knowledge_base, out, print_json
 
     if replace and not yes:
-        err.print("[red]error:[/red] --replace deletes the current graph, vectors and caches; add --yes to confirm")
+        err.print("[red]error:[/red] --replace deletes the current graph, vectors and caches; add --yes to confirm", markup=True)
         raise typer.Exit(BAD_INPUT)
     if replace and merge:
-        err.print("[red]error:[/red] --merge and --replace exclude each other")
+        err.print("[red]error:[/red] --merge and --replace exclude each other", markup=True)
         raise typer.Exit(BAD_INPUT)
     from kgservice.cli.common import refuse_beside_server
 

@@ -41,12 +41,43 @@ def _closed_pipe(exc: BaseException) -> bool:
                                                 and isinstance(exc.__context__, BrokenPipeError))
 
 
+def _reflow(text: str) -> str:
+    """A docstring as help text: each paragraph one line (typer's rich help keeps a docstring's
+    hard line breaks, so a sentence broke where the source line ended); a paragraph whose lines
+    are a list or an example (indented, or starting with -, *, $) keeps them."""
+    paragraphs = []
+    for para in text.split("\n\n"):
+        lines = para.split("\n")
+        if len(lines) > 1 and not any(ln[:1] in (" ", "-", "*", "$", "\b") for ln in lines[1:]):
+            para = " ".join(ln.strip() for ln in lines)
+        paragraphs.append(para)
+    return "\n\n".join(paragraphs)
+
+
+def _reflow_help(group: Any) -> None:
+    import inspect
+
+    for cmd in group.commands.values():
+        if cmd.help:
+            cmd.help = _reflow(inspect.cleandoc(cmd.help))
+        if cmd.short_help:
+            cmd.short_help = _reflow(cmd.short_help)
+        for param in cmd.params:
+            if getattr(param, "help", None):
+                param.help = _reflow(param.help)
+        if hasattr(cmd, "commands"):
+            _reflow_help(cmd)
+
+
 class _Kg(TyperGroup):
     """Typer's main (as click's) turns a BrokenPipeError into a silent exit 1 around two calls,
     parsing (where --help and --version print) and running the command; a closed pipe is ended
-    inside them, before it gets there."""
+    inside them, before it gets there. Help texts are reflowed first (:func:`_reflow`)."""
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        if not getattr(self, "_reflowed", False):
+            self._reflowed = True
+            _reflow_help(self)
         try:
             return super().make_context(*args, **kwargs)
         except (BrokenPipeError, SystemExit) as exc:
@@ -151,7 +182,7 @@ def ingest(
 
     def progress(event: str, info: dict[str, Any]) -> None:
         if event == "units-start":
-            bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                            console=err, disable=as_json or info["units"] < 2000)
             bar.start()
             unit_bar[:] = [bar, bar.add_task("ingesting units", total=info["units"])]
@@ -197,7 +228,7 @@ def print_unit_report(files: int, report: Any, no_embed: bool, as_json: bool, em
     out.print(f"{data['files']} unit file(s): {report.units_added} units added, {report.units_unchanged} unchanged, "
               f"{report.nodes_added} nodes added, {data['embedded_nodes']} nodes embedded")
     for dup, first in sorted(report.duplicates.items())[:20]:
-        out.print(f"duplicate: #{escape(dup)} states the same fact as #{escape(first)}; not added", highlight=False)
+        out.print(f"duplicate: #{escape(dup)} states the same fact as #{escape(first)}; not added", highlight=False, markup=True)
     if len(report.duplicates) > 20:
         out.print(f"... and {len(report.duplicates) - 20} more duplicates", highlight=False)
 
@@ -228,18 +259,18 @@ def expand(
         if isinstance(res, CausalExpansion):
             for r in res.results:
                 out.print(f"[bold]causal chains from {escape(r.seed)}[/bold] (at most {res.max_hops} hops): "
-                          f"{len(r.chains)} chain(s)" + (", cut at the chain bound" if r.truncated else ""))
+                          f"{len(r.chains)} chain(s)" + (", cut at the chain bound" if r.truncated else ""), markup=True)
                 for c in r.chains:
                     out.print("  " + escape(chain_text(r.seed, [(h.dst, h.unit) for h in c.hops])),
-                              highlight=False, soft_wrap=True)
+                              highlight=False, soft_wrap=True, markup=True)
             return
         if isinstance(res, DirectedExpansion):
             units = res.live_units
-            out.print(f"[bold]directed expansion of {res.seeds[0]}[/bold]: {len(res.nodes)} nodes, {len(units)} units"
-                      + (f", {len(res.superseded)} superseded skipped" if res.superseded else ""))
+            out.print(f"[bold]directed expansion of {escape(res.seeds[0])}[/bold]: {len(res.nodes)} nodes, {len(units)} units"
+                      + (f", {len(res.superseded)} superseded skipped" if res.superseded else ""), markup=True)
             for u in units:
                 out.print(f"  {escape(format_unit(u).splitlines()[0])}   [dim]<- {escape('; '.join(res.units[u.id]))}[/dim]",
-                          highlight=False, soft_wrap=True)
+                          highlight=False, soft_wrap=True, markup=True)
             return
         params = res.params
         limits = "".join(f", {k}={v}" for k, v in (("max fan-out", params.max_fanout), ("max fire", params.max_fire)) if v)
@@ -247,7 +278,7 @@ def expand(
         table.add_column("node")
         table.add_column("energy", justify="right")
         for n, e in res.ranked():
-            table.add_row(escape(n), f"{e:.4f}")
+            table.add_row(n, f"{e:.4f}")  # cells are plain text: the consoles render no markup
         out.print(table)
 
 
@@ -308,6 +339,9 @@ def search(
 ) -> None:
     """Entry nodes for a text without the LLM: node names found in it and the nearest node
     vectors, weighted by specificity (a rare node outranks a hub). Ranks; it proves nothing."""
+    from kgservice.cli.common import refuse_beside_server
+
+    refuse_beside_server(ctx, "`kg search`")  # at once: a running embedded kg serve holds the vectors
     with knowledge_base(ctx) as kb:
         found = kb.search(text, top_k=top_k, threshold=threshold)
         hits = [{"node_id": n.node, "label": n.label, "score": n.weight, "named": n.named, "cosine": n.cosine,
@@ -319,7 +353,7 @@ def search(
             how = ", ".join(x for x in (f"named '{h['named']}'" if h["named"] else "",
                                          f"cosine {h['cosine']:.3f}" if h["cosine"] is not None else "") if x)
             out.print(f"{h['score']:.3f}  {escape(h['label'])}  [dim]({escape(how)}; {h['mentions']} units)[/dim]",
-                      highlight=False)
+                      highlight=False, markup=True)
         if not hits:
             out.print("no entry node: no node named in the text, none above the threshold")
 

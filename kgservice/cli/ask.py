@@ -78,9 +78,10 @@ def ask_command(
                                                 "e.g. kgoffline/rules for the offline demo.")] = None,
 ) -> None:
     """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
-    from kgservice.cli.common import knowledge_base, print_json
+    from kgservice.cli.common import knowledge_base, print_json, refuse_beside_server
 
     with_llm(ctx, llm)
+    refuse_beside_server(ctx, "`kg ask`")  # at once, not after waiting for the vectors the server holds
     with knowledge_base(ctx) as kb:
         from kgservice.pipeline.asking import AskParams
 
@@ -176,7 +177,7 @@ class TextPrinter:
         from kgservice.cli.common import err
 
         self.as_json = as_json
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             console=err, disable=as_json, transient=True)
         self.task = self.bar.add_task("extracting", total=None)
         self.started = False

@@ -36,8 +36,11 @@ def _pipe_width(stream: Any) -> int | None:
     return None if tty or os.environ.get("COLUMNS") else PIPE_WIDTH
 
 
-err = Console(stderr=True, soft_wrap=True, width=_pipe_width(sys.stderr))
-out = Console(soft_wrap=True, width=_pipe_width(sys.stdout))
+# markup=False: text from the store (unit notation `{tea} [contains] {caffeine}`, labels, document
+# names, paths) is printed as it is, in tables too; a print that styles says so (markup=True) and
+# escapes what it interpolates.
+err = Console(stderr=True, soft_wrap=True, width=_pipe_width(sys.stderr), markup=False)
+out = Console(soft_wrap=True, width=_pipe_width(sys.stdout), markup=False)
 T = TypeVar("T")
 # BrokenPipeError: the reader closed the pipe (`kg expand X | head -1`), no error of ours: the
 # entry point ends the run (kgservice.cli.app)

@@ -123,7 +123,8 @@ def sync(ctx: typer.Context, folder: Annotated[Path, typer.Argument(help="The fo
         print_json(rep.model_dump())
         return
     out.print(f"{len(rep.added)} added, {len(rep.changed)} changed, {len(rep.forgotten)} forgotten, "
-              f"{len(rep.unchanged)} unchanged")
+              f"{len(rep.unchanged)} unchanged"
+              + (f", {len(rep.kept)} kept although their files are gone (--no-delete)" if rep.kept else ""))
 
 
 def show(ctx: typer.Context, unit: Annotated[str, typer.Argument(help="Unit id.")],

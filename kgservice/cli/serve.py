@@ -56,6 +56,10 @@ def serve_command(
         app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True,
                                                 run_jobs=in_process(settings), check_model=True,
                                                 warm_up=True))
+        if in_process(settings) and not settings.read_only:
+            # the queue its jobs run from, opened now: a damaged jobs.sqlite3 is one line and exit 1
+            # (the same the CLI prints), not uvicorn's startup traceback
+            app.state.ctx.kb.jobs
     if in_process(settings):
         err.print("embedded backend: this server owns the data directory and runs its jobs itself; `kg worker`, "
                   "`kg ingest` and other servers on it are refused (use Neo4j + a Qdrant server to run several "

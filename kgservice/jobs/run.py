@@ -110,8 +110,11 @@ def _validate_body(kb: Ingesting, payload: dict[str, Any], doc: str, replaces: s
         def existing(ids: Any) -> dict[str, Any]:
             return {u.id: u for u in store.get_units([i for i in dict.fromkeys(ids) if i not in mine])}
 
+        def aliases(ids: Any) -> dict[str, Any]:  # an alias of one of them may go with it, too
+            return {d: k for d, k in store.aliases_in_force(ids).items() if k not in mine}
+
         try:
-            prepare_batch(units, existing, aliases=store.aliases, stamp=False)
+            prepare_batch(units, existing, aliases=aliases, stamp=False)
         except IngestConflict as exc:
             raise InvalidJob(f"payload.units: {exc}") from None
     elif "text" in payload:

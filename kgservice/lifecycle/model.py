@@ -150,6 +150,7 @@ class SyncReport(BaseModel):
     changed: list[str] = Field(default_factory=list)
     forgotten: list[str] = Field(default_factory=list)
     unchanged: list[str] = Field(default_factory=list)
+    kept: list[str] = Field(default_factory=list)  # --no-delete: files gone, documents kept
     changes: list[str] = Field(default_factory=list)
 
 

@@ -10,7 +10,7 @@ import getpass
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -92,13 +92,14 @@ def _commit(kb: Changing, add: Sequence[Unit], retract: Sequence[str], docs: dic
         from kgservice.stores.base import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); change refused")
-    report, orphans = kb.store.apply_change(add, retract, docs, change, **purge)  # type: ignore[arg-type]
-    if embed and report.new_embeddable_nodes:
-        kb.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
-    if orphans:
-        with kb.vector_writer() as vs:
-            vs.delete(orphans)
-            vs.flush()
+    with kb.owing_vectors() if embed else nullcontext():
+        report, orphans = kb.store.apply_change(add, retract, docs, change, **purge)  # type: ignore[arg-type]
+        if embed and report.new_embeddable_nodes:
+            kb.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
+        if orphans:
+            with kb.vector_writer() as vs:
+                vs.delete(orphans)
+                vs.flush()
     kb.caches.invalidate(sorted(set(report.touched_nodes) | set(orphans)))
     res = ChangeResult(change=change.id, kind=change.kind, docs=list(change.docs), added=len(change.added),
                        unchanged=report.units_unchanged, retracted=len(change.retracted),
@@ -124,7 +125,8 @@ def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit,
                      root: str | None = None, embed: bool = True, force: bool = False) -> ChangeResult:
     """Make ``doc_id`` state exactly ``statements`` (this version's units with their lines).
     Units the old version stated with the same content keep their ids (a unit retracted by
-    hand stays retracted); units no longer stated are retracted unless another document
+    hand stays retracted); a unit whose line keeps its ``#id`` with new content is retracted and
+    the new content takes the id; units no longer stated are retracted unless another document
     still states them. The same content again changes nothing (``change`` None) unless ``force``.
     ``embed`` False leaves new nodes without vectors (``kg doctor --repair`` embeds them)."""
     doc_id = check_doc_id(doc_id)
@@ -133,20 +135,37 @@ def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit,
         return ChangeResult(kind="replace", docs=[doc_id], unchanged=old.units)
     old_units = _units_any(kb, list(old.unit_lines)) if old is not None else {}
     by_key = {content_key(u): uid for uid, u in old_units.items()}
+    # A statement whose id the old version stated keeps that id: with the same content the unit
+    # is unchanged, with new content (a fact edited in place) the old unit is retracted and the
+    # new one takes its id. Any other statement stating an old unit's content keeps that unit's
+    # id (content ids of unnamed units, an id renamed), unless a statement claims it by name.
+    named = {u.id for u, _ in statements if u.id in old_units}
+    edited = {u.id for u, _ in statements if u.id in old_units and content_key(u) != content_key(old_units[u.id])}
     lines: dict[str, Lines | None] = {}
     add: list[Unit] = []
     remap: dict[str, str] = {}
     for u, ln in statements:
-        kept = by_key.get(content_key(u))
+        if u.id in named:
+            kept = None if u.id in edited else u.id
+        else:
+            kept = by_key.get(content_key(u))
+            kept = None if kept in named else kept
         uid = kept or u.id
         remap[u.id] = uid
         if uid not in lines:
             lines[uid] = ln
             if kept is None:
                 add.append(u)
-    dropped = [uid for uid in (old.unit_lines if old is not None else {}) if uid not in lines]
+    dropped = [uid for uid in (old.unit_lines if old is not None else {}) if uid not in lines or uid in edited]
     others = kb.store.stated_by(dropped)
     retract = [u for u in dropped if not [d for d in others.get(u, []) if d != doc_id]]
+    shared_edits = sorted(edited - set(retract))
+    if shared_edits:
+        uid = shared_edits[0]
+        raise IngestConflict(
+            f"unit #{uid} is edited in {doc_id} but {', '.join(d for d in others.get(uid, []) if d != doc_id)} "
+            f"still states its old content ({content_key(old_units[uid]).splitlines()[0]!r}); nothing was "
+            "changed: give the new fact another id, or change both documents")
     shared = len(dropped) - len(retract)
     cap = kb.settings.doc_text_max_bytes
     text_z, cut = DocumentRecord.pack_text(text, cap) if text is not None else (None, False)
@@ -239,7 +258,9 @@ def undo(kb: Changing, change_id: str) -> ChangeResult:
                          f"(e.g. #{purged[0]})")
     restore = [archived[u].unit for u in c.retracted if u in archived]
     docs = dict(c.docs_before)
-    keep = {u for d in docs.values() if d is not None for u in d.unit_lines}
+    # an id both retracted and added by the change was edited in place: its new version goes
+    # although the documents before the change state the id (they state the old version)
+    keep = {u for d in docs.values() if d is not None for u in d.unit_lines} - set(c.retracted)
     others = kb.store.stated_by(c.added)
     retract_ids = [u for u in c.added if u not in keep and not [d for d in others.get(u, []) if d not in docs]]
     change = new_change("undo", docs=list(c.docs), units=list(c.units), undoes=c.id,

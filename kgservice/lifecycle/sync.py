@@ -1,5 +1,11 @@
 """``kg sync DIR``: the documents ingested from a folder mirror it (added / changed / forgotten /
-unchanged); document ids are paths relative to the folder."""
+unchanged; with ``--no-delete`` the documents whose files are gone are kept, and listed); document
+ids are paths relative to the folder.
+
+Each document is its own atomic change, so a sync killed midway leaves the documents before the
+kill in their new version and the rest in their old one (never half of one document); the
+same sync run again finishes the job: done documents are unchanged, the rest are done, and the
+vectors the killed run owed are embedded (:mod:`kgservice.vectors.owed`)."""
 
 from __future__ import annotations
 
@@ -51,7 +57,8 @@ def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = 
         did = doc_id_for(f, folder)
         seen.add(did)
         res = kb.ingest_document(did, read_text(f), mode=None if f.suffix in UNIT_SUFFIXES else mode, root=root)
-        kind = "unchanged" if res.change is None else ("added" if did not in known else "changed")
+        # a document of that id ingested from elsewhere is replaced: changed, not added
+        kind = "unchanged" if res.change is None else ("added" if res.kind == "ingest" else "changed")
         getattr(report, kind).append(did)
         if res.change:
             report.changes.append(res.change)
@@ -64,4 +71,8 @@ def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = 
             report.changes.append(res.change)
         for d in gone:
             emit("forgotten", d)
+    elif gone:  # --no-delete: said, so a file deleted by mistake is noticed
+        report.kept = gone
+        for d in gone:
+            emit("kept", d)
     return report

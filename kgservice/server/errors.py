@@ -3,13 +3,15 @@
 401 no or bad key · 403 role (or a read-only server) · 404 unknown unit / node / job ·
 409 conflict (idempotency key reused for another request, unit id reused for another fact) ·
 413 body too large · 422 bad input (names the field) · 429 rate limit (with Retry-After) ·
-503 a backend is down. A library error may carry ``http_status`` to pick one of these.
+503 a backend is down · 507 the server's disk is full (a write refused; reads keep working).
+A library error may carry ``http_status`` to pick one of these.
 Only the two roots are mapped (and the framework's own errors); anything else is a bug and gets
 500 in the same envelope.
 """
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,7 +21,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kgservice.errors import InputError, ServiceError
 
-STABLE = (401, 403, 404, 409, 413, 422, 429, 503)
+STABLE = (401, 403, 404, 409, 413, 422, 429, 503, 507)
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT)
 
 
 class NotFound(InputError, LookupError):
@@ -45,7 +48,8 @@ def status_of(exc: BaseException) -> int:
     if isinstance(exc, InputError):
         return 422
     if isinstance(exc, ServiceError):
-        return 503
+        # a full disk: the write is refused (reads keep working); 507 says it is the server's storage
+        return 507 if getattr(exc, "errno", None) in FULL_DISK else 503
     return 500  # not one of ours: a bug
 
 
@@ -115,19 +119,27 @@ def install(app: FastAPI) -> None:
         errors = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in exc.errors()]
         return JSONResponse(error_body(422, f"invalid request: {_fields(errors)}", errors=errors), status_code=422)
 
+    def said(request: Request, text: str) -> str:
+        """The message as the client may see it: no absolute server path (kgservice.server.disclosure)."""
+        from kgservice.server.disclosure import redact
+
+        ctx = getattr(request.app.state, "ctx", None)  # an app without a knowledge base knows no paths
+        return text if ctx is None else redact(text, ctx.settings)
+
     @app.exception_handler(InputError)
     async def _input(request: Request, exc: InputError) -> JSONResponse:
         status = status_of(exc)
-        return JSONResponse(error_body(status, str(exc)), status_code=status)
+        return JSONResponse(error_body(status, said(request, str(exc))), status_code=status)
 
     @app.exception_handler(ServiceError)
     async def _service(request: Request, exc: ServiceError) -> JSONResponse:
         status = status_of(exc)
-        return JSONResponse(error_body(status, str(exc)), status_code=status,
+        return JSONResponse(error_body(status, said(request, str(exc))), status_code=status,
                             headers={"Retry-After": "5"} if status == 503 else None)
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:
         """Anything else escaped the library: a bug. The same envelope, one line, no traceback in
         the reply (the server's log has it)."""
-        return JSONResponse(error_body(500, f"internal error ({type(exc).__name__}: {exc})"), status_code=500)
+        return JSONResponse(error_body(500, said(request, f"internal error ({type(exc).__name__}: {exc})")),
+                            status_code=500)

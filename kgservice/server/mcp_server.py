@@ -142,7 +142,9 @@ def _run(sc: ServerContext, ctx: Context | None, role: Role, fn: Callable[[Princ
     except ToolError:
         raise
     except KgError as exc:
-        raise ToolError(str(exc)) from None
+        from kgservice.server.disclosure import redact
+
+        raise ToolError(redact(str(exc), sc.settings)) from None
 
 
 def _no_project(project_path: str | None) -> None:
@@ -156,6 +158,7 @@ def _text(result: tuple[str, int]) -> str:
 
 def build_mcp(sc: ServerContext) -> MCPServer:
     """One MCPServer per app (the SDK's session manager runs once per instance)."""
+    from kgservice.server.disclosure import document_fields
 
     def graph() -> Any:
         return sc.mirror.graph()
@@ -219,7 +222,10 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         tool = Tool.from_function(fn, name=name, description=description, annotations=READ, structured_output=False)
         tools.append(tool.model_copy(update={"parameters": GRAPHIFY_SCHEMAS[name]}))
 
-    mcp = MCPServer("kgservice", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+    from kgservice import __version__
+
+    # serverInfo.version: which kgservice a client talks to (it was empty)
+    mcp = MCPServer("kgservice", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
 
     # -- kgservice tools ---------------------------------------------------------------------------
     @mcp.tool(annotations=READ)
@@ -251,14 +257,16 @@ def build_mcp(sc: ServerContext) -> MCPServer:
     @mcp.tool(annotations=READ)
     def list_documents(ctx: Context = None) -> list[dict]:  # type: ignore[assignment]
         """Every document in the knowledge base: id, title, version, units, when, who."""
-        return _run(sc, ctx, Role.reader, lambda _: [d.model_dump() for d in sc.kb.documents()])
+        return _run(sc, ctx, Role.reader, lambda _: [document_fields(d.model_dump(), show_paths=False)
+                                                     for d in sc.kb.documents()])
 
     @mcp.tool(annotations=READ)
     def get_document(doc_id: str = Field(min_length=1), ctx: Context = None) -> dict:  # type: ignore[assignment]
         """One document with its text and the lines each of its units comes from."""
         def run(_: Principal) -> dict:
             rec = sc.kb.document(doc_id)
-            return {**rec.info().model_dump(), "unit_lines": rec.unit_lines, "text": rec.text()}
+            return {**document_fields(rec.info().model_dump(), show_paths=False), "unit_lines": rec.unit_lines,
+                    "text": rec.text()}
         return _run(sc, ctx, Role.reader, run)
 
     @mcp.tool(annotations=READ, structured_output=False)
@@ -292,7 +300,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         """Status of an ingest job you submitted (admins: any job), with its events so far."""
         def run(who: Principal) -> JobStatus:
             job = ops.visible_job(sc.kb, job_id, who)
-            events = [ops.job_dict(e) for e in sc.kb.jobs.events(job_id, 0)]
+            events = [ops.job_dict(e, sc.settings) for e in sc.kb.jobs.events(job_id, 0)]
             return JobStatus(job_id=job.id, kind=job.kind, status=job.status, user=job.user, attempts=job.attempts,
                              error=job.error, result=job.result, events=events[-20:])
         return _run(sc, ctx, Role.reader, run)

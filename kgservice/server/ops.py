@@ -298,8 +298,15 @@ def cancel_job(kb: KnowledgeBase, job_id: str, who: Principal) -> Any:
     return kb.jobs.cancel(job_id, who.user)
 
 
-def job_dict(job: Any) -> dict[str, Any]:
-    return job.model_dump(mode="json") if hasattr(job, "model_dump") else dict(job)
+def job_dict(job: Any, settings: Any = None) -> dict[str, Any]:
+    """A job as a reply; with ``settings``, its error names no absolute server path (a failed job's
+    error is the library's message, which may name a file: kgservice.server.disclosure)."""
+    d = job.model_dump(mode="json") if hasattr(job, "model_dump") else dict(job)
+    if settings is not None and isinstance(d.get("error"), str):
+        from kgservice.server.disclosure import redact
+
+        d["error"] = redact(d["error"], settings)
+    return d
 
 
 __all__ = ["Forbidden", "NotFound", "ask", "ask_cached", "cancel_job", "list_jobs", "expand", "expand_cached", "expand_out", "expand_text", "get_node", "get_unit", "job_dict",

@@ -391,6 +391,15 @@ class GraphStore(ABC):
         are such aliases (None: all of them, for ``kg dump``). Ingest records them with the
         batch that merged them, so later batches can still name the duplicate's id."""
 
+    def aliases_in_force(self, ids: Iterable[str]) -> dict[str, str]:
+        """:meth:`aliases` of ``ids`` whose unit is live: an alias follows the unit it names, so
+        while that unit is retracted (in the archive) the alias is archived with it and a batch
+        may neither resolve it nor be refused by it; an undo that brings the unit back brings it
+        back. What validation asks (the ids it would otherwise treat as new)."""
+        found = self.aliases(ids)
+        live = {u.id for u in self.get_units(sorted(set(found.values())))} if found else set()
+        return {d: k for d, k in found.items() if k in live}
+
     @abstractmethod
     def add_aliases(self, aliases: Mapping[str, str]) -> int:
         """Record duplicate aliases in one atomic write (``kg restore`` of a dump's aliases);

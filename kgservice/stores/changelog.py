@@ -176,9 +176,27 @@ class SqliteChangeFeed:
         with self._lock:
             if self._db is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = _connect(self.path)
+                try:
+                    self._db = _connect(self.path)
+                except ServiceFileError as exc:
+                    if exc.damaged or sql.lstrip().upper().startswith("DELETE") or not self.path.exists():
+                        raise
+                    return self._read_once(sql, params)
             cur = self._db.execute(sql, params)
             return cur.fetchall() if cur.description else [(cur.rowcount,)]
+
+    def _read_once(self, sql: str, params: tuple) -> list[tuple]:
+        """A read on a disk that cannot be written (full, or read-only): opening a WAL database
+        the usual way creates its index file (``-shm``), which fails there ("disk I/O error")
+        although nothing is to be written. Read it as an immutable file, on a connection of its
+        own that is not kept: while the disk refuses writes no writer can append, and the next
+        read opens the usual connection again once it can."""
+        db = sqlite_file.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        db.path = self.path  # type: ignore[attr-defined]  (errors name the file, not the URI)
+        try:
+            return db.execute(sql, params).fetchall()
+        finally:
+            db.close()
 
     def version(self) -> int:
         rows = self._query("SELECT v FROM meta WHERE k = 'version'")

@@ -20,6 +20,7 @@ True True True
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -52,12 +53,25 @@ def failure(path: Path | str, exc: BaseException) -> ServiceFileError:
         return ServiceFileError(f"{path} is damaged ({why}); `kg doctor --repair` sets it aside and starts a new "
                                 f"one ({consequence})", path=path, damaged=True)
     if "full" in text or "disk i/o" in text:
-        return ServiceFileError(f"{path} could not be written ({why}); free space on the data directory's disk, then "
-                                "run the same command again (reads keep working)", path=path)
+        full = "full" in text or _no_room(path)
+        return ServiceFileError(f"{path} could not be written{': the disk is full' if full else ''} ({why}); free space "
+                                "on the data directory's disk, then run the same command again (reads keep working)",
+                                path=path, errno=errno.ENOSPC if full else errno.EIO)
     if "readonly" in text or "read-only" in text:
         return ServiceFileError(f"{path} could not be written ({why}); make the data directory writable "
                                 "(reads keep working)", path=path)
     return ServiceFileError(f"{path} could not be used ({why})", path=path)
+
+
+def _no_room(path: Path) -> bool:
+    """Whether the file system holding ``path`` is (all but) full: SQLite reports a WAL index it
+    could not grow as a "disk I/O error", which on such a disk is the full disk."""
+    from kgservice.disk import free_bytes
+
+    try:
+        return free_bytes(path.parent) < (1 << 20)
+    except OSError:
+        return False
 
 
 class _Cursor(sqlite3.Cursor):

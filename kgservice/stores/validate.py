@@ -295,7 +295,7 @@ def _resolve_aliases(by_id: dict[str, Unit], refs: dict[str, list[str]], stored:
         u = by_id.pop(uid)
         del refs[uid]
         kept = known[uid]
-        target = stored.get(kept)
+        target = stored.get(kept) or by_id.get(kept)  # the batch may state the unit it names again
         if target is not None and not u.supersedes and fact_key(u) == fact_key(target):
             if duplicates is not None:
                 duplicates[uid] = kept

@@ -153,7 +153,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         from kgservice.server import ops
 
         found = await run_in_threadpool(ops.list_jobs, ctx.kb, principal, limit=50)
-        return {"jobs": [ops.job_dict(j) for j in found], "formats": formats()}
+        return {"jobs": [ops.job_dict(j, settings) for j in found], "formats": formats()}
 
     async def admin_extra(request: Request, principal: Principal) -> dict:
         keys = await run_in_threadpool(gate.keys().list)
@@ -313,8 +313,11 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
             return render("denied.html", request, status=403, needed="admin")
         from kgservice.admin.doctor import check
 
+        from kgservice.server.disclosure import redact_all
+
         report = await run_in_threadpool(lambda: check(ctx.kb).to_dict())
-        return render("doctor.html", request, report=report)
+        paths = request.query_params.get("paths") == "1"  # absolute server paths: only when the admin asks
+        return render("doctor.html", request, report=report if paths else redact_all(report, settings), paths=paths)
 
     async def api_docs(request: Request) -> Response:
         """The REST reference (Swagger UI, vendored under static/: it works offline), public as

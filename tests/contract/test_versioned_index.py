@@ -176,7 +176,7 @@ def test_concurrent_gets_build_once():
     def build() -> str:
         builds.append(1)
         started.set()
-        release.wait(5)
+        assert release.wait(300)  # bounds a hang only
         return "index"
 
     d = VersionedIndex(store, build)
@@ -184,8 +184,8 @@ def test_concurrent_gets_build_once():
     threads = [threading.Thread(target=lambda: out.append(d.get())) for _ in range(4)]
     for t in threads:
         t.start()
-    started.wait(5)
+    assert started.wait(300)  # bounds a hang only
     release.set()
     for t in threads:
-        t.join(5)
+        t.join(300)
     assert out == ["index"] * 4 and len(builds) == 1

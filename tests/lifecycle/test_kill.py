@@ -10,20 +10,14 @@ record is replayed although memory was never updated)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from kgservice.notation.serializer import format_unit
 from kgservice.service import KnowledgeBase
-from kgservice.stores.base import PAUSE_ENV
+from tests.lifecycle.pausing import kill_when_paused, pause_env
 
-ROOT = Path(__file__).resolve().parents[2]
 DOC = "notes/a.units"
 V1 = "{cat} [is a] {mammal}\n{mammal} [has] {fur}\n{fur} [is] {warm}\n"
 V2 = "{cat} [is a] {mammal}\n{mammal} [has] {scales}\n{scales} [is] {cold}\n"
@@ -76,23 +70,8 @@ def test_kill_9_during_a_change_leaves_old_or_new(tmp_path: Path, open_kb, fresh
         kb.ingest_document(DOC, V1)
         assert state(kb) == old
     marker = tmp_path / "paused"
-    env = {**os.environ, **backend_env, "KG_DATA_DIR": str(data), "KG_EMBEDDER": "hash:64",
-           PAUSE_ENV: f"{point}:{marker}", "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, op, DOC, V2], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while not marker.exists():
-            assert child.poll() is None, f"the change finished without pausing at {point}: {child.stdout.read()!r}"
-            assert time.monotonic() < deadline, f"the change never reached {point}"
-            time.sleep(0.05)
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-        child.stdout.close()
-    assert child.returncode == -signal.SIGKILL
+    env = pause_env({**backend_env, "KG_DATA_DIR": str(data), "KG_EMBEDDER": "hash:64"}, point, marker)
+    kill_when_paused(CHILD, [op, DOC, V2], env, marker, f"the {op} (pausing at {point})")
     with open_kb(data) as kb:
         got = state(kb)
         assert got == (old if point == "before-commit" else new)

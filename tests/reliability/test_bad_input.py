@@ -139,8 +139,9 @@ def test_rejected_batches_through_the_cli_store_nothing(tmp_path):
     odd = tmp_path / "markup.units"
     odd.write_text("#mk1 {x [/] [/bold]} [has] {y}\n", "utf-8")
     assert runner.invoke(app, [*base, "ingest", str(odd)]).exit_code == 0
-    odd.write_text("#mk1 {other} [has] {y}\n", "utf-8")
-    r = runner.invoke(app, [*base, "ingest", str(odd)])
+    other = tmp_path / "other.units"  # the id again in another document (in its own, it would be an edit)
+    other.write_text("#mk1 {other} [has] {y}\n", "utf-8")
+    r = runner.invoke(app, [*base, "ingest", str(other)])
     assert r.exit_code == 2 and "[/] [/bold]}" in r.stderr and "Traceback" not in r.output
 
 

@@ -89,3 +89,21 @@ def test_server_names_a_damaged_jobs_file_in_the_envelope(store: Path):
         assert r.status_code == 503 and r.json()["status"] == 503, r.text
         assert "jobs.sqlite3" in r.json()["detail"] and "kg doctor --repair" in r.json()["detail"]
         assert c.get("/v1/stats").status_code == 200  # reads do not depend on the job queue
+
+
+@pytest.mark.parametrize("name, args", [("jobs.sqlite3", ["--no-auth"]), ("keys.sqlite3", [])])
+def test_kg_serve_on_a_damaged_service_file_says_so_in_one_line(store: Path, name: str, args: list[str]):
+    """J01: with jobs.sqlite3 damaged `kg serve` died at startup with exit 3 and a 60-line
+    ExceptionGroup traceback (the useful line buried inside); keys.sqlite3 gave one line. Both are
+    one `error:` line naming the file and `kg doctor --repair`, exit 1, before serving."""
+    import subprocess
+
+    from tests.processes import KG, env_for, free_port
+
+    damage(store / name)
+    done = subprocess.run([*KG, "serve", *args, "--port", str(free_port())],
+                          env=env_for(store, KG_EMBEDDER="hash:64"), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and "Application startup failed" not in done.stderr, done.stderr
+    [line] = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert name in line and "is damaged" in line and "kg doctor --repair" in line, done.stderr

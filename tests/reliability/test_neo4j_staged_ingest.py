@@ -155,7 +155,12 @@ def test_concurrent_readers_see_before_or_after_only(staged, neo4j_proc, lexicon
 
     def slow(run, stage, rows):
         real_chunk(run, stage, rows)
-        time.sleep(0.05)  # readers get many chances between staging transactions
+        # the reader completes a read that began after this staging transaction committed (two
+        # more reads), before the next one starts: at least one read between each pair, however
+        # slow the machine (the deadline bounds a hang only)
+        n, deadline = len(seen), time.monotonic() + 300
+        while len(seen) < n + 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def publish_steps(*a, **k):
         marks.setdefault("publish", time.monotonic())

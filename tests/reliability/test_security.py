@@ -158,7 +158,8 @@ def test_credentials_never_printed_or_logged(neo4j_proc, tmp_path, caplog):
                    (["stats"], ["ingest", str(f)], ["doctor"], ["dump", str(tmp_path / "d.jsonl")])]
         bad = runner.invoke(app, [*base, "stats"], env={**env, "NEO4J_PASSWORD": secret + "-wrong"})
     assert [o.exit_code for o in outputs] == [0, 0, 0, 0], [o.output for o in outputs]
-    assert bad.exit_code == 1 and "refused the credentials" in bad.stderr
+    # a wrong password is the user's input (exit 2), as a missing one is
+    assert bad.exit_code == 2 and "refused the credentials" in bad.stderr and "NEO4J_PASSWORD" in bad.stderr
     for o in outputs + [bad]:
         assert secret not in o.output
     logged = "\n".join(r.getMessage() for r in caplog.records)

@@ -81,3 +81,23 @@ def test_two_workers_on_one_data_dir_fail_no_job(embedded_env, tmp_path: Path):
     statuses = {j["id"]: j["status"] for j in listed}
     assert {statuses[i] for i in ids} == {"done"}, [Path(log.name).read_text() for log in logs]
     assert json.loads(kg(embedded_env, "stats", "--json").stdout)["units"] == 8 + 12
+
+
+def test_beside_an_embedded_serve_ask_and_search_are_refused_at_once_and_graph_reads_work(embedded_env):
+    """F2: `kg ask` / `kg search` beside a running embedded server waited for the vector store the
+    server holds (KG_VECTOR_LOCK_WAIT, 30 s by default) and then failed with a Qdrant-server
+    message. They are refused at once, naming the server and where to ask; commands that read
+    only the graph answer beside it. The lock wait is set far beyond the subprocess's time bound
+    here, so a command that still waited for the vectors fails the test by timing out."""
+    env = {**embedded_env, "KG_VECTOR_LOCK_WAIT": "100000"}
+    with serving(env) as (base, _, _):
+        for args, what in ((("ask", "What does smoking cause?"), "`kg ask`"), (("search", "smoking"), "`kg search`")):
+            refused = kg(env, *args)
+            assert refused.returncode == 1, (args, refused.stdout, refused.stderr)
+            line = " ".join(refused.stderr.split())
+            assert f"{what} refused" in line and base in line and f"{base}/ui/ask" in line, line
+            assert "Qdrant" not in line and "Traceback" not in refused.stderr
+        expand = kg(env, "expand", "smoking")
+        assert expand.returncode == 0 and "{smoking} [causes] {lung cancer}" in expand.stdout, expand.stderr
+        stats = kg(env, "stats", "--json")
+        assert stats.returncode == 0 and json.loads(stats.stdout)["units"] == 8, stats.stderr

@@ -127,11 +127,13 @@ def test_version_clock_shares_reads_that_started_after_arrival():
         def __init__(self):
             self.v, self.n = 0, 0
             self.gate = threading.Event()
+            self.read = threading.Event()  # a read has taken its value
 
         def version(self):
             self.n += 1
             v = self.v
-            self.gate.wait(5)
+            self.read.set()
+            assert self.gate.wait(300)  # bounds a hang only
             return v
 
     feed = Feed()
@@ -143,10 +145,12 @@ def test_version_clock_shares_reads_that_started_after_arrival():
 
     async def scenario():
         first = asyncio.ensure_future(one())  # starts read 1 (held at the gate)
-        await asyncio.sleep(0.05)
+        # read 1 has taken its value (an event, not a sleep: its thread may start late under load)
+        assert await asyncio.to_thread(feed.read.wait, 300)
         feed.v = 7  # a change commits after read 1 started
         late = [asyncio.ensure_future(one()) for _ in range(20)]  # arrived after read 1 started
-        await asyncio.sleep(0.05)
+        while clock.calls < 21:  # every late request is waiting on the clock (each yields once to get there)
+            await asyncio.sleep(0)
         feed.gate.set()
         return await first, await asyncio.gather(*late)
 

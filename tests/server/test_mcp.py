@@ -220,3 +220,20 @@ def test_kg_tools(settings, kb):
     [kept] = [r for r in sc.kb.saved_results() if r.name == saved["name"]]  # in the store, not a server's dir
     doc = memory_doc_text(kept)
     assert 'contributor: "local"' in doc and 'outcome: "useful"' in doc
+
+
+def test_server_info_names_the_installed_version(settings, kb):
+    """An MCP client learns which kgservice it talks to: serverInfo.version was empty. The
+    expected version is read from pyproject.toml, not from the package."""
+    import tomllib
+    from pathlib import Path
+
+    want = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["version"]
+    _, mcp = make(settings, kb)
+
+    async def info():
+        async with Client(mcp) as c:
+            return c.server_info
+
+    got = run(info())
+    assert (got.name, got.version) == ("kgservice", want)

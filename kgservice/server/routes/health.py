@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio.to_thread
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
@@ -25,7 +27,7 @@ def _checks(request: Request) -> dict[str, str]:
         sc.kb.store.get_nodes(["__readyz__"])  # one round trip through the pooled driver
         interrupted = sc.kb.store.interrupted_restore()
         out["graph"] = "ok" if interrupted is None else (
-            f"a restore --replace of {interrupted['path']} did not finish: the graph is partial; "
+            f"a restore --replace of {Path(str(interrupted['path'])).name} did not finish: the graph is partial; "
             "`kg doctor --repair` resumes it")
     except Exception as exc:
         out["graph"] = f"{type(exc).__name__}: {exc}"[:300]
@@ -64,8 +66,12 @@ async def readyz(request: Request) -> JSONResponse:
     from kgservice.llm.check import configured_status
 
     model = (sc.model_status or configured_status(sc.settings)).to_dict()  # reported; reads need no model
-    return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks,
-                         "vectors": vector_placement(sc.settings).to_dict(), "jobs": jobs, "model": model},
+    from kgservice.server.disclosure import redact_all
+
+    # public: the checks and where vectors live, with no absolute server path (disclosure)
+    return JSONResponse({"status": "ready" if ready else "not ready", "checks": redact_all(checks, sc.settings),
+                         "vectors": redact_all(vector_placement(sc.settings).to_dict(), sc.settings), "jobs": jobs,
+                         "model": model},
                         status_code=200 if ready else 503)
 
 

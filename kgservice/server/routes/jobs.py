@@ -46,7 +46,7 @@ def jobs(request: Request, who: Principal = Depends(WRITER),
     """Jobs newest first: your own (admins: everyone's, or one user's with `user`), optionally
     of one status (queued, running, done, failed, cancelled)."""
     found = ops.list_jobs(ctx_of(request).kb, who, status=status, limit=limit, user=user)
-    return JSONResponse({"jobs": [ops.job_dict(j) for j in found], "count": len(found)})
+    return JSONResponse({"jobs": [ops.job_dict(j, ctx_of(request).settings) for j in found], "count": len(found)})
 
 
 @router.post("/jobs/{job_id}/cancel")
@@ -55,13 +55,13 @@ def cancel(job_id: str, request: Request, who: Principal = Depends(WRITER)) -> J
     Running: `cancel_requested` (best effort: the worker stops if it has not started storing;
     an ingest already being stored completes and its events say so). Finished: 409."""
     job = ops.cancel_job(ctx_of(request).kb, job_id, who)
-    return JSONResponse(ops.job_dict(job))
+    return JSONResponse(ops.job_dict(job, ctx_of(request).settings))
 
 
 @router.get("/jobs/{job_id}")
 def job(job_id: str, request: Request, who: Principal = Depends(READER)) -> JSONResponse:
     """A job you submitted (admins: any job): status, attempts, error, result."""
-    return JSONResponse(ops.job_dict(ops.visible_job(ctx_of(request).kb, job_id, who)))
+    return JSONResponse(ops.job_dict(ops.visible_job(ctx_of(request).kb, job_id, who), ctx_of(request).settings))
 
 
 @router.get("/jobs/{job_id}/events", response_model=None,
@@ -85,7 +85,7 @@ async def job_events(job_id: str, request: Request, who: Principal = Depends(REA
             events = await anyio.to_thread.run_sync(jobs.events, job_id, after)
             for e in events:
                 after = max(after, int(e.seq))
-                yield sse("status", ops.job_dict(e), id=str(e.seq))
+                yield sse("status", ops.job_dict(e, sc.settings), id=str(e.seq))
             current = await anyio.to_thread.run_sync(jobs.get, job_id)
             if current is None or current.status in FINAL:
                 yield sse("end", {"job_id": job_id, "status": None if current is None else current.status})

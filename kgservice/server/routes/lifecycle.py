@@ -46,17 +46,31 @@ async def _call(fn: Any, *args: Any, **kw: Any) -> Any:
     return await anyio.to_thread.run_sync(run)
 
 
-@router.get("/documents", dependencies=[Depends(READER)])
-async def list_documents(request: Request) -> list[dict]:
-    """Every document (no text)."""
-    return [d.model_dump() for d in await _call(ctx_of(request).kb.documents)]
+def _paths(who: Principal, paths: bool) -> bool:
+    """Absolute server paths (a document's ``root``) go only to an admin who asks (``?paths=true``)."""
+    from kgservice.server.auth import Role
+
+    return paths and who.allows(Role.admin)
 
 
-@router.get("/documents/{doc_id:path}", dependencies=[Depends(READER)])
-async def get_document(doc_id: str, request: Request) -> dict:
-    """One document with its text and the lines of each unit it states."""
+@router.get("/documents")
+async def list_documents(request: Request, who: Principal = Depends(READER), paths: bool = False) -> list[dict]:
+    """Every document (no text). `root`, the server folder `kg sync` mirrors it from, is null
+    unless an admin asks for it with `?paths=true`."""
+    from kgservice.server.disclosure import document_fields
+
+    show = _paths(who, paths)
+    return [document_fields(d.model_dump(), show_paths=show) for d in await _call(ctx_of(request).kb.documents)]
+
+
+@router.get("/documents/{doc_id:path}")
+async def get_document(doc_id: str, request: Request, who: Principal = Depends(READER), paths: bool = False) -> dict:
+    """One document with its text and the lines of each unit it states (`root` as in the listing)."""
+    from kgservice.server.disclosure import document_fields
+
     rec = await _call(ctx_of(request).kb.document, doc_id)
-    return {**rec.info().model_dump(), "unit_lines": rec.unit_lines, "text": rec.text()}
+    return {**document_fields(rec.info().model_dump(), show_paths=_paths(who, paths)), "unit_lines": rec.unit_lines,
+            "text": rec.text()}
 
 
 @router.put("/documents/{doc_id:path}", status_code=202, response_model=JobAccepted)

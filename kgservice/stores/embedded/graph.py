@@ -69,10 +69,11 @@ class _Graph:
         records, aliases = split_batch(batch)
         life = batch.get("life") if isinstance(batch, dict) else None
         if life is not None:  # a lifecycle change: its retractions before its units, its records after
-            from kgservice.stores.embedded.lifecycle import apply_life, retract_units
+            from kgservice.stores.embedded.lifecycle import apply_life, drop_aliases_of, retract_units
 
             retract_units(self, life["retract"], life["change"]["id"], life["change"]["at"],
                           life["change"].get("reason"), touched)
+            drop_aliases_of(self, life.get("reused", ()))
         self.aliases.update(aliases)
         self.apply(records, report, touched, progress)
         if life is not None:
@@ -83,12 +84,15 @@ class _Graph:
         units, labels, kinds = self.units, self.labels, self.kinds
         subject, context, sup = self.subject, self.context, self.superseded_by
         out, inn, kc = self.out, self.inn, self.kind_counts
+        aliases = self.aliases
         dirty_s: set[str] = set()
         dirty_c: set[str] = set()
         n = 0
         for rec, (subj, nodes, ctx, edges) in records:
             uid = rec[0]
             units[uid] = rec
+            if aliases:  # an id that named a merged duplicate of a retracted unit is a unit's now
+                aliases.pop(uid, None)
             kc[rec[4]] = kc.get(rec[4], 0) + 1
             for nid, label, kind in nodes:
                 if touched is not None:

@@ -82,8 +82,10 @@ class _Bad(Exception):
 def unwritable(path: Path, exc: OSError, outcome: str) -> StoreWriteError:
     """The error for a store file that could not be written (a full disk, a read-only or foreign
     directory): names the file, says what ``outcome`` it had for the store, and what to do."""
-    return StoreWriteError(f"cannot write {path}: {exc.strerror or exc}; {outcome}. Free space or make "
-                           f"{path.parent} writable, then run the same command again")
+    err = StoreWriteError(f"cannot write {path}: {exc.strerror or exc}; {outcome}. Free space or make "
+                          f"{path.parent} writable, then run the same command again")
+    err.errno = exc.errno  # a full disk (ENOSPC) is told apart from a read-only one: HTTP 507 / 403-ish hints
+    return err
 
 
 def unreadable(path: Path, exc: OSError) -> ServiceFileError:

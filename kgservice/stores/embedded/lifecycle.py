@@ -4,7 +4,12 @@ the archive (retraction), and the document / change records a lifecycle journal 
 A retracted unit leaves ``units``, the reverse indexes, the relation edges and the supersession
 links it owned, exactly as if it had never been ingested: the units it superseded are live
 again, and nodes no live unit mentions are removed (the caller drops their vectors). Its record
-goes to ``retracted`` with the change that took it out, so an undo can put it back."""
+goes to ``retracted`` with the change that took it out, so an undo can put it back.
+
+Duplicate aliases follow the unit they name: an alias of an archived unit stays in ``aliases``
+but is not in force (validation asks only about aliases of live units, and ``kg doctor`` counts
+it as archived, not dangling); the undo that brings the unit back brings its aliases back with
+it, a purge deletes them, and an id that becomes a unit of its own stops being an alias."""
 
 from __future__ import annotations
 
@@ -98,6 +103,16 @@ def retract_units(g: Any, uids: Iterable[str], change: str, at: str, reason: str
     return orphans
 
 
+def drop_aliases_of(g: Any, units: Iterable[str]) -> None:
+    """Forget the duplicate aliases that name these units: a unit edited in place (retracted and
+    added again with the same id by one change) is another fact now, and a duplicate of its old
+    version is no duplicate of it."""
+    gone = set(units)
+    if gone and g.aliases:
+        for dup in [d for d, k in g.aliases.items() if k in gone]:
+            del g.aliases[dup]
+
+
 def apply_life(g: Any, life: Mapping[str, Any]) -> None:
     """The records of a lifecycle journal record, after its retractions and units: document
     records set or removed, units that are live again out of the archive (and superseded again
@@ -118,6 +133,8 @@ def apply_life(g: Any, life: Mapping[str, Any]) -> None:
             g.retracted.pop(uid, None)
     for uid in life.get("purge_units", ()):
         g.retracted.pop(uid, None)
+    # an alias sleeps in the archive with its unit and is purged with it
+    drop_aliases_of(g, [u for u in life.get("purge_units", ()) if u not in g.units])
     for doc_id, rec in life.get("docs", {}).items():
         old = g.documents.pop(doc_id, None)
         if old is not None:

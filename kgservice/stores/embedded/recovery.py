@@ -97,15 +97,9 @@ def _builder_alive(cand: Path) -> bool:
         pid = int(cand.name.rsplit(".building-", 1)[1].split("-", 1)[0])
     except (IndexError, ValueError):
         return True
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    from kgservice.processes import alive
+
+    return alive(pid)
 
 
 def abandoned_builds(target: Path) -> list[Path]:

@@ -60,7 +60,8 @@ class EmbeddedStore(JournaledStore, GraphStore):
         new, unchanged = prepare_batch(units, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units},
                                        lambda subjects: [_unit_from(s.units[u]) for n in subjects
                                                          for u in s.subject.get(n, ()) if not s.superseded_by.get(u)],
-                                       dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases}, stamp=False,
+                                       dups, lambda ids: {i: s.aliases[i] for i in ids
+                                                          if i in s.aliases and s.aliases[i] in s.units}, stamp=False,
                                        archived=lambda ids: {i for i in ids if i in s.retracted})
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         # merged duplicates are remembered (in the batch's own journal record) so a later
@@ -81,9 +82,11 @@ class EmbeddedStore(JournaledStore, GraphStore):
         try:
             record_embedded_change(self.dir, logged)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
+            err = StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
                                   f"not stored (the store is as before). Free space or make {self.dir} writable, "
-                                  "then run the same command again") from None
+                                  "then run the same command again")
+            err.errno = getattr(exc, "errno", None)
+            raise err from None
         self._append(journal_batch(records, fresh))  # durable first; memory only changes once the batch is on disk
         touched: set[str] = set()
         try:
@@ -122,7 +125,8 @@ class EmbeddedStore(JournaledStore, GraphStore):
                 add, lambda ids: {i: _unit_from(s.units[i]) for i in ids if i in s.units and i not in gone},
                 lambda subjects: [_unit_from(s.units[u]) for n in subjects for u in s.subject.get(n, ())
                                   if u not in gone and not s.superseded_by.get(u)],
-                dups, lambda ids: {i: s.aliases[i] for i in ids if i in s.aliases and s.aliases[i] not in gone},
+                dups, lambda ids: {i: s.aliases[i] for i in ids
+                                   if i in s.aliases and s.aliases[i] in s.units and s.aliases[i] not in gone},
                 stamp=False)
             report = IngestReport(units_unchanged=unchanged, duplicates=dups)
             fresh = {d: k for d, k in sorted(dups.items()) if d not in s.aliases}
@@ -132,7 +136,11 @@ class EmbeddedStore(JournaledStore, GraphStore):
             change.seq = (s.changes[-1]["seq"] if s.changes else 0) + 1
             change.added = sorted(u.id for u in new)
             change.retracted = sorted(gone)
-            life = {"retract": sorted(gone), "unarchive": sorted({u.id for u in add} | set(dups.values())),
+            # a unit retracted and added again by this change (edited in place) keeps its old
+            # version in the archive, and the aliases of that old version go with it
+            reused = sorted(gone & {u.id for u in new})
+            life = {"retract": sorted(gone), "unarchive": sorted(({u.id for u in add} | set(dups.values())) - gone),
+                    "reused": reused,
                     "docs": {d: (None if r is None else _remap(r, dups).model_dump(mode="json")) for d, r in docs.items()},
                     "change": change.model_dump(mode="json"), "purge_units": list(purge_units),
                     "purge_texts": dict(purge_texts or {})}
@@ -152,9 +160,10 @@ class EmbeddedStore(JournaledStore, GraphStore):
             touched: set[str] = set()
             orphans: list[str] = []
             try:
-                from kgservice.stores.embedded.lifecycle import apply_life, retract_units
+                from kgservice.stores.embedded.lifecycle import apply_life, drop_aliases_of, retract_units
 
                 orphans = retract_units(s, life["retract"], change.id, change.at, change.reason, touched)
+                drop_aliases_of(s, reused)
                 s.aliases.update(fresh)
                 s.apply(records, report, touched, progress)
                 apply_life(s, life)
@@ -271,9 +280,11 @@ class EmbeddedStore(JournaledStore, GraphStore):
         try:
             record_embedded_change(self.dir, touched, everything=everything)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; nothing was "
+            err = StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; nothing was "
                                   f"changed. Free space or make {self.dir} writable, then run the same command "
-                                  "again") from None
+                                  "again")
+            err.errno = getattr(exc, "errno", None)
+            raise err from None
 
     # -- what this backend provides besides the graph ------------------------------------
     def change_feed(self) -> Any:

@@ -108,8 +108,17 @@ class Neo4jAdmin(Neo4jConnection):
     def aliases(self, ids: Iterable[str] | None = None) -> dict[str, str]:
         if ids is None:
             return {r["id"]: r["unit"] for r in self._stream("aliases_all")}
+        return {d: k for d, (k, _live) in self.alias_states(ids).items()}
+
+    def alias_states(self, ids: Iterable[str]) -> dict[str, tuple[str, bool]]:
+        """{alias id: (the unit it names, whether that unit is live)} for those of ``ids`` that are
+        aliases, in one read: validation uses the ones in force and drops the others that a new
+        unit takes the id of."""
         wanted = list(ids)
-        return {r["id"]: r["unit"] for r in self.read("aliases_get", ids=wanted)} if wanted else {}
+        return {r["id"]: (r["unit"], bool(r["live"])) for r in self.read("aliases_get", ids=wanted)} if wanted else {}
+
+    def aliases_in_force(self, ids: Iterable[str]) -> dict[str, str]:
+        return {d: k for d, (k, live) in self.alias_states(ids).items() if live}
 
     def add_aliases(self, aliases: Mapping[str, str]) -> int:
         """One write transaction (a batch that only merged duplicates, or ``kg restore``)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from kgservice.errors import StoreUnavailable
+from kgservice.errors import ConfigError, StoreUnavailable
 from kgservice.stores import cypher
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
 
@@ -28,6 +28,14 @@ class Neo4jUnavailable(StoreError, StoreUnavailable):
 
 
 _POOL_LOCK = threading.Lock()
+
+
+class Neo4jCredentialsRefused(StoreError, ConfigError):
+    """Neo4j refused the configured user and password: the configuration is wrong (exit 2, fix
+    NEO4J_PASSWORD / KG_NEO4J_USER), though to a server's clients it is a backend they cannot
+    use (HTTP 503)."""
+
+    http_status = 503
 
 
 class Neo4jConnection(GraphStore):
@@ -90,7 +98,8 @@ class Neo4jConnection(GraphStore):
             verify()
         except AuthError:
             driver.close()
-            raise StoreError(f"Neo4j at {uri} refused the credentials of user {user!r}") from None
+            raise Neo4jCredentialsRefused(f"Neo4j at {uri} refused the credentials of user {user!r}: check "
+                                          "NEO4J_PASSWORD (and KG_NEO4J_USER)") from None
         except (ServiceUnavailable, OSError) as exc:
             driver.close()
             raise Neo4jUnavailable(

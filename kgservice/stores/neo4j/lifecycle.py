@@ -114,16 +114,29 @@ class Neo4jLifecycle(Neo4jWrites):
                         tx.run(cypher.load("live_fact_units"), probes=probes)] if probes else []
             return live
 
+        dormant: set[str] = set()
+
         def aliases(wanted: list[str]) -> dict[str, str]:
-            return {r["id"]: r["unit"] for r in tx.run(cypher.load("aliases_get"), ids=list(wanted))
-                    if r["unit"] not in gone}
+            """The aliases in force among ``wanted`` (their unit live, and not retracted above)."""
+            found = {}
+            for r in tx.run(cypher.load("aliases_get"), ids=list(wanted)):
+                if r["live"] and r["unit"] not in gone:
+                    found[r["id"]] = r["unit"]
+                else:
+                    dormant.add(r["id"])
+            return found
 
         new, unchanged = prepare_batch(add, existing, live_about, dups, aliases) if add else ([], 0)
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         alias_rows = [{"id": d, "unit": k} for d, k in sorted(dups.items())]
+        alias_rows += [{"id": u.id, "unit": None} for u in new if u.id in dormant]  # ids units now
         change.seq = int(begin["seq"] or 0) + 1
         change.added = sorted(u.id for u in new)
         change.retracted = sorted(gone)
+        reused = sorted(gone & set(change.added))  # edited in place: the old version's aliases go
+        if reused:
+            drop_aliases_of = cypher.statements("aliases_drop")[1]
+            tx.run(drop_aliases_of, units=reused).consume()
         if new:
             node_rows, unit_facts_, rel_rows, pairs, batch_touched = self._batch_rows(new)
             touched |= batch_touched
@@ -139,14 +152,17 @@ class Neo4jLifecycle(Neo4jWrites):
             for query, step in self._commit_steps(touched, alias_rows):
                 tx.run(query, step).consume()
         report.touched_nodes = sorted(touched)
-        # 3. nodes no live unit mentions any more, derived nodes that are entries again
+        # 3. nodes no live unit mentions any more (and their vectors in this database), derived
+        #    nodes that are entries again
         orphans: list[str] = []
         if candidates:
             drop, kinds = cypher.statements("life_orphans")
             orphans = list(tx.run(drop, nodes=sorted(candidates), subjects=[]).single()["orphans"])
             tx.run(kinds, nodes=[], subjects=sorted(narrowing)).consume()
+            if orphans:  # their vectors, when kept in this database (KG_VECTOR_BACKEND=neo4j), go in the same commit
+                tx.run(cypher.load("vectors_delete"), ids=orphans).consume()
         # 4. units live again leave the archive; the document records; purges; the change
-        back = sorted({u.id for u in add} | set(dups.values()))
+        back = sorted(({u.id for u in add} | set(dups.values())) - gone)  # an edited unit's old version stays
         if back:
             tx.run(cypher.load("life_unarchive"), ids=back).consume()
         _set_documents(tx, {d: (None if r is None else r.remapped(dups)) for d, r in docs.items()})
@@ -179,6 +195,9 @@ class Neo4jLifecycle(Neo4jWrites):
         purge_units, purge_changes = cypher.statements("life_purge")
         tx.run(purge_units, units=units, changes=rewritten).consume()
         tx.run(purge_changes, units=units, changes=rewritten).consume()
+        if units:  # an alias sleeps in the archive with its unit and is purged with it
+            drop_aliases_of = cypher.statements("aliases_drop")[1]
+            tx.run(drop_aliases_of, units=units).consume()
 
     def restore_lifecycle(self, documents: Sequence[Any], retracted: Sequence[Any], changes: Sequence[Any]) -> None:
         """One write transaction: the archived units that are not live (with the live units that

@@ -190,8 +190,10 @@ class Neo4jWrites(Neo4jConnection):
         asked = {u.id for u in units} | {s for u in units for s in u.supersedes}
         asked |= {m.value.unit for u in units for m in u.mods if m.value.unit is not None}
         stored = self._prefetch(lambda: read_units(sorted(asked)))
-        # 3. The merge memory of the same ids (the ones prepare_batch may ask about are among them)
-        known_aliases = self._prefetch(lambda: self.aliases(sorted(asked)))
+        # 3. The merge memory of the same ids (the ones prepare_batch may ask about are among them);
+        #    an alias whose unit is retracted is not in force, and goes if a new unit takes its id
+        known_aliases = self._prefetch(lambda: self.alias_states(sorted(asked)))
+        dormant: set[str] = set()
         probes = _fact_probes(units)
         live = self._prefetch(lambda: [Unit.model_validate_json(r["json"]) for r in
                                        self.read("live_fact_units", probes=probes)]) if probes else None
@@ -207,14 +209,13 @@ class Neo4jWrites(Neo4jConnection):
             return live.result() if live is not None else []
 
         def aliases(ids: list[str]) -> dict[str, str]:
-            if not asked.issuperset(ids):
-                return self.aliases(ids)
-            got = known_aliases.result()
-            return {i: got[i] for i in ids if i in got}
+            got = known_aliases.result() if asked.issuperset(ids) else self.alias_states(ids)
+            dormant.update(i for i in ids if i in got and not got[i][1])
+            return {i: got[i][0] for i in ids if i in got and got[i][1]}
 
         with self._early_write(units) as early:
             return self._validate_and_write(units, existing, live_about, aliases, early,
-                                            (stored, live, known_aliases), progress)
+                                            (stored, live, known_aliases), progress, dormant)
 
     @contextmanager
     def _early_write(self, units: Sequence[Unit]) -> Iterator[_EarlyWrite | None]:
@@ -244,7 +245,8 @@ class Neo4jWrites(Neo4jConnection):
     def _validate_and_write(self, units: Sequence[Unit], existing: Callable[[Iterable[str]], dict[str, Unit]],
                             live_about: Callable[[list[str]], list[Unit]],
                             aliases: Callable[[list[str]], dict[str, str]], early: _EarlyWrite | None,
-                            reads: tuple[Any, ...], progress: Callable[[int], None] | None) -> IngestReport:
+                            reads: tuple[Any, ...], progress: Callable[[int], None] | None,
+                            dormant: set[str] = frozenset()) -> IngestReport:  # type: ignore[assignment]
         dups: dict[str, str] = {}
         try:
             new, unchanged = prepare_batch(units, existing, live_about, dups, aliases,
@@ -261,6 +263,8 @@ class Neo4jWrites(Neo4jConnection):
             if alias_rows:
                 self.add_aliases(dups)
             return report
+        # a new unit that takes the id of an archived unit's alias: the alias goes in the same write
+        alias_rows += [{"id": u.id, "unit": None} for u in new if u.id in dormant]
         node_rows, unit_facts_, rel_rows, pairs, touched = self._batch_rows(new)
 
         staged = len(unit_facts_) > self.stage_units
@@ -415,10 +419,15 @@ class Neo4jWrites(Neo4jConnection):
     def _commit_steps(self, touched: set[str], aliases: Sequence[dict] = ()) -> list[tuple[str, dict]]:
         """Statements run last inside the transaction that makes a batch visible (the one
         ingest transaction, or a staged batch's publish transaction): the duplicates the batch
-        merged away, as aliases ({id, unit} rows, aliases_record.cypher), and the change log of
-        ``touched`` node ids that keeps every process's caches coherent."""
-        steps = [(cypher.load("aliases_record"), {"aliases": list(aliases[i:i + BATCH_ROWS])})
-                 for i in range(0, len(aliases), BATCH_ROWS)]
+        merged away, as aliases ({id, unit} rows, aliases_record.cypher; a row with unit None is
+        an id that became a unit of its own, whose alias goes: aliases_drop.cypher), and the
+        change log of ``touched`` node ids that keeps every process's caches coherent."""
+        record = [a for a in aliases if a["unit"] is not None]
+        steps = [(cypher.load("aliases_record"), {"aliases": record[i:i + BATCH_ROWS]})
+                 for i in range(0, len(record), BATCH_ROWS)]
+        drop = sorted(a["id"] for a in aliases if a["unit"] is None)
+        if drop:
+            steps.append((cypher.statements("aliases_drop")[0], {"ids": drop}))
         return steps + [neo4j_change_step(touched)]
 
     def _publish_steps(self, stage: str, upgrades: list[dict], rel_rows: list[dict],

@@ -1,6 +1,7 @@
 // life_orphans: after a lifecycle change's retractions and new units (same transaction), the
-// nodes the retracted units mentioned that no live unit mentions any more are removed (the
-// caller deletes their vectors), and a derived node that was derived only because a retracted
+// nodes the retracted units mentioned that no live unit mentions any more are removed (their
+// :KgVector, if vectors live in this database, in the same transaction: vectors_delete.cypher;
+// the caller deletes them from any other vector store), and a derived node that was derived only because a retracted
 // narrows unit had it as subject is an entry node again.
 // Two statements. parameters: $nodes (node ids the retracted units mentioned), $subjects
 // (subjects of retracted narrows units).

@@ -12,6 +12,7 @@ CREATE INDEX unit_probe IF NOT EXISTS FOR (u:Unit) ON (u.probe);
 CREATE CONSTRAINT kgschema_id IF NOT EXISTS FOR (m:KgSchema) REQUIRE m.id IS UNIQUE;
 // duplicates merged away at ingest (aliases_*.cypher)
 CREATE CONSTRAINT unit_alias_id IF NOT EXISTS FOR (a:UnitAlias) REQUIRE a.id IS UNIQUE;
+CREATE INDEX unit_alias_unit IF NOT EXISTS FOR (a:UnitAlias) ON (a.unit);
 // cache coherence (kgservice/stores/changelog.py) and durable jobs (kgservice/jobs/)
 CREATE CONSTRAINT kgmeta_id IF NOT EXISTS FOR (m:KgMeta) REQUIRE m.id IS UNIQUE;
 CREATE CONSTRAINT kgchange_seq IF NOT EXISTS FOR (c:KgChange) REQUIRE c.seq IS UNIQUE;
