@@ -40,8 +40,8 @@ class ServeOptions:
     # run queued jobs in this process (the embedded store: the server owns it, so no worker can)
     run_jobs: bool = False
     job_poll: float = 0.5  # seconds between claims of the in-process worker while the queue is empty
-    warm_up: bool = False  # load the LLM library, embedder and index in the background at start (kg serve)
-    # ping the answering model once at start (kg serve); /readyz reports the outcome
+    warm_up: bool = False  # load the model client, embedder and indexes in the background at start (kg serve)
+    # ping the answering model once at start, in the background (kg serve); /readyz reports the outcome
     check_model: bool = False
 
 
@@ -76,24 +76,15 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with mcp.session_manager.run():
+            # the port opens as soon as this yields: the model check and the warm-up run beside
+            # it, /readyz reports the check ("checking" until it ends), and a question asked
+            # during the warm-up waits for it (KnowledgeBase.ask)
             if options.check_model:
-                import anyio.to_thread
-
-                from kgservice.llm.check import check_model
-
-                sc.model_status = await anyio.to_thread.run_sync(check_model, settings)
-                if options.announce:
-                    import sys
-
-                    m = sc.model_status
-                    print(f"kg serve: model {m.model}: {m.state}" + (f" ({m.detail})" if m.detail else ""),
-                          file=sys.stderr, flush=True)
+                sc.start_model_check(announce=options.announce)
             if sc.runs_jobs:
                 sc.start_jobs(options.job_poll)
             if options.warm_up:
-                import threading
-
-                threading.Thread(target=kb.warm_up, name="kg-warm-up", daemon=True).start()
+                kb.start_warm_up()
             try:
                 yield
             finally:

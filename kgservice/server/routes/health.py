@@ -61,9 +61,7 @@ async def readyz(request: Request) -> JSONResponse:
     ready = all(v == "ok" for v in checks.values())
     jobs = ("in-process: this server runs queued jobs itself" if sc.runs_jobs
             else "kg worker: queued jobs wait for a worker process")
-    from kgservice.llm.check import configured_status
-
-    model = (sc.model_status or configured_status(sc.settings)).to_dict()  # reported; reads need no model
+    model = sc.kb.model_health.status().to_dict()  # reported; reads need no model
     return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks,
                          "vectors": vector_placement(sc.settings).to_dict(), "jobs": jobs, "model": model},
                         status_code=200 if ready else 503)
