@@ -43,7 +43,15 @@ def _print_trace(res: AskResult) -> None:
     for e in res.entries:
         hits = ", ".join(f"{h} {s:.3f}" for h, s in e["hits"]) or "nothing above the threshold"
         _say(f"entry {e['label']}: {hits}" + (" (cached)" if e["cached"] else ""))
-    for r in res.rounds:
+    _print_rounds(res.rounds)
+    _say(f"stop: {res.stop_reason}")
+    for p in res.rejected:
+        _say(f"answer rejected: {p}", style="yellow")
+    _say("")
+
+
+def _print_rounds(rounds: list[dict[str, Any]]) -> None:
+    for r in rounds:
         seeds = ", ".join(f"{k} {v:.2f}" for k, v in r["seeds"].items())
         act = "" if r["activation_cached"] is None else (" activation cached" if r["activation_cached"] else "")
         _say(f"round {r['round']} [{r['mode']}] seeds: {seeds}{act}", style="bold")
@@ -59,10 +67,6 @@ def _print_trace(res: AskResult) -> None:
                  f"drift={'yes' if d['drift'] else 'no'}" + (f" - {d['reason']}" if d.get("reason") else ""))
         if r.get("note"):
             _say(f"  note: {r['note']}")
-    _say(f"stop: {res.stop_reason}")
-    for p in res.rejected:
-        _say(f"answer rejected: {p}", style="yellow")
-    _say("")
 
 
 def ask_command(
@@ -76,10 +80,20 @@ def ask_command(
     threshold: Annotated[float, typer.Option("--threshold", help="Vector entry: minimum cosine.")] = 0.6,
     llm: Annotated[Optional[str], typer.Option("--llm", help="litellm model for this run (env KG_LLM_MODEL), "
                                                 "e.g. kgoffline/rules for the offline demo.")] = None,
+    server: Annotated[Optional[str], typer.Option("--server", help="Ask this running kg serve (http://HOST:PORT) "
+                                                  "instead: nothing is loaded here, the server answers with its own "
+                                                  "model and knowledge base.")] = None,
+    key: Annotated[Optional[str], typer.Option("--key", envvar="KG_API_KEY", show_envvar=True, show_default=False,
+                                               help="With --server: an API key with the reader role (none for a "
+                                                    "server started with --no-auth).")] = None,
 ) -> None:
     """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
     from kgservice.cli.common import knowledge_base, print_json
 
+    if server is not None:
+        _ask_remote(server, key, question, trace, as_json, llm,
+                    dict(max_rounds=max_rounds, max_units=max_units, top_k=top_k, threshold=threshold))
+        return
     with_llm(ctx, llm)
     with knowledge_base(ctx) as kb:
         from kgservice.pipeline.asking import AskParams
@@ -109,6 +123,49 @@ def ask_command(
 
         if NO_MODEL_NOTE in res.notes:
             _say(f"note: {NO_MODEL_NOTE}", style="yellow")
+
+
+def _ask_remote(server: str, key: str | None, question: str, trace: bool, as_json: bool, llm: str | None,
+                params: dict[str, Any]) -> None:
+    """``kg ask --server``: the server's answer, printed as a local one is (``--json``: its reply
+    as the server sent it)."""
+    from kgservice.cli.common import errors_reported, print_json
+    from kgservice.errors import InputError
+
+    with errors_reported():
+        if llm:
+            raise InputError("--llm cannot be used with --server: the server answers with its own model "
+                             "(KG_LLM_MODEL where it runs)")
+        from kgservice.cli.remote import ask_remote
+
+        reply = ask_remote(server, key, {"question": question, "trace": trace, **params})
+    if as_json:
+        print_json(reply)
+        return
+    # the REST reply (kgservice.server.models.AskOut)
+    found = bool(reply.get("in_graph"))
+    if trace and reply.get("trace"):
+        _print_rounds(reply["trace"])
+        _say(f"stop: {reply.get('stop_reason', '')}")
+        _say("")
+    _say(reply.get("answer", ""), style=None if found else "yellow")
+    if reply.get("hit_units") and found:
+        _say("")
+        _say(f"hit units ({len(reply['hit_units'])}):", style="dim")
+        for u in reply["hit_units"]:
+            _say(f"  #{u['id']} {u['unit'].splitlines()[0]}", style="dim")
+    if reply.get("sources") and found:
+        from kgservice.answer.sources import sources_line
+
+        _say(sources_line(reply["sources"]), style="dim")
+    cache = reply.get("cache") or {}
+    _say(f"{_usage_line(reply.get('usage') or {})} · caches {cache.get('hits', 0)} hit(s) / {cache.get('misses', 0)} "
+         f"miss(es) · {reply.get('rounds', 0)} round(s), stop: {reply.get('stop_reason', '')} · "
+         f"{float(reply.get('seconds', 0.0)):.2f} s (server {server})", style="dim")
+    from kgservice.answer.retrieval_only import NO_MODEL_NOTE
+
+    if str(reply.get("stop_reason", "")).startswith("no model configured"):
+        _say(f"note: {NO_MODEL_NOTE}", style="yellow")
 
 
 @cache_app.command("stats")

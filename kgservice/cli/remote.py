@@ -1,10 +1,15 @@
-"""``kg ingest --server URL``: the same files, submitted to a running server's REST API.
+"""``kg ingest --server URL`` and ``kg ask --server URL``: the same work, done by a running
+server through its REST API.
 
 Beside an embedded ``kg serve`` nothing else may write its data directory, and a team's
 Neo4j server is often reached only through the service; so the command can send what it
 would have ingested to ``POST /v1/ingest`` (one job per file, with the caller's API key),
 wait for each job and print what it stored. An idempotency key per file content makes a
 re-run after a dropped connection resubmit nothing new.
+
+A question sent to ``POST /v1/ask`` is answered by a process that has its embedder, indexes
+and model client loaded already: the asking process loads none of them (no knowledge base,
+no numpy), so a question costs the CLI's start and one request.
 """
 
 from __future__ import annotations
@@ -75,6 +80,27 @@ def _check(r: Any, what: str, server: str) -> Any:
     raise RemoteError(f"{server} failed {what} ({r.status_code}): {_detail(r)}")
 
 
+def _base(server: str) -> str:
+    base = server.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise InputError(f"--server must be an http:// or https:// URL, got {server!r}")
+    return base
+
+
+def ask_remote(server: str, key: str | None, body: dict[str, Any], *, timeout: float = 600.0) -> dict[str, Any]:
+    """``POST /v1/ask`` on a running server: its JSON reply. ``key``: a reader key (none for a
+    server started with ``--no-auth``)."""
+    import httpx
+
+    base = _base(server)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        with httpx.Client(base_url=base, headers=headers, timeout=timeout) as http:
+            return _check(http.post("/v1/ask", json=body), "the question", base)
+    except httpx.HTTPError as exc:
+        raise RemoteError(f"cannot reach {base} ({type(exc).__name__}: {exc}); is `kg serve` running there?") from None
+
+
 def ingest_remote(server: str, key: str | None, paths: Sequence[Path], mode: str | None = None, *,
                   timeout: float = 600.0, wait: bool = True) -> list[Submitted]:
     """Submit every file (all are read and checked first: a bad path submits nothing), then wait
@@ -84,9 +110,7 @@ def ingest_remote(server: str, key: str | None, paths: Sequence[Path], mode: str
     if not key:
         raise InputError("--server needs an API key with the writer role: --key KEY or KG_API_KEY "
                          "(an admin makes one with `kg keys create --role writer` or POST /v1/admin/keys)")
-    base = server.rstrip("/")
-    if not base.startswith(("http://", "https://")):
-        raise InputError(f"--server must be an http:// or https:// URL, got {server!r}")
+    base = _base(server)
     items = _payloads(paths, mode)
     headers = {"Authorization": f"Bearer {key}"}
     done: list[Submitted] = []
@@ -133,4 +157,4 @@ def summary_line(s: Submitted) -> str:
     return f"{s.path}: {status} (job {s.job_id})"
 
 
-__all__ = ["RemoteError", "RemoteRefused", "Submitted", "ingest_remote", "summary_line"]
+__all__ = ["RemoteError", "RemoteRefused", "Submitted", "ask_remote", "ingest_remote", "summary_line"]

@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 
 from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, print_listing, settings_of
-from kgservice.stores.factory import in_process
 
 def _need_server_stack() -> None:
     """One clear line instead of an ImportError traceback when the `serve` extra is missing."""
@@ -45,6 +44,7 @@ def serve_command(
     from kgservice.server import ServeOptions, create_app
 
     from kgservice.deployment import claim_data_dir, require_shared_vectors
+    from kgservice.stores.factory import in_process
 
     settings = settings_of(ctx)
     with errors_reported():
