@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI
-from mcp.server.transport_security import TransportSecuritySettings
 
 from kgservice.config import ConfigError, Settings
 from kgservice.server import errors
 from kgservice.server.auth import Principal, Role
 from kgservice.server.context import ServerContext
 from kgservice.server.deps import PUBLIC, READER
-from kgservice.server.mcp_server import build_mcp
+from kgservice.server.mcp_mount import LazyMCP
 from kgservice.server.metrics import MetricsMiddleware
 from kgservice.server.middleware import Authenticate, BodyLimit, HostCheck, Outage, TokenBuckets
 
@@ -66,19 +65,19 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     sc = ServerContext(settings=settings, kb=kb, local=local, owns_kb=options.kb is None,
                        runs_jobs=options.run_jobs and not settings.read_only)
     sc.metrics.watch_version(kb.caches.clock)
-    mcp = build_mcp(sc)
     hosts = list(settings.allowed_hosts)
-    # Host and Origin are checked by HostCheck for every path (one allow-list, wildcards included)
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
-                                      transport_security=security, max_request_body_size=settings.max_body)
+    mcp_app = LazyMCP(sc, settings)  # built in the lifespan, after the port opens
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with mcp.session_manager.run():
-            # the port opens as soon as this yields: the model check and the warm-up run beside
-            # it, /readyz reports the check ("checking" until it ends), and a question asked
-            # during the warm-up waits for it (KnowledgeBase.ask)
+        import anyio
+
+        mcp_app.prepare()
+        async with anyio.create_task_group() as tg:
+            # the port opens as soon as this yields: MCP, the model check and the warm-up are
+            # built and run beside it, /readyz reports the check ("checking" until it ends), and
+            # a question asked during the warm-up waits for it (KnowledgeBase.ask)
+            tg.start_soon(mcp_app.run)
             if options.check_model:
                 sc.start_model_check(announce=options.announce)
             if sc.runs_jobs:
@@ -88,6 +87,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
             try:
                 yield
             finally:
+                mcp_app.stop()
                 sc.stop_jobs()
                 sc.close()
                 if options.announce:
@@ -99,7 +99,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                   description="REST and MCP over one knowledge base. Send `Authorization: Bearer <key>` or "
                               "`X-API-Key: <key>` (keys: `kg keys create`).")
     app.state.ctx = sc
-    app.state.mcp = mcp
+    app.state.mcp = mcp_app
     errors.install(app)
 
     from kgservice.server.routes import admin, graphify, health, jobs, lifecycle, query

@@ -193,3 +193,24 @@ def test_a_question_during_the_warm_up_waits_for_it(kb):
     asker.join(DEADLINE)
     assert answers and answers[0].found and "s1" in answers[0].cited
     assert kb.vectors_if_open() is not None
+
+
+APP_ONLY = ("import sys\n"
+            "from pathlib import Path\n"
+            "from kgservice.config import Settings\n"
+            "from kgservice.server import ServeOptions, create_app\n"
+            "app = create_app(Settings(data_dir=Path(sys.argv[1]), embedder='hash:64'), ServeOptions(no_auth=True))\n"
+            "print(sorted(m for m in ('mcp', 'litellm', 'numpy') if m in sys.modules))\n")
+
+
+def test_the_app_that_starts_listening_has_not_loaded_mcp_litellm_or_numpy(tmp_path):
+    """What uvicorn needs before it opens the port: the MCP SDK (~1 s of CPU to import) is built
+    by the lifespan afterwards, the model client and the embedder by the background threads."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", APP_ONLY, str(tmp_path / "kg")], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
