@@ -68,12 +68,12 @@ class ServerContext:
 
         def run() -> None:
             status = check_model(self.settings)
-            health.checked(status, token)
-            if announce:
+            if announce:  # before /readyz shows it: a reader of both never sees one without the other
                 import sys
 
                 print(f"kg serve: model {status.model}: {status.state}" + (f" ({status.detail})" if status.detail else ""),
                       file=sys.stderr, flush=True)
+            health.checked(status, token)
 
         t = threading.Thread(target=run, name="kg-model-check", daemon=True)
         t.start()

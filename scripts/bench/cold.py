@@ -21,6 +21,8 @@ Pairs (the issue's targets in brackets):
 * ``help``: ``kg --help`` vs ``graphify query`` on the demo's graph.json [≤ 2.5×]
 * ``serve``: ``kg serve`` from exec to the first ``/livez`` answer vs ``python -c "import fastapi"``
   [≤ 5×; ≤ 3 s on an idle machine]; CPU is the server's at that moment (``/proc/<pid>/stat``)
+* ``serve-rules-vs-old`` (with ``--old``): the same start with a model configured (the offline
+  rules stand-in), where the old server checked the model through litellm before it listened
 * ``ask-server``: ``kg ask --server URL`` against a warm ``kg serve`` (a new question each run) vs
   ``graphify query``
 * ``embed``: default embedder load + one label (``make_embedder().embed(["CPython"])``), machine cache vs off
@@ -185,6 +187,10 @@ def commands(tree: Path, label: str) -> dict[str, Cmd]:
                                                       "what does CPython compile to", "--graph", graph], none),
         "serve": Cmd(f"kg serve -> /livez [{label}]", [*kg, "serve", "--no-auth", "--log-level", "warning"],
                      _env(tree, KG_DATA_DIR=str(HERE / f"serve-{label}")), until_http="/livez"),
+        "serve-rules": Cmd(f"kg serve -> /livez, kgoffline/rules [{label}]",
+                           [*kg, "serve", "--no-auth", "--log-level", "warning"],
+                           _env(tree, KG_DATA_DIR=str(HERE / f"serve-{label}"), KG_LLM_MODEL="kgoffline/rules"),
+                           until_http="/livez"),
         "fastapi": Cmd("python -c 'import fastapi'", [sys.executable, "-c", "import fastapi"], none),
         "embed": Cmd(f"embedder load + 1 label, machine cache [{label}]",
                      [sys.executable, "-c", "from kgservice.vectors.embedder import make_embedder; "
@@ -251,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         ("embed", new["embed"], new["embed-off"]),
     ]
     if old is not None:
-        pairs += [(f"{k}-vs-old", new[k], old[k]) for k in ("ask-none", "ask-rules", "help", "expand", "serve")]
+        pairs += [(f"{k}-vs-old", new[k], old[k])
+                  for k in ("ask-none", "ask-rules", "help", "expand", "serve", "serve-rules")]
     only = {x for x in a.only.split(",") if x}
     server = None
     rows = []
