@@ -45,7 +45,7 @@ def test_an_ask_with_no_model_configured_never_imports_litellm(corpus_env):
     done, imported = kg_probe(env, "ask", QUESTION, "--json")
     data = json.loads(done.stdout)
     assert data["found"] is True and "u2" in data["cited"] and data["llm"]["calls"] == 0
-    assert data["stop_reason"] == "no model configured: retrieval only"
+    assert data["stop_reason"].startswith("no model configured: retrieval only")
     assert not imported
 
 
@@ -70,7 +70,7 @@ def test_recordings_replay_for_the_unconfigured_default_without_litellm(corpus_e
     env = {k: v for k, v in corpus_env.items() if k != "KG_LLM_MODEL"}
     done, imported = kg_probe({**env, "KG_LLM_RECORDINGS": str(rec)}, "ask", QUESTION, "--json")
     replayed = json.loads(done.stdout)
-    assert replayed["llm"]["calls"] == 3 and replayed["stop_reason"] != "no model configured: retrieval only"
+    assert replayed["llm"]["calls"] == 3 and not replayed["stop_reason"].startswith("no model configured")
     assert (replayed["answer"], replayed["cited"]) == (recorded["answer"], recorded["cited"])
     assert not imported
 
