@@ -105,24 +105,34 @@ def ask_command(
             return
         if trace:
             _print_trace(res)
-        _say(res.answer, style=None if res.found else "yellow")
-        if res.hit_units and res.found:
-            _say("")
-            _say(f"hit units ({len(res.hit_units)}):", style="dim")
-            for u in res.hit_units:
-                _say(f"  #{u['id']} {u['unit'].splitlines()[0]}", style="dim")
-        if res.sources and res.found:
-            from kgservice.answer.sources import sources_line
+        _print_answer(res.to_dict())
 
-            _say(sources_line(res.sources), style="dim")
-        hits = sum(v["hits"] for v in res.caches.values())
-        misses = sum(v["misses"] for v in res.caches.values())
-        _say(f"{_usage_line(res.llm)} · caches {hits} hit(s) / {misses} miss(es) · {len(res.rounds)} round(s), "
-             f"stop: {res.stop_reason} · {res.seconds:.2f} s", style="dim")
-        from kgservice.answer.retrieval_only import NO_MODEL_NOTE
 
-        if NO_MODEL_NOTE in res.notes:
-            _say(f"note: {NO_MODEL_NOTE}", style="yellow")
+def _print_answer(res: dict[str, Any], where: str = "") -> None:
+    """An answer in the one shape the library, REST and MCP share (``AskResult.to_dict()``,
+    ``kgservice.server.models.AskOut``): the answer, its units and sources, what it cost.
+    ``where``: the server that answered, if not this process."""
+    found = bool(res.get("found"))
+    _say(res.get("answer", ""), style=None if found else "yellow")
+    if res.get("hit_units") and found:
+        _say("")
+        _say(f"hit units ({len(res['hit_units'])}):", style="dim")
+        for u in res["hit_units"]:
+            _say(f"  #{u['id']} {u['unit'].splitlines()[0]}", style="dim")
+    if res.get("sources") and found:
+        from kgservice.answer.sources import sources_line
+
+        _say(sources_line(res["sources"]), style="dim")
+    caches = (res.get("caches") or {}).values()
+    hits = sum(v["hits"] for v in caches)
+    misses = sum(v["misses"] for v in caches)
+    _say(f"{_usage_line(res.get('llm') or {})} · caches {hits} hit(s) / {misses} miss(es) · "
+         f"{len(res.get('rounds') or [])} round(s), stop: {res.get('stop_reason', '')} · "
+         f"{float(res.get('seconds', 0.0)):.2f} s" + (f" (server {where})" if where else ""), style="dim")
+    from kgservice.answer.retrieval_only import NO_MODEL_NOTE
+
+    if NO_MODEL_NOTE in (res.get("notes") or []):
+        _say(f"note: {NO_MODEL_NOTE}", style="yellow")
 
 
 def _ask_remote(server: str, key: str | None, question: str, trace: bool, as_json: bool, llm: str | None,
@@ -142,30 +152,11 @@ def _ask_remote(server: str, key: str | None, question: str, trace: bool, as_jso
     if as_json:
         print_json(reply)
         return
-    # the REST reply (kgservice.server.models.AskOut)
-    found = bool(reply.get("in_graph"))
-    if trace and reply.get("trace"):
-        _print_rounds(reply["trace"])
+    if trace and reply.get("rounds"):
+        _print_rounds(reply["rounds"])
         _say(f"stop: {reply.get('stop_reason', '')}")
         _say("")
-    _say(reply.get("answer", ""), style=None if found else "yellow")
-    if reply.get("hit_units") and found:
-        _say("")
-        _say(f"hit units ({len(reply['hit_units'])}):", style="dim")
-        for u in reply["hit_units"]:
-            _say(f"  #{u['id']} {u['unit'].splitlines()[0]}", style="dim")
-    if reply.get("sources") and found:
-        from kgservice.answer.sources import sources_line
-
-        _say(sources_line(reply["sources"]), style="dim")
-    cache = reply.get("cache") or {}
-    _say(f"{_usage_line(reply.get('usage') or {})} · caches {cache.get('hits', 0)} hit(s) / {cache.get('misses', 0)} "
-         f"miss(es) · {reply.get('rounds', 0)} round(s), stop: {reply.get('stop_reason', '')} · "
-         f"{float(reply.get('seconds', 0.0)):.2f} s (server {server})", style="dim")
-    from kgservice.answer.retrieval_only import NO_MODEL_NOTE
-
-    if str(reply.get("stop_reason", "")).startswith("no model configured"):
-        _say(f"note: {NO_MODEL_NOTE}", style="yellow")
+    _print_answer(reply, server)
 
 
 @cache_app.command("stats")

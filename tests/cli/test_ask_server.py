@@ -44,8 +44,8 @@ def test_kg_ask_server_prints_the_servers_answer_and_loads_nothing(tmp_path):
         refused, _ = probe(client_env, "ask", "--server", base, "What does smoking cause?")
         bad, _ = probe({**client_env, "KG_API_KEY": key}, "ask", "--server", base, "--llm", "openai/x", "Why?")
     assert loaded == []
-    assert reply["in_graph"] is True and "s1" in reply["citations"]  # #s1 {smoking} [causes] {lung cancer}
-    assert (reply["answer"], reply["citations"]) == (direct["answer"], direct["citations"])
+    assert reply["found"] is True and "s1" in reply["cited"]  # #s1 {smoking} [causes] {lung cancer}
+    assert (reply["answer"], reply["cited"]) == (direct["answer"], direct["cited"])
     assert text.returncode == 0 and reply["answer"] in " ".join(text.stdout.split())
     assert f"server {base}" in text.stdout and "#s1 " in text.stdout
     assert refused.returncode == 2 and "401" in refused.stderr  # no key: the server's refusal, as input error

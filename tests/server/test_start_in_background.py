@@ -145,7 +145,7 @@ def test_readyz_reports_the_last_real_call_after_the_start_up_check(tmp_path, kb
             start = until(lambda: (m := model())["state"] != "checking" and m)
             assert (start["state"], start["source"]) == ("unreachable", "start-up check")
             r = c.post("/v1/ask", json={"question": "What does smoking cause?"}, headers=auth(key))
-            assert r.status_code == 200 and r.json()["in_graph"] is True
+            assert r.status_code == 200 and r.json()["found"] is True
             up = model()
             assert up["state"] == "ok" and up["source"].startswith("last call (") and up["detail"] == ""
             # the model stops answering: the next real call says so (a new question: no cache)
