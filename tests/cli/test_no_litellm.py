@@ -94,3 +94,17 @@ def test_the_offline_stand_in_counts_tokens_as_litellm_does():
     assert resp.choices[0].message.content == reply
     assert resp.usage.prompt_tokens == litellm.token_counter(messages=messages)
     assert resp.usage.completion_tokens == litellm.token_counter(text=reply)
+
+
+def test_kg_help_loads_no_knowledge_base(tmp_path):
+    """`kg --help` (and every command's start) costs typer and rich: the knowledge base, its
+    pydantic models, numpy and litellm load inside the commands that use them."""
+    heavy = ("kgservice.service", "kgservice.model", "numpy", "litellm", "mcp", "fastapi")
+    probe = ("import atexit, sys\n"
+             f"atexit.register(lambda: print('loaded:', *[m for m in {heavy!r} if m in sys.modules], file=sys.stderr))\n"
+             "from kgservice.cli.app import main\n"
+             "main()\n")
+    done = subprocess.run([sys.executable, "-c", probe, "--help"], env=env_for(tmp_path / "kg"), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and "ask" in done.stdout, done.stderr
+    assert [ln for ln in done.stderr.splitlines() if ln.startswith("loaded:")] == ["loaded:"]
