@@ -21,6 +21,7 @@ configuration only. Heavy parts (embedding model, Qdrant client, litellm) open l
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from kgservice.caches import Caches
     from kgservice.jobs.queue import JobQueue
     from kgservice.llm import LLM
+    from kgservice.llm.health import ModelHealth
     from kgservice.pipeline.ingest import Progress, TextIngestReport
     from kgservice.pipeline.asking import AskParams, AskResult
     from kgservice.stores.shared import SavedResult
@@ -153,6 +155,10 @@ class KnowledgeBase:
 
     def __init__(self, settings: Settings | None = None):
         self.settings = settings if settings is not None else load_settings()
+        self._open_lock = threading.RLock()  # one vector store handle, whichever thread asks first
+        self._warm = threading.Event()  # set: no warm-up running (asks go ahead)
+        self._warm.set()
+        self._warm_waiters = 0  # asks waiting for a warm-up now (read by tests)
 
     @staticmethod
     def missing(settings: Settings) -> str | None:
@@ -183,7 +189,13 @@ class KnowledgeBase:
 
     @cached_property
     def vectors(self) -> VectorStore:
-        return self.open_vectors()
+        # under a lock, stored before it is released: two threads (a warm-up and a question)
+        # never open two handles (a local vector directory admits one)
+        with self._open_lock:
+            vs = self.__dict__.get("vectors")
+            if vs is None:
+                vs = self.__dict__["vectors"] = self.open_vectors()
+            return vs
 
     @cached_property
     def caches(self) -> Caches:
@@ -211,9 +223,22 @@ class KnowledgeBase:
     @cached_property
     def llm(self) -> LLM:
         """The configured model, one per knowledge base, so its usage counts accumulate."""
+        return self.new_llm()
+
+    def new_llm(self) -> LLM:
+        """A client of the configured model with usage counts of its own (a server gives each
+        request one), reporting how its calls end to :attr:`model_health`."""
         from kgservice.llm import LLM
 
-        return LLM.from_settings(self.settings)
+        return LLM.from_settings(self.settings, health=self.model_health)
+
+    @cached_property
+    def model_health(self) -> ModelHealth:
+        """The answering model's newest known status: the start-up check's, then the last real
+        call's (:mod:`kgservice.llm.health`; what ``/readyz`` reports)."""
+        from kgservice.llm.health import ModelHealth
+
+        return ModelHealth(self.settings)
 
     def open_vectors(self, recreate: bool = False) -> VectorStore:
         """A new handle on the configured vector store (``vectors`` caches one)."""
@@ -597,21 +622,52 @@ class KnowledgeBase:
         return provenance(self, unit_id)
 
     def warm_up(self) -> None:
-        """Load now what the first question would otherwise load on a user's clock: the LLM
-        client library (a slow import) with its tokenizer tables, the asking
-        pipeline, the embedder's model and the vector index. Makes no model call. A server
-        runs it in the background after start; anything that fails here fails again, and is
-        reported, on the request that needs it, so a failure is only logged."""
+        """Load now what the first question would otherwise load on a user's clock: the asking
+        pipeline, the model client's own tables (litellm and its tokenizer for a real model; the
+        offline stand-in's tokenizer; nothing when no model is configured), the embedder's
+        model, the vector index and the label index. Makes no model call. Questions asked
+        meanwhile wait for it (:meth:`ask`) instead of loading the same parts beside it. A
+        server runs it in the background (:meth:`start_warm_up`); anything that fails here
+        fails again, and is reported, on the request that needs it, so a failure is only logged."""
+        self._warm.clear()
         try:
             import kgservice.pipeline.asking  # noqa: F401
-            from kgservice.llm.client import ensure_litellm
+            from kgservice.llm.check import calls_no_model
+            from kgservice.llm.client import ensure_litellm, is_offline_model
 
-            litellm = ensure_litellm()
-            litellm.token_counter(model=self.settings.llm_model or "", text="warm up")
+            model = self.settings.llm_model
+            if is_offline_model(model):
+                if not calls_no_model(self.settings):
+                    from kgservice.llm.offline import tokenizer
+
+                    tokenizer()
+            elif model:
+                ensure_litellm().token_counter(model=model, text="warm up")
             self.embedder.embed(["warm up"])
             _ = self.vectors
+            self.entry_finder.index()
         except Exception as exc:  # noqa: BLE001 - best effort: the real request reports it properly
             log.info("warm-up stopped early: %s: %s", type(exc).__name__, exc)
+        finally:
+            self._warm.set()
+
+    def start_warm_up(self) -> threading.Thread:
+        """:meth:`warm_up` in a background thread; questions asked from now on wait for it."""
+        self._warm.clear()  # before the thread runs: a question asked right after start waits too
+        t = threading.Thread(target=self.warm_up, name="kg-warm-up", daemon=True)
+        t.start()
+        return t
+
+    def _after_warm_up(self) -> None:
+        if self._warm.is_set():
+            return
+        with self._open_lock:
+            self._warm_waiters += 1
+        try:
+            self._warm.wait()
+        finally:
+            with self._open_lock:
+                self._warm_waiters -= 1
 
     # -- reads -------------------------------------------------------------------
     def ask(self, question: str, params: AskParams | None = None, *, trace: bool = False, llm: LLM | None = None,
@@ -623,6 +679,7 @@ class KnowledgeBase:
         round's record as soon as it is final."""
         from kgservice.pipeline.asking import ask
 
+        self._after_warm_up()
         return ask(self, question, trace=trace, params=params, llm=llm or self.llm, on_round=on_round)
 
     def unit(self, unit_id: str) -> UnitRecord | None:

@@ -67,8 +67,9 @@ def new_key(env: dict[str, str], user: str, role: str) -> str:
 
 
 @contextmanager
-def serving(env: dict[str, str], *args: str):
-    """`kg serve` on a free port, yielded once /readyz answers 200: (base URL, process, log file)."""
+def serving(env: dict[str, str], *args: str, until: str = "/readyz"):
+    """`kg serve` on a free port, yielded once ``until`` (/readyz; /livez: the port is open)
+    answers 200: (base URL, process, log file)."""
     port = free_port()
     log = open(Path(env["KG_DATA_DIR"]).parent / f"serve-{port}.log", "w+")
     proc = subprocess.Popen([*KG, "serve", "--port", str(port), "--log-level", "warning", *args], env=env,
@@ -79,7 +80,7 @@ def serving(env: dict[str, str], *args: str):
         while True:
             assert proc.poll() is None, f"kg serve exited early:\n{Path(log.name).read_text()}"
             try:
-                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
+                if httpx.get(base + until, timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass

@@ -37,8 +37,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from kgservice.stores.changelog import Change, ChangeFeed, VersionClock
 from kgservice.errors import InvalidArgument, ServiceError, ServiceFileError
 
@@ -209,7 +207,12 @@ class Caches:
                              f"condition (use ANY_INGEST if nothing narrower is true)")
         if cache == "topk" and (qvec is None or bar is None):
             raise ValueError("topk entries need the query vector and the admission bar")
-        blob = None if qvec is None else np.asarray(qvec, dtype=np.float32).tobytes()
+        if qvec is None:
+            blob = None
+        else:
+            import numpy as np  # here, not at import: a server opens its caches before it listens
+
+            blob = np.asarray(qvec, dtype=np.float32).tobytes()
         def op() -> None:
             if self._stale_since_observed(cache, set(dep_set)):
                 return  # computed from data another process has changed since: not cached
@@ -293,6 +296,8 @@ class Caches:
             return {("topk", key) for key, _, _ in rows}
         if not vecs:
             return set()
+        import numpy as np
+
         m = np.stack(list(vecs.values()))
         out = set()
         for key, blob, bar in rows:

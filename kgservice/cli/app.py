@@ -1,4 +1,8 @@
-"""The `kg` command: admin and query entry points over one knowledge base."""
+"""The `kg` command: admin and query entry points over one knowledge base.
+
+Module level imports stay light (typer, rich's console): the knowledge base, its pydantic
+models and rich's tables and progress bars load inside the commands that use them, so
+``kg --help`` costs little more than typer and rich."""
 
 from __future__ import annotations
 
@@ -9,14 +13,11 @@ from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from typer.core import TyperGroup
 
 from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
 from kgservice.config import load_settings
 from kgservice.errors import InputError
-from kgservice.service import KnowledgeBase
 
 CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a writer whose reader went away
 
@@ -131,6 +132,8 @@ def _main(
 @app.command()
 def init(ctx: typer.Context) -> None:
     """Create the data directory and a commented config file (no secrets in it)."""
+    from kgservice.service import KnowledgeBase
+
     kb = KnowledgeBase(settings_of(ctx))
     cfg = kb.init()
     out.print(f"initialised {kb.settings.data_dir} (backend: {kb.settings.backend}); config template: {cfg}")
@@ -182,6 +185,8 @@ def ingest(
 
     def progress(event: str, info: dict[str, Any]) -> None:
         if event == "units-start":
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
             bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                            console=err, disable=as_json or info["units"] < 2000)
             bar.start()
@@ -272,6 +277,8 @@ def expand(
                 out.print(f"  {escape(format_unit(u).splitlines()[0])}   [dim]<- {escape('; '.join(res.units[u.id]))}[/dim]",
                           highlight=False, soft_wrap=True, markup=True)
             return
+        from rich.table import Table
+
         params = res.params
         limits = "".join(f", {k}={v}" for k, v in (("max fan-out", params.max_fanout), ("max fire", params.max_fire)) if v)
         table = Table(title=f"spreading activation from {res.seed} (K={params.max_hops}, ε={params.epsilon}{limits})")
@@ -310,6 +317,10 @@ def export(
 @app.command()
 def stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Counts of units, nodes, relations and units per family."""
+    from rich.table import Table
+
+    from kgservice.service import KnowledgeBase
+
     settings = settings_of(ctx)
     missing = KnowledgeBase.missing(settings)
     if missing:

@@ -43,7 +43,15 @@ def _print_trace(res: AskResult) -> None:
     for e in res.entries:
         hits = ", ".join(f"{h} {s:.3f}" for h, s in e["hits"]) or "nothing above the threshold"
         _say(f"entry {e['label']}: {hits}" + (" (cached)" if e["cached"] else ""))
-    for r in res.rounds:
+    _print_rounds(res.rounds)
+    _say(f"stop: {res.stop_reason}")
+    for p in res.rejected:
+        _say(f"answer rejected: {p}", style="yellow")
+    _say("")
+
+
+def _print_rounds(rounds: list[dict[str, Any]]) -> None:
+    for r in rounds:
         seeds = ", ".join(f"{k} {v:.2f}" for k, v in r["seeds"].items())
         act = "" if r["activation_cached"] is None else (" activation cached" if r["activation_cached"] else "")
         _say(f"round {r['round']} [{r['mode']}] seeds: {seeds}{act}", style="bold")
@@ -59,10 +67,6 @@ def _print_trace(res: AskResult) -> None:
                  f"drift={'yes' if d['drift'] else 'no'}" + (f" - {d['reason']}" if d.get("reason") else ""))
         if r.get("note"):
             _say(f"  note: {r['note']}")
-    _say(f"stop: {res.stop_reason}")
-    for p in res.rejected:
-        _say(f"answer rejected: {p}", style="yellow")
-    _say("")
 
 
 def ask_command(
@@ -76,10 +80,20 @@ def ask_command(
     threshold: Annotated[float, typer.Option("--threshold", help="Vector entry: minimum cosine.")] = 0.6,
     llm: Annotated[Optional[str], typer.Option("--llm", help="litellm model for this run (env KG_LLM_MODEL), "
                                                 "e.g. kgoffline/rules for the offline demo.")] = None,
+    server: Annotated[Optional[str], typer.Option("--server", help="Ask this running kg serve (http://HOST:PORT) "
+                                                  "instead: nothing is loaded here, the server answers with its own "
+                                                  "model and knowledge base.")] = None,
+    key: Annotated[Optional[str], typer.Option("--key", envvar="KG_API_KEY", show_envvar=True, show_default=False,
+                                               help="With --server: an API key with the reader role (none for a "
+                                                    "server started with --no-auth).")] = None,
 ) -> None:
     """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
     from kgservice.cli.common import knowledge_base, print_json, refuse_beside_server
 
+    if server is not None:
+        _ask_remote(server, key, question, trace, as_json, llm,
+                    dict(max_rounds=max_rounds, max_units=max_units, top_k=top_k, threshold=threshold))
+        return
     with_llm(ctx, llm)
     refuse_beside_server(ctx, "`kg ask`")  # at once, not after waiting for the vectors the server holds
     with knowledge_base(ctx) as kb:
@@ -92,24 +106,58 @@ def ask_command(
             return
         if trace:
             _print_trace(res)
-        _say(res.answer, style=None if res.found else "yellow")
-        if res.hit_units and res.found:
-            _say("")
-            _say(f"hit units ({len(res.hit_units)}):", style="dim")
-            for u in res.hit_units:
-                _say(f"  #{u['id']} {u['unit'].splitlines()[0]}", style="dim")
-        if res.sources and res.found:
-            from kgservice.answer.sources import sources_line
+        _print_answer(res.to_dict())
 
-            _say(sources_line(res.sources), style="dim")
-        hits = sum(v["hits"] for v in res.caches.values())
-        misses = sum(v["misses"] for v in res.caches.values())
-        _say(f"{_usage_line(res.llm)} · caches {hits} hit(s) / {misses} miss(es) · {len(res.rounds)} round(s), "
-             f"stop: {res.stop_reason} · {res.seconds:.2f} s", style="dim")
-        from kgservice.answer.retrieval_only import NO_MODEL_NOTE
 
-        if NO_MODEL_NOTE in res.notes:
-            _say(f"note: {NO_MODEL_NOTE}", style="yellow")
+def _print_answer(res: dict[str, Any], where: str = "") -> None:
+    """An answer in the one shape the library, REST and MCP share (``AskResult.to_dict()``,
+    ``kgservice.server.models.AskOut``): the answer, its units and sources, what it cost.
+    ``where``: the server that answered, if not this process."""
+    found = bool(res.get("found"))
+    _say(res.get("answer", ""), style=None if found else "yellow")
+    if res.get("hit_units") and found:
+        _say("")
+        _say(f"hit units ({len(res['hit_units'])}):", style="dim")
+        for u in res["hit_units"]:
+            _say(f"  #{u['id']} {u['unit'].splitlines()[0]}", style="dim")
+    if res.get("sources") and found:
+        from kgservice.answer.sources import sources_line
+
+        _say(sources_line(res["sources"]), style="dim")
+    caches = (res.get("caches") or {}).values()
+    hits = sum(v["hits"] for v in caches)
+    misses = sum(v["misses"] for v in caches)
+    _say(f"{_usage_line(res.get('llm') or {})} · caches {hits} hit(s) / {misses} miss(es) · "
+         f"{len(res.get('rounds') or [])} round(s), stop: {res.get('stop_reason', '')} · "
+         f"{float(res.get('seconds', 0.0)):.2f} s" + (f" (server {where})" if where else ""), style="dim")
+    from kgservice.answer.retrieval_only import NO_MODEL_NOTE
+
+    if NO_MODEL_NOTE in (res.get("notes") or []):
+        _say(f"note: {NO_MODEL_NOTE}", style="yellow")
+
+
+def _ask_remote(server: str, key: str | None, question: str, trace: bool, as_json: bool, llm: str | None,
+                params: dict[str, Any]) -> None:
+    """``kg ask --server``: the server's answer, printed as a local one is (``--json``: its reply
+    as the server sent it)."""
+    from kgservice.cli.common import errors_reported, print_json
+    from kgservice.errors import InputError
+
+    with errors_reported():
+        if llm:
+            raise InputError("--llm cannot be used with --server: the server answers with its own model "
+                             "(KG_LLM_MODEL where it runs)")
+        from kgservice.cli.remote import ask_remote
+
+        reply = ask_remote(server, key, {"question": question, "trace": trace, **params})
+    if as_json:
+        print_json(reply)
+        return
+    if trace and reply.get("rounds"):
+        _print_rounds(reply["rounds"])
+        _say(f"stop: {reply.get('stop_reason', '')}")
+        _say("")
+    _print_answer(reply, server)
 
 
 @cache_app.command("stats")

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import typer
@@ -15,9 +15,11 @@ import typer.exceptions
 from rich.console import Console
 from rich.markup import escape
 
-from kgservice.config import Settings
 from kgservice.errors import BAD_INPUT, FAILED, InputError, ServiceError
-from kgservice.service import KnowledgeBase
+
+if TYPE_CHECKING:  # the front door (and the pydantic models under it) loads when a command opens it
+    from kgservice.config import Settings
+    from kgservice.service import KnowledgeBase
 
 # soft_wrap: a message is never hard-wrapped at the console width (80 columns when stderr is not a
 # terminal): CI logs and scripts grep whole sentences, and a long temp path must not split one.
@@ -63,6 +65,8 @@ def with_llm(ctx: typer.Context, llm: str | None) -> None:
 
 @contextmanager
 def knowledge_base(ctx: typer.Context) -> Iterator[KnowledgeBase]:
+    from kgservice.service import KnowledgeBase
+
     kb = KnowledgeBase(settings_of(ctx))
     with errors_reported():
         try:

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from kgservice.cli.common import errors_reported, knowledge_base, out, print_json, print_listing, refuse_beside_server
 from kgservice.errors import InputError
-from kgservice.lifecycle.model import ChangeResult
+
+if TYPE_CHECKING:
+    from kgservice.lifecycle.model import ChangeResult
 
 docs_app = typer.Typer(help="Documents in the knowledge base.", no_args_is_help=True)
 

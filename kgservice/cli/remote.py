@@ -1,10 +1,15 @@
-"""``kg ingest --server URL``: the same files, submitted to a running server's REST API.
+"""``kg ingest --server URL`` and ``kg ask --server URL``: the same work, done by a running
+server through its REST API.
 
 Beside an embedded ``kg serve`` nothing else may write its data directory, and a team's
 Neo4j server is often reached only through the service; so the command can send what it
 would have ingested to ``POST /v1/ingest`` (one job per file, with the caller's API key),
 wait for each job and print what it stored. An idempotency key per file content makes a
 re-run after a dropped connection resubmit nothing new.
+
+A question sent to ``POST /v1/ask`` is answered by a process that has its embedder, indexes
+and model client loaded already: the asking process loads none of them (no knowledge base,
+no numpy), so a question costs the CLI's start and one request.
 """
 
 from __future__ import annotations
@@ -75,6 +80,58 @@ def _check(r: Any, what: str, server: str) -> Any:
     raise RemoteError(f"{server} failed {what} ({r.status_code}): {_detail(r)}")
 
 
+def _base(server: str) -> str:
+    base = server.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise InputError(f"--server must be an http:// or https:// URL, got {server!r}")
+    return base
+
+
+class _Reply:
+    """What :func:`_check` reads of a response (httpx's names), for a reply read with http.client."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status_code, self.text = status, body.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        import json
+
+        return json.loads(self.text)
+
+
+def ask_remote(server: str, key: str | None, body: dict[str, Any], *, timeout: float = 600.0) -> dict[str, Any]:
+    """``POST /v1/ask`` on a running server: its JSON reply. ``key``: a reader key (none for a
+    server started with ``--no-auth``). The standard library's HTTP client, not httpx: one
+    request does not need a connection pool, and httpx's import (HTTP/2, async backends) costs
+    more CPU than the rest of this command."""
+    import http.client
+    import json
+    from urllib.parse import urlsplit
+
+    base = _base(server)
+    url = urlsplit(base)
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    conn_type = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+    try:
+        conn = conn_type(url.hostname or "", url.port, timeout=timeout)
+        try:
+            conn.request("POST", url.path.rstrip("/") + "/v1/ask", body=json.dumps(body).encode("utf-8"),
+                         headers=headers)
+            r = conn.getresponse()
+            reply = _Reply(r.status, r.read())
+        finally:
+            conn.close()
+    except (OSError, http.client.HTTPException) as exc:
+        raise RemoteError(f"cannot reach {base} ({type(exc).__name__}: {exc}); is `kg serve` running there?") from None
+    try:
+        return _check(reply, "the question", base)
+    except ValueError:  # not JSON: not a kg serve
+        raise RemoteError(f"{base} did not answer as kg serve does (HTTP {reply.status_code}): "
+                          f"{reply.text[:300]}") from None
+
+
 def ingest_remote(server: str, key: str | None, paths: Sequence[Path], mode: str | None = None, *,
                   timeout: float = 600.0, wait: bool = True) -> list[Submitted]:
     """Submit every file (all are read and checked first: a bad path submits nothing), then wait
@@ -84,9 +141,7 @@ def ingest_remote(server: str, key: str | None, paths: Sequence[Path], mode: str
     if not key:
         raise InputError("--server needs an API key with the writer role: --key KEY or KG_API_KEY "
                          "(an admin makes one with `kg keys create --role writer` or POST /v1/admin/keys)")
-    base = server.rstrip("/")
-    if not base.startswith(("http://", "https://")):
-        raise InputError(f"--server must be an http:// or https:// URL, got {server!r}")
+    base = _base(server)
     items = _payloads(paths, mode)
     headers = {"Authorization": f"Bearer {key}"}
     done: list[Submitted] = []
@@ -133,4 +188,4 @@ def summary_line(s: Submitted) -> str:
     return f"{s.path}: {status} (job {s.job_id})"
 
 
-__all__ = ["RemoteError", "RemoteRefused", "Submitted", "ingest_remote", "summary_line"]
+__all__ = ["RemoteError", "RemoteRefused", "Submitted", "ask_remote", "ingest_remote", "summary_line"]

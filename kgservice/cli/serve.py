@@ -12,15 +12,19 @@ from typing import Annotated
 import typer
 
 from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, print_listing, settings_of
-from kgservice.stores.factory import in_process
 
 def _need_server_stack() -> None:
     """One clear line instead of an ImportError traceback when the `serve` extra is missing."""
+    import importlib.util
+
     try:
         import fastapi  # noqa: F401
-        import mcp  # noqa: F401
         import prometheus_client  # noqa: F401
         import uvicorn  # noqa: F401
+
+        # found, not imported: the server builds MCP after it starts listening (kgservice.server.mcp_mount)
+        if importlib.util.find_spec("mcp") is None:
+            raise ModuleNotFoundError("No module named 'mcp'", name="mcp")
     except ImportError as exc:
         err.print(f"error: the server needs the `serve` extra ({exc.name} is missing): "
                   "pip install 'kgservice[serve]'", markup=False, highlight=False)
@@ -45,6 +49,7 @@ def serve_command(
     from kgservice.server import ServeOptions, create_app
 
     from kgservice.deployment import claim_data_dir, require_shared_vectors
+    from kgservice.stores.factory import in_process
 
     settings = settings_of(ctx)
     with errors_reported():

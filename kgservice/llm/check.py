@@ -1,4 +1,5 @@
-"""Is the answering model usable? What ``kg serve`` asks once at start and ``/readyz`` reports.
+"""Is the answering model usable? What ``kg serve`` asks once at start (in the background,
+:mod:`kgservice.llm.health`) and ``/readyz`` reports.
 
 Three answers a team needs before the first question fails:
 
@@ -8,9 +9,11 @@ Three answers a team needs before the first question fails:
 - ``unreachable``: that request failed (no network, wrong key, unknown model, timeout): ``ask``
   and text ingest will fail the same way, reads and unit ingest are unaffected.
 
-The request goes through ``litellm.completion`` like every other call, so the offline
-``kgoffline/*`` providers answer it in tests (they reply to a ping; a test makes one fail
-with ``SCRIPT.override_task("ping", ...)``).
+The request takes the path of every other call (:func:`kgservice.llm.client.provider_completion`:
+litellm for a real model, the offline ``kgoffline/*`` stand-ins directly, which reply to a ping;
+a test makes one fail with ``SCRIPT.override_task("ping", ...)``). It waits at most the answering
+timeout (``KG_LLM_TIMEOUT``) for one attempt: a slow local model that answers within the timeout
+is ``ok`` here as it is for questions.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ if TYPE_CHECKING:
 
 PING_TASK = "ping"
 _PACKAGED = Path(__file__).with_name("recordings")
-CHECK_TIMEOUT_S = 10.0  # at most this long at server start, whatever the answering timeout is
 
 
 # key-like tokens a provider may echo in an error (a partial API key is still a key)
@@ -42,10 +44,13 @@ def _redact(text: str) -> str:
 
 @dataclass(frozen=True)
 class ModelStatus:
-    state: str  # "ok" | "not configured" | "unreachable" | "not checked"
+    state: str  # "ok" | "not configured" | "unreachable" | "not checked" | "checking"
     model: str
     answers: str  # "model" | "retrieval-only"
     detail: str = ""
+    # what the state comes from: "configuration", "start-up check", "last call (<purpose>)"
+    source: str = "configuration"
+    at: str = ""  # when that was found out (UTC, ISO 8601); "" for the configuration
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,33 +69,47 @@ def configured_status(settings: Settings) -> ModelStatus:
     return ModelStatus("not checked", model, "model")
 
 
+def now_iso() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def unreachable(model: str, exc: BaseException, source: str) -> ModelStatus:
+    """The status a failed request leaves: its cause (key-like tokens redacted) and what still works."""
+    text = _redact(f"{type(exc).__name__}: {exc}")
+    return ModelStatus("unreachable", model, "model",
+                       f"{text[:300]} (ask and text ingest will fail until it answers; reads and unit ingest work)",
+                       source, now_iso())
+
+
 def check_model(settings: Settings) -> ModelStatus:
-    """:func:`configured_status`, and for a configured model one ping request (bounded by
-    :data:`CHECK_TIMEOUT_S`, no retries). Never raises: the failure is the answer."""
+    """:func:`configured_status`, and for a configured model one ping request: one attempt (no
+    retries by litellm or by the provider's own client), waiting at most ``llm_timeout``
+    (``KG_LLM_TIMEOUT``). Never raises: the failure is the answer."""
     status = configured_status(settings)
     if status.state == "not configured":
         return status
     model = settings.llm_model
+    source = "start-up check"
     try:
-        from kgservice.llm.client import ensure_litellm
+        from kgservice.llm.client import is_offline_model, provider_completion
 
-        litellm = ensure_litellm()
         kwargs: dict[str, Any] = dict(
-            model=model, timeout=min(float(getattr(settings, "llm_timeout", 60.0)), CHECK_TIMEOUT_S), num_retries=0,
+            model=model, timeout=float(settings.llm_timeout), num_retries=0,
             max_tokens=8, temperature=0.0, drop_params=True,
             messages=[{"role": "system", "content": 'Health check: reply with the JSON object {"ok": true}.'},
                       {"role": "user", "content": json.dumps({"task": PING_TASK})}])
-        if getattr(settings, "llm_api_base", None):
+        if not is_offline_model(model):
+            kwargs["max_retries"] = 0  # the OpenAI-style clients retry twice by themselves: 3 timeouts, not one
+        if settings.llm_api_base:
             kwargs["api_base"] = settings.llm_api_base
-        resp = litellm.completion(**kwargs)
+        resp = provider_completion(**kwargs)
         if not getattr(resp, "choices", None):
-            return ModelStatus("unreachable", model, "model", "the model replied with no choices")
+            return ModelStatus("unreachable", model, "model", "the model replied with no choices", source, now_iso())
     except Exception as exc:  # every provider failure means the same thing here: not usable now
-        text = _redact(f"{type(exc).__name__}: {exc}")
-        return ModelStatus("unreachable", model, "model",
-                           f"{text[:300]} (ask and text ingest will fail until it answers; reads and unit "
-                           "ingest work)")
-    return ModelStatus("ok", model, "model")
+        return unreachable(model, exc, source)
+    return ModelStatus("ok", model, "model", "", source, now_iso())
 
 
 class NoModelConfigured(InputError):
@@ -102,6 +121,21 @@ def _recordings(settings: Settings) -> bool:
     """Recorded replies the default provider would replay: the settings' files, or packaged ones
     (``kgservice.llm.offline.RECORDINGS_DIR``, named here so a refusal does not import litellm)."""
     return bool(settings.llm_recordings) or any(_PACKAGED.glob("*.jsonl"))
+
+
+def calls_no_model(settings: Settings, model: str | None = None) -> bool:
+    """True when answering would call no model at all: nobody chose one (``model``, default the
+    configured one, is the unconfigured default) and that default has nothing to replay (no
+    ``KG_LLM_RECORDINGS``, no packaged recording, nothing scripted in this process).
+
+    Decided from the settings before the ask pipeline starts, so a question with no model goes
+    straight to the retrieval-only answer: no prompt is built, no provider is asked, and the
+    LLM library is never imported (the seconds of CPU that were most of a first ``kg ask``)."""
+    from kgservice.answer.retrieval_only import no_model_configured
+    from kgservice.llm.offline import SCRIPT
+
+    model = settings.llm_model if model is None else model
+    return no_model_configured(settings, model) and not _recordings(settings) and not SCRIPT.has_replies()
 
 
 def refuse_text_without_model(settings: Settings, subjects: Sequence[str]) -> None:
@@ -126,5 +160,5 @@ def refuse_text_without_model(settings: Settings, subjects: Sequence[str]) -> No
             "notation (.units files, or 'units' instead of 'text' in a request) needs no model")
 
 
-__all__ = ["CHECK_TIMEOUT_S", "ModelStatus", "NoModelConfigured", "PING_TASK", "check_model", "configured_status",
+__all__ = ["ModelStatus", "NoModelConfigured", "PING_TASK", "calls_no_model", "check_model", "configured_status",
            "refuse_text_without_model"]

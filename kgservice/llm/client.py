@@ -1,8 +1,9 @@
 """``LLM.complete_json(messages, schema_model, purpose)``: the only place kgservice talks to a model.
 
-* Every request goes through ``litellm.completion`` — hosted models by configuration
-  (``KG_LLM_MODEL=openai/gpt-4o-mini`` and litellm's usual key variables), the offline
-  provider ``kgoffline/...`` (:mod:`kgservice.llm.offline`) for tests and the demo.
+* Every request to a model goes through ``litellm.completion`` (``KG_LLM_MODEL=openai/gpt-4o-mini``
+  and litellm's usual key variables); the offline stand-ins ``kgoffline/...``
+  (:mod:`kgservice.llm.offline`, for tests and the demo) are called directly with the same
+  arguments and reply shape, so litellm is imported only when a real model is called.
 * Provider errors and timeouts are retried with exponential backoff (tenacity); errors
   that retrying cannot fix (bad request, auth, no recording) fail at once.
 * The reply must be one JSON object valid for ``schema_model`` (pydantic) and for an
@@ -11,7 +12,8 @@
   what was wrong. Nothing half-valid is ever returned.
 * Calls and tokens are counted per *purpose*. The purposes are fixed
   (:data:`PURPOSES`); at query time only ``key_nodes``, ``drilldown`` and ``answer`` exist
-  (DESIGN §5, invariant 4), which the tests check by counting calls at the litellm boundary.
+  (DESIGN §5, invariant 4), which the tests check by counting calls at the provider boundary
+  (:func:`provider_completion`).
 """
 
 from __future__ import annotations
@@ -113,8 +115,8 @@ _LITELLM_LOCK = threading.Lock()
 
 
 def ensure_litellm() -> Any:
-    """Import litellm (lazily: it takes seconds) with no network at import, and register
-    the offline provider. Safe to call many times."""
+    """Import litellm (lazily: it takes seconds of CPU) with no network at import. Safe to
+    call many times. Only a real model needs it: the offline stand-ins do not."""
     with _LITELLM_LOCK:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         # litellm's own pydantic models warn about TypedDict ReadOnly items (at import and first use)
@@ -123,15 +125,36 @@ def ensure_litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        from kgservice.llm import offline
-
-        offline.register(litellm)
         return litellm
 
 
-def _transient(exc: BaseException) -> bool:
-    import litellm
+def is_offline_model(model: str | None) -> bool:
+    """A ``kgoffline/*`` stand-in (:mod:`kgservice.llm.offline`), served in process without litellm."""
+    return str(model or "").startswith("kgoffline/")
 
+
+def provider_completion(**kwargs: Any) -> Any:
+    """The one call that reaches a model: ``litellm.completion(**kwargs)``, or the offline
+    stand-in's :func:`~kgservice.llm.offline.completion` (same arguments, same reply shape)
+    for a ``kgoffline/*`` model. Both providers are looked up at call time, so a test that
+    counts calls replaces them on their modules."""
+    if is_offline_model(kwargs.get("model")):
+        from kgservice.llm import offline
+
+        return offline.completion(**kwargs)
+    return ensure_litellm().completion(**kwargs)
+
+
+def _transient(exc: BaseException) -> bool:
+    from kgservice.llm.offline import ProviderError
+
+    if isinstance(exc, ProviderError):
+        return exc.transient
+    import sys
+
+    litellm = sys.modules.get("litellm")
+    if litellm is None:  # litellm never ran, so this is not one of its errors
+        return isinstance(exc, TimeoutError)
     permanent = (litellm.BadRequestError, litellm.AuthenticationError, litellm.NotFoundError,
                  litellm.PermissionDeniedError, litellm.UnprocessableEntityError)
     if isinstance(exc, permanent):
@@ -195,6 +218,7 @@ class LLM:
         recordings: Sequence[Path] = (),
         record_to: Path | None = None,
         completion_kwargs: dict[str, Any] | None = None,
+        health: Any = None,
     ):
         if not model:
             raise ConfigError("no LLM model configured (KG_LLM_MODEL)")
@@ -208,11 +232,13 @@ class LLM:
         self.recordings = tuple(Path(p) for p in recordings)
         self.record_to = Path(record_to) if record_to else None
         self.completion_kwargs = dict(completion_kwargs or {})
+        # told how every provider call ended (kgservice.llm.health.ModelHealth: what /readyz reports)
+        self.health = health
         self.usage = Usage()
         self._lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: Any) -> "LLM":
+    def from_settings(cls, settings: Any, health: Any = None) -> "LLM":
         return cls(
             settings.llm_model,
             api_base=getattr(settings, "llm_api_base", None),
@@ -222,11 +248,12 @@ class LLM:
             repair_attempts=getattr(settings, "llm_repair_attempts", 2),
             recordings=getattr(settings, "llm_recordings", ()),
             record_to=getattr(settings, "llm_record", None),
+            health=health,
         )
 
     @property
     def is_offline(self) -> bool:
-        return self.model.startswith("kgoffline/")
+        return is_offline_model(self.model)
 
     # -- the one public call ------------------------------------------------------
     def complete_json(
@@ -266,9 +293,10 @@ class LLM:
         )
 
     # -- provider call with retries ------------------------------------------------
-    def _response_format(self, litellm: Any, schema_model: type[BaseModel]) -> dict[str, Any] | None:
+    def _response_format(self, schema_model: type[BaseModel]) -> dict[str, Any] | None:
         if self.is_offline:
             return {"type": "json_object"}
+        litellm = ensure_litellm()
         try:
             if litellm.supports_response_schema(model=self.model):
                 return {"type": "json_schema", "json_schema": {
@@ -283,7 +311,6 @@ class LLM:
     def _complete(self, messages: list[dict[str, str]], schema_model: type[BaseModel], purpose: str) -> str:
         from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_none
 
-        litellm = ensure_litellm()
         kwargs: dict[str, Any] = dict(
             model=self.model,
             messages=messages,
@@ -293,9 +320,11 @@ class LLM:
             drop_params=True,
             **self.completion_kwargs,
         )
+        if not self.is_offline:
+            kwargs.setdefault("max_retries", 0)  # nor the provider's own client (OpenAI's retries twice by itself)
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        fmt = self._response_format(litellm, schema_model)
+        fmt = self._response_format(schema_model)
         if fmt is not None:
             kwargs["response_format"] = fmt
         if self.is_offline and self.recordings:
@@ -317,12 +346,16 @@ class LLM:
                     with self._lock:
                         usage.calls += 1
                     tries += 1
-                    resp = litellm.completion(**kwargs)
+                    resp = provider_completion(**kwargs)
         except Exception as exc:
             usage.failures += 1
+            if self.health is not None:
+                self.health.called(self.model, purpose, exc)
             kind = "error" if not _transient(exc) else f"error after {tries} attempt(s)"
             raise LLMProviderError(f"LLM step '{purpose}' ({self.model}): provider {kind}: "
                                    f"{type(exc).__name__}: {exc}") from exc
+        if self.health is not None:
+            self.health.called(self.model, purpose, None)
         content = (resp.choices[0].message.content or "") if resp.choices else ""
         u = getattr(resp, "usage", None)
         with self._lock:

@@ -1,11 +1,16 @@
-"""``kgoffline/...``: a deterministic offline provider registered with litellm.
+"""``kgoffline/...``: a deterministic offline provider, called directly by the LLM client.
 
 **This is a scripted stand-in for a real model, not a model.** It exists so that tests and
-the demo run the real code path (``litellm.completion`` -> provider -> JSON -> pydantic ->
-repair/retry) with no network and no API key, and give the same answer every time.
+the demo run the real code path (request -> provider -> JSON -> pydantic -> repair/retry)
+with no network and no API key, and give the same answer every time.
 
-It is registered through ``litellm.custom_provider_map`` as a ``litellm.CustomLLM``
-subclass, so ``litellm.completion(model="kgoffline/<variant>", ...)`` reaches it.
+:func:`completion` takes the same ``model`` / ``messages`` arguments as
+``litellm.completion`` and returns a reply of the same shape (``choices[0].message.content``,
+``usage``), so :class:`kgservice.llm.client.LLM` treats both alike; it is called directly
+rather than registered as a litellm provider, so a process that only talks to the stand-ins
+never imports litellm (seconds of CPU: most of an uncached offline ``kg ask``). Its errors
+(:class:`ProviderError` subclasses named as litellm names its own: ``Timeout``,
+``APIConnectionError``...) say whether retrying can help (``transient``).
 Replies are decided, in this order:
 
 1. **Task overrides** (tests only): ``SCRIPT.override_task("answer", fn)`` answers every
@@ -16,20 +21,21 @@ Replies are decided, in this order:
    ``{"key": ..., "response": "..."}`` or ``{"key": ..., "responses": ["...", {"error": "timeout"}]}``
    (replies are used in order, the last one repeats; ``error`` is one of ``timeout``,
    ``connection``, ``rate_limit``, ``server``, ``bad_request`` and raises the matching
-   litellm exception). ``KG_LLM_RECORD=file.jsonl`` writes such lines from any model,
-   hosted ones included, so a real model's replies can be replayed offline.
+   error). ``KG_LLM_RECORD=file.jsonl`` writes such lines from any model, hosted ones
+   included, so a real model's replies can be replayed offline.
 3. A health check (``{"task": "ping"}``, :mod:`kgservice.llm.check`) gets ``{"ok": true}``.
 4. Otherwise the variant decides:
 
-   * ``kgoffline/scripted`` — **fails loudly** (litellm ``NotFoundError``, not retried),
+   * ``kgoffline/scripted`` — **fails loudly** (:class:`NotFoundError`, not retried),
      naming the request key, so a test can never silently get a made-up answer.
    * ``kgoffline/rules`` — for the demo only: :mod:`kgservice.llm.rules`, a documented,
      deterministic rule-based responder (a pattern extractor for simple declarative
      sentences, a coverage-rule drill-down judge, an answer that restates the selected
      units). It understands little; anything it cannot parse it leaves out.
 
-Token usage is counted with ``litellm.token_counter`` (its bundled tokenizer, offline) so
-the per-query token figures have the same unit as a hosted model's.
+Token usage is counted with the cl100k tokenizer (tiktoken, reading the table litellm ships,
+so no download) and OpenAI's per-message overhead — the figures litellm's ``token_counter``
+gives — so the per-query token figures have the same unit as a hosted model's.
 """
 
 from __future__ import annotations
@@ -37,12 +43,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import litellm
-from litellm import CustomLLM
-from litellm.types.utils import Usage
 
 from kgservice.errors import InputFileError, InvalidArgument
 from kgservice.llm.keys import request_key
@@ -114,6 +117,11 @@ class Script:
             self._overrides.clear()
             self._loaded.clear()
 
+    def has_replies(self) -> bool:
+        """Whether anything is scripted: a recorded reply or a task override."""
+        with self._lock:
+            return bool(self._replies or self._overrides)
+
 
 SCRIPT = Script()
 
@@ -135,68 +143,194 @@ def payload_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
     return {}
 
 
-_ERRORS: dict[str, Callable[[str, str], Exception]] = {
-    "timeout": lambda msg, model: litellm.Timeout(message=msg, model=model, llm_provider=PROVIDER),
-    "connection": lambda msg, model: litellm.APIConnectionError(message=msg, model=model, llm_provider=PROVIDER),
-    "rate_limit": lambda msg, model: litellm.RateLimitError(message=msg, model=model, llm_provider=PROVIDER),
-    "server": lambda msg, model: litellm.InternalServerError(message=msg, model=model, llm_provider=PROVIDER),
-    "bad_request": lambda msg, model: litellm.BadRequestError(message=msg, model=model, llm_provider=PROVIDER),
+class ProviderError(Exception):
+    """A failure the stand-in plays (or a request it cannot serve); ``transient`` says whether
+    retrying could help, as litellm's error classes do for a hosted model."""
+
+    transient = False
+
+    def __init__(self, message: str, model: str = ""):
+        super().__init__(message)
+        self.model = model
+
+
+class Timeout(ProviderError):
+    transient = True
+
+
+class APIConnectionError(ProviderError):
+    transient = True
+
+
+class RateLimitError(ProviderError):
+    transient = True
+
+
+class InternalServerError(ProviderError):
+    transient = True
+
+
+class BadRequestError(ProviderError):
+    pass
+
+
+class NotFoundError(ProviderError):
+    pass
+
+
+_ERRORS: dict[str, type[ProviderError]] = {
+    "timeout": Timeout,
+    "connection": APIConnectionError,
+    "rate_limit": RateLimitError,
+    "server": InternalServerError,
+    "bad_request": BadRequestError,
 }
 
 
-def _tokens(messages: list[dict[str, Any]], content: str) -> tuple[int, int]:
+# --- the reply, shaped like litellm's (what the client reads of it) ---------------------------
+
+@dataclass
+class Message:
+    content: str
+    role: str = "assistant"
+
+
+@dataclass
+class Choice:
+    message: Message
+    index: int = 0
+    finish_reason: str = "stop"
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class Response:
+    model: str
+    choices: list[Choice]
+    usage: Usage = field(default_factory=lambda: Usage(0, 0))
+
+
+# --- token counts ---------------------------------------------------------------------------
+
+_ENCODING: list[Any] = []  # [cl100k encoding or None], filled on first use
+_ENCODING_LOCK = threading.Lock()
+
+
+def tokenizer() -> Any:
+    """The cl100k tokenizer, read offline from the table litellm ships (its own token counter
+    reads the same file), or None when tiktoken or the table is missing."""
+    with _ENCODING_LOCK:
+        if not _ENCODING:
+            _ENCODING.append(_load_encoding())
+        return _ENCODING[0]
+
+
+_CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+
+
+def _load_encoding() -> Any:
+    import hashlib
+    import importlib.util
+    import os
+
     try:
-        return (int(litellm.token_counter(messages=messages)), int(litellm.token_counter(text=content)))
-    except Exception:  # pragma: no cover - the bundled tokenizer is always there
-        chars = sum(len(str(m.get("content", ""))) for m in messages)
-        return (chars + 3) // 4, (len(content) + 3) // 4
+        spec = importlib.util.find_spec("litellm")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        tables = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+        # tiktoken's cache file name; without it tiktoken would download the table: never here
+        if not (tables / hashlib.sha1(_CL100K_URL.encode()).hexdigest()).is_file():
+            return None
+        import tiktoken
+
+        saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(tables)  # what litellm sets at its import, for the same file
+        try:
+            return tiktoken.get_encoding("cl100k_base")
+        finally:
+            if saved is None:
+                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = saved
+    except Exception:  # noqa: BLE001 - no tokenizer: counted by characters below
+        return None
 
 
-class OfflineLLM(CustomLLM):
-    """The litellm custom handler behind ``kgoffline/<variant>``."""
+def _count(enc: Any, text: str) -> int:
+    return len(enc.encode(text, disallowed_special=())) if enc is not None else (len(text) + 3) // 4
 
-    def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: Any,
-                   print_verbose: Callable, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict,
-                   acompletion: Any = None, litellm_params: Any = None, logger_fn: Any = None, headers: Any = None,
-                   timeout: Any = None, client: Any = None) -> Any:
-        variant = model.split("/", 1)[-1]
-        full = f"{PROVIDER}/{variant}"
-        if variant not in VARIANTS:
-            raise litellm.NotFoundError(message=f"unknown offline model {full!r}; known: "
-                                        + ", ".join(f"{PROVIDER}/{v}" for v in VARIANTS), model=full, llm_provider=PROVIDER)
-        payload = payload_of(messages)
-        task = payload.get("task")
-        override = SCRIPT.override_for(task)
-        if override is not None:
-            reply: Reply | None = _as_text(override(payload))
-        else:
-            reply = SCRIPT.take(request_key(messages))
-        if reply is None and task == "ping":
-            reply = '{"ok": true}'  # a health check (kgservice.llm.check), not an answer: every variant replies
-        if reply is None:
-            if variant != "rules":
-                raise litellm.NotFoundError(
-                    message=(f"{full}: no recorded response for this request (task {task!r}, key "
-                             f"{request_key(messages)}). The scripted provider never invents answers: record one "
-                             f"(KG_LLM_RECORD with a real model, or SCRIPT.add), use KG_LLM_MODEL=kgoffline/rules "
-                             f"for the rule-based demo stand-in, or configure a hosted model."),
-                    model=full, llm_provider=PROVIDER)
-            from kgservice.llm import rules
 
-            reply = rules.respond(payload)
-        if isinstance(reply, dict):
-            kind = reply.get("error", "")
-            make = _ERRORS.get(kind)
-            if make is None:
-                raise litellm.BadRequestError(message=f"recording has unknown error kind {kind!r}", model=full,
-                                              llm_provider=PROVIDER)
-            raise make(f"{full}: scripted {kind} error", full)
-        prompt_tokens, completion_tokens = _tokens(messages, reply)
-        model_response.choices[0].message.content = reply
-        model_response.model = full
-        model_response.usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                     total_tokens=prompt_tokens + completion_tokens)
-        return model_response
+def _tokens(messages: list[dict[str, Any]], content: str) -> tuple[int, int]:
+    """(prompt, completion) tokens: OpenAI's chat formula (3 per message, 1 per name, 3 to prime
+    the reply), which is what ``litellm.token_counter`` returns for these requests."""
+    enc = tokenizer()
+    prompt = 3
+    for m in messages:
+        prompt += 3
+        for k, v in m.items():
+            prompt += _count(enc, str(v)) + (1 if k == "name" else 0)
+    return prompt, _count(enc, content)
+
+
+# --- the provider -------------------------------------------------------------------------------
+
+_PACKAGED_LOCK = threading.Lock()
+
+
+def _load_packaged() -> None:
+    """The packaged recordings, read once (again after ``SCRIPT.clear()``, or when a file changed)."""
+    if RECORDINGS_DIR.is_dir():
+        with _PACKAGED_LOCK:
+            for path in sorted(RECORDINGS_DIR.glob("*.jsonl")):
+                SCRIPT.load(path)
+
+
+def completion(model: str, messages: list[dict[str, Any]], **_options: Any) -> Response:
+    """One request to ``kgoffline/<variant>``: the reply, or the :class:`ProviderError` a
+    recording or the variant decides. Options a hosted model takes (temperature, timeout,
+    response format...) change nothing here and are ignored."""
+    variant = model.split("/", 1)[-1]
+    full = f"{PROVIDER}/{variant}"
+    if not model.startswith(f"{PROVIDER}/") or variant not in VARIANTS:
+        raise NotFoundError(f"unknown offline model {full!r}; known: " + ", ".join(f"{PROVIDER}/{v}" for v in VARIANTS),
+                            full)
+    _load_packaged()
+    payload = payload_of(messages)
+    task = payload.get("task")
+    override = SCRIPT.override_for(task)
+    if override is not None:
+        reply: Reply | None = _as_text(override(payload))
+    else:
+        reply = SCRIPT.take(request_key(messages))
+    if reply is None and task == "ping":
+        reply = '{"ok": true}'  # a health check (kgservice.llm.check), not an answer: every variant replies
+    if reply is None:
+        if variant != "rules":
+            raise NotFoundError(
+                f"{full}: no recorded response for this request (task {task!r}, key "
+                f"{request_key(messages)}). The scripted provider never invents answers: record one "
+                f"(KG_LLM_RECORD with a real model, or SCRIPT.add), use KG_LLM_MODEL=kgoffline/rules "
+                f"for the rule-based demo stand-in, or configure a hosted model.", full)
+        from kgservice.llm import rules
+
+        reply = rules.respond(payload)
+    if isinstance(reply, dict):
+        kind = reply.get("error", "")
+        error = _ERRORS.get(kind)
+        if error is None:
+            raise BadRequestError(f"recording has unknown error kind {kind!r}", full)
+        raise error(f"{full}: scripted {kind} error", full)
+    prompt_tokens, completion_tokens = _tokens(messages, reply)
+    return Response(model=full, choices=[Choice(Message(reply))], usage=Usage(prompt_tokens, completion_tokens))
 
 
 def _as_text(value: Any) -> Reply:
@@ -205,17 +339,3 @@ def _as_text(value: Any) -> Reply:
     if isinstance(value, dict) and set(value) == {"error"}:
         return value
     return json.dumps(value, ensure_ascii=False)
-
-
-_HANDLER = OfflineLLM()
-
-
-def register(litellm_module: Any = litellm) -> None:
-    """Add the provider to ``litellm.custom_provider_map`` (once) and load packaged recordings."""
-    current = list(getattr(litellm_module, "custom_provider_map", None) or [])
-    if not any(entry.get("provider") == PROVIDER for entry in current):
-        current.append({"provider": PROVIDER, "custom_handler": _HANDLER})
-        litellm_module.custom_provider_map = current
-    if RECORDINGS_DIR.is_dir():
-        for path in sorted(RECORDINGS_DIR.glob("*.jsonl")):
-            SCRIPT.load(path)

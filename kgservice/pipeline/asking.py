@@ -220,14 +220,24 @@ def ask_from_front(kb: Asking, question: str, trace: bool = False, *, params: As
 def ask(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
         llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
     """:func:`ask_with_llm`; when no model is configured and the default one has no recorded
-    response, the retrieval-only answer (:mod:`kgservice.answer.retrieval_only`) instead."""
+    response, the retrieval-only answer (:mod:`kgservice.answer.retrieval_only`) instead.
+
+    That case is decided from the settings first (:func:`kgservice.llm.check.calls_no_model`),
+    so it never takes the model path to find out; only a default with recordings to replay
+    tries them, and falls back when this question has none."""
     from kgservice.answer.retrieval_only import no_model_configured
     from kgservice.llm import LLMProviderError
+    from kgservice.llm.check import calls_no_model
 
+    if not question.strip():
+        raise InvalidArgument("empty question")
+    model = llm.model if llm is not None else kb.settings.llm_model
+    if calls_no_model(kb.settings, model):
+        return retrieval_only_ask(kb, question.strip())
     try:
         return ask_with_llm(kb, question, trace, params=params, llm=llm, on_round=on_round)
     except LLMProviderError:
-        if not no_model_configured(kb.settings, getattr(llm or kb.llm, "model", None)):
+        if not no_model_configured(kb.settings, model):
             raise
         return retrieval_only_ask(kb, question.strip())
 

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI
-from mcp.server.transport_security import TransportSecuritySettings
 
 from kgservice.config import ConfigError, Settings
 from kgservice.server import errors
 from kgservice.server.auth import Principal, Role
 from kgservice.server.context import ServerContext
 from kgservice.server.deps import PUBLIC, READER
-from kgservice.server.mcp_server import build_mcp
+from kgservice.server.mcp_mount import LazyMCP
 from kgservice.server.metrics import MetricsMiddleware
 from kgservice.server.middleware import Authenticate, BodyLimit, HostCheck, Outage, TokenBuckets
 
@@ -40,8 +39,8 @@ class ServeOptions:
     # run queued jobs in this process (the embedded store: the server owns it, so no worker can)
     run_jobs: bool = False
     job_poll: float = 0.5  # seconds between claims of the in-process worker while the queue is empty
-    warm_up: bool = False  # load the LLM library, embedder and index in the background at start (kg serve)
-    # ping the answering model once at start (kg serve); /readyz reports the outcome
+    warm_up: bool = False  # load the model client, embedder and indexes in the background at start (kg serve)
+    # ping the answering model once at start, in the background (kg serve); /readyz reports the outcome
     check_model: bool = False
 
 
@@ -66,37 +65,29 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     sc = ServerContext(settings=settings, kb=kb, local=local, owns_kb=options.kb is None,
                        runs_jobs=options.run_jobs and not settings.read_only)
     sc.metrics.watch_version(kb.caches.clock)
-    mcp = build_mcp(sc)
     hosts = list(settings.allowed_hosts)
-    # Host and Origin are checked by HostCheck for every path (one allow-list, wildcards included)
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
-                                      transport_security=security, max_request_body_size=settings.max_body)
+    mcp_app = LazyMCP(sc, settings)  # built in the lifespan, after the port opens
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with mcp.session_manager.run():
+        import anyio
+
+        mcp_app.prepare()
+        async with anyio.create_task_group() as tg:
+            # the port opens as soon as this yields: MCP, the model check and the warm-up are
+            # built and run beside it, /readyz reports the check ("checking" until it ends), and
+            # a question asked during the warm-up waits for it (KnowledgeBase.ask)
+            tg.start_soon(mcp_app.run)
             if options.check_model:
-                import anyio.to_thread
-
-                from kgservice.llm.check import check_model
-
-                sc.model_status = await anyio.to_thread.run_sync(check_model, settings)
-                if options.announce:
-                    import sys
-
-                    m = sc.model_status
-                    print(f"kg serve: model {m.model}: {m.state}" + (f" ({m.detail})" if m.detail else ""),
-                          file=sys.stderr, flush=True)
+                sc.start_model_check(announce=options.announce)
             if sc.runs_jobs:
                 sc.start_jobs(options.job_poll)
             if options.warm_up:
-                import threading
-
-                threading.Thread(target=kb.warm_up, name="kg-warm-up", daemon=True).start()
+                kb.start_warm_up()
             try:
                 yield
             finally:
+                mcp_app.stop()
                 sc.stop_jobs()
                 sc.close()
                 if options.announce:
@@ -108,7 +99,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                   description="REST and MCP over one knowledge base. Send `Authorization: Bearer <key>` or "
                               "`X-API-Key: <key>` (keys: `kg keys create`).")
     app.state.ctx = sc
-    app.state.mcp = mcp
+    app.state.mcp = mcp_app
     errors.install(app)
 
     from kgservice.server.routes import admin, graphify, health, jobs, lifecycle, query

@@ -27,7 +27,6 @@ class ServerContext:
     graph_dir: Path | None = None
     owns_kb: bool = True  # close the knowledge base with the app (not when the caller passed one in)
     runs_jobs: bool = False  # an in-process worker runs the queue (the embedded store: one owner)
-    model_status: Any = None  # kgservice.llm.check.ModelStatus once checked at start (kg serve)
     _worker: Any = None
     _worker_thread: threading.Thread | None = None
     _keys: KeyStore | None = None
@@ -57,6 +56,28 @@ class ServerContext:
         out = ops.expand(self.kb, body)
         self.metrics.record_cache("expand", out.cached)
         return out
+
+    def start_model_check(self, announce: bool = False) -> threading.Thread:
+        """Ping the answering model once, in a background thread (a model that never answers
+        holds it for KG_LLM_TIMEOUT, not the server's start); the outcome goes to the knowledge
+        base's model health, which /readyz reports, and with ``announce`` to stderr."""
+        from kgservice.llm.check import check_model
+
+        health = self.kb.model_health
+        token = health.checking()
+
+        def run() -> None:
+            status = check_model(self.settings)
+            if announce:  # before /readyz shows it: a reader of both never sees one without the other
+                import sys
+
+                print(f"kg serve: model {status.model}: {status.state}" + (f" ({status.detail})" if status.detail else ""),
+                      file=sys.stderr, flush=True)
+            health.checked(status, token)
+
+        t = threading.Thread(target=run, name="kg-model-check", daemon=True)
+        t.start()
+        return t
 
     def keys(self) -> KeyStore:
         with self._lock:

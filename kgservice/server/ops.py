@@ -45,10 +45,7 @@ def ask(kb: KnowledgeBase, body: AskIn, on_round: Any = None) -> tuple[AskOut, A
     when requests run concurrently; the cache hit/miss counts are deltas of the knowledge
     base's shared counters and may include a concurrent request's lookups. ``on_round`` gets
     each drill-down round's record as soon as it is done (the SSE stream forwards them)."""
-    from kgservice.llm import LLM
-
-    res = kb.ask(body.question, ask_params(body), trace=body.trace, llm=LLM.from_settings(kb.settings),
-                 on_round=on_round)
+    res = kb.ask(body.question, ask_params(body), trace=body.trace, llm=kb.new_llm(), on_round=on_round)
     return ask_out(res, body), res
 
 

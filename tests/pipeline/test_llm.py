@@ -1,4 +1,4 @@
-"""The LLM interface: litellm path, JSON validation, repair loop, retries, clear errors, accounting."""
+"""The LLM interface: provider path, JSON validation, repair loop, retries, clear errors, accounting."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def llm(model="kgoffline/scripted", **kw) -> LLM:
     return LLM(model, retry_wait=0.0, **{"max_retries": 2, "repair_attempts": 2, **kw})
 
 
-def test_scripted_reply_goes_through_litellm_and_is_counted(script, boundary):
+def test_scripted_reply_goes_through_the_provider_boundary_and_is_counted(script, boundary):
     script.add(request_key(MSGS), '{"a": 1, "b": "x"}')
     m = llm()
     assert m.complete_json(MSGS, Pair, "extract") == Pair(a=1, b="x")

@@ -1,9 +1,10 @@
-"""`kg serve` checks the answering model once at start and /readyz reports it: not configured
+"""`kg serve` checks the answering model once at start (in the background) and /readyz reports it: not configured
 (answers are retrieval-only), ok, or unreachable. The offline providers answer the ping; a
 task override plays a model that cannot be reached."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -50,7 +51,10 @@ def test_a_model_that_cannot_be_reached_is_reported_with_the_cause(tmp_path, scr
 def _readyz(settings, kb=None, check: bool = True) -> dict:
     app = create_app(settings, ServeOptions(kb=kb, check_model=check))
     with TestClient(app, base_url=BASE) as c:
-        r = c.get("/readyz")
+        deadline = time.monotonic() + 120  # the check runs in the background: a bound for a hang only
+        while (r := c.get("/readyz")).json()["model"]["state"] == "checking":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
     assert r.status_code == 200, r.text  # the model is reported, never a reason to refuse reads
     return r.json()["model"]
 
@@ -74,7 +78,10 @@ def test_kg_serve_checks_the_model_at_start(tmp_path):
 
     env = env_for(tmp_path / "kg", KG_LLM_MODEL="kgoffline/rules")
     with serving(env) as (base, _, log):
-        model = httpx.get(base + "/readyz").json()["model"]
+        deadline = time.monotonic() + 120  # the check runs in the background: a bound for a hang only
+        while (model := httpx.get(base + "/readyz").json()["model"])["state"] == "checking":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
         logged = Path(log.name)
     assert model["state"] == "ok" and model["model"] == "kgoffline/rules"
     assert "kg serve: model kgoffline/rules: ok" in logged.read_text()

@@ -1,12 +1,16 @@
-"""A server loads the LLM library, the embedder and the vector index in the background at start,
-so its first user does not wait for the process's imports; the warm-up makes no model call and a
-failure in it never stops the server."""
+"""A server loads the model client (litellm for a real model only), the embedder and the vector
+index in the background at start, so its first user does not wait for the process's imports; the
+warm-up makes no model call and a failure in it never stops the server."""
 
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 import sys
 import threading
+
+import pytest
 
 from fastapi.testclient import TestClient
 
@@ -21,10 +25,29 @@ def warm_threads() -> list[threading.Thread]:
 def test_warm_up_loads_without_a_model_call(kb):
     kb.__dict__.pop("vectors", None)
     kb.warm_up()
-    assert "litellm" in sys.modules
     assert kb.vectors_if_open() is not None
     assert kb.llm.usage.to_dict()["calls"] == 0
     assert kb.ask("What does smoking cause?").found  # the warmed process answers as before
+
+
+WARM = ("import sys\n"
+        "from pathlib import Path\n"
+        "from kgservice.config import Settings\n"
+        "from kgservice.service import KnowledgeBase\n"
+        "kb = KnowledgeBase(Settings(data_dir=Path(sys.argv[1]), embedder='hash:64', llm_model=sys.argv[2], llm_model_chosen=True))\n"
+        "kb.warm_up()\n"
+        "print('litellm' in sys.modules, kb.vectors_if_open() is not None, kb.llm.usage.calls)\n"
+        "kb.close()\n")
+
+
+@pytest.mark.parametrize("model, litellm", [("kgoffline/rules", False), ("openai/test-model", True)])
+def test_warm_up_loads_litellm_only_for_a_real_model(tmp_path, model, litellm):
+    """The offline stand-ins are served without litellm, so warming up for one must not import
+    it (seconds of CPU); a real model's client is loaded ahead of the first question."""
+    done = subprocess.run([sys.executable, "-c", WARM, str(tmp_path / "kg"), model], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(litellm), "True", "0"]
 
 
 def test_a_failing_warm_up_is_logged_not_raised(kb, caplog):

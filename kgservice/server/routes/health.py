@@ -63,9 +63,7 @@ async def readyz(request: Request) -> JSONResponse:
     ready = all(v == "ok" for v in checks.values())
     jobs = ("in-process: this server runs queued jobs itself" if sc.runs_jobs
             else "kg worker: queued jobs wait for a worker process")
-    from kgservice.llm.check import configured_status
-
-    model = (sc.model_status or configured_status(sc.settings)).to_dict()  # reported; reads need no model
+    model = sc.kb.model_health.status().to_dict()  # reported; reads need no model
     from kgservice.server.disclosure import redact_all
 
     # public: the checks and where vectors live, with no absolute server path (disclosure)
