@@ -134,7 +134,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     app.add_middleware(CachedReplies, ctx=sc, routes=posts,  # innermost: after the key check
                        handlers=app.exception_handlers)
     limiter = TokenBuckets(settings.rate_limit, settings.rate_burst)
-    failures = TokenBuckets(2.0, 20)
+    failures = TokenBuckets(settings.auth_fail_rate, settings.auth_fail_burst)
     app.add_middleware(Authenticate, keys=sc.keys, public=is_public, limiter=limiter, failures=failures,
                        local=local, on_event=lambda e: sc.metrics.auth.labels(e).inc())
     from kgservice.web import WebGate  # the team's web page at / (session cookie -> the same principals)
@@ -144,4 +144,9 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     app.add_middleware(BodyLimit, max_bytes=settings.max_body)
     app.add_middleware(HostCheck, allowed=hosts)
     app.add_middleware(MetricsMiddleware, metrics=sc.metrics)
+    from kgservice.net import parse_networks
+    from kgservice.server.proxies import ProxyHeaders
+
+    # outermost: every gate, route and log line after it sees the client and the request id it settles
+    app.add_middleware(ProxyHeaders, trusted=parse_networks(settings.trusted_proxies, "KG_TRUSTED_PROXIES"))
     return app

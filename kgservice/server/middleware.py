@@ -1,6 +1,7 @@
 """Pure-ASGI gates in front of REST and MCP alike (no BaseHTTPMiddleware: it buffers SSE).
 
-Order, outermost first: metrics → Host check (421) → body limit (413) → key check (401) and
+Order, outermost first: proxy headers and request id (:mod:`kgservice.server.proxies`) →
+metrics → Host check (421) → body limit (413) → key check (401) and
 per-key rate limit (429). The principal lands in ``scope["kg.principal"]``; REST routes
 check its role with :func:`kgservice.server.deps.need`, MCP tools with the same function.
 Keys are never logged: only the key id appears anywhere.
@@ -27,7 +28,9 @@ PRINCIPAL = "kg.principal"
 
 async def send_json(send: Callable[[dict], Awaitable[None]], status: int, detail: str,
                     headers: Iterable[tuple[str, str]] = ()) -> None:
-    body = json.dumps({"detail": detail, "status": status}).encode()
+    from kgservice.server.errors import error_body
+
+    body = json.dumps(error_body(status, detail)).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             *((k.encode(), v.encode()) for k, v in headers)]})
