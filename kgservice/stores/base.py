@@ -351,6 +351,12 @@ class GraphStore(ABC):
         nothing else to run. None when the backend keeps no vectors itself."""
         return None
 
+    def session_table(self) -> Any:
+        """Where web sign-ins are kept so every server of this store knows them
+        (:class:`kgservice.stores.sessions.SessionTable`), or None: the web page then keeps
+        them in its own process (a read-only server does too: it cannot write them)."""
+        return None
+
     # -- state every server of this store shares (kgservice.stores.shared) -------------
     @abstractmethod
     def save_result(self, record: SavedResult) -> None:
