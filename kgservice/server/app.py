@@ -88,6 +88,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                     m = sc.model_status
                     print(f"kg serve: model {m.model}: {m.state}" + (f" ({m.detail})" if m.detail else ""),
                           file=sys.stderr, flush=True)
+            sc.peers.start()  # heartbeats: how many servers share the rate limits
             if sc.runs_jobs:
                 sc.start_jobs(options.job_poll)
             if options.warm_up:
@@ -97,6 +98,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
             try:
                 yield
             finally:
+                sc.peers.stop()
                 sc.stop_jobs()
                 sc.close()
                 if options.announce:
@@ -133,8 +135,9 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     posts = {r.path: r for r in app.routes if isinstance(r, APIRoute) and "POST" in r.methods}
     app.add_middleware(CachedReplies, ctx=sc, routes=posts,  # innermost: after the key check
                        handlers=app.exception_handlers)
-    limiter = TokenBuckets(settings.rate_limit, settings.rate_burst)
-    failures = TokenBuckets(settings.auth_fail_rate, settings.auth_fail_burst)
+    # the limits are the deployment's, shared out among the servers of the store (kgservice.server.peers)
+    limiter = TokenBuckets(settings.rate_limit, settings.rate_burst, share=sc.peers.share)
+    failures = TokenBuckets(settings.auth_fail_rate, settings.auth_fail_burst, share=sc.peers.share)
     app.add_middleware(Authenticate, keys=sc.keys, public=is_public, limiter=limiter, failures=failures,
                        local=local, on_event=lambda e: sc.metrics.auth.labels(e).inc())
     from kgservice.web import WebGate  # the team's web page at / (session cookie -> the same principals)

@@ -357,6 +357,11 @@ class GraphStore(ABC):
         them in its own process (a read-only server does too: it cannot write them)."""
         return None
 
+    def server_registry(self) -> Any:
+        """Heartbeats of the servers sharing this store (:mod:`kgservice.server.peers` shares
+        the rate limits out among them), or None: a store one server owns has one server."""
+        return None
+
     # -- state every server of this store shares (kgservice.stores.shared) -------------
     @abstractmethod
     def save_result(self, record: SavedResult) -> None:

@@ -100,8 +100,8 @@ class WebGate:
             if principal is not None:
                 wait = self.limiter.take(principal.key_id or f"user:{principal.user}")
                 if wait > 0:
-                    await too_many(send, wait, f"rate limit for this key reached ({self.limiter.rate:g}/s, "
-                                               f"burst {self.limiter.burst}); retry after the given seconds")
+                    await too_many(send, wait, f"rate limit for this key reached ({self.limiter.described()}); "
+                                               "retry after the given seconds")
                     return
         await self.pages(scope, receive, send)
 
