@@ -157,6 +157,13 @@ class SqliteJobQueue(JobQueue):
             job = db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return outcome, self._job(job)
 
+    def _prune(self, age_s: float) -> int:
+        cutoff = time.time() - age_s
+        with self._tx() as db:
+            gone = "SELECT id FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND updated < ?"
+            db.execute(f"DELETE FROM events WHERE job_id IN ({gone})", (cutoff,))
+            return db.execute(f"DELETE FROM jobs WHERE id IN ({gone})", (cutoff,)).rowcount
+
     # -- the worker side --------------------------------------------------------------------
     def _reap(self) -> int:
         now = time.time()

@@ -19,6 +19,7 @@ from kgservice.jobs.model import Job, JobEvent
 from kgservice.jobs.queue import LEASE_LOST, JobQueue
 
 CLAIM_TRIES = 50  # a claim that lost the race to another worker tries the next job
+PRUNE_BATCH = 5000  # jobs deleted per transaction by prune
 
 
 def _dt(ms: int | None) -> datetime | None:
@@ -79,6 +80,14 @@ class Neo4jJobQueue(JobQueue):
         if not rows:
             raise KeyError(job_id)
         return rows[0]["outcome"], _job(rows[0]["job"], with_payload=False)
+
+    def _prune(self, age_s: float) -> int:
+        total = 0
+        while True:  # in bounded transactions: a year of jobs is not one delete
+            n = int(self._write("jobs_prune", age_ms=int(age_s * 1000), batch=PRUNE_BATCH)[0]["pruned"])
+            total += n
+            if n < PRUNE_BATCH:
+                return total
 
     # -- the worker side --------------------------------------------------------------------
     def _reap(self) -> int:
