@@ -791,6 +791,15 @@ class KnowledgeBase:
 
         return restore(self, path, replace=replace, merge=merge, embed=embed)
 
+    def migrate(self, dry_run: bool = False) -> Any:
+        """``kg migrate``: every pending schema step of the store (those that lock out older
+        releases included), or with ``dry_run`` the list of them; a MigrationReport."""
+        from kgservice.stores.schema import migrate
+
+        if "store" not in self.__dict__:  # opened without applying steps, so the report shows them
+            self.__dict__["store"] = open_store(self.settings, schema_mode="check")
+        return migrate(self.store.schema_record(), read_only=self.settings.read_only, dry_run=dry_run)
+
     def cache_stats(self) -> dict[str, Any]:
         return self.caches.stats()
 

@@ -357,6 +357,11 @@ class GraphStore(ABC):
         them in its own process (a read-only server does too: it cannot write them)."""
         return None
 
+    def schema_record(self) -> Any:
+        """This store's schema version record (:class:`kgservice.stores.schema.SchemaRecord`),
+        checked whenever the store is opened; None for a backend without one."""
+        return None
+
     def server_registry(self) -> Any:
         """Heartbeats of the servers sharing this store (:mod:`kgservice.server.peers` shares
         the rate limits out among them), or None: a store one server owns has one server."""

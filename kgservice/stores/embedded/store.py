@@ -309,6 +309,13 @@ class EmbeddedStore(JournaledStore, GraphStore):
             self.__dict__["_shared_state"] = SqliteSharedState(self.dir.parent / SHARED_FILE)
         return self.__dict__["_shared_state"]
 
+    def schema_record(self) -> Any:
+        """``schema.json`` in the data directory (:mod:`kgservice.stores.embedded.schema_record`);
+        fresh while neither a snapshot nor a journal exists."""
+        from kgservice.stores.embedded.schema_record import EmbeddedSchemaRecord
+
+        return EmbeddedSchemaRecord(self.dir, fresh=lambda: not self.path.exists() and not self.journal.exists())
+
     def session_table(self) -> Any:
         """A table in ``shared.sqlite3`` (:mod:`kgservice.stores.embedded.sessions`), one per store object."""
         if "_session_table" not in self.__dict__:
