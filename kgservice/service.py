@@ -227,11 +227,13 @@ class KnowledgeBase:
             if vs is None:
                 raise ConfigError(f"KG_VECTOR_BACKEND={s.vector_backend}: this graph store keeps no vectors")
             return vs
+        from kgservice.vectors.qdrant_store import QdrantLayout
+
         return open_vector_store(
             dim=self.embedder.dim, model_name=self.embedder.name, backend=s.vector_backend,
             url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
             path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate,
-            lock_wait=s.vector_lock_wait)
+            lock_wait=s.vector_lock_wait, layout=QdrantLayout.of(s))
 
     def vectors_if_open(self) -> VectorStore | None:
         """The vector store if this object already opened it, else None (never opens it)."""
