@@ -37,6 +37,15 @@ from kgservice.jobs.model import (
 from kgservice.stores.base import ReadOnlyError
 
 DEFAULT_MAX_ATTEMPTS = 3
+
+
+def submitted_message(user: str) -> str:
+    """A job's first event: who submitted it and, through a server, the request's id (the
+    X-Request-ID of the 202: what links a client's report, the server's log and the job)."""
+    from kgservice.request_context import current_request_id
+
+    rid = current_request_id()
+    return f"submitted by {user}" + (f" (request {rid})" if rid else "")
 LEASE_LOST = "lease expired {n} time(s) without the job finishing (worker killed or stuck?)"
 
 

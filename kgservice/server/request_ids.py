@@ -3,7 +3,7 @@
 report finds the request in the logs of whichever server answered it.
 
 The id is the one a trusted proxy sent (:mod:`kgservice.server.proxies`), or a new one. It lives
-in a context variable set by the outermost middleware: everything below it in the same task
+in a context variable (:mod:`kgservice.request_context`) set by the outermost middleware: everything below it in the same task
 sees it, the route's worker thread included (anyio copies the context into it), and so does
 uvicorn's own access line and its "Exception in ASGI application" report, which run in the
 request's task after the app returns.
@@ -19,12 +19,12 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from contextvars import ContextVar
 from typing import Any
+
+from kgservice.request_context import bind_request_id, current_request_id
 
 HEADER = b"x-request-id"
 _ID = re.compile(r"[A-Za-z0-9._:@+=/-]{1,128}")
-_current: ContextVar[str | None] = ContextVar("kg_request_id", default=None)
 
 
 def accepted(value: str | None) -> str | None:
@@ -40,18 +40,18 @@ def new_id() -> str:
 def bind(request_id: str | None) -> None:
     """The request id of everything that runs from here on in this context (not reset on
     purpose: the server's own report of the request comes after the app returned)."""
-    _current.set(request_id)
+    bind_request_id(request_id)
 
 
 def current() -> str | None:
-    return _current.get()
+    return current_request_id()
 
 
 class RequestIdFilter(logging.Filter):
     """Gives every record a ``request_id`` attribute (``-`` outside a request) for the format."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.request_id = _current.get() or "-"
+        record.request_id = current_request_id() or "-"
         return True
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from kgservice.errors import ServiceFileError
 from kgservice.jobs.model import Job, JobEvent
-from kgservice.jobs.queue import LEASE_LOST, JobQueue
+from kgservice.jobs.queue import LEASE_LOST, JobQueue, submitted_message
 from kgservice.stores import sqlite_file
 
 JOBS_FILE = "jobs.sqlite3"
@@ -116,7 +116,7 @@ class SqliteJobQueue(JobQueue):
                        "created, updated, max_attempts) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
                        (job_id, idem, kind, user, key, json.dumps(payload, ensure_ascii=False), digest, now, now,
                         self.max_attempts))
-            self._event(db, job_id, "queued", f"submitted by {user}", now)
+            self._event(db, job_id, "queued", submitted_message(user), now)
             row = db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return self._job(row), True
 
