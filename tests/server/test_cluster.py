@@ -221,8 +221,8 @@ def test_a_job_submitted_on_one_server_is_read_on_another_and_every_cache_follow
     question = "What does smoking cause?"
     for base in cluster.bases:  # each server answers and caches
         first = ask(base, question, h)
-        assert "s9" not in first["citations"]
-        assert ask(base, question, h)["usage"]["calls"] == 0  # its cache
+        assert "s9" not in first["cited"]
+        assert ask(base, question, h)["llm"]["calls"] == 0  # its cache
     with http() as c:
         r = c.post(cluster.proxy.url + "/v1/ingest", json={"units": "#s9 {smoking} [causes] {death}\n"},
                    headers={**h, "Idempotency-Key": "cluster-1"})
@@ -248,7 +248,7 @@ def test_a_job_submitted_on_one_server_is_read_on_another_and_every_cache_follow
     assert int(job["owner"].split(":")[1]) in {w.pid for w in cluster.workers}
     for base in cluster.bases:  # every server's cached answer followed the change
         after = ask(base, question, h)
-        assert "s9" in after["citations"] and after["usage"]["calls"] > 0, (base, after)
+        assert "s9" in after["cited"] and after["llm"]["calls"] > 0, (base, after)
         assert httpx.get(base + "/v1/units/s9", headers=h, timeout=60).status_code == 200
 
 
