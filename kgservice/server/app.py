@@ -76,6 +76,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with mcp.session_manager.run():
+            sc.peers.start()  # heartbeats in the store (a thread): how many servers share the rate limits
             if options.check_model:
                 import anyio.to_thread
 
@@ -88,7 +89,6 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                     m = sc.model_status
                     print(f"kg serve: model {m.model}: {m.state}" + (f" ({m.detail})" if m.detail else ""),
                           file=sys.stderr, flush=True)
-            sc.peers.start()  # heartbeats: how many servers share the rate limits
             if sc.runs_jobs:
                 sc.start_jobs(options.job_poll)
             if options.warm_up:
