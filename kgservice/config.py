@@ -117,6 +117,19 @@ class Settings:
     max_body: int = 1_048_576  # bytes; larger request bodies get 413 before they are read
     local_role: str = "reader"  # role of the local operator without a key: `kg mcp` (stdio), `kg serve --no-auth`
     metrics_public: bool = False  # /metrics without a key (for a scraper on a private network)
+    # failed authentications (API key or web sign-in) allowed per client address: refill per
+    # second and bucket size, for the whole deployment (shared out like rate_limit)
+    auth_fail_rate: float = 2.0
+    auth_fail_burst: int = 20
+    # proxies whose X-Forwarded-For / X-Forwarded-Proto / X-Request-ID are believed (addresses
+    # or CIDRs); a request from anywhere else is taken at its peer address (kgservice.server.proxies)
+    trusted_proxies: tuple[str, ...] = ()
+    # Qdrant server collections, applied when the collection is created (kgservice.vectors.qdrant_store)
+    qdrant_shards: int | None = None  # shard_number; None: the server's default (1 per node at creation)
+    qdrant_replicas: int | None = None  # replication_factor (>= 2 survives losing a node)
+    qdrant_write_consistency: int | None = None  # write_consistency_factor (replicas that must ack a write)
+    qdrant_quantization: str = "none"  # none | scalar (int8) | binary: a compressed copy searched in RAM
+    qdrant_on_disk: bool = False  # full vectors on disk (memmap) instead of RAM; pairs with quantization
 
     @property
     def vectors_in_graph(self) -> bool:
@@ -200,6 +213,14 @@ _ENV = {
     "KG_MAX_BODY": ("max_body", int),
     "KG_LOCAL_ROLE": ("local_role", str),
     "KG_METRICS_PUBLIC": ("metrics_public", lambda v: parse_bool("KG_METRICS_PUBLIC", v)),
+    "KG_AUTH_FAIL_RATE": ("auth_fail_rate", float),
+    "KG_AUTH_FAIL_BURST": ("auth_fail_burst", int),
+    "KG_TRUSTED_PROXIES": ("trusted_proxies", lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
+    "KG_QDRANT_SHARDS": ("qdrant_shards", int),
+    "KG_QDRANT_REPLICAS": ("qdrant_replicas", int),
+    "KG_QDRANT_WRITE_CONSISTENCY": ("qdrant_write_consistency", int),
+    "KG_QDRANT_QUANTIZATION": ("qdrant_quantization", str),
+    "KG_QDRANT_ON_DISK": ("qdrant_on_disk", lambda v: parse_bool("KG_QDRANT_ON_DISK", v)),
 }
 
 
@@ -258,6 +279,8 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         values["data_dir"] = Path(values["data_dir"])
     if "allowed_hosts" in values:
         values["allowed_hosts"] = tuple(str(h) for h in values["allowed_hosts"])
+    if "trusted_proxies" in values:
+        values["trusted_proxies"] = tuple(str(h) for h in values["trusted_proxies"])
     given = {k: v for k, v in (flags or {}).items() if v is not None}
     values.update(given)
     if values.get("neo4j_uri") and "backend" not in values:
@@ -279,6 +302,7 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
     if settings.backend == "neo4j" and not settings.neo4j_password:
         raise ConfigError(NEO4J_NO_PASSWORD)
     check_vector_backend(settings)
+    check_cluster_settings(settings)
     check_lexicon(settings, "KG_LEXICON" if env.get("KG_LEXICON") else f"lexicon_files in {path}")
     return settings
 
@@ -313,6 +337,28 @@ def check_vector_backend(settings: Settings) -> None:
     if settings.neo4j_vector_candidates is not None and not 1 <= settings.neo4j_vector_candidates <= 10_000:
         raise ConfigError("neo4j_vector_candidates (KG_NEO4J_VECTOR_CANDIDATES) must be between 1 and 10000 "
                           f"(neighbours asked of Neo4j's vector index per search), got {settings.neo4j_vector_candidates}")
+
+
+QUANTIZATIONS = ("none", "scalar", "binary")
+
+
+def check_cluster_settings(settings: Settings) -> None:
+    """The settings a deployment of several servers adds (trusted proxies, Qdrant collection
+    layout), checked at load so a typo is exit 2 naming the variable, not a surprise later."""
+    from kgservice.net import parse_networks
+
+    parse_networks(settings.trusted_proxies, "KG_TRUSTED_PROXIES (trusted_proxies)")
+    for name, var in (("qdrant_shards", "KG_QDRANT_SHARDS"), ("qdrant_replicas", "KG_QDRANT_REPLICAS"),
+                      ("qdrant_write_consistency", "KG_QDRANT_WRITE_CONSISTENCY")):
+        value = getattr(settings, name)
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ConfigError(f"{var} ({name}) must be a whole number >= 1, got {value!r}")
+    if settings.qdrant_quantization not in QUANTIZATIONS:
+        raise ConfigError(f"KG_QDRANT_QUANTIZATION (qdrant_quantization) must be one of {', '.join(QUANTIZATIONS)}, "
+                          f"got {settings.qdrant_quantization!r}")
+    if settings.auth_fail_rate < 0 or settings.auth_fail_burst < 1:
+        raise ConfigError("KG_AUTH_FAIL_RATE must be >= 0 and KG_AUTH_FAIL_BURST >= 1 "
+                          f"(got {settings.auth_fail_rate!r}, {settings.auth_fail_burst!r})")
 
 
 CONFIG_FILE = "kg.toml"

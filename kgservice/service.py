@@ -252,11 +252,13 @@ class KnowledgeBase:
             if vs is None:
                 raise ConfigError(f"KG_VECTOR_BACKEND={s.vector_backend}: this graph store keeps no vectors")
             return vs
+        from kgservice.vectors.qdrant_store import QdrantLayout
+
         return open_vector_store(
             dim=self.embedder.dim, model_name=self.embedder.name, backend=s.vector_backend,
             url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
             path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate,
-            lock_wait=s.vector_lock_wait)
+            lock_wait=s.vector_lock_wait, layout=QdrantLayout.of(s))
 
     def vectors_if_open(self) -> VectorStore | None:
         """The vector store if this object already opened it, else None (never opens it)."""
@@ -912,6 +914,15 @@ class KnowledgeBase:
         from kgservice.admin.backup import restore
 
         return restore(self, path, replace=replace, merge=merge, embed=embed)
+
+    def migrate(self, dry_run: bool = False) -> Any:
+        """``kg migrate``: every pending schema step of the store (those that lock out older
+        releases included), or with ``dry_run`` the list of them; a MigrationReport."""
+        from kgservice.stores.schema import migrate
+
+        if "store" not in self.__dict__:  # opened without applying steps, so the report shows them
+            self.__dict__["store"] = open_store(self.settings, schema_mode="check")
+        return migrate(self.store.schema_record(), read_only=self.settings.read_only, dry_run=dry_run)
 
     def cache_stats(self) -> dict[str, Any]:
         return self.caches.stats()

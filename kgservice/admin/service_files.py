@@ -8,7 +8,8 @@ started anew without touching a unit; what is lost differs, and the messages say
   ingest already stored stay stored); clients resubmit what was still queued;
 * ``keys.sqlite3`` - the API keys: every key stops working; create new ones with ``kg keys create``;
 * ``shared.sqlite3`` - saved results and the graphify community map: saved results are lost
-  (those already fed back by an export stay as units), community ids are computed again;
+  (those already fed back by an export stay as units), community ids are computed again, web
+  sign-ins end (the sessions table);
 * ``graph/changes.sqlite3`` - the change log that keeps every server's caches coherent: the new
   log starts above any version a server saw, with an "everything" change, so every cache clears.
 

@@ -168,6 +168,34 @@ class KeyStore(ABC):
             await anyio.to_thread.run_sync(self._touch_now, key_id)
         return principal
 
+    def principal(self, key_id: str) -> Principal | None:
+        """The principal of the active key ``key_id`` (no secret: the caller proved it earlier,
+        as a web session that signed in with the key), else None: a session checks its key
+        this way on every request, so revoking the key ends its sessions on every server."""
+        return self._active(key_id, self._lookup(key_id))
+
+    async def aprincipal(self, key_id: str) -> Principal | None:
+        """:meth:`principal` for the event loop (as :meth:`averify`)."""
+        import anyio.to_thread
+
+        if self.clock is None or not hasattr(self.clock, "aread"):
+            return await anyio.to_thread.run_sync(self.principal, key_id)
+        version = await self.clock.aread()
+        found = self._table_get(key_id, version)
+        if found is _MISSING:
+            found = await anyio.to_thread.run_sync(self._fetch, key_id, version)
+        principal = self._active(key_id, found)
+        if principal is not None and self._touch_due(key_id):
+            await anyio.to_thread.run_sync(self._touch_now, key_id)
+        return principal
+
+    @staticmethod
+    def _active(key_id: str, found: tuple[ApiKey, str] | None) -> Principal | None:
+        record = found[0] if found is not None else None
+        if record is None or not record.active:
+            return None
+        return Principal(user=record.user, role=record.role, key_id=key_id)
+
     @staticmethod
     def _check(key_id: str, secret: str, found: tuple[ApiKey, str] | None) -> Principal | None:
         record, stored = found if found is not None else (None, None)

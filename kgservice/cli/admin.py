@@ -1,4 +1,4 @@
-"""``kg doctor [--repair]``, ``kg dump FILE``, ``kg restore FILE``: registered by :func:`register`.
+"""``kg doctor [--repair]``, ``kg dump FILE``, ``kg restore FILE``, ``kg migrate``: registered by :func:`register`.
 
 Exit codes: 0 = consistent / done; 1 = problems remain (or the service failed);
 2 = bad input (a damaged dump file, a conflicting restore).
@@ -127,7 +127,37 @@ def restore_cmd(
                          if info.get("saved_results_restored") else ""), highlight=False)
 
 
+def migrate_cmd(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say which steps would run; change nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Bring the store's schema up to this release's version, in place. Steps that only add run
+    by themselves whenever a store is opened; a step that older releases cannot work beside runs
+    only here: stop the older servers and workers first. Exit 1 if the store is newer than this
+    kgservice."""
+    from kgservice.cli.common import knowledge_base, out, print_json, refuse_beside_server
+
+    if not dry_run:
+        refuse_beside_server(ctx, "`kg migrate`")
+    with knowledge_base(ctx) as kb:
+        report = kb.migrate(dry_run=dry_run)
+        if as_json:
+            print_json(report.model_dump())
+            return
+        if not report.applied:
+            out.print(f"schema version {report.after}: up to date", highlight=False)
+            return
+        start = "an empty store" if report.fresh else f"schema version {report.before}"
+        verb = "would run" if dry_run else "ran"
+        out.print(f"{start} -> {report.after} ({verb} {len(report.applied)} step(s); kgservice schema "
+                  f"{report.compat} or later can use it):", highlight=False, markup=False)
+        for step in report.applied:
+            out.print(f"  {step['version']}: {step['what']}", highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
+    app.command("migrate")(migrate_cmd)
     app.command("doctor")(doctor)
     app.command("dump")(dump_cmd)
     app.command("restore")(restore_cmd)

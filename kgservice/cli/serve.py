@@ -78,9 +78,11 @@ def serve_command(
                 err.print("no API keys yet: every request will get 401; create one with "
                           "`kg keys create --user NAME --role admin`", markup=False, highlight=False)
     from kgservice.server.logs import install_access_log_redaction
+    from kgservice.server.request_ids import log_config
 
+    # proxy headers are read by the app itself, from KG_TRUSTED_PROXIES only (kgservice.server.proxies)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=True,
-                            lifespan="on", proxy_headers=False, server_header=False)
+                            lifespan="on", proxy_headers=False, server_header=False, log_config=log_config())
     install_access_log_redaction()  # after Config: it configures uvicorn's loggers
     server = uvicorn.Server(config)
     try:

@@ -1,4 +1,4 @@
-"""``kg worker`` (run queued ingest jobs until stopped) and ``kg jobs`` (list, show, cancel):
+"""``kg worker`` (run queued ingest jobs until stopped) and ``kg jobs`` (list, show, cancel, prune):
 registered by :func:`register`. The CLI talks to the job store directly, as the local operator
 (every user's jobs, like an admin key); the server's routes and tools apply roles."""
 
@@ -56,7 +56,7 @@ def worker(
         out.print(f"{n} job(s) handled", highlight=False)
 
 
-jobs_app = typer.Typer(help="Durable ingest jobs (kg worker runs them): list, show, cancel.", no_args_is_help=True)
+jobs_app = typer.Typer(help="Durable ingest jobs (kg worker runs them): list, show, cancel, prune.", no_args_is_help=True)
 
 
 @jobs_app.command("list")
@@ -108,6 +108,27 @@ def jobs_cancel(ctx: typer.Context, job_id: Annotated[str, typer.Argument(help="
         else:
             out.print(f"job {job.id}: running; cancel requested (its worker stops at its next check, best effort)",
                       highlight=False, markup=False)
+
+
+@jobs_app.command("prune")
+def jobs_prune(
+    ctx: typer.Context,
+    older_than: Annotated[float, typer.Option("--older-than", metavar="DAYS", min=0,
+                                              help="Delete finished jobs last changed more than DAYS days ago.")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Delete finished jobs (done, failed, cancelled) older than DAYS, with their events; queued
+    and running jobs are kept. A pruned job's id is no longer found, and its idempotency key may
+    be used again. The same as POST /v1/jobs/prune (admin)."""
+    from kgservice.cli.common import print_json
+
+    with knowledge_base(ctx) as kb:
+        n = kb.jobs.prune(older_than)
+        if as_json:
+            print_json({"pruned": n, "older_than_days": older_than})
+            return
+        out.print(f"pruned {n} finished job(s) last changed more than {older_than:g} day(s) ago", highlight=False,
+                  markup=False)
 
 
 def register(app: typer.Typer) -> None:

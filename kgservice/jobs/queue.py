@@ -37,6 +37,15 @@ from kgservice.jobs.model import (
 from kgservice.stores.base import ReadOnlyError
 
 DEFAULT_MAX_ATTEMPTS = 3
+
+
+def submitted_message(user: str) -> str:
+    """A job's first event: who submitted it and, through a server, the request's id (the
+    X-Request-ID of the 202: what links a client's report, the server's log and the job)."""
+    from kgservice.request_context import current_request_id
+
+    rid = current_request_id()
+    return f"submitted by {user}" + (f" (request {rid})" if rid else "")
 LEASE_LOST = "lease expired {n} time(s) without the job finishing (worker killed or stuck?)"
 
 
@@ -110,6 +119,21 @@ class JobQueue(ABC):
     @abstractmethod
     def _cancel(self, job_id: str, by: str) -> tuple[str, Job]:
         """('cancelled' | 'requested' | 'final', the job after the change). Lock, then check."""
+
+    def prune(self, older_than_days: float) -> int:
+        """Delete finished jobs (done, failed, cancelled) last changed more than
+        ``older_than_days`` days ago, with their events; how many. Queued and running jobs are
+        never touched. Once pruned, a job's id is 404 and its idempotency key is free again."""
+        if self.read_only:
+            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); jobs cannot be pruned")
+        days = float(older_than_days)
+        if not days >= 0 or days == float("inf"):
+            raise InvalidJob(f"older_than_days: must be a number of days >= 0, got {older_than_days!r}")
+        return self._prune(days * 86_400)
+
+    @abstractmethod
+    def _prune(self, age_s: float) -> int:
+        """Delete finished jobs whose last change is more than ``age_s`` seconds old."""
 
     def cancelled(self, job_id: str, worker_id: str, message: str) -> bool:
         """The worker holding a job stops it as cancelled (it saw ``cancel_requested``)."""

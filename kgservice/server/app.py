@@ -78,6 +78,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
             # built and run beside it, /readyz reports the check ("checking" until it ends), and
             # a question asked during the warm-up waits for it (KnowledgeBase.ask)
             tg.start_soon(mcp_app.run)
+            sc.peers.start()  # heartbeats in the store (a thread): how many servers share the rate limits
             if options.check_model:
                 sc.start_model_check(announce=options.announce)
             if sc.runs_jobs:
@@ -88,6 +89,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                 yield
             finally:
                 mcp_app.stop()
+                sc.peers.stop()
                 sc.stop_jobs()
                 sc.close()
                 if options.announce:
@@ -124,8 +126,9 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     posts = {r.path: r for r in app.routes if isinstance(r, APIRoute) and "POST" in r.methods}
     app.add_middleware(CachedReplies, ctx=sc, routes=posts,  # innermost: after the key check
                        handlers=app.exception_handlers)
-    limiter = TokenBuckets(settings.rate_limit, settings.rate_burst)
-    failures = TokenBuckets(2.0, 20)
+    # the limits are the deployment's, shared out among the servers of the store (kgservice.server.peers)
+    limiter = TokenBuckets(settings.rate_limit, settings.rate_burst, share=sc.peers.share)
+    failures = TokenBuckets(settings.auth_fail_rate, settings.auth_fail_burst, share=sc.peers.share)
     app.add_middleware(Authenticate, keys=sc.keys, public=is_public, limiter=limiter, failures=failures,
                        local=local, on_event=lambda e: sc.metrics.auth.labels(e).inc())
     from kgservice.web import WebGate  # the team's web page at / (session cookie -> the same principals)
@@ -135,4 +138,9 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     app.add_middleware(BodyLimit, max_bytes=settings.max_body)
     app.add_middleware(HostCheck, allowed=hosts)
     app.add_middleware(MetricsMiddleware, metrics=sc.metrics)
+    from kgservice.net import parse_networks
+    from kgservice.server.proxies import ProxyHeaders
+
+    # outermost: every gate, route and log line after it sees the client and the request id it settles
+    app.add_middleware(ProxyHeaders, trusted=parse_networks(settings.trusted_proxies, "KG_TRUSTED_PROXIES"))
     return app

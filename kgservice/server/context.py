@@ -32,6 +32,18 @@ class ServerContext:
     _keys: KeyStore | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _mirror: GraphMirror | None = None
+    _peers: Any = None
+
+    @property
+    def peers(self) -> Any:
+        """The servers sharing this store (:class:`kgservice.server.peers.Peers`), made on first use."""
+        with self._lock:
+            if self._peers is None:
+                from kgservice.server.peers import Peers
+
+                self._peers = Peers(self.kb.store.server_registry(), read_only=self.settings.read_only)
+                self.metrics.watch_peers(self._peers)
+            return self._peers
 
     @property
     def out_dir(self) -> Path:

@@ -54,7 +54,12 @@ def status_of(exc: BaseException) -> int:
 
 
 def error_body(status: int, message: str, **extra: Any) -> dict[str, Any]:
-    return {"detail": message, "status": status, **extra}
+    """The one error envelope: ``detail``, ``status`` and, inside a request, its ``request_id``
+    (the ``X-Request-ID`` of the reply: what to quote when asking about a failure)."""
+    from kgservice.server.request_ids import current
+
+    rid = current()
+    return {"detail": message, "status": status, **extra, **({"request_id": rid} if rid else {})}
 
 
 def _fields(errors: list[dict[str, Any]]) -> str:

@@ -39,6 +39,11 @@ class Metrics:
               "one read answers every request that arrived before it started",
               registry=self.registry).set_function(lambda: clock.calls)
 
+    def watch_peers(self, peers: Any) -> None:
+        """How many servers this one counts as sharing its store (the rate limits' divisor)."""
+        Gauge("kg_servers_live", "kg serve processes with a live heartbeat in the store (this one included); "
+              "each enforces 1/N of the rate limits", registry=self.registry).set_function(peers.share)
+
     def expose(self) -> bytes:
         """This app's metrics, then the process-wide default registry: the job counters
         (kgservice.jobs.metrics, counted where job state changes) and process metrics."""

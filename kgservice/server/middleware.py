@@ -1,6 +1,7 @@
 """Pure-ASGI gates in front of REST and MCP alike (no BaseHTTPMiddleware: it buffers SSE).
 
-Order, outermost first: metrics → Host check (421) → body limit (413) → key check (401) and
+Order, outermost first: proxy headers and request id (:mod:`kgservice.server.proxies`) →
+metrics → Host check (421) → body limit (413) → key check (401) and
 per-key rate limit (429). The principal lands in ``scope["kg.principal"]``; REST routes
 check its role with :func:`kgservice.server.deps.need`, MCP tools with the same function.
 Keys are never logged: only the key id appears anywhere.
@@ -27,7 +28,9 @@ PRINCIPAL = "kg.principal"
 
 async def send_json(send: Callable[[dict], Awaitable[None]], status: int, detail: str,
                     headers: Iterable[tuple[str, str]] = ()) -> None:
-    body = json.dumps({"detail": detail, "status": status}).encode()
+    from kgservice.server.errors import error_body
+
+    body = json.dumps(error_body(status, detail)).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             *((k.encode(), v.encode()) for k, v in headers)]})
@@ -189,27 +192,43 @@ class BodyLimit:
 # -- rate limit ---------------------------------------------------------------------------------
 
 class TokenBuckets:
-    """One token bucket per caller key, in process (approximate across several servers)."""
+    """One token bucket per caller key. ``rate`` / ``burst`` are the deployment's: with ``share``
+    (how many servers share the limit, :mod:`kgservice.server.peers`) this server refills at
+    rate/N and holds burst/N (at least one token), so N servers behind an even balancer admit
+    the setting, not N times it."""
 
-    def __init__(self, rate: float, burst: int):
+    def __init__(self, rate: float, burst: int, share: Callable[[], int] | None = None):
         self.rate = float(rate)
         self.burst = max(1, int(burst))
+        self.share = share or (lambda: 1)
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
+
+    def here(self) -> tuple[float, float]:
+        """(rate, bucket size) this server enforces now."""
+        n = max(1, int(self.share()))
+        return self.rate / n, max(1.0, self.burst / n)
 
     def take(self, who: str) -> float:
         """0 if allowed, else the seconds to wait before a token is available."""
         if self.rate <= 0:
             return 0.0
+        rate, size = self.here()
         now = time.monotonic()
         with self._lock:
-            tokens, last = self._buckets.get(who, (float(self.burst), now))
-            tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+            tokens, last = self._buckets.get(who, (size, now))
+            tokens = min(size, tokens + (now - last) * rate)
             if tokens >= 1.0:
                 self._buckets[who] = (tokens - 1.0, now)
                 return 0.0
             self._buckets[who] = (tokens, now)
-            return (1.0 - tokens) / self.rate
+            return (1.0 - tokens) / rate
+
+    def described(self) -> str:
+        """The limit as a 429 says it: the deployment's, and this server's share when shared."""
+        n = max(1, int(self.share()))
+        whole = f"{self.rate:g}/s, burst {self.burst}"
+        return whole if n == 1 else f"{whole} across {n} servers: {self.rate / n:.3g}/s on this one"
 
 
 # -- keys ---------------------------------------------------------------------------------------
@@ -273,8 +292,8 @@ class Authenticate:
             wait = self.limiter.take(principal.key_id or f"user:{principal.user}")
             if wait > 0:
                 self.on_event("rate_limited")
-                await send_json(send, 429, f"rate limit for this key reached ({self.limiter.rate:g}/s, "
-                                           f"burst {self.limiter.burst}); retry after the given seconds",
+                await send_json(send, 429, f"rate limit for this key reached ({self.limiter.described()}); "
+                                           "retry after the given seconds",
                                 [("retry-after", str(max(1, math.ceil(wait))))])
                 return
         scope[PRINCIPAL] = principal

@@ -266,3 +266,13 @@ class KeyCreated(BaseModel):
     user: str
     role: str
     created: str
+
+
+class JobsPruneIn(Strict):
+    """``POST /v1/jobs/prune``: finished jobs last changed more than this many days ago go."""
+    older_than_days: float = Field(ge=0, le=1e6)
+
+
+class JobsPruned(BaseModel):
+    pruned: int
+    older_than_days: float

@@ -351,6 +351,22 @@ class GraphStore(ABC):
         nothing else to run. None when the backend keeps no vectors itself."""
         return None
 
+    def session_table(self) -> Any:
+        """Where web sign-ins are kept so every server of this store knows them
+        (:class:`kgservice.stores.sessions.SessionTable`), or None: the web page then keeps
+        them in its own process (a read-only server does too: it cannot write them)."""
+        return None
+
+    def schema_record(self) -> Any:
+        """This store's schema version record (:class:`kgservice.stores.schema.SchemaRecord`),
+        checked whenever the store is opened; None for a backend without one."""
+        return None
+
+    def server_registry(self) -> Any:
+        """Heartbeats of the servers sharing this store (:mod:`kgservice.server.peers` shares
+        the rate limits out among them), or None: a store one server owns has one server."""
+        return None
+
     # -- state every server of this store shares (kgservice.stores.shared) -------------
     @abstractmethod
     def save_result(self, record: SavedResult) -> None:

@@ -24,7 +24,9 @@ def missing_store(settings: Settings) -> str | None:
     return None
 
 
-def open_store(settings: Settings) -> GraphStore:
+def open_store(settings: Settings, schema_mode: str = "auto") -> GraphStore:
+    """The store, its schema version checked (and brought up to date in place where that only
+    adds: :func:`kgservice.stores.schema.open_schema`; ``schema_mode="check"`` for ``kg migrate``)."""
     if settings.backend == "neo4j":
         from kgservice.stores.neo4j import Neo4jStore  # driver import only when used
 
@@ -38,7 +40,15 @@ def open_store(settings: Settings) -> GraphStore:
             # one request waits about store_timeout for a server that went away, then reports it
             connection_timeout=max(0.5, settings.store_timeout / 2),
             max_transaction_retry_time=max(0.5, settings.store_timeout / 2),
+            schema_mode=schema_mode,
         )
     from kgservice.stores.embedded import EmbeddedStore
+    from kgservice.stores.schema import open_schema
 
-    return EmbeddedStore(settings.data_dir / "graph")
+    store = EmbeddedStore(settings.data_dir / "graph")
+    try:
+        open_schema(store.schema_record(), read_only=settings.read_only, mode=schema_mode)
+    except BaseException:
+        store.close()
+        raise
+    return store

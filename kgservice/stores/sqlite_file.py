@@ -30,7 +30,8 @@ from kgservice.errors import ServiceFileError
 CONSEQUENCE = {
     "jobs.sqlite3": "the job queue starts empty (units already stored stay; resubmit what was still queued)",
     "keys.sqlite3": "every API key stops working: create new ones with `kg keys create`",
-    "shared.sqlite3": "saved results are lost (those an export fed back stay as units); community ids are computed again",
+    "shared.sqlite3": "saved results are lost (those an export fed back stay as units); community ids are computed "
+                      "again; web sign-ins end",
     "changes.sqlite3": "a new change log starts above every version seen, and every server's caches clear",
     "documents.sqlite3": "the record of ingested documents starts empty (their units stay; an unchanged "
                          "document is extracted again on its next ingest)",

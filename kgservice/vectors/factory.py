@@ -47,6 +47,7 @@ def open_vector_store(
     backend: str = "auto",
     recreate: bool = False,
     lock_wait: float = 0.0,
+    layout: Any = None,
 ) -> VectorStore:
     """Open the vector store for a data directory or server.
 
@@ -56,6 +57,9 @@ def open_vector_store(
     ``lock_wait``: a local directory is owned by one process at a time. Writers hold it only
     while they upsert (see ``KnowledgeBase.embed_nodes``), so a reader that finds it locked
     waits up to ``lock_wait`` seconds for it instead of failing at once.
+
+    ``layout``: a :class:`~kgservice.vectors.qdrant_store.QdrantLayout` for a collection a Qdrant
+    server creates (shards, replicas, write consistency, quantization); local stores ignore it.
     """
     backend = resolve_backend(backend, path=path, url=url, collection=collection)
     deadline = time.monotonic() + max(0.0, float(lock_wait))
@@ -63,7 +67,7 @@ def open_vector_store(
     while True:
         try:
             return _open(backend, dim=dim, model_name=model_name, path=path, url=url, api_key=api_key,
-                         collection=collection, recreate=recreate)
+                         collection=collection, recreate=recreate, layout=layout)
         except VectorStoreLocked:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -73,11 +77,12 @@ def open_vector_store(
 
 
 def _open(backend: str, *, dim: int, model_name: str, path: str | Path | None, url: str | None,
-          api_key: str | None, collection: str, recreate: bool) -> VectorStore:
+          api_key: str | None, collection: str, recreate: bool, layout: Any = None) -> VectorStore:
     if backend == "edge":
         if path is None or url is not None:
             raise ConfigError("the edge backend needs a local path (and no url)")
         return EdgeVectorStore(dim=dim, model_name=model_name, path=path, collection=collection, recreate=recreate)
     return QdrantVectorStore(
-        dim=dim, model_name=model_name, path=path, url=url, api_key=api_key, collection=collection, recreate=recreate
+        dim=dim, model_name=model_name, path=path, url=url, api_key=api_key, collection=collection, recreate=recreate,
+        layout=layout if url is not None else None,
     )

@@ -15,9 +15,11 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -44,13 +46,66 @@ from .base import (
     vectors_by_node,
 )
 
-__all__ = ["NODE_NAMESPACE", "QdrantVectorStore"]
+__all__ = ["NODE_NAMESPACE", "QdrantLayout", "QdrantVectorStore"]
 
 _META_MODEL = "kg_model_name"
 _META_DIM = "kg_dim"
 _META_SCHEMA = "kg_vectors_schema"
 _SCHEMA = 1
 _BATCH = 1024
+
+
+@dataclass(frozen=True)
+class QdrantLayout:
+    """How a collection on a Qdrant server (a cluster) is laid out; applied when it is created.
+
+    ``shards`` (shard_number) spread the points over nodes; ``replicas`` (replication_factor)
+    keep that many copies of each shard (>= 2: losing one node loses nothing);
+    ``write_consistency`` (write_consistency_factor) is how many replicas acknowledge a write
+    before it returns; ``quantization`` keeps a compressed copy in RAM for search (``scalar``:
+    int8, a quarter of float32; ``binary``: 1 bit per dimension) and ``on_disk`` keeps the full
+    vectors on disk (memory-mapped), for rescoring. None / "none" / False: the server's default.
+    Shard count and replication are fixed at creation (Qdrant changes them by moving shards, an
+    operator's task): a collection created otherwise is used as it is, with a warning."""
+
+    shards: int | None = None
+    replicas: int | None = None
+    write_consistency: int | None = None
+    quantization: str = "none"
+    on_disk: bool = False
+
+    @classmethod
+    def of(cls, settings: Any) -> "QdrantLayout":
+        return cls(shards=settings.qdrant_shards, replicas=settings.qdrant_replicas,
+                   write_consistency=settings.qdrant_write_consistency,
+                   quantization=settings.qdrant_quantization, on_disk=settings.qdrant_on_disk)
+
+    def quantization_config(self) -> Any:
+        from qdrant_client import models
+
+        if self.quantization == "scalar":
+            return models.ScalarQuantization(scalar=models.ScalarQuantizationConfig(
+                type=models.ScalarType.INT8, always_ram=True))
+        if self.quantization == "binary":
+            return models.BinaryQuantization(binary=models.BinaryQuantizationConfig(always_ram=True))
+        return None
+
+    def differences(self, params: Any) -> list[str]:
+        """What an existing collection's params (``info.config.params``) hold that this layout does not."""
+        found = []
+        for name, want, have in (("shard_number", self.shards, getattr(params, "shard_number", None)),
+                                 ("replication_factor", self.replicas, getattr(params, "replication_factor", None)),
+                                 ("write_consistency_factor", self.write_consistency,
+                                  getattr(params, "write_consistency_factor", None))):
+            if want is not None and have is not None and want != have:
+                found.append(f"{name} {have} (configured {want})")
+        return found
+
+
+#: writes go through each shard's permanent leader, in one order on every replica: a forget's
+#: delete and a re-ingest's upsert of the same node from two workers cannot end in a state
+#: that differs between replicas (the cost: writes wait while a shard's leader is down)
+WRITE_ORDERING = "strong"
 
 
 class _Guard:
@@ -94,6 +149,7 @@ class QdrantVectorStore:
         recreate: bool = False,
         timeout: int | None = None,
         connect_attempts: int = 4,
+        layout: QdrantLayout | None = None,
     ):
         from qdrant_client import QdrantClient
 
@@ -105,6 +161,7 @@ class QdrantVectorStore:
         self.collection = collection
         self.path = Path(path) if path is not None else None
         self.url = url
+        self.layout = layout or QdrantLayout()
         self._where = str(self.path) if self.path is not None else (url or ":memory:")
         self._lock = _Guard(self._where, local=url is None)
 
@@ -153,9 +210,15 @@ class QdrantVectorStore:
     def _create(self) -> None:
         from qdrant_client import models
 
+        lay = self.layout
         self._client.create_collection(
             self.collection,
-            vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE),
+            vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE,
+                                               on_disk=True if lay.on_disk else None),
+            shard_number=lay.shards,
+            replication_factor=lay.replicas,
+            write_consistency_factor=lay.write_consistency,
+            quantization_config=lay.quantization_config(),
             metadata=self._metadata(),
         )
 
@@ -198,6 +261,12 @@ class QdrantVectorStore:
                 problems.append(f"distance {stored_distance} (expected Cosine)")
             if problems:
                 raise VectorStoreMismatch(mismatch_message(self.collection, self._where, problems))
+            other = self.layout.differences(info.config.params) if self.url is not None else []
+            if other:
+                logging.getLogger(__name__).warning(
+                    "Qdrant collection %r at %s was created with %s; it is used as it is (shards and replicas "
+                    "are changed on the server: Qdrant's replicate/move shard operations)", self.collection,
+                    self._where, ", ".join(other))
 
     # ------------------------------------------------------------------ helpers
 
@@ -222,6 +291,7 @@ class QdrantVectorStore:
                         ids=[r[1] for r in chunk], vectors=[r[2].tolist() for r in chunk], payloads=[r[3] for r in chunk]
                     ),
                     wait=True,
+                    ordering=models.WriteOrdering(WRITE_ORDERING),
                 )
 
     def search(self, vector: np.ndarray, top_k: int = 10, threshold: float = 0.0) -> list[tuple[str, float]]:
@@ -259,7 +329,8 @@ class QdrantVectorStore:
         with self._lock:
             for s in range(0, len(pids), _BATCH):
                 self._client.delete(
-                    self.collection, points_selector=models.PointIdsList(points=pids[s : s + _BATCH]), wait=True
+                    self.collection, points_selector=models.PointIdsList(points=pids[s : s + _BATCH]), wait=True,
+                    ordering=models.WriteOrdering(WRITE_ORDERING),
                 )
 
     def ids(self) -> set[str]:

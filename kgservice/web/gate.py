@@ -19,7 +19,7 @@ from typing import Any
 
 from kgservice.server.auth import KeyStore
 from kgservice.server.middleware import PRINCIPAL, TokenBuckets, send_json
-from kgservice.web.session import Sessions, cookie_of, csrf_ok
+from kgservice.web.session import cookie_of, csrf_ok, sessions_for
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -59,17 +59,21 @@ class WebGate:
         self.keys = keys
         self.limiter = limiter or TokenBuckets(0, 1)
         self.failures = failures or TokenBuckets(0, 1)
-        self.sessions = Sessions()
+        # in the store, so every server behind a balancer knows every sign-in (kgservice.web.session)
+        self.sessions = sessions_for(settings, ctx.kb.store)
         self.pages = build_pages(self, settings, ctx)
 
     async def principal(self, scope: dict):
-        """(session, principal) of the request's cookie, or (None, None)."""
-        session = self.sessions.get(cookie_of(scope))
+        """(session, principal) of the request's cookie, or (None, None). The session's key is
+        checked every time: a key revoked on any server ends its sessions on all of them."""
+        session = await self.sessions.aget(cookie_of(scope))
         if session is None:
             return None, None
-        principal = await self.keys().averify(session.key)
+        principal = await self.keys().aprincipal(session.key_id)
         if principal is None:  # revoked since sign-in: the session ends with the key
-            self.sessions.drop(session.token)
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(self.sessions.drop, session.token)
             return None, None
         return session, principal
 
@@ -96,8 +100,8 @@ class WebGate:
             if principal is not None:
                 wait = self.limiter.take(principal.key_id or f"user:{principal.user}")
                 if wait > 0:
-                    await too_many(send, wait, f"rate limit for this key reached ({self.limiter.rate:g}/s, "
-                                               f"burst {self.limiter.burst}); retry after the given seconds")
+                    await too_many(send, wait, f"rate limit for this key reached ({self.limiter.described()}); "
+                                               "retry after the given seconds")
                     return
         await self.pages(scope, receive, send)
 

@@ -92,8 +92,8 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
             if not principal.allows(role):
                 return render("denied.html", request, status=403, needed=role.value)
             kw = await extra(request, principal) if extra else {}
-            if request.method == "GET" and session is not None:
-                kw.update(session.take_flash(request.url.path))  # what the last form did, once
+            if request.method == "GET" and session is not None:  # what the last form did, once
+                kw.update(await run_in_threadpool(session.take_flash, request.url.path))
             return render(name, request, **kw)
         return endpoint
 
@@ -117,7 +117,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
                 return render("login.html", request, status=429, headers={"retry-after": str(max(1, int(wait + 0.999)))},
                               error="Too many failed sign-ins from this address: wait a little and try again.")
             return render("login.html", request, status=401, error="That key is not valid (or it was revoked).")
-        session = gate.sessions.create(key)
+        session = await run_in_threadpool(gate.sessions.create, principal.key_id)
         resp = RedirectResponse("/ui/ask", status_code=303)
         resp.set_cookie(COOKIE, session.token, max_age=int(gate.sessions.ttl), httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/")
@@ -138,7 +138,7 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         session, p, _ = await write_check(request, Role.reader)
         if isinstance(p, Response):
             return p
-        gate.sessions.drop(session.token)
+        await run_in_threadpool(gate.sessions.drop, session.token)
         resp = RedirectResponse("/ui/login", status_code=303)
         resp.delete_cookie(COOKIE, path="/")
         return resp
@@ -172,9 +172,10 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
             key, rec = await run_in_threadpool(gate.keys().create, str(form.get("user") or ""),
                                                str(form.get("role") or "reader"))
         except InputError as exc:
-            session.set_flash("/ui/admin", error=str(exc))
+            await run_in_threadpool(session.set_flash, "/ui/admin", error=str(exc))
         else:
-            session.set_flash("/ui/admin", created={"key": key, "user": rec.user, "role": rec.role.value})
+            await run_in_threadpool(session.set_flash, "/ui/admin",
+                                    created={"key": key, "user": rec.user, "role": rec.role.value})
         return RedirectResponse("/ui/admin", status_code=303)
 
     async def key_revoke(request: Request) -> Response:
@@ -187,23 +188,23 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         if isinstance(p, Response):
             return p
 
-        def back(**flash: Any) -> Response:
-            session.set_flash("/ui/admin", **flash)
+        async def back(**flash: Any) -> Response:
+            await run_in_threadpool(session.set_flash, "/ui/admin", **flash)
             return RedirectResponse("/ui/admin", status_code=303)
 
         key_id = str(form.get("key_id") or "")
         if form.get("confirm") != "yes":
-            return back(error="Tick the confirmation box first: no key was revoked.")
+            return await back(error="Tick the confirmation box first: no key was revoked.")
         keys = gate.keys()
         listed = await run_in_threadpool(keys.list)
         target = next((k for k in listed if k.key_id == key_id), None)
         if target is None:
-            return back(error=f"no API key with id {key_id!r}")
+            return await back(error=f"no API key with id {key_id!r}")
         if only_admin(listed, target):
-            return back(error=f"{key_id} is the only active admin key: create another admin key before "
+            return await back(error=f"{key_id} is the only active admin key: create another admin key before "
                               "revoking it (nobody could manage keys from the page or the API afterwards).")
         await run_in_threadpool(keys.revoke, key_id)
-        return back(notice=f"Revoked key {key_id} ({target.user}, {target.role.value}).")
+        return await back(notice=f"Revoked key {key_id} ({target.user}, {target.role.value}).")
 
     # -- Documents (the knowledge base's lifecycle methods; writes need the writer role, undo admin)
     def doc_jobs(principal: Principal) -> dict:
@@ -246,20 +247,20 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
             return p
         back = safe_back(str(form.get("back") or ""), "/ui/documents")
 
-        def redirect(**flash: Any) -> Response:
-            session.set_flash(urlsplit(back).path, **flash)
+        async def redirect(**flash: Any) -> Response:
+            await run_in_threadpool(session.set_flash, urlsplit(back).path, **flash)
             return RedirectResponse(back, status_code=303)
 
         kept = {"replace_text": str(form.get("text"))} if form.get("text") else {}
         if form.get("confirm") != "yes":
-            return redirect(error="Tick the confirmation box first: nothing was changed.", **kept)
+            return await redirect(error="Tick the confirmation box first: nothing was changed.", **kept)
         try:
             res = await run_in_threadpool(action, form, p)
         except InputError as exc:
-            return redirect(error=str(exc), **kept)
+            return await redirect(error=str(exc), **kept)
         if isinstance(res, Job):  # replace and forget are jobs, as over REST: the page follows it live
-            return redirect(queued={"job_id": res.id, "kind": res.kind})
-        return redirect(done=res.model_dump(mode="json"))
+            return await redirect(queued={"job_id": res.id, "kind": res.kind})
+        return await redirect(done=res.model_dump(mode="json"))
 
     def writes(role: Role, action: Any):
         async def endpoint(request: Request) -> Response:

@@ -239,3 +239,86 @@ def test_the_worker_healthcheck_is_a_command_the_cli_accepts():
     ctx = group.make_context("kg", list(test[2:]), resilient_parsing=False)
     name, cmd, rest = group.resolve_command(ctx, list(test[2:]))
     cmd.make_context(name, rest)
+
+
+# -- compose/cluster.yml: several servers behind a balancer (docs/deploy.md) ---------------------
+
+def _cluster() -> dict:
+    return yaml.safe_load((ROOT / "compose" / "cluster.yml").read_text("utf-8"))
+
+
+def test_the_cluster_file_is_valid_for_the_compose_specification():
+    assert _schema_errors(_cluster()) == []
+
+
+def test_the_cluster_pins_its_images_and_builds_kgservice_from_the_wheel():
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+    for name, svc in _cluster()["services"].items():
+        repo, _, tag = _default(svc["image"]).rpartition(":")
+        assert repo and re.match(r"v?\d+\.\d+\.\d+", tag), f"{name}: image {svc['image']!r} is not pinned"
+        if repo == "kgservice":
+            assert tag == version and svc["build"]["dockerfile"] == "compose/Dockerfile"
+
+
+def test_the_cluster_starts_each_service_after_what_it_needs():
+    services = _cluster()["services"]
+    assert services["api"]["deploy"]["replicas"] == 3 and services["worker"]["deploy"]["replicas"] == 2
+    for name, svc in services.items():
+        if name != "migrate":  # one shot: done, not healthy
+            assert "test" in svc.get("healthcheck", {}), f"{name} has no healthcheck"
+        for dep, cond in (svc.get("depends_on") or {}).items():
+            want = "service_completed_successfully" if dep == "migrate" else "service_healthy"
+            assert cond == {"condition": want}, (name, dep, cond)
+    for name in ("api", "worker"):  # no server or worker of a new image before its kg migrate
+        assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert [n for n, s in services.items() if s.get("ports")] == ["balancer"]  # the one way in
+
+
+def test_the_cluster_commands_and_settings_are_the_current_clis():
+    from kgservice.cli.app import app
+    from kgservice.config import _ENV, load_settings
+    from kgservice.net import is_in, parse_networks
+
+    doc = _cluster()
+    services = doc["services"]
+    group = typer.main.get_command(app)
+    for name in ("migrate", "api", "worker"):
+        (line,) = re.findall(r"exec /venv/bin/kg ([^;]+)", " ".join(services[name]["command"][2:]))
+        args = shlex.split(line)
+        ctx = group.make_context("kg", list(args), resilient_parsing=False)
+        sub, cmd, rest = group.resolve_command(ctx, list(args))
+        cmd.make_context(sub, rest)
+        assert services[name]["environment"] == services["api"]["environment"]  # one anchor
+    env = services["api"]["environment"]
+    assert {k for k in env if k.startswith("KG_")} <= set(_ENV)
+    given = {k: _interpolate(v, {"KG_NEO4J_URI": "neo4j+s://db.example:7687", "NEO4J_PASSWORD": "secret-pw"})
+             for k, v in env.items()}
+    settings = load_settings(env=given)  # every value passes the config's own checks
+    assert (settings.qdrant_shards, settings.qdrant_replicas, settings.qdrant_quantization) == (6, 2, "scalar")
+    # the servers trust the balancer's fixed address, and only it
+    balancer_ip = services["balancer"]["networks"]["kg"]["ipv4_address"]
+    subnet = doc["networks"]["kg"]["ipam"]["config"][0]["subnet"]
+    assert settings.trusted_proxies == (balancer_ip,) and is_in(balancer_ip, parse_networks([subnet], "subnet"))
+
+
+def test_the_balancer_forwards_what_the_servers_read():
+    conf = _cluster()["configs"]["balancer"]["content"]
+    for line in ("proxy_set_header X-Forwarded-For $$proxy_add_x_forwarded_for;",
+                 "proxy_set_header X-Forwarded-Proto $$scheme;",
+                 "proxy_set_header X-Request-ID $$kg_request_id;",
+                 "proxy_buffering off;"):  # SSE (ask, job events) streams through
+        assert line in conf, line
+    assert "server api:8080;" in conf
+
+
+def test_the_qdrant_nodes_form_one_cluster():
+    services = _cluster()["services"]
+    nodes = [n for n in services if n.startswith("qdrant-")]
+    assert nodes == ["qdrant-1", "qdrant-2", "qdrant-3"]
+    for n in nodes:
+        script = " ".join(services[n]["command"][2:])
+        assert services[n]["environment"]["QDRANT__CLUSTER__ENABLED"] == "true"
+        assert f"--uri http://{n}:6335" in script
+        assert ("--bootstrap" in script) == (n != "qdrant-1")

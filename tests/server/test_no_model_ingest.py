@@ -49,7 +49,8 @@ def test_rest_and_mcp_refuse_text_up_front_in_the_clis_words(unconfigured, tmp_p
     kb, client, h = unconfigured
     r = client.post("/v1/ingest", json={"text": TEA}, headers=h)
     assert r.status_code == 422, r.text
-    assert r.json() == {"detail": refusal(kb.settings, "the request's 'text'"), "status": 422}
+    assert r.json() == {"detail": refusal(kb.settings, "the request's 'text'"), "status": 422,
+                        "request_id": r.headers["x-request-id"]}
     assert "none is configured" in r.json()["detail"] and "KG_LLM_MODEL" in r.json()["detail"]
     r = client.post("/v1/ingest", json={"text": TEA, "mode": "detail", "doc": "notes.txt"}, headers=h)
     assert r.status_code == 422 and "the text of document 'wanda/notes.txt'" in r.json()["detail"]

@@ -43,7 +43,7 @@ def test_key_check_on_a_store_that_is_down_is_a_503_envelope(app, keys):
             r = c.request(method, path, headers=auth(keys["reader"]), json={"query": "smoking"} if method == "POST" else None)
             assert r.status_code == 503, (path, r.text)
             assert r.headers["content-type"] == "application/json" and r.headers["retry-after"]
-            assert r.json() == {"detail": DOWN, "status": 503}
+            assert r.json() == {"detail": DOWN, "status": 503, "request_id": r.headers["x-request-id"]}
         ready = c.get("/readyz")
         assert ready.status_code == 503
         assert ready.json()["checks"]["graph"] == "ok" and ready.json()["checks"]["keys"].startswith("Neo4jUnavailable")
@@ -60,7 +60,7 @@ def test_a_route_whose_store_is_down_is_a_503_envelope(app, keys, monkeypatch):
 
         monkeypatch.setattr(sc.kb.store, "counts", down)
         r = c.get("/v1/stats", headers=h)
-        assert (r.status_code, r.json()) == (503, {"detail": DOWN, "status": 503})
+        assert (r.status_code, r.json()) == (503, {"detail": DOWN, "status": 503, "request_id": r.headers["x-request-id"]})
 
 
 class FlakyQueue:

@@ -31,6 +31,7 @@ SAMPLES = {
     ("POST", "/v1/ingest"): ("/v1/ingest", {"units": "#n1 {tea} [contains] {caffeine}"}),
     ("GET", "/v1/jobs"): ("/v1/jobs?status=done", None),
     ("POST", "/v1/jobs/{job_id}/cancel"): ("/v1/jobs/{queued}/cancel", None),
+    ("POST", "/v1/jobs/prune"): ("/v1/jobs/prune", {"older_than_days": 30}),
     ("GET", "/v1/jobs/{job_id}"): ("/v1/jobs/{job}", None),
     ("GET", "/v1/jobs/{job_id}/events"): ("/v1/jobs/{job}/events", None),
     ("POST", "/v1/admin/keys"): ("/v1/admin/keys", {"user": "carol", "role": "reader"}),
@@ -101,9 +102,10 @@ def test_every_route_declares_a_role_and_has_a_sample(app):
     life_admin = {("POST", "/v1/changes/{change_id}/undo")}
     assert all(roles[k] == "writer" for k in life_writes) and all(roles[k] == "admin" for k in life_admin)
     assert all(r == "admin" for (m, p), r in roles.items() if p.startswith("/v1/admin"))
+    assert roles[("POST", "/v1/jobs/prune")] == "admin"  # deletes everyone's job records
     assert all(r == "reader" for (m, p), r in roles.items()
                if p.startswith("/v1/") and not p.startswith("/v1/admin") and p not in writes
-               and (m, p) not in life_writes | life_admin)
+               and (m, p) not in life_writes | life_admin | {("POST", "/v1/jobs/prune")})
 
 
 @pytest.mark.parametrize("caller", [None, *ROLES])

@@ -43,6 +43,12 @@ def _checks(request: Request) -> dict[str, str]:
         out["files"] = "ok" if not bad else "; ".join(f.line() for f in bad) + " (`kg doctor --repair` rebuilds it)"
     except Exception as exc:
         out["files"] = f"{type(exc).__name__}: {exc}"[:300]
+    try:  # a `kg migrate` that this release cannot work beside makes this server unready
+        from kgservice.stores.schema import readiness
+
+        out["schema"] = readiness(sc.kb.store.schema_record())
+    except Exception as exc:
+        out["schema"] = f"{type(exc).__name__}"
     if sc.settings.qdrant_url:
         try:
             import httpx

@@ -16,8 +16,8 @@ from fastapi.sse import EventSourceResponse
 from kgservice.jobs.model import JobStatus as JobStatusName
 from kgservice.server import ops
 from kgservice.server.auth import Principal
-from kgservice.server.deps import READER, WRITER
-from kgservice.server.models import IngestIn, JobAccepted
+from kgservice.server.deps import ADMIN, READER, WRITER
+from kgservice.server.models import IngestIn, JobAccepted, JobsPruned, JobsPruneIn
 from kgservice.server.routes import ctx_of, sse
 
 router = APIRouter(prefix="/v1", tags=["jobs"])
@@ -47,6 +47,15 @@ def jobs(request: Request, who: Principal = Depends(WRITER),
     of one status (queued, running, done, failed, cancelled)."""
     found = ops.list_jobs(ctx_of(request).kb, who, status=status, limit=limit, user=user)
     return JSONResponse({"jobs": [ops.job_dict(j, ctx_of(request).settings) for j in found], "count": len(found)})
+
+
+@router.post("/jobs/prune", response_model=JobsPruned, dependencies=[Depends(ADMIN)])
+def prune(body: JobsPruneIn, request: Request) -> JobsPruned:
+    """Delete finished jobs (done, failed, cancelled) last changed more than `older_than_days`
+    days ago, with their events (`kg jobs prune --older-than DAYS`); queued and running jobs
+    are kept."""
+    return JobsPruned(pruned=ctx_of(request).kb.jobs.prune(body.older_than_days),
+                      older_than_days=body.older_than_days)
 
 
 @router.post("/jobs/{job_id}/cancel")

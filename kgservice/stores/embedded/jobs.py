@@ -21,7 +21,7 @@ from typing import Any
 
 from kgservice.errors import ServiceFileError
 from kgservice.jobs.model import Job, JobEvent
-from kgservice.jobs.queue import LEASE_LOST, JobQueue
+from kgservice.jobs.queue import LEASE_LOST, JobQueue, submitted_message
 from kgservice.stores import sqlite_file
 
 JOBS_FILE = "jobs.sqlite3"
@@ -116,7 +116,7 @@ class SqliteJobQueue(JobQueue):
                        "created, updated, max_attempts) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
                        (job_id, idem, kind, user, key, json.dumps(payload, ensure_ascii=False), digest, now, now,
                         self.max_attempts))
-            self._event(db, job_id, "queued", f"submitted by {user}", now)
+            self._event(db, job_id, "queued", submitted_message(user), now)
             row = db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return self._job(row), True
 
@@ -156,6 +156,13 @@ class SqliteJobQueue(JobQueue):
                 outcome = "final"
             job = db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return outcome, self._job(job)
+
+    def _prune(self, age_s: float) -> int:
+        cutoff = time.time() - age_s
+        with self._tx() as db:
+            gone = "SELECT id FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND updated < ?"
+            db.execute(f"DELETE FROM events WHERE job_id IN ({gone})", (cutoff,))
+            return db.execute(f"DELETE FROM jobs WHERE id IN ({gone})", (cutoff,)).rowcount
 
     # -- the worker side --------------------------------------------------------------------
     def _reap(self) -> int:

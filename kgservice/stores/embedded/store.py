@@ -320,6 +320,22 @@ class EmbeddedStore(JournaledStore, GraphStore):
             self.__dict__["_shared_state"] = SqliteSharedState(self.dir.parent / SHARED_FILE)
         return self.__dict__["_shared_state"]
 
+    def schema_record(self) -> Any:
+        """``schema.json`` in the data directory (:mod:`kgservice.stores.embedded.schema_record`);
+        fresh while neither a snapshot nor a journal exists."""
+        from kgservice.stores.embedded.schema_record import EmbeddedSchemaRecord
+
+        return EmbeddedSchemaRecord(self.dir, fresh=lambda: not self.path.exists() and not self.journal.exists())
+
+    def session_table(self) -> Any:
+        """A table in ``shared.sqlite3`` (:mod:`kgservice.stores.embedded.sessions`), one per store object."""
+        if "_session_table" not in self.__dict__:
+            from kgservice.stores.embedded.sessions import SqliteSessionTable
+            from kgservice.stores.embedded.shared import SHARED_FILE
+
+            self.__dict__["_session_table"] = SqliteSessionTable(self.dir.parent / SHARED_FILE)
+        return self.__dict__["_session_table"]
+
     def save_result(self, record: Any) -> None:
         self._shared().save_result(record)
 
@@ -399,9 +415,10 @@ class EmbeddedStore(JournaledStore, GraphStore):
         clock = self.__dict__.get("_version_clock")
         if clock is not None:
             clock.feed.close()
-        shared = self.__dict__.pop("_shared_state", None)
-        if shared is not None:
-            shared.close()
+        for name in ("_shared_state", "_session_table"):
+            shared = self.__dict__.pop(name, None)
+            if shared is not None:
+                shared.close()
 
     def counts(self) -> dict[str, int]:
         s = self.s

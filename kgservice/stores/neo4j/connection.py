@@ -68,10 +68,12 @@ class Neo4jConnection(GraphStore):
                 attempts: int = 5, *, read_only: bool = False, ingest_attempts: int = 6,
                 ingest_max_seconds: float = 120.0, ingest_wait_max: float = 8.0,
                 max_transaction_retry_time: float = 15.0, connection_timeout: float = 5.0,
-                stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK) -> Any:
+                stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK, schema_mode: str = "auto") -> Any:
         """Connect with bounded retries. ``attempts`` / backoff bound the wait for a server that
         is starting; ``ingest_*`` bound how long one ingest keeps retrying (see :meth:`ingest`);
-        ``max_transaction_retry_time`` is the driver's own retry budget inside one transaction."""
+        ``max_transaction_retry_time`` is the driver's own retry budget inside one transaction.
+        The store's schema version is checked before anything is written (``schema_mode``:
+        :func:`kgservice.stores.schema.open_schema`)."""
         import neo4j
         from neo4j.exceptions import AuthError, ServiceUnavailable
 
@@ -108,9 +110,20 @@ class Neo4jConnection(GraphStore):
         store = cls(driver, database, read_only=read_only, ingest_attempts=ingest_attempts,
                     ingest_max_seconds=ingest_max_seconds, ingest_wait_max=ingest_wait_max, where=uri,
                     stage_units=stage_units, stage_chunk=stage_chunk)
-        if not read_only:  # read-only users cannot (and need not) create constraints
-            store.apply_schema()
+        from kgservice.stores.schema import open_schema
+
+        try:  # read-only users cannot (and need not) create constraints: the baseline is for writers
+            open_schema(store.schema_record(), read_only=read_only, mode=schema_mode, baseline=store.apply_schema)
+        except BaseException:
+            store.close()
+            raise
         return store
+
+    def schema_record(self) -> Any:
+        """The ``(:KgSchema {id: 'version'})`` record (:mod:`kgservice.stores.neo4j.schema_record`)."""
+        from kgservice.stores.neo4j.schema_record import Neo4jSchemaRecord
+
+        return Neo4jSchemaRecord(self)
 
     # -- plumbing: the public named reads and writes -------------------------------------
     def read(self, name: str, **params: Any) -> list[Any]:

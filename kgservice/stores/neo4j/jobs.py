@@ -16,9 +16,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from kgservice.jobs.model import Job, JobEvent
-from kgservice.jobs.queue import LEASE_LOST, JobQueue
+from kgservice.jobs.queue import LEASE_LOST, JobQueue, submitted_message
 
 CLAIM_TRIES = 50  # a claim that lost the race to another worker tries the next job
+PRUNE_BATCH = 5000  # jobs deleted per transaction by prune
 
 
 def _dt(ms: int | None) -> datetime | None:
@@ -54,7 +55,7 @@ class Neo4jJobQueue(JobQueue):
         idem = f"key\x1f{user}\x1f{key}" if key is not None else f"job\x1f{job_id}"
         (row,) = self._write("jobs_submit", idem=idem, id=job_id, kind=kind, user=user, key=key,
                              payload=json.dumps(payload, ensure_ascii=False), sha=digest,
-                             max_attempts=self.max_attempts, message=f"submitted by {user}")
+                             max_attempts=self.max_attempts, message=submitted_message(user))
         return _job(row["job"]), bool(row["created"])
 
     def get(self, job_id: str) -> Job | None:
@@ -79,6 +80,14 @@ class Neo4jJobQueue(JobQueue):
         if not rows:
             raise KeyError(job_id)
         return rows[0]["outcome"], _job(rows[0]["job"], with_payload=False)
+
+    def _prune(self, age_s: float) -> int:
+        total = 0
+        while True:  # in bounded transactions: a year of jobs is not one delete
+            n = int(self._write("jobs_prune", age_ms=int(age_s * 1000), batch=PRUNE_BATCH)[0]["pruned"])
+            total += n
+            if n < PRUNE_BATCH:
+                return total
 
     # -- the worker side --------------------------------------------------------------------
     def _reap(self) -> int:

@@ -47,6 +47,20 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
 
         return Neo4jKeyStore(self, read_only=read_only, clock=clock, bump=bump)
 
+    def session_table(self) -> Any:
+        """``(:KgSession)`` nodes in this database (:mod:`kgservice.stores.neo4j.sessions`)."""
+        if self.read_only:
+            return None
+        from kgservice.stores.neo4j.sessions import Neo4jSessionTable
+
+        return Neo4jSessionTable(self)
+
+    def server_registry(self) -> Any:
+        """``(:KgServer)`` heartbeats in this database (:mod:`kgservice.stores.neo4j.servers`)."""
+        from kgservice.stores.neo4j.servers import Neo4jServerRegistry
+
+        return Neo4jServerRegistry(self)
+
     def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False,
                       candidates: int | None = None) -> Any:
         """Neo4j's own vector index (:class:`~kgservice.stores.neo4j.vectors.Neo4jVectorStore`) on

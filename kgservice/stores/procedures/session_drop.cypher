@@ -1,0 +1,4 @@
+// session_drop: end one web sign-in (sign-out).
+// parameters: $id
+// returns: nothing
+MATCH (s:KgSession {id: $id}) DELETE s
