@@ -1,0 +1,108 @@
+"""Office documents and web pages as text the extraction reads, with their page, slide and
+heading positions kept (docs/documents.md).
+
+:func:`convert` turns a file's bytes into a :class:`Converted`: Markdown-like text (headings
+as ``#`` lines, so chunks know their section; lists as ``-`` lines; table rows as ``a | b``)
+and, for paged formats, the first line of every page / slide / sheet, so a unit's lines
+name the page they are on ("rivers.pdf, page 2, lines 6–7"). Reflowable text (Word, slides,
+web pages) is laid out one sentence a line, so a unit's lines are the sentence that states
+it; a PDF keeps the lines as printed, so they can be found on the page.
+
+One library per format, chosen on the quality of the text, the positions it gives and its
+install weight (measured in docs/documents.md): pdfminer.six (PDF: paragraphs and font sizes,
+hence headings), python-docx (DOCX), python-pptx (PPTX), trafilatura (HTML: the article
+without menus, banners and footers), openpyxl (XLSX). Each is imported only when a file of
+its format is read.
+
+A file that cannot be read (password-protected or image-only PDF, damaged archive, contents
+of another type than its name says) is an :class:`UnreadableDocument` (exit 2, HTTP 422)
+naming the file and what to do; nothing is stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kgservice.errors import InputFileError
+
+
+class UnreadableDocument(InputFileError):
+    """A document kgservice cannot turn into text; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str  # pdf | docx | pptx | html | xlsx
+    media_type: str
+    page: str | None  # what one of its pages is called ("page", "slide", "sheet"); None: not paged
+    what: str  # how a person names the kind of file, for messages
+
+
+FORMATS: dict[str, Format] = {
+    ".pdf": Format("pdf", "application/pdf", "page", "a PDF"),
+    ".docx": Format("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", None,
+                    "a Word document (DOCX)"),
+    ".pptx": Format("pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation", "slide",
+                    "a PowerPoint deck (PPTX)"),
+    ".xlsx": Format("xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "sheet",
+                    "an Excel workbook (XLSX)"),
+    ".html": Format("html", "text/html", None, "a web page (HTML)"),
+    ".htm": Format("html", "text/html", None, "a web page (HTML)"),
+}
+BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS.values()}
+
+
+def format_of(name: str | Path) -> Format | None:
+    """The document format a file name's suffix names (any case), or None for text / notation.
+
+    >>> format_of("Q3/Report.PDF").name, format_of("notes.md")
+    ('pdf', None)
+    """
+    return FORMATS.get(Path(str(name)).suffix.lower())
+
+
+def page_word(fmt: str | None) -> str | None:
+    """What a page of a stored document of format ``fmt`` is called, or None (not paged)."""
+    f = BY_NAME.get(fmt or "")
+    return f.page if f else None
+
+
+@dataclass(frozen=True)
+class Converted:
+    """A document as text: ``pages`` holds the 1-based first line of each page (slide, sheet)
+    in order, empty for a format without pages; an empty page starts where the next one does."""
+
+    text: str
+    format: str
+    pages: tuple[int, ...] = field(default=())
+
+
+def convert(data: bytes, name: str | Path) -> Converted:
+    """The text of the document ``data``, read as the format its name's suffix says; the
+    contents are checked against that first (a web page saved as ``.pdf`` is refused, naming
+    what it is). Raises :class:`UnreadableDocument` naming ``name``."""
+    from kgservice.convert.sniff import check_kind
+
+    fmt = format_of(name)
+    if fmt is None:
+        raise UnreadableDocument(f"{name}: not a document type kgservice converts "
+                                 f"({', '.join(sorted(FORMATS))})")
+    check_kind(data, name, fmt)
+    if fmt.name == "pdf":
+        from kgservice.convert.pdf import pdf_text as run
+    elif fmt.name == "docx":
+        from kgservice.convert.docx import docx_text as run
+    elif fmt.name == "pptx":
+        from kgservice.convert.pptx import pptx_text as run
+    elif fmt.name == "xlsx":
+        from kgservice.convert.xlsx import xlsx_text as run
+    else:
+        from kgservice.convert.html import html_text as run
+    text, pages = run(data, str(name))
+    if not text.strip():
+        raise UnreadableDocument(f"{name}: {fmt.what} with no text in it; nothing to ingest")
+    return Converted(text=text, format=fmt.name, pages=tuple(pages))
+
+
+__all__ = ["BY_NAME", "FORMATS", "Converted", "Format", "UnreadableDocument", "convert", "format_of", "page_word"]
