@@ -3,7 +3,7 @@ one sentence a line, and for finding the sentence that states an extracted unit
 (:mod:`kgservice.extraction.align`).
 
 A sentence ends at ``.``, ``!`` or ``?`` (and any closing quote or bracket) followed by space
-and a word that does not start in lower case, or right after a CJK full stop; a period after
+(the next may start in lower case: ``gunzip is ...``), or right after a CJK full stop; a period after
 an initial (``Edward F. Knapp``), a dotted abbreviation (``B.S.``, ``U.S.``) or a common
 abbreviation (``St.``, ``e.g.``) ends none. Blank lines, Markdown headings, list items and
 table rows always end one: they are blocks of their own.
@@ -25,8 +25,7 @@ def _ends_sentence(text: str, dot: int, after: int) -> bool:
     """Whether the mark at ``dot`` (its match ending at ``after``) ends a sentence."""
     if text[dot] in "。！？":
         return True
-    nxt = text[after:].lstrip()
-    if not nxt or nxt[0].islower():
+    if not text[after:].strip():
         return False
     if text[dot] != ".":
         return True
