@@ -1,9 +1,10 @@
-"""Rebuild the test documents of this folder (README.md says where their text comes from).
+"""Rebuild the test documents in tests/data/documents and tests/data/documents-bad
+(tests/data/documents/README.md says where their text comes from).
 
 Needs LibreOffice (Debian: libreoffice-writer-nogui, libreoffice-impress-nogui), qpdf and
 poppler-utils, and python-pptx (a kgservice dependency). Run from anywhere:
 
-    python3 tests/data/documents/make.py
+    python3 tests/data/documents-src/make.py
 
 The outputs are committed; this script is how they were made, so a reviewer can make them
 again and see that they are ordinary office files, not hand-crafted ones. LibreOffice stamps
@@ -17,9 +18,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SRC = HERE / "src"
-BAD = HERE / "bad"
+SRC = Path(__file__).resolve().parent  # the sources: tests/data/documents-src
+HERE = SRC.parent / "documents"  # the documents: tests/data/documents
+BAD = SRC.parent / "documents-bad"  # the unreadable ones
 
 # the slides' text: the Wikipedia articles named in each title (CC BY-SA 4.0), one sentence a bullet
 SLIDES = [
@@ -44,6 +45,12 @@ SLIDES = [
         "The 2024 Summer Olympics, commonly known as Paris 2024, will be hosted in Paris from 2 to 18 August 2024.",
         "Paris previously hosted the 1900 Summer Olympics and the 1924 Summer Olympics.",
         "Paris will become the second city after London to host the Olympic Games three times."]),
+    ("Two Olympians", [
+        "Ambra Migliori (born 10 March 1984) is an Olympic swimmer from Italy.",
+        "She swam for Italy at the 2004 Summer Olympics.",
+        "Ralph Gomes (born June 13, 1937 in Uitvlugt) is a retired track and field athlete from Guyana.",
+        "He competed in the middle-distances, and represented his native country at the 1960 Summer Olympics in Rome, "
+        "Italy."]),
 ]
 
 
@@ -80,7 +87,7 @@ def build(out: Path) -> None:
 
 
 def bad_files(out: Path) -> None:
-    """The unreadable inputs: each one's test is in tests/convert/test_bad_files.py."""
+    """The unreadable inputs: each one's test is in tests/documents/test_bad_files.py."""
     subprocess.run(["qpdf", "--encrypt", "secret", "owner-secret", "256", "--", str(HERE / "rivers.pdf"),
                     str(out / "encrypted.pdf")], check=True)
     # a scan: page 1 as a picture (no text layer), the way a scanner's PDF is made
