@@ -2,15 +2,17 @@
 to its chunk's sentences (after extraction, with no change to the prompt, so recorded runs get
 them too): a citation then opens at that sentence instead of the whole chunk.
 
-A unit's words are those of its subject, arguments and modifier values (weight 1) and of its
-predicate (weight 0.5: a model rewords predicates more than names); numbers are kept whole
-(``6.8``, ``1,000``), words compared by a crude stem (``founded``/``founding``), CJK text by
-character pairs. Each sentence of the chunk scores the weighted words it contains, a word
-counting less the more sentences contain it (``Seattle`` in a text about Seattle names
-nothing). The best sentence wins (the earlier on a tie); a neighbouring sentence joins it
-while it adds a quarter or more of the unit's weight that the span lacks (a fact stated
-across two sentences: "X was founded in 1915. In 1917 it adopted ..."), up to three
-sentences. A unit no sentence shares a word with keeps the chunk's lines (today's answer).
+A unit's words are those of its arguments and modifier values (weight 1), its subject (0.4: a
+sentence often names it by a pronoun, "It is owned by ...") and its predicate (0.5: a model
+rewords predicates); numbers are kept whole (``6.8``, ``1,000``), words compared by a crude
+stem (``founded``/``founding``), CJK text by character pairs. Each sentence of the chunk
+scores the weighted words it contains, a word counting less the more sentences contain it
+(``Seattle`` in a text about Seattle names nothing); a Markdown heading is no candidate. The
+best sentence wins (the earlier on a tie); a neighbouring sentence joins it while it adds
+half or more of the unit's weight that the span lacks (a fact stated across two sentences),
+up to three sentences. A unit no sentence shares a word with keeps the chunk's lines.
+The weights were chosen on real extraction replies and measured on others
+(``python3 -m scripts.eval.provenance_lines``; docs/documents.md has the figures).
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ a an the of in on at to for from by with and or but is are was were be been bein
 these those as into than then so not no
 """.split())
 _SUFFIXES = ("ations", "ation", "ions", "ion", "ings", "ing", "edly", "ed", "ally", "ly")
-EXTEND_SHARE = 0.25
+EXTEND_SHARE = 0.5
 MAX_SENTENCES = 3
 PREDICATE_WEIGHT = 0.5
+SUBJECT_WEIGHT = 0.4
 
 
 def _stem(w: str) -> str:
@@ -93,13 +96,14 @@ def sentences(text: str, first_line: int = 1) -> list[Sentence]:
 def unit_weights(u: Unit) -> dict[str, float]:
     """Each word of the unit with its weight (the highest of the fields it appears in)."""
     w: dict[str, float] = {}
-    fields = [u.subject] + [v.node or v.literal or "" for v in u.args]
-    fields += [m.value.node or m.value.literal or "" for m in u.mods]
+    fields = [v.node or v.literal or "" for v in u.args] + [m.value.node or m.value.literal or "" for m in u.mods]
     for f in fields:
         for t in words(f):
             w[t] = 1.0
+    for t in words(u.subject):
+        w.setdefault(t, SUBJECT_WEIGHT)
     for t in words(u.predicate):
-        w.setdefault(t, PREDICATE_WEIGHT)
+        w[t] = max(w.get(t, 0.0), PREDICATE_WEIGHT)
     return w
 
 
