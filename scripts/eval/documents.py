@@ -46,8 +46,7 @@ def run(settings: Any) -> dict[str, Any]:
         docs = {}
         for d in kb.documents():
             rec = kb.document(d.id)
-            docs[d.id] = {"format": d.format, "pages": rec.pages, "units": d.units,
-                          "lines": {u: list(ln) if ln else None for u, ln in rec.unit_lines.items()}}
+            docs[d.id] = {"format": d.format, "pages": rec.pages, "units": d.units}
         answers = []
         for q in QUESTIONS:
             res = kb.ask(q)

@@ -15,7 +15,6 @@ and are reported on the others.
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ def _key(u: Any) -> tuple[str, str, str]:
 
 def cases() -> list[tuple[str, list[tuple[tuple[int, int] | None, tuple[int, int], tuple[int, int]]], Any]]:
     """Per set: (unit, chunk lines, hand lines) triples, with the chunk texts to align against."""
-    from kgservice.config import load_settings
+    from kgservice.config import Settings
     from kgservice.extraction.schema import Extraction, to_units
     from kgservice.families import Lexicon
     from kgservice.llm.client import json_text
@@ -41,9 +40,9 @@ def cases() -> list[tuple[str, list[tuple[tuple[int, int] | None, tuple[int, int
     out: list[Any] = []
     labels = json.loads((ROOT / "tests/data/documents-model-lines.json").read_text("utf-8"))["documents"]
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ.update({"KG_LLM_MODEL": "kgoffline/scripted", "KG_DATA_DIR": tmp, "KG_EMBEDDER": "hash:256",
-                           "KG_LLM_RECORDINGS": str(ROOT / "tests/data/documents-model.jsonl")})
-        with KnowledgeBase(load_settings()) as kb:
+        settings = Settings(data_dir=Path(tmp), embedder="hash:256", llm_model="kgoffline/scripted",
+                            llm_recordings=(ROOT / "tests/data/documents-model.jsonl",))
+        with KnowledgeBase(settings) as kb:
             kb.ingest_paths([ROOT / "tests/data/documents"])
             for doc, rows in labels.items():
                 rec = kb.document(doc)
