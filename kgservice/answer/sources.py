@@ -25,6 +25,8 @@ def cited_sources(kb: Graph, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
     ``lines``, ``snippet``, ``ref``. A unit no document states (ingested before documents
     existed) has one row with the name it was ingested under and no lines. Three store reads
     whatever the number of citations."""
+    from kgservice.lifecycle.place import locate
+
     ids = list(dict.fromkeys(u.lstrip("#") for u in unit_ids))
     if not ids:
         return []
@@ -37,7 +39,7 @@ def cited_sources(kb: Graph, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
         found = [docs[d] for d in stated.get(uid, []) if d in docs]
         for d in found:
             ln = d.unit_lines.get(uid)
-            place = d.locate(ln)
+            place = locate(d, ln)
             rows.append({"unit": uid, "doc": d.id, "lines": list(ln) if ln else None, "snippet": d.snippet(ln),
                          "ref": source_ref(d.id, ln), "page": place.page, "page_word": place.page_word,
                          "page_lines": list(place.page_lines) if place.page_lines else None,

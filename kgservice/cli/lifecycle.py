@@ -54,12 +54,14 @@ def docs_show(ctx: typer.Context, doc: Annotated[str, typer.Argument(help="Docum
     if as_json:
         print_json(rec.view())
         return
+    from kgservice.lifecycle.place import locate
+
     for k, v in rec.info().model_dump().items():
         out.print(f"{k}: {v}", markup=False, highlight=False)
     for uid, ln in rec.unit_lines.items():
         where = f"  #{uid}  lines {ln[0]}-{ln[1]}" if ln else f"  #{uid}"
         if ln and rec.pages:
-            where += f"  ({rec.locate(ln).location})"
+            where += f"  ({locate(rec, ln).location})"
         out.print(where, markup=False, highlight=False)
     text = rec.text()
     if text is not None:

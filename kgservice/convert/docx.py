@@ -10,7 +10,7 @@ import re
 import zipfile
 from typing import Any
 
-from kgservice.convert import UnreadableDocument
+from kgservice.convert.formats import UnreadableDocument
 from kgservice.convert.layout import assemble, heading
 from kgservice.extraction.sentences import one_sentence_a_line
 

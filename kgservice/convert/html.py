@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from kgservice.convert import UnreadableDocument
+from kgservice.convert.formats import UnreadableDocument
 from kgservice.convert.layout import assemble
 from kgservice.extraction.sentences import blocks, one_sentence_a_line
 

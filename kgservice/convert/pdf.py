@@ -12,7 +12,7 @@ import io
 from collections import Counter
 from typing import Any
 
-from kgservice.convert import UnreadableDocument
+from kgservice.convert.formats import UnreadableDocument
 from kgservice.convert.layout import assemble, heading
 
 HEADING_RATIO = 1.15  # a line this much larger than the body text is a heading

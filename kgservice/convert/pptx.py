@@ -9,7 +9,7 @@ import io
 import zipfile
 from typing import Any
 
-from kgservice.convert import UnreadableDocument
+from kgservice.convert.formats import UnreadableDocument
 from kgservice.convert.docx import table_rows
 from kgservice.convert.layout import assemble, heading
 from kgservice.extraction.sentences import one_sentence_a_line

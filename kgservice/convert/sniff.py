@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kgservice.convert import Format
+    from kgservice.convert.formats import Format
 
 # the part each Office format must hold, and what the zip is when it holds another
 _OFFICE = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
@@ -32,7 +32,7 @@ def kind_of(data: bytes) -> str:
         except (zipfile.BadZipFile, ValueError, OSError):
             return "zip"
         return next((k for k, part in _OFFICE.items() if part in names), "zip")
-    if head[:8] == b"\x89PNG\r\n\x1a\n" or head[:3] == b"\xff\xd8\xff" or head[:6] in (b"GIF87a", b"GIF89a"):
+    if head[:4] == b"\x89PNG" or head[:3] == b"\xff\xd8\xff" or head[:6] in (b"GIF87a", b"GIF89a"):
         return "image"
     low = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if low.startswith((b"<!doctype html", b"<html", b"<?xml")) or b"<body" in low or b"<head" in low:
@@ -52,7 +52,7 @@ _SAYS = {"pdf": "a PDF", "docx": "a Word document (DOCX)", "pptx": "a PowerPoint
 
 def check_kind(data: bytes, name: str | Path, fmt: Format) -> None:
     """Refuse ``data`` when it is not what ``fmt`` (from the file name) says it is."""
-    from kgservice.convert import UnreadableDocument
+    from kgservice.convert.formats import UnreadableDocument
 
     if not data:
         raise UnreadableDocument(f"{name}: the file is empty")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from kgservice.convert import UnreadableDocument
+from kgservice.convert.formats import UnreadableDocument
 from kgservice.convert.docx import table_rows
 from kgservice.convert.layout import assemble, heading
 

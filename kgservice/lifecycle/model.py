@@ -85,13 +85,6 @@ class DocumentRecord(DocumentInfo):
             return None
         return base64.b64encode(zlib.compress(data, 6)).decode("ascii")
 
-    def locate(self, lines: Lines | None) -> "Place":
-        """Where ``lines`` of this document's text are: the page (slide, sheet) they start on
-        and their lines within it, the heading they are under, and the label a reader sees."""
-        from kgservice.lifecycle.place import locate
-
-        return locate(self, lines)
-
     @staticmethod
     def pack_text(text: str, cap: int) -> tuple[str | None, bool]:
         """(text_z, truncated): the text compressed, cut to ``cap`` bytes of UTF-8 first."""
@@ -175,19 +168,6 @@ class Original(BaseModel):
     name: str  # the file name (the document id's last part)
     media_type: str
     data: bytes
-
-
-class Place(BaseModel):
-    """Where some lines of a document are, as a reader finds them: ``page`` (1-based) and
-    ``page_lines`` (lines within that page) for a paged document (``page_word``: page, slide,
-    sheet), ``section`` the heading they are under, ``location`` the whole in words:
-    ``rivers.pdf, page 2, lines 6–7``."""
-
-    page: int | None = None
-    page_word: str | None = None
-    page_lines: Lines | None = None
-    section: str | None = None
-    location: str
 
 
 class Provenance(BaseModel):

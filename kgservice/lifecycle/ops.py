@@ -289,12 +289,14 @@ def history(kb: Changing, target: str | None = None) -> list[ChangeRecord]:
 
 
 def provenance(kb: Changing, unit_id: str) -> list[Provenance]:
+    from kgservice.lifecycle.place import locate
+
     uid = unit_id.lstrip("#")
     docs = kb.store.stated_by([uid]).get(uid, [])
     out = []
     for d in kb.store.documents(docs):
         ln = d.unit_lines.get(uid)
-        place = d.locate(ln)
+        place = locate(d, ln)
         out.append(Provenance(doc=d.id, lines=ln, snippet=d.snippet(ln), **place.model_dump()))
     return out
 

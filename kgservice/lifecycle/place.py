@@ -10,10 +10,25 @@ import re
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
-from kgservice.lifecycle.model import Lines, Place
+from pydantic import BaseModel
+
+from kgservice.lifecycle.model import Lines
 
 if TYPE_CHECKING:
     from kgservice.lifecycle.model import DocumentRecord
+
+class Place(BaseModel):
+    """Where some lines of a document are, as a reader finds them: ``page`` (1-based) and
+    ``page_lines`` (lines within that page) for a paged document (``page_word``: page, slide,
+    sheet), ``section`` the heading they are under, ``location`` the whole in words:
+    ``rivers.pdf, page 2, lines 2–3``."""
+
+    page: int | None = None
+    page_word: str | None = None
+    page_lines: Lines | None = None
+    section: str | None = None
+    location: str
+
 
 _HEADING = re.compile(r"\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 
@@ -52,6 +67,8 @@ def section_of(text: str | None, line: int) -> str | None:
 
 
 def locate(rec: DocumentRecord, lines: Lines | None) -> Place:
+    """Where ``lines`` of ``rec``'s text are: the page (slide, sheet) they start on and their
+    lines within it, the heading they are under, and the label a reader sees."""
     from kgservice.convert import page_word
 
     if not lines:
