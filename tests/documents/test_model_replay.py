@@ -26,6 +26,16 @@ HAND = {
 LABELS = Path(__file__).resolve().parents[1] / "data" / "documents-model-lines.json"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def forget_the_recording():
+    """The recorded replies are loaded into the offline provider's table, which kgoffline/rules
+    reads first too: later tests must not get the model's replies for the same texts."""
+    yield
+    from kgservice.llm.offline import SCRIPT
+
+    SCRIPT.clear()
+
+
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

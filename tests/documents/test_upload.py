@@ -61,3 +61,18 @@ def test_mcp_ingest_file(settings, kb):
     assert Worker(kb).run_once().status == "done"
     rec = kb.document("local/olympics.pptx")
     assert rec.format == "pptx" and len(rec.pages) == 6
+
+
+def test_kg_ingest_server_sends_documents_as_bytes_after_reading_them(tmp_path: Path):
+    """`kg ingest --server URL` converts each document locally first (an unreadable one is named
+    before anything is sent), then sends the file as it is: the server converts it again."""
+    import pytest
+
+    from kgservice.cli.remote import _payloads
+    from kgservice.errors import InputError
+
+    pdf = DATA / "documents" / "rivers.pdf"
+    [(path, payload)] = _payloads([pdf], None)
+    assert path == pdf and payload == {"file": _b64(pdf), "mode": "summary", "doc": "rivers.pdf"}
+    with pytest.raises(InputError, match="encrypted.pdf: the PDF is password-protected"):
+        _payloads([pdf, DATA / "documents-bad" / "encrypted.pdf"], None)
