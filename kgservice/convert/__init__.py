@@ -21,10 +21,14 @@ naming the file and what to do; nothing is stored.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from kgservice.convert.formats import (BY_NAME, FORMATS, Converted, Format, UnreadableDocument, format_of,
                                        page_word)
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+
 
 def convert(data: bytes, name: str | Path) -> Converted:
     """The text of the document ``data``, read as the format its name's suffix says; the
@@ -48,6 +52,9 @@ def convert(data: bytes, name: str | Path) -> Converted:
     else:
         from kgservice.convert.html import html_text as run
     text, pages = run(data, str(name))
+    # a PDF's broken font map or a stray byte in a Word file can yield control characters and lone
+    # surrogates; no reader sees them, and a store refuses them: they go (TAB and LF stay)
+    text = _CONTROL.sub("", text)
     if not text.strip():
         raise UnreadableDocument(f"{name}: {fmt.what} with no text in it; nothing to ingest")
     return Converted(text=text, format=fmt.name, pages=tuple(pages))

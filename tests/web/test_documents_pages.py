@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from tests.web.conftest import signed_in
+from tests.web.conftest import shoot, signed_in
 
 PDF = Path(__file__).resolve().parents[1] / "data" / "documents" / "rivers.pdf"
 
@@ -49,3 +49,4 @@ def test_upload_a_pdf_and_open_its_page(server, page):
     expect(cited.nth(0).locator("td.src")).to_contain_text("The North Branch of the Millers River is a river")
     expect(page.locator(f"#L{starts[1]} td.ln")).to_have_text("1")  # the page's heading is its first line
     assert re.search(r"#L\d+$", page.url)
+    shoot(page, "document-pages")
