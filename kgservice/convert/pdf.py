@@ -27,8 +27,8 @@ def _size(line: Any) -> float:
 
 
 def _pages(data: bytes, name: str) -> list[list[tuple[str, float, bool]]]:
-    """Per page, its text lines as (text, font size, starts a new paragraph), and whether the
-    page shows images (for telling a scan from an empty page)."""
+    """Per page, its text lines as (text, font size, starts a new paragraph); a PDF without any
+    text is refused here, as a scan when its pages show images, else as empty."""
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LAParams, LTFigure, LTImage, LTTextContainer, LTTextLine
     from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
