@@ -2,10 +2,12 @@
 (what ingest recorded before) beside the sentence alignment (kgservice.extraction.align),
 against lines found by hand.
 
-Data: the units a capable model extracted in two recorded runs, with hand-found lines:
-the four test documents (tests/data/documents-model.jsonl, labels in
-tests/data/documents-model-lines.json) and two chunks of GNU gzip's README from the first
-real-model run (tests/data/gzip-extraction.jsonl, labels in tests/documents/test_align.py).
+Data: the units a capable model extracted, with hand-found lines: the five chunks of the four
+test documents from the first recorded run (tests/data/documents-extraction.jsonl: each
+chunk's lines and the reply; labels in tests/data/documents-model-lines.json) and two chunks of
+GNU gzip's README from the first real-model run (tests/data/gzip-extraction.jsonl, labels in
+tests/documents/test_align.py). The replies are aligned directly: no ingest, so a prompt
+change does not touch the data.
 The alignment's weights were chosen on the "tune" set (airports.docx and gzip exchange 6)
 and are reported on the others.
 
@@ -15,7 +17,6 @@ and are reported on the others.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,34 +29,26 @@ def _key(u: Any) -> tuple[str, str, str]:
     return u.subject, u.predicate, a.node or a.literal or ""
 
 
-def cases() -> list[tuple[str, list[tuple[tuple[int, int] | None, tuple[int, int], tuple[int, int]]], Any]]:
-    """Per set: (unit, chunk lines, hand lines) triples, with the chunk texts to align against."""
-    from kgservice.config import Settings
+def cases() -> list[tuple[str, list[Any]]]:
+    """Per set: (unit, chunk text, chunk lines, hand lines) for every unit of its replies."""
+    from kgservice.convert.source import read_source
     from kgservice.extraction.schema import Extraction, to_units
     from kgservice.families import Lexicon
     from kgservice.llm.client import json_text
-    from kgservice.service import KnowledgeBase
     from tests.documents.test_align import EXPECTED
 
-    out: list[Any] = []
-    labels = json.loads((ROOT / "tests/data/documents-model-lines.json").read_text("utf-8"))["documents"]
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(data_dir=Path(tmp), embedder="hash:256", llm_model="kgoffline/scripted",
-                            llm_recordings=(ROOT / "tests/data/documents-model.jsonl",))
-        with KnowledgeBase(settings) as kb:
-            kb.ingest_paths([ROOT / "tests/data/documents"])
-            for doc, rows in labels.items():
-                rec = kb.document(doc)
-                text = rec.text() or ""
-                want = {(s, p, a): tuple(ln) for s, p, a, ln in rows}
-                items = []
-                for h, ids in rec.chunks.items():
-                    span = rec.chunk_lines[h]
-                    chunk = "\n".join(text.split("\n")[span[0] - 1:span[1]])
-                    for u in (kb.unit(i).unit for i in ids):
-                        items.append((u, chunk, tuple(span), want[_key(u)]))
-                out.append((doc, items))
     lex = Lexicon.load()
+    labels = json.loads((ROOT / "tests/data/documents-model-lines.json").read_text("utf-8"))["documents"]
+    by_doc: dict[str, list[Any]] = {}
+    for line in (ROOT / "tests/data/documents-extraction.jsonl").read_text("utf-8").splitlines():
+        rec = json.loads(line)
+        rows = read_source(ROOT / "tests/data/documents" / rec["doc"]).text.split("\n")
+        span = (rec["first_line"], rec["last_line"])
+        chunk = "\n".join(rows[span[0] - 1:span[1]])
+        want = {(s, p, a): tuple(ln) for s, p, a, ln in labels[rec["doc"]]}
+        units = to_units(Extraction.model_validate_json(json_text(rec["reply"])), lex, doc=rec["doc"], mode="summary")
+        by_doc.setdefault(rec["doc"], []).extend((u, chunk, span, want[_key(u)]) for u in units)
+    out: list[tuple[str, list[Any]]] = sorted(by_doc.items())
     for line in (ROOT / "tests/data/gzip-extraction.jsonl").read_text("utf-8").splitlines():
         rec = json.loads(line)
         units = to_units(Extraction.model_validate_json(json_text(rec["reply"])), lex, doc="README", mode="summary")
