@@ -36,13 +36,14 @@ from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
 from kgservice.families import SPREAD_KINDS, Lexicon
 from kgservice.ids import node_id
-from kgservice.lifecycle.model import (ChangeRecord, ChangeResult, DocumentInfo, DocumentRecord, Provenance,
-                                       PurgeReport, SyncReport)
+from kgservice.lifecycle.model import (ChangeRecord, ChangeResult, DocumentInfo, DocumentRecord, Original,
+                                       Provenance, PurgeReport, SyncReport)
 from kgservice.model import IngestReport, NodeKind, Unit
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
 from kgservice.stores.factory import missing_store, open_store
 
 if TYPE_CHECKING:
+    from kgservice.convert.source import Source
     from kgservice.entry import EntryFinder, EntryResult
     from kgservice.expansion.lexical import LexicalUnits
     from kgservice.expansion.retrieve import Retrieval
@@ -513,7 +514,7 @@ class KnowledgeBase:
 
     def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
                         root: str | None = None, expect_version: int | None = None, embed: bool = True,
-                        force: bool = False) -> ChangeResult:
+                        force: bool = False, source: Source | None = None) -> ChangeResult:
         """``text`` as the current version of document ``doc_id`` (a relative path): the first
         version is ingested, a new one replaces the old one's units (unchanged units keep their
         ids, units no longer stated are retracted unless another document states them, only
@@ -522,7 +523,10 @@ class KnowledgeBase:
 
         Changes of one document are serialised (:func:`kgservice.lifecycle.ops.document_claim`);
         ``expect_version``: the version this new one is based on (0: none yet); another current
-        version is a :class:`~kgservice.stores.base.IngestConflict` and changes nothing."""
+        version is a :class:`~kgservice.stores.base.IngestConflict` and changes nothing.
+        ``source``: the converted file (PDF, DOCX, ...) ``text`` was made from
+        (:func:`kgservice.convert.source.read_source`): its format, page starts and original
+        bytes are kept with the document, so a citation names and shows its page."""
         from kgservice.lifecycle.ops import check_doc_id, check_version, document_claim
         from kgservice.lifecycle.text import ingest_document_notation, ingest_document_text
         from kgservice.pipeline.ingest import content_hash
@@ -535,7 +539,8 @@ class KnowledgeBase:
             check_version(self, doc_id, content_hash(text), m, expect_version)
             if m == "manual":
                 return ingest_document_notation(self, doc_id, text, title=title, root=root, embed=embed, force=force)
-            return ingest_document_text(self, doc_id, text, m, title=title, root=root, embed=embed, force=force)
+            return ingest_document_text(self, doc_id, text, m, title=title, root=root, embed=embed, force=force,
+                                        source=source)
 
     @staticmethod
     def document_mode(doc_id: str, mode: str | None = None) -> str:
@@ -554,10 +559,12 @@ class KnowledgeBase:
                     mode: str | None = None) -> ChangeResult:
         """A file as a document whose id is its path relative to ``base`` (the folder given to
         ingest / sync; default: the current directory), or ``doc_id``."""
-        from kgservice.lifecycle.sync import doc_id_for, read_text
+        from kgservice.convert.source import read_source
+        from kgservice.lifecycle.sync import doc_id_for
 
         p = Path(path)
-        return self.ingest_document(doc_id or doc_id_for(p, base), read_text(p), mode=mode,
+        src = read_source(p)
+        return self.ingest_document(doc_id or doc_id_for(p, base), src.text, mode=mode, source=src,
                                     root=str(Path(base).resolve()) if base is not None else None)
 
     def sync(self, folder: Path | str, *, delete: bool = True, mode: str | None = None,
@@ -578,6 +585,23 @@ class KnowledgeBase:
         from kgservice.lifecycle.ops import get_documents
 
         return get_documents(self, [doc_id])[0]
+
+    def original(self, doc_id: str) -> Original:
+        """The file a converted document (PDF, DOCX, ...) was ingested from, as given: its
+        bytes, media type and file name; an InputError when the document is unknown, was not
+        converted, or its file was over ``doc_text_max_bytes`` (not kept)."""
+        from kgservice.convert import BY_NAME
+        from kgservice.lifecycle.model import Original
+        from kgservice.lifecycle.ops import get_documents
+
+        rec = get_documents(self, [doc_id])[0]
+        data = rec.original()
+        if data is None:
+            why = ("it was not converted from a file (its text is its source: `kg docs show`)" if rec.format is None
+                   else "its file was larger than KG_DOC_TEXT_MAX_BYTES when it was ingested, so it was not kept")
+            raise InputError(f"document {doc_id!r} has no original file kept: {why}")
+        return Original(doc=rec.id, name=rec.id.rsplit("/", 1)[-1], media_type=BY_NAME[rec.format or ""].media_type,
+                        data=data)
 
     def forget(self, doc_ids: Sequence[str]) -> ChangeResult:
         """Remove documents; their units leave every read path unless another document states them."""

@@ -1,6 +1,7 @@
 """Where an answer's cited units come from: each document stating a cited unit, with the line
 range and the source lines (the lifecycle's provenance), so a reader can check the claim
-against the sentence it was extracted from. An answer lists them as ``doc:lines``."""
+against the sentence it was extracted from. An answer lists them as ``doc:lines``, or for a
+converted document's page as ``rivers.pdf, page 2, lines 6–7`` (``location``)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def cited_sources(kb: Graph, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
     ``lines``, ``snippet``, ``ref``. A unit no document states (ingested before documents
     existed) has one row with the name it was ingested under and no lines. Three store reads
     whatever the number of citations."""
+    from kgservice.lifecycle.place import locate
+
     ids = list(dict.fromkeys(u.lstrip("#") for u in unit_ids))
     if not ids:
         return []
@@ -36,14 +39,19 @@ def cited_sources(kb: Graph, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
         found = [docs[d] for d in stated.get(uid, []) if d in docs]
         for d in found:
             ln = d.unit_lines.get(uid)
+            place = locate(d, ln)
             rows.append({"unit": uid, "doc": d.id, "lines": list(ln) if ln else None, "snippet": d.snippet(ln),
-                         "ref": source_ref(d.id, ln)})
+                         "ref": source_ref(d.id, ln), "page": place.page, "page_word": place.page_word,
+                         "page_lines": list(place.page_lines) if place.page_lines else None,
+                         "section": place.section, "location": place.location})
         if not found and uid in bare and bare[uid].doc:
             rows.append({"unit": uid, "doc": bare[uid].doc, "lines": None, "snippet": None,
-                         "ref": bare[uid].doc})
+                         "ref": bare[uid].doc, "page": None, "page_word": None, "page_lines": None, "section": None,
+                         "location": bare[uid].doc})
     return rows
 
 
 def sources_line(sources: Sequence[dict[str, Any]]) -> str:
-    """``sources: a.md:3 (#u1), b.units:7 (#u2)`` — what the CLI prints under an answer."""
-    return "sources: " + ", ".join(f"{s['ref']} (#{s['unit']})" for s in sources)
+    """``sources: a.md:3 (#u1), b.units:7 (#u2)`` — what the CLI prints under an answer; a
+    source on a page names it: ``rivers.pdf, page 2, lines 6–7 (#u3)``."""
+    return "sources: " + ", ".join(f"{s['location'] if s.get('page') else s['ref']} (#{s['unit']})" for s in sources)

@@ -142,8 +142,8 @@ def init(ctx: typer.Context) -> None:
 @app.command()
 def ingest(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="Unit files (.units), text / Markdown files (.md .txt ...), or folders.")],
-    mode: Annotated[Optional[str], typer.Option("--mode", help="Text files: summary | detail (default by file type: .md summary, .txt detail).")] = None,
+    paths: Annotated[list[Path], typer.Argument(help="Unit files (.units), text / Markdown files (.md .txt ...), documents (.pdf .docx .pptx .html .xlsx), or folders.")],
+    mode: Annotated[Optional[str], typer.Option("--mode", help="Text files: summary | detail (default by file type: .md and documents summary, .txt detail).")] = None,
     llm: Annotated[Optional[str], typer.Option("--llm", help="Text files: litellm model for this run (env KG_LLM_MODEL).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Re-ingest documents whose content is unchanged (text: extract again).")] = False,
     no_embed: Annotated[bool, typer.Option("--no-embed", help="Store units only; embed later with `kg doctor --repair`.")] = False,

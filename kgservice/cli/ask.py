@@ -193,9 +193,9 @@ def cache_clear(ctx: typer.Context) -> None:
 
 def ingest_text_command(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="Text / Markdown files or folders (.md .markdown .rst .txt .text).")],
+    paths: Annotated[list[Path], typer.Argument(help="Text / Markdown files (.md .markdown .rst .txt .text), documents (.pdf .docx .pptx .html .htm .xlsx) or folders.")],
     mode: Annotated[Optional[str], typer.Option("--mode", help="summary | detail; default by file type "
-                                                "(.md/.rst summary, .txt detail).")] = None,
+                                                "(.md/.rst and documents summary, .txt detail).")] = None,
     no_embed: Annotated[bool, typer.Option("--no-embed", help="Store units only; embed later.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Re-extract documents already ingested.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,

@@ -52,16 +52,37 @@ def docs_show(ctx: typer.Context, doc: Annotated[str, typer.Argument(help="Docum
     with knowledge_base(ctx) as kb:
         rec = kb.document(doc)
     if as_json:
-        print_json({**rec.info().model_dump(), "unit_lines": rec.unit_lines, "text": rec.text()})
+        print_json(rec.view())
         return
+    from kgservice.lifecycle.place import locate
+
     for k, v in rec.info().model_dump().items():
         out.print(f"{k}: {v}", markup=False, highlight=False)
     for uid, ln in rec.unit_lines.items():
-        out.print(f"  #{uid}  lines {ln[0]}-{ln[1]}" if ln else f"  #{uid}", markup=False, highlight=False)
+        where = f"  #{uid}  lines {ln[0]}-{ln[1]}" if ln else f"  #{uid}"
+        if ln and rec.pages:
+            where += f"  ({locate(rec, ln).location})"
+        out.print(where, markup=False, highlight=False)
     text = rec.text()
     if text is not None:
         out.print("---", markup=False)
         out.print(text, markup=False, highlight=False)
+
+
+@docs_app.command("original")
+def docs_original(ctx: typer.Context, doc: Annotated[str, typer.Argument(help="Document id (`kg docs list`).")],
+                  output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write it here (default: "
+                                                                  "the file name, in the current folder).")] = None,
+                  ) -> None:
+    """The file a converted document (PDF, DOCX, PPTX, HTML, XLSX) was ingested from, as given."""
+    from kgservice.disk import writing
+
+    with knowledge_base(ctx) as kb:
+        orig = kb.original(doc)
+    path = output or Path(orig.name)
+    with writing(path, "the original of " + doc):
+        path.write_bytes(orig.data)
+    out.print(f"{path}: {len(orig.data)} bytes ({orig.media_type})", markup=False, highlight=False)
 
 
 def forget(ctx: typer.Context, docs: Annotated[list[str], typer.Argument(help="Document ids.")],
@@ -149,7 +170,7 @@ def show(ctx: typer.Context, unit: Annotated[str, typer.Argument(help="Unit id."
     from kgservice.answer.sources import source_ref
 
     for p in prov:
-        out.print(f"from {source_ref(p.doc, p.lines)}", markup=False, highlight=False)
+        out.print(f"from {p.location if p.page else source_ref(p.doc, p.lines)}", markup=False, highlight=False)
         if p.snippet:
             out.print("  " + p.snippet.replace("\n", "\n  "), markup=False, highlight=False)
     if not prov and rec.unit.doc:

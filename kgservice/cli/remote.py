@@ -14,6 +14,7 @@ no numpy), so a question costs the CLI's start and one request.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import time
 from collections.abc import Sequence
@@ -43,12 +44,22 @@ class Submitted:
 
 
 def _payloads(paths: Sequence[Path], mode: str | None) -> list[tuple[Path, dict[str, Any]]]:
+    from kgservice.convert import format_of
     from kgservice.pipeline.ingest import check_mode, mode_for, split_inputs
 
     check_mode(mode)
     units, texts = split_inputs(paths)
     out: list[tuple[Path, dict[str, Any]]] = []
     for f in [*units, *texts]:
+        if f in texts and format_of(f) is not None:  # a PDF, DOCX ...: sent as it is, converted by the server
+            from kgservice.convert.source import source_of
+            from kgservice.disk import read_input
+
+            data = read_input(f)
+            source_of(data, f, keep_original=False)  # an unreadable file is named here, before anything is sent
+            out.append((f, {"file": base64.b64encode(data).decode("ascii"), "mode": mode_for(f, mode),
+                            "doc": f.name}))
+            continue
         try:
             body = f.read_text("utf-8")
         except UnicodeDecodeError as exc:

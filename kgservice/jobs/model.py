@@ -116,8 +116,11 @@ def check_submission(kind: str, payload: Any, user: Any, idempotency_key: Any) -
         if mode not in ("summary", "detail"):
             raise InvalidJob(f"payload.mode: must be 'summary' or 'detail', got {mode!r}")
         out = {"text": payload["text"], "mode": mode}
+    elif "file" in payload:
+        out = check_file_payload(payload)
     else:
-        raise InvalidJob("payload: needs 'text' (with 'mode' and 'doc') or 'units' (unit notation)")
+        raise InvalidJob("payload: needs 'text' (with 'mode' and 'doc'), 'units' (unit notation) or 'file' (a "
+                         "document's bytes, base64, with 'doc' naming it)")
     if "doc" in payload and "document" in payload:
         raise InvalidJob("payload: give 'document' (a document: the same name again replaces it) or 'doc' "
                          "(a source name for appended units), not both")
@@ -135,6 +138,37 @@ def check_submission(kind: str, payload: Any, user: Any, idempotency_key: Any) -
     size = len(json.dumps(out, ensure_ascii=False).encode("utf-8"))
     if size > MAX_PAYLOAD_BYTES:
         raise InvalidJob(f"payload: {size} bytes, over the {MAX_PAYLOAD_BYTES}-byte limit for one job")
+    return out
+
+
+def check_file_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """An uploaded document (PDF, DOCX, PPTX, HTML, XLSX): ``file`` its bytes in base64, the
+    name (``doc`` or ``document``) ending in the suffix of its format, optional ``mode``. The
+    conversion itself is checked before queueing (:func:`kgservice.jobs.run.validate_payload`)."""
+    import base64
+    import binascii
+
+    from kgservice.convert import FORMATS, format_of
+
+    extra = set(payload) - {"file", "mode", "doc", "document"}
+    if extra:
+        raise InvalidJob(f"payload: unexpected field(s) {sorted(extra)} next to 'file'")
+    name = payload.get("document") or payload.get("doc")
+    if not isinstance(name, str) or format_of(name) is None:
+        raise InvalidJob(f"payload.doc: an uploaded file needs its name, ending in one of {', '.join(sorted(FORMATS))} "
+                         f"(the format is read from it); got {name!r}")
+    data = payload["file"]
+    try:
+        raw = base64.b64decode(data, validate=True) if isinstance(data, str) else b""
+    except (binascii.Error, ValueError):
+        raw = b""
+    if not raw:
+        raise InvalidJob("payload.file: the document's bytes, base64-encoded (non-empty)")
+    out: dict[str, Any] = {"file": data}
+    mode = payload.get("mode", "summary")
+    if mode not in ("summary", "detail"):
+        raise InvalidJob(f"payload.mode: must be 'summary' or 'detail', got {mode!r}")
+    out["mode"] = mode
     return out
 
 

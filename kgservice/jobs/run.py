@@ -7,6 +7,9 @@
   the current version of that document (``KnowledgeBase.ingest_document``): the same id again
   replaces it. The REST, MCP and web front ends name an upload's document ``<user>/<name>``
   (:func:`job_document_id`);
+* ``{"file": ..., "doc"|"document": ..., "mode": ...}``: an uploaded PDF, DOCX, PPTX, HTML or
+  XLSX (base64), converted (:mod:`kgservice.convert`) and ingested as the document
+  ``<user>/<doc>`` with its pages and original file kept;
 * a ``replace`` job (``doc``, ``text``, ``mode``, ``title``, ``version``): a new version of any
   document, refused as a conflict when the document moved past ``version`` meanwhile; a
   ``forget`` job (``doc``): the document forgotten.
@@ -79,8 +82,11 @@ def validate_payload(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
         validate_document_job(kb, kind, payload)
         return
     name = payload.get("document")
-    _validate_body(kb, payload, payload.get("doc") or name or "payload.units",
-                   replaces=name)
+    if "file" in payload:
+        _validate_file(kb, payload)
+    else:
+        _validate_body(kb, payload, payload.get("doc") or name or "payload.units",
+                       replaces=name)
     if name is not None:
         from kgservice.errors import InputError
         from kgservice.lifecycle.ops import check_doc_id
@@ -126,6 +132,33 @@ def _validate_body(kb: Ingesting, payload: dict[str, Any], doc: str, replaces: s
         _refuse_without_model(kb, payload["text"], payload.get("mode", "summary"), replaces)
 
 
+def file_source(payload: dict[str, Any]) -> Any:
+    """An upload's document converted (:func:`kgservice.convert.source.source_of`), named by its
+    file name; an unreadable file is an :class:`InvalidJob` (HTTP 422) saying why and what to do."""
+    import base64
+
+    from kgservice.convert import UnreadableDocument
+    from kgservice.convert.source import source_of
+
+    name = payload.get("document") or payload["doc"]
+    try:
+        return source_of(base64.b64decode(payload["file"]), name.rsplit("/", 1)[-1])
+    except UnreadableDocument as exc:
+        raise InvalidJob(f"payload.file: {exc}") from None
+
+
+def _validate_file(kb: Ingesting, payload: dict[str, Any]) -> None:
+    """An uploaded document: converted now (a password-protected or image-only PDF, a damaged
+    file are refused before anything is queued) and its text checked as a text's is."""
+    from kgservice.stores.validate import text_body_problem
+
+    src = file_source(payload)
+    why = text_body_problem(src.text)
+    if why:
+        raise InvalidJob(f"payload.file: its text {why}; nothing was queued")
+    _refuse_without_model(kb, src.text, payload.get("mode", "summary"), payload.get("document"))
+
+
 def _refuse_without_model(kb: Ingesting, text: str, mode: str, document: str | None) -> None:
     """Text the job would send to the model while none is configured: refused now, in the
     words ``kg ingest`` uses (:func:`kgservice.llm.check.refuse_text_without_model`), instead of
@@ -144,7 +177,7 @@ def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
     """Do the job's work; returns its result (counts). Raises what the ingest raises."""
     payload = job.payload or {}
     with attributed(job.user):
-        if job.kind in ("replace", "forget") or "document" in payload:
+        if job.kind in ("replace", "forget") or "document" in payload or "file" in payload:
             return run_document_job(kb, job)
         if "units" in payload:
             from kgservice.notation import parse_units
@@ -184,11 +217,14 @@ def run_document_job(kb: Ingesting, job: Job) -> dict[str, Any]:
         doc, text, mode = payload["doc"], payload["text"], payload.get("mode")
         version = payload.get("version")
     else:
-        doc = payload["document"]
+        doc = payload.get("document") or job_document_id(job.user, payload["doc"])
         text, version = payload.get("units", payload.get("text")), None
         mode = "manual" if "units" in payload else payload.get("mode", "summary")
+    source = file_source(payload) if "file" in payload else None  # a document's bytes: converted first
+    if source is not None:
+        text = source.text
     before = kb.llm.usage.snapshot() if mode != "manual" else None
-    res = kb.ingest_document(doc, text, mode=mode, title=payload.get("title"), expect_version=version)
+    res = kb.ingest_document(doc, text, mode=mode, title=payload.get("title"), expect_version=version, source=source)
     calls = kb.llm.usage.since(before).calls if before is not None else 0
     return res.model_dump() | {"doc": doc, "units_added": res.added, "units_unchanged": res.unchanged,
                                "llm_calls": calls}

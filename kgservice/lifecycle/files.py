@@ -61,8 +61,8 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
     is one change; text files follow, each extracted (changed chunks only) and stored whole or
     not at all. Returns (unit-file report, text report); ``progress`` as
     :meth:`KnowledgeBase.ingest_paths` documents it."""
+    from kgservice.convert.source import read_source, with_original
     from kgservice.lifecycle.ops import check_doc_id
-    from kgservice.lifecycle.sync import read_text
     from kgservice.notation import NotationErrors, parse_file
     from kgservice.pipeline.ingest import DocReport, TextIngestReport, UNIT_SUFFIXES, check_mode, mode_for, split_inputs
 
@@ -84,15 +84,18 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
     plan: list[tuple[Path, str, Path, str, str]] = []
     if text_files:
         try:
-            plan = [(f, did, base, mode_for(f, mode), read_text(f)) for f, did, base in text_files]
+            # every file read and converted before anything is stored (a bad PDF stores nothing);
+            # a document's original bytes are read again when it is stored, not held for all at once
+            plan = [(f, did, base, mode_for(f, mode), read_source(f, keep_original=False))
+                    for f, did, base in text_files]
         except ValueError as exc:
             raise InputError(str(exc)) from None
         from kgservice.lifecycle.text import needs_extraction
         from kgservice.llm.check import refuse_text_without_model
 
         # before any unit file is stored: a text to extract with no model to do it stores nothing
-        refuse_text_without_model(kb.settings, [str(f) for f, did, _, m, text in plan
-                                                if needs_extraction(kb, did, text, m, force)])
+        refuse_text_without_model(kb.settings, [str(f) for f, did, _, m, src in plan
+                                                if needs_extraction(kb, did, src.text, m, force)])
     units = None
     if unit_files:
         texts, problems, total = [], [], 0
@@ -130,11 +133,13 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
         report = TextIngestReport()
         usage0 = kb.llm.usage.snapshot()
         try:
-            emit("start", {"documents": len(plan), "chunks": sum(len(chunk_text(t)) for *_, t in plan)})
-            for f, did, base, m, text in plan:
+            emit("start", {"documents": len(plan), "chunks": sum(len(chunk_text(src.text)) for *_, src in plan)})
+            for f, did, base, m, src in plan:
                 old = next(iter(kb.store.documents([did])), None)
+                src = with_original(src, f)
                 with _naming(did):
-                    res = kb.ingest_document(did, text, mode=m, root=str(base.resolve()), embed=embed, force=force)
+                    res = kb.ingest_document(did, src.text, mode=m, root=str(base.resolve()), embed=embed,
+                                             force=force, source=src)
                 for i in range(res.chunks_extracted + res.chunks_reused):
                     emit("chunk", {"path": str(f), "index": i, "units": 0})
                 if res.change is None:

@@ -32,6 +32,8 @@ class DocumentInfo(BaseModel):
     text_stored: bool = False
     text_truncated: bool = False
     root: str | None = None  # the folder `kg sync` mirrors this document from
+    format: str | None = None  # pdf | docx | pptx | html | xlsx: the text was converted from such a file
+    original_stored: bool = False  # that file is kept as given (within KG_DOC_TEXT_MAX_BYTES)
 
 
 class DocumentRecord(DocumentInfo):
@@ -44,6 +46,10 @@ class DocumentRecord(DocumentInfo):
     # re-extracts only the chunks whose hash is new
     chunks: dict[str, list[str]] = Field(default_factory=dict)
     chunk_lines: dict[str, Lines | None] = Field(default_factory=dict)
+    # a converted document: the first line of each page / slide / sheet of its text, and the
+    # file it was converted from (base64 of zlib), so a citation can name and show its page
+    pages: list[int] = Field(default_factory=list)
+    original_z: str | None = None
 
     def remapped(self, dups: dict[str, str]) -> "DocumentRecord":
         """This record with its statements of merged duplicates naming the unit they merged into."""
@@ -56,10 +62,28 @@ class DocumentRecord(DocumentInfo):
     def info(self) -> DocumentInfo:
         return DocumentInfo(**{k: getattr(self, k) for k in DocumentInfo.model_fields})
 
+    def view(self) -> dict[str, Any]:
+        """One document as ``kg docs show --json``, GET /v1/documents/{id} and MCP show it: the
+        listing fields, each unit's lines, the page starts (converted documents) and the text."""
+        return {**self.info().model_dump(), "unit_lines": self.unit_lines, "pages": self.pages, "text": self.text()}
+
     def text(self) -> str | None:
         if self.text_z is None:
             return None
         return zlib.decompress(base64.b64decode(self.text_z)).decode("utf-8", "replace")
+
+    def original(self) -> bytes | None:
+        if self.original_z is None:
+            return None
+        return zlib.decompress(base64.b64decode(self.original_z))
+
+    @staticmethod
+    def pack_original(data: bytes, cap: int) -> str | None:
+        """The original file compressed, when it is at most ``cap`` bytes (a file cut short
+        cannot be opened, so a larger one is not kept at all)."""
+        if cap <= 0 or len(data) > cap:
+            return None
+        return base64.b64encode(zlib.compress(data, 6)).decode("ascii")
 
     @staticmethod
     def pack_text(text: str, cap: int) -> tuple[str | None, bool]:
@@ -137,12 +161,27 @@ class ChangeResult(BaseModel):
     unembedded: list[str] = Field(default_factory=list, exclude=True)
 
 
+class Original(BaseModel):
+    """The file a converted document was ingested from, as given (``KnowledgeBase.original``)."""
+
+    doc: str
+    name: str  # the file name (the document id's last part)
+    media_type: str
+    data: bytes
+
+
 class Provenance(BaseModel):
-    """Where a unit comes from: each document stating it, with its lines and their text."""
+    """Where a unit comes from: each document stating it, with its lines and their text, and
+    (``page``, ``page_lines``, ``section``, ``location``) where those lines are."""
 
     doc: str
     lines: Lines | None = None
     snippet: str | None = None
+    page: int | None = None
+    page_word: str | None = None
+    page_lines: Lines | None = None
+    section: str | None = None
+    location: str | None = None
 
 
 class SyncReport(BaseModel):

@@ -21,6 +21,7 @@ from kgservice.notation.serializer import format_unit
 from kgservice.stores.base import IngestConflict
 
 if TYPE_CHECKING:
+    from kgservice.convert.source import Source
     from kgservice.lifecycle.model import PurgeReport
     from kgservice.parts import Changing
 
@@ -122,13 +123,16 @@ def _units_any(kb: Changing, ids: Sequence[str]) -> dict[str, Unit]:
 def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit, Lines | None]], *,
                      title: str, sha256: str, mode: str, size: int, text: str | None,
                      chunks: dict[str, list[str]] | None = None, chunk_lines: dict[str, Lines | None] | None = None,
-                     root: str | None = None, embed: bool = True, force: bool = False) -> ChangeResult:
+                     root: str | None = None, embed: bool = True, force: bool = False,
+                     source: Source | None = None) -> ChangeResult:
     """Make ``doc_id`` state exactly ``statements`` (this version's units with their lines).
     Units the old version stated with the same content keep their ids (a unit retracted by
     hand stays retracted); a unit whose line keeps its ``#id`` with new content is retracted and
     the new content takes the id; units no longer stated are retracted unless another document
     still states them. The same content again changes nothing (``change`` None) unless ``force``.
-    ``embed`` False leaves new nodes without vectors (``kg doctor --repair`` embeds them)."""
+    ``embed`` False leaves new nodes without vectors (``kg doctor --repair`` embeds them).
+    ``source``: the converted file the text came from (its format, page starts and original
+    bytes, kept within ``doc_text_max_bytes``)."""
     doc_id = check_doc_id(doc_id)
     old = next(iter(kb.store.documents([doc_id])), None)
     if old is not None and old.sha256 == sha256 and old.mode == mode and not force:
@@ -169,12 +173,15 @@ def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit,
     shared = len(dropped) - len(retract)
     cap = kb.settings.doc_text_max_bytes
     text_z, cut = DocumentRecord.pack_text(text, cap) if text is not None else (None, False)
+    original_z = DocumentRecord.pack_original(source.original, cap) if source and source.original else None
     rec = DocumentRecord(id=doc_id, title=title, sha256=sha256, mode=mode, size=size,
                          version=(old.version + 1) if old is not None else 1, who=who(), when=now(),
                          units=len(lines), text_stored=text_z is not None, text_truncated=cut, text_z=text_z,
                          unit_lines=lines, root=root,
                          chunks={h: [remap.get(u, u) for u in us] for h, us in (chunks or {}).items()},
-                         chunk_lines=dict(chunk_lines or {}))
+                         chunk_lines=dict(chunk_lines or {}),
+                         format=source.format if source else None, pages=list(source.pages) if source else [],
+                         original_z=original_z, original_stored=original_z is not None)
     change = new_change("replace" if old is not None else "ingest", docs=[doc_id],
                         docs_before={doc_id: old}, docs_after={doc_id: rec})
     res, _ = _commit(kb, add, retract, {doc_id: rec}, change, embed=embed)
@@ -282,12 +289,15 @@ def history(kb: Changing, target: str | None = None) -> list[ChangeRecord]:
 
 
 def provenance(kb: Changing, unit_id: str) -> list[Provenance]:
+    from kgservice.lifecycle.place import locate
+
     uid = unit_id.lstrip("#")
     docs = kb.store.stated_by([uid]).get(uid, [])
     out = []
     for d in kb.store.documents(docs):
         ln = d.unit_lines.get(uid)
-        out.append(Provenance(doc=d.id, lines=ln, snippet=d.snippet(ln)))
+        place = locate(d, ln)
+        out.append(Provenance(doc=d.id, lines=ln, snippet=d.snippet(ln), **place.model_dump()))
     return out
 
 

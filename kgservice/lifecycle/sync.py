@@ -30,17 +30,9 @@ def doc_id_for(path: Path, base: Path | str | None) -> str:
     return rel.as_posix()
 
 
-def read_text(path: Path) -> str:
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"{path}:{line}: file is not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
-
-
 def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = None,
          progress: Callable[[str, str], None] | None = None) -> SyncReport:
+    from kgservice.convert.source import read_source, with_original
     from kgservice.pipeline.ingest import TEXT_MODES, UNIT_SUFFIXES, check_mode
 
     check_mode(mode)  # before the first file: a bad --mode must not stop a sync halfway
@@ -53,10 +45,14 @@ def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = 
     known = {d.id: d for d in kb.store.documents() if d.root == root}
     report = SyncReport()
     seen = set()
+    # every file read (a document converted) before the first is stored: a bad file stores nothing
+    sources = {f: read_source(f, keep_original=False) for f in files}
     for f in files:
         did = doc_id_for(f, folder)
         seen.add(did)
-        res = kb.ingest_document(did, read_text(f), mode=None if f.suffix in UNIT_SUFFIXES else mode, root=root)
+        src = with_original(sources.pop(f), f)
+        res = kb.ingest_document(did, src.text, mode=None if f.suffix in UNIT_SUFFIXES else mode, root=root,
+                                 source=src if src.format else None)
         # a document of that id ingested from elsewhere is replaced: changed, not added
         kind = "unchanged" if res.change is None else ("added" if res.kind == "ingest" else "changed")
         getattr(report, kind).append(did)

@@ -11,12 +11,20 @@ from kgservice.lifecycle.model import ChangeResult, Lines
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
+    from kgservice.convert.source import Source
     from kgservice.parts import Changing, Graph
+
+
+def _find(text: str, needle: str, at: int) -> tuple[int, int]:
+    """(start, end) of ``needle`` in ``text`` from ``at``, any run of whitespace matching any
+    other (a chunk joins a long paragraph's sentences with spaces); (-1, -1) if absent."""
+    m = re.compile(r"\s+".join(map(re.escape, needle.split()))).search(text, at)
+    return (m.start(), m.end()) if m else (-1, -1)
 
 
 def chunk_lines(text: str, pieces: list[str]) -> list[Lines | None]:
     """1-based inclusive line ranges of each chunk in ``text`` (located by their first and last
-    paragraph; None when a chunk cannot be found, e.g. after whitespace normalisation)."""
+    paragraph, whitespace-insensitively; None when a chunk cannot be found)."""
     norm = text.replace("\r\n", "\n").replace("\r", "\n")
     out: list[Lines | None] = []
     at = 0
@@ -25,14 +33,12 @@ def chunk_lines(text: str, pieces: list[str]) -> list[Lines | None]:
         if not paras:
             out.append(None)
             continue
-        head = paras[0].strip()[:80]
-        start = norm.find(head, at)
+        start, end = _find(norm, paras[0].strip()[:80], at)
         if start < 0:
             out.append(None)
             continue
-        tail = paras[-1].strip()[-80:]
-        end = norm.find(tail, start)
-        end = start + len(head) if end < 0 else end + len(tail)
+        t0, t1 = _find(norm, paras[-1].strip()[-80:], start)
+        end = t1 if t0 >= 0 else end
         out.append((norm.count("\n", 0, start) + 1, norm.count("\n", 0, max(start, end - 1)) + 1))
         at = end
     return out
@@ -60,12 +66,18 @@ def needs_extraction(kb: Graph, doc_id: str, text: str, mode: str, force: bool =
 
 def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, title: str | None = None,
                          size: int | None = None, root: str | None = None, embed: bool = True,
-                         force: bool = False) -> ChangeResult:
+                         force: bool = False, source: Source | None = None) -> ChangeResult:
     """Text through LLM extraction, one chunk at a time, as the new version of ``doc_id``: a
     chunk whose content hash the old version has keeps its units (no LLM call). Extraction
     runs before anything is written, so a failure changes nothing. ``force`` extracts every
-    chunk again, also when the text is unchanged."""
+    chunk again, also when the text is unchanged. ``source``: the converted file ``text``
+    came from (format, page starts, original bytes), stored with the document.
+
+    Each unit's lines are those of the sentence(s) in its chunk that state it
+    (:mod:`kgservice.extraction.align`), reused chunks' units too (the lines move with an
+    edit above them); a unit no sentence matches keeps the chunk's lines."""
     from kgservice.extraction import Resolver, extract_text, to_units
+    from kgservice.extraction.align import unit_lines
     from kgservice.extraction.chunking import chunk_text
     from kgservice.extraction.extract import extract_prompt
     from kgservice.lifecycle.ops import _units_any, replace_document
@@ -88,6 +100,7 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
     hashes: dict[str, list[str]] = {}
     lines_of: dict[str, Lines | None] = {}
     extracted = reused = 0
+    rows = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for chunk, ln in zip(chunks, ranges):
         h = chunk_hash(chunk.text, mode, tag)
         if old is not None and not force and h in old.chunks and all(u in reuse for u in old.chunks[h]):
@@ -105,10 +118,13 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
             extracted += 1
         hashes[h] = [u.id for u in units]
         lines_of[h] = ln
-        statements += [(u, ln) for u in units]
+        found = unit_lines(units, "\n".join(rows[ln[0] - 1:ln[1]]), ln[0]) if ln else [None] * len(units)
+        statements += [(u, at or ln) for u, at in zip(units, found)]
+    if size is None:
+        size = len(source.original) if source is not None and source.original is not None else len(text.encode())
     res = replace_document(kb, doc_id, statements, title=title or _title(text, doc_id), sha256=sha, mode=mode,
-                           size=size if size is not None else len(text.encode()), text=text, chunks=hashes,
-                           chunk_lines=lines_of, root=root, embed=embed, force=force)
+                           size=size, text=text, chunks=hashes,
+                           chunk_lines=lines_of, root=root, embed=embed, force=force, source=source)
     res.chunks_extracted, res.chunks_reused = extracted, reused
     return res
 

@@ -208,7 +208,7 @@ def parse_sentence(sentence: str, mode: str) -> dict[str, Any] | None:
         label = _clean_label(part)
         if not label:
             continue
-        if _words(label) > 8:
+        if _words(label) >= 8:  # the extraction check refuses a copied clause of 8+ words
             return None
         args.append({"literal": label} if QUANTITY.match(label) else {"node": label})
     if subj in {"这", "那", "它", "他", "她", "我们", "他们", "这些", "那些", "it", "this", "that", "they"}:

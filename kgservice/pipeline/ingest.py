@@ -28,6 +28,8 @@ from kgservice.model import IngestReport, Unit
 from kgservice.notation import NotationErrors, doc_name, parse_file, parse_units
 from kgservice.stores import sqlite_file
 from kgservice.disk import read_input
+from kgservice.convert import FORMATS as DOCUMENT_FORMATS
+from kgservice.convert.source import source_of
 
 if TYPE_CHECKING:
     from kgservice.parts import Ingesting
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
 TEXT_MODES: dict[str, str] = {
     ".md": "summary", ".markdown": "summary", ".rst": "summary",  # documents, papers, docs
     ".txt": "detail", ".text": "detail",  # notes, interviews, reviews, user input
+    # office documents and web pages, converted to text first (kgservice.convert)
+    **dict.fromkeys(DOCUMENT_FORMATS, "summary"),
 }
 UNIT_SUFFIXES = frozenset({".units", ".kgu"})
 LEDGER_FILE = "documents.sqlite3"
@@ -42,8 +46,9 @@ LEDGER_FILE = "documents.sqlite3"
 Progress = Callable[[str, dict[str, Any]], None]
 
 
-# text types read from their bytes by a converter, not as UTF-8 (an upload sends them as bytes)
-FILE_SUFFIXES: frozenset[str] = frozenset()
+# text types read from their bytes by a converter, not as UTF-8 (an upload sends them as bytes):
+# PDF, Word, PowerPoint, web pages, Excel (kgservice.convert)
+FILE_SUFFIXES: frozenset[str] = frozenset(DOCUMENT_FORMATS)
 
 
 def accepted_formats() -> list[dict[str, str]]:
@@ -251,12 +256,7 @@ def ingest_text(
     plan = []
     for f in files:
         m = mode_for(f, mode)
-        data = read_input(f)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise InputFileError(f"{f}:{line}: file is not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
+        text = source_of(read_input(f), f, keep_original=False).text  # a PDF, DOCX ... converted first
         plan.append((f, m, text))
     llm = llm or kb.llm
     usage0 = llm.usage.snapshot()

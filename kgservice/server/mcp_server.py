@@ -26,14 +26,16 @@ from kgservice.server.auth import Principal, Role
 from kgservice.server.context import ServerContext
 from kgservice.server.deps import refusal
 from kgservice.server.middleware import PRINCIPAL
-from kgservice.server.models import AskIn, ExpandIn, IngestIn, SaveResultIn, SavedOut, SearchHit, SearchIn, UnitOut
+from kgservice.server.models import (MAX_FILE_B64, AskIn, ExpandIn, IngestIn, SaveResultIn, SavedOut, SearchHit,
+                                     SearchIn, UnitOut)
 
 INSTRUCTIONS = (
     "kgservice: a knowledge base of units (small structured facts with ids like #u1) over a graph of concepts. "
     "`ask` answers a question citing unit ids or says it is not in the graph; `search_units` finds entry nodes; "
     "`expand` walks the graph from nodes; `get_unit` shows one unit. The graphify tools (query_graph, get_node, "
     "get_neighbors, shortest_path, graph_stats, get_community, god_nodes) read the graph.json mirror. "
-    "Writers may `ingest_text` (returns a job id; poll `job_status`), `list_jobs`, `cancel_job` and `save_result`.")
+    "Writers may `ingest_text` or `ingest_file` (a PDF, DOCX, PPTX, HTML or XLSX; each returns a job id: poll "
+    "`job_status`), `list_jobs`, `cancel_job` and `save_result`.")
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
@@ -265,8 +267,7 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         """One document with its text and the lines each of its units comes from."""
         def run(_: Principal) -> dict:
             rec = sc.kb.document(doc_id)
-            return {**document_fields(rec.info().model_dump(), show_paths=False), "unit_lines": rec.unit_lines,
-                    "text": rec.text()}
+            return document_fields(rec.view(), show_paths=False)
         return _run(sc, ctx, Role.reader, run)
 
     @mcp.tool(annotations=READ, structured_output=False)
@@ -291,6 +292,23 @@ def build_mcp(sc: ServerContext) -> MCPServer:
         def run(who: Principal) -> JobReply:
             body = IngestIn(text=text, mode=mode, doc=source or "mcp")
             payload = ops.validate_ingest(sc.kb, body, who, named=source is not None)
+            job = sc.kb.jobs.submit("ingest", payload, who.user, None)
+            return job_reply(job)
+        return _run(sc, ctx, Role.writer, run)
+
+    @mcp.tool(annotations=WRITE)
+    def ingest_file(data_base64: str = Field(min_length=4, max_length=MAX_FILE_B64),
+                    name: str = Field(min_length=1, max_length=200),
+                    mode: Literal["summary", "detail"] = "summary",
+                    ctx: Context = None) -> JobReply:  # type: ignore[assignment]
+        """Queue a PDF, Word (DOCX), PowerPoint (PPTX), web page (HTML) or Excel (XLSX) file for
+        extraction (writer role): `data_base64` its bytes, `name` its file name (the suffix gives the
+        format). It becomes the document `<you>/<name>` (the same name again replaces it), its
+        pages kept so a citation names its page. An unreadable file (password-protected or scanned
+        PDF, damaged file) is refused now, saying why. Returns a job id: poll job_status."""
+        def run(who: Principal) -> JobReply:
+            body = IngestIn(file=data_base64, mode=mode, doc=name)
+            payload = ops.validate_ingest(sc.kb, body, who, named=True)
             job = sc.kb.jobs.submit("ingest", payload, who.user, None)
             return job_reply(job)
         return _run(sc, ctx, Role.writer, run)

@@ -10,6 +10,7 @@ from kgservice.stores.shared import SavedResult
 
 MAX_QUESTION = 4000
 MAX_TEXT = 200_000  # characters of one text ingest (bytes are bounded by max_body before this)
+MAX_FILE_B64 = 16 << 20  # base64 characters of one uploaded document (a job's payload is at most 16 MiB)
 
 
 class Strict(BaseModel):
@@ -31,12 +32,19 @@ class HitUnit(BaseModel):
 
 
 class SourceOut(BaseModel):
-    """A cited unit's document: its line range and those lines (``ref``: ``doc:lines``)."""
+    """A cited unit's document: its line range and those lines (``ref``: ``doc:lines``); for a
+    converted document the page (slide, sheet) and the lines within it, the heading they are
+    under, and ``location`` in words ("rivers.pdf, page 2, lines 6–7")."""
     unit: str
     doc: str
     lines: tuple[int, int] | None = None
     snippet: str | None = None
     ref: str
+    page: int | None = None
+    page_word: str | None = None
+    page_lines: tuple[int, int] | None = None
+    section: str | None = None
+    location: str | None = None
 
 
 class AskOut(BaseModel):
@@ -133,7 +141,7 @@ class UnitOut(BaseModel):
     superseded_by: list[str]
     lines: tuple[int, int] | None = None  # of the first document stating it
     snippet: str | None = None
-    sources: list[dict] = []  # every document stating it: {doc, lines, snippet}
+    sources: list[dict] = []  # every document stating it: {doc, lines, snippet, page, page_lines, section, location}
 
 
 class NodeOut(BaseModel):
@@ -214,17 +222,28 @@ class PathOut(TextOut):
 
 
 class IngestIn(Strict):
-    """Exactly one of ``text`` (LLM extraction, ``mode``) or ``units`` (unit notation)."""
+    """Exactly one of ``text`` (LLM extraction, ``mode``), ``units`` (unit notation) or ``file``
+    (a PDF, DOCX, PPTX, HTML or XLSX file's bytes in base64, ``doc`` its file name: converted
+    to text with its pages kept, then extracted; the request body is bounded by KG_MAX_BODY)."""
 
     text: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
     units: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
+    file: str | None = Field(None, min_length=4, max_length=MAX_FILE_B64,
+                             description="a document's bytes, base64; `doc` names the file (its suffix, its format)")
     mode: Literal["summary", "detail"] = "summary"
     doc: str = Field("api", min_length=1, max_length=200)
 
     @model_validator(mode="after")
     def _one_of(self) -> "IngestIn":
-        if (self.text is None) == (self.units is None):
-            raise ValueError("give exactly one of 'text' (extracted by the LLM) or 'units' (unit notation)")
+        if sum(x is not None for x in (self.text, self.units, self.file)) != 1:
+            raise ValueError("give exactly one of 'text' (extracted by the LLM), 'units' (unit notation) or 'file' "
+                             "(a document's bytes, base64, with 'doc' its file name)")
+        if self.file is not None:
+            from kgservice.convert import FORMATS, format_of
+
+            if format_of(self.doc) is None:
+                raise ValueError(f"'doc' names the uploaded file, ending in one of {', '.join(sorted(FORMATS))} "
+                                 f"(its format); got {self.doc!r}")
         return self
 
 

@@ -224,6 +224,8 @@ def validate_ingest(kb: KnowledgeBase, body: IngestIn, who: Principal, named: bo
 
         parse_units(body.units, kb.lexicon, source=body.doc, doc=body.doc)  # raises NotationErrors (InputError)
         return {"units": body.units, **where}
+    if body.file is not None:  # an uploaded document is always the document <user>/<its file name>
+        return {"file": body.file, "mode": body.mode, "document": job_document_id(who.user, body.doc)}
     return {"text": body.text, "mode": body.mode, **where}
 
 

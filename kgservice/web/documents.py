@@ -13,6 +13,7 @@ in a worker thread).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,4 +143,35 @@ def document_view(kb: Any, doc_id: str) -> dict[str, Any]:
             unplaced.append(row)
     rows = [] if text is None else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return {"doc": rec.info(), "lines": [(i, line, by_line.get(i, [])) for i, line in enumerate(rows, 1)],
-            "unplaced": unplaced, "has_text": text is not None, "text": text or "", "history": history}
+            "unplaced": unplaced, "has_text": text is not None, "text": text or "", "history": history,
+            **paging(rec, rows)}
+
+
+def paging(rec: Any, rows: list[str]) -> dict[str, Any]:
+    """A converted document's pages for the view: the line each page (slide, sheet) starts at,
+    and each line's number within its page as a citation's location counts it (blank lines are
+    not counted, and show none: :func:`kgservice.lifecycle.place.page_of`)."""
+    from kgservice.convert import page_word
+
+    word = page_word(rec.format)
+    if not (word and rec.pages):
+        return {"page_word": None, "page_at": {}, "page_line": {}}
+    at: dict[int, int] = {}
+    for i, start in enumerate(rec.pages, 1):
+        at[start] = i  # an empty page starts where the next one does: the later number wins
+    starts, line_no, count = set(rec.pages), {}, 0
+    for i, row in enumerate(rows, 1):  # one pass: what page_of counts, for every line
+        count = 0 if i in starts else count
+        count += 1 if row.strip() else 0
+        line_no[i] = count if row.strip() else ""
+    return {"page_word": word, "page_at": at, "page_line": line_no}
+
+
+def cited_lines(value: str) -> tuple[int, int] | None:
+    """``?lines=12-14`` (a citation's lines, as the Ask page links them), to highlight; else None.
+
+    >>> cited_lines("12-14"), cited_lines("7"), cited_lines("x")
+    ((12, 14), (7, 7), None)
+    """
+    m = re.fullmatch(r"(\d{1,7})(?:-(\d{1,7}))?", value.strip())
+    return (int(m.group(1)), int(m.group(2) or m.group(1))) if m else None

@@ -218,11 +218,12 @@ def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
         return accepted_formats()
 
     async def documents_extra(request: Request, principal: Principal) -> dict:
-        from kgservice.web.documents import Listing, document_view, list_view
+        from kgservice.web.documents import Listing, cited_lines, document_view, list_view
 
         doc_id = request.query_params.get("doc")
         if doc_id and request.url.path == "/ui/documents":  # the table alone (its refresh) is always the list
-            return {"tab": "document", **await run_in_threadpool(document_view, ctx.kb, doc_id)}
+            return {"tab": "document", "cited": cited_lines(request.query_params.get("lines", "")),
+                    **await run_in_threadpool(document_view, ctx.kb, doc_id)}
         how = Listing.of(request.query_params)
 
         def listing() -> dict:

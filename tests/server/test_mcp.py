@@ -19,8 +19,8 @@ from kgservice.server.mcp_server import build_mcp
 
 GRAPHIFY_TOOLS = {"query_graph", "get_node", "get_neighbors", "get_community", "god_nodes", "graph_stats",
                   "shortest_path"}
-KG_TOOLS = {"ask", "search_units", "get_unit", "expand", "ingest_text", "job_status", "list_jobs", "cancel_job",
-            "save_result", "list_documents", "get_document"}
+KG_TOOLS = {"ask", "search_units", "get_unit", "expand", "ingest_text", "ingest_file", "job_status", "list_jobs",
+            "cancel_job", "save_result", "list_documents", "get_document"}
 
 
 def run(coro):
@@ -67,8 +67,10 @@ def test_tool_set_and_annotations(settings, kb):
     for name, t in tools.items():
         assert not any(bad in name for bad in ("cypher", "delete", "clear", "drop"))
         assert t.annotations is not None
-        assert t.annotations.read_only_hint is (name not in ("ingest_text", "save_result", "cancel_job")), name
+        assert t.annotations.read_only_hint is (name not in ("ingest_text", "ingest_file", "save_result",
+                                                             "cancel_job")), name
     assert tools["ingest_text"].annotations.destructive_hint is False
+    assert tools["ingest_file"].annotations.destructive_hint is False
     assert "token_budget" in tools["expand"].input_schema["properties"]
     assert "token_budget" in tools["ask"].input_schema["properties"]
 

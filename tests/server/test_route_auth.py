@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from kgservice.convert.source import source_of
 from kgservice.jobs.worker import Worker
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
@@ -42,6 +43,7 @@ SAMPLES = {
     ("GET", "/v1/admin/doctor"): ("/v1/admin/doctor", None),
     ("GET", "/v1/documents"): ("/v1/documents", None),
     ("GET", "/v1/documents/{doc_id:path}"): ("/v1/documents/{doc_get}", None),
+    ("GET", "/v1/originals/{doc_id:path}"): ("/v1/originals/{doc_page}", None),
     ("PUT", "/v1/documents/{doc_id:path}"): ("/v1/documents/t/put.units", {"text": "{p} [is a] {q}\n"}),
     ("DELETE", "/v1/documents/{doc_id:path}"): ("/v1/documents/{doc_del}", None),
     ("POST", "/v1/units/{unit_id}/retract"): ("/v1/units/{unit}/retract", {"reason": "wrong"}),
@@ -119,7 +121,10 @@ def test_route_matrix(app, client, keys, kb, caller):
     # documents the lifecycle samples read, delete, retract from and undo (fresh per caller)
     made = {n: kb.ingest_document(f"t/{n}-{caller}.units", f"{{{n}{caller}}} [is a] {{thing}}\n")
             for n in ("get", "del", "undo")}
+    page = source_of(b"<html><body><p>A web page is a test page.</p></body></html>", "page.html")
+    kb.ingest_document(f"t/page-{caller}.html", page.text, source=page)  # a converted document: its original kept
     lifecycle = {"doc_get": f"t/get-{caller}.units", "doc_del": f"t/del-{caller}.units",
+                 "doc_page": f"t/page-{caller}.html",
                  "unit": next(iter(kb.document(f"t/get-{caller}.units").unit_lines)), "change": made["undo"].change}
     for method, template, role in sorted(table):
         path, body = SAMPLES[(method, template)]

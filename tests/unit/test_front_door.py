@@ -45,6 +45,7 @@ COMMAND_EXCEPTIONS: dict[str, tuple[str | None, str]] = {
     "mcp": (None, "starts the MCP server over stdio, which owns the knowledge base"),
     "docs list": ("documents", "the command nests under `kg docs`; the method is the plural noun"),
     "docs show": ("document", "the command nests under `kg docs`; the method is the noun"),
+    "docs original": ("original", "the command nests under `kg docs`; the method is the noun"),
     "show": ("unit", "one unit as a person reads it: kb.unit and its sources from kb.provenance"),
     "worker": (None, "runs the job loop over kb.jobs; each job calls the method of its kind"),
 }

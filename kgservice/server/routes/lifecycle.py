@@ -6,9 +6,10 @@ before they are queued."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Depends, Header, Request, Response
 from pydantic import BaseModel, Field
 
 from kgservice.server import ops
@@ -40,7 +41,7 @@ async def _call(fn: Any, *args: Any, **kw: Any) -> Any:
         try:
             return fn(*args, **kw)
         except InputError as exc:
-            if str(exc).startswith("no "):
+            if str(exc).startswith("no ") or "has no original file" in str(exc):
                 raise NotFound(str(exc)) from None
             raise
     return await anyio.to_thread.run_sync(run)
@@ -69,8 +70,23 @@ async def get_document(doc_id: str, request: Request, who: Principal = Depends(R
     from kgservice.server.disclosure import document_fields
 
     rec = await _call(ctx_of(request).kb.document, doc_id)
-    return {**document_fields(rec.info().model_dump(), show_paths=_paths(who, paths)), "unit_lines": rec.unit_lines,
-            "text": rec.text()}
+    return document_fields(rec.view(), show_paths=_paths(who, paths))
+
+
+@router.get("/originals/{doc_id:path}", dependencies=[Depends(READER)], response_class=Response,
+            responses={200: {"content": {"application/pdf": {}}, "description": "the file as it was uploaded"}})
+async def get_original(doc_id: str, request: Request) -> Response:
+    """The file a converted document (PDF, DOCX, PPTX, HTML, XLSX) was ingested from, as given,
+    with its media type (a PDF opens at a page with `#page=N`); 404 when none is kept."""
+    orig = await _call(ctx_of(request).kb.original, doc_id)
+    # a PDF opens in the browser (at #page=N); an uploaded web page is only ever a download, sandboxed:
+    # it is someone's file, and shown inline it would run on this site's origin
+    inline = orig.media_type == "application/pdf"
+    headers = {"Content-Disposition": f"{'inline' if inline else 'attachment'}; filename*=UTF-8''{quote(orig.name)}",
+               "X-Content-Type-Options": "nosniff"}
+    if not inline:
+        headers["Content-Security-Policy"] = "sandbox"
+    return Response(orig.data, media_type=orig.media_type, headers=headers)
 
 
 @router.put("/documents/{doc_id:path}", status_code=202, response_model=JobAccepted)

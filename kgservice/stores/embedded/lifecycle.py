@@ -156,7 +156,8 @@ def apply_life(g: Any, life: Mapping[str, Any]) -> None:
                 for side in ("docs_before", "docs_after"):
                     for d in docs:
                         if ch[side].get(d):
-                            ch[side][d] = {**ch[side][d], "text_z": None, "text_stored": False}
+                            ch[side][d] = {**ch[side][d], "text_z": None, "text_stored": False,
+                                           "original_z": None, "original_stored": False}
     if life.get("change") is not None:
         g.changes.append(life["change"])
     g.generation += 1

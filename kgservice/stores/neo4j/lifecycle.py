@@ -2,7 +2,7 @@
 history of changes, kept in the same database as the graph (kgservice.lifecycle).
 
 The shape: ``(:Document {id, title, sha256, mode, size, version, who, when, units, root, text_z,
-json})``, each unit a document states pointing at it with ``-[:FROM {lines}]->``; a retracted
+original_z, json})``, each unit a document states pointing at it with ``-[:FROM {lines}]->``; a retracted
 unit is relabelled ``:RetractedUnit`` with every edge into the graph removed (no read path or
 kg.* procedure matches that label, and no traversal reaches it), its FROM edges kept; a change
 is ``(:Change {id, seq, ord, kind, at, who, json})``.
@@ -27,15 +27,16 @@ from kgservice.stores.neo4j.writes import Neo4jWrites, _fact_probes
 from kgservice.stores.validate import paused_gc, prepare_batch
 
 # the listing fields a Document node carries as properties (for people browsing the graph);
-# the record itself is its ``json`` property plus ``text_z``
+# the record itself is its ``json`` property plus ``text_z`` and ``original_z`` (the bulky parts)
 _DOC_PROPS = ("title", "sha256", "mode", "size", "version", "who", "when", "units", "root")
 
 
 def _doc_row(rec: Any) -> dict[str, Any]:
     """life_documents_set's row of a DocumentRecord: node properties and its FROM edges."""
-    body = rec.model_dump(mode="json", exclude={"text_z"})
+    body = rec.model_dump(mode="json", exclude={"text_z", "original_z"})
     props = {k: body[k] for k in _DOC_PROPS}
-    props |= {"text_z": rec.text_z, "json": json.dumps(body, ensure_ascii=False, separators=(",", ":"))}
+    props |= {"text_z": rec.text_z, "original_z": rec.original_z,
+              "json": json.dumps(body, ensure_ascii=False, separators=(",", ":"))}
     lines = [{"unit": u, "lines": list(ln) if ln else None} for u, ln in rec.unit_lines.items()]
     return {"id": rec.id, "props": props, "lines": lines}
 
@@ -190,7 +191,8 @@ class Neo4jLifecycle(Neo4jWrites):
                     for d in texts[row["id"]]:
                         rec = side.get(d)
                         if rec is not None:
-                            side[d] = rec.model_copy(update={"text_z": None, "text_stored": False})
+                            side[d] = rec.model_copy(update={"text_z": None, "text_stored": False,
+                                                             "original_z": None, "original_stored": False})
                 rewritten.append({"id": c.id, "json": c.model_dump_json()})
         purge_units, purge_changes = cypher.statements("life_purge")
         tx.run(purge_units, units=units, changes=rewritten).consume()
@@ -238,7 +240,8 @@ class Neo4jLifecycle(Neo4jWrites):
         wanted = None if ids is None else list(ids)
         if wanted is not None and not wanted:
             return []
-        got = {r["id"]: DocumentRecord.model_validate({**json.loads(r["json"]), "text_z": r["text_z"]})
+        got = {r["id"]: DocumentRecord.model_validate({**json.loads(r["json"]), "text_z": r["text_z"],
+                                                       "original_z": r["original_z"]})
                for r in self.read("life_documents", ids=wanted)}
         return list(got.values()) if wanted is None else [got[i] for i in dict.fromkeys(wanted) if i in got]
 

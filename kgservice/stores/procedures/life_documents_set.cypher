@@ -1,7 +1,7 @@
 // life_documents_set: set or remove document records, in a lifecycle change's transaction (after
 // its retractions and units) or in kg restore's. A document is
-// (:Document {id, title, sha256, mode, size, version, who, when, units, root, text_z, json})
-// (json: the whole record but its compressed text) and each unit it states points at it:
+// (:Document {id, title, sha256, mode, size, version, who, when, units, root, text_z, original_z, json})
+// (json: the whole record but its compressed text and original file) and each unit it states points at it:
 // (:Unit|:RetractedUnit)-[:FROM {lines: [first, last]}]->(:Document).
 // Three statements with the same parameters: $remove (ids of documents to delete), $docs
 // (list of {id, props (the node's properties), lines: [{unit, lines}]}).

@@ -70,11 +70,11 @@
       const r = await fetch("/ui/provenance/" + encodeURIComponent(u.unit_id), { credentials: "same-origin", headers: { Accept: "application/json" } });
       const pv = r.ok ? await r.json() : { sources: [] };
       const first = (pv.sources || [])[0];
-      if (first) { u.doc = first.doc; u.lines = first.lines; u.snippet = first.snippet; u.other_docs = pv.sources.slice(1).map((x) => x.doc); }
+      if (first) { u.doc = first.doc; u.lines = first.lines; u.snippet = first.snippet; u.location = first.location; u.page = first.page; u.other_docs = pv.sources.slice(1).map((x) => x.doc); }
     } catch (err) { /* the unit's own doc field stays */ }
     const range = linesOf(u);
     const rows = [["unit", "#" + u.unit_id, "unit_id"], ["notation", u.notation, "notation"],
-                  ["document", u.doc || "—", "doc"], ["lines", range ? (range[0] === range[1] ? "line " + range[0] : "lines " + range[0] + "–" + range[1]) : "not recorded", "lines"],
+                  ["document", u.doc || "—", "doc"], ["lines", u.page ? u.location : range ? (range[0] === range[1] ? "line " + range[0] : "lines " + range[0] + "–" + range[1]) : "not recorded", "lines"],
                   ["family", u.family, "family"], ["kind", u.kind, "kind"], ["ingested", u.ingested_at || "—", "ingested_at"]];
     for (const [label, v, k] of rows) dl.append(el("dt", label), el("dd", v, { "data-field": k }));
     if (u.other_docs && u.other_docs.length) dl.append(el("dt", "also stated by"), el("dd", u.other_docs.join(", "), { "data-field": "other_docs" }));
@@ -84,7 +84,7 @@
     if (u.superseded_by && u.superseded_by.length) dl.append(el("dd", "A newer unit supersedes this one: answers use the newer one.", { class: "note" }));
     const block = sourceBlock(u, range);
     if (src) src.replaceChildren(block || el("p", u.doc ? "The source text of " + u.doc + " is not kept on this server." : "This unit has no source document.", { class: "note" }));
-    if (u.doc && $("unit-doc-link")) { const a = $("unit-doc-link"); a.hidden = false; a.href = "/ui/documents?doc=" + encodeURIComponent(u.doc) + (range ? "#L" + range[0] : ""); }
+    if (u.doc && $("unit-doc-link")) { const a = $("unit-doc-link"); a.hidden = false; a.href = "/ui/documents?doc=" + encodeURIComponent(u.doc) + (range ? "&lines=" + range[0] + "-" + range[1] + "#L" + range[0] : ""); }
   }
   // A drill-down round as a sentence ("Round 1 (directed): looked at 12 new facts around smoking;
   // 3 relevant; enough"), not its JSON; the seeds' labels are looked up once each.
@@ -563,7 +563,8 @@
     if (format.kind === "file") {
       const bytes = new Uint8Array(await file.arrayBuffer()); let bin = "";
       for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-      return { file: btoa(bin), doc };
+      // the server reads the format off the name: a name typed without the suffix gets it
+      return { file: btoa(bin), doc: doc.toLowerCase().endsWith(format.suffix.toLowerCase()) ? doc : doc + format.suffix };
     }
     return { text: await file.text(), doc, mode: format.mode === "detail" ? "detail" : "summary" };
   }
