@@ -80,7 +80,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
         for u in new:  # a superseded unit's edges are retired: their ends change too, mentioned or not
             logged.update(n for old in u.supersedes if old in s.units for n in unit_facts(_unit_from(s.units[old])).nodes)
         try:
-            record_embedded_change(self.dir, logged)
+            record_embedded_change(self.dir, logged, units=[u.id for u in new])
         except (OSError, sqlite3.Error) as exc:
             err = StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
                                   f"not stored (the store is as before). Free space or make {self.dir} writable, "
@@ -152,7 +152,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
             for uid in gone:
                 logged |= unit_nodes(s, uid)
                 logged.update(n for old in s.units[uid][8] if old in s.units for n in unit_nodes(s, old))
-            self._log_change(logged)
+            self._log_change(logged, units=set(change.added) | gone | set(life["unarchive"]) | set(purge_units))
             batch = journal_batch(records, fresh, life)
             pause_point("before-commit")
             self._append(batch)
@@ -275,10 +275,12 @@ class EmbeddedStore(JournaledStore, GraphStore):
             self.s = old
             raise
 
-    def _log_change(self, touched: Iterable[str], *, everything: bool = False) -> None:
-        """Cache coherence for a change outside an ingest (under the write lock, before it is durable)."""
+    def _log_change(self, touched: Iterable[str], *, everything: bool = False,
+                    units: Iterable[str] | None = None) -> None:
+        """Cache coherence for a change outside an ingest (under the write lock, before it is
+        durable); ``units``: the unit ids it changes (None: not known)."""
         try:
-            record_embedded_change(self.dir, touched, everything=everything)
+            record_embedded_change(self.dir, touched, everything=everything, units=units)
         except (OSError, sqlite3.Error) as exc:
             err = StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; nothing was "
                                   f"changed. Free space or make {self.dir} writable, then run the same command "
@@ -294,7 +296,8 @@ class EmbeddedStore(JournaledStore, GraphStore):
         return SqliteChangeFeed(self.dir)
 
     def log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
-        return record_embedded_change(self.dir, touched, everything=everything)
+        # a change logged from outside (keys, vectors) stores or removes no unit
+        return record_embedded_change(self.dir, touched, everything=everything, units=[])
 
     def job_queue(self, data_dir: Path, *, validate: Callable[[str, Any], Any] | None = None,
                   max_attempts: int, read_only: bool) -> Any:
@@ -372,7 +375,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
             s = self.s
             changed = {n: lab for n, lab in labels.items() if n in s.labels and s.labels[n] != lab}
             if changed:
-                self._log_change(changed)
+                self._log_change(changed, units=[])  # a label is a node's: no unit's text changes
                 before = {n: s.labels[n] for n in changed}
                 s.labels.update(changed)
                 s.generation += 1
