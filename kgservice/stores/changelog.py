@@ -45,7 +45,13 @@ from pydantic import BaseModel
 from kgservice.errors import ServiceFileError
 from kgservice.stores import cypher, sqlite_file
 
-MAX_TOUCHED = 20_000  # node ids listed per change; beyond that the change says "everything"
+# node (and unit) ids listed per change; beyond that the change says "everything" and every reader
+# clears its caches, rebuilds its indexes and the plugin its resident graph. A listed change costs
+# each reader work in proportion to the ids (cache rows, the plugin's re-read rows, the indexes'
+# patches: kgservice/stores/versioned.py), far below a rebuild until the ids approach the store's
+# size; the cap bounds one change-log row (about 5 MB of ids). It was 20k: a 10k-unit ingest batch
+# touches about that many nodes, so every large document flushed every server.
+MAX_TOUCHED = 200_000
 CHANGES_FILE = "changes.sqlite3"
 
 _user: ContextVar[str | None] = ContextVar("kg_ingest_user", default=None)

@@ -95,9 +95,11 @@ class FedIndex(Generic[T]):
     what it is now, or gone), so reading data newer than the version is harmless: the change
     that made it lists the same ids and is replayed at the next version, to the same result.
     On the embedded store a change is logged before its batch reaches memory, so a read at
-    version v may miss v's data; the stamp carries the in-memory generation and, when that
-    moved, the last replayed change is replayed again (at most one batch is logged and not yet
-    applied: the writer holds the store's write lock between the two).
+    version v may miss v's data; the stamp carries the in-memory generation and the version the
+    store had applied to memory when the stamp was read (``applied_version``), and once the
+    generation moved the replay starts from that one (from one change back when the store
+    cannot say: at most one batch is logged and not yet applied, since the writer holds the
+    store's write lock between the two).
 
     >>> class Store:
     ...     units = 1
@@ -113,11 +115,14 @@ class FedIndex(Generic[T]):
         self._value: T | None = None
         self._sig: Hashable = None
         self._lock = threading.Lock()
+        self._applied: int | None = None  # the store's applied_version when the stamp was read
         self.builds = 0  # full builds (the first one, and each gap)
         self.patches = 0  # versions reached by a patch
         self.last_replay: dict[str, Any] = {}  # what the last catch-up did (tests, the bench)
 
     def get(self) -> T:
+        applied_of = getattr(self.store, "applied_version", None)
+        applied = applied_of() if applied_of is not None else None  # before the version it is compared with
         sig = store_signature(self.store)  # before the read of the data, as for a build
         with self._lock:
             if self._value is not None and sig == self._sig:
@@ -128,7 +133,7 @@ class FedIndex(Generic[T]):
                 self.builds += 1
             else:
                 self.patches += 1
-            self._value, self._sig = value, sig
+            self._value, self._sig, self._applied = value, sig, applied
             return value
 
     def _catch_up(self, sig: Hashable) -> T | None:
@@ -141,7 +146,9 @@ class FedIndex(Generic[T]):
             return None  # the store was reset
         if gen_now != gen_before and not _same_load(gen_before, gen_now):
             return None  # memory was reloaded from disk: the log does not say what that changed
-        after = before - 1 if gen_now is not None and gen_now != gen_before and before > 0 else before
+        after = before
+        if gen_now is not None and gen_now != gen_before:  # memory moved: what was pending at the stamp landed
+            after = min(before, self._applied) if self._applied is not None else max(0, before - 1)
         feed = self.store.version_clock().feed
         changes = feed.since(after, now) if now > after else []
         self.last_replay = {"from": after, "to": now, "changes": len(changes)}
