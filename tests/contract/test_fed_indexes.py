@@ -137,7 +137,7 @@ def test_neo4j_indexes_follow_the_log_to_what_a_rebuild_finds(neo4j_connection):
               "neo4j_user": os.environ.get("KG_NEO4J_USER", "neo4j"),
               "neo4j_password": os.environ.get("NEO4J_PASSWORD")}
 
-    @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(steps_and_catch_up)
     def check(drawn):
         wipe_all(neo4j_connection)
