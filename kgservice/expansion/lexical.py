@@ -93,18 +93,8 @@ class UnitIndex:
         tf: dict[str, dict[int, int]] = {}
         lengths: list[int] = []
         for uid, toks in units:
-            if uid in ix.rows:
-                continue
-            row = len(ix.ids)
-            ix.ids.append(uid)
-            ix.rows[uid] = row
-            ix.toks.append(toks)
-            lengths.append(len(toks))
-            for t in toks:
-                d = tf.setdefault(t, {})
-                d[row] = d.get(row, 0) + 1
+            ix._append(uid, toks, tf, lengths)
         ix.lengths = np.asarray(lengths, dtype=np.int64)
-        ix.n, ix.total = len(ix.ids), int(sum(lengths))
         for t, d in tf.items():
             ix.postings[t] = (np.fromiter(d.keys(), dtype=np.int64, count=len(d)),
                               np.fromiter(d.values(), dtype=np.float64, count=len(d)))
@@ -133,17 +123,7 @@ class UnitIndex:
         grow: dict[str, dict[int, int]] = {}
         lengths: list[int] = []
         for uid, toks in added:
-            if uid in ix.rows:
-                continue
-            row = len(ix.ids)
-            ix.ids.append(uid)
-            ix.rows[uid] = row
-            ix.toks.append(toks)
-            lengths.append(len(toks))
-            ix.n, ix.total = ix.n + 1, ix.total + len(toks)
-            for t in toks:
-                d = grow.setdefault(t, {})
-                d[row] = d.get(row, 0) + 1
+            ix._append(uid, toks, grow, lengths)
         ix.lengths = np.concatenate([self.lengths, np.asarray(lengths, dtype=np.int64)]) if lengths else self.lengths
         for t in set(drop) | set(grow):
             rows, tf = ix.postings.get(t, (_NO_ROWS, _NO_TF))
@@ -161,6 +141,21 @@ class UnitIndex:
         if ix.dead > max(ix.n, 1024):  # mostly removed rows: renumber (amortised over as many removals)
             return UnitIndex._from_tokens((u, ix.toks[r] or ()) for r, u in enumerate(ix.ids) if u is not None)
         return ix
+
+    def _append(self, uid: str, toks: tuple[str, ...], tf: dict[str, dict[int, int]], lengths: list[int]) -> None:
+        """A new row for a unit not in the index (``tf``: token -> row -> count, and ``lengths``
+        gain its entries; the caller turns them into postings and the lengths array)."""
+        if uid in self.rows:
+            return
+        row = len(self.ids)
+        self.ids.append(uid)
+        self.rows[uid] = row
+        self.toks.append(toks)
+        lengths.append(len(toks))
+        self.n, self.total = self.n + 1, self.total + len(toks)
+        for t in toks:
+            d = tf.setdefault(t, {})
+            d[row] = d.get(row, 0) + 1
 
     def contents(self) -> dict[str, tuple[str, ...]]:
         """Unit id -> its tokens: what two indexes of the same units agree on (tests)."""
