@@ -12,6 +12,7 @@ label is found as a run of words.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import unicodedata
@@ -145,13 +146,19 @@ class Span:
 class LabelIndex:
     """Token key -> node ids with that key (several labels can normalise alike), the keys of
     labels less their trailing qualifier (:func:`bare_label`), and each token's keys (for
-    :meth:`partial`)."""
+    :meth:`partial`). Every list is sorted (node ids, keys), so an index patched node by node
+    (:meth:`patched`) equals one built from the same labels in any order; the counters beside
+    them say when a word, a length or a named key loses its last label."""
 
     keys: dict[str, list[str]] = field(default_factory=dict)
     longest: int = 1
     vocab: set[str] = field(default_factory=set)  # every token of every label
     bare: dict[str, list[str]] = field(default_factory=dict)  # key of a qualified label's bare name -> node ids
-    postings: dict[str, list[str]] = field(default_factory=dict)  # token -> keys of labels written as names
+    # token -> keys of which a label is written as a name (:func:`_name_like`)
+    postings: dict[str, list[str]] = field(default_factory=dict)
+    vocab_n: dict[str, int] = field(default_factory=dict, repr=False)  # token -> labels using it
+    lengths: dict[int, int] = field(default_factory=dict, repr=False)  # token count -> indexed labels that long
+    named: dict[str, int] = field(default_factory=dict, repr=False)  # key -> its labels written as names
 
     @classmethod
     def build(cls, labels: Iterable[tuple[str, str]]) -> "LabelIndex":
@@ -164,25 +171,126 @@ class LabelIndex:
         {'monster trucks': ['mt']}
         """
         ix = cls()
+        seen: set[str] = set()
         for nid, label in labels:
-            toks = tokens(label)
-            ix.vocab.update(toks)
-            if not toks or len(toks) > MAX_NGRAM or all(t in STOPWORDS for t in toks):
-                continue
-            key = key_of(toks)
-            lst = ix.keys.setdefault(key, [])
-            if nid not in lst:
-                lst.append(nid)
-                if len(lst) == 1 and _name_like(label):
-                    for t in dict.fromkeys(toks):
-                        ix.postings.setdefault(t, []).append(key)
-            ix.longest = max(ix.longest, len(toks))
-            bare = tokens(bare_label(label))
-            if bare and bare != toks and not all(t in STOPWORDS for t in bare):
-                lst = ix.bare.setdefault(key_of(bare), [])
-                if nid not in lst:
-                    lst.append(nid)
+            if nid not in seen:
+                seen.add(nid)
+                ix._add(nid, label, None)
+        for table in (ix.keys, ix.bare, ix.postings):
+            for lst in table.values():
+                lst.sort()
         return ix
+
+    def patched(self, before: Mapping[str, str], after: Mapping[str, str | None]) -> "LabelIndex":
+        """A new index: ``after`` maps each changed node id to its label now (None: gone, or no
+        longer indexed), ``before`` gives the labels this index was built with. Costs the
+        entries of the changed labels plus a shallow copy of the tables; this index is left as
+        it was (a request reading it meanwhile sees one consistent version).
+
+        >>> ix = LabelIndex.build([("a", "New York"), ("b", "York")])
+        >>> ix.patched({"a": "New York", "b": "York"}, {"a": None, "c": "Old York"}) == LabelIndex.build(
+        ...     [("c", "Old York"), ("b", "York")])
+        True
+        """
+        ix = LabelIndex(dict(self.keys), self.longest, set(self.vocab), dict(self.bare), dict(self.postings),
+                        dict(self.vocab_n), dict(self.lengths), dict(self.named))
+        fresh: set[tuple[int, str]] = set()
+        for nid, label in after.items():
+            old = before.get(nid)
+            if old == label:
+                continue
+            if old is not None:
+                ix._remove(nid, old, fresh)
+            if label is not None:
+                ix._add(nid, label, fresh)
+        return ix
+
+    def _list(self, table: dict[str, list[str]], key: str, fresh: set[tuple[int, str]] | None) -> list[str]:
+        """``table[key]``, created if absent; in a patch (``fresh`` set) a copy the first time,
+        since the list is shared with the index the patch started from."""
+        lst = table.get(key)
+        if fresh is None:
+            if lst is None:
+                lst = table[key] = []
+            return lst
+        if lst is None or (id(table), key) not in fresh:
+            fresh.add((id(table), key))
+            lst = table[key] = list(lst or ())
+        return lst
+
+    def _put(self, table: dict[str, list[str]], key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
+        lst = self._list(table, key, fresh)
+        if fresh is None:
+            lst.append(item)  # a build sorts every list once at the end
+        else:
+            i = bisect.bisect_left(lst, item)
+            if i == len(lst) or lst[i] != item:
+                lst.insert(i, item)
+
+    def _take(self, table: dict[str, list[str]], key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
+        if key not in table:
+            return
+        lst = self._list(table, key, fresh)
+        if item in lst:
+            lst.remove(item)
+        if not lst:
+            del table[key]
+
+    def _indexed(self, label: str) -> tuple[list[str], str | None]:
+        """The label's tokens, and its key (None for a label left out: empty, too long, stopwords)."""
+        toks = tokens(label)
+        if not toks or len(toks) > MAX_NGRAM or all(t in STOPWORDS for t in toks):
+            return toks, None
+        return toks, key_of(toks)
+
+    def _add(self, nid: str, label: str, fresh: set[tuple[int, str]] | None) -> None:
+        toks, key = self._indexed(label)
+        for t in set(toks):
+            self.vocab_n[t] = self.vocab_n.get(t, 0) + 1
+            self.vocab.add(t)
+        if key is None:
+            return
+        self._put(self.keys, key, nid, fresh)
+        self.lengths[len(toks)] = self.lengths.get(len(toks), 0) + 1
+        self.longest = max(self.longest, len(toks))
+        if _name_like(label):
+            self.named[key] = self.named.get(key, 0) + 1
+            if self.named[key] == 1:
+                for t in dict.fromkeys(toks):
+                    self._put(self.postings, t, key, fresh)
+        bare = tokens(bare_label(label))
+        if bare and bare != toks and not all(t in STOPWORDS for t in bare):
+            self._put(self.bare, key_of(bare), nid, fresh)
+
+    def _remove(self, nid: str, label: str, fresh: set[tuple[int, str]]) -> None:
+        toks, key = self._indexed(label)
+        for t in set(toks):
+            left = self.vocab_n.get(t, 0) - 1
+            if left > 0:
+                self.vocab_n[t] = left
+            else:
+                self.vocab_n.pop(t, None)
+                self.vocab.discard(t)
+        if key is None:
+            return
+        self._take(self.keys, key, nid, fresh)
+        left = self.lengths.get(len(toks), 0) - 1
+        if left > 0:
+            self.lengths[len(toks)] = left
+        else:
+            self.lengths.pop(len(toks), None)
+            self.longest = max([1, *self.lengths])
+        if _name_like(label):
+            left = self.named.get(key, 0) - 1
+            if left > 0:
+                self.named[key] = left
+            else:
+                self.named.pop(key, None)
+                for t in dict.fromkeys(toks):
+                    self._take(self.postings, t, key, fresh)
+        bare = tokens(bare_label(label))
+        if bare and bare != toks and not all(t in STOPWORDS for t in bare):
+            self._take(self.bare, key_of(bare), nid, fresh)
 
     def spans(self, question: str) -> list[Span]:
         """Every n-gram of the question that is a label, longest spans kept: a match lying

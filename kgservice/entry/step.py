@@ -14,13 +14,14 @@ the server, and the eval harness (``KnowledgeBase.entry``).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kgservice.entry.match import LabelIndex, Span, fuse_entries, key_of, specificity, tokens
 from kgservice.model import NodeKind
-from kgservice.stores.versioned import VersionedIndex
+from kgservice.stores.versioned import FedIndex
 
 
 @dataclass(frozen=True)
@@ -69,21 +70,62 @@ class EntryResult:
         return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "common": self.common}
 
 
+@dataclass
+class _Labels:
+    """What the entry step keeps of a store's nodes at one version: the label index, node id ->
+    label, and (once retrieval asked for it) the inverse map of names held in labels."""
+
+    index: LabelIndex
+    labels: dict[str, str]
+    held: Any = None
+
+
 class EntryFinder:
-    """Holds the label index of a store (:class:`kgservice.stores.versioned.VersionedIndex`: rebuilt when
-    the store's change-log version moves, so a relabel shows on the next question)."""
+    """Holds the label index of a store and its node id -> label map: built once, then patched
+    from the store's change log (:class:`kgservice.stores.versioned.FedIndex`: the nodes each
+    change touched are read again), so a relabel shows on the next question and another
+    process's ingest costs this one the nodes it touched, not a scan of every node."""
 
     def __init__(self, store: Any, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,
                  params: EntryParams = EntryParams()):
         self.store, self.embed, self.vectors, self.params = store, embed, vectors, params
-        self._derived: VersionedIndex[tuple[LabelIndex, dict[str, str]]] = VersionedIndex(store, self._build)
+        self._derived: FedIndex[_Labels] = FedIndex(store, self._build, self._patch)
+        self._held_lock = threading.Lock()
 
-    def _build(self) -> tuple[LabelIndex, dict[str, str]]:
+    def _build(self) -> _Labels:
         nodes = [(n.id, n.label) for n in self.store.iter_nodes() if n.kind != NodeKind.LITERAL]
-        return LabelIndex.build(nodes), dict(nodes)
+        return _Labels(LabelIndex.build(nodes), dict(nodes))
+
+    def _patch(self, state: _Labels, changes: list[Any]) -> _Labels:
+        touched = sorted({n for c in changes for n in c.touched})
+        if not touched:
+            return state
+        now: dict[str, str | None] = dict.fromkeys(touched)
+        now.update((n.id, n.label) for n in self.store.get_nodes(touched) if n.kind != NodeKind.LITERAL)
+        after = dict(state.labels)
+        for nid, label in now.items():
+            if label is None:
+                after.pop(nid, None)
+            else:
+                after[nid] = label
+        index = state.index.patched(state.labels, now)
+        held = state.held.patched(index, state.labels, after, touched) if state.held is not None else None
+        return _Labels(index, after, held)
+
+    def holders(self) -> Any:
+        """The inverse map of the current label index (:class:`kgservice.expansion.holders.Holders`):
+        built on first use (only retrieval's lexical hop reads it), then patched with the index."""
+        state = self._derived.get()
+        if state.held is None:
+            from kgservice.expansion.holders import Holders
+
+            with self._held_lock:
+                if state.held is None:
+                    state.held = Holders.build(state.index, state.labels)
+        return state.held
 
     def index(self) -> LabelIndex:
-        return self._derived.get()[0]
+        return self._derived.get().index
 
 
     def find(self, question: str, qvec: Any = None, params: EntryParams | None = None,
@@ -92,7 +134,8 @@ class EntryFinder:
         ``hits``: the vector store's answer for it, best first, when the caller searched already
         with at least ``top_k`` results and no higher threshold (retrieval asks once for both)."""
         p = params or self.params
-        index, labels = self._derived.get()
+        state = self._derived.get()
+        index, labels = state.index, state.labels
         spans: list[Span] = index.spans(question)
         if p.partial_weight > 0:
             spans += index.partial(question, spans)

@@ -4,8 +4,8 @@ Why: the graph writes one entity in several surface forms and does not connect t
 names inside a label join a long form to its short one ("*West Chicago High School*" ->
 West Chicago); the other direction, from a short form to the longer labels that hold it
 ("Hong Kong" -> *British Hong Kong*, "Prague" -> *Prague astronomical clock*), needs the
-inverse map, built once from every node's label and rebuilt when the store changes
-(:class:`kgservice.stores.versioned.VersionedIndex`, like the label index it is read from).
+inverse map, built once from every node's label and patched with the label index it is read
+from (:class:`Holders`, :meth:`kgservice.entry.step.EntryFinder.holders`).
 A name held by many labels ("United States") says little about any of them, so callers take
 a name's holders only when there are few (:meth:`NameHolders.of`).
 """
@@ -16,9 +16,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
-from kgservice.entry.match import LabelIndex
-from kgservice.model import NodeKind
-from kgservice.stores.versioned import VersionedIndex
+from kgservice.entry.match import LabelIndex, tokens
 
 
 def invert(index: LabelIndex, labels: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
@@ -37,28 +35,117 @@ def invert(index: LabelIndex, labels: Iterable[tuple[str, str]]) -> dict[str, tu
     return {n: tuple(sorted(ids)) for n, ids in out.items()}
 
 
+class Holders:
+    """The inverse map of one label index, kept current label by label (:meth:`patched`).
+
+    ``held``: name node -> the other nodes whose label holds it (:func:`invert`); ``within``:
+    node -> the names its label holds (what to take back when the label changes); ``bytoken``:
+    token -> nodes whose label uses it (which labels can hold a name that comes or goes).
+
+    >>> labels = {n.lower(): n for n in ("Hong Kong", "British Hong Kong", "Kong")}
+    >>> ix = LabelIndex.build(labels.items())
+    >>> h = Holders.build(ix, labels)
+    >>> h.held["kong"]
+    ('british hong kong', 'hong kong')
+    >>> after = {**labels, "hong kong theatres": "Hong Kong theatres"}
+    >>> h2 = h.patched(LabelIndex.build(after.items()), labels, after, ["hong kong theatres"])
+    >>> h2.held == Holders.build(LabelIndex.build(after.items()), after).held, "hong kong theatres" in h.held["kong"]
+    (True, False)
+    """
+
+    def __init__(self, held: dict[str, tuple[str, ...]], within: dict[str, tuple[str, ...]],
+                 bytoken: dict[str, frozenset[str]]):
+        self.held, self.within, self.bytoken = held, within, bytoken
+
+    @classmethod
+    def build(cls, index: LabelIndex, labels: dict[str, str]) -> Holders:
+        within: dict[str, tuple[str, ...]] = {}
+        bytoken: dict[str, set[str]] = {}
+        for nid, label in labels.items():
+            names = tuple(n for n in index.names_within(label) if n != nid)
+            if names:
+                within[nid] = names
+            for t in set(tokens(label)):
+                bytoken.setdefault(t, set()).add(nid)
+        held: dict[str, set[str]] = {}
+        for nid, names in within.items():
+            for name in names:
+                held.setdefault(name, set()).add(nid)
+        return cls({n: tuple(sorted(ids)) for n, ids in held.items()}, within,
+                   {t: frozenset(ns) for t, ns in bytoken.items()})
+
+    def patched(self, index: LabelIndex, before: dict[str, str], after: dict[str, str],
+                changed: Iterable[str]) -> Holders:
+        """The map for ``index`` (built from ``after``), from this one (built from ``before``):
+        ``changed`` lists the nodes whose label came, went or changed. The names inside a
+        label depend on which keys exist, so every label that uses all the words of a changed
+        label is looked at again, besides the changed labels themselves."""
+        bytoken = dict(self.bytoken)
+        changed = [n for n in dict.fromkeys(changed) if before.get(n) != after.get(n)]
+        for nid in changed:
+            old, new = set(tokens(before.get(nid) or "")), set(tokens(after.get(nid) or ""))
+            for t in old - new:
+                left = bytoken.get(t, frozenset()) - {nid}
+                if left:
+                    bytoken[t] = left
+                else:
+                    bytoken.pop(t, None)
+            for t in new - old:
+                bytoken[t] = bytoken.get(t, frozenset()) | {nid}
+        again: set[str] = set(changed)
+        for nid in changed:
+            for label in (before.get(nid), after.get(nid)):
+                toks = set(tokens(label or ""))
+                if toks:
+                    for table in (self.bytoken, bytoken):
+                        sets = sorted((table.get(t, frozenset()) for t in toks), key=len)
+                        again |= sets[0].intersection(*sets[1:])
+        within = dict(self.within)
+        gains: dict[str, set[str]] = {}
+        losses: dict[str, set[str]] = {}
+        for nid in again:
+            was = set(within.get(nid, ()))
+            label = after.get(nid)
+            now = {n for n in index.names_within(label) if n != nid} if label is not None else set()
+            if now:
+                within[nid] = tuple(sorted(now))
+            else:
+                within.pop(nid, None)
+            for name in was - now:
+                losses.setdefault(name, set()).add(nid)
+            for name in now - was:
+                gains.setdefault(name, set()).add(nid)
+        held = dict(self.held)
+        for name in set(gains) | set(losses):
+            ids = (set(held.get(name, ())) - losses.get(name, set())) | gains.get(name, set())
+            if ids:
+                held[name] = tuple(sorted(ids))
+            else:
+                held.pop(name, None)
+        return Holders(held, within, bytoken)
+
+
 class NameHolders:
-    """The inverse map of one store, rebuilt when the store's change-log version moves."""
+    """The inverse map beside an entry finder: built from the finder's label index once, then
+    patched with it (:meth:`kgservice.entry.step.EntryFinder.holders`)."""
 
     def __init__(self, store: Any, finder: Any):
-        self._derived = VersionedIndex(store, lambda: invert(
-            finder.index(), ((n.id, n.label) for n in store.iter_nodes() if n.kind != NodeKind.LITERAL)))
+        self.finder = finder
 
     def of(self, names: Iterable[str], limit: int) -> list[str]:
         """The holders of each name that at most ``limit`` labels hold, in name order.
 
+        >>> from kgservice.entry.step import EntryFinder
+        >>> from kgservice.model import Node
         >>> class Store:
         ...     def counts(self): return {"nodes": 3}
         ...     def iter_nodes(self):
-        ...         from kgservice.model import Node
         ...         return iter([Node(id=n.lower(), label=n, kind="entry") for n in ("Hong Kong", "British Hong Kong", "Kong")])
-        >>> class Finder:
-        ...     def index(self): return LabelIndex.build([(n.lower(), n) for n in ("Hong Kong", "British Hong Kong", "Kong")])
-        >>> h = NameHolders(Store(), Finder())
+        >>> h = NameHolders(Store(), EntryFinder(Store()))
         >>> h.of(["hong kong"], 1), h.of(["kong"], 1), h.of(["kong", "hong kong"], 2)
         (['british hong kong'], [], ['british hong kong', 'hong kong'])
         """
-        held = self._derived.get()
+        held = self.finder.holders().held
         out: dict[str, None] = {}
         for n in names:
             ids = held.get(n, ())

@@ -18,6 +18,7 @@ character; stopwords are dropped from the question. BM25 with the usual k1 = 1.2
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from kgservice.entry.match import STOPWORDS, tokens
 from kgservice.model import Unit
-from kgservice.stores.versioned import VersionedIndex
+from kgservice.stores.versioned import FedIndex
 
 
 def unit_text(unit: Unit) -> str:
@@ -44,11 +45,16 @@ def unit_text(unit: Unit) -> str:
 
 
 class UnitIndex:
-    """An inverted index of unit tokens with BM25 scoring. Each posting holds its finished
-    BM25 term weight (idf and length normalisation are known once the index is built; it is
-    rebuilt whenever the store changes), so a question costs one numpy ``bincount`` over the
-    postings of its words, not a Python loop over them (a common word such as "country" has
-    hundreds of units).
+    """An inverted index of unit tokens with BM25 scoring. Postings hold each unit's term
+    frequency; the BM25 weight (idf, length normalisation) is worked out at question time for
+    the question's words only, so a unit added or removed changes the postings of its own words
+    and two counters (:meth:`patched`), not every weight in the index. A question still costs
+    one numpy ``bincount`` over the postings of its words, not a Python loop over them (a common
+    word such as "country" has hundreds of units).
+
+    A patched index equals the one a full build of the same units makes (same units, tokens
+    and scores: tests/expansion/test_fed_indexes.py); rows differ, but a unit's score is summed
+    over its words in the same order either way, and ties are broken by unit id.
 
     >>> ix = UnitIndex.build([("u1", "Seattle has heavy snowfall"), ("u2", "Seattle is a city"),
     ...                       ("u3", "Pearl Jam formed in Seattle")])
@@ -58,55 +64,124 @@ class UnitIndex:
     []
     >>> UnitIndex.build([]).top("snowfall", 1)
     []
+    >>> ix2 = ix.patched(["u1"], [("u4", "Portland has snowfall")])
+    >>> [u for u, _ in ix2.top("snowfall", 3)], [u for u, _ in ix.top("snowfall", 3)]  # the old one is unchanged
+    (['u4'], ['u1'])
     """
 
     k1 = 1.2
     b = 0.75
 
-    def __init__(self, ids: list[str], postings: dict[str, tuple[np.ndarray, np.ndarray]]):
-        self.ids = ids  # row -> unit id
-        self.postings = postings  # token -> (rows, BM25 term weights)
-        self._rows: dict[str, int] | None = None  # unit id -> row, built on first use
+    def __init__(self) -> None:
+        self.ids: list[str | None] = []  # row -> unit id (None: a removed unit's row)
+        self.rows: dict[str, int] = {}  # unit id -> row
+        self.toks: list[tuple[str, ...] | None] = []  # row -> its tokens (a removal drops their postings)
+        self.lengths = np.zeros(0, dtype=np.int64)  # row -> token count
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # token -> (rows ascending, term frequencies)
+        self.n = 0  # live units
+        self.total = 0  # their token count
+        self.dead = 0  # rows of removed units (compacted once they outnumber the live ones)
 
     @classmethod
     def build(cls, units: Iterable[tuple[str, str]]) -> UnitIndex:
         """From (unit id, text) pairs."""
-        ids: list[str] = []
-        lengths: list[int] = []
+        return cls._from_tokens((uid, tuple(map(sys.intern, tokens(text)))) for uid, text in units)
+
+    @classmethod
+    def _from_tokens(cls, units: Iterable[tuple[str, tuple[str, ...]]]) -> UnitIndex:
+        ix = cls()
         tf: dict[str, dict[int, int]] = {}
-        for uid, text in units:
-            toks = tokens(text)
-            row = len(ids)
-            ids.append(uid)
-            lengths.append(len(toks))
-            for t in toks:
-                d = tf.setdefault(t, {})
-                d[row] = d.get(row, 0) + 1
-        n = len(ids)
-        avg = (sum(lengths) / n or 1.0) if n else 1.0
-        norm = cls.k1 * (1 - cls.b + cls.b * np.asarray(lengths, dtype=np.float64) / avg)
-        postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        lengths: list[int] = []
+        for uid, toks in units:
+            ix._append(uid, toks, tf, lengths)
+        ix.lengths = np.asarray(lengths, dtype=np.int64)
         for t, d in tf.items():
-            rows = np.fromiter(d.keys(), dtype=np.int64, count=len(d))
-            f = np.fromiter(d.values(), dtype=np.float64, count=len(d))
-            idf = math.log(1.0 + (n - len(d) + 0.5) / (len(d) + 0.5))
-            postings[t] = (rows, idf * f * (cls.k1 + 1) / (f + norm[rows]))
-        return cls(ids, postings)
+            ix.postings[t] = (np.fromiter(d.keys(), dtype=np.int64, count=len(d)),
+                              np.fromiter(d.values(), dtype=np.float64, count=len(d)))
+        return ix
+
+    def patched(self, remove: Iterable[str], add: Iterable[tuple[str, str]]) -> UnitIndex:
+        """A new index: this one less the units ``remove`` names (absent ones are ignored), with
+        ``add``'s (unit id, text) pairs (a unit already in the index is replaced). Costs the
+        postings of the changed units' words and a copy of the flat per-row tables; this index
+        is left as it was (a request reading it meanwhile sees one consistent version)."""
+        ix = UnitIndex.__new__(UnitIndex)
+        ix.ids, ix.rows, ix.toks = list(self.ids), dict(self.rows), list(self.toks)
+        ix.postings = dict(self.postings)
+        ix.n, ix.total, ix.dead = self.n, self.total, self.dead
+        added = [(uid, tuple(map(sys.intern, tokens(text)))) for uid, text in add]
+        drop: dict[str, list[int]] = {}
+        for uid in list(remove) + [uid for uid, _ in added]:
+            row = ix.rows.pop(uid, None)
+            if row is None:
+                continue
+            toks = ix.toks[row] or ()
+            ix.ids[row], ix.toks[row] = None, None
+            ix.n, ix.total, ix.dead = ix.n - 1, ix.total - len(toks), ix.dead + 1
+            for t in set(toks):
+                drop.setdefault(t, []).append(row)
+        grow: dict[str, dict[int, int]] = {}
+        lengths: list[int] = []
+        for uid, toks in added:
+            ix._append(uid, toks, grow, lengths)
+        ix.lengths = np.concatenate([self.lengths, np.asarray(lengths, dtype=np.int64)]) if lengths else self.lengths
+        for t in set(drop) | set(grow):
+            rows, tf = ix.postings.get(t, (_NO_ROWS, _NO_TF))
+            if t in drop:
+                keep = ~np.isin(rows, np.asarray(drop[t], dtype=np.int64))
+                rows, tf = rows[keep], tf[keep]
+            if t in grow:
+                d = grow[t]
+                rows = np.concatenate([rows, np.fromiter(d.keys(), dtype=np.int64, count=len(d))])
+                tf = np.concatenate([tf, np.fromiter(d.values(), dtype=np.float64, count=len(d))])
+            if len(rows):
+                ix.postings[t] = (rows, tf)
+            else:
+                ix.postings.pop(t, None)
+        if ix.dead > max(ix.n, 1024):  # mostly removed rows: renumber (amortised over as many removals)
+            return UnitIndex._from_tokens((u, ix.toks[r] or ()) for r, u in enumerate(ix.ids) if u is not None)
+        return ix
+
+    def _append(self, uid: str, toks: tuple[str, ...], tf: dict[str, dict[int, int]], lengths: list[int]) -> None:
+        """A new row for a unit not in the index (``tf``: token -> row -> count, and ``lengths``
+        gain its entries; the caller turns them into postings and the lengths array)."""
+        if uid in self.rows:
+            return
+        row = len(self.ids)
+        self.ids.append(uid)
+        self.rows[uid] = row
+        self.toks.append(toks)
+        lengths.append(len(toks))
+        self.n, self.total = self.n + 1, self.total + len(toks)
+        for t in toks:
+            d = tf.setdefault(t, {})
+            d[row] = d.get(row, 0) + 1
+
+    def contents(self) -> dict[str, tuple[str, ...]]:
+        """Unit id -> its tokens: what two indexes of the same units agree on (tests)."""
+        return {u: self.toks[r] or () for u, r in self.rows.items()}
 
     def _vector(self, question: str) -> np.ndarray | None:
         hits = [self.postings[t] for t in sorted(set(tokens(question)) - STOPWORDS) if t in self.postings]
         if not hits:
             return None
-        rows = np.concatenate([r for r, _ in hits])
-        weights = np.concatenate([w for _, w in hits])
-        return np.bincount(rows, weights=weights, minlength=len(self.ids))
+        n = self.n
+        avg = (self.total / n or 1.0) if n else 1.0
+        k1, b = self.k1, self.b
+        weights = []
+        for rows, f in hits:
+            idf = math.log(1.0 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
+            norm = k1 * (1 - b + b * self.lengths[rows].astype(np.float64) / avg)
+            weights.append(idf * f * (k1 + 1) / (f + norm))
+        return np.bincount(np.concatenate([r for r, _ in hits]), weights=np.concatenate(weights),
+                           minlength=len(self.ids))
 
     def scores(self, question: str) -> dict[str, float]:
         """BM25 of every unit sharing a non-stopword token with the question."""
         v = self._vector(question)
         if v is None:
             return {}
-        return {self.ids[i]: float(v[i]) for i in np.flatnonzero(v)}
+        return {self.ids[i]: float(v[i]) for i in np.flatnonzero(v)}  # type: ignore[misc]
 
     def best_of(self, question: str, ids: Iterable[str]) -> tuple[str, float] | None:
         """The best of the given units (ties by unit id), None when none shares a word with
@@ -121,9 +196,7 @@ class UnitIndex:
         >>> ix.best_of("snowfall", ["u2", "nope"]) is None
         True
         """
-        if self._rows is None:
-            self._rows = {u: i for i, u in enumerate(self.ids)}
-        rows = sorted((u, self._rows[u]) for u in set(ids) if u in self._rows)
+        rows = sorted((u, self.rows[u]) for u in set(ids) if u in self.rows)
         v = self._vector(question)
         if v is None or not rows:
             return None
@@ -140,16 +213,35 @@ class UnitIndex:
         if len(nz) > k:  # the k best plus every unit tied with the k-th, then an exact sort
             kth = np.partition(v[nz], len(nz) - k)[len(nz) - k]
             nz = nz[v[nz] >= kth]
-        return sorted(((self.ids[i], float(v[i])) for i in nz), key=lambda kv: (-kv[1], kv[0]))[:k]
+        return sorted(((self.ids[i], float(v[i])) for i in nz), key=lambda kv: (-kv[1], kv[0]))[:k]  # type: ignore[misc]
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+_NO_TF = np.zeros(0, dtype=np.float64)
+
+
+def patch_units(store: Any, index: UnitIndex, changes: list[Any]) -> UnitIndex | None:
+    """``index`` brought past ``changes`` (:class:`kgservice.stores.versioned.FedIndex`): every
+    unit a change lists is read again (gone, or stored as it is now); None when a change does
+    not list its units (then the index is rebuilt)."""
+    if any(c.units is None for c in changes):
+        return None
+    listed = sorted({u for c in changes for u in c.units})
+    if not listed:
+        return index
+    now = store.get_units(listed)
+    return index.patched(listed, [(u.id, unit_text(u)) for u in now])
 
 
 class LexicalUnits:
-    """Holds the :class:`UnitIndex` of a store (:class:`kgservice.stores.versioned.VersionedIndex`: rebuilt
-    when the store's change-log version moves, like the entry step's label index)."""
+    """Holds the :class:`UnitIndex` of a store: built once, then patched from the store's
+    change log (:class:`kgservice.stores.versioned.FedIndex`), so another process's ingest of
+    k units costs this one the reads and postings of those k units, not a scan of the store."""
 
     def __init__(self, store: Any):
         self.store = store
-        self._derived = VersionedIndex(store, lambda: UnitIndex.build((u.id, unit_text(u)) for u in store.iter_units()))
+        self._derived = FedIndex(store, lambda: UnitIndex.build((u.id, unit_text(u)) for u in store.iter_units()),
+                                 lambda index, changes: patch_units(store, index, changes))
 
     def index(self) -> UnitIndex:
         return self._derived.get()

@@ -45,19 +45,29 @@ from pydantic import BaseModel
 from kgservice.errors import ServiceFileError
 from kgservice.stores import cypher, sqlite_file
 
-MAX_TOUCHED = 20_000  # node ids listed per change; beyond that the change says "everything"
+# node (and unit) ids listed per change; beyond that the change says "everything" and every reader
+# clears its caches, rebuilds its indexes and the plugin its resident graph. A listed change costs
+# each reader work in proportion to the ids (cache rows, the plugin's re-read rows, the indexes'
+# patches: kgservice/stores/versioned.py), far below a rebuild until the ids approach the store's
+# size; the cap bounds one change-log row (about 5 MB of ids). It was 20k: a 10k-unit ingest batch
+# touches about that many nodes, so every large document flushed every server.
+MAX_TOUCHED = 200_000
 CHANGES_FILE = "changes.sqlite3"
 
 _user: ContextVar[str | None] = ContextVar("kg_ingest_user", default=None)
 
 
 class Change(BaseModel):
-    """One logged ingest: ``touched`` node ids, or ``everything`` when too many to list."""
+    """One logged ingest: ``touched`` node ids, or ``everything`` when too many to list;
+    ``units``: the unit ids the change stored, removed or brought back (what an index of units
+    patches, :mod:`kgservice.stores.derived`), or None when the writer did not list them (a
+    change logged before units were listed, or too many): such an index rebuilds then."""
 
     seq: int
     touched: list[str] = []
     everything: bool = False
     by: str | None = None
+    units: list[str] | None = None
 
 
 @contextmanager
@@ -79,6 +89,15 @@ def _listing(touched: Iterable[str]) -> tuple[list[str], bool]:
     return ([], True) if len(ids) > MAX_TOUCHED else (ids, False)
 
 
+def _unit_listing(units: Iterable[str] | None) -> list[str] | None:
+    """The unit ids a change lists: None (not listed: an index of units rebuilds) when the
+    writer did not say or when there are more than :data:`MAX_TOUCHED`."""
+    if units is None:
+        return None
+    ids = sorted(set(units))
+    return None if len(ids) > MAX_TOUCHED else ids
+
+
 class ChangeFeed(Protocol):
     """What the caches need from a store: its version, and the changes after a version."""
 
@@ -93,11 +112,13 @@ class ChangeFeed(Protocol):
 
 # -- Neo4j ----------------------------------------------------------------------------------
 
-def neo4j_change_step(touched: Iterable[str]) -> tuple[str, dict[str, Any]]:
+def neo4j_change_step(touched: Iterable[str], units: Iterable[str] | None = None) -> tuple[str, dict[str, Any]]:
     """The statement (and its parameters) the Neo4j store runs last inside the transaction that
-    makes a batch visible, so the change log commits atomically with the batch."""
+    makes a batch visible, so the change log commits atomically with the batch. ``units``: the
+    unit ids stored, removed or brought back (None: not known, readers' unit indexes rebuild)."""
     ids, everything = _listing(touched)
-    return cypher.load("changes_record"), {"touched": ids, "all": everything, "by": current_user()}
+    return cypher.load("changes_record"), {"touched": ids, "all": everything, "by": current_user(),
+                                           "units": None if everything else _unit_listing(units)}
 
 
 # -- embedded store ---------------------------------------------------------------------------
@@ -113,15 +134,23 @@ def _connect(path: Path) -> sqlite3.Connection:
     db = sqlite_file.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA journal_mode=WAL")
     db.executescript(_SCHEMA)
+    if "units" not in {r[1] for r in db.execute("PRAGMA table_info(changes)")}:
+        try:  # a log written before units were listed: its rows read as "not listed" (NULL)
+            db.execute("ALTER TABLE changes ADD COLUMN units TEXT")
+        except sqlite3.OperationalError as exc:  # another process added it first
+            if "duplicate column" not in str(exc):
+                raise
     return db
 
 
-def record_embedded_change(store_dir: Path | str, touched: Iterable[str], *, everything: bool = False) -> int:
-    """Called by the embedded store under its write lock, before the batch is made durable."""
+def record_embedded_change(store_dir: Path | str, touched: Iterable[str], *, everything: bool = False,
+                           units: Iterable[str] | None = None) -> int:
+    """Called by the embedded store under its write lock, before the batch is made durable.
+    ``units``: the unit ids stored, removed or brought back (None: not known)."""
     ids, too_many = _listing(touched)
     if everything or too_many:
         ids, everything = [], True
-    return _append(Path(store_dir), lambda own: own + 1, ids, everything)
+    return _append(Path(store_dir), lambda own: own + 1, ids, everything, None if everything else _unit_listing(units))
 
 
 def carry_version(old_dir: Path | str, new_dir: Path | str) -> int:
@@ -145,7 +174,8 @@ def carry_version(old_dir: Path | str, new_dir: Path | str) -> int:
     return _append(Path(new_dir), lambda own: max(own, floor) + 1, [], True)
 
 
-def _append(store_dir: Path, next_version: Callable[[int], int], ids: list[str], everything: bool) -> int:
+def _append(store_dir: Path, next_version: Callable[[int], int], ids: list[str], everything: bool,
+            units: list[str] | None = None) -> int:
     """One change-log row and the version it sets, in one immediate transaction (a concurrent
     writer waits for the lock instead of reading the same version)."""
     db = _connect(store_dir / CHANGES_FILE)
@@ -154,8 +184,9 @@ def _append(store_dir: Path, next_version: Callable[[int], int], ids: list[str],
         row = db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
         seq = next_version(row[0] if row else 0)
         db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('version', ?)", (seq,))
-        db.execute("INSERT INTO changes(seq, touched, everything, by, at) VALUES (?, ?, ?, ?, ?)",
-                   (seq, json.dumps(ids, ensure_ascii=False), int(everything), current_user(), time.time()))
+        db.execute("INSERT INTO changes(seq, touched, everything, by, at, units) VALUES (?, ?, ?, ?, ?, ?)",
+                   (seq, json.dumps(ids, ensure_ascii=False), int(everything), current_user(), time.time(),
+                    None if units is None else json.dumps(units, ensure_ascii=False)))
         db.execute("COMMIT")
         return seq
     except BaseException:
@@ -203,9 +234,16 @@ class SqliteChangeFeed:
         return int(rows[0][0]) if rows else 0
 
     def since(self, after: int, upto: int) -> list[Change]:
-        rows = self._query("SELECT seq, touched, everything, by FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq",
-                           (after, upto))
-        return [Change(seq=s, touched=json.loads(t), everything=bool(e), by=b) for s, t, e, b in rows]
+        try:
+            rows = self._query("SELECT seq, touched, everything, by, units FROM changes WHERE seq > ? AND seq <= ? "
+                               "ORDER BY seq", (after, upto))
+        except sqlite3.OperationalError as exc:  # a log from before units were listed, read where it cannot be upgraded
+            if "units" not in str(exc):
+                raise
+            rows = [r + (None,) for r in self._query("SELECT seq, touched, everything, by FROM changes "
+                                                     "WHERE seq > ? AND seq <= ? ORDER BY seq", (after, upto))]
+        return [Change(seq=s, touched=json.loads(t), everything=bool(e), by=b,
+                       units=None if un is None else json.loads(un)) for s, t, e, b, un in rows]
 
     def prune(self, keep: int = 10_000) -> int:
         below = self.version() - max(0, keep)

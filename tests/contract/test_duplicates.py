@@ -138,7 +138,7 @@ def test_aliases_are_written_with_the_batch_or_not_at_all(store, ingest, monkeyp
 
         import kgservice.stores.neo4j.writes as mod
 
-        monkeypatch.setattr(mod, "neo4j_change_step", lambda touched: ("RETURN 1/0 AS boom", {}))
+        monkeypatch.setattr(mod, "neo4j_change_step", lambda touched, units=None: ("RETURN 1/0 AS boom", {}))
         monkeypatch.setattr(store, "ingest_attempts", 1)
         failure: type[Exception] = Neo4jError
     else:

@@ -1,7 +1,8 @@
 """The indexes built from a whole store (the entry step's label index, retrieval's BM25 unit
 index; kgservice/stores/versioned.py) follow the store's change-log version, on both backends:
-every logged change rebuilds them, a retrieve reads the version once, and an index built while
-a batch was landing is never kept as if it covered that batch."""
+every logged change reaches them (patched from the log, rebuilt when it cannot say), a retrieve
+reads the version once, and an index built or patched while a batch was landing is never kept
+as if it covered that batch."""
 
 from __future__ import annotations
 
@@ -110,16 +111,17 @@ def test_an_index_built_while_a_batch_lands_is_rebuilt(kb, monkeypatch):
 
         monkeypatch.setattr(store, "_append", append_after_a_reader)
     else:
-        real_build = finder._build
+        real_build, real_patch = finder._build, finder._patch
 
-        def build_then_commit():  # a batch commits while the index is being built
-            value = real_build()
+        def commit_after(value):  # a batch commits while the index is being built or patched
             monkeypatch.setattr(finder, "_build", real_build)
+            monkeypatch.setattr(finder, "_patch", real_patch)
             kb.store.ingest(parse_units("#u6 {Tacoma} [near] {Seattle}", kb.lexicon, doc="late.units"))
             return value
 
-        kb.store.relabel_nodes({"seattle": "Seattle WA"})  # the version moves: the next get builds
-        monkeypatch.setattr(finder, "_build", build_then_commit)
+        kb.store.relabel_nodes({"seattle": "Seattle WA"})  # the version moves: the next get patches
+        monkeypatch.setattr(finder, "_build", lambda: commit_after(real_build()))
+        monkeypatch.setattr(finder, "_patch", lambda value, changes: commit_after(real_patch(value, changes)))
         assert named(kb, "Is Tacoma near?") == []
     if store.backend == "embedded":
         kb.ingest_notation("#u6 {Tacoma} [near] {Seattle}")

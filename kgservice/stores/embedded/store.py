@@ -80,7 +80,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
         for u in new:  # a superseded unit's edges are retired: their ends change too, mentioned or not
             logged.update(n for old in u.supersedes if old in s.units for n in unit_facts(_unit_from(s.units[old])).nodes)
         try:
-            record_embedded_change(self.dir, logged)
+            seq = record_embedded_change(self.dir, logged, units=[u.id for u in new])
         except (OSError, sqlite3.Error) as exc:
             err = StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; this batch was "
                                   f"not stored (the store is as before). Free space or make {self.dir} writable, "
@@ -94,6 +94,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
         except BaseException:
             self.s = self._load()  # memory may be half-applied; disk has the whole batch
             raise
+        self._applied = seq
         self._compact_if_due()
         labels = s.labels
         report.new_labels.update((nid, labels[nid]) for nid in report.new_embeddable_nodes)
@@ -152,7 +153,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
             for uid in gone:
                 logged |= unit_nodes(s, uid)
                 logged.update(n for old in s.units[uid][8] if old in s.units for n in unit_nodes(s, old))
-            self._log_change(logged)
+            seq = self._log_change(logged, units=set(change.added) | gone | set(life["unarchive"]) | set(purge_units))
             batch = journal_batch(records, fresh, life)
             pause_point("before-commit")
             self._append(batch)
@@ -170,6 +171,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
             except BaseException:
                 self.s = self._load()
                 raise
+            self._applied = seq
             self._compact_if_due()
             report.new_labels.update((nid, s.labels[nid]) for nid in report.new_embeddable_nodes)
             report.units_added = len(new)
@@ -275,10 +277,12 @@ class EmbeddedStore(JournaledStore, GraphStore):
             self.s = old
             raise
 
-    def _log_change(self, touched: Iterable[str], *, everything: bool = False) -> None:
-        """Cache coherence for a change outside an ingest (under the write lock, before it is durable)."""
+    def _log_change(self, touched: Iterable[str], *, everything: bool = False,
+                    units: Iterable[str] | None = None) -> int:
+        """Cache coherence for a change outside an ingest (under the write lock, before it is
+        durable); ``units``: the unit ids it changes (None: not known). Returns its version."""
         try:
-            record_embedded_change(self.dir, touched, everything=everything)
+            return record_embedded_change(self.dir, touched, everything=everything, units=units)
         except (OSError, sqlite3.Error) as exc:
             err = StoreWriteError(f"cannot write the change log {self.dir / CHANGES_FILE}: {exc}; nothing was "
                                   f"changed. Free space or make {self.dir} writable, then run the same command "
@@ -294,7 +298,8 @@ class EmbeddedStore(JournaledStore, GraphStore):
         return SqliteChangeFeed(self.dir)
 
     def log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
-        return record_embedded_change(self.dir, touched, everything=everything)
+        # a change logged from outside (keys, vectors) stores or removes no unit
+        return record_embedded_change(self.dir, touched, everything=everything, units=[])
 
     def job_queue(self, data_dir: Path, *, validate: Callable[[str, Any], Any] | None = None,
                   max_attempts: int, read_only: bool) -> Any:
@@ -372,11 +377,12 @@ class EmbeddedStore(JournaledStore, GraphStore):
             s = self.s
             changed = {n: lab for n, lab in labels.items() if n in s.labels and s.labels[n] != lab}
             if changed:
-                self._log_change(changed)
+                seq = self._log_change(changed, units=[])  # a label is a node's: no unit's text changes
                 before = {n: s.labels[n] for n in changed}
                 s.labels.update(changed)
                 s.generation += 1
                 self._snapshot_or_undo(lambda: s.labels.update(before))
+                self._applied = seq
             return len(changed)
 
     def wipe(self) -> None:
@@ -405,6 +411,12 @@ class EmbeddedStore(JournaledStore, GraphStore):
     def iter_nodes(self) -> Iterator[Node]:
         for nid in list(self.s.kinds):
             yield self._node(nid)
+
+    def applied_version(self) -> int | None:
+        """The change-log version of the last change this process logged *and* applied to memory
+        (None: none since it loaded). An index stamped while a logged batch had not reached
+        memory yet replays from here, not from its stamp (:class:`kgservice.stores.versioned.FedIndex`)."""
+        return self.__dict__.get("_applied")
 
     def local_generation(self) -> tuple[int, int]:
         """(graphs loaded, the graph's generation): moves once a batch, relabel, rebuild or wipe

@@ -98,7 +98,7 @@ class Neo4jAdmin(Neo4jConnection):
                 removed += [r["id"] for r in tx.run(stmt) if "id" in r.keys()]
             # edges were dropped and re-derived: every reader (caches, the plugin's resident
             # spreading graph) starts over, as after a wipe
-            tx.run(cypher.load("changes_record"), touched=[], all=True, by=current_user()).consume()
+            tx.run(cypher.load("changes_record"), touched=[], all=True, by=current_user(), units=None).consume()
             return removed
 
         with self._session(write=True) as session:
@@ -147,7 +147,7 @@ class Neo4jAdmin(Neo4jConnection):
         rows = [{"id": k, "label": v} for k, v in labels.items()]
         if not rows:
             return 0
-        step, params = neo4j_change_step(labels)  # the relabelled nodes, in the same transaction
+        step, params = neo4j_change_step(labels, units=[])  # the relabelled nodes, in the same transaction
 
         def work(tx: Any) -> int:
             changed = tx.run(cypher.load("admin_relabel_nodes"), nodes=rows).single()["changed"]

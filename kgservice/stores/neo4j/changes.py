@@ -21,7 +21,8 @@ class Neo4jChangeFeed:
         return int(self.store.read("changes_version")[0]["version"])
 
     def since(self, after: int, upto: int) -> list[Change]:
-        return [Change(seq=r["seq"], touched=list(r["touched"] or []), everything=bool(r["all"]), by=r["by"])
+        return [Change(seq=r["seq"], touched=list(r["touched"] or []), everything=bool(r["all"]), by=r["by"],
+                       units=None if r["units"] is None else list(r["units"]))
                 for r in self.store.read("changes_since", after=after, upto=upto)]
 
     def prune(self, keep: int = 10_000) -> int:

@@ -138,19 +138,21 @@ class Neo4jLifecycle(Neo4jWrites):
         if reused:
             drop_aliases_of = cypher.statements("aliases_drop")[1]
             tx.run(drop_aliases_of, units=reused).consume()
+        back = sorted(({u.id for u in add} | set(dups.values())) - gone)  # an edited unit's old version stays
+        listed = gone | set(back) | set(purge_units) | {u.id for u in new}  # the units this change stores or removes
         if new:
             node_rows, unit_facts_, rel_rows, pairs, batch_touched = self._batch_rows(new)
             touched |= batch_touched
             # ends with the aliases and the change-log entry of everything touched (_commit_steps)
             created, fresh = self._write_batch(tx, node_rows, unit_facts_, rel_rows, pairs, touched, progress,
-                                               alias_rows)
+                                               alias_rows, also_units=listed)
             label = {r["id"]: r["label"] for r in node_rows}
             report.new_labels.update((nid, label[nid]) for nid in fresh)
             report.units_added = len(new)
             report.nodes_added = created
             report.new_embeddable_nodes = fresh
         else:
-            for query, step in self._commit_steps(touched, alias_rows):
+            for query, step in self._commit_steps(touched, alias_rows, listed):
                 tx.run(query, step).consume()
         report.touched_nodes = sorted(touched)
         # 3. nodes no live unit mentions any more (and their vectors in this database), derived
@@ -163,7 +165,6 @@ class Neo4jLifecycle(Neo4jWrites):
             if orphans:  # their vectors, when kept in this database (KG_VECTOR_BACKEND=neo4j), go in the same commit
                 tx.run(cypher.load("vectors_delete"), ids=orphans).consume()
         # 4. units live again leave the archive; the document records; purges; the change
-        back = sorted(({u.id for u in add} | set(dups.values())) - gone)  # an edited unit's old version stays
         if back:
             tx.run(cypher.load("life_unarchive"), ids=back).consume()
         _set_documents(tx, {d: (None if r is None else r.remapped(dups)) for d, r in docs.items()})

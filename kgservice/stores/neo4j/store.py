@@ -28,7 +28,7 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
     def log_change(self, touched: Iterable[str], *, everything: bool = False) -> int:
         from kgservice.stores.changelog import neo4j_change_step
 
-        query, params = neo4j_change_step(touched)
+        query, params = neo4j_change_step(touched, units=[])  # keys, vectors: no unit stored or removed
         if everything:
             params = {**params, "touched": [], "all": True}
         with self._session(write=True) as s:

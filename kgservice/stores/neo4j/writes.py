@@ -326,7 +326,8 @@ class Neo4jWrites(Neo4jConnection):
 
     def _write_batch(self, tx: Any, node_rows: list[dict], units: list[tuple[Unit, Any]], rel_rows: list[dict],
                      pairs: list[dict], touched: set[str], progress: Callable[[int], None] | None,
-                     aliases: Sequence[dict] = (), early: _EarlyWrite | None = None) -> tuple[int, list[str]]:
+                     aliases: Sequence[dict] = (), early: _EarlyWrite | None = None,
+                     also_units: Iterable[str] = ()) -> tuple[int, list[str]]:
         """The one transaction of a batch of up to ``stage_units`` new units (``units``: each
         with its :func:`unit_facts`, in id order).
 
@@ -376,7 +377,8 @@ class Neo4jWrites(Neo4jConnection):
         # mention them, yet their spreading rows changed)
         retired = _retired_ends(retiring)
         self._run_relation_steps(tx, self._relation_steps(linked, pairs, q["relations"]))
-        for query, params in self._commit_steps(touched | retired, aliases):
+        listed = {u.id for u, _ in units} | set(also_units)
+        for query, params in self._commit_steps(touched | retired, aliases, listed):
             tx.run(query, params).consume()
         fresh = [r["id"] for r in new_nodes if r["kind"] != NodeKind.LITERAL.value]
         return len(new_nodes), fresh
@@ -416,19 +418,21 @@ class Neo4jWrites(Neo4jConnection):
         for query, params in steps:
             tx.run(query, params).consume()
 
-    def _commit_steps(self, touched: set[str], aliases: Sequence[dict] = ()) -> list[tuple[str, dict]]:
+    def _commit_steps(self, touched: set[str], aliases: Sequence[dict] = (),
+                      units: Iterable[str] | None = None) -> list[tuple[str, dict]]:
         """Statements run last inside the transaction that makes a batch visible (the one
         ingest transaction, or a staged batch's publish transaction): the duplicates the batch
         merged away, as aliases ({id, unit} rows, aliases_record.cypher; a row with unit None is
         an id that became a unit of its own, whose alias goes: aliases_drop.cypher), and the
-        change log of ``touched`` node ids that keeps every process's caches coherent."""
+        change log of ``touched`` node ids (and the ``units`` stored or removed) that keeps every
+        process's caches and indexes coherent."""
         record = [a for a in aliases if a["unit"] is not None]
         steps = [(cypher.load("aliases_record"), {"aliases": record[i:i + BATCH_ROWS]})
                  for i in range(0, len(record), BATCH_ROWS)]
         drop = sorted(a["id"] for a in aliases if a["unit"] is None)
         if drop:
             steps.append((cypher.statements("aliases_drop")[0], {"ids": drop}))
-        return steps + [neo4j_change_step(touched)]
+        return steps + [neo4j_change_step(touched, units)]
 
     def _publish_steps(self, stage: str, upgrades: list[dict], rel_rows: list[dict],
                        pairs: list[dict]) -> tuple[list[tuple[str, dict]], list[tuple[str, dict]]]:
@@ -492,7 +496,7 @@ class Neo4jWrites(Neo4jConnection):
                     rows = tx.run(query, params).data()
                     nodes += rows[0]["nodes"] if rows and "nodes" in rows[0] else 0
                 self._run_relation_steps(tx, relations)
-                for query, params in self._commit_steps(touched | retired, aliases):
+                for query, params in self._commit_steps(touched | retired, aliases, [r["id"] for r in unit_rows]):
                     tx.run(query, params).consume()
                 return nodes
 

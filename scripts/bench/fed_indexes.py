@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""What one server's ingest costs another running server's derived indexes, before and after
+they follow the change log (kgservice/stores/versioned.py FedIndex), side by side in one run.
+
+Against one Neo4j (the benchmark server: ``KG_BENCH_NEO4J_URI``, ``NEO4J_PASSWORD``) holding a
+generated store of ``--units`` units (scripts/bench/corpus.py), two "other servers" run as child
+processes with warm indexes (the BM25 unit index, the label index, the name holders):
+
+* ``rebuild``: the tree given by ``--before`` (default /work/main, or any checkout of the code
+  before this change): every index rebuilt from a full scan when the version moves;
+* ``fed``: this tree: every index patched from the change log.
+
+Then, per round, this process ingests ``--batch`` new units and each child (in alternating
+order) brings its indexes to the new version, the way its next request would
+(``entry_finder.index()``, ``lexical_units.index()``, the name holders). Measured per catch-up:
+the child's CPU seconds (``time.process_time``) and the Neo4j server's CPU seconds
+(``/proc/<pid>/stat``, the pid from ``KG_BENCH_NEO4J_DATA``/neo4j.pid), and wall time.
+
+Second, the latency of a cached ``kg ask`` (offline rules model, every cache warm) in each child:
+asks for ``--seconds`` idle, then as long while this process ingests a ``--batch``-unit batch
+every ``--every`` seconds; p50 / p99 of each, and the ratio stream/idle.
+
+    PYTHONPATH=$PWD python scripts/bench/fed_indexes.py --units 100000 --batch 1000 --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "bench"))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+QUESTION = "What does marine atlas belong to?"
+HOLDER_NAMES = ["agent", "atlas", "circuit"]
+
+
+def neo4j_cpu(pid: int | None) -> float:
+    """CPU seconds (user + system) the Neo4j server has used so far (0 without its pid)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def settings(data_dir: Path) -> object:
+    from kgservice.config import Settings
+
+    return Settings(data_dir=data_dir, backend="neo4j", neo4j_uri=os.environ["KG_BENCH_NEO4J_URI"],
+                    neo4j_password=os.environ["NEO4J_PASSWORD"], embedder="hash:64", vector_backend="neo4j",
+                    llm_model="kgoffline/rules")
+
+
+# -- the other server (a child process on either tree) ------------------------------------------
+
+def child() -> None:
+    """Reads commands on stdin, answers one JSON line each."""
+    from kgservice.expansion.holders import name_holders
+    from kgservice.service import KnowledgeBase
+
+    pid = int(os.environ["KG_BENCH_NEO4J_PID"]) if os.environ.get("KG_BENCH_NEO4J_PID") else None
+    kb = KnowledgeBase(settings(Path(tempfile.mkdtemp(prefix="kg-fed-child-"))))
+
+    def indexes() -> None:
+        kb.entry_finder.index()
+        kb.lexical_units.index()
+        name_holders(kb.store, kb.entry_finder).of(HOLDER_NAMES, 5)
+
+    def counters() -> dict:
+        out = {}
+        for name, d in (("labels", kb.entry_finder._derived), ("units", kb.lexical_units._derived)):
+            out[name] = {"builds": d.builds, "patches": getattr(d, "patches", 0)}
+        return out
+
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        if cmd[0] == "quit":
+            break
+        if cmd[0] in ("warm", "catchup"):
+            c0, w0, n0 = time.process_time(), time.perf_counter(), neo4j_cpu(pid)
+            indexes()
+            if cmd[0] == "warm":
+                kb.ask(QUESTION)  # every cache warm
+            out = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0,
+                   "neo4j_cpu_s": neo4j_cpu(pid) - n0, **counters()}
+        elif cmd[0] == "asks":  # asks for this many seconds (at least 5 asks)
+            times: list[float] = []
+            until = time.perf_counter() + float(cmd[1])
+            while time.perf_counter() < until or len(times) < 5:
+                t = time.perf_counter()
+                kb.ask(QUESTION)
+                times.append(time.perf_counter() - t)
+            out = {"times": times, **counters()}
+        else:
+            out = {"error": f"unknown command {cmd[0]}"}
+        print(json.dumps(out), flush=True)
+    kb.close()
+
+
+class Child:
+    def __init__(self, name: str, tree: Path, neo4j_pid: int | None):
+        env = {**os.environ, "PYTHONPATH": str(tree), "KG_BENCH_NEO4J_PID": str(neo4j_pid or ""),
+               "OPENBLAS_NUM_THREADS": "1"}
+        self.name = name
+        self.p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child"], env=env, cwd=str(tree),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, cmd: str) -> dict:
+        assert self.p.stdin is not None and self.p.stdout is not None
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise SystemExit(f"{self.name}: the child process ended")
+        return json.loads(line)
+
+    def close(self) -> None:
+        try:
+            self.ask("quit")
+        except (SystemExit, BrokenPipeError, json.JSONDecodeError):
+            pass
+        self.p.wait(60)
+
+
+# -- the writer --------------------------------------------------------------------------------
+
+def units_of(n_base: int, n_extra: int, seed: int) -> tuple[list, list]:
+    import corpus
+
+    from kgservice.families.lexicon import Lexicon
+    from kgservice.notation import parse_units
+
+    root = Path(os.environ.get("KG_BENCH_DIR", "/tmp/kgbench"))
+    d = corpus.ensure(n_base + n_extra, seed, root)
+    lexicon = Lexicon.load()
+    units = []
+    for f in sorted(d.glob("*.units")):
+        units += parse_units(f.read_text("utf-8"), lexicon, doc=f.name)
+    return units[:n_base], units[n_base:n_base + n_extra]
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--units", type=int, default=100_000)
+    ap.add_argument("--batch", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=60, help="how long each child asks, idle and during the stream")
+    ap.add_argument("--every", type=float, default=2, help="seconds between two batches of the stream")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--before", default="/work/main", help="a checkout of the code that rebuilds (main)")
+    ap.add_argument("--keep", action="store_true", help="reuse the store already loaded (same --units)")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        child()
+        return 0
+    os.environ.setdefault("KG_BENCH_NEO4J_URI", os.environ.get("KG_TEST_NEO4J_URI", "bolt://127.0.0.1:7688"))
+    from common import machine, neo4j_server_pid, save
+
+    from kgservice.service import KnowledgeBase
+
+    pid = neo4j_server_pid()
+    # a fixed reserve of new units (the corpus, and so the base, depends on --units and --batch only)
+    base, extra = units_of(a.units, a.batch * 100, a.seed)
+    if 100 < a.rounds + 2 * int(a.seconds / a.every + 1):
+        raise SystemExit("--rounds and two streams of --seconds / --every batches need more than 100 batches")
+    kb = KnowledgeBase(settings(Path(tempfile.mkdtemp(prefix="kg-fed-writer-"))))
+    t0 = time.perf_counter()
+    have = kb.store.counts()["units"]
+    if not a.keep or have < a.units:
+        kb.store.wipe()
+        for i in range(0, len(base), 10_000):
+            kb.ingest_units(base[i:i + 10_000], embed=False)
+    load_s = time.perf_counter() - t0
+    counts = kb.store.counts()
+    print(f"store: {counts['units']} units, {counts['nodes']} nodes (loaded in {load_s:.0f} s)", flush=True)
+    # a re-run with --keep ingests the batches not stored yet
+    batches = [extra[i:i + a.batch] for i in range(0, len(extra), a.batch)]
+    stored = {u.id for u in kb.store.get_units([b[0].id for b in batches])}
+    batches = [b for b in batches if b[0].id not in stored]
+    children = [Child("rebuild", Path(a.before), pid), Child("fed", ROOT, pid)]
+    warm = {c.name: c.ask("warm") for c in children}
+    print("warm-up (the first build):", {k: (round(v["cpu_s"], 1), round(v["neo4j_cpu_s"], 1)) for k, v in warm.items()},
+          flush=True)
+    rounds: dict[str, list[dict]] = {c.name: [] for c in children}
+    for r in range(a.rounds):
+        kb.ingest_units(batches.pop(0), embed=False)
+        for c in (children if r % 2 == 0 else children[::-1]):
+            rounds[c.name].append(c.ask("catchup"))
+    rows = []
+    for name, rs in rounds.items():
+        cpu = sorted(x["cpu_s"] for x in rs)
+        db = sorted(x["neo4j_cpu_s"] for x in rs)
+        wall = sorted(x["wall_s"] for x in rs)
+        rows.append({"what": f"{name}: catch-up after a {a.batch}-unit ingest", "median_cpu_s": round(cpu[len(cpu) // 2], 4),
+                     "median_neo4j_cpu_s": round(db[len(db) // 2], 4), "median_wall_s": round(wall[len(wall) // 2], 4),
+                     "counters": rs[-1]["labels"] | {"units_" + k: v for k, v in rs[-1]["units"].items()}})
+    before, after = rows[0], rows[1]
+    ratio_cpu = before["median_cpu_s"] / max(after["median_cpu_s"], 1e-9)
+    ratio_all = (before["median_cpu_s"] + before["median_neo4j_cpu_s"]) / max(
+        after["median_cpu_s"] + after["median_neo4j_cpu_s"], 1e-9)
+    rows.append({"what": "catch-up CPU, rebuild / fed", "client": round(ratio_cpu, 1), "client+neo4j": round(ratio_all, 1)})
+
+    # cached ask latency: idle, then during a stream of ingests (a batch every --every seconds),
+    # one child at a time, each first caught up with what the other's stream ingested
+    for c in children:
+        c.ask("catchup")
+        idle = c.ask(f"asks {a.seconds}")["times"]
+        done = threading.Event()
+        ingested = [0]
+
+        def stream() -> None:
+            while not done.is_set() and batches:
+                kb.ingest_units(batches.pop(0), embed=False)
+                ingested[0] += 1
+                done.wait(a.every)
+
+        th = threading.Thread(target=stream)
+        th.start()
+        busy = c.ask(f"asks {a.seconds}")
+        done.set()
+        th.join()
+        rows.append({"what": f"{c.name}: cached ask", "idle_p50_ms": round(pct(idle, 50) * 1e3, 1),
+                     "idle_p99_ms": round(pct(idle, 99) * 1e3, 1), "stream_p50_ms": round(pct(busy["times"], 50) * 1e3, 1),
+                     "stream_p99_ms": round(pct(busy["times"], 99) * 1e3, 1),
+                     "p99_stream_over_idle": round(pct(busy["times"], 99) / pct(idle, 99), 2),
+                     "asks_idle": len(idle), "asks_stream": len(busy["times"]),
+                     "batches_during_stream": ingested[0]})
+    for c in children:
+        c.close()
+    kb.close()
+    for row in rows:
+        print(json.dumps(row), flush=True)
+    path = save("fed_indexes", rows, {"units": counts["units"], "nodes": counts["nodes"], "batch": a.batch,
+                                      "rounds": a.rounds, "seconds": a.seconds, "every": a.every, "before": a.before, "machine_at_end": machine()})
+    print(f"saved to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
