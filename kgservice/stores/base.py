@@ -249,7 +249,8 @@ class GraphStore(ABC):
     @abstractmethod
     def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
         """(src, dst, unit id) for every live content edge of ``family`` leaving the nodes
-        (cause -> effect), literal targets left out, sorted: one hop of a causal chain."""
+        (cause -> effect), sorted: one hop of a causal chain. A literal target (``lit:…``) is
+        included: an effect the text states as a value ends a chain there."""
 
     def spread_resident(self, seeds: Mapping[str, float], params: Any,
                         limit: int | None = None) -> tuple[dict[str, float], int, int] | None:
