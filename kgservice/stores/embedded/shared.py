@@ -1,6 +1,7 @@
-"""Saved results and the graphify community map on the embedded backend: a small SQLite file
-beside the graph directory (``shared.sqlite3`` in the data directory), so a replacing restore,
-which builds a new graph directory and swaps it in, keeps the team's saved results."""
+"""Saved results, the graphify community map and entity-resolution decisions on the embedded
+backend: a small SQLite file beside the graph directory (``shared.sqlite3`` in the data
+directory), so a replacing restore, which builds a new graph directory and swaps it in, keeps
+the team's saved results and the decisions (as a Neo4j wipe keeps their nodes)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from kgservice.stores import sqlite_file
 from kgservice.stores.base import StoreWriteError
-from kgservice.stores.shared import CommunityMap, SavedResult
+from kgservice.stores.shared import CommunityMap, MergeDecision, SavedResult
 
 SHARED_FILE = "shared.sqlite3"
 
@@ -37,6 +38,8 @@ class SqliteSharedState:
                        "record TEXT NOT NULL)")
             db.execute("CREATE TABLE IF NOT EXISTS communities (id INTEGER PRIMARY KEY CHECK (id = 1), "
                        "graph TEXT NOT NULL, map TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS merge_decisions (a TEXT NOT NULL, b TEXT NOT NULL, "
+                       "record TEXT NOT NULL, PRIMARY KEY (a, b))")
             db.commit()
             self._db = db
         return self._db
@@ -71,6 +74,23 @@ class SqliteSharedState:
     def set_community_map(self, record: CommunityMap) -> None:
         self._write("INSERT OR REPLACE INTO communities (id, graph, map) VALUES (1, ?, ?)",
                     (record.graph, json.dumps(record.communities, separators=(",", ":"))))
+
+    def merge_decision(self, a: str, b: str) -> MergeDecision | None:
+        with self._lock:
+            db = self._conn(write=False)
+            row = None if db is None else db.execute("SELECT record FROM merge_decisions WHERE a = ? AND b = ?",
+                                                     (a, b)).fetchone()
+        return None if row is None else MergeDecision.model_validate_json(row[0])
+
+    def record_merge_decision(self, decision: MergeDecision) -> None:
+        self._write("INSERT OR REPLACE INTO merge_decisions (a, b, record) VALUES (?, ?, ?)",
+                    (decision.a, decision.b, decision.model_dump_json()))
+
+    def merge_decisions(self) -> list[MergeDecision]:
+        with self._lock:
+            db = self._conn(write=False)
+            rows = [] if db is None else db.execute("SELECT record FROM merge_decisions ORDER BY a, b").fetchall()
+        return [MergeDecision.model_validate_json(r[0]) for r in rows]
 
     def close(self) -> None:
         with self._lock:

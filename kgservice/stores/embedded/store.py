@@ -353,6 +353,15 @@ class EmbeddedStore(JournaledStore, GraphStore):
     def set_community_map(self, record: Any) -> None:
         self._shared().set_community_map(record)
 
+    def merge_decision(self, a: str, b: str) -> Any:
+        return self._shared().merge_decision(a, b)
+
+    def record_merge_decision(self, decision: Any) -> None:
+        self._shared().record_merge_decision(decision)
+
+    def merge_decisions(self) -> list[Any]:
+        return self._shared().merge_decisions()
+
     def rebuild_indexes(self, unit_ids: Sequence[str] | None = None) -> dict[str, int]:
         """Always rebuilds everything from the stored units (in memory it is cheap); labels kept.
         Logged as an "everything" change: every cache entry may describe the old indexes."""
