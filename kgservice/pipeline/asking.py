@@ -147,38 +147,33 @@ def build_state(kq: KeyQuery, classes: dict[str, list[str]], entries: list[dict[
 
 def missing_key_entities(kb: Asking, kq: KeyQuery, classes: dict[str, list[str]]) -> list[str]:
     """Key nodes that name something the graph does not have although it has related
-    concepts ("Python 4" when only "Python" is a node: :func:`kgservice.entry.match.narrower_than_graph`).
-    Answering from the related concepts would state their facts as this one's; the question
-    is answered "not in the graph" instead, whatever else in it matches. One line per such key.
-
-    Only when the distinguishing words form one compound with the contained node ("snow
-    leopard", not "lyricist of Brother": :func:`kgservice.relevance.compound_words`) and the
-    graph states them nowhere (:func:`kgservice.relevance.unstated_words`: no unit's predicate,
-    value or modifier has them, no number near the concept): "average annual snowfall" is no
-    node, but a unit's predicate says exactly that, and the drill-down finds it."""
-    from kgservice.entry.match import narrower_than_graph
-    from kgservice.expansion.lexical import unit_text
-    from kgservice.relevance import compound_words, unstated_words
+    concepts ("Python 4" when only "Python" is a node): the relevance floor's rule
+    (:func:`kgservice.answer.floor.lacking`) on the concepts the model read. Answering from
+    the related concepts would state their facts as this one's; the question is answered
+    "not in the graph" instead, whatever else in it matches. One line per such key.
+    "average annual snowfall" is no node, but a unit's predicate says exactly that, and the
+    drill-down finds it."""
+    from kgservice.answer.graph_words import concept_lacking
 
     out = []
-    index = None
     for n in kq.nodes:
         if n["id"] in classes:
             continue
-        index = index or kb.entry_finder.index()
-        nodes, odd = narrower_than_graph(n["label"], index)
-        if nodes:
-            joined = compound_words(n["label"], [(s.start, s.end) for s in index.spans(n["label"])])
-            odd = [w for w in odd if w in joined]
-        if nodes and odd:
-            near = kb.store.mentions_of(nodes)
-            ids = sorted({u for n_ in nodes for u in near.get(n_, [])[:200]})
-            text = " ".join(unit_text(u) for u in kb.store.get_units(ids))
-            odd = unstated_words(odd, kb.lexical_units.index().postings, text, kb.lexicon.languages)
-        if nodes and odd:
+        nodes, odd = concept_lacking(n["label"], kb.store, kb.lexical_units.index(), kb.entry_finder.index())
+        if odd:
             out.append(f"{n['label']!r} is not in the graph: it has {', '.join(repr(x) for x in nodes[:3])}, "
                        f"but nothing that is {' '.join(odd)!r}")
     return out
+
+
+def names_not_in_graph(kb: Asking, question: str) -> str | None:
+    """The relevance floor's name rule on the question, before any call: a name the graph
+    lacks ("What is the capital of Mars?") needs no model to refuse
+    (:func:`kgservice.answer.graph_words.names_missing`, the rule of the no-model answer)."""
+    from kgservice.answer.graph_words import names_missing
+
+    gone = names_missing(question, kb.store, kb.lexical_units.index(), kb.entry_finder.index())
+    return f"the graph has nothing about {', '.join(repr(g) for g in gone)}" if gone else None
 
 
 def entry_fallback(kb: Asking, question: str, kq: KeyQuery) -> QueryState | None:
@@ -234,10 +229,13 @@ def ask(kb: Asking, question: str, trace: bool = False, *, params: AskParams | N
     model = llm.model if llm is not None else kb.settings.llm_model
     if calls_no_model(kb.settings, model):
         return retrieval_only_ask(kb, question.strip())
+    unconfigured = no_model_configured(kb.settings, model)
+    if unconfigured and names_not_in_graph(kb, question.strip()):
+        return retrieval_only_ask(kb, question.strip())  # the same verdict, said as the no-model answer says it
     try:
         return ask_with_llm(kb, question, trace, params=params, llm=llm, on_round=on_round)
     except LLMProviderError:
-        if not no_model_configured(kb.settings, model):
+        if not unconfigured:
             raise
         return retrieval_only_ask(kb, question.strip())
 
@@ -301,10 +299,15 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
         return replace(front, seconds=round(time.perf_counter() - t0, 3))
     usage0, cache0 = llm.usage.snapshot(), caches.session_counts()
 
-    kq, classes, _ = key_nodes_step(kb, llm, caches, question)
-    entries = entry_step(kb, caches, kq, params.top_k, params.threshold)
-    state = build_state(kq, classes, entries)
-    if not state.seeds:
+    refused = names_not_in_graph(kb, question)
+    if refused is not None:  # a name the graph lacks: no call (the no-model answer's rule)
+        kq, classes, entries = KeyQuery(nodes=[], predicates=[]), {}, []
+        state = QueryState(key=kq, matches={}, seeds={})
+    else:
+        kq, classes, _ = key_nodes_step(kb, llm, caches, question)
+        entries = entry_step(kb, caches, kq, params.top_k, params.threshold)
+        state = build_state(kq, classes, entries)
+    if not state.seeds and refused is None:
         # no key node (or none that matched a node): the nodes the question names, found
         # without the model, still let the drill-down look before "not in the graph"
         fallback = entry_fallback(kb, question, kq)
@@ -321,7 +324,7 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
         entries.extend(e2)
         return build_state(k2, c2, e2)
 
-    missing = missing_key_entities(kb, kq, classes)
+    missing = [refused] if refused is not None else missing_key_entities(kb, kq, classes)
     rounds: list[dict[str, Any]] = []
     relevant = []
     chains: list[list[Unit]] = []

@@ -42,7 +42,19 @@ def test_llm_calls_only_in_the_three_query_steps(corpus_kb, boundary):
         assert set(res.llm["by_purpose"]) <= QUERY_PURPOSES
         assert {c["task"] for c in new} <= {"extract", "drilldown", "answer"}
         assert all(c["mode"] == "query" for c in new if c["task"] == "extract")  # extraction only of the question
-        assert sum(c["task"] == "extract" for c in new) == 1
+        # France is in no unit of the corpus: the relevance floor refuses it before any call
+        assert sum(c["task"] == "extract" for c in new) == (0 if "France" in q else 1)
+
+
+def test_a_name_the_graph_lacks_is_refused_before_any_call(corpus_kb, boundary):
+    """The no-model answer's name rule, on the model-backed path: "France" is in no unit of
+    the corpus (and "Python 4" is held only as Python, no unit near it says 4), so no model is
+    asked; a name the graph holds goes to the model."""
+    for q, gone in (("What is the capital of France?", "'france'"), ("Who created Python 4?", "'python 4'")):
+        res = ask(corpus_kb, q, params=ask_params())
+        assert not res.found and res.llm["calls"] == 0 and boundary.count == 0
+        assert res.stop_reason == f"the graph has nothing about {gone}" and res.answer == NOT_IN_GRAPH_EN
+    assert ask(corpus_kb, "Who created Python?", params=ask_params()).found and boundary.count > 0
 
 
 def test_no_llm_where_explicit_relations_answer(corpus_kb, boundary):
@@ -68,11 +80,15 @@ def test_repeated_question_makes_zero_llm_calls(corpus_kb, boundary):
 
 
 def test_missing_answer_says_not_in_the_graph(corpus_kb, boundary):
-    # key nodes capital / France exist nowhere and have no vector neighbour above 0.7:
-    # no seeds, so neither the drill-down nor the answer step calls the LLM.
+    # France is in no unit: refused before any call (the relevance floor's name rule)
     res = ask(corpus_kb, "What is the capital of France?", params=ask_params())
     assert not res.found and res.answer == NOT_IN_GRAPH_EN and res.cited == [] and res.hit_units == []
-    assert res.stop_reason == "no key node matched an entry node"
+    assert res.stop_reason == "the graph has nothing about 'france'" and res.llm["calls"] == 0
+    # key nodes capital / Paris exist nowhere and have no vector neighbour above 0.7 (Paris is
+    # no name: the question is lower case): no seeds, so neither the drill-down nor the answer
+    # step calls the LLM
+    res = ask(corpus_kb, "what is the capital of paris?", params=ask_params())
+    assert not res.found and res.stop_reason == "no key node matched an entry node"
     assert res.llm["by_purpose"].keys() == {"key_nodes"}
     zh = ask(corpus_kb, "法国的首都是哪里？", params=ask_params())
     assert zh.answer == NOT_IN_GRAPH_ZH
