@@ -252,23 +252,13 @@ def read_dump(path: Path | str) -> Dump:
             except ValidationError as exc:
                 raise DumpError(f"{where}: not a valid {key} record ({exc.errors()[0].get('msg')})") from None
         elif set(obj) == {"saved_result"}:
-            try:
-                rec = SavedResult.model_validate(obj["saved_result"])
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first.get("loc", ()))
-                raise DumpError(f"{where}: not a valid saved_result record ({loc}: {first.get('msg')})") from None
+            rec = _validated(SavedResult, obj, "saved_result", where)
             problem = _saved_name_problem(rec.name, saved)
             if problem:
                 raise DumpError(f"{where}: not a valid saved_result record (name {rec.name[:80]!r}: {problem})")
             saved[rec.name] = rec
         elif set(obj) == {"merge_decision"}:
-            try:
-                dec = MergeDecision.model_validate(obj["merge_decision"])
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first.get("loc", ()))
-                raise DumpError(f"{where}: not a valid merge_decision record ({loc}: {first.get('msg')})") from None
+            dec = _validated(MergeDecision, obj, "merge_decision", where)
             if dec.a > dec.b or (dec.a, dec.b) in decided:
                 raise DumpError(f"{where}: not a valid merge_decision record (pair {dec.a[:40]!r} / {dec.b[:40]!r}: "
                                 + ("a second record for it)" if dec.a <= dec.b else "its keys out of order)"))
@@ -310,6 +300,16 @@ def read_dump(path: Path | str) -> Dump:
                 "the id is also a unit's" if dup in ids else "names no unit of the dump") + "; nothing restored")
     return Dump(header=header, units=units, nodes=nodes, aliases=aliases, size=len(data), lifecycle=life,
                 saved_results=list(saved.values()), merge_decisions=list(decided.values()))
+
+
+def _validated(model: Any, obj: dict[str, Any], kind: str, where: str) -> Any:
+    """A dump record's body as its model, or a DumpError naming the line and the first bad field."""
+    try:
+        return model.model_validate(obj[kind])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise DumpError(f"{where}: not a valid {kind} record ({loc}: {first.get('msg')})") from None
 
 
 def _saved_name_problem(name: str, seen: dict[str, SavedResult]) -> str | None:
