@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from kgservice.config import DEFAULT_MAX_ROUNDS
 from kgservice.errors import InvalidArgument
 from kgservice.caches import ANY_INGEST, cache_key
 from kgservice.drilldown import DrillParams, QueryState, drill_down
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class AskParams:
-    max_rounds: int = 3
+    max_rounds: int = DEFAULT_MAX_ROUNDS
     max_units: int = 40
     top_k: int = 5
     threshold: float = 0.6  # cosine; the default embedder scores right vs wrong ≈ 0.77 vs 0.49
@@ -70,6 +71,9 @@ class AskResult:
     caches: dict[str, Any]
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # the answer in a few words ("Eddie Vedder"), as the model wrote it beside its sentences:
+    # what a gold answer is compared to; "" when not found or no model wrote one
+    short_answer: str = ""
     # each cited unit's documents: {unit, doc, lines, snippet, ref ("doc:lines")} (kgservice.answer.sources)
     sources: list[dict[str, Any]] = field(default_factory=list)
 
@@ -354,8 +358,8 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
     cache1 = caches.session_counts()
     cache_delta = {c: {k: cache1[c][k] - cache0[c][k] for k in ("hits", "misses")} for c in cache1}
     result = AskResult(
-        question=question, found=ans.found, answer=ans.text, sentences=ans.sentences, cited=ans.cited,
-        hit_units=[{"id": u.id, "unit": format_unit(u, with_id=False)} for u in relevant],
+        question=question, found=ans.found, answer=ans.text, short_answer=ans.short_answer if ans.found else "",
+        sentences=ans.sentences, cited=ans.cited, hit_units=[{"id": u.id, "unit": format_unit(u, with_id=False)} for u in relevant],
         key_nodes=state.key_nodes_payload(), key_predicates=state.key.predicates,
         entries=[{**e, "hits": [list(h) for h in e["hits"]]} for e in entries], rounds=rounds, stop_reason=stop,
         rejected=ans.rejected, llm=llm.usage.since(usage0).to_dict(), caches=cache_delta,

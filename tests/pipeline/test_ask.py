@@ -140,11 +140,15 @@ def test_round_and_unit_caps_and_trace(corpus_kb, boundary, script):
         "relevant": [u["id"] for u in p["units"] if "{python}" not in u["unit"].lower()], "enough": False, "mode": "directed",
         "next_seeds": [s for s in ["smoking", "cat", "mammal"] if s not in p["expanded"]][:1],
         "drift": False, "rephrase": None, "reason": "scripted: never enough"})
-    # round 1: python -> p1 p2 p3; round 2: smoking -> s1 s2 s4; then the round cap
-    res = ask(corpus_kb, "Who created Python?", trace=True, params=ask_params(max_rounds=2))
+    # round 1: python -> p1 p2 p3; round 2: smoking -> s1 s2 s4; then the round cap, 2 by
+    # default (key nodes + 2 judge rounds + the answer: at most 4 calls a question)
+    res = ask(corpus_kb, "Who created Python?", trace=True, params=ask_params())
     assert [r["seeds"] for r in res.rounds] == [{"python": 1.0}, {"smoking": 1.0}]
     assert sorted(res.rounds[1]["new_units"]) == ["s1", "s2", "s4"]
     assert res.stop_reason == "round cap (2)"
+    assert res.llm["calls"] == 4 and res.llm["by_purpose"]["drilldown"]["calls"] == 2
+    three = ask(corpus_kb, "Who created Python?", trace=True, params=ask_params(max_rounds=3))
+    assert [r["seeds"] for r in three.rounds][2] == {"cat": 1.0} and three.stop_reason == "round cap (3)"
     # unit cap 2: p1 p2 p3 -> two admitted, one dropped, and the pool is full
     capped = ask(corpus_kb, "Who created Python?", trace=True, params=ask_params(max_units=2))
     (r1,) = capped.rounds
