@@ -287,18 +287,17 @@ def totals(rows: list[Row]) -> dict[str, Any]:
 
 class RequestSizes:
     """Characters per model request, by task (what a prompt costs before any tokenizer): the
-    litellm boundary wrapped for the run."""
+    provider boundary (:func:`kgservice.llm.client.provider_completion`: litellm or the offline
+    stand-in) wrapped for the run."""
 
     def __init__(self) -> None:
         self.by_task: dict[str, list[int]] = {}
 
     def install(self) -> None:
-        from kgservice.llm.client import ensure_litellm
-
-        litellm = ensure_litellm()  # before anything imports litellm: no cost-map fetch
+        from kgservice.llm import client
         from kgservice.llm.offline import payload_of
 
-        real = litellm.completion
+        real = client.provider_completion
 
         def counting(*a: Any, **kw: Any) -> Any:
             msgs = kw.get("messages") or []
@@ -308,7 +307,7 @@ class RequestSizes:
             self.by_task.setdefault(task, []).append(sum(len(str(m.get("content", ""))) for m in msgs))
             return real(*a, **kw)
 
-        litellm.completion = counting
+        client.provider_completion = counting
 
     def summary(self) -> dict[str, dict[str, int]]:
         return {t: {"requests": len(v), "mean_chars": round(statistics.fmean(v)), "max_chars": max(v)}
@@ -320,14 +319,13 @@ def reuse_recorded(paths: list[str]) -> int:
     only the others to the model: after a change that alters some requests (a prompt, the
     round cap), a run re-asks the model only what changed, and ``--record`` still writes the
     whole run. Returns how many requests the recordings hold."""
-    from kgservice.llm.client import ensure_litellm
+    from kgservice.llm import client
     from kgservice.llm.keys import request_key
     from kgservice.llm.offline import load_recordings
 
-    litellm = ensure_litellm()
     keys = {json.loads(line)["key"] for p in paths for line in Path(p).read_text("utf-8").splitlines() if line.strip()}
     load_recordings([Path(p) for p in paths])
-    real = litellm.completion
+    real = client.provider_completion
 
     def served(*a: Any, **kw: Any) -> Any:
         if request_key(kw.get("messages") or []) in keys:
@@ -336,7 +334,7 @@ def reuse_recorded(paths: list[str]) -> int:
             kw.pop("response_format", None)
         return real(*a, **kw)
 
-    litellm.completion = served
+    client.provider_completion = served
     return len(keys)
 
 
@@ -461,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     from kgservice.llm import LLMError
 
     kb = make_kb(work / "kg", args, model)
+    from kgservice.llm import client
+
+    provider = client.provider_completion  # wrapped for this run only (a test runs several in one process)
     sizes = RequestSizes()
     sizes.install()
     if args.reuse:
@@ -482,6 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         kb.close()
+        client.provider_completion = provider
     tot = totals(rows)
     result = {"set": args.set, "model": "none" if args.no_model else model, "ingest": ingest, "totals": tot,
               "request_chars": sizes.summary(), "rows": [asdict(r) for r in rows]}

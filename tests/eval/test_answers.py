@@ -22,9 +22,6 @@ CI = os.environ.get("CI") == "true"
 @pytest.fixture(autouse=True)
 def only_this_recording():
     """The offline provider's table is per process: each replay starts from its own recording."""
-    from kgservice.llm.client import ensure_litellm
-
-    ensure_litellm()
     from kgservice.llm.offline import SCRIPT
 
     SCRIPT.clear()
