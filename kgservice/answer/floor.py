@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kgservice.answer.shape import Asked, Candidate, Match, asked, stem, words
-from kgservice.entry.match import STOPWORDS, narrower_than_graph, tokens
+from kgservice.entry.match import STOPWORDS, key_of, narrower_than_graph, tokens
 
 if TYPE_CHECKING:
     from kgservice.entry.match import LabelIndex
@@ -170,11 +170,14 @@ def lacking(label: str, index: LabelIndex, known: Callable[[str], bool],
     nowhere), or two empty lists. The words are those :func:`kgservice.entry.match.narrower_than_graph`
     finds in no label, kept when they form one compound with a contained node
     (:func:`compound_words`) and no unit states them (:func:`unstated_words`; ``nearby``
-    gives the text of the units around the contained nodes, for numbers).
+    gives the text of the units around the contained nodes, for numbers). A concept written
+    inside a longer label ("1936 Summer Olympics" in "Basketball at the 1936 Summer Olympics")
+    is held by the graph: it lacks nothing.
 
     >>> from kgservice.entry.match import LabelIndex
     >>> ix = LabelIndex.build([("leopard", "leopard"), ("python", "Python"), ("brother", "Brother"),
-    ...                        ("snowfall", "snowfall")])
+    ...                        ("snowfall", "snowfall"), ("so", "Summer Olympics"),
+    ...                        ("b36", "Basketball at the 1936 Summer Olympics")])
     >>> known = {"leopard", "python", "brother", "lyricist", "snowfall", "averag", "annual"}.__contains__
     >>> near = {"python": "Python 3.12 is the latest release"}
     >>> def lacks(label): return lacking(label, ix, known, lambda nodes: " ".join(near.get(n, "") for n in nodes))
@@ -182,9 +185,14 @@ def lacking(label: str, index: LabelIndex, known: Callable[[str], bool],
     ((['leopard'], ['snow']), (['python'], ['4']), ([], []))
     >>> lacks("average annual snowfall"), lacks("lyricist of Brother")  # stated words; a related thing
     (([], []), ([], []))
+    >>> lacks("1936 Summer Olympics"), lacks("2030 Summer Olympics")
+    (([], []), (['so'], ['2030']))
     """
     nodes, odd = narrower_than_graph(label, index)
     if not nodes:
+        return [], []
+    phrase = f" {key_of(tokens(label))} "
+    if any(phrase in f" {k} " for k in index.keys):
         return [], []
     joined = compound_words(label, [(s.start, s.end) for s in index.spans(label)])
     odd = [w for w in odd if w in joined]
