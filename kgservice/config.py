@@ -59,6 +59,10 @@ def check_neo4j_uri(uri: str) -> None:
 
 
 DEFAULT_LLM_MODEL = "kgoffline/scripted"
+# drill-down rounds per question (a judge call each): with the key-node call and the answer, 4
+# calls at most. On MuSiQue with a capable model a third round cost 1 call on 18 of 30
+# questions and found the answer of few (scripts/eval/RESULTS.md, "Answer quality")
+DEFAULT_MAX_ROUNDS = 2
 
 
 DEFAULT_BACKEND = "embedded"  # the in-process store: what `kg demo` always uses

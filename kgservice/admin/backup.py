@@ -8,8 +8,9 @@ The file is JSON Lines, UTF-8 (gzip-compressed when the name ends in ``.gz``)::
     {"alias": {"id": ..., "unit": ...}}                                                 x A
     {"document": ...} / {"retracted": ...} / {"change": ...}  (the lifecycle)           x L
     {"saved_result": {...a SavedResult: name, date, question, answer, ...}}            x S
+    {"merge_decision": {"a": ..., "b": ..., "same": ..., "reason": ..., ...}}          x R
     {"end": {"units": N, "nodes": M, "aliases": A, "lifecycle": L, "saved_results": S,
-             "sha256": "<of every line above this one>"}}
+             "merge_decisions": R, "sha256": "<of every line above this one>"}}
 
 Units come in dependency order (a unit after the units it supersedes or refers to), so any
 prefix of them is a valid batch. Node records only carry display labels: nodes are
@@ -22,6 +23,9 @@ Saved results (the team's feedback on answers, :mod:`kgservice.stores.shared`) a
 knowledge base too: a restore adds each dumped one the target does not hold by name, and keeps
 the target's own (a replacing restore wipes the knowledge, not the feedback). A dump written
 before they were dumped has no ``saved_results`` count and restores as it always did.
+Entity-resolution decisions (:mod:`kgservice.extraction.decisions`: what the model said about a
+pair of labels) restore the same way: each dumped pair the target has not decided is added,
+the target's own decision for a pair stays; a dump without them restores as before.
 
 A dump is written to a temporary file and renamed, so a crash never leaves a half file
 under the final name. ``restore`` reads and verifies the whole file first (header, every
@@ -48,7 +52,7 @@ from pydantic import ValidationError
 from kgservice.admin.recover import dependency_order
 from kgservice.model import Node, NodeKind, Unit
 from kgservice.stores.factory import in_process
-from kgservice.stores.shared import SavedResult
+from kgservice.stores.shared import MergeDecision, SavedResult
 from kgservice.notation.serializer import format_unit
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
 from kgservice.stores.validate import prepare_batch
@@ -77,6 +81,7 @@ class Dump:
     aliases: dict[str, str] = field(default_factory=dict)  # merged-away duplicate id -> unit id
     lifecycle: list[tuple[str, Any]] = field(default_factory=list)  # ("document"|"retracted"|"change", record)
     saved_results: list[SavedResult] = field(default_factory=list)
+    merge_decisions: list[MergeDecision] = field(default_factory=list)
     size: int = 0  # bytes of JSON lines (uncompressed): what a restore needs room for
 
 
@@ -158,9 +163,12 @@ def _dump(store: GraphStore, path: Path) -> dict[str, Any]:
             saved = store.saved_results()
             for r in saved:
                 put({"saved_result": r.model_dump(mode="json")})
+            decisions = store.merge_decisions()
+            for m in decisions:
+                put({"merge_decision": m.model_dump(mode="json")})
             fh.write((json.dumps({"end": {"units": len(units), "nodes": len(nodes), "aliases": len(aliases),
                                           "lifecycle": life, "saved_results": len(saved),
-                                          "sha256": digest.hexdigest()}})
+                                          "merge_decisions": len(decisions), "sha256": digest.hexdigest()}})
                       + "\n").encode("utf-8"))
         with open(tmp, "rb") as check_fh:
             os.fsync(check_fh.fileno())
@@ -169,7 +177,7 @@ def _dump(store: GraphStore, path: Path) -> dict[str, Any]:
         tmp.unlink(missing_ok=True)
         raise
     return {"path": str(path), "units": len(units), "nodes": len(nodes), "aliases": len(aliases),
-            "saved_results": len(saved), "sha256": digest.hexdigest()}
+            "saved_results": len(saved), "merge_decisions": len(decisions), "sha256": digest.hexdigest()}
 
 
 def read_dump(path: Path | str) -> Dump:
@@ -198,6 +206,7 @@ def read_dump(path: Path | str) -> Dump:
     aliases: dict[str, str] = {}
     life: list[tuple[str, Any]] = []
     saved: dict[str, SavedResult] = {}
+    decided: dict[tuple[str, str], MergeDecision] = {}
     end: dict[str, Any] | None = None
     for lineno, raw in enumerate(lines, start=1):
         where = f"{path}:{lineno}"
@@ -243,16 +252,17 @@ def read_dump(path: Path | str) -> Dump:
             except ValidationError as exc:
                 raise DumpError(f"{where}: not a valid {key} record ({exc.errors()[0].get('msg')})") from None
         elif set(obj) == {"saved_result"}:
-            try:
-                rec = SavedResult.model_validate(obj["saved_result"])
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first.get("loc", ()))
-                raise DumpError(f"{where}: not a valid saved_result record ({loc}: {first.get('msg')})") from None
+            rec = _validated(SavedResult, obj, "saved_result", where)
             problem = _saved_name_problem(rec.name, saved)
             if problem:
                 raise DumpError(f"{where}: not a valid saved_result record (name {rec.name[:80]!r}: {problem})")
             saved[rec.name] = rec
+        elif set(obj) == {"merge_decision"}:
+            dec = _validated(MergeDecision, obj, "merge_decision", where)
+            if dec.a > dec.b or (dec.a, dec.b) in decided:
+                raise DumpError(f"{where}: not a valid merge_decision record (pair {dec.a[:40]!r} / {dec.b[:40]!r}: "
+                                + ("a second record for it)" if dec.a <= dec.b else "its keys out of order)"))
+            decided[(dec.a, dec.b)] = dec
         elif set(obj) == {"node"}:
             if aliases:
                 raise DumpError(f"{where}: node record after alias records")
@@ -278,6 +288,9 @@ def read_dump(path: Path | str) -> Dump:
     if end.get("saved_results", 0) != len(saved):
         raise DumpError(f"{path}: saved result counts do not match (end record {end.get('saved_results', 0)}, "
                         f"file {len(saved)})")
+    if end.get("merge_decisions", 0) != len(decided):
+        raise DumpError(f"{path}: merge decision counts do not match (end record {end.get('merge_decisions', 0)}, "
+                        f"file {len(decided)})")
     if end.get("sha256") != digest.hexdigest():
         raise DumpError(f"{path}: checksum mismatch - the file was changed or damaged after it was written")
     ids = {u.id for u in units}
@@ -286,7 +299,17 @@ def read_dump(path: Path | str) -> Dump:
             raise DumpError(f"{path}: alias #{dup[:80]} -> #{kept[:80]}: " + (
                 "the id is also a unit's" if dup in ids else "names no unit of the dump") + "; nothing restored")
     return Dump(header=header, units=units, nodes=nodes, aliases=aliases, size=len(data), lifecycle=life,
-                saved_results=list(saved.values()))
+                saved_results=list(saved.values()), merge_decisions=list(decided.values()))
+
+
+def _validated(model: Any, obj: dict[str, Any], kind: str, where: str) -> Any:
+    """A dump record's body as its model, or a DumpError naming the line and the first bad field."""
+    try:
+        return model.model_validate(obj[kind])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise DumpError(f"{where}: not a valid {kind} record ({loc}: {first.get('msg')})") from None
 
 
 def _saved_name_problem(name: str, seen: dict[str, SavedResult]) -> str | None:
@@ -404,11 +427,12 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
     if missing:
         raise StoreError(f"restore incomplete: {len(missing)} unit(s) not found afterwards (e.g. #{missing[0]})")
     saved = _restore_saved_results(store, d)
+    decisions = restore_merge_decisions(store, d.merge_decisions)
     if replace:
         store.mark_restore(None)
     return {"path": str(path), "units": len(d.units), "units_added": added, "units_unchanged": unchanged,
             "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": aliased,
-            "saved_results_restored": saved, "replaced": replace,
+            "saved_results_restored": saved, "merge_decisions_restored": decisions, "replaced": replace,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
 
 
@@ -454,9 +478,10 @@ def _replace_beside(kb: Administering, d: Dump, path: Path | str, *, embed: bool
     recover.swap_in(target, new)
     caches = recover.reset_caches(kb)
     saved = _restore_saved_results(kb.store, d)  # shared.sqlite3 is beside the graph: the swap kept it
+    decisions = restore_merge_decisions(kb.store, d.merge_decisions)  # kept there too
     info = {"path": str(path), "units": len(d.units), "units_added": len(d.units), "units_unchanged": 0,
             "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": len(d.aliases),
-            "saved_results_restored": saved, "replaced": True, "caches": caches,
+            "saved_results_restored": saved, "merge_decisions_restored": decisions, "replaced": True, "caches": caches,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
     try:
         _clear_vectors(kb)
@@ -504,6 +529,17 @@ def _restore_saved_results(store: GraphStore, d: Dump) -> int:
     for r in new:
         store.save_result(r)
     return len(new)
+
+
+def restore_merge_decisions(store: GraphStore, decisions: Iterable[MergeDecision]) -> int:
+    """Add the dumped entity-resolution decisions for pairs the store has not decided (its own
+    decision for a pair stays); returns how many were added."""
+    added = 0
+    for m in decisions:
+        if store.merge_decision(m.a, m.b) is None:
+            store.record_merge_decision(m)
+            added += 1
+    return added
 
 
 def _clear_vectors(kb: Administering) -> None:

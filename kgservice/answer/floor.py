@@ -1,14 +1,15 @@
-"""The relevance floor: does the graph answer this question at all, and how strongly?
+"""The relevance floor: does the graph answer this question at all, and how strongly? One
+signal for every path that may say "not in the graph": the no-model answer, and the
+model-backed path before it spends a call (on the question's names) and after the model read
+the question (on its key concepts).
 
 The retrieval always ranks something (a question's nearest node vectors, the units of any
 word it shares with the graph), so without a floor "What is the capital of Mars?" over a
 Wikipedia graph answered with three Bogotá units. A question is **not in the graph** when
 
 * it writes a name no unit of the graph mentions ("Mars", "Ruby" over a graph about Python),
-  or a name the graph has only without a number or word that sets it apart ("2030 FIFA World
-  Cup" when the graph has the 2014 one: ``narrower``, the caller's
-  :func:`kgservice.entry.match.narrower_than_graph`): the question is about something else,
-  whatever other words it shares; or
+  or a name the graph has only without what sets it apart (:func:`lacking`): the question is
+  about something else, whatever other words it shares (:func:`missing_names`); or
 * none of its best units is **about** a thing it names: a unit counts when one of its sides is
   named by the question (:func:`kgservice.answer.shape.match`: its anchor) and either that
   side is the unit's subject (the graph has units about the thing itself; not a synonym
@@ -19,22 +20,37 @@ Wikipedia graph answered with three Bogotá units. A question is **not in the gr
 Otherwise the match is **strong** when such a unit also has the question's relation, else
 **partial**.
 
-One pure function (:func:`relevance`) over the question and its ranked units, shared by the
-no-model answer and the model-backed path's pre-check (before spending a call); the caller
-gathers the units and what the graph knows (:mod:`kgservice.answer.retrieval_only`). The rules
-were chosen on the demo and checked on MuSiQue and the reverse, with a written set of
-off-topic questions (scripts/eval/RESULTS.md, "Answer-shaped ranking and the relevance
+What sets a name or a concept apart (:func:`lacking`), from a capable model's first run: a
+concept that is no node ("average annual snowfall") is not missing from the graph when its
+words are stated in units — a unit's predicate can be exactly that phrase (``{Seattle}
+[average annual snowfall] (6.8 inches)``). Only a word that forms one compound with a node it
+contains and that the graph states nowhere (no label, predicate, value or modifier: "snow" in
+"snow leopard" when only "leopard" is stored), or a number that no unit around the concept
+holds ("Python 4"), sets it apart; a word joined by a preposition ("lyricist *of* Brother")
+describes something related, which a search can find.
+
+The model-backed path applies the name rule to the question before its first call (a name
+the graph lacks needs no model to refuse) and :func:`lacking` to the key concepts the model
+read; it does not apply the *about* rule, which reads only the retrieval's best units: a
+drill-down finds answers two hops from them. Pure functions; the caller gathers the units and
+what the graph knows (:mod:`kgservice.answer.retrieval_only`, :mod:`kgservice.pipeline.asking`).
+The rules were chosen on the demo and checked on MuSiQue and the reverse, with a written set
+of off-topic questions (scripts/eval/RESULTS.md, "Answer-shaped ranking and the relevance
 floor"); a word-specificity threshold on the anchor was tried and removed: it helped on no
 set and cost the small ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from kgservice.answer.shape import Asked, Candidate, Match, asked, stem, words
-from kgservice.entry.match import STOPWORDS
+from kgservice.entry.match import STOPWORDS, key_of, narrower_than_graph, tokens
+
+if TYPE_CHECKING:
+    from kgservice.entry.match import LabelIndex
 
 STRONG, PARTIAL, NONE = "strong", "partial", "none"
 # how many of the ranked units the verdict reads; the answer lists the ones it found about a
@@ -82,6 +98,107 @@ def missing_names(a: Asked, known: Callable[[str], bool],
         if content and (not any(known(stem(t)) for t in content) or narrower(text)):
             out.append(text)
     return tuple(out)
+
+
+def stem_counts(postings: Mapping[str, Any]) -> dict[str, int]:
+    """Stem -> units using a word with that stem, from a BM25 index's postings (token ->
+    (rows, ...)): what ``known`` asks of the graph, so any form of a word meets any other
+    ("contain" / *contains*, "snowfalls" / *snowfall*)."""
+    df: dict[str, int] = {}
+    for t, (rows, *_) in postings.items():
+        s = stem(t)
+        df[s] = df.get(s, 0) + len(rows)
+    return df
+
+
+def unstated_words(candidates: Iterable[str], known: Callable[[str], bool], nearby_text: str) -> list[str]:
+    """Of the words that set a concept apart from the nodes it contains, those the graph does
+    not state: a word no unit uses in any form (``known``: is this stem in any unit), a number
+    none of the units around the concept holds (``nearby_text``: the text of the units that
+    mention the nodes it contains). A number is judged near, not anywhere: "4" is stated
+    somewhere in any large graph.
+
+    >>> known = {"seattl", "averag", "annual", "snowfall", "python", "3", "12", "4", "leg"}.__contains__
+    >>> unstated_words(["average", "annual"], known, "Seattle receives snowfall")
+    []
+    >>> unstated_words(["snow"], known, "leopard is a cat"), unstated_words(["4"], known, "Python 3.12 is latest")
+    (['snow'], ['4'])
+    >>> unstated_words(["4"], known, "Python 4 released in 2030"), unstated_words(["legs"], known, "")
+    ([], [])
+    """
+    near = set(tokens(nearby_text))
+    out = []
+    for w in candidates:
+        if any(c.isdigit() for c in w):
+            if w not in near:
+                out.append(w)
+        elif not known(stem(w)):
+            out.append(w)
+    return out
+
+
+def compound_words(key: str, spans: Iterable[tuple[int, int]]) -> set[str]:
+    """The words of a concept that form one compound with a node it contains: the run of
+    words around the node's span with no stopword between ("snow leopard", "Python 4",
+    "average annual snowfall"). A word joined by a preposition ("lyricist *of* Brother",
+    "capital *of* France") describes something related to the node, which a drill-down can
+    find, not a narrower kind of it: such words never refuse a question.
+
+    >>> sorted(compound_words("giant snow leopard", [(2, 3)])), compound_words("lyricist of Brother", [(2, 3)])
+    (['giant', 'snow'], set())
+    >>> sorted(compound_words("Python 4 release notes", [(0, 1)]))
+    ['4', 'notes', 'release']
+    """
+    toks = tokens(key)
+    out: set[str] = set()
+    for start, end in spans:
+        i = start - 1
+        while i >= 0 and toks[i] not in STOPWORDS:
+            out.add(toks[i])
+            i -= 1
+        j = end
+        while j < len(toks) and toks[j] not in STOPWORDS:
+            out.add(toks[j])
+            j += 1
+    return out
+
+
+def lacking(label: str, index: LabelIndex, known: Callable[[str], bool],
+            nearby: Callable[[list[str]], str]) -> tuple[list[str], list[str]]:
+    """A concept (a question's name, a key concept the model read) the graph holds only in a
+    broader form: (the nodes it contains, the words setting it apart that the graph states
+    nowhere), or two empty lists. The words are those :func:`kgservice.entry.match.narrower_than_graph`
+    finds in no label, kept when they form one compound with a contained node
+    (:func:`compound_words`) and no unit states them (:func:`unstated_words`; ``nearby``
+    gives the text of the units around the contained nodes, for numbers). A concept written
+    inside a longer label ("1936 Summer Olympics" in "Basketball at the 1936 Summer Olympics")
+    is held by the graph: it lacks nothing.
+
+    >>> from kgservice.entry.match import LabelIndex
+    >>> ix = LabelIndex.build([("leopard", "leopard"), ("python", "Python"), ("brother", "Brother"),
+    ...                        ("snowfall", "snowfall"), ("so", "Summer Olympics"),
+    ...                        ("b36", "Basketball at the 1936 Summer Olympics")])
+    >>> known = {"leopard", "python", "brother", "lyricist", "snowfall", "averag", "annual"}.__contains__
+    >>> near = {"python": "Python 3.12 is the latest release"}
+    >>> def lacks(label): return lacking(label, ix, known, lambda nodes: " ".join(near.get(n, "") for n in nodes))
+    >>> lacks("snow leopard"), lacks("Python 4"), lacks("Python 3.12")
+    ((['leopard'], ['snow']), (['python'], ['4']), ([], []))
+    >>> lacks("average annual snowfall"), lacks("lyricist of Brother")  # stated words; a related thing
+    (([], []), ([], []))
+    >>> lacks("1936 Summer Olympics"), lacks("2030 Summer Olympics")
+    (([], []), (['so'], ['2030']))
+    """
+    nodes, odd = narrower_than_graph(label, index)
+    if not nodes:
+        return [], []
+    phrase = f" {key_of(tokens(label))} "
+    if any(phrase in f" {k} " for k in index.keys):
+        return [], []
+    joined = compound_words(label, [(s.start, s.end) for s in index.spans(label)])
+    odd = [w for w in odd if w in joined]
+    if odd:
+        odd = unstated_words(odd, known, nearby(nodes))
+    return (nodes, odd) if odd else ([], [])
 
 
 def about(a: Asked, cand: Candidate, m: Match) -> bool:

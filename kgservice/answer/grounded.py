@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from kgservice.families import Lexicon
     from kgservice.stores.base import GraphStore
 
-PROMPT_FILE = "answer_v2.md"
+PROMPT_FILE = "answer_v3.md"
 NOT_IN_GRAPH_EN = "The graph has no information that answers this question."
 NOT_IN_GRAPH_ZH = "图中没有能回答这个问题的信息。"
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -79,6 +79,9 @@ class CitedSentence(BaseModel):
 
 class AnswerOut(BaseModel):
     found: bool
+    # the short answer (a name, number, date or few words) a gold answer is compared to, as a
+    # reader of the sentences would say it; the sentences are the answer with its citations
+    answer: str = ""
     sentences: list[CitedSentence] = Field(default_factory=list)
 
 
@@ -88,6 +91,7 @@ class Answer:
     text: str
     sentences: list[dict[str, Any]] = field(default_factory=list)
     cited: list[str] = field(default_factory=list)
+    short_answer: str = ""  # the model's short answer (AnswerOut.answer), "" when not found
     rejected: list[str] = field(default_factory=list)  # validator problems, when the answer was refused
     cached: bool = False
     llm_called: bool = False
@@ -213,6 +217,11 @@ def validate_answer(out: AnswerOut, units: dict[str, Unit], vocab: dict[str, lis
             continue
         for p in sentence_problems(s.text, [v for c in s.cites for v in vocab[c]], question, languages):
             problems.append(f"sentence {i}: {p}")
+    if problems or not out.answer.strip():  # a reply without the short answer keeps its sentences
+        return problems
+    cited = dict.fromkeys(c for s in out.sentences for c in s.cites)
+    for p in sentence_problems(out.answer, [v for c in cited for v in vocab[c]], question, languages):
+        problems.append(f"answer: {p}")
     return problems
 
 
@@ -277,7 +286,7 @@ def grounded_answer(store: GraphStore, lexicon: Lexicon, llm: LLM, caches: Cache
         out = llm.complete_json(messages, AnswerOut, "answer", validate=validate)
         if out.found:
             result = Answer(found=True, text=render(out), sentences=[s.model_dump() for s in out.sentences],
-                            cited=sorted({c for s in out.sentences for c in s.cites}))
+                            cited=sorted({c for s in out.sentences for c in s.cites}), short_answer=out.answer.strip())
         else:
             result = Answer(found=False, text=not_in_graph(question))
     except LLMOutputError as exc:

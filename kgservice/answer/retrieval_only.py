@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgservice.answer.floor import NONE, TOP, Relevance, about_first, relevance
-from kgservice.answer.shape import Candidate, Match, family_words, rank, stem
+from kgservice.answer.shape import Candidate, Match, family_words, rank
 from kgservice.config import DEFAULT_LLM_MODEL
-from kgservice.entry.match import narrower_than_graph
+from kgservice.answer.graph_words import concept_lacking, known_in
 
 if TYPE_CHECKING:
     from kgservice.config import Settings
@@ -97,11 +97,10 @@ def answer_units(kb: Retrieving, question: str, top: int = TOP_UNITS, retrieval:
     cands, scores = candidates(kb, found, units), {u.id: u.score for u in found.units}
     cands.sort(key=lambda c: -scores.get(c.id, 0.0))
     by_cand = {c.id: c for c in cands}
-    df = _stem_df(kb.lexical_units.index())
-    index = kb.entry_finder.index()
+    units_ix, labels = kb.lexical_units.index(), kb.entry_finder.index()
     ranked = rank(question, cands)
-    rel = relevance(question, ranked, by_cand, lambda w: df.get(w, 0) > 0,
-                    lambda name: bool(narrower_than_graph(name, index)[0]), top=judge)
+    rel = relevance(question, ranked, by_cand, known_in(units_ix),
+                    lambda name: bool(concept_lacking(name, kb.store, units_ix, labels)[1]), top=judge)
     if not rel.found:
         return AnswerUnits([], rel, ranked)
     ranked = about_first(question, ranked, by_cand, judge)
@@ -139,18 +138,3 @@ def _family_words(lexicon: Any) -> dict[str, tuple[str, ...]]:
 
 
 _FAMILIES: dict[str, object] = {}
-
-
-def _stem_df(index: Any) -> dict[str, int]:
-    """Stem -> units using a word with that stem, from a BM25 index's postings: one pass over
-    its vocabulary per index build (the index is rebuilt when the store changes)."""
-    if _STEM_DF.get("key") is not index:
-        df: dict[str, int] = {}
-        for t, (rows, _) in index.postings.items():
-            s = stem(t)
-            df[s] = df.get(s, 0) + len(rows)
-        _STEM_DF["key"], _STEM_DF["value"] = index, df
-    return _STEM_DF["value"]  # type: ignore[return-value]
-
-
-_STEM_DF: dict[str, object] = {}

@@ -124,7 +124,9 @@ def restore_cmd(
             out.print(f"restored {info['units']} units from {path}: {info['units_added']} added, "
                       f"{info['units_unchanged']} unchanged, {info['labels_restored']} labels set"
                       + (f", {info['saved_results_restored']} saved results added"
-                         if info.get("saved_results_restored") else ""), highlight=False)
+                         if info.get("saved_results_restored") else "")
+                      + (f", {info['merge_decisions_restored']} entity-resolution decisions added"
+                         if info.get("merge_decisions_restored") else ""), highlight=False)
 
 
 def migrate_cmd(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from kgservice.cli.common import with_llm
+from kgservice.config import DEFAULT_MAX_ROUNDS
 
 if TYPE_CHECKING:
     from kgservice.pipeline.asking import AskResult
@@ -74,7 +75,7 @@ def ask_command(
     question: Annotated[str, typer.Argument(help="The question, in any language the graph holds.")],
     trace: Annotated[bool, typer.Option("--trace", help="Print every round: seeds, units, decision.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON.")] = False,
-    max_rounds: Annotated[int, typer.Option("--max-rounds", help="Hard cap on drill-down rounds.")] = 3,
+    max_rounds: Annotated[int, typer.Option("--max-rounds", help="Hard cap on drill-down rounds.")] = DEFAULT_MAX_ROUNDS,
     max_units: Annotated[int, typer.Option("--max-units", help="Hard cap on units collected.")] = 40,
     top_k: Annotated[int, typer.Option("--top-k", help="Vector entry: nodes per key node.")] = 5,
     threshold: Annotated[float, typer.Option("--threshold", help="Vector entry: minimum cosine.")] = 0.6,

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kgservice.config import DEFAULT_MAX_ROUNDS
 from kgservice.errors import InvalidArgument
 from kgservice.drilldown.collect import (
     Candidate,
@@ -58,7 +59,7 @@ class QueryState:
 
 @dataclass
 class DrillParams:
-    max_rounds: int = 3
+    max_rounds: int = DEFAULT_MAX_ROUNDS
     max_units: int = 40
     spread_nodes: int = 8
     max_drifts: int = 1

@@ -5,7 +5,11 @@ hop by hop, up to ``max_hops`` (default 3): no LLM picks the hops. Supersession 
 twice: a superseded unit's edge is not live (the store never returns it), and a node
 replaced by a newer node continues from its replacement. A node's ≡ class counts as the
 node (吸烟 ≡ smoking: smoking's effects are 吸烟's). Paths never revisit a node, so cycles
-end a chain. Each chain comes back with its hop path (unit ids), so an answer can cite
+end a chain. An effect stated as a value (``{December 2008 snow event} [caused]
+(widespread difficulties)``: the extraction prompt makes anonymous things literals) is a hop
+like any other and ends its chain, since a value is no unit's subject: ``kg expand … --mode
+causal`` shows what the cause led to however the text wrote the effect, and only concepts
+carry a chain on. Each chain comes back with its hop path (unit ids), so an answer can cite
 every step.
 """
 
@@ -15,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kgservice.errors import InvalidArgument
+from kgservice.ids import LITERAL_PREFIX, is_literal_id
 
 CAUSAL_FAMILY = "导致"
 MAX_CHAINS = 200  # a bound on the paths kept, for a node with a causal fan-out of hundreds
@@ -62,8 +67,17 @@ class CausalResult:
 
 def chain_text(seed: str, hops: list[tuple[str, str]]) -> str:
     """One causal chain on a line, ``seed -#u1-> effect -#u2-> end``: the form the CLI and the
-    MCP expand tool print, so both read alike. ``hops`` is (effect, unit) per hop."""
-    return seed + "".join(f" -#{unit}-> {dst}" for dst, unit in hops)
+    MCP expand tool print, so both read alike. ``hops`` is (effect, unit) per hop; an effect
+    that is a value is written as the notation writes values, in parentheses.
+
+    >>> chain_text("december 2008 snow event", [("lit:widespread difficulties", "u-bb61")])
+    'december 2008 snow event -#u-bb61-> (widespread difficulties)'
+    """
+    return seed + "".join(f" -#{unit}-> {_effect(dst)}" for dst, unit in hops)
+
+
+def _effect(node: str) -> str:
+    return f"({node[len(LITERAL_PREFIX):]})" if is_literal_id(node) else node
 
 
 def _aliases(store: Any, node: str) -> list[str]:
@@ -84,6 +98,8 @@ def causal_chains(store: Any, seed: str, max_hops: int = 3, family: str = CAUSAL
     alias_cache: dict[str, list[str]] = {}
 
     def aliases(n: str) -> list[str]:
+        if is_literal_id(n):
+            return []  # a value ends its chain: nothing leaves it, nothing else is it
         if n not in alias_cache:
             alias_cache[n] = _aliases(store, n)
         return alias_cache[n]
@@ -103,7 +119,7 @@ def causal_chains(store: Any, seed: str, max_hops: int = 3, family: str = CAUSAL
                     if dst in seen:
                         continue
                     grew = True
-                    nxt.append((path + [CausalHop(a, dst, unit)], seen | set(aliases(dst)), dst))
+                    nxt.append((path + [CausalHop(a, dst, unit)], seen | {dst} | set(aliases(dst)), dst))
             if not grew and path:
                 res.chains.append(CausalChain(path))
         if len(nxt) > MAX_CHAINS:

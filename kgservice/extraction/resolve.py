@@ -25,10 +25,11 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgservice.errors import InvalidArgument
-from kgservice.extraction.decisions import MergeDecisions
+from kgservice.extraction.decisions import LEGACY_FILE, MergeDecisions
 from kgservice.extraction.names import SAME_FORM, relation, structural_candidates
 from kgservice.extraction.schema import Extraction, SameConcept
 from kgservice.ids import node_id
@@ -120,10 +121,11 @@ class Resolver:
 
     @classmethod
     def for_kb(cls, kb: Any, llm: LLM) -> "Resolver":
-        """The resolver of a knowledge base: its store, vectors and label index, and the
-        decisions file in its data directory."""
+        """The resolver of a knowledge base: its store (which keeps the decisions), vectors and
+        label index."""
+        legacy = Path(kb.settings.data_dir) / LEGACY_FILE if kb.settings.data_dir is not None else None
         return cls(kb.store, kb.lexicon, kb.embedder, kb.vectors, llm, labels=lambda: kb.entry_finder.index(),
-                   decisions=MergeDecisions.at(kb.settings.data_dir))
+                   decisions=MergeDecisions(kb.store, legacy))
 
     # -- step 3 ------------------------------------------------------------------------------
     def _structural(self, label: str) -> list[str]:

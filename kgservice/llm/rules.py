@@ -31,7 +31,7 @@ corpus and for tests, reading the JSON input object each request carries:
     touches a key node or an expanded seed.
 ``answer``
     Restates each given unit as one sentence citing its id (at most 8), so it can only be
-    as right as the selected units.
+    as right as the selected units; the short answer is the first unit's arguments.
 ``same_concept``
     Same when the labels are equal after case folding, removing punctuation, leading
     articles and plural ``s`` — and carry the same digits.
@@ -488,7 +488,7 @@ def _join(items: list[str]) -> str:
 def answer(p: dict[str, Any]) -> dict[str, Any]:
     from kgservice.notation import parse_units
 
-    sentences_out = []
+    sentences_out, short = [], ""
     for item in (p.get("units") or [])[:8]:
         try:
             unit = parse_units(item["unit"], _lexicon())[0]
@@ -497,11 +497,12 @@ def answer(p: dict[str, Any]) -> dict[str, Any]:
             continue
         args = [a.node or a.literal or "" for a in unit.args]
         text = f"{unit.subject} {unit.predicate} {_join(args)}"
+        short = short or (_join(args) if not sentences_out else "")
         mods = [f"{m.slot}: {m.value.node or m.value.literal or '#' + str(m.value.unit)}" for m in unit.mods]
         if mods:
             text += f" ({'; '.join(mods)})"
         sentences_out.append({"text": text + ".", "cites": [item["id"]]})
-    return {"found": bool(sentences_out), "sentences": sentences_out}
+    return {"found": bool(sentences_out), "answer": short, "sentences": sentences_out}
 
 
 # --- same concept ------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from kgservice.config import DEFAULT_MAX_ROUNDS
 from kgservice.errors import InvalidArgument
 from kgservice.caches import ANY_INGEST, cache_key
 from kgservice.drilldown import DrillParams, QueryState, drill_down
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class AskParams:
-    max_rounds: int = 3
+    max_rounds: int = DEFAULT_MAX_ROUNDS
     max_units: int = 40
     top_k: int = 5
     threshold: float = 0.6  # cosine; the default embedder scores right vs wrong ≈ 0.77 vs 0.49
@@ -70,6 +71,9 @@ class AskResult:
     caches: dict[str, Any]
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # the answer in a few words ("Eddie Vedder"), as the model wrote it beside its sentences:
+    # what a gold answer is compared to; "" when not found or no model wrote one
+    short_answer: str = ""
     # each cited unit's documents: {unit, doc, lines, snippet, ref ("doc:lines")} (kgservice.answer.sources)
     sources: list[dict[str, Any]] = field(default_factory=list)
 
@@ -147,38 +151,33 @@ def build_state(kq: KeyQuery, classes: dict[str, list[str]], entries: list[dict[
 
 def missing_key_entities(kb: Asking, kq: KeyQuery, classes: dict[str, list[str]]) -> list[str]:
     """Key nodes that name something the graph does not have although it has related
-    concepts ("Python 4" when only "Python" is a node: :func:`kgservice.entry.match.narrower_than_graph`).
-    Answering from the related concepts would state their facts as this one's; the question
-    is answered "not in the graph" instead, whatever else in it matches. One line per such key.
-
-    Only when the distinguishing words form one compound with the contained node ("snow
-    leopard", not "lyricist of Brother": :func:`kgservice.relevance.compound_words`) and the
-    graph states them nowhere (:func:`kgservice.relevance.unstated_words`: no unit's predicate,
-    value or modifier has them, no number near the concept): "average annual snowfall" is no
-    node, but a unit's predicate says exactly that, and the drill-down finds it."""
-    from kgservice.entry.match import narrower_than_graph
-    from kgservice.expansion.lexical import unit_text
-    from kgservice.relevance import compound_words, unstated_words
+    concepts ("Python 4" when only "Python" is a node): the relevance floor's rule
+    (:func:`kgservice.answer.floor.lacking`) on the concepts the model read. Answering from
+    the related concepts would state their facts as this one's; the question is answered
+    "not in the graph" instead, whatever else in it matches. One line per such key.
+    "average annual snowfall" is no node, but a unit's predicate says exactly that, and the
+    drill-down finds it."""
+    from kgservice.answer.graph_words import concept_lacking
 
     out = []
-    index = None
     for n in kq.nodes:
         if n["id"] in classes:
             continue
-        index = index or kb.entry_finder.index()
-        nodes, odd = narrower_than_graph(n["label"], index)
-        if nodes:
-            joined = compound_words(n["label"], [(s.start, s.end) for s in index.spans(n["label"])])
-            odd = [w for w in odd if w in joined]
-        if nodes and odd:
-            near = kb.store.mentions_of(nodes)
-            ids = sorted({u for n_ in nodes for u in near.get(n_, [])[:200]})
-            text = " ".join(unit_text(u) for u in kb.store.get_units(ids))
-            odd = unstated_words(odd, kb.lexical_units.index().postings, text, kb.lexicon.languages)
-        if nodes and odd:
+        nodes, odd = concept_lacking(n["label"], kb.store, kb.lexical_units.index(), kb.entry_finder.index())
+        if odd:
             out.append(f"{n['label']!r} is not in the graph: it has {', '.join(repr(x) for x in nodes[:3])}, "
                        f"but nothing that is {' '.join(odd)!r}")
     return out
+
+
+def names_not_in_graph(kb: Asking, question: str) -> str | None:
+    """The relevance floor's name rule on the question, before any call: a name the graph
+    lacks ("What is the capital of Mars?") needs no model to refuse
+    (:func:`kgservice.answer.graph_words.names_missing`, the rule of the no-model answer)."""
+    from kgservice.answer.graph_words import names_missing
+
+    gone = names_missing(question, kb.store, kb.lexical_units.index(), kb.entry_finder.index())
+    return f"the graph has nothing about {', '.join(repr(g) for g in gone)}" if gone else None
 
 
 def entry_fallback(kb: Asking, question: str, kq: KeyQuery) -> QueryState | None:
@@ -234,10 +233,13 @@ def ask(kb: Asking, question: str, trace: bool = False, *, params: AskParams | N
     model = llm.model if llm is not None else kb.settings.llm_model
     if calls_no_model(kb.settings, model):
         return retrieval_only_ask(kb, question.strip())
+    unconfigured = no_model_configured(kb.settings, model)
+    if unconfigured and names_not_in_graph(kb, question.strip()):
+        return retrieval_only_ask(kb, question.strip())  # the same verdict, said as the no-model answer says it
     try:
         return ask_with_llm(kb, question, trace, params=params, llm=llm, on_round=on_round)
     except LLMProviderError:
-        if not no_model_configured(kb.settings, model):
+        if not unconfigured:
             raise
         return retrieval_only_ask(kb, question.strip())
 
@@ -301,10 +303,15 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
         return replace(front, seconds=round(time.perf_counter() - t0, 3))
     usage0, cache0 = llm.usage.snapshot(), caches.session_counts()
 
-    kq, classes, _ = key_nodes_step(kb, llm, caches, question)
-    entries = entry_step(kb, caches, kq, params.top_k, params.threshold)
-    state = build_state(kq, classes, entries)
-    if not state.seeds:
+    refused = names_not_in_graph(kb, question)
+    if refused is not None:  # a name the graph lacks: no call (the no-model answer's rule)
+        kq, classes, entries = KeyQuery(nodes=[], predicates=[]), {}, []
+        state = QueryState(key=kq, matches={}, seeds={})
+    else:
+        kq, classes, _ = key_nodes_step(kb, llm, caches, question)
+        entries = entry_step(kb, caches, kq, params.top_k, params.threshold)
+        state = build_state(kq, classes, entries)
+    if not state.seeds and refused is None:
         # no key node (or none that matched a node): the nodes the question names, found
         # without the model, still let the drill-down look before "not in the graph"
         fallback = entry_fallback(kb, question, kq)
@@ -321,7 +328,7 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
         entries.extend(e2)
         return build_state(k2, c2, e2)
 
-    missing = missing_key_entities(kb, kq, classes)
+    missing = [refused] if refused is not None else missing_key_entities(kb, kq, classes)
     rounds: list[dict[str, Any]] = []
     relevant = []
     chains: list[list[Unit]] = []
@@ -351,8 +358,8 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
     cache1 = caches.session_counts()
     cache_delta = {c: {k: cache1[c][k] - cache0[c][k] for k in ("hits", "misses")} for c in cache1}
     result = AskResult(
-        question=question, found=ans.found, answer=ans.text, sentences=ans.sentences, cited=ans.cited,
-        hit_units=[{"id": u.id, "unit": format_unit(u, with_id=False)} for u in relevant],
+        question=question, found=ans.found, answer=ans.text, short_answer=ans.short_answer if ans.found else "",
+        sentences=ans.sentences, cited=ans.cited, hit_units=[{"id": u.id, "unit": format_unit(u, with_id=False)} for u in relevant],
         key_nodes=state.key_nodes_payload(), key_predicates=state.key.predicates,
         entries=[{**e, "hits": [list(h) for h in e["hits"]]} for e in entries], rounds=rounds, stop_reason=stop,
         rejected=ans.rejected, llm=llm.usage.since(usage0).to_dict(), caches=cache_delta,

@@ -19,6 +19,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
+from kgservice.config import DEFAULT_MAX_ROUNDS
 from kgservice.errors import KgError
 from kgservice.server import graphify_tools as gt
 from kgservice.server import ops
@@ -84,6 +85,7 @@ WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 class AskReply(BaseModel):
     """A subset of the one answer shape (``AskOut``, ``kg ask --json``), with the same names."""
     answer: str
+    short_answer: str = ""  # the answer in a few words ("" if none)
     found: bool  # False: "not in the graph"
     cited: list[str]
     stop_reason: str
@@ -232,13 +234,13 @@ def build_mcp(sc: ServerContext) -> MCPServer:
     # -- kgservice tools ---------------------------------------------------------------------------
     @mcp.tool(annotations=READ)
     def ask(question: str = Field(min_length=1, max_length=4000),
-            max_rounds: int = Field(3, ge=1, le=6), trace: bool = False,
+            max_rounds: int = Field(DEFAULT_MAX_ROUNDS, ge=1, le=6), trace: bool = False,
             token_budget: int = Field(2000, ge=1), ctx: Context = None) -> AskReply:  # type: ignore[assignment]
         """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
         def run(_: Principal) -> AskReply:
             out, res = ops.ask(sc.kb, AskIn(question=question, max_rounds=max_rounds, trace=trace))
             sc.metrics.record_ask(res)
-            return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), found=out.found, cited=out.cited,
+            return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), short_answer=out.short_answer, found=out.found, cited=out.cited,
                             stop_reason=out.stop_reason, rounds=out.rounds if trace else [],
                             sources=[src.model_dump(mode="json") for src in out.sources])
         return _run(sc, ctx, Role.reader, run)

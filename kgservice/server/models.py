@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kgservice.config import DEFAULT_MAX_ROUNDS
 from kgservice.stores.shared import SavedResult
 
 MAX_QUESTION = 4000
@@ -19,7 +20,7 @@ class Strict(BaseModel):
 
 class AskIn(Strict):
     question: str = Field(min_length=1, max_length=MAX_QUESTION)
-    max_rounds: int = Field(3, ge=1, le=6)
+    max_rounds: int = Field(DEFAULT_MAX_ROUNDS, ge=1, le=6)
     max_units: int = Field(40, ge=1, le=200)
     top_k: int = Field(5, ge=1, le=50)
     threshold: float = Field(0.6, ge=0.0, le=1.0)
@@ -53,6 +54,7 @@ class AskOut(BaseModel):
     ``llm`` whether it asked the CLI, REST, MCP (a subset) or the web page (its ``answer`` event)."""
     question: str
     answer: str
+    short_answer: str = ""  # the answer in a few words, what a gold answer is compared to ("" if none)
     found: bool  # False: "not in the graph"
     cited: list[str]  # the unit ids the answer cites
     sentences: list[dict[str, Any]] = []  # {text, cites}

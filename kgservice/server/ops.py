@@ -66,7 +66,7 @@ def ask_cached(kb: KnowledgeBase, body: AskIn) -> tuple[AskOut, Any] | None:
 
 def ask_out(res: Any, body: AskIn) -> AskOut:
     """The library's result in the reply model: the same field names (AskOut's doc)."""
-    return AskOut(question=res.question, answer=res.answer, found=bool(res.found), cited=list(res.cited),
+    return AskOut(question=res.question, answer=res.answer, short_answer=res.short_answer, found=bool(res.found), cited=list(res.cited),
                   sentences=list(res.sentences), hit_units=[HitUnit(**u) for u in res.hit_units],
                   stop_reason=res.stop_reason, rounds=list(res.rounds), llm=res.llm, caches=res.caches,
                   seconds=res.seconds, sources=[SourceOut(**s) for s in res.sources], notes=list(res.notes))

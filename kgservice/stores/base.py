@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kgservice.apikeys.store import KeyStore
     from kgservice.jobs.queue import JobQueue
     from kgservice.stores.changelog import ChangeFeed, VersionClock
-    from kgservice.stores.shared import CommunityMap, SavedResult
+    from kgservice.stores.shared import CommunityMap, MergeDecision, SavedResult
 
 MAX_CLOSURE_DEPTH = 10  # literal bound: Cypher var-length bounds cannot be parameters
 
@@ -249,7 +249,8 @@ class GraphStore(ABC):
     @abstractmethod
     def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
         """(src, dst, unit id) for every live content edge of ``family`` leaving the nodes
-        (cause -> effect), literal targets left out, sorted: one hop of a causal chain."""
+        (cause -> effect), sorted: one hop of a causal chain. A literal target (``lit:…``) is
+        included: an effect the text states as a value ends a chain there."""
 
     def spread_resident(self, seeds: Mapping[str, float], params: Any,
                         limit: int | None = None) -> tuple[dict[str, float], int, int] | None:
@@ -384,6 +385,19 @@ class GraphStore(ABC):
     @abstractmethod
     def set_community_map(self, record: CommunityMap) -> None:
         """Store the communities of a graph, replacing those of any other graph."""
+
+    @abstractmethod
+    def merge_decision(self, a: str, b: str) -> MergeDecision | None:
+        """The entity-resolution decision stored for the pair (``a`` <= ``b``), or None."""
+
+    @abstractmethod
+    def record_merge_decision(self, decision: MergeDecision) -> None:
+        """Keep one entity-resolution decision (replacing one of the same pair). Like saved
+        results it survives a replacing restore's wipe: it judges two names, not the graph."""
+
+    @abstractmethod
+    def merge_decisions(self) -> list[MergeDecision]:
+        """Every stored entity-resolution decision, by pair (``kg dump``)."""
 
     # -- administration (kg doctor / dump / restore) -------------------------------
     @abstractmethod

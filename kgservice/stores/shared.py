@@ -8,7 +8,10 @@ it has to live where both read it, not in each process's data directory:
 - the graphify community of each node: each server writes its own graph.json mirror, at its own
   moment and with its own networkx; the first process that numbers the communities of a graph
   stores them, keyed by a digest of that graph, and every process reads them back instead of
-  computing its own, so a community id means the same group on every server.
+  computing its own, so a community id means the same group on every server;
+- entity-resolution decisions (:mod:`kgservice.extraction.decisions`): what the model said
+  about a pair of labels ("Seattle" / "Seattle, Washington": the same city), so no server asks
+  a pair another one has asked, and a dump carries them with the knowledge.
 """
 
 from __future__ import annotations
@@ -40,6 +43,18 @@ class CommunityMap(BaseModel):
     communities: dict[str, int]
 
 
+class MergeDecision(BaseModel):
+    """The model's answer for one pair of labels: ``a`` / ``b`` are the pair's keys in order
+    (:meth:`kgservice.extraction.decisions.MergeDecisions.pair`), ``same`` the answer."""
+
+    a: str = Field(min_length=1)
+    b: str = Field(min_length=1)
+    same: bool
+    reason: str = ""
+    model: str = ""
+    decided: str = Field(description="when it was asked, ISO 8601 UTC")
+
+
 def graph_digest(node_ids: Iterable[str], edges: Iterable[tuple[str, str]]) -> str:
     """sha256 over the node ids and edges, in the order given (callers sort): two processes
     reading the same graph get the same digest whatever its change-log version says."""
@@ -51,4 +66,4 @@ def graph_digest(node_ids: Iterable[str], edges: Iterable[tuple[str, str]]) -> s
     return h.hexdigest()
 
 
-__all__ = ["CommunityMap", "SavedResult", "graph_digest"]
+__all__ = ["CommunityMap", "MergeDecision", "SavedResult", "graph_digest"]

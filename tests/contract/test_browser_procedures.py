@@ -10,13 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from kgservice.notation import parse_file
+from kgservice.notation import parse_file, parse_units
 from tests.neo4j_helpers import wipe_all
 
 pytestmark = pytest.mark.neo4j
 
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "units"
 SEEDS = ["Python", "吸烟", "CPython", "GIL", "ＧＩＬ", "reference cycle"]
+VALUE_EFFECTS = """\
+#v1 {cold snap} [caused] {December 2008 snow event}
+#v2 {December 2008 snow event} [caused] (widespread difficulties)
+"""
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +35,8 @@ def demo_kb(tmp_path_factory, neo4j_connection):
                                neo4j_password=os.environ.get("NEO4J_PASSWORD")))
     for f in sorted(DEMO.glob("*.units")):
         k.ingest_units(parse_file(f, k.lexicon), embed=False)
+    # chains ending at an effect stated as a value (a capable model's q5 unit), apart from the demo
+    k.ingest_units(parse_units(VALUE_EFFECTS, k.lexicon, doc="values.units"), embed=False)
     yield k
     k.close()
     wipe_all(neo4j_connection)
@@ -78,7 +84,8 @@ def test_kg_spread_with_the_seeds_alone_gives_kg_expand_spread(demo_kb, seed):
     assert len(want) > 1 and got == pytest.approx(want, rel=1e-9, abs=1e-12)
 
 
-@pytest.mark.parametrize("seed", ["吸烟", "Reference Cycle", "GIL", "debate over PEP 572", "CPython"])
+@pytest.mark.parametrize("seed", ["吸烟", "Reference Cycle", "GIL", "debate over PEP 572", "CPython", "cold snap",
+                                  "December 2008 snow event"])
 def test_kg_causal_chain_gives_kg_expand_causal(demo_kb, seed):
     for hops in (1, 3):
         res = demo_kb.expand(seed, "causal", max_hops=hops)
@@ -90,5 +97,7 @@ def test_kg_causal_chain_gives_kg_expand_causal(demo_kb, seed):
         assert all(row["seed"] == r.seed for row in rows)
     # the demo's chains: GIL -impl-041-> serialized bytecode execution -impl-042-> poor CPU-bound
     # thread scaling -> …
+    cold = cypher(demo_kb, "CALL kg.causalChain('Cold snap')")
+    assert [(row["units"], row["end"]) for row in cold] == [(["v1", "v2"], "lit:widespread difficulties")]
     gil = cypher(demo_kb, "CALL kg.causalChain('gil')")
     assert ["impl-041", "impl-042"] in [row["units"][:2] for row in gil]

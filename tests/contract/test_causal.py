@@ -6,6 +6,7 @@ import pytest
 
 from kgservice.expansion import expand_directed
 from kgservice.expansion.causal import causal_chains
+from kgservice.notation import parse_units
 from tests.contract.corpus import SMALL
 
 CHAINS = """\
@@ -35,9 +36,9 @@ def paths(res):
 
 def test_causal_step(store, ingest):
     ingest(CHAINS)
-    # c2 is superseded, c6 is another content family, c10's effect is a literal
+    # c2 is superseded, c6 is another content family; c10's effect is a value, (dust): a hop too
     assert store.causal_step(["crop failure", "drought"], "导致") == [
-        ("crop failure", "migration", "c3"), ("drought", "crop failure", "c1")]
+        ("crop failure", "migration", "c3"), ("drought", "crop failure", "c1"), ("drought", "lit:dust", "c10")]
     assert store.causal_step(["nothing"], "导致") == []
 
 
@@ -49,25 +50,49 @@ def test_supersession_of_a_stored_unit_retires_its_edges_like_one_inside_the_bat
     assert ("crop failure", "famine", "c2") in store.causal_step(["crop failure"], "导致")
     ingest("#c3 " + later)
     assert store.causal_step(["crop failure", "drought"], "导致") == [
-        ("crop failure", "migration", "c3"), ("drought", "crop failure", "c1")]
-    assert paths(causal_chains(store, "drought")) == [["c1", "c3", "c9"], ["c1", "c3", "c5"]]
+        ("crop failure", "migration", "c3"), ("drought", "crop failure", "c1"), ("drought", "lit:dust", "c10")]
+    assert paths(causal_chains(store, "drought")) == [["c1", "c3", "c9"], ["c1", "c3", "c5"], ["c10"]]
 
 
 def test_causal_chain_follows_live_edges_and_node_supersession(store, ingest):
     ingest(CHAINS)
     r = causal_chains(store, "drought")
     # drought -c1-> crop failure -c3-> migration (c2 retired); migration is replaced by displacement,
-    # so hop 3 leaves both: migration -c5-> labour shortage, displacement -c9-> urban growth
-    assert paths(r) == [["c1", "c3", "c9"], ["c1", "c3", "c5"]]
-    assert r.ends == ["labour shortage", "urban growth"]
+    # so hop 3 leaves both: migration -c5-> labour shortage, displacement -c9-> urban growth;
+    # drought -c10-> (dust) is a chain of one hop, ending at the value (shortest last)
+    assert paths(r) == [["c1", "c3", "c9"], ["c1", "c3", "c5"], ["c10"]]
+    assert r.ends == ["labour shortage", "lit:dust", "urban growth"]
     assert [(h.src, h.dst) for h in r.chains[0].hops] == [
         ("drought", "crop failure"), ("crop failure", "migration"), ("displacement", "urban growth")]
     # hop 4 would go labour shortage -c7-> drought: already on the path, so the chains stay as they are
     assert paths(causal_chains(store, "drought", max_hops=4)) == paths(r)
-    assert paths(causal_chains(store, "drought", max_hops=1)) == [["c1"]]
+    assert paths(causal_chains(store, "drought", max_hops=1)) == [["c1"], ["c10"]]
     assert causal_chains(store, "urban growth").chains == []
     with pytest.raises(ValueError):
         causal_chains(store, "drought", max_hops=0)
+
+
+def test_a_chain_ends_at_an_effect_stated_as_a_value(store, ingest, lexicon):
+    """What a capable model wrote for "The December 2008 event caused widespread difficulties":
+    the effect as a value. The chain reaches it, through a concept hop first, and stops there;
+    a value never continues a chain, even when a unit elsewhere has the same words as a subject."""
+    ingest("""\
+#v1 {cold snap} [caused] {December 2008 snow event}
+#v2 {December 2008 snow event} [caused] (widespread difficulties)
+#v3 {December 2008 snow event} [is a] {moderate snow event}
+#v4 {widespread difficulties} [caused] {school closures}
+""")
+    r = causal_chains(store, "cold snap")
+    assert paths(r) == [["v1", "v2"]] and r.ends == ["lit:widespread difficulties"]
+    assert [(h.src, h.dst) for h in r.chains[0].hops] == [
+        ("cold snap", "december 2008 snow event"), ("december 2008 snow event", "lit:widespread difficulties")]
+    assert paths(causal_chains(store, "widespread difficulties")) == [["v4"]]  # the concept of that name
+    # a unit of the family read backwards (inverse: its subject is the effect) has its value as
+    # the cause: no hop from the subject to it
+    [back] = parse_units("#v5 {school closures} [causes] (heavy snow)", lexicon, doc="test.units")
+    store.ingest([back.model_copy(update={"inverse": True})])
+    assert store.causal_step(["school closures"], "导致") == []
+    assert paths(causal_chains(store, "cold snap")) == [["v1", "v2"]]
 
 
 def test_causal_chain_through_synonyms(store, ingest):

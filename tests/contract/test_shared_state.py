@@ -113,3 +113,24 @@ def test_shared_communities_ignore_a_map_of_another_graph(store):
     store.set_community_map(CommunityMap(graph="other", communities={"a": 7}))
     got = shared_communities(store, ["a", "b"], [("a", "b")], save=False)
     assert got == {"a": 0, "b": 0} and store.community_map().graph == "other"
+
+
+def test_entity_resolution_decisions_are_kept_by_pair_and_survive_a_wipe(store):
+    """What the model said about a pair of labels lives in the store, so every server of it
+    reads it (not in one server's data directory); a replacing restore's wipe keeps it."""
+    from kgservice.stores.shared import MergeDecision
+
+    seattle = MergeDecision(a="seattle", b="seattle, washington", same=True, reason="the same city", model="m",
+                            decided="2026-12-06T10:00:00+00:00")
+    zips = MergeDecision(a="gunzip", b="zip", same=False, reason="a program and a format", model="m",
+                         decided="2026-12-06T10:01:00+00:00")
+    assert store.merge_decision("seattle", "seattle, washington") is None and store.merge_decisions() == []
+    store.record_merge_decision(seattle)
+    store.record_merge_decision(zips)
+    assert store.merge_decision("seattle", "seattle, washington") == seattle
+    assert store.merge_decision("seattle, washington", "seattle") is None  # the caller orders the pair
+    store.record_merge_decision(seattle.model_copy(update={"same": False, "reason": "asked again"}))  # replaced
+    assert store.merge_decision("seattle", "seattle, washington").reason == "asked again"
+    store.wipe()
+    assert [(m.a, m.b, m.same) for m in store.merge_decisions()] == [("gunzip", "zip", False),
+                                                                     ("seattle", "seattle, washington", False)]

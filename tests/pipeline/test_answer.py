@@ -5,10 +5,22 @@ from __future__ import annotations
 from kgservice.answer import AnswerOut, unit_vocabulary, validate_answer
 
 
-def _check(kb, sentences, hit=("s1", "s2")):
+def _check(kb, sentences, hit=("s1", "s2"), short=""):
     units = {u.id: u for u in kb.store.get_units(list(hit))}
     vocab = {uid: unit_vocabulary(u, kb.store, kb.lexicon) for uid, u in units.items()}
-    return validate_answer(AnswerOut(found=True, sentences=sentences), units, vocab)
+    return validate_answer(AnswerOut(found=True, answer=short, sentences=sentences), units, vocab)
+
+
+def test_the_short_answer_states_only_what_the_cited_units_do(corpus_kb):
+    said = [{"text": "Smoking causes lung cancer.", "cites": ["s1"]}]
+    assert _check(corpus_kb, said, short="lung cancer") == [] and _check(corpus_kb, said) == []
+    assert _check(corpus_kb, said, short="diabetes") == ["answer: words not in the cited units: diabetes"]
+    assert _check(corpus_kb, said, short="90 percent") == ["answer: number '90' is in none of the cited units",
+                                                            "answer: words not in the cited units: percent"]
+    # judged against the units the sentences cite, not every hit unit: s4 (smoking is a tobacco
+    # use) is a hit here, but no sentence cites it
+    assert _check(corpus_kb, said, hit=("s1", "s4"), short="tobacco use") == [
+        "answer: words not in the cited units: tobacco"]
 
 
 def test_grounded_sentences_pass(corpus_kb):

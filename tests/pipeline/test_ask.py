@@ -42,7 +42,19 @@ def test_llm_calls_only_in_the_three_query_steps(corpus_kb, boundary):
         assert set(res.llm["by_purpose"]) <= QUERY_PURPOSES
         assert {c["task"] for c in new} <= {"extract", "drilldown", "answer"}
         assert all(c["mode"] == "query" for c in new if c["task"] == "extract")  # extraction only of the question
-        assert sum(c["task"] == "extract" for c in new) == 1
+        # France is in no unit of the corpus: the relevance floor refuses it before any call
+        assert sum(c["task"] == "extract" for c in new) == (0 if "France" in q else 1)
+
+
+def test_a_name_the_graph_lacks_is_refused_before_any_call(corpus_kb, boundary):
+    """The no-model answer's name rule, on the model-backed path: "France" is in no unit of
+    the corpus (and "Python 4" is held only as Python, no unit near it says 4), so no model is
+    asked; a name the graph holds goes to the model."""
+    for q, gone in (("What is the capital of France?", "'france'"), ("Who created Python 4?", "'python 4'")):
+        res = ask(corpus_kb, q, params=ask_params())
+        assert not res.found and res.llm["calls"] == 0 and boundary.count == 0
+        assert res.stop_reason == f"the graph has nothing about {gone}" and res.answer == NOT_IN_GRAPH_EN
+    assert ask(corpus_kb, "Who created Python?", params=ask_params()).found and boundary.count > 0
 
 
 def test_no_llm_where_explicit_relations_answer(corpus_kb, boundary):
@@ -68,11 +80,15 @@ def test_repeated_question_makes_zero_llm_calls(corpus_kb, boundary):
 
 
 def test_missing_answer_says_not_in_the_graph(corpus_kb, boundary):
-    # key nodes capital / France exist nowhere and have no vector neighbour above 0.7:
-    # no seeds, so neither the drill-down nor the answer step calls the LLM.
+    # France is in no unit: refused before any call (the relevance floor's name rule)
     res = ask(corpus_kb, "What is the capital of France?", params=ask_params())
     assert not res.found and res.answer == NOT_IN_GRAPH_EN and res.cited == [] and res.hit_units == []
-    assert res.stop_reason == "no key node matched an entry node"
+    assert res.stop_reason == "the graph has nothing about 'france'" and res.llm["calls"] == 0
+    # key nodes capital / Paris exist nowhere and have no vector neighbour above 0.7 (Paris is
+    # no name: the question is lower case): no seeds, so neither the drill-down nor the answer
+    # step calls the LLM
+    res = ask(corpus_kb, "what is the capital of paris?", params=ask_params())
+    assert not res.found and res.stop_reason == "no key node matched an entry node"
     assert res.llm["by_purpose"].keys() == {"key_nodes"}
     zh = ask(corpus_kb, "法国的首都是哪里？", params=ask_params())
     assert zh.answer == NOT_IN_GRAPH_ZH
@@ -124,11 +140,15 @@ def test_round_and_unit_caps_and_trace(corpus_kb, boundary, script):
         "relevant": [u["id"] for u in p["units"] if "{python}" not in u["unit"].lower()], "enough": False, "mode": "directed",
         "next_seeds": [s for s in ["smoking", "cat", "mammal"] if s not in p["expanded"]][:1],
         "drift": False, "rephrase": None, "reason": "scripted: never enough"})
-    # round 1: python -> p1 p2 p3; round 2: smoking -> s1 s2 s4; then the round cap
-    res = ask(corpus_kb, "Who created Python?", trace=True, params=ask_params(max_rounds=2))
+    # round 1: python -> p1 p2 p3; round 2: smoking -> s1 s2 s4; then the round cap, 2 by
+    # default (key nodes + 2 judge rounds + the answer: at most 4 calls a question)
+    res = ask(corpus_kb, "Who created Python?", trace=True, params=ask_params())
     assert [r["seeds"] for r in res.rounds] == [{"python": 1.0}, {"smoking": 1.0}]
     assert sorted(res.rounds[1]["new_units"]) == ["s1", "s2", "s4"]
     assert res.stop_reason == "round cap (2)"
+    assert res.llm["calls"] == 4 and res.llm["by_purpose"]["drilldown"]["calls"] == 2
+    three = ask(corpus_kb, "Who created Python?", trace=True, params=ask_params(max_rounds=3))
+    assert [r["seeds"] for r in three.rounds][2] == {"cat": 1.0} and three.stop_reason == "round cap (3)"
     # unit cap 2: p1 p2 p3 -> two admitted, one dropped, and the pool is full
     capped = ask(corpus_kb, "Who created Python?", trace=True, params=ask_params(max_units=2))
     (r1,) = capped.rounds

@@ -145,6 +145,58 @@ def test_resolution_exact_synonym_name_and_llm(kb, boundary, script):
     assert again.log[0].how == "remembered" and boundary.count == 1
 
 
+SEATTLE = "{Seattle, Washington} [has] {Space Needle}"
+BARE_SEATTLE = [{"subject": "Seattle", "predicate": "receives", "args": [{"node": "snowfall"}]}]
+
+
+@pytest.mark.parametrize("kb", ["neo4j"], indirect=True)
+def test_a_pair_one_server_asked_is_never_asked_by_another_of_the_store(kb, boundary, script, tmp_path):
+    """Two knowledge bases on one Neo4j, each with its own data directory (two servers): the
+    decision lives in the store, so the second never asks the pair the first asked."""
+    import os
+
+    from kgservice.notation import parse_units
+    from kgservice.service import KnowledgeBase
+    from tests.pipeline.conftest import make_settings
+
+    kb.ingest_units(parse_units(SEATTLE, kb.lexicon))
+    script.override_task("same_concept", lambda p: {"same": True, "reason": "the same city"})
+    assert Resolver.for_kb(kb, rules_llm()).resolve(_extraction(BARE_SEATTLE)) == {"Seattle": "Seattle, Washington"}
+    assert boundary.tasks() == ["same_concept"]
+    other = KnowledgeBase(make_settings(tmp_path / "other", backend="neo4j", neo4j_uri=os.environ["KG_TEST_NEO4J_URI"],
+                                        neo4j_user=os.environ.get("KG_NEO4J_USER", "neo4j"),
+                                        neo4j_password=os.environ.get("NEO4J_PASSWORD")))
+    try:
+        r = Resolver.for_kb(other, rules_llm())
+        assert r.resolve(_extraction(BARE_SEATTLE)) == {"Seattle": "Seattle, Washington"}
+        assert {x.label: x.how for x in r.log}["Seattle"] == "remembered" and boundary.tasks() == ["same_concept"]
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize("kb", ["embedded"], indirect=True)
+def test_decisions_an_older_data_directory_kept_move_into_the_store(kb, boundary):
+    """``resolution.sqlite3`` (where decisions were kept before) is read once into the store."""
+    import sqlite3
+
+    from kgservice.notation import parse_units
+
+    path = kb.settings.data_dir / "resolution.sqlite3"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE decisions (a TEXT NOT NULL, b TEXT NOT NULL, same INTEGER NOT NULL, reason TEXT, "
+               "model TEXT, decided REAL NOT NULL, PRIMARY KEY (a, b))")
+    db.execute("INSERT INTO decisions VALUES ('seattle', 'seattle washington', 1, 'the city', 'm', 1765000000.0)")
+    db.commit()
+    db.close()
+    kb.ingest_units(parse_units(SEATTLE, kb.lexicon))
+    r = Resolver.for_kb(kb, rules_llm())
+    assert r.resolve(_extraction(BARE_SEATTLE)) == {"Seattle": "Seattle, Washington"}
+    assert {x.label: x.how for x in r.log}["Seattle"] == "remembered" and boundary.count == 0
+    assert not path.exists() and path.with_name("resolution.sqlite3.imported").exists()
+    assert kb.store.merge_decision("seattle", "seattle washington").decided == "2025-12-06T05:46:40+00:00"
+
+
 def test_query_mode_reads_key_nodes_and_predicates(kb, boundary):
     kq = extract_key_query(rules_llm(), kb.lexicon, "吸烟会导致哪些疾病？")
     assert [n["label"] for n in kq.nodes] == ["吸烟", "疾病"] and kq.node_ids == [node_id("吸烟"), node_id("疾病")]

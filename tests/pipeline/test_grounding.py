@@ -37,9 +37,11 @@ def test_related_concept_present_but_key_entity_missing(animals_kb, boundary):
     assert not res.found and res.answer == NOT_IN_GRAPH_EN and res.cited == [] and res.hit_units == []
     assert "'snow leopard' is not in the graph" in res.stop_reason
     assert "answer" not in res.llm["by_purpose"] and "drilldown" not in res.llm["by_purpose"]
-    # the same for a version the graph does not have, although "Python" matches
+    # the same for a version the graph does not have, although "Python" matches: a name of the
+    # question, so it is refused before any call (the relevance floor's name rule)
     py = ask(animals_kb, "What does Python 4 cause?", params=ask_params())
-    assert not py.found and py.cited == [] and "'python 4' is not in the graph" in py.stop_reason.lower()
+    assert not py.found and py.cited == [] and py.stop_reason == "the graph has nothing about 'python 4'"
+    assert py.llm["calls"] == 0
 
 
 def _words(text: str) -> set[str]:

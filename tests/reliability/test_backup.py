@@ -379,3 +379,40 @@ def test_dump_saved_result_with_a_bad_name_is_refused(name, message, make_kb, le
     with pytest.raises(DumpError):
         restore(dst, tmp_path / "bad.jsonl", embed=False)
     assert dst.saved_results() == [] and dst.store.counts()["units"] == 0
+
+
+@pytest.mark.parametrize("target,replace", [("embedded", False), ("embedded", True), ("neo4j", False),
+                                            ("neo4j", True)])
+def test_dump_and_restore_carry_entity_resolution_decisions(target, replace, make_kb, lexicon, tmp_path):
+    """The model's answers for pairs of labels go with the knowledge: a restored store never asks
+    a pair the dumped one asked. The target's own decision for a pair stays."""
+    from kgservice.extraction.decisions import MergeDecisions
+
+    src = make_kb("embedded", name="src")
+    src.ingest_units(parse_units(SMALL, lexicon, doc="small.units"))
+    theirs = MergeDecisions(src.store)
+    theirs.put("Seattle", "Seattle, Washington", True, "the same city", "m")
+    theirs.put("zip", "gunzip", False, "a format and a program", "m")
+    info = dump(src.store, tmp_path / "kb.jsonl")
+    assert info["merge_decisions"] == 2
+    assert {(m.a, m.b, m.same) for m in read_dump(tmp_path / "kb.jsonl").merge_decisions} == {
+        ("seattle", "seattle washington", True), ("gunzip", "zip", False)}  # form keys: no comma
+    dst = make_kb(target, name="dst")
+    if target == "neo4j":
+        from tests.neo4j_helpers import wipe_all
+
+        wipe_all(dst.store)  # a shared Neo4j keeps earlier tests' decisions (a restore's wipe keeps them)
+    ours = MergeDecisions(dst.store)
+    ours.put("gunzip", "zip", True, "the target's own answer", "m2")
+    if replace:
+        dst.ingest_units(parse_units("#old {p} [has] {q}\n", lexicon))
+    rep = restore(dst, tmp_path / "kb.jsonl", replace=replace, embed=False)
+    assert rep["merge_decisions_restored"] == 1  # Seattle; the target had decided zip / gunzip
+    assert ours.get("Seattle, Washington", "Seattle") is True and ours.get("zip", "gunzip") is True
+    assert restore(dst, tmp_path / "kb.jsonl", merge=True, embed=False)["merge_decisions_restored"] == 0
+    lines = (tmp_path / "kb.jsonl").read_text().splitlines()
+    body = lines[1:-1]
+    twice = [x for x in body if x.startswith('{"merge_decision"')][:1] * 2
+    (tmp_path / "bad.jsonl").write_text(_resealed(lines, [lines[0]] + body + twice[:1], {"merge_decisions": 3}))
+    with pytest.raises(DumpError, match="a second record for it"):
+        read_dump(tmp_path / "bad.jsonl")

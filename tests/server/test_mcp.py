@@ -209,7 +209,7 @@ def test_kg_tools(settings, kb):
     chain = text_of(run(call(mcp, "expand", {"seeds": ["smoking"], "mode": "causal"})))
     assert "smoking -#s1-> lung cancer -#s3-> death" in chain  # the whole chain, each hop's unit
     ans = run(call(mcp, "ask", {"question": "What does smoking cause?"})).structured_content
-    assert ans["found"] is True and "s1" in ans["cited"]
+    assert ans["found"] is True and "s1" in ans["cited"] and ans["short_answer"] == "lung cancer"
     from dataclasses import fields
 
     from kgservice.pipeline.asking import AskResult

@@ -65,6 +65,9 @@ def test_ask_json_and_sse(client, keys):
     body = {"question": "What does smoking cause?", "threshold": 0.7}
     a = client.post("/v1/ask", json=body, headers=h).json()
     assert a["found"] is True and "s1" in a["cited"] and "lung cancer" in a["answer"]
+    # the short answer beside the sentences: the rule-based stand-in gives its first unit's
+    # object (s1: smoking causes lung cancer)
+    assert a["short_answer"] == "lung cancer"
     assert len(a["rounds"]) >= 1 and a["llm"]["calls"] >= 1
     # one answer shape: every field has the name the library's result (kg ask --json) gives it
     from dataclasses import fields
@@ -81,7 +84,7 @@ def test_ask_json_and_sse(client, keys):
     assert events[0] == "started" and events[-2:] == ["answer", "done"]
     assert events.count("round") == len(a["rounds"])
     answer = json.loads([line for line in text.splitlines() if line.startswith("data: ")][-2][6:])
-    assert answer["cited"] == a["cited"]
+    assert answer["cited"] == a["cited"] and answer["short_answer"] == a["short_answer"]
     miss = client.post("/v1/ask", json={"question": "Who painted the Mona Lisa?", "threshold": 0.7}, headers=h).json()
     assert miss["found"] is False and miss["cited"] == []
 

@@ -1,6 +1,7 @@
-"""Saved results and the graphify community map on the embedded backend: a small SQLite file
-beside the graph directory (``shared.sqlite3`` in the data directory), so a replacing restore,
-which builds a new graph directory and swaps it in, keeps the team's saved results."""
+"""Saved results, the graphify community map and entity-resolution decisions on the embedded
+backend: a small SQLite file beside the graph directory (``shared.sqlite3`` in the data
+directory), so a replacing restore, which builds a new graph directory and swaps it in, keeps
+the team's saved results and the decisions (as a Neo4j wipe keeps their nodes)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 from kgservice.stores import sqlite_file
 from kgservice.stores.base import StoreWriteError
-from kgservice.stores.shared import CommunityMap, SavedResult
+from kgservice.stores.shared import CommunityMap, MergeDecision, SavedResult
 
 SHARED_FILE = "shared.sqlite3"
 
@@ -37,6 +39,8 @@ class SqliteSharedState:
                        "record TEXT NOT NULL)")
             db.execute("CREATE TABLE IF NOT EXISTS communities (id INTEGER PRIMARY KEY CHECK (id = 1), "
                        "graph TEXT NOT NULL, map TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS merge_decisions (a TEXT NOT NULL, b TEXT NOT NULL, "
+                       "record TEXT NOT NULL, PRIMARY KEY (a, b))")
             db.commit()
             self._db = db
         return self._db
@@ -56,21 +60,35 @@ class SqliteSharedState:
         self._write("INSERT INTO saved_results (name, date, record) VALUES (?, ?, ?)",
                     (record.name, record.date, record.model_dump_json()))
 
-    def saved_results(self) -> list[SavedResult]:
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one query ([] while the file does not exist yet)."""
         with self._lock:
             db = self._conn(write=False)
-            rows = [] if db is None else db.execute("SELECT record FROM saved_results ORDER BY date, name").fetchall()
+            return [] if db is None else db.execute(sql, params).fetchall()
+
+    def saved_results(self) -> list[SavedResult]:
+        rows = self._read("SELECT record FROM saved_results ORDER BY date, name")
         return [SavedResult.model_validate_json(r[0]) for r in rows]
 
     def community_map(self) -> CommunityMap | None:
-        with self._lock:
-            db = self._conn(write=False)
-            row = None if db is None else db.execute("SELECT graph, map FROM communities WHERE id = 1").fetchone()
-        return None if row is None else CommunityMap(graph=row[0], communities=json.loads(row[1]))
+        rows = self._read("SELECT graph, map FROM communities WHERE id = 1")
+        return CommunityMap(graph=rows[0][0], communities=json.loads(rows[0][1])) if rows else None
 
     def set_community_map(self, record: CommunityMap) -> None:
         self._write("INSERT OR REPLACE INTO communities (id, graph, map) VALUES (1, ?, ?)",
                     (record.graph, json.dumps(record.communities, separators=(",", ":"))))
+
+    def merge_decision(self, a: str, b: str) -> MergeDecision | None:
+        rows = self._read("SELECT record FROM merge_decisions WHERE a = ? AND b = ?", (a, b))
+        return MergeDecision.model_validate_json(rows[0][0]) if rows else None
+
+    def record_merge_decision(self, decision: MergeDecision) -> None:
+        self._write("INSERT OR REPLACE INTO merge_decisions (a, b, record) VALUES (?, ?, ?)",
+                    (decision.a, decision.b, decision.model_dump_json()))
+
+    def merge_decisions(self) -> list[MergeDecision]:
+        rows = self._read("SELECT record FROM merge_decisions ORDER BY a, b")
+        return [MergeDecision.model_validate_json(r[0]) for r in rows]
 
     def close(self) -> None:
         with self._lock:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kgservice.stores.changelog import CHANGES_FILE, record_embedded_change
-from kgservice.ids import is_literal_id
+from kgservice.ids import is_literal_id, literal_id
 from kgservice.model import IngestReport, Node, Unit
 from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows, StoreWriteError
 from kgservice.stores.embedded.graph import _SPREAD_OUT, BIDIRECTIONAL, _Graph, journal_batch
@@ -353,6 +353,15 @@ class EmbeddedStore(JournaledStore, GraphStore):
     def set_community_map(self, record: Any) -> None:
         self._shared().set_community_map(record)
 
+    def merge_decision(self, a: str, b: str) -> Any:
+        return self._shared().merge_decision(a, b)
+
+    def record_merge_decision(self, decision: Any) -> None:
+        self._shared().record_merge_decision(decision)
+
+    def merge_decisions(self) -> list[Any]:
+        return self._shared().merge_decisions()
+
     def rebuild_indexes(self, unit_ids: Sequence[str] | None = None) -> dict[str, int]:
         """Always rebuilds everything from the stored units (in memory it is cheap); labels kept.
         Logged as an "everything" change: every cache entry may describe the old indexes."""
@@ -597,7 +606,14 @@ class EmbeddedStore(JournaledStore, GraphStore):
     def causal_step(self, node_ids: Sequence[str], family: str) -> list[tuple[str, str, str]]:
         s = self.s
         out = {(src, dst, u) for n in node_ids for src, dst, u in s.out["content"].get(n, ())
-               if not s.superseded_by.get(u) and s.units[u][3] == family and not is_literal_id(dst)}
+               if not s.superseded_by.get(u) and s.units[u][3] == family}
+        # an effect stated as a value has no edge: the node's own live units of the family
+        # (not inverse ones, whose subject is the effect) with a literal argument
+        for n in node_ids:
+            for u in s.subject.get(n, ()):
+                rec = s.units[u]
+                if rec[3] == family and not rec[5] and not s.superseded_by.get(u):
+                    out.update((n, literal_id(a[1]), u) for a in rec[6] if isinstance(a, tuple) and a[0] == "l")
         return sorted(out)
 
     def _spread_degree(self, node_id: str) -> int:

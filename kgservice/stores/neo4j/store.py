@@ -96,3 +96,19 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
         import json
 
         self.write("communities_set", graph=record.graph, map=json.dumps(record.communities, separators=(",", ":")))
+
+    def merge_decision(self, a: str, b: str) -> Any:
+        """The ``(:KgMergeDecision {a, b})`` node's record, or None."""
+        from kgservice.stores.shared import MergeDecision
+
+        rows = self.read("merge_decision_get", a=a, b=b)
+        return MergeDecision.model_validate_json(rows[0]["record"]) if rows else None
+
+    def record_merge_decision(self, decision: Any) -> None:
+        """A ``(:KgMergeDecision)`` node (kept by a replacing restore's wipe)."""
+        self.write("merge_decision_set", a=decision.a, b=decision.b, record=decision.model_dump_json())
+
+    def merge_decisions(self) -> list[Any]:
+        from kgservice.stores.shared import MergeDecision
+
+        return [MergeDecision.model_validate_json(r["record"]) for r in self.read("merge_decisions_all")]

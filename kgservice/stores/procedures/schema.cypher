@@ -10,6 +10,8 @@ CREATE INDEX unit_family IF NOT EXISTS FOR (u:Unit) ON (u.family);
 // ingest's duplicate check (live_fact_units): subject id + U+001F + argument-0 id
 CREATE INDEX unit_probe IF NOT EXISTS FOR (u:Unit) ON (u.probe);
 CREATE CONSTRAINT kgschema_id IF NOT EXISTS FOR (m:KgSchema) REQUIRE m.id IS UNIQUE;
+// entity-resolution decisions (merge_decision*.cypher): one per pair of label keys
+CREATE CONSTRAINT kgmerge_pair IF NOT EXISTS FOR (d:KgMergeDecision) REQUIRE (d.a, d.b) IS UNIQUE;
 // duplicates merged away at ingest (aliases_*.cypher)
 CREATE CONSTRAINT unit_alias_id IF NOT EXISTS FOR (a:UnitAlias) REQUIRE a.id IS UNIQUE;
 CREATE INDEX unit_alias_unit IF NOT EXISTS FOR (a:UnitAlias) ON (a.unit);

@@ -1,6 +1,7 @@
 // wipe: delete the knowledge (units, nodes, relations, staging, the change log) in batches, for
 // `kg restore --replace`. Service state survives: API keys (:KgApiKey), ingest jobs (:KgJob), saved results (:KgSavedResult),
 // web sign-ins (:KgSession), the servers' heartbeats (:KgServer),
+// entity-resolution decisions (:KgMergeDecision),
 // the change-log version (:KgMeta), the record of the restore under way (:KgRestore) and schema markers (:KgSchema, which say what the store's
 // data already carries; an empty store carries everything), so a restore does not lock the team out or forget queued
 // work, and the version only ever grows: the store logs an "everything" change around the wipe
@@ -15,5 +16,5 @@
 MATCH ()-[r]->()
 CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS;
 MATCH (n) WHERE NOT n:KgApiKey AND NOT n:KgJob AND NOT n:KgMeta AND NOT n:KgSchema AND NOT n:KgRestore AND NOT n:KgSavedResult
-  AND NOT n:KgSession AND NOT n:KgServer
+  AND NOT n:KgSession AND NOT n:KgServer AND NOT n:KgMergeDecision
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS

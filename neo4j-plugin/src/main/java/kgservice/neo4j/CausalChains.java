@@ -18,12 +18,15 @@ import org.neo4j.graphdb.Transaction;
  * Causal chains as kgservice/expansion/causal.py walks them, so kg.causalChain in the Browser
  * lists what `kg expand NODE --mode causal` prints: from the seed, the live CONTENT edges of one
  * family (导致) downstream, hop by hop; a node replaced by a newer node continues from its
- * replacement, a node's ≡ class counts as the node, paths never revisit a node, literal effects
- * are left out. Maximal paths, longest first, then by their (src, dst, unit) hops.
+ * replacement, a node's ≡ class counts as the node, paths never revisit a node, and an effect
+ * stated as a value (a literal node, id "lit:…") ends its chain: it is a hop, and nothing leaves
+ * it. Maximal paths, longest first, then by their (src, dst, unit) hops.
  */
 final class CausalChains {
     static final String CAUSAL_FAMILY = "导致";
     static final int MAX_CHAINS = 200;
+    // a unit's JSON holds this only for the field: a quote inside a string value is escaped
+    static final String INVERSE = "\"inverse\":true";
 
     record Hop(String src, String dst, String unit) {
     }
@@ -44,6 +47,9 @@ final class CausalChains {
     }
 
     private List<String> aliases(String node) {
+        if (node.startsWith(Graph.LITERAL_PREFIX)) {
+            return List.of(); // a value ends its chain: nothing leaves it, nothing else is it
+        }
         return aliasCache.computeIfAbsent(node, n -> {
             List<String> focus = new ArrayList<>();
             focus.add(n);
@@ -79,9 +85,32 @@ final class CausalChains {
             try (var rels = n.getRelationships(Direction.OUTGOING, Graph.CONTENT)) {
                 for (Relationship r : rels) {
                     Node m = r.getEndNode();
-                    if (Graph.live(r) && family.equals(r.getProperty("family", null))
-                            && !"literal".equals(m.getProperty("kind", null))) {
+                    if (Graph.live(r) && family.equals(r.getProperty("family", null))) {
                         rows.add(new String[] {Graph.id(m), (String) r.getProperty("unit", null)});
+                    }
+                }
+            }
+            // an effect stated as a value has no edge: the node's own live units of the family
+            // (not inverse ones, whose subject is the effect) with a literal argument, as causal_step.cypher
+            try (var subj = n.getRelationships(Direction.INCOMING, Graph.SUBJECT)) {
+                for (Relationship s : subj) {
+                    Node u = s.getStartNode();
+                    if (!u.hasLabel(Graph.UNIT) || !family.equals(u.getProperty("family", null))
+                            || String.valueOf(u.getProperty("json", "")).contains(INVERSE)) {
+                        continue;
+                    }
+                    try (var sup = u.getRelationships(Direction.OUTGOING, Graph.SUPERSEDED_BY)) {
+                        if (sup.iterator().hasNext()) {
+                            continue;
+                        }
+                    }
+                    try (var args = u.getRelationships(Direction.OUTGOING, Graph.ARG)) {
+                        for (Relationship a : args) {
+                            Node m = a.getEndNode();
+                            if ("literal".equals(m.getProperty("kind", null))) {
+                                rows.add(new String[] {Graph.id(m), (String) u.getProperty("id", null)});
+                            }
+                        }
                     }
                 }
             }
@@ -117,6 +146,7 @@ final class CausalChains {
                         List<Hop> hops = new ArrayList<>(p.hops());
                         hops.add(new Hop(a, e[0], e[1]));
                         Set<String> seen = new HashSet<>(p.seen());
+                        seen.add(e[0]);
                         seen.addAll(aliases(e[0]));
                         next.add(new Path(hops, seen, e[0]));
                     }

@@ -33,7 +33,18 @@ class ProceduresTest {
             "       (c)-[:CONTENT {family: '导致', unit: 'c3', live: true}]->(m),",
             "       (m)-[:CONTENT {family: '导致', unit: 'c4', live: true}]->(d),",
             "       (d)-[:CONTENT {family: '导致', unit: 'c5', live: true}]->(dust),",
-            "       (g)-[:SYNONYM {family: '同义', unit: 's1', live: true}]->(d)");
+            "       (g)-[:SYNONYM {family: '同义', unit: 's1', live: true}]->(d),",
+            // units whose effect is a value have no edge to it (the store writes none; the c5 edge
+            // above checks that spreading skips one anyway): {crop failure} [causes] (hunger) is
+            // read off the unit; {drought} [caused by] (heat) is inverse (its subject is the effect)
+            "       (c5:Unit {id: 'c5', family: '导致', json: '{\"id\":\"c5\",\"inverse\":false}'}),",
+            "       (c5)-[:SUBJECT]->(d), (c5)-[:ARG {pos: 0}]->(dust),",
+            "       (hunger:Node {id: 'lit:hunger', kind: 'literal'}),",
+            "       (c8:Unit {id: 'c8', family: '导致', json: '{\"id\":\"c8\",\"inverse\":false}'}),",
+            "       (c8)-[:SUBJECT]->(c), (c8)-[:ARG {pos: 0}]->(hunger),",
+            "       (heat:Node {id: 'lit:heat', kind: 'literal'}),",
+            "       (c6:Unit {id: 'c6', family: '导致', json: '{\"id\":\"c6\",\"inverse\":true}'}),",
+            "       (c6)-[:SUBJECT]->(d), (c6)-[:ARG {pos: 0}]->(heat)");
 
     private static DatabaseManagementService dbms;
     private static GraphDatabaseService db;
@@ -80,13 +91,18 @@ class ProceduresTest {
 
     @Test
     void causalChainFollowsLiveEdgesSynonymsAndStopsOnACycle() {
-        // 干旱 ≡ drought -c1-> crop failure -c3-> migration; c2 is retired, c5's effect is a literal,
-        // migration -c4-> drought would revisit the seed
+        // 干旱 ≡ drought -c1-> crop failure -c3-> migration; c2 is retired, migration -c4-> drought
+        // would revisit the seed; c8's and c5's effects are values, (hunger) and (dust): chains end
+        // there (c6's value is its cause). Longest first, then by hops: 'lit:hunger' < 'migration'
         var r = rows("CALL kg.causalChain('干旱') YIELD nodes, units, end RETURN nodes, units, end");
-        assertEquals(List.of(Map.of("nodes", List.of("drought", "crop failure", "migration"),
-                "units", List.of("c1", "c3"), "end", "migration")), r);
+        assertEquals(List.of(
+                Map.of("nodes", List.of("drought", "crop failure", "lit:hunger"), "units", List.of("c1", "c8"),
+                        "end", "lit:hunger"),
+                Map.of("nodes", List.of("drought", "crop failure", "migration"), "units", List.of("c1", "c3"),
+                        "end", "migration"),
+                Map.of("nodes", List.of("drought", "lit:dust"), "units", List.of("c5"), "end", "lit:dust")), r);
         var one = rows("CALL kg.causalChain('Drought', 1) YIELD units RETURN units");
-        assertEquals(List.of(Map.of("units", List.of("c1"))), one);
+        assertEquals(List.of(Map.of("units", List.of("c1")), Map.of("units", List.of("c5"))), one);
     }
 
     @Test

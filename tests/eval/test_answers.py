@@ -1,4 +1,4 @@
-"""The answer-quality eval (scripts/eval/answer_quality.py): its scoring worked out by hand, and the
+"""The answer eval (scripts/eval/answers.py): its scoring worked out by hand, and the
 recorded runs with a capable model replayed with no model — the same answers and the same
 counts (calls, repairs, "not in the graph") as the run that was recorded, question by
 question. A request the recording does not hold fails the run; nothing falls back."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.eval import answer_quality as answers
+from scripts.eval import answers
 from scripts.eval.dataset import MUSIQUE_DIR
 
 RECORDINGS = Path(answers.__file__).with_name("recordings")
@@ -22,9 +22,6 @@ CI = os.environ.get("CI") == "true"
 @pytest.fixture(autouse=True)
 def only_this_recording():
     """The offline provider's table is per process: each replay starts from its own recording."""
-    from kgservice.llm.client import ensure_litellm
-
-    ensure_litellm()
     from kgservice.llm.offline import SCRIPT
 
     SCRIPT.clear()
@@ -89,3 +86,31 @@ def test_musique_run_replays_with_the_same_answers_and_counts(tmp_path, capsys):
     """30 MuSiQue questions over their passages' released triples (no model at ingest), the
     query side from the recording."""
     assert _replay("musique", ["--limit", "30"], tmp_path) == 0, capsys.readouterr().err
+
+
+@pytest.mark.skipif(not (answers.REAL_MODEL_DIR / "questions.json").exists() and not CI,
+                    reason=f"the real-model set is not at {answers.REAL_MODEL_DIR} (CI requires it)")
+def test_reuse_takes_recorded_replies_and_asks_the_model_only_the_rest(tmp_path, capsys):
+    """``--reuse``: the recording without its answer replies, the rule-based stand-in as "the
+    model". The ingest, key nodes and drill-down come from the recording (the stand-in's own
+    extraction would build another graph), the answers from the stand-in, which restates units
+    ("{subject} {predicate} {object}.") where the capable model wrote its own sentences."""
+    lines = (RECORDINGS / "real-model.jsonl").read_text("utf-8").splitlines()
+    kept = [line for line in lines if json.loads(line)["purpose"] != "answer"]
+    assert len(kept) < len(lines)
+    short = tmp_path / "no-answers.jsonl"
+    short.write_text("\n".join(kept) + "\n", "utf-8")
+    rec = tmp_path / "again.jsonl"
+    args = ["--set", "real-model", "--model", "kgoffline/rules", "--reuse", str(short), "--record", str(rec),
+            "--json", str(tmp_path / "out.json"), "--data-dir", str(tmp_path / "kb"), "--only", "q1"]
+    assert answers.main(args) == 0, capsys.readouterr().err
+    out = json.loads((tmp_path / "out.json").read_text("utf-8"))
+    recorded = json.loads((RECORDINGS / "real-model.json").read_text("utf-8"))
+    assert out["ingest"]["units"] == recorded["ingest"]["units"]
+    [q1] = out["rows"]
+    [was] = [r for r in recorded["rows"] if r["id"] == "q1"]
+    assert q1["by_purpose"] == was["by_purpose"] and q1["found"]
+    assert q1["answer"] != was["answer"]  # the stand-in's sentence, not the recorded one
+    assert q1["short_answer"] == "Eddie Vedder"  # the stand-in's: the first unit's object
+    # --record wrote the whole run: the reused replies and the new ones
+    assert len((rec.read_text("utf-8")).splitlines()) == out["ingest"]["llm"]["calls"] + q1["calls"]

@@ -1,0 +1,57 @@
+"""What the graph states, read for the relevance floor (:mod:`kgservice.answer.floor`): the
+stems of every unit's words and the text of the units around a node. The no-model answer and
+the model-backed path ask the floor the same questions through these, so one rule decides
+"not in the graph" on both. Functions of the parts they read (the store, the BM25 unit index,
+the label index), not of a knowledge base."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kgservice.answer.floor import lacking, missing_names, stem_counts
+from kgservice.answer.shape import asked
+
+if TYPE_CHECKING:
+    from kgservice.entry.match import LabelIndex
+    from kgservice.stores.base import GraphStore
+
+NEAR_UNITS = 200  # units read around each contained node for the numbers near a concept
+
+
+def graph_stems(unit_index: Any) -> dict[str, int]:
+    """:func:`kgservice.answer.floor.stem_counts` of a BM25 unit index, computed once per index
+    build (the index is rebuilt when the store changes)."""
+    if _STEMS.get("key") is not unit_index:
+        _STEMS["key"], _STEMS["value"] = unit_index, stem_counts(unit_index.postings)
+    return _STEMS["value"]  # type: ignore[return-value]
+
+
+_STEMS: dict[str, object] = {}
+
+
+def known_in(unit_index: Any) -> Callable[[str], bool]:
+    """Is this stem in any unit of the graph?"""
+    df = graph_stems(unit_index)
+    return lambda s: df.get(s, 0) > 0
+
+
+def nearby_text(store: GraphStore, nodes: list[str]) -> str:
+    """The words of the units that mention these nodes (at most :data:`NEAR_UNITS` each)."""
+    from kgservice.expansion.lexical import unit_text
+
+    near = store.mentions_of(nodes)
+    ids = sorted({u for n in nodes for u in near.get(n, [])[:NEAR_UNITS]})
+    return " ".join(unit_text(u) for u in store.get_units(ids))
+
+
+def concept_lacking(label: str, store: GraphStore, unit_index: Any, labels: LabelIndex) -> tuple[list[str], list[str]]:
+    """:func:`kgservice.answer.floor.lacking` over this graph."""
+    return lacking(label, labels, known_in(unit_index), lambda nodes: nearby_text(store, nodes))
+
+
+def names_missing(question: str, store: GraphStore, unit_index: Any, labels: LabelIndex) -> tuple[str, ...]:
+    """The question's names the graph lacks (:func:`kgservice.answer.floor.missing_names`):
+    none of their words in any unit, or held only in a broader form."""
+    return missing_names(asked(question), known_in(unit_index),
+                         lambda name: bool(concept_lacking(name, store, unit_index, labels)[1]))

@@ -1,0 +1,254 @@
+"""The relevance floor of the no-model answer, measured unit by unit: is an answering unit among
+its 3 units, and does it say "not in the graph" where it should (:mod:`kgservice.answer.floor`)?
+Run through the answer eval: ``python scripts/eval/answers.py --floor [--floor-set demo|notes|musique]
+[--json FILE] [--show]`` (its whole answers, scored against gold answers, are ``answers.py --set``).
+
+Sets (``scripts/eval/answer_sets/``):
+
+* ``demo``: hand-written questions with gold facts over the demo graph (``kgservice/demo``:
+  the unit files, and the texts through ``kgoffline/rules``, as ``kg demo`` builds it);
+* ``notes``: a small notes folder (``answer_sets/notes``, text through ``kgoffline/rules``);
+* ``musique``: MuSiQue's 100 questions over its GPT-3.5 graph (``run.py --musique``'s cached
+  build), two ways — the whole multi-hop question, and its first hop alone (MuSiQue's own
+  decomposition, "What company published Journal of Psychotherapy Integration?"); a gold unit
+  is one of the step's supporting passage whose text holds the step's answer (or an alias);
+* ``offtopic.json``: questions neither graph answers (other domains, nonsense, near misses),
+  asked of the demo graph and of the MuSiQue graph.
+
+For each variant (how many ranked units the floor's verdict reads) it prints, per set: answerable questions with a gold unit in the top 3 (and how
+many the retrieval's own top 3 held), false abstentions ("not in the graph" for an answerable
+question), and for the off-topic set the abstentions; then abstention precision, recall and
+the false-abstention rate over all questions asked of a graph. A variant is chosen on one
+graph and checked on the other (RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from kgservice.answer.floor import TOP, Relevance  # noqa: E402
+from kgservice.answer.retrieval_only import answer_units  # noqa: E402
+from kgservice.entry.match import tokens  # noqa: E402
+
+SETS = Path(__file__).resolve().parent / "answer_sets"
+# the variants measured side by side: how many ranked units the verdict reads
+VARIANTS = ("3", "5", "10")
+SHIPPED = f"{TOP}"
+
+
+@dataclass
+class Asked:
+    """One question asked of a graph: its answer units' texts (best first, the whole pool
+    ranked) and the verdict, per variant, from one retrieval."""
+
+    set: str
+    question: str
+    answerable: bool
+    gold: list[str] = field(default_factory=list)  # gold facts (demo, notes) or gold unit ids (MuSiQue)
+    ranked: list[str] = field(default_factory=list)  # unit ids, best first
+    texts: dict[str, str] = field(default_factory=dict)
+    retrieval: list[str] = field(default_factory=list)  # the retrieval's own top 3
+    relevance: dict[str, Relevance] = field(default_factory=dict)
+    rankings: dict[str, list[str]] = field(default_factory=dict)
+    kind: str = ""
+
+
+def unit_text(u: Any) -> str:
+    """A unit's words, lower-cased, as the gold facts are written ("smoking causes lung cancer")."""
+    parts = [u.subject, u.predicate] + [a.node or a.literal or "" for a in u.args]
+    return " ".join(" ".join(parts).lower().split())
+
+
+def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str], variants: tuple[str, ...],
+        kind: str = "") -> Asked:
+    """The no-model answer (:func:`kgservice.answer.retrieval_only.answer_units`) in every
+    variant, from one retrieval."""
+    found = kb.retrieve(question)
+    pool = kb.store.get_units([u.id for u in found.units])
+    out = Asked(set_name, question, answerable, gold, [], {u.id: unit_text(u) for u in pool},
+                [u.id for u in found.units[:3]], kind=kind)
+    for v in variants:
+        res = answer_units(kb, question, retrieval=found, judge=int(v))
+        out.relevance[v] = res.relevance
+        out.rankings[v] = [m.id for m in res.matches] or out.retrieval
+    out.ranked = out.rankings[variants[0]]
+    return out
+
+
+def hit(a: Asked, ids: list[str]) -> bool:
+    """A gold unit among ``ids``: a gold fact held in its text (demo, notes), or its id (MuSiQue)."""
+    for uid in ids:
+        text = a.texts.get(uid, "")
+        if uid in a.gold or (a.set != "musique" and any(g in text for g in a.gold)):
+            return True
+    return False
+
+
+# -- graphs --------------------------------------------------------------------------------------
+
+def _digest(paths: list[Path]) -> str:
+    h = hashlib.sha1()
+    for p in sorted(paths):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def text_graph(name: str, unit_dirs: list[Path], text_dirs: list[Path]) -> Any:
+    """A knowledge base of unit files and texts (texts through ``kgoffline/rules``), cached
+    under ``KG_EVAL_DIR`` by the files' content."""
+    from kgservice.config import Settings
+    from kgservice.service import KnowledgeBase
+    from scripts.eval.harness import CACHE
+
+    files = [f for d in unit_dirs + text_dirs for f in sorted(d.iterdir()) if f.is_file()]
+    work = CACHE / f"answers-{name}-{_digest(files)}"
+    kb = KnowledgeBase(Settings(data_dir=work / "kg", embedder="default", llm_model="kgoffline/rules"))
+    marker = work / "built"
+    if not marker.exists():
+        for d in unit_dirs:
+            kb.ingest_units(kb.parse_unit_files(sorted(d.glob("*.units"))))
+        for d in text_dirs:
+            kb.ingest_text(sorted(d.iterdir()))
+        marker.write_text("ok")
+    return kb
+
+
+def musique_questions(ctx: Any) -> list[tuple[str, list[str], str]]:
+    """(question, gold unit ids, kind) for MuSiQue: each whole question (kind ``multi-hop``)
+    and its first hop alone (``first hop``); gold = the units of the step's supporting passage
+    whose text holds the step's answer or an alias. A step with no such unit is left out (the
+    extractor lost its answer: no ranking can show it) and counted."""
+    from scripts.eval.dataset import MUSIQUE_DIR
+
+    raw = json.loads((MUSIQUE_DIR / "musique_train.json").read_text("utf-8"))
+    corpus = json.loads((MUSIQUE_DIR / "musique_train_corpus.json").read_text("utf-8"))
+    index = {(p["title"], p["text"]): f"m{i:04d}" for i, p in enumerate(corpus)}
+    units_of: dict[str, list[str]] = {}
+    for uid, pids in ctx.unit_passages.items():
+        for pid in pids:
+            units_of.setdefault(pid, []).append(uid)
+    texts = {u.id: unit_text(u) for u in ctx.kb.store.iter_units()}
+    out = []
+    for q in raw:
+        steps = q["question_decomposition"]
+        for kind, step, text, answers in (
+                ("multi-hop", steps[-1], q["question"], [q["answer"], *q.get("answer_aliases", [])]),
+                ("first hop", steps[0], steps[0]["question"], [steps[0]["answer"]])):
+            para = q["paragraphs"][step["paragraph_support_idx"]]
+            pid = index[(para["title"], para["paragraph_text"])]
+            keys = [" ".join(tokens(a)) for a in answers if tokens(a)]
+            gold = [u for u in units_of.get(pid, []) if u in texts and any(k in " ".join(tokens(texts[u])) for k in keys)]
+            out.append((text, gold, kind))
+    return out
+
+
+# -- report ---------------------------------------------------------------------------------------
+
+def summary(asked: list[Asked], f: float) -> dict[str, Any]:
+    """Per set (and kind): answerable questions, with a gold unit in the top 3 (not abstained),
+    the retrieval's own top 3 for comparison, false abstentions; off-topic: abstentions."""
+    groups: dict[str, list[Asked]] = {}
+    for a in asked:
+        groups.setdefault(a.set + (f" ({a.kind})" if a.kind and a.answerable else ""), []).append(a)
+    out: dict[str, Any] = {}
+    for name, qs in groups.items():
+        ans = [a for a in qs if a.answerable]
+        off = [a for a in qs if not a.answerable]
+        out[name] = {
+            "n": len(qs),
+            "top3": sum(hit(a, a.rankings[f][:3]) and a.relevance[f].found for a in ans),
+            "top3_retrieval": sum(hit(a, a.retrieval) for a in ans),
+            "false_abstain": sum(not a.relevance[f].found for a in ans),
+            "abstain_offtopic": sum(not a.relevance[f].found for a in off),
+            "answerable": len(ans), "offtopic": len(off),
+        }
+    return out
+
+
+def prf(asked: list[Asked], f: float) -> tuple[float, float, float]:
+    """(abstention precision, recall, false-abstention rate) over these questions."""
+    abst = [a for a in asked if not a.relevance[f].found]
+    tp = sum(not a.answerable for a in abst)
+    off = sum(not a.answerable for a in asked)
+    ans = sum(a.answerable for a in asked)
+    return (100.0 * tp / len(abst) if abst else 100.0, 100.0 * tp / off if off else 100.0,
+            100.0 * (len(abst) - tp) / ans if ans else 0.0)
+
+
+def main(sets: list[str], show: bool = False, json_path: Path | None = None) -> int:
+    """Every variant on the named sets (``demo``, ``notes``, ``musique``; all when none), a
+    table per graph; ``show`` prints every question's top 3 and verdict (shipped variant)."""
+    a = argparse.Namespace(demo="demo" in sets or not sets, notes="notes" in sets or not sets,
+                           musique="musique" in sets or not sets, show=show, json=json_path)
+    floors = VARIANTS
+    spec = json.loads((SETS / "demo.json").read_text("utf-8"))
+    off = json.loads((SETS / "offtopic.json").read_text("utf-8"))["questions"]
+    graphs: dict[str, list[Asked]] = {}
+    kbs = []
+    if a.demo or a.notes:
+        demo = ROOT / "kgservice" / "demo"
+        if a.demo:
+            kb = text_graph("demo", [demo / "units"], [demo / "texts"])
+            kbs.append(kb)
+            graphs["demo"] = [ask(kb, "demo", x["q"], True, x["gold"], floors) for x in spec["demo"]] + \
+                [ask(kb, "off-topic", x["q"], False, [], floors, x["kind"]) for x in off
+                 if x["kind"] != "near-musique"]
+        if a.notes:
+            kb = text_graph("notes", [], [SETS / "notes"])
+            kbs.append(kb)
+            graphs["notes"] = [ask(kb, "notes", x["q"], True, x["gold"], floors) for x in spec["notes"]]
+    if a.musique:
+        from scripts.eval.dataset import load_musique
+        from scripts.eval.harness import build
+
+        ctx = build(load_musique())
+        qs = musique_questions(ctx)
+        lost = [q for q in qs if not q[1]]
+        print(f"musique: {len(lost)} of {len(qs)} steps have no unit holding their answer (left out)")
+        graphs["musique"] = [ask(ctx.kb, "musique", q, True, g, floors, kind) for q, g, kind in qs if g] + \
+            [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"]) for x in off if x["kind"] != "near-demo"]
+    doc: dict[str, Any] = {}
+    for gname, asked in graphs.items():
+        print(f"\n## {gname}")
+        print("| variant | " + " | ".join(summary(asked, floors[0])) + " | abstention precision / recall / false % |")
+        for f in floors:
+            s = summary(asked, f)
+            cells = []
+            for name, v in s.items():
+                if v["answerable"]:
+                    cells.append(f"top 3 {v['top3']}/{v['answerable']} (retrieval {v['top3_retrieval']}), "
+                                 f"abstained {v['false_abstain']}")
+                else:
+                    cells.append(f"abstained {v['abstain_offtopic']}/{v['offtopic']}")
+            p, r, fa = prf(asked, f)
+            print(f"| {f} | " + " | ".join(cells) + f" | {p:.0f} / {r:.0f} / {fa:.1f} |")
+        doc[gname] = {str(f): {"summary": summary(asked, f), "prf": prf(asked, f)} for f in floors}
+        if a.show:
+            for x in asked:
+                r = x.relevance[SHIPPED]
+                mark = ("HIT " if hit(x, x.ranked[:3]) else "miss") if x.answerable else "off "
+                print(f"- [{mark}] {r.label}: {r.reason} | {x.question}")
+                if r.found or x.answerable:
+                    for uid in x.rankings[SHIPPED][:3]:
+                        print(f"      {uid}: {x.texts.get(uid, '')[:100]}")
+    if a.json:
+        doc["questions"] = {g: [{"set": x.set, "kind": x.kind, "q": x.question, "answerable": x.answerable,
+                                 "gold": x.gold, "top3": x.ranked[:3], "retrieval_top3": x.retrieval,
+                                 "verdict": {str(f): [r.strength, r.reason, list(r.missing)] for f, r in x.relevance.items()}}
+                                for x in asked] for g, asked in graphs.items()}
+        a.json.write_text(json.dumps(doc, indent=1, ensure_ascii=False), "utf-8")
+    for kb in kbs:
+        kb.close()
+    return 0
+
