@@ -104,8 +104,13 @@ def test_a_reply_that_is_not_json_shows_nothing(kb):
 
 
 def test_offline_pieces_and_delay_setting(monkeypatch):
-    assert pieces('{"text": "Tea is", "c": [1]} ') == ['{', '"', 'text', '"', ':', ' "', 'Tea', ' is', '"', ',', ' "',
-                                                      'c', '"', ':', ' [', '1', ']', '}', ' ']
+    # the tokens of litellm's bundled tokenizer (cl100k_base), as tiktoken cuts them
+    assert pieces('{"found": true, "sentences": [{"text": "Python was') == [
+        '{"', 'found', '":', ' true', ',', ' "', 'sent', 'ences', '":', ' [{"', 'text', '":', ' "', 'Python', ' was']
+    # a character whose bytes span two tokens comes whole, in one piece
+    for reply in ("吸烟导致糖尿病。", "emoji \U0001F600 and café", ""):
+        got = pieces(reply)
+        assert "".join(got) == reply and all("\ufffd" not in p for p in got)
     monkeypatch.delenv("KG_OFFLINE_STREAM_DELAY", raising=False)
     assert stream_delay() == 0.0
     monkeypatch.setenv("KG_OFFLINE_STREAM_DELAY", "0.25")

@@ -42,7 +42,7 @@ def served(app):
 
 @pytest.fixture
 def held_model(monkeypatch):
-    """The offline provider streams the answer's first 20 pieces, then waits for ``go``."""
+    """The offline provider streams the answer's first 15 tokens, then waits for ``go``."""
     ensure_litellm()
     go = threading.Event()
     waited: list[bool] = []
@@ -50,7 +50,7 @@ def held_model(monkeypatch):
 
     def streaming(self, *args, **kwargs):
         for i, chunk in enumerate(real(self, *args, **kwargs)):
-            if i == 20:
+            if i == 15:
                 waited.append(go.wait(60))
             yield chunk
 
@@ -91,8 +91,8 @@ def test_answer_text_reaches_the_client_before_the_model_finishes(served, keys, 
     assert waited == [True], "the model was never released: no streamed text reached the client"
     kinds = [k for k, _ in events]
     assert kinds[0] == "started" and kinds[-2:] == ["answer", "done"]
-    # the first 20 pieces are '{' '"' 'found' '"' ':' ' true' ',' ' "' 'sentences' '"' ':' ' [' '{' '"'
-    # 'text' '"' ':' ' "' 'Python' ' was': the client saw the text's start while the rest was to come
+    # the first 15 tokens (cl100k) are '{"' 'found' '":' ' true' ',' ' "' 'sent' 'ences' '":' ' [{"' 'text'
+    # '":' ' "' 'Python' ' was': the client saw the text's start while the rest was still to come
     first = "".join(seen_before_go)
     assert first and "Python was".startswith(first)
     streamed = "".join(d["text"] for k, d in events if k == "answer_text")
