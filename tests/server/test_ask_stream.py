@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import httpx
 import pytest
 
 from kgservice.llm import offline
 from kgservice.llm.client import ensure_litellm
-from tests.processes import free_port
+from tests.processes import serving_app
 from tests.server.conftest import auth
 
 GROUNDED = {"found": True, "sentences": [{"text": "Python was created by Guido van Rossum.", "cites": ["p1"]}]}
@@ -24,20 +23,8 @@ ANSWER = "Python was created by Guido van Rossum. [p1]"
 
 @pytest.fixture
 def served(app):
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert t.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield base
-    server.should_exit = True
-    t.join(30)
+    with serving_app(app) as base:
+        yield base
 
 
 @pytest.fixture

@@ -5,15 +5,12 @@ MutationObserver's log of the answer box, in the order the page changed, never f
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 from playwright.sync_api import expect
 
 from kgservice.llm import offline
 from kgservice.llm.client import ensure_litellm
-from tests.processes import free_port
+from tests.processes import serving_app
 from tests.web.conftest import shoot
 from tests.web.test_access import tab_to
 
@@ -43,8 +40,6 @@ OBSERVE = """() => {
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    import uvicorn
-
     from kgservice.notation import parse_units
     from kgservice.server import ServeOptions, create_app
     from kgservice.service import KnowledgeBase
@@ -55,18 +50,9 @@ def live(tmp_path_factory):
     kb = KnowledgeBase(settings)
     kb.ingest_units(parse_units(CORPUS, kb.lexicon, doc="corpus.units"))
     app = create_app(settings, ServeOptions(kb=kb))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert t.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
     key = app.state.ctx.keys().create("stream-reader", "reader")[0]
-    yield {"base": f"http://127.0.0.1:{port}", "key": key}
-    server.should_exit = True
-    t.join(30)
+    with serving_app(app) as base:
+        yield {"base": base, "key": key}
     kb.close()
 
 
