@@ -4,7 +4,7 @@
 
 The app runs under uvicorn on a loopback port in this process (so the model's and the client's
 clocks are one ``time.perf_counter``); the model is the offline rule-based one (``kgoffline/rules``)
-streaming its answer slowly, one token (litellm's bundled tokenizer) every ``--delays`` seconds
+streaming its answer slowly, one token (the cl100k tokenizer, from the table litellm ships) every ``--delays`` seconds
 (``KG_OFFLINE_STREAM_DELAY``; 0.02 s is 50 tokens/s, a hosted model's pace; 0.1 s a slow one). Each question is asked once on fresh caches (an uncached answer:
 key nodes, drill-down and answer all go to the model) through ``POST /v1/ask`` with
 ``Accept: text/event-stream``. Per question, side by side in the same run:
@@ -64,16 +64,16 @@ def watch_model() -> list[list[tuple[float, str]]]:
     from kgservice.llm import offline
 
     replies: list[list[tuple[float, str]]] = []
-    real = offline.OfflineLLM.streaming
+    real = offline.streamed
 
-    def streaming(self, *args, **kwargs):
+    def streamed(*args, **kwargs):
         seen: list[tuple[float, str]] = []
         replies.append(seen)
-        for chunk in real(self, *args, **kwargs):
-            seen.append((time.perf_counter(), chunk["text"]))
+        for chunk in real(*args, **kwargs):
+            seen.append((time.perf_counter(), chunk.choices[0].delta.content or ""))
             yield chunk
 
-    offline.OfflineLLM.streaming = streaming  # type: ignore[method-assign]
+    offline.streamed = streamed
     return replies
 
 
@@ -168,9 +168,6 @@ def main() -> None:
     ap.add_argument("--units", type=Path, default=ROOT / "demo" / "units")
     ap.add_argument("--question-file", type=Path, default=ROOT / "demo" / "questions.txt")
     args = ap.parse_args()
-    from kgservice.llm.client import ensure_litellm
-
-    ensure_litellm()
     replies = watch_model()
     questions = [q.strip() for q in args.question_file.read_text("utf-8").splitlines() if q.strip()][:args.questions]
     delays = [float(d) for d in args.delays.split(",") if d.strip()]

@@ -1,5 +1,5 @@
 """The streamed answer: a JSON reply read while it grows (text and citations as they arrive),
-through the real litellm streaming path of the offline provider, with the grounded check's
+through the client's streaming path to the offline provider, with the grounded check's
 verdict on each attempt. Every expectation is worked out by hand from the replies below."""
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def test_a_reply_that_is_not_json_shows_nothing(kb):
 
 
 def test_offline_pieces_and_delay_setting(monkeypatch):
-    # the tokens of litellm's bundled tokenizer (cl100k_base), as tiktoken cuts them
+    # the tokens of the cl100k tokenizer (the table litellm ships), as tiktoken cuts them
     assert pieces('{"found": true, "sentences": [{"text": "Python was') == [
         '{"', 'found', '":', ' true', ',', ' "', 'sent', 'ences', '":', ' [{"', 'text', '":', ' "', 'Python', ' was']
     # a character whose bytes span two tokens comes whole, in one piece
@@ -166,10 +166,13 @@ def test_a_draft_refused_every_time_ends_not_in_the_graph(kb, script):
     assert [(d["attempt"], d["passed"]) for e, d in events if e == "answer_check"] == [(1, False), (2, False)]
 
 
-def test_without_a_listener_the_model_is_not_asked_to_stream(kb, script, litellm_module, monkeypatch):
+def test_without_a_listener_the_model_is_not_asked_to_stream(kb, script, monkeypatch):
+    from kgservice.llm import client
+
     seen: list[bool] = []
-    real = litellm_module.completion
-    monkeypatch.setattr(litellm_module, "completion", lambda *a, **kw: (seen.append(bool(kw.get("stream"))), real(*a, **kw))[1])
+    real = client.provider_completion
+    monkeypatch.setattr(client, "provider_completion",
+                        lambda *a, **kw: (seen.append(bool(kw.get("stream"))), real(*a, **kw))[1])
     script.override_task("answer", lambda payload: GROUNDED)
     units = kb.store.get_units(["s1"])
     grounded_answer(kb.store, kb.lexicon, LLM("kgoffline/scripted"), kb.caches, "What does smoking cause?", units, [])

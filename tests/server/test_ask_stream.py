@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from kgservice.llm import offline
-from kgservice.llm.client import ensure_litellm
 from tests.processes import serving_app
 from tests.server.conftest import auth
 
@@ -30,18 +29,17 @@ def served(app):
 @pytest.fixture
 def held_model(monkeypatch):
     """The offline provider streams the answer's first 15 tokens, then waits for ``go``."""
-    ensure_litellm()
     go = threading.Event()
     waited: list[bool] = []
-    real = offline.OfflineLLM.streaming
+    real = offline.streamed
 
-    def streaming(self, *args, **kwargs):
-        for i, chunk in enumerate(real(self, *args, **kwargs)):
+    def streamed(*args, **kwargs):
+        for i, chunk in enumerate(real(*args, **kwargs)):
             if i == 15:
                 waited.append(go.wait(60))
             yield chunk
 
-    monkeypatch.setattr(offline.OfflineLLM, "streaming", streaming)
+    monkeypatch.setattr(offline, "streamed", streamed)
     offline.SCRIPT.override_task("answer", lambda payload: GROUNDED)
     yield go, waited
     offline.SCRIPT.clear()
@@ -95,15 +93,14 @@ def test_answer_text_reaches_the_client_before_the_model_finishes(served, keys, 
 def test_json_reply_is_unchanged_and_does_not_stream(served, keys, monkeypatch):
     """REST without the SSE header: one JSON reply, the same fields as before; the model is not
     asked to stream (nobody would read the pieces)."""
-    ensure_litellm()
     streamed: list[bool] = []
-    real = offline.OfflineLLM.streaming
+    real = offline.streamed
 
-    def streaming(self, *args, **kwargs):
+    def counting(*args, **kwargs):
         streamed.append(True)
-        yield from real(self, *args, **kwargs)
+        yield from real(*args, **kwargs)
 
-    monkeypatch.setattr(offline.OfflineLLM, "streaming", streaming)
+    monkeypatch.setattr(offline, "streamed", counting)
     offline.SCRIPT.override_task("answer", lambda payload: GROUNDED)
     try:
         r = httpx.post(served + "/v1/ask", json=QUESTION,

@@ -9,7 +9,6 @@ import pytest
 from playwright.sync_api import expect
 
 from kgservice.llm import offline
-from kgservice.llm.client import ensure_litellm
 from tests.processes import serving_app
 from tests.web.conftest import shoot
 from tests.web.test_access import tab_to
@@ -45,7 +44,6 @@ def live(tmp_path_factory):
     from kgservice.service import KnowledgeBase
     from tests.server.conftest import make_settings
 
-    ensure_litellm()
     settings = make_settings(tmp_path_factory.mktemp("stream"))
     kb = KnowledgeBase(settings)
     kb.ingest_units(parse_units(CORPUS, kb.lexicon, doc="corpus.units"))
