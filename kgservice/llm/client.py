@@ -302,7 +302,8 @@ class LLM:
     ) -> M:
         """Ask the model for one JSON object valid for ``schema_model`` (and ``validate``,
         which raises ``ValueError`` with a readable message when the object is wrong).
-        With ``stream`` the reply is streamed to it as it arrives (litellm ``stream=True``);
+        With ``stream`` the reply is streamed to it as it arrives (``stream=True``: litellm's
+        streaming for a hosted model, the offline stand-in's own for ``kgoffline/*``);
         the object returned is still only the validated whole."""
         if purpose not in PURPOSES:
             raise InvalidArgument(f"unknown LLM purpose {purpose!r}; known: {', '.join(PURPOSES)}")
@@ -419,7 +420,8 @@ class LLM:
         """Read a streamed reply through, handing each piece of text to ``stream``; the whole
         reply as one response (the token counts from the last chunk that has them, else — a
         hosted model that sends none — litellm's ``stream_chunk_builder``, which counts them).
-        A stream that breaks off raises, and is retried as any provider error."""
+        A stream that breaks off raises the provider's error, retried as any other (the sink
+        then sees a new attempt begin); one that ends with no chunk at all is an error."""
         from kgservice.llm import offline
 
         stream.begin(0)  # numbered by _Numbered

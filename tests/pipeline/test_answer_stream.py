@@ -194,3 +194,36 @@ def test_ask_streams_through_the_pipeline(kb, script):
             streamed[d["sentence"]] = streamed.get(d["sentence"], "") + d["text"]
     assert [streamed[i] for i in sorted(streamed)] == [s["text"] for s in res.sentences]
     assert json.dumps(res.to_dict())  # the result is the usual, serialisable one
+
+
+def test_a_hosted_models_stream_goes_through_litellm(script):
+    """The real-model path: litellm's ``stream=True`` (its ``mock_response`` plays the provider,
+    no network), read chunk by chunk into the sink; the whole reply is what it validates."""
+    from pydantic import BaseModel
+
+    class Pair(BaseModel):
+        a: int
+        b: str
+
+    class Sink:
+        def __init__(self) -> None:
+            self.events: list[tuple] = []
+
+        def begin(self, attempt: int) -> None:
+            self.events.append(("begin", attempt))
+
+        def delta(self, text: str) -> None:
+            self.events.append(("delta", text))
+
+        def checked(self, problems: list[str]) -> None:
+            self.events.append(("checked", problems))
+
+    reply = '{"a": 1, "b": "two words here"}'
+    llm = LLM("openai/gpt-4o-mini", completion_kwargs={"mock_response": reply}, retry_wait=0.0)
+    sink = Sink()
+    out = llm.complete_json([{"role": "user", "content": "a pair"}], Pair, "extract", stream=sink)
+    assert (out.a, out.b) == (1, "two words here")
+    deltas = [e[1] for e in sink.events if e[0] == "delta"]
+    assert len(deltas) > 1 and "".join(deltas) == reply
+    assert sink.events[0] == ("begin", 1) and sink.events[-1] == ("checked", [])
+    assert llm.usage.of("extract").completion_tokens > 0
