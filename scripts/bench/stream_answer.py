@@ -17,7 +17,8 @@ key nodes, drill-down and answer all go to the model) through ``POST /v1/ask`` w
 * ``SSE answer`` — the client reads the checked ``answer`` event: the first text the page showed
   before streaming (it had only this event).
 
-Printed per question and as medians: SSE text − model text (what streaming adds to the model's
+Printed per question and as medians: model text − model first (the model's own pace over the
+JSON before the text), SSE text − model text (what streaming adds to the model's
 own first word), SSE text − model first (the issue's "first streamed token after the model's
 first token", which includes the model's JSON preamble at its own pace), SSE answer − model
 last (the check, caching and sources after the model is done), and SSE answer − SSE text (how
@@ -145,6 +146,7 @@ def run_delay(delay: float, questions: list[str], units: Path, replies: list) ->
                     m_text = first_text_piece(mine[0])
                     records.append({
                         "question": q, "delay": delay, "streamed": True, "tokens": len(mine[-1]), "attempts": len(mine),
+                        "model_text_minus_model_first_ms": None if m_text is None else (m_text - m_first) * 1e3,
                         "sse_text_minus_model_text_ms": None if m_text is None else (sse["answer_text"] - m_text) * 1e3,
                         "sse_text_minus_model_first_ms": (sse["answer_text"] - m_first) * 1e3,
                         "sse_answer_minus_model_last_ms": (sse["answer"] - m_last) * 1e3,
@@ -157,7 +159,7 @@ def run_delay(delay: float, questions: list[str], units: Path, replies: list) ->
     return records
 
 
-KEYS = ("sse_text_minus_model_text_ms", "sse_text_minus_model_first_ms", "sse_answer_minus_model_last_ms",
+KEYS = ("model_text_minus_model_first_ms", "sse_text_minus_model_text_ms", "sse_text_minus_model_first_ms", "sse_answer_minus_model_last_ms",
         "sse_answer_minus_sse_text_ms")
 
 
@@ -174,14 +176,14 @@ def main() -> None:
     load0 = os.getloadavg()[0]
     records = [r for d in delays for r in run_delay(d, questions, args.units, replies)]
     load1 = os.getloadavg()[0]
-    heads = ["s/token", "question", "tokens", "SSE text − model text", "SSE text − model first",
+    heads = ["s/token", "question", "tokens", "model text − model first", "SSE text − model text", "SSE text − model first",
              "SSE answer − model last", "SSE answer − SSE text"]
     rows = []
     for d in delays:
         mine = [r for r in records if r["delay"] == d]
         for r in mine:
             rows.append([f"{d:.3f}", r["question"][:44]] + ([r["tokens"]] + [r[k] for k in KEYS] if r["streamed"]
-                                                   else ["not streamed (not found or cached)"] + [""] * 4))
+                                                   else ["not streamed (not found or cached)"] + [""] * len(KEYS)))
         done = [r for r in mine if r["streamed"]]
         if done:
             rows.append([f"{d:.3f}", "median", statistics.median(r["tokens"] for r in done)]
