@@ -697,16 +697,20 @@ class KnowledgeBase:
 
     # -- reads -------------------------------------------------------------------
     def ask(self, question: str, params: AskParams | None = None, *, trace: bool = False, llm: LLM | None = None,
-            on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
+            on_round: Callable[[dict[str, Any]], None] | None = None,
+            on_stream: Callable[[str, dict[str, Any]], None] | None = None) -> AskResult:
         """Answer from the graph, citing unit ids, or say it is not in the graph (DESIGN §4).
 
         ``llm`` replaces the knowledge base's client for this call (a server gives each request
         its own, so its usage counts that request only); ``on_round`` gets each drill-down
-        round's record as soon as it is final."""
+        round's record as soon as it is final; ``on_stream(event, data)`` gets the answer's text
+        and citations while the model writes them, and the check's verdict
+        (:mod:`kgservice.answer.streaming`). The result is the checked answer either way."""
         from kgservice.pipeline.asking import ask
 
         self._after_warm_up()
-        return ask(self, question, trace=trace, params=params, llm=llm or self.llm, on_round=on_round)
+        return ask(self, question, trace=trace, params=params, llm=llm or self.llm, on_round=on_round,
+                   on_stream=on_stream)
 
     def unit(self, unit_id: str) -> UnitRecord | None:
         """One unit by id (a leading ``#`` is ignored) with the units that supersede it, or None."""

@@ -122,3 +122,26 @@ def ask(base: str, question: str, headers: dict[str, str]) -> dict:
     r = httpx.post(base + "/v1/ask", json={"question": question}, headers=headers, timeout=120)
     assert r.status_code == 200, r.text
     return r.json()
+
+
+@contextmanager
+def serving_app(app) -> Iterator[str]:
+    """``app`` under uvicorn on a free loopback port in this process (for tests that play the
+    model in-process: an override or a held stream), yielded once it listens: its base URL."""
+    import threading
+
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)

@@ -32,6 +32,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -266,7 +267,10 @@ def cite_chains(answer: Answer, chains: Sequence[Sequence[Unit]]) -> Answer:
 
 
 def grounded_answer(store: GraphStore, lexicon: Lexicon, llm: LLM, caches: Caches, question: str, units: Sequence[Unit],
-                    key_ids: Sequence[str]) -> Answer:
+                    key_ids: Sequence[str], on_stream: Callable[[str, dict[str, Any]], None] | None = None) -> Answer:
+    """The checked answer. With ``on_stream`` a model call streams its reply, and the callback
+    gets the events of :mod:`kgservice.answer.streaming` (text and citations as they arrive, the
+    check's verdict on each attempt) before this returns; a cached answer streams nothing."""
     if not units:
         return Answer(found=False, text=not_in_graph(question), rejected=[])
     messages = answer_messages(question, units)
@@ -283,7 +287,12 @@ def grounded_answer(store: GraphStore, lexicon: Lexicon, llm: LLM, caches: Cache
             raise ValueError("; ".join(problems))
 
     try:
-        out = llm.complete_json(messages, AnswerOut, "answer", validate=validate)
+        sink = None
+        if on_stream is not None:
+            from kgservice.answer.streaming import AnswerStream
+
+            sink = AnswerStream(on_stream, by_id)
+        out = llm.complete_json(messages, AnswerOut, "answer", validate=validate, stream=sink)
         if out.found:
             result = Answer(found=True, text=render(out), sentences=[s.model_dump() for s in out.sentences],
                             cited=sorted({c for s in out.sentences for c in s.cites}), short_answer=out.answer.strip())

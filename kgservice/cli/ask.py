@@ -70,6 +70,48 @@ def _print_rounds(rounds: list[dict[str, Any]]) -> None:
             _say(f"  note: {r['note']}")
 
 
+class _Draft:
+    """The answer as the model writes it, on a terminal only: shown dim under "writing, not yet
+    checked" and erased when the checked answer is printed (rich ``Live``, transient); a draft
+    the grounded check refuses is marked at once, and the checked answer says it replaced it."""
+
+    def __init__(self) -> None:
+        self.live: Any = None
+        self.attempt = 0
+        self.sentences: dict[int, str] = {}
+        self.refused: str | None = None
+
+    def __enter__(self) -> "_Draft":
+        from rich.live import Live
+
+        from kgservice.cli.common import out
+
+        self.live = Live(console=out, transient=True, auto_refresh=False)
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.live.__exit__(*exc)
+
+    def event(self, kind: str, d: dict[str, Any]) -> None:
+        from rich.text import Text
+
+        if kind == "answer_start":
+            self.attempt, self.sentences, self.refused = d["attempt"], {}, None
+        elif d.get("attempt") != self.attempt:
+            return
+        elif kind == "answer_text":
+            self.sentences[d["sentence"]] = self.sentences.get(d["sentence"], "") + d["text"]
+        elif kind == "answer_cite" and d["resolved"]:
+            self.sentences[d["sentence"]] = self.sentences.get(d["sentence"], "") + f" [{d['unit']}]"
+        elif kind == "answer_check":
+            self.refused = None if d["passed"] else ("; ".join(d["problems"][:2]) or "ungrounded")
+        head = ("refused by the grounding check: " + self.refused) if self.refused else "writing, not yet checked"
+        text = Text(f"({head})\n", style="yellow" if self.refused else "dim")
+        text.append(" ".join(self.sentences[i] for i in sorted(self.sentences)), style="dim strike" if self.refused else "dim")
+        self.live.update(text, refresh=True)
+
+
 def ask_command(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question, in any language the graph holds.")],
@@ -88,7 +130,8 @@ def ask_command(
                                                help="With --server: an API key with the reader role (none for a "
                                                     "server started with --no-auth).")] = None,
 ) -> None:
-    """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
+    """Answer a question from the graph, citing unit ids, or say it is not in the graph. On a
+    terminal the answer is shown as the model writes it, then replaced by the checked answer."""
     from kgservice.cli.common import knowledge_base, print_json, refuse_beside_server
 
     if server is not None:
@@ -101,12 +144,22 @@ def ask_command(
         from kgservice.pipeline.asking import AskParams
 
         params = AskParams(max_rounds=max_rounds, max_units=max_units, top_k=top_k, threshold=threshold)
-        res = kb.ask(question, params, trace=trace or as_json)
+        from kgservice.cli.common import out
+
+        draft = _Draft() if out.is_terminal and not as_json else None
+        if draft is None:
+            res = kb.ask(question, params, trace=trace or as_json)
+        else:
+            with draft:
+                res = kb.ask(question, params, trace=trace, on_stream=draft.event)
         if as_json:
             print_json(res.to_dict())
             return
         if trace:
             _print_trace(res)
+        if draft is not None and draft.refused:
+            _say(f"The streamed draft did not pass the grounding check ({draft.refused}); this is the checked answer:",
+                 style="yellow")
         _print_answer(res.to_dict())
 
 

@@ -14,6 +14,10 @@
   (:data:`PURPOSES`); at query time only ``key_nodes``, ``drilldown`` and ``answer`` exist
   (DESIGN §5, invariant 4), which the tests check by counting calls at the provider boundary
   (:func:`provider_completion`).
+* Given a :class:`StreamSink`, the reply is streamed (``stream=True``): the sink sees every
+  provider try begin, each piece of text as it arrives, and the verdict on the whole reply
+  (valid, or the problems sent back to the model), so a page can show the text at once and
+  still never keep a reply that failed the check.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -42,6 +46,20 @@ PURPOSES: dict[str, str] = {
 QUERY_PURPOSES = frozenset({"key_nodes", "drilldown", "answer"})
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class StreamSink(Protocol):
+    """Who watches a streamed reply (:meth:`LLM.complete_json` with ``stream=``)."""
+
+    def begin(self, attempt: int) -> None:
+        """A provider request starts (1, 2, ...: a retry or a repair request counts too);
+        what earlier attempts streamed is void."""
+
+    def delta(self, text: str) -> None:
+        """The next piece of the reply's text."""
+
+    def checked(self, problems: list[str]) -> None:
+        """The whole reply was parsed and validated: no problems = accepted."""
 
 
 class LLMError(ServiceError, RuntimeError):
@@ -202,6 +220,23 @@ REPAIR_PROMPT = (
 )
 
 
+class _Numbered:
+    """A sink whose ``begin`` numbers the provider requests of one ``complete_json`` call."""
+
+    def __init__(self, sink: StreamSink):
+        self.sink, self.n = sink, 0
+
+    def begin(self, attempt: int) -> None:
+        self.n += 1
+        self.sink.begin(self.n)
+
+    def delta(self, text: str) -> None:
+        self.sink.delta(text)
+
+    def checked(self, problems: list[str]) -> None:
+        self.sink.checked(problems)
+
+
 class LLM:
     """One configured model; keeps call and token counts per purpose for its lifetime."""
 
@@ -263,24 +298,34 @@ class LLM:
         purpose: str,
         *,
         validate: Callable[[M], None] | None = None,
+        stream: StreamSink | None = None,
     ) -> M:
         """Ask the model for one JSON object valid for ``schema_model`` (and ``validate``,
-        which raises ``ValueError`` with a readable message when the object is wrong)."""
+        which raises ``ValueError`` with a readable message when the object is wrong).
+        With ``stream`` the reply is streamed to it as it arrives (``stream=True``: litellm's
+        streaming for a hosted model, the offline stand-in's own for ``kgoffline/*``);
+        the object returned is still only the validated whole."""
         if purpose not in PURPOSES:
             raise InvalidArgument(f"unknown LLM purpose {purpose!r}; known: {', '.join(PURPOSES)}")
         conversation = [dict(m) for m in messages]
         problems: list[str] = []
+        if stream is not None:
+            stream = _Numbered(stream)
         for attempt in range(self.repair_attempts + 1):
             if attempt:
                 self.usage.of(purpose).repairs += 1
-            content = self._complete(conversation, schema_model, purpose)
+            content = self._complete(conversation, schema_model, purpose, stream)
             try:
                 obj = schema_model.model_validate_json(json_text(content))
                 if validate is not None:
                     validate(obj)
+                if stream is not None:
+                    stream.checked([])
                 return obj
             except (ValidationError, ValueError) as exc:
                 problems = _problems(exc)
+                if stream is not None:
+                    stream.checked(problems)
                 conversation = conversation + [
                     {"role": "assistant", "content": content},
                     {"role": "user", "content": REPAIR_PROMPT.format(problems="\n".join(f"- {p}" for p in problems))},
@@ -308,7 +353,8 @@ class LLM:
             pass
         return None
 
-    def _complete(self, messages: list[dict[str, str]], schema_model: type[BaseModel], purpose: str) -> str:
+    def _complete(self, messages: list[dict[str, str]], schema_model: type[BaseModel], purpose: str,
+                  stream: StreamSink | None = None) -> str:
         from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_none
 
         kwargs: dict[str, Any] = dict(
@@ -332,6 +378,9 @@ class LLM:
 
             offline.load_recordings(self.recordings)
         usage = self.usage.of(purpose)
+        if stream is not None:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}  # dropped (drop_params) where unsupported
 
         tries = 0
 
@@ -347,6 +396,8 @@ class LLM:
                         usage.calls += 1
                     tries += 1
                     resp = provider_completion(**kwargs)
+                    if stream is not None:
+                        resp = self._streamed(resp, messages, stream)
         except Exception as exc:
             usage.failures += 1
             if self.health is not None:
@@ -364,6 +415,31 @@ class LLM:
         if self.record_to is not None:
             self._record(messages, purpose, content)
         return content
+
+    def _streamed(self, chunks: Any, messages: list[dict[str, str]], stream: StreamSink) -> Any:
+        """Read a streamed reply through, handing each piece of text to ``stream``; the whole
+        reply as one response (the token counts from the last chunk that has them, else — a
+        hosted model that sends none — litellm's ``stream_chunk_builder``, which counts them).
+        A stream that breaks off raises the provider's error, retried as any other (the sink
+        then sees a new attempt begin); one that ends with no chunk at all is an error."""
+        from kgservice.llm import offline
+
+        stream.begin(0)  # numbered by _Numbered
+        seen, parts, usage = [], [], None
+        for chunk in chunks:
+            seen.append(chunk)
+            usage = getattr(chunk, "usage", None) or usage
+            choices = getattr(chunk, "choices", None) or []
+            piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+            if piece:
+                parts.append(piece)
+                stream.delta(piece)
+        if not seen:
+            raise ValueError("the provider's stream ended with no reply")
+        if usage is None and not self.is_offline:
+            usage = getattr(ensure_litellm().stream_chunk_builder(seen, messages=messages), "usage", None)
+        counts = offline.Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
+        return offline.Response(model=self.model, choices=[offline.Choice(offline.Message("".join(parts)))], usage=counts)
 
     def _record(self, messages: list[dict[str, str]], purpose: str, content: str) -> None:
         """Append (request hash, response) — never the request text, which may hold source sentences."""

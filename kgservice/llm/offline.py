@@ -33,6 +33,11 @@ Replies are decided, in this order:
      sentences, a coverage-rule drill-down judge, an answer that restates the selected
      units). It understands little; anything it cannot parse it leaves out.
 
+With ``stream=True`` the same reply comes token by token (:func:`pieces`), in chunks shaped as
+litellm streams them (``choices[0].delta.content``, ``usage`` on the last);
+``KG_OFFLINE_STREAM_DELAY`` (seconds, default 0) makes the stand-in wait before each token, to
+play a slowly streaming model in the streaming tests and benchmark.
+
 Token usage is counted with the cl100k tokenizer (tiktoken, reading the table litellm ships,
 so no download) and OpenAI's per-message overhead — the figures litellm's ``token_counter``
 gives — so the per-query token figures have the same unit as a hosted model's.
@@ -41,8 +46,11 @@ gives — so the per-query token figures have the same unit as a hosted model's.
 from __future__ import annotations
 
 import json
+import os
+import re
 import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -294,10 +302,11 @@ def _load_packaged() -> None:
                 SCRIPT.load(path)
 
 
-def completion(model: str, messages: list[dict[str, Any]], **_options: Any) -> Response:
-    """One request to ``kgoffline/<variant>``: the reply, or the :class:`ProviderError` a
-    recording or the variant decides. Options a hosted model takes (temperature, timeout,
-    response format...) change nothing here and are ignored."""
+def completion(model: str, messages: list[dict[str, Any]], stream: bool = False, **_options: Any) -> Any:
+    """One request to ``kgoffline/<variant>``: the reply (with ``stream``, an iterator of its
+    chunks: :func:`streamed`), or the :class:`ProviderError` a recording or the variant decides,
+    raised before any chunk. Options a hosted model takes (temperature, timeout, response
+    format...) change nothing here and are ignored."""
     variant = model.split("/", 1)[-1]
     full = f"{PROVIDER}/{variant}"
     if not model.startswith(f"{PROVIDER}/") or variant not in VARIANTS:
@@ -330,7 +339,87 @@ def completion(model: str, messages: list[dict[str, Any]], **_options: Any) -> R
             raise BadRequestError(f"recording has unknown error kind {kind!r}", full)
         raise error(f"{full}: scripted {kind} error", full)
     prompt_tokens, completion_tokens = _tokens(messages, reply)
+    if stream:
+        return streamed(full, reply, Usage(prompt_tokens, completion_tokens))
     return Response(model=full, choices=[Choice(Message(reply))], usage=Usage(prompt_tokens, completion_tokens))
+
+
+# --- streaming --------------------------------------------------------------------------------
+
+@dataclass
+class Delta:
+    content: str | None
+    role: str = "assistant"
+
+
+@dataclass
+class StreamChoice:
+    delta: Delta
+    index: int = 0
+    finish_reason: str | None = None
+
+
+@dataclass
+class Chunk:
+    """One piece of a streamed reply, shaped as litellm streams a hosted model's."""
+
+    model: str
+    choices: list[StreamChoice]
+    usage: Usage | None = None
+
+
+def streamed(model: str, reply: str, usage: Usage) -> Iterator[Chunk]:
+    """The reply token by token (:func:`pieces`), each after :func:`stream_delay` seconds, the
+    token counts on the last chunk (as a hosted model sends them with ``include_usage``)."""
+    delay = stream_delay()
+    parts = pieces(reply)
+    for i, part in enumerate(parts):
+        if delay:
+            time.sleep(delay)
+        last = i == len(parts) - 1
+        yield Chunk(model, [StreamChoice(Delta(part), finish_reason="stop" if last else None)], usage if last else None)
+
+
+_PIECE = re.compile(r"\s*(?:\w+|[^\w\s])", re.S)
+
+
+def pieces(reply: str) -> list[str]:
+    """The reply cut into the tokens a model would stream it in: the cl100k tokenizer
+    (:func:`tokenizer`), bytes held back until they form whole characters, so each piece is
+    text; word-sized pieces if the tokenizer cannot be had. Joined back they are the reply,
+    character for character."""
+    enc = tokenizer()
+    if enc is not None:
+        out: list[str] = []
+        held = b""
+        for t in enc.encode(reply, disallowed_special=()):
+            held += enc.decode_single_token_bytes(t)
+            try:
+                text = held.decode("utf-8")
+            except UnicodeDecodeError:
+                continue  # a character split across tokens: wait for the rest of it
+            out.append(text)
+            held = b""
+        if not held and "".join(out) == reply:
+            return out or [""]
+    out = _PIECE.findall(reply)
+    tail = reply[sum(map(len, out)):]  # trailing blanks
+    return out + [tail] if tail else (out or [""])
+
+
+def stream_delay() -> float:
+    """Seconds the offline stand-in waits before each streamed token (``KG_OFFLINE_STREAM_DELAY``,
+    default 0): a slow model, for the streaming tests and benchmark."""
+    raw = os.environ.get("KG_OFFLINE_STREAM_DELAY", "").strip()
+    if not raw:
+        return 0.0
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InvalidArgument(f"KG_OFFLINE_STREAM_DELAY must be a number of seconds, got {raw!r}") from None
+    if not 0 <= value <= 10:
+        raise InvalidArgument(f"KG_OFFLINE_STREAM_DELAY must be 0..10 seconds, got {raw!r}")
+    return value
 
 
 def _as_text(value: Any) -> Reply:

@@ -217,7 +217,8 @@ def ask_from_front(kb: Asking, question: str, trace: bool = False, *, params: As
 
 
 def ask(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
-        llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
+        llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None,
+        on_stream: Callable[[str, dict[str, Any]], None] | None = None) -> AskResult:
     """:func:`ask_with_llm`; when no model is configured and the default one has no recorded
     response, the retrieval-only answer (:mod:`kgservice.answer.retrieval_only`) instead.
 
@@ -237,7 +238,7 @@ def ask(kb: Asking, question: str, trace: bool = False, *, params: AskParams | N
     if unconfigured and names_not_in_graph(kb, question.strip()):
         return retrieval_only_ask(kb, question.strip())  # the same verdict, said as the no-model answer says it
     try:
-        return ask_with_llm(kb, question, trace, params=params, llm=llm, on_round=on_round)
+        return ask_with_llm(kb, question, trace, params=params, llm=llm, on_round=on_round, on_stream=on_stream)
     except LLMProviderError:
         if not unconfigured:
             raise
@@ -273,7 +274,8 @@ def _sources(kb: Asking, cited: list[str]) -> list[dict[str, Any]]:
 
 
 def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
-                 llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None) -> AskResult:
+                 llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None,
+                 on_stream: Callable[[str, dict[str, Any]], None] | None = None) -> AskResult:
     """Answer a question from the graph. ``trace`` adds the units' text to every round record.
 
     ``on_round`` is called with each drill-down round's record (the same dict that ends up in
@@ -349,8 +351,8 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
         relevant, stop, state, chains = dd.relevant, dd.stop_reason, dd.state, dd.chains
     else:
         stop = "no key node matched an entry node" if kq.nodes else "no key nodes in the question"
-    ans = cite_chains(grounded_answer(kb.store, kb.lexicon, llm, caches, question, relevant, state.key.node_ids),
-                      chains)
+    ans = cite_chains(grounded_answer(kb.store, kb.lexicon, llm, caches, question, relevant, state.key.node_ids,
+                                      on_stream=on_stream), chains)
     if not ans.found and not relevant:
         ans.text = not_in_graph(question)
     if not ans.found:

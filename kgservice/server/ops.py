@@ -38,14 +38,16 @@ if TYPE_CHECKING:
     from kgservice.service import KnowledgeBase
 
 
-def ask(kb: KnowledgeBase, body: AskIn, on_round: Any = None) -> tuple[AskOut, Any]:
+def ask(kb: KnowledgeBase, body: AskIn, on_round: Any = None, on_stream: Any = None) -> tuple[AskOut, Any]:
     """(reply, the pipeline's full result) — the caller may record metrics from the latter.
 
     Each request gets its own LLM client, so ``llm`` counts this request's calls only even
     when requests run concurrently; the cache hit/miss counts are deltas of the knowledge
     base's shared counters and may include a concurrent request's lookups. ``on_round`` gets
-    each drill-down round's record as soon as it is done (the SSE stream forwards them)."""
-    res = kb.ask(body.question, ask_params(body), trace=body.trace, llm=kb.new_llm(), on_round=on_round)
+    each drill-down round's record as soon as it is done and ``on_stream`` the answer's streamed
+    text, citations and check verdicts (the SSE stream forwards both)."""
+    res = kb.ask(body.question, ask_params(body), trace=body.trace, llm=kb.new_llm(), on_round=on_round,
+                 on_stream=on_stream)
     return ask_out(res, body), res
 
 

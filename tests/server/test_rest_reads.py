@@ -160,10 +160,10 @@ def test_sse_ask_sends_each_round_while_the_pipeline_still_runs(client, keys, mo
     seen = threading.Event()
     real = ops.ask
 
-    def slow_ask(kb, body, on_round=None):
+    def slow_ask(kb, body, on_round=None, on_stream=None):
         on_round({"round": 1, "mode": "directed", "new_units": ["s1"]})
         assert seen.wait(300), "the round event was not delivered while the pipeline ran"  # bounds a hang only
-        return real(kb, body)
+        return real(kb, body, on_stream=on_stream)
 
     monkeypatch.setattr(query.ops, "ask", slow_ask)
     h = {**auth(keys["reader"]), "Accept": "text/event-stream"}

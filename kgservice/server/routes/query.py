@@ -23,11 +23,16 @@ router = APIRouter(prefix="/v1", tags=["query"])
 @router.post("/ask", response_model=AskOut, dependencies=[Depends(READER)],
              responses={200: {"content": {"text/event-stream": {}},
                               "description": "JSON, or with `Accept: text/event-stream` the events `started`, "
-                                             "`round` (one per drill-down round, as it finishes), `answer` and `done`"}})
+                                             "`round` (one per drill-down round, as it finishes), while the model "
+                                             "writes the answer `answer_start`, `answer_text`, `answer_cite` and "
+                                             "`answer_check`, then `answer` (the checked answer) and `done`"}})
 async def ask(body: AskIn, request: Request):
     """Answer from the graph, citing unit ids, or "not in the graph". With `Accept: text/event-stream`
     the reply is a stream: `started`, one `round` per drill-down round as soon as that round is
-    done (while the next one runs), `answer`, `done`.
+    done (while the next one runs); when the model writes the answer, its text and citations as
+    they arrive (`answer_start`, `answer_text`, `answer_cite`) and the grounded check's verdict
+    on the whole of it (`answer_check`); then `answer` (the checked answer, the JSON reply's
+    fields: it replaces whatever was streamed) and `done`.
 
     A question answered before at the same store version with no LLM call is served from the
     in-memory front on the event loop (no worker thread); anything else runs in a worker thread."""
@@ -36,8 +41,8 @@ async def ask(body: AskIn, request: Request):
     if cached is not None:
         sc.metrics.record_ask(cached[1])
 
-    def run(on_round=None) -> tuple[AskOut, object]:
-        out, res = ops.ask(sc.kb, body, on_round=on_round)
+    def run(on_round=None, on_stream=None) -> tuple[AskOut, object]:
+        out, res = ops.ask(sc.kb, body, on_round=on_round, on_stream=on_stream)
         sc.metrics.record_ask(res)
         return out, res
 
@@ -58,7 +63,10 @@ async def ask(body: AskIn, request: Request):
             def on_round(d: dict) -> None:  # in the worker thread, as each round finishes
                 loop.call_soon_threadsafe(events.put_nowait, ("round", d))
 
-            task = asyncio.ensure_future(anyio.to_thread.run_sync(run, on_round))
+            def on_stream(kind: str, d: dict) -> None:  # in the worker thread, as the model writes
+                loop.call_soon_threadsafe(events.put_nowait, (kind, d))
+
+            task = asyncio.ensure_future(anyio.to_thread.run_sync(run, on_round, on_stream))
             task.add_done_callback(lambda t: events.put_nowait(("end", None)))
             try:
                 i = 0
@@ -66,8 +74,11 @@ async def ask(body: AskIn, request: Request):
                     kind, d = await events.get()
                     if kind == "end":
                         break
-                    i += 1
-                    yield sse("round", d, id=str(i))
+                    if kind == "round":
+                        i += 1
+                        yield sse("round", d, id=str(i))
+                    else:
+                        yield sse(kind, d)
                 out, res = task.result()
             except Exception as exc:  # the status line is sent: report the failure as an event
                 from kgservice.server.errors import status_of

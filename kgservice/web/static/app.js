@@ -131,7 +131,61 @@
       b.addEventListener("click", () => showUnit(id)); li.append(b); ol.append(li);
     });
   }
+  // The answer as the model writes it (answer_start / answer_text / answer_cite / answer_check
+  // events): a draft marked "not yet checked", its citations linked as soon as each id is whole.
+  // The checked answer (the `answer` event) always replaces it; a draft the grounded check
+  // refused is marked so at once, and the checked answer says that it replaced it.
+  const draft = { el: null, attempt: 0, refused: null };
+  function draftSentence(i) {
+    let s = draft.el.querySelector('[data-sentence="' + i + '"]');
+    if (!s) {
+      s = el("span", null, { class: "draft-sentence", "data-sentence": String(i) });
+      s.append(el("span", null, { class: "draft-text" }), el("span", null, { class: "draft-cites" }));
+      draft.el.querySelector(".draft-body").append(i ? " " : "", s);
+    }
+    return s;
+  }
+  function onDraft(ev, d) {
+    const box = $("answer");
+    if (ev === "answer_start") {
+      const again = draft.refused !== null;
+      draft.attempt = d.attempt;
+      draft.el = el("div", null, { class: "answer-draft", "data-attempt": String(d.attempt) });
+      draft.el.append(el("p", again ? "The previous draft did not pass the grounding check (" + draft.refused + "); the model is writing another, not yet checked:"
+                                    : "The model is writing the answer (not yet checked against the cited facts):", { class: "note draft-state" }),
+                      el("p", null, { class: "draft-body" }));
+      box.setAttribute("aria-busy", "true"); box.replaceChildren(draft.el);
+      return;
+    }
+    if (!draft.el || d.attempt !== draft.attempt) return;
+    if (ev === "answer_text") {
+      const t = draftSentence(d.sentence).querySelector(".draft-text");
+      t.textContent = t.textContent + d.text;
+    } else if (ev === "answer_cite") {
+      const c = draftSentence(d.sentence).querySelector(".draft-cites");
+      if (d.resolved) {
+        const b = el("button", "[" + d.number + "]", { type: "button", class: "cite-ref draft-cite", "data-unit": d.unit,
+                                                       "aria-label": "citation " + d.number, title: d.text || d.unit });
+        b.addEventListener("click", () => showUnit(d.unit)); c.append(" ", b);
+      } else c.append(" ", el("span", "[" + d.unit + "?]", { class: "cite-unknown", title: "not among the facts found for this question" }));
+    } else if (ev === "answer_check") {
+      const state = draft.el.querySelector(".draft-state");
+      if (d.passed) { draft.refused = null; state.textContent = "Checked: every sentence is grounded in the facts it cites."; draft.el.classList.add("checked"); }
+      else {
+        draft.refused = (d.problems || []).slice(0, 2).join("; ") || "ungrounded";
+        state.textContent = "This draft did not pass the grounding check and will not be kept: " + draft.refused;
+        draft.el.classList.add("refused");
+      }
+    }
+  }
+  function finalAnswer(d) {
+    const refused = draft.el !== null && draft.refused !== null;
+    showAnswer(d);
+    if (refused) $("answer").prepend(el("p", "The streamed draft did not pass the grounding check (" + draft.refused + "), so it was replaced by this checked answer.", { class: "note stream-replaced", role: "status" }));
+    $("answer").setAttribute("aria-busy", "false");
+  }
   async function ask(question) {
+    draft.el = null; draft.attempt = 0; draft.refused = null;
     $("rounds").replaceChildren(); $("answer").replaceChildren(el("p", "Asking…")); $("citations").replaceChildren();
     const r = await fetch("/ui/v1/ask", { method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "Accept": "text/event-stream", "X-CSRF-Token": csrf },
@@ -151,9 +205,14 @@
         }
         const d = data ? JSON.parse(data) : {};
         if (ev === "round") { const li = el("li", "Round " + d.round + "…", { class: "round" }); $("rounds").append(li); roundText(d).then((t) => { li.textContent = t; }); }
-        else if (ev === "answer") showAnswer(d);
-        else if (ev === "error") $("answer").replaceChildren(el("p", "Error: " + d.detail, { class: "error" }));
+        else if (ev.startsWith("answer_")) onDraft(ev, d);
+        else if (ev === "answer") finalAnswer(d);
+        else if (ev === "error") { $("answer").replaceChildren(el("p", "Error: " + d.detail, { class: "error" })); $("answer").setAttribute("aria-busy", "false"); }
       }
+    }
+    if ($("answer").getAttribute("aria-busy") === "true") {  // the stream ended before the checked answer
+      $("answer").replaceChildren(el("p", "The connection ended before the answer was checked; the unchecked draft is not shown. Ask again.", { class: "error" }));
+      $("answer").setAttribute("aria-busy", "false");
     }
   }
   if ($("ask-form")) $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); ask($("question").value).catch((err) => $("answer").replaceChildren(el("p", "Error: " + err.message, { class: "error" }))); });

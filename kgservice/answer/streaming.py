@@ -1,0 +1,224 @@
+"""The answer as the model writes it: its sentences' text and citations, read from the JSON
+reply while it streams, for a page to show before the whole reply is in and checked.
+
+The model answers with one JSON object (``{"found": true, "sentences": [{"text": "...",
+"cites": ["u1"]}]}``, :mod:`kgservice.answer.grounded`), so the text it streams is pieces of
+JSON, cut anywhere (inside a word, an escape, a unit id). :func:`parse_prefix` reads the
+object a prefix of that text starts, as far as it goes; :class:`AnswerStream` turns what is
+new since the last piece into events:
+
+* ``answer_start`` ``{attempt}`` — a model request begins; text an earlier attempt streamed
+  is void (the check refused it, or the provider failed and was asked again);
+* ``answer_text`` ``{attempt, sentence, text}`` — more characters of sentence ``sentence``
+  (0-based), to append to what came before;
+* ``answer_cite`` ``{attempt, sentence, unit, resolved, number, text}`` — a citation whose id
+  is complete (its closing quote arrived), mapped to the hit unit it names (``resolved``,
+  ``number``: its place among this attempt's distinct resolved citations, ``text``: the
+  unit's notation), or ``resolved: false`` when the id is among no hit unit;
+* ``answer_check`` ``{attempt, passed, problems}`` — the verdict of the grounded check on the
+  whole reply (:func:`kgservice.answer.grounded.validate_answer`). Nothing streamed is an
+  answer until it passed; the final answer comes after, in the reply's usual shape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kgservice.model import Unit
+
+Emit = Callable[[str, dict[str, Any]], None]
+
+
+class Open(str):
+    """A JSON string cut off by the end of the text so far (its closing quote not yet there)."""
+
+
+_NOTHING = object()
+_PLAIN = re.compile(r'[^"\\]*')
+_SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+_WS = " \t\r\n"
+
+
+def parse_prefix(text: str) -> Any:
+    """The JSON value ``text`` (a prefix of a JSON text) begins, with what is complete so far:
+    an object or array that is not closed holds the members read so far; a string cut off is
+    an :class:`Open` holding its characters so far (never half an escape); a member whose key
+    or value has not begun is left out, as is a number or literal that may go on. Returns
+    None when no value has begun. Raises ``ValueError`` where the text is not JSON."""
+    value, _, _ = _value(text, 0)
+    return None if value is _NOTHING else value
+
+
+def _skip(s: str, i: int) -> int:
+    while i < len(s) and s[i] in _WS:
+        i += 1
+    return i
+
+
+def _value(s: str, i: int) -> tuple[Any, int, bool]:
+    """(value or _NOTHING, index after it, complete?)."""
+    i = _skip(s, i)
+    if i >= len(s):
+        return _NOTHING, i, False
+    c = s[i]
+    if c == "{":
+        return _object(s, i + 1)
+    if c == "[":
+        return _array(s, i + 1)
+    if c == '"':
+        return _string(s, i)
+    m = _SCALAR.match(s, i)
+    if m is None:
+        if any(w.startswith(s[i:i + 5]) for w in ("true", "false", "null")) or s[i:] in ("-",):
+            return _NOTHING, len(s), False  # a literal or number cut off at its start
+        raise ValueError(f"not JSON at character {i}: {s[i:i + 12]!r}")
+    if m.end() == len(s):
+        return _NOTHING, len(s), False  # "12" may become "123", "tru" "true"
+    return json.loads(m.group()), m.end(), True
+
+
+def _object(s: str, i: int) -> tuple[dict[str, Any], int, bool]:
+    out: dict[str, Any] = {}
+    while True:
+        i = _skip(s, i)
+        if i >= len(s):
+            return out, i, False
+        if s[i] == "}":
+            return out, i + 1, True
+        if s[i] == ",":
+            i += 1
+            continue
+        if s[i] != '"':
+            raise ValueError(f"not JSON at character {i}: expected a key, got {s[i:i + 12]!r}")
+        key, i, done = _string(s, i)
+        if not done:
+            return out, i, False
+        i = _skip(s, i)
+        if i >= len(s):
+            return out, i, False
+        if s[i] != ":":
+            raise ValueError(f"not JSON at character {i}: expected ':', got {s[i:i + 12]!r}")
+        value, i, done = _value(s, i + 1)
+        if value is not _NOTHING:
+            out[key] = value
+        if not done:
+            return out, i, False
+
+
+def _array(s: str, i: int) -> tuple[list[Any], int, bool]:
+    out: list[Any] = []
+    while True:
+        i = _skip(s, i)
+        if i >= len(s):
+            return out, i, False
+        if s[i] == "]":
+            return out, i + 1, True
+        if s[i] == ",":
+            i += 1
+            continue
+        value, i, done = _value(s, i)
+        if value is not _NOTHING:
+            out.append(value)
+        if not done:
+            return out, i, False
+
+
+def _string(s: str, i: int) -> tuple[str, int, bool]:
+    """The string opening at ``s[i]`` (a quote): (text, index after it, closed?)."""
+    parts: list[str] = []
+    j = i + 1
+    while j < len(s):
+        m = _PLAIN.match(s, j)
+        assert m is not None
+        parts.append(m.group())
+        j = m.end()
+        if j >= len(s):
+            break
+        if s[j] == '"':
+            return "".join(parts), j + 1, True
+        # an escape: taken only once whole (a \uD83D\uDE00 pair needs both halves)
+        if j + 1 >= len(s):
+            break
+        if s[j + 1] != "u":
+            n = 2
+        elif j + 6 > len(s):
+            break
+        elif 0xD800 <= int(s[j + 2:j + 6], 16) < 0xDC00:
+            n = 12
+            if j + 12 > len(s):
+                break
+        else:
+            n = 6
+        parts.append(json.loads('"' + s[j:j + n] + '"'))
+        j += n
+    return Open("".join(parts)), len(s), False
+
+
+class AnswerStream:
+    """Turns the pieces of a streamed answer reply into the events of the module doc (a
+    :class:`kgservice.llm.StreamSink`). ``units`` are the hit units the answer may cite;
+    ``emit(event, data)`` is called in the thread the model is read in."""
+
+    def __init__(self, emit: Emit, units: Mapping[str, Unit]):
+        self.emit = emit
+        self.units = units
+        self.attempt = 0
+        self.raw = ""
+        self.shown: list[list[int]] = []  # per sentence: [characters of text sent, citations sent]
+        self.numbers: dict[str, int] = {}
+        self.readable = True
+
+    def begin(self, attempt: int) -> None:
+        self.attempt, self.raw, self.shown, self.numbers, self.readable = attempt, "", [], {}, True
+        self.emit("answer_start", {"attempt": attempt})
+
+    def delta(self, text: str) -> None:
+        self.raw += text
+        if self.readable:
+            self._update()
+
+    def checked(self, problems: list[str]) -> None:
+        self.emit("answer_check", {"attempt": self.attempt, "passed": not problems, "problems": list(problems)})
+
+    def _update(self) -> None:
+        start = self.raw.find("{")  # prose or a code fence before the object is skipped, as json_text does
+        if start < 0:
+            return
+        try:
+            obj = parse_prefix(self.raw[start:])
+        except ValueError:
+            self.readable = False  # not JSON: nothing more to show; the check will say what is wrong
+            return
+        sentences = obj.get("sentences") if isinstance(obj, dict) else None
+        if not isinstance(sentences, list):
+            return
+        for i, s in enumerate(sentences):
+            if not isinstance(s, dict):
+                continue
+            while len(self.shown) <= i:
+                self.shown.append([0, 0])
+            sent = self.shown[i]
+            text = s.get("text")
+            if isinstance(text, str) and len(text) > sent[0]:
+                self.emit("answer_text", {"attempt": self.attempt, "sentence": i, "text": text[sent[0]:]})
+                sent[0] = len(text)
+            cites = s.get("cites")
+            done = [c for c in cites if isinstance(c, str) and not isinstance(c, Open)] if isinstance(cites, list) else []
+            for uid in done[sent[1]:]:
+                self.emit("answer_cite", self._cite(i, uid))
+            sent[1] = max(sent[1], len(done))
+
+    def _cite(self, sentence: int, uid: str) -> dict[str, Any]:
+        from kgservice.notation.serializer import format_unit
+
+        unit = self.units.get(uid)
+        if unit is None:
+            return {"attempt": self.attempt, "sentence": sentence, "unit": uid, "resolved": False, "number": None,
+                    "text": None}
+        number = self.numbers.setdefault(uid, len(self.numbers) + 1)
+        return {"attempt": self.attempt, "sentence": sentence, "unit": uid, "resolved": True, "number": number,
+                "text": format_unit(unit, with_id=False)}
