@@ -146,3 +146,23 @@ def _manager_class() -> type:
             return set(self._own.get_bookmarks())
 
     return ProcessBookmarks
+
+
+def written() -> str | None:
+    """The token of the writes made so far in the current capture (None: none, or no capture)."""
+    got = _captured.get()
+    return None if got is None else got.bookmark
+
+
+def pass_on(token: str | None) -> None:
+    """Add a token read from the store (a job's result) to the current capture: a reply that
+    shows a job done carries the bookmark of the job's writes."""
+    got = _captured.get()
+    if got is None or not token:
+        return
+    try:
+        values = parse(token)
+    except InvalidArgument:
+        return
+    with got.lock:
+        got.parts[0] = values
