@@ -141,10 +141,6 @@ def _manager_class() -> type:
             extra = _after.get()
             return {*own, *extra} if extra else own
 
-        def own(self) -> set[str]:
-            """The process's chain (what its next query waits for, besides a request's)."""
-            return set(self._own.get_bookmarks())
-
     return ProcessBookmarks
 
 
