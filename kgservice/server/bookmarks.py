@@ -4,7 +4,7 @@ server of the deployment), and a reply whose request wrote carries the bookmark 
 in the same header (202 job replies also in their ``bookmark`` field).
 
 It sits outside the key check, so a key created on one server and presented with the create
-reply's bookmark on another is found there too. A malformed token is a 400 before anything
+reply's bookmark on another is found there too. A malformed token is a 422 before anything
 reads the store; the embedded store (one process) ignores tokens and returns none.
 """
 
@@ -30,15 +30,23 @@ class ReadYourWrites:
         try:
             wait_for = causal.parse(_header(scope, HEADER))
         except InvalidArgument as exc:
-            await send_json(send, 400, str(exc))
+            await send_json(send, 422, str(exc))
             return
 
+        started = False
         with causal.reading_after(wait_for), causal.capturing() as got:
             async def with_bookmark(message: dict) -> None:
+                nonlocal started
                 if message["type"] == "http.response.start":
+                    started = True
                     token = got.bookmark
                     if token:
                         message = {**message, "headers": [*message.get("headers", ()), (HEADER, token.encode())]}
                 await send(message)
 
-            await self.app(scope, receive, with_bookmark)
+            try:
+                await self.app(scope, receive, with_bookmark)
+            except InvalidArgument as exc:  # the database refused the token, in a layer before the routes
+                if started:
+                    raise
+                await send_json(send, 422, str(exc))

@@ -199,7 +199,7 @@ def test_without_the_chain_an_index_is_stamped_newer_than_its_data_and_kept(depl
 
 def test_the_embedded_store_needs_no_bookmark_and_refuses_a_malformed_one(app, keys):
     """One process owns the embedded store: a write returns no bookmark (null, no header), a
-    well-formed token is accepted and ignored, a malformed one is a 400 naming the header."""
+    well-formed token is accepted and ignored, a malformed one is a 422 naming the header."""
     h = {"Authorization": f"Bearer {keys['writer']}"}
     with TestClient(app, base_url="http://127.0.0.1") as c:
         r = c.post("/v1/ingest", json={"units": "#s9 {smoking} [causes] {death}\n"}, headers=h)
@@ -207,4 +207,4 @@ def test_the_embedded_store_needs_no_bookmark_and_refuses_a_malformed_one(app, k
         job = r.json()["job_id"]
         assert c.get(f"/v1/jobs/{job}", headers={**h, HEADER: "FB:kcwQ/KXUufrcSxO8nCtv+Bm4DgWQ"}).status_code == 200
         bad = c.get(f"/v1/jobs/{job}", headers={**h, HEADER: "two words"})
-        assert bad.status_code == 400 and HEADER in bad.json()["detail"], bad.text
+        assert bad.status_code == 422 and HEADER in bad.json()["detail"], bad.text
