@@ -173,7 +173,8 @@ class LaggingNeo4j(Neo4jStore):
         return super().write(name, **params)
 
     def ingest(self, units: Any, progress: Any = None) -> Any:
-        self._creating.units = {u.id for u in units}  # the ones that turn out stored before are not hidden:
+        # the batch's ids not stored yet (read on the leader): its transaction creates them (a
+        # duplicate merged away is not stored, so hiding its id hides nothing)
         existed = {r["id"] for r in Neo4jStore.read(self, "get_units", ids=[u.id for u in units])}
-        self._creating.units -= existed  # they exist at every position
+        self._creating.units = {u.id for u in units} - existed
         return super().ingest(units, progress)
