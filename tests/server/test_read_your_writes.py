@@ -82,8 +82,8 @@ def servers(d: Deployment, **flags: bool) -> tuple[TestClient, TestClient, Knowl
     for k in (a, b, w):
         k.store.replication = d.rep
     d.rep.start_version = int(neo4j_version(a))
-    return (TestClient(create_app(a.settings, ServeOptions(kb=a)), base_url="http://127.0.0.1"),
-            TestClient(create_app(b.settings, ServeOptions(kb=b)), base_url="http://127.0.0.1"), w, key)
+    a.app, b.app = create_app(a.settings, ServeOptions(kb=a)), create_app(b.settings, ServeOptions(kb=b))
+    return (TestClient(a.app, base_url="http://127.0.0.1"), TestClient(b.app, base_url="http://127.0.0.1"), w, key)
 
 
 def neo4j_version(kb: KnowledgeBase) -> int:
@@ -208,3 +208,71 @@ def test_the_embedded_store_needs_no_bookmark_and_refuses_a_malformed_one(app, k
         assert c.get(f"/v1/jobs/{job}", headers={**h, HEADER: "FB:kcwQ/KXUufrcSxO8nCtv+Bm4DgWQ"}).status_code == 200
         bad = c.get(f"/v1/jobs/{job}", headers={**h, HEADER: "two words"})
         assert bad.status_code == 422 and HEADER in bad.json()["detail"], bad.text
+
+
+class Serving:
+    """An app under uvicorn on a free loopback port, in a thread of this process (its store is a
+    lagging one, which a `kg serve` subprocess could not be given)."""
+
+    def __init__(self, app):
+        import socket
+        import threading
+
+        import uvicorn
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "Serving":
+        import time
+
+        self.thread.start()
+        end = time.monotonic() + 120  # only bounds a hang
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < end, "uvicorn did not start"
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(60)
+
+
+def remote_ingest_behind_a_balancer(d: Deployment, tmp_path: Path, **flags: bool):
+    """`kg ingest --server` through a round-robin balancer over two servers: the submission goes to
+    A, the polls alternate B, A, ...; a worker thread runs the job."""
+    import threading
+
+    from kgservice.cli.remote import ingest_remote
+    from tests.cluster_proxy import RoundRobin
+
+    a, b, w, key = servers(d, **flags)
+    worker = Worker(w)
+    runs = threading.Thread(target=worker.run_forever, kwargs={"poll_s": 0.1, "max_jobs": 1}, daemon=True)
+    f = tmp_path / "death.units"
+    f.write_text("#s9 {smoking} [causes] {death}\n", "utf-8")
+    try:
+        with Serving(a.app) as sa, Serving(b.app) as sb, \
+                RoundRobin([("127.0.0.1", sa.port), ("127.0.0.1", sb.port)], source="127.0.0.1") as lb:
+            runs.start()
+            return ingest_remote(lb.url, key, [f], timeout=120)
+    finally:
+        worker.stop.set()
+        runs.join(60)
+
+
+@pytest.mark.neo4j
+def test_kg_ingest_server_behind_a_balancer_follows_its_job_on_every_server(deployment, tmp_path):
+    (done,) = remote_ingest_behind_a_balancer(deployment, tmp_path)
+    assert done.job["status"] == "done" and done.job["result"]["units_added"] == 1, done.job
+
+
+@pytest.mark.neo4j
+def test_kg_ingest_server_without_bookmarks_loses_its_job_on_the_next_server(deployment, tmp_path):
+    from kgservice.cli.remote import RemoteRefused
+
+    with pytest.raises(RemoteRefused, match="404"):
+        remote_ingest_behind_a_balancer(deployment, tmp_path, honour_bookmarks=False)
