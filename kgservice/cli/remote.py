@@ -41,6 +41,7 @@ class Submitted:
     path: Path
     job_id: str
     job: dict[str, Any] | None = None
+    bookmark: str | None = None  # the 202's X-KG-Bookmark: the polls wait for it on any server
 
 
 def _payloads(paths: Sequence[Path], mode: str | None) -> list[tuple[Path, dict[str, Any]]]:
@@ -161,13 +162,16 @@ def ingest_remote(server: str, key: str | None, paths: Sequence[Path], mode: str
             for path, payload in items:
                 idem = "kg-ingest-" + hashlib.sha256(repr(sorted(payload.items())).encode("utf-8")).hexdigest()[:32]
                 r = http.post("/v1/ingest", json=payload, headers={"Idempotency-Key": idem})
-                done.append(Submitted(path, _check(r, f"{path}", base)["job_id"]))
+                accepted = _check(r, f"{path}", base)
+                done.append(Submitted(path, accepted["job_id"], bookmark=accepted.get("bookmark")))
             if not wait:
                 return done
             deadline = time.monotonic() + timeout
             for s in done:
                 while True:
-                    s.job = _check(http.get(f"/v1/jobs/{s.job_id}"), f"the status of job {s.job_id}", base)
+                    wait_for = {"X-KG-Bookmark": s.bookmark} if s.bookmark else {}  # behind a balancer: no 404
+                    s.job = _check(http.get(f"/v1/jobs/{s.job_id}", headers=wait_for),
+                                   f"the status of job {s.job_id}", base)
                     if s.job["status"] in DONE:
                         break
                     if time.monotonic() > deadline:

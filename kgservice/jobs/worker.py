@@ -26,6 +26,7 @@ from kgservice.jobs.model import Job
 from kgservice.jobs.queue import JobQueue
 from kgservice.jobs.run import run_job
 from kgservice.outage import is_outage, transient
+from kgservice.stores import causal
 
 if TYPE_CHECKING:
     from kgservice.parts import Working
@@ -83,7 +84,11 @@ class Worker:
         beater = threading.Thread(target=beat, name=f"kg-lease-{job.id[:8]}", daemon=True)
         beater.start()
         try:
-            result = self._work_retrying(job)
+            with causal.capturing() as wrote:
+                result = self._work_retrying(job)
+            if wrote.bookmark is not None and isinstance(result, dict):
+                # a reader presents it (X-KG-Bookmark) to see what the job stored, on any server
+                result = {**result, "bookmark": wrote.bookmark}
         except Exception as exc:
             done.set()
             error = f"{type(exc).__name__}: {exc}"

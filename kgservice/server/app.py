@@ -135,6 +135,9 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
 
     app.add_middleware(WebGate, keys=sc.keys, settings=settings, ctx=sc, limiter=limiter, failures=failures)
     app.add_middleware(Outage)  # outside the key check: a key read from a store that is down is a 503 too
+    from kgservice.server.bookmarks import ReadYourWrites
+
+    app.add_middleware(ReadYourWrites)  # X-KG-Bookmark: the key check waits for a bookmark too
     app.add_middleware(BodyLimit, max_bytes=settings.max_body)
     app.add_middleware(HostCheck, allowed=hosts)
     app.add_middleware(MetricsMiddleware, metrics=sc.metrics)

@@ -254,6 +254,9 @@ class JobAccepted(BaseModel):
     status: str
     status_url: str
     events_url: str
+    bookmark: str | None = Field(default=None, description=(
+        "the bookmark of the job's submission (also the X-KG-Bookmark header): send it back as X-KG-Bookmark "
+        "and a read on any server of the deployment finds the job; None where the store needs none"))
 
 
 class SaveResultIn(Strict):

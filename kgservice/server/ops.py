@@ -232,8 +232,10 @@ def validate_ingest(kb: KnowledgeBase, body: IngestIn, who: Principal, named: bo
 
 
 def job_accepted(job: Any) -> JobAccepted:
+    from kgservice.stores import causal
+
     return JobAccepted(job_id=job.id, status=job.status, status_url=f"/v1/jobs/{job.id}",
-                       events_url=f"/v1/jobs/{job.id}/events")
+                       events_url=f"/v1/jobs/{job.id}/events", bookmark=causal.written())
 
 
 def submit_replace(kb: KnowledgeBase, doc_id: str, text: str, who: Principal, *, mode: str | None = None,

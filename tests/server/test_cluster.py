@@ -228,9 +228,13 @@ def test_a_job_submitted_on_one_server_is_read_on_another_and_every_cache_follow
                    headers={**h, "Idempotency-Key": "cluster-1"})
         assert r.status_code == 202, r.text
         job_id, rid = r.json()["job_id"], r.headers["x-request-id"]
+        token = r.headers["x-kg-bookmark"]  # the database's own bookmark of the submission
+        assert token == r.json()["bookmark"] and token.startswith("FB:"), r.text
         submitted_on = cluster.proxy.served[-1]
-        read = c.get(cluster.proxy.url + f"/v1/jobs/{job_id}", headers=h)  # the next server, at once
+        read = c.get(cluster.proxy.url + f"/v1/jobs/{job_id}", headers={**h, "X-KG-Bookmark": token})  # the next server
         assert read.status_code == 200 and cluster.proxy.served[-1] != submitted_on, read.text
+        refused = c.get(cluster.proxy.url + f"/v1/jobs/{job_id}", headers={**h, "X-KG-Bookmark": "FB:garbage"})
+        assert refused.status_code == 422 and "X-KG-Bookmark" in refused.json()["detail"], refused.text
         assert rid.startswith("lb-")  # the balancer's request id, kept by the server
         events = c.get(cluster.proxy.url + f"/v1/jobs/{job_id}/events", headers=h).text
         assert f"(request {rid})" in events
@@ -245,11 +249,15 @@ def test_a_job_submitted_on_one_server_is_read_on_another_and_every_cache_follow
 
         job = wait_until("the job to end", finished)
     assert job["status"] == "done", job
+    assert job["result"]["bookmark"].startswith("FB:")  # the worker's writes, for the next read anywhere
     assert int(job["owner"].split(":")[1]) in {w.pid for w in cluster.workers}
     for base in cluster.bases:  # every server's cached answer followed the change
         after = ask(base, question, h)
         assert "s9" in after["cited"] and after["llm"]["calls"] > 0, (base, after)
         assert httpx.get(base + "/v1/units/s9", headers=h, timeout=60).status_code == 200
+        with_token = httpx.get(base + "/v1/units/s9", headers={**h, "X-KG-Bookmark": job["result"]["bookmark"]},
+                               timeout=60)
+        assert with_token.status_code == 200, with_token.text
 
 
 def test_the_rate_limit_is_the_deployments(cluster):

@@ -19,6 +19,7 @@ from kgservice.server.auth import Principal
 from kgservice.server.deps import ADMIN, READER, WRITER
 from kgservice.server.models import IngestIn, JobAccepted, JobsPruned, JobsPruneIn
 from kgservice.server.routes import ctx_of, sse
+from kgservice.stores import causal
 
 router = APIRouter(prefix="/v1", tags=["jobs"])
 FINAL = ("done", "failed", "cancelled")
@@ -34,8 +35,7 @@ def ingest(body: IngestIn, request: Request, who: Principal = Depends(WRITER),
     sc = ctx_of(request)
     payload = ops.validate_ingest(sc.kb, body, who)
     job = sc.kb.jobs.submit("ingest", payload, who.user, idempotency_key)
-    return JobAccepted(job_id=job.id, status=job.status, status_url=f"/v1/jobs/{job.id}",
-                       events_url=f"/v1/jobs/{job.id}/events")
+    return ops.job_accepted(job)
 
 
 @router.get("/jobs")
@@ -69,8 +69,12 @@ def cancel(job_id: str, request: Request, who: Principal = Depends(WRITER)) -> J
 
 @router.get("/jobs/{job_id}")
 def job(job_id: str, request: Request, who: Principal = Depends(READER)) -> JSONResponse:
-    """A job you submitted (admins: any job): status, attempts, error, result."""
-    return JSONResponse(ops.job_dict(ops.visible_job(ctx_of(request).kb, job_id, who), ctx_of(request).settings))
+    """A job you submitted (admins: any job): status, attempts, error, result. A finished job's
+    result carries the bookmark of its writes (``result.bookmark``, also the X-KG-Bookmark
+    header): send it back and the next read on any server sees what the job stored."""
+    found = ops.visible_job(ctx_of(request).kb, job_id, who)
+    causal.pass_on((found.result or {}).get("bookmark"))
+    return JSONResponse(ops.job_dict(found, ctx_of(request).settings))
 
 
 @router.get("/jobs/{job_id}/events", response_model=None,

@@ -3,20 +3,28 @@ mode, and the public named reads and writes (``read(name, **params)`` / ``write(
 through which every other part of the backend - and the job queue, key store and change log
 beside it - talks to Neo4j.
 
+Causal consistency (a Neo4j cluster, where reads go to secondaries): every session is given
+the process's bookmark manager (:mod:`kgservice.stores.causal`), which also presents the
+current request's bookmarks; the bookmark each write transaction ends with is recorded for
+the request (returned to the client as ``X-KG-Bookmark``). Reads that decide what is written
+(ingest's duplicate check) run on the leader (:func:`on_leader`).
+
 Read-only mode (``KG_READ_ONLY``, for ``ask`` / ``query`` users): every session is opened
 with read access (the server refuses writes in it) and the schema is not touched.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from kgservice.errors import ConfigError, StoreUnavailable
-from kgservice.stores import cypher
+from kgservice.errors import ConfigError, InvalidArgument, StoreUnavailable
+from kgservice.stores import causal, cypher
 from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
 
 STAGE_UNITS = 20_000  # new units per batch above which an ingest is staged (bounded transactions)
@@ -28,6 +36,28 @@ class Neo4jUnavailable(StoreError, StoreUnavailable):
 
 
 _POOL_LOCK = threading.Lock()
+_LEADER: contextvars.ContextVar[bool] = contextvars.ContextVar("kg_leader_reads", default=False)
+
+
+@contextmanager
+def on_leader() -> Iterator[None]:
+    """Reads in this context (and the store's prefetch threads it starts) are routed to the
+    leader, which has every committed write: for reads whose answer decides what is written
+    (ingest's duplicate check), where a lagging secondary would let one fact be stored twice."""
+    token = _LEADER.set(True)
+    try:
+        yield
+    finally:
+        _LEADER.reset(token)
+
+
+def _bad_bookmark(exc: BaseException) -> InvalidArgument | None:
+    """The server refused a bookmark a client sent (malformed, or from another database)."""
+    code = getattr(exc, "code", None) or ""
+    if "InvalidBookmark" in code:
+        return InvalidArgument(f"{causal.HEADER}: the database refused the bookmark token ({code}); send back "
+                               "the token a write on this deployment returned, unchanged")
+    return None
 
 
 class Neo4jCredentialsRefused(StoreError, ConfigError):
@@ -62,6 +92,8 @@ class Neo4jConnection(GraphStore):
         self.write_engine = "auto"
         self.stage_units = max(1, int(stage_units))
         self.stage_chunk = max(1, int(stage_chunk))
+        # the process's causal chain, given to every session (reads and writes)
+        self.bookmarks = causal.manager()
 
     @classmethod
     def connect(cls, uri: str, user: str = "neo4j", password: str | None = None, database: str = "neo4j",
@@ -136,25 +168,34 @@ class Neo4jConnection(GraphStore):
         # Fast path: an auto-commit query on this thread's read session is one round trip
         # (RUN+PULL); execute_query adds BEGIN/COMMIT and a session per call, which doubled the
         # cost of the small procedures an expansion chains by the dozen. Anything unusual falls
-        # back to execute_query below, so failures get the driver's retries.
+        # back to execute_query below, so failures get the driver's retries. The session keeps
+        # no causality of its own: it asks the process bookmark manager (with the request's
+        # bookmarks) at every query, so reusing it loses nothing.
+        leader = _LEADER.get() and not self.read_only
         local = self.__dict__.get("_reads") or self.__dict__.setdefault("_reads", threading.local())
-        session = getattr(local, "session", None)
+        slot = "leader" if leader else "session"
+        session = getattr(local, slot, None)
         try:
             if session is None:
-                session = local.session = self._session(write=False)
+                session = self._open(write=leader)
+                setattr(local, slot, session)
             return list(session.run(cypher.load(name), params))
         except (DriverError, Neo4jError, OSError) as exc:
-            local.session = None
+            setattr(local, slot, None)
             try:
                 if session is not None:
                     session.close()
             except Exception:  # pragma: no cover - a broken session may refuse to close cleanly
                 pass
+            refused = _bad_bookmark(exc)
+            if refused is not None:
+                raise refused from None
             if isinstance(exc, Neo4jError) and not exc.is_retryable():
                 raise  # a query error (syntax, constraint, ...): the managed path would raise it too
         try:
             records, _, _ = self.driver.execute_query(cypher.load(name), params, database_=self.database,
-                                                      routing_="r")
+                                                      routing_="w" if leader else "r",
+                                                      bookmark_manager_=self.bookmarks)
         except (ServiceUnavailable, SessionExpired) as exc:
             raise Neo4jUnavailable(f"Neo4j at {self.where} is not answering ({type(exc).__name__}); "
                                    "is it running? (`scripts/neo4j status`)") from exc
@@ -173,14 +214,40 @@ class Neo4jConnection(GraphStore):
             for statement in cypher.statements(name):
                 s.run(statement).consume()
 
-    def _session(self, write: bool) -> Any:
-        """A session with an explicit access mode: in read-only mode there are no write
-        sessions at all, and the server itself refuses writes in a read session."""
+    @contextmanager
+    def _session(self, write: bool) -> Iterator[Any]:
+        """A session (:meth:`_open`) used as a context; the bookmark a write session ends with
+        is recorded for the request (:func:`kgservice.stores.causal.wrote`)."""
+        session = self._open(write)
+        try:
+            with session:
+                try:
+                    yield session
+                finally:
+                    if write:
+                        self._wrote(session)
+        except Exception as exc:
+            refused = _bad_bookmark(exc)
+            if refused is not None:
+                raise refused from None
+            raise
+
+    def _wrote(self, session: Any) -> None:
+        try:
+            values = session.last_bookmarks().raw_values
+        except Exception:  # a broken session: the write did not commit, or its reply was lost
+            return
+        causal.wrote(self, values)
+
+    def _open(self, write: bool) -> Any:
+        """A session with an explicit access mode and the process bookmark manager: in read-only
+        mode there are no write sessions at all, and the server itself refuses writes in a read
+        session."""
         import neo4j
 
         if write and self.read_only:
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); writes to Neo4j are refused")
-        return self.driver.session(database=self.database,
+        return self.driver.session(database=self.database, bookmark_manager=self.bookmarks,
                                    default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS)
 
     def apply_schema(self) -> None:
@@ -209,7 +276,7 @@ class Neo4jConnection(GraphStore):
             with _POOL_LOCK:
                 pool = self.__dict__.get("_pool") or self.__dict__.setdefault(
                     "_pool", ThreadPoolExecutor(max_workers=3, thread_name_prefix="kg-neo4j-read"))
-        return pool.submit(read)
+        return pool.submit(contextvars.copy_context().run, read)  # the request's bookmarks, leader routing
 
     # -- administration (kg doctor / restore) ---------------------------------------------
     def _stream(self, name: str, **params: Any) -> Iterator[Any]:

@@ -34,7 +34,7 @@ from kgservice.stores import cypher
 from kgservice.stores.base import ReadOnlyError, StoreError
 from kgservice.stores.changelog import neo4j_change_step
 from kgservice.stores.facts import unit_facts
-from kgservice.stores.neo4j.connection import Neo4jConnection, Neo4jUnavailable
+from kgservice.stores.neo4j.connection import Neo4jConnection, Neo4jUnavailable, on_leader
 from kgservice.stores.validate import fact_probe, paused_gc, prepare_batch
 
 BATCH_ROWS = 5000
@@ -144,7 +144,9 @@ class Neo4jWrites(Neo4jConnection):
                                     stop=stop_after_attempt(self.ingest_attempts) | stop_after_delay(self.ingest_max_seconds),
                                     wait=wait_exponential(multiplier=0.25, max=self.ingest_wait_max),
                                     before_sleep=self._count_retry):
-                with attempt, paused_gc():  # bulk row building and packing: see paused_gc
+                # validation reads on the leader: a lagging secondary would miss a unit another
+                # process just stored, and the same fact would be stored twice under two ids
+                with attempt, paused_gc(), on_leader():  # bulk row building and packing: see paused_gc
                     tries += 1
                     return self._ingest_once(units, progress)
         except Exception as exc:
