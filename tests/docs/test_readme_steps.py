@@ -1,0 +1,223 @@
+"""The README's steps run as written, in a fresh folder, and print what the README shows.
+
+Each block is taken from README.md itself, so an edit to a command or to its shown output that
+stops being true fails here: "What you get" (an excerpt of `kg demo`), "Your own data in four
+commands" (a unit file, `kg ingest`, `kg ask`, `kg expand`, then the output shown beneath),
+"Serving a team" (a key, `kg serve`, the curl calls and `--server` commands), the MCP client
+configuration (its `kg mcp` entry, and the tool names the README lists) and "From Python".
+
+Shown output may elide with "…": a shown line matches an output line when its pieces between
+the "…" marks appear in that line in order (a line without "…" must equal an output line).
+The commands run the `kg` entry point with this checkout first on PYTHONPATH and the default
+embedder, as a reader runs them; no model is configured (the README's answers are no-model
+answers, and `kg demo` picks its offline stand-in itself)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.processes import free_port, stop
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text("utf-8")
+
+
+def _section(title: str) -> str:
+    head = f"\n## {title}\n"
+    assert head in README, f"the README lost its section {title!r}"
+    return README.split(head, 1)[1].split("\n## ", 1)[0]
+
+
+def _fences(text: str) -> list[tuple[str, str]]:
+    """(language, body) of every fenced block, in order."""
+    return [(m.group(1), m.group(2)) for m in re.finditer(r"^```(\w*)\n(.*?)^```$", text, re.M | re.S)]
+
+
+def _kg() -> str:
+    kg = shutil.which("kg", path=str(Path(sys.executable).parent)) or shutil.which("kg")
+    if kg is None:
+        pytest.skip("no kg entry point installed")
+    return kg
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_") and k != "NEO4J_PASSWORD"}
+    env.update(PYTHONPATH=str(ROOT), PATH=f"{Path(_kg()).parent}{os.pathsep}{env.get('PATH', '')}",
+               LITELLM_LOCAL_MODEL_COST_MAP="True")
+    return env
+
+
+def _bash(script: str, cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _matches(shown: str, line: str) -> bool:
+    pattern = ".*".join(re.escape(piece) for piece in shown.split("…"))
+    return re.fullmatch(pattern, line) is not None
+
+
+def _assert_shown(shown: str, output: str) -> None:
+    lines = [line.rstrip().rstrip("─").rstrip() for line in output.splitlines()]
+    missing = [s for s in shown.strip("\n").splitlines() if not any(_matches(s.rstrip(), o) for o in lines)]
+    assert not missing, "README shows lines the command no longer prints:\n" + "\n".join(missing) + \
+        "\n--- output ---\n" + output
+
+
+def test_shown_lines_match_with_and_without_elision():
+    # the matcher itself: it must not let a changed line through
+    assert _matches("a …/demo/units", "a /x/y/demo/units")
+    assert _matches("$ kg ask 'q' …", "$ kg ask 'q' --llm kgoffline/rules")
+    assert not _matches("$ kg ask 'q' …", "$ kg ask 'other' --llm kgoffline/rules")
+    assert not _matches("6 unit file(s): 746 units added", "6 unit file(s): 747 units added")
+    assert not _matches("x", "x y")
+
+
+def test_the_demo_excerpt_is_what_kg_demo_prints(tmp_path):
+    [(_, shown)] = [f for f in _fences(_section("What you get")) if f[0] == ""]
+    done = _bash("kg demo", tmp_path, _env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    _assert_shown(shown, done.stdout)
+    assert (tmp_path / "kg-demo").is_dir() and not (tmp_path / ".kg").exists()  # where the README says it writes
+
+
+def _own_data(tmp_path: Path) -> tuple[str, subprocess.CompletedProcess]:
+    fences = _fences(_section("Your own data in four commands"))
+    (lang, steps), (out_lang, shown) = fences[0], fences[1]
+    assert lang == "bash" and out_lang == ""
+    done = _bash(steps, tmp_path, _env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    return shown, done
+
+
+def test_own_data_in_four_commands_runs_and_prints_what_is_shown(tmp_path):
+    shown, done = _own_data(tmp_path)
+    _assert_shown(shown, done.stdout + done.stderr)
+    # the facts the README's question asks for, worked out by hand from the unit file it writes:
+    # coffee contains caffeine (c1); espresso reaches it through "espresso is a coffee" (c3)
+    assert "[c1]" in done.stdout and "#c3 {espresso} [is a] {coffee}" in done.stdout
+    assert (tmp_path / ".kg").is_dir()  # "where it lives": ./.kg of the current folder
+
+
+def test_serving_steps_run_against_a_real_server(tmp_path):
+    _own_data(tmp_path)
+    env = _env()
+    fences = [body for lang, body in _fences(_section("Serving a team")) if lang == "bash"]
+    setup, calls = fences[0], fences[1]
+    setup_lines = [line.split("  #", 1)[0].strip() for line in setup.splitlines()]
+    assert setup_lines[0].startswith("pip install")  # the install itself is not repeated here
+    made = _bash(setup_lines[1], tmp_path, env)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    assert key.startswith("kg_")
+    port = free_port()
+    serve_line = setup_lines[2].replace("--port 8080", f"--port {port}")
+    assert serve_line.startswith("kg serve ") and str(port) in serve_line
+    log = open(tmp_path / "serve.log", "w+")
+    proc = subprocess.Popen(["bash", "-c", f"exec {serve_line}"], cwd=tmp_path, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "kg serve did not become ready"
+            time.sleep(0.5)
+        lines = calls.strip("\n").splitlines()
+        assert lines[0].startswith("K=kg_...; S=http://127.0.0.1:8080")
+        prelude = f"K={key}; S={base}\n"
+        (tmp_path / "notes" / "tea.units").write_text("#t1 {tea} [contains] {caffeine}\n", "utf-8")
+        replies = []
+        for line in lines[1:]:
+            done = _bash(prelude + line, tmp_path, env)
+            assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+            replies.append(done.stdout)
+        asked, bob, ingested, asked_cli = replies
+        answer = json.loads(asked)
+        assert answer["found"] and "c1" in answer["cited"]  # coffee contains caffeine
+        bob = json.loads(bob)
+        assert (bob["user"], bob["role"]) == ("bob", "reader") and bob["key"].startswith("kg_")
+        assert "tea.units: done" in ingested and "1 units added" in ingested
+        assert "[c1]" in asked_cli
+        # the prose under the block: a local `kg ask` is refused at once, naming the server
+        refused = _bash('kg ask "What does tea contain?"', tmp_path, env, timeout=60)
+        assert refused.returncode == 1 and base in refused.stderr
+        beside = _bash("kg expand tea", tmp_path, env)
+        assert beside.returncode == 0 and "#t1 {tea} [contains] {caffeine}" in beside.stdout
+    finally:
+        stop(proc, 30)
+        log.close()
+
+
+def test_mcp_client_configuration_runs_kg_mcp_with_the_tools_named(tmp_path):
+    _own_data(tmp_path)
+    section = _section("Serving a team")
+    [(_, config)] = [f for f in _fences(section) if f[0] == "json"]
+    local = json.loads(config)["mcpServers"]["kg-local"]
+    env = {**_env(), **local["env"], "KG_DATA_DIR": str(tmp_path / ".kg")}
+    talk = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    done = subprocess.run([local["command"], *local["args"]], input="".join(json.dumps(m) + "\n" for m in talk),
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    replies = {m.get("id"): m for m in map(json.loads, done.stdout.splitlines())}
+    tools = {t["name"] for t in replies[2]["result"]["tools"]}
+    named = set(re.findall(r"`([a-z]+_[a-z_]+|ask|expand)`", section.split("**Coding agents**", 1)[1].split("```", 1)[0]))
+    assert {"query_graph", "ask", "ingest_text"} <= named  # the parser read the README's list
+    assert named <= tools, f"the README names MCP tools kg mcp does not serve: {named - tools}"
+
+
+def test_from_python_snippet_runs_as_written(tmp_path):
+    [(_, code)] = [f for f in _fences(_section("From Python")) if f[0] == "python"]
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    # what the snippet's comments promise: two units, the class's fact reaching cat, a cited answer
+    assert out[0] == "2" and out[1] == "['u1', 'u2']"
+    assert re.search(r"\[u[12]\]", out[2]) or "no information" in out[2]
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))])
+def test_relative_links_and_anchors_resolve(page):
+    src = ROOT / page
+    text = src.read_text("utf-8")
+    text = re.sub(r"^```.*?^```$", "", text, flags=re.M | re.S)  # links inside code are not links
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (src.parent / path) if path else src
+        if not dest.exists():
+            broken.append(target)
+            continue
+        if anchor and dest.suffix == ".md":
+            heads = {_slug(h) for h in re.findall(r"^#+ (.*)$", dest.read_text("utf-8"), re.M)}
+            if anchor not in heads:
+                broken.append(target)
+    assert not broken, f"{page}: links to nothing: {broken}"
