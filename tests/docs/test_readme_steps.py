@@ -221,3 +221,65 @@ def test_relative_links_and_anchors_resolve(page):
             if anchor not in heads:
                 broken.append(target)
     assert not broken, f"{page}: links to nothing: {broken}"
+
+
+@pytest.mark.neo4j
+def test_several_servers_block_runs_on_neo4j(tmp_path, neo4j_connection):
+    """README's Neo4j block on the test Neo4j. Mapped, and only these: the server it starts is
+    the test's (already running: `scripts/neo4j start` and its password line are not run
+    again); its URI replaces bolt://127.0.0.1:7687; `kg serve` binds loopback on a free port
+    instead of 0.0.0.0:8080; the hash embedder stands in for the default (the vectors' meaning
+    is not what is checked). Checked: the ingest / expand / ask line, then the serve-and-worker
+    line as one shell line: the server is ready with its vectors shared, and a file sent to it
+    is stored by the worker."""
+    import signal
+
+    from tests.neo4j_helpers import wipe_all
+
+    wipe_all(neo4j_connection)
+    [block] = [b for lang, b in _fences(_section("Serving a team")) if lang == "bash" and "scripts/neo4j start" in b]
+    lines = [line.split("  #", 1)[0].strip() for line in block.strip("\n").splitlines()]
+    assert lines[0].startswith("export NEO4J_PASSWORD=") and lines[1].startswith("scripts/neo4j start")
+    uri = os.environ["KG_TEST_NEO4J_URI"]
+    export = lines[2].replace("bolt://127.0.0.1:7687", uri)
+    assert export != lines[2] and "KG_VECTOR_BACKEND=neo4j" in export
+    env = {**_env(), "NEO4J_PASSWORD": os.environ.get("NEO4J_PASSWORD", ""), "KG_EMBEDDER": "hash:64"}
+    shutil.copytree(ROOT / "demo", tmp_path / "demo")
+    first = _bash(f"{export}\n{lines[3]}", tmp_path, env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert re.search(r"\[smk-\d+\]", first.stdout) and "directed expansion of cpython" in first.stdout
+    made = _bash(f"{export}\nkg keys create --user alice --role writer", tmp_path, env)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    port = free_port()
+    serve = lines[4].replace("--host 0.0.0.0 --port 8080", f"--host 127.0.0.1 --port {port}")
+    assert serve != lines[4] and "& kg worker" in serve
+    log = open(tmp_path / "serve.log", "w+")
+    proc = subprocess.Popen(["bash", "-c", f"{export}\n{serve}"], cwd=tmp_path, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                ready = httpx.get(base + "/readyz", timeout=2)
+                if ready.status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "kg serve did not become ready"
+            time.sleep(0.5)
+        assert ready.json()["vectors"]["shared"] is True
+        (tmp_path / "notes").mkdir()
+        (tmp_path / "notes" / "tea.units").write_text("#t1 {tea} [contains] {caffeine}\n", "utf-8")
+        sent = _bash(f"KG_API_KEY={key} kg ingest --server {base} notes", tmp_path, env)
+        assert sent.returncode == 0 and "1 units added" in sent.stdout, sent.stdout + sent.stderr
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
