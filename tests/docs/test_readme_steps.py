@@ -20,13 +20,11 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.processes import free_port, stop
+from tests.processes import free_port, stop, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text("utf-8")
@@ -128,16 +126,7 @@ def test_serving_steps_run_against_a_real_server(tmp_path):
                             stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            try:
-                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "kg serve did not become ready"
-            time.sleep(0.5)
+        wait_ready(base, proc, tmp_path / "serve.log")
         lines = calls.strip("\n").splitlines()
         assert lines[0].startswith("K=kg_...; S=http://127.0.0.1:8080")
         prelude = f"K={key}; S={base}\n"
@@ -259,17 +248,7 @@ def test_several_servers_block_runs_on_neo4j(tmp_path, neo4j_connection):
                             stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            try:
-                ready = httpx.get(base + "/readyz", timeout=2)
-                if ready.status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "kg serve did not become ready"
-            time.sleep(0.5)
+        ready = wait_ready(base, proc, tmp_path / "serve.log")
         assert ready.json()["vectors"]["shared"] is True
         (tmp_path / "notes").mkdir()
         (tmp_path / "notes" / "tea.units").write_text("#t1 {tea} [contains] {caffeine}\n", "utf-8")
