@@ -163,9 +163,22 @@ def test_mcp_client_configuration_runs_kg_mcp_with_the_tools_named(tmp_path):
              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
-    done = subprocess.run([local["command"], *local["args"]], input="".join(json.dumps(m) + "\n" for m in talk),
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    replies = {m.get("id"): m for m in map(json.loads, done.stdout.splitlines())}
+    # stdin stays open until the last reply is in: a client that closed it at once would end the
+    # session before the server answered (the server may then drop what it has not answered)
+    proc = subprocess.Popen([local["command"], *local["args"]], cwd=tmp_path, env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    replies = {}
+    try:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in talk))
+        proc.stdin.flush()
+        while 2 not in replies:
+            line = proc.stdout.readline()
+            assert line, "kg mcp ended before answering tools/list"
+            reply = json.loads(line)
+            replies[reply.get("id")] = reply
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
     tools = {t["name"] for t in replies[2]["result"]["tools"]}
     named = set(re.findall(r"`([a-z]+_[a-z_]+|ask|expand)`", section.split("**Coding agents**", 1)[1].split("```", 1)[0]))
     assert {"query_graph", "ask", "ingest_text"} <= named  # the parser read the README's list
