@@ -145,3 +145,19 @@ def serving_app(app) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+def wait_ready(base: str, proc: subprocess.Popen, log: Path, bound: float = 180) -> httpx.Response:
+    """/readyz's 200 reply from a server started by hand (a shell line, a compose command), once
+    it answers; fails with the server's log if the process ends first or ``bound`` s pass."""
+    deadline = time.monotonic() + bound
+    while True:
+        assert proc.poll() is None, f"the server exited early:\n{log.read_text()}"
+        try:
+            ready = httpx.get(base + "/readyz", timeout=2)
+            if ready.status_code == 200:
+                return ready
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, f"the server did not become ready:\n{log.read_text()}"
+        time.sleep(0.3)

@@ -74,7 +74,7 @@ def test_kg_spread_gives_kg_expand_spread(demo_kb, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_kg_spread_with_the_seeds_alone_gives_kg_expand_spread(demo_kb, seed):
-    # what a Browser user types first (README, docs/browser-guide.md): no parameters but the
+    # what a Browser user types first (docs/browser-guide.md): no parameters but the
     # seeds, against `kg expand SEED --mode spread` on the default settings. The procedure's
     # defaults are the lexicon's, as KnowledgeBase.spread_params()'s are
     p = demo_kb.spread_params()

@@ -72,7 +72,7 @@ def test_compose_api_and_worker_run_as_real_processes(tmp_path, neo4j_connection
 
     import httpx
 
-    from tests.processes import free_port, stop
+    from tests.processes import free_port, stop, wait_ready
 
     wipe_all(neo4j_connection)
     uri = os.environ["KG_TEST_NEO4J_URI"]
@@ -105,17 +105,8 @@ def test_compose_api_and_worker_run_as_real_processes(tmp_path, neo4j_connection
             if name == "api":
                 admin_env = env
                 base = f"http://127.0.0.1:{port}"
-                deadline = time.monotonic() + 120
-                while True:  # the worker's depends_on: api healthy (its healthcheck: /readyz 200)
-                    assert procs["api"].poll() is None, (tmp_path / "api.log").read_text()
-                    try:
-                        ready = httpx.get(base + "/readyz", timeout=2)
-                        if ready.status_code == 200:
-                            break
-                    except httpx.HTTPError:
-                        pass
-                    assert time.monotonic() < deadline, "the api did not become ready"
-                    time.sleep(0.3)
+                # the worker's depends_on: api healthy (its healthcheck: /readyz 200)
+                ready = wait_ready(base, procs["api"], tmp_path / "api.log", bound=120)
                 assert ready.json()["checks"]["graph"] == "ok", ready.json()
         # the file's header: `docker compose exec api kg keys create --user you --role ...`
         made = subprocess.run(["kg", "keys", "create", "--user", "you", "--role", "writer"], env=admin_env,

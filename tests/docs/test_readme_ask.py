@@ -29,16 +29,20 @@ def test_readme_first_run_line_runs_offline(tmp_path):
     assert "no model configured" in " ".join(res.stdout.split()) and re.search(r"\[smk-\d+\]", res.stdout)
 
 
-def test_readme_units_example_ingests_as_written(tmp_path):
-    """The notation example under "## Units" is a file a reader may paste: it must ingest whole
-    (it once superseded a unit it did not state, and the ingest refused it)."""
+@pytest.mark.parametrize("page", ["README.md", "docs/units.md"])
+def test_units_example_ingests_as_written(tmp_path, page):
+    """The notation example (README's under "## Units", the first block of docs/units.md) is a
+    file a reader may paste: it must ingest whole (it once superseded a unit it did not state,
+    and the ingest refused it)."""
     from kgservice.config import Settings
     from kgservice.notation.parser import parse_units
     from kgservice.service import KnowledgeBase
 
-    text = (ROOT / "README.md").read_text("utf-8")
-    block = re.search(r"^## Units\n+```\n(.*?)^```$", text, re.M | re.S)
-    assert block is not None, "the README lost its Units example"
+    text = (ROOT / page).read_text("utf-8")
+    if page == "README.md":
+        text = text.split("\n## Units\n", 1)[1]
+    block = re.search(r"^```\n(.*?)^```$", text, re.M | re.S)
+    assert block is not None, f"{page} lost its Units example"
     with KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64")) as kb:
-        kb.ingest_units(parse_units(block.group(1), kb.lexicon, source="README.md"), embed=False)
+        kb.ingest_units(parse_units(block.group(1), kb.lexicon, source=page), embed=False)
         assert kb.store.superseded_end(["u6"]) == {"u6": ["u7"]}

@@ -1,4 +1,4 @@
-"""KnowledgeBase as the library API: the calls the README's "From Python" table lists.
+"""KnowledgeBase as the library API: the calls docs/cli.md's "From Python" table lists.
 
 Expectations are worked out by hand from the inputs (unit lines counted, the rule-based
 offline extractor's sentences counted), not from the code's own output.
