@@ -39,7 +39,8 @@ from kgservice.ids import node_id
 from kgservice.lifecycle.model import (ChangeRecord, ChangeResult, DocumentInfo, DocumentRecord, Original,
                                        Provenance, PurgeReport, SyncReport)
 from kgservice.model import IngestReport, NodeKind, Unit
-from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
+from kgservice.stores.base import GraphStore
+from kgservice.errors import ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
 from kgservice.stores.factory import missing_store, open_store
 
 if TYPE_CHECKING:

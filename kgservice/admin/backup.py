@@ -54,7 +54,8 @@ from kgservice.model import Node, NodeKind, Unit
 from kgservice.stores.factory import in_process
 from kgservice.stores.shared import MergeDecision, SavedResult
 from kgservice.notation.serializer import format_unit
-from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
+from kgservice.stores.base import GraphStore
+from kgservice.errors import ReadOnlyError, StoreError
 from kgservice.stores.validate import prepare_batch
 
 if TYPE_CHECKING:

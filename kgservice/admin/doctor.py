@@ -46,7 +46,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgservice.model import NodeKind, Unit
-from kgservice.stores.base import GraphStore, IndexRows, ReadOnlyError, StoreDamaged
+from kgservice.stores.base import GraphStore, IndexRows
+from kgservice.errors import ReadOnlyError, StoreDamaged
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.validate import unit_text_problems
 
@@ -312,7 +313,7 @@ def _resume_restore(kb: Administering, finding: Finding, vectors: bool) -> dict[
     from pathlib import Path
 
     from kgservice.admin.backup import file_sha256, restore
-    from kgservice.stores.base import StoreError
+    from kgservice.errors import StoreError
 
     path, digest = finding.units
     if not Path(path).is_file():

@@ -34,7 +34,7 @@ from kgservice.jobs.model import (
     check_submission,
     payload_sha256,
 )
-from kgservice.stores.base import ReadOnlyError
+from kgservice.errors import ReadOnlyError
 
 DEFAULT_MAX_ATTEMPTS = 3
 

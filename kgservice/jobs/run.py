@@ -102,7 +102,7 @@ def _validate_body(kb: Ingesting, payload: dict[str, Any], doc: str, replaces: s
     are not held against the new one (an edited line may keep its unit id)."""
     if "units" in payload:
         from kgservice.notation import NotationErrors, parse_units
-        from kgservice.stores.base import IngestConflict
+        from kgservice.errors import IngestConflict
         from kgservice.stores.validate import prepare_batch
 
         try:

@@ -72,7 +72,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if kb.settings.read_only:  # before anything is read: an unchanged file is refused too
-        from kgservice.stores.base import ReadOnlyError
+        from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     emit = progress or (lambda event, info: None)
@@ -161,7 +161,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
 def _naming(doc_id: str) -> Iterator[None]:
     """A store that cannot write (full disk, read-only files) fails one document: its error
     says which one was not stored (the documents before it are, each whole)."""
-    from kgservice.stores.base import StoreWriteError
+    from kgservice.errors import StoreWriteError
 
     try:
         yield

@@ -18,7 +18,7 @@ from kgservice.errors import InputError
 from kgservice.lifecycle.model import ChangeRecord, ChangeResult, DocumentRecord, Lines, Provenance
 from kgservice.model import Unit
 from kgservice.notation.serializer import format_unit
-from kgservice.stores.base import IngestConflict
+from kgservice.errors import IngestConflict
 
 if TYPE_CHECKING:
     from kgservice.convert.source import Source
@@ -90,7 +90,7 @@ def content_key(u: Unit) -> str:
 def _commit(kb: Changing, add: Sequence[Unit], retract: Sequence[str], docs: dict, change: ChangeRecord,
             embed: bool = True, **purge: object) -> tuple[ChangeResult, list[str]]:
     if kb.settings.read_only:
-        from kgservice.stores.base import ReadOnlyError
+        from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); change refused")
     with kb.owing_vectors() if embed else nullcontext():

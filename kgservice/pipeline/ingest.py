@@ -245,7 +245,7 @@ def ingest_text(
     from kgservice.extraction.extract import extract_prompt
 
     if kb.settings.read_only:  # before any LLM call: a refused ingest must not spend tokens first
-        from kgservice.stores.base import ReadOnlyError
+        from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     if isinstance(paths, (str, Path)):

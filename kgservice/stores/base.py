@@ -8,13 +8,14 @@ can compare them method by method.
 
 from __future__ import annotations
 
-from kgservice.errors import InputError, ServiceError
 from abc import ABC, abstractmethod
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from kgservice.errors import (IngestConflict, ReadOnlyError, StoreDamaged, StoreError,  # noqa: F401 (re-exported: their old home)
+                              StoreWriteError)
 from kgservice.model import IngestReport, Node, Unit
 
 if TYPE_CHECKING:
@@ -29,38 +30,6 @@ MAX_CLOSURE_DEPTH = 10  # literal bound: Cypher var-length bounds cannot be para
 
 
 _CLOCKS = threading.Lock()  # creating a store's version clock (GraphStore.version_clock)
-
-
-class StoreError(ServiceError, RuntimeError):
-    pass
-
-
-class IngestConflict(StoreError, InputError):
-    """A batch that cannot be applied as a whole, or a new version of a document based on one
-    that is no longer current: HTTP 409; nothing from it was stored."""
-
-    http_status = 409
-
-
-class ReadOnlyError(StoreError):
-    """A write was attempted on a knowledge base / store opened read-only (KG_READ_ONLY)."""
-
-
-class StoreWriteError(StoreError, OSError):
-    """A store file could not be written (full or read-only disk); what was being written is not
-    stored and the store is as it was before."""
-
-
-class StoreDamaged(StoreError):
-    """The stored files cannot be trusted: ``kind`` is ``damaged`` (a checksum failed, a file is
-    truncated or foreign) or ``missing`` (a file the others depend on is gone). Nothing is read
-    or written until it is fixed; ``fix`` names the commands that do (salvage or restore)."""
-
-    def __init__(self, message: str, *, kind: str, fix: str) -> None:
-        super().__init__(f"{message}. Nothing was changed. {fix}")
-        self.kind = kind
-        self.fix = fix
-        self.detail = message
 
 
 @dataclass

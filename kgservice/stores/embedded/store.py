@@ -11,7 +11,8 @@ from typing import Any
 from kgservice.stores.changelog import CHANGES_FILE, record_embedded_change
 from kgservice.ids import is_literal_id, literal_id
 from kgservice.model import IngestReport, Node, Unit
-from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows, StoreWriteError
+from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows
+from kgservice.errors import StoreWriteError
 from kgservice.stores.embedded.graph import _SPREAD_OUT, BIDIRECTIONAL, _Graph, journal_batch
 from kgservice.stores.embedded.journal import JOURNAL, SNAPSHOT, JournaledStore
 from kgservice.stores.embedded.recovery import finish_interrupted_swap

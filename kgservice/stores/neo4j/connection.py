@@ -25,7 +25,8 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_ex
 
 from kgservice.errors import ConfigError, InvalidArgument, StoreUnavailable
 from kgservice.stores import causal, cypher
-from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
+from kgservice.stores.base import GraphStore
+from kgservice.errors import ReadOnlyError, StoreError
 
 STAGE_UNITS = 20_000  # new units per batch above which an ingest is staged (bounded transactions)
 STAGE_CHUNK = 10_000  # units per staging transaction

@@ -22,7 +22,8 @@ from typing import Any
 
 from kgservice.model import IngestReport, Unit
 from kgservice.stores import cypher
-from kgservice.stores.base import ReadOnlyError, check_current, pause_point
+from kgservice.stores.base import check_current, pause_point
+from kgservice.errors import ReadOnlyError
 from kgservice.stores.neo4j.writes import Neo4jWrites, _fact_probes
 from kgservice.stores.validate import paused_gc, prepare_batch
 
