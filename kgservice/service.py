@@ -27,10 +27,10 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from kgservice.config import Settings, init_data_dir, load_settings
-from kgservice.errors import ConfigError, InputError, InvalidArgument
+from kgservice.errors import ConfigError, InputError, InvalidArgument, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
 from kgservice.expansion.causal import CausalResult
 from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
@@ -40,7 +40,6 @@ from kgservice.lifecycle.model import (ChangeRecord, ChangeResult, DocumentInfo,
                                        Provenance, PurgeReport, SyncReport)
 from kgservice.model import IngestReport, NodeKind, Unit
 from kgservice.stores.base import GraphStore
-from kgservice.errors import ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
 from kgservice.stores.factory import missing_store, open_store
 
 if TYPE_CHECKING:
@@ -276,7 +275,7 @@ class KnowledgeBase:
         return vs
 
     @contextmanager
-    def vector_writer(self) -> Iterator:
+    def vector_writer(self) -> Iterator[VectorStore]:
         """The vector store for one write. A local vector directory is owned by one process
         at a time, so unless this knowledge base already holds it open (a reader that also
         writes), a write opens it, upserts and releases it: the lock is held for the upsert
@@ -427,8 +426,9 @@ class KnowledgeBase:
         backflow = s.spread_seed_backflow if s.spread_seed_backflow is not None else lex.get("seed_backflow", True)
         return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
                             max_hops=int(over.get("max_hops") or self.settings.max_hops),
-                            max_fanout=over.get("max_fanout") or self.settings.spread_max_fanout,
-                            max_fire=over.get("max_fire") or self.settings.spread_max_fire,
+                            # node counts (the shells pass ints; SpreadParams rejects one below 1)
+                            max_fanout=cast("int | None", over.get("max_fanout") or self.settings.spread_max_fanout),
+                            max_fire=cast("int | None", over.get("max_fire") or self.settings.spread_max_fire),
                             degree_damping=float(damping), seed_backflow=bool(backflow))
 
     def init(self) -> Path:
@@ -585,7 +585,7 @@ class KnowledgeBase:
         """One document with its text and statements; an unknown id is an InputError naming it."""
         from kgservice.lifecycle.ops import get_documents
 
-        return get_documents(self, [doc_id])[0]
+        return get_documents(self.store, [doc_id])[0]
 
     def original(self, doc_id: str) -> Original:
         """The file a converted document (PDF, DOCX, ...) was ingested from, as given: its
@@ -595,7 +595,7 @@ class KnowledgeBase:
         from kgservice.lifecycle.model import Original
         from kgservice.lifecycle.ops import get_documents
 
-        rec = get_documents(self, [doc_id])[0]
+        rec = get_documents(self.store, [doc_id])[0]
         data = rec.original()
         if data is None:
             why = ("it was not converted from a file (its text is its source: `kg docs show`)" if rec.format is None
@@ -812,7 +812,9 @@ class KnowledgeBase:
         ``max_hops``, ``max_fanout``, ``max_fire`` override the settings; ``limit`` ranked
         nodes), or ``causal`` chains downstream along the 导致 family (``max_hops``, default 3). Whole expansions are kept in the in-memory ``expand`` cache at one store
         version, shared by the CLI, REST and MCP; :meth:`expand_cached` says whether one was."""
-        return self.expand_cached(seeds, mode, limit=limit, **spread)[0]
+        out, _ = self.expand_cached(seeds, mode, limit=limit, peek=False, **spread)
+        assert out is not None  # only a peek misses
+        return out
 
     def expand_cached(self, seeds: str | Sequence[str], mode: ExpandMode = "directed", *,
                       limit: int | None = None, peek: bool = False,
@@ -840,7 +842,7 @@ class KnowledgeBase:
             out = self.caches.front_peek(key)
             return out, out is not None
 
-        def compute() -> DirectedExpansion | SpreadExpansion:
+        def compute() -> Expansion:
             found = self.resolve_nodes(given)
             ids = list(dict.fromkeys(found[s] or self._node_or_hint(s) for s in given))
             if mode == "causal":
@@ -997,7 +999,7 @@ class KnowledgeBase:
 
         for start in range(0, len(nodes), flush):
             part = nodes[start:start + flush]
-            vecs: list = []
+            vecs: list[Any] = []
             try:
                 for i in range(0, len(part), batch):
                     vecs.append(self.embedder.embed([label for _, label in part[i:i + batch]]))

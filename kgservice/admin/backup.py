@@ -36,7 +36,7 @@ writes; a truncated, edited or foreign file is refused with the line it failed a
 from __future__ import annotations
 
 from kgservice.disk import writing
-from kgservice.errors import InputError
+from kgservice.errors import InputError, ReadOnlyError, StoreError
 import gzip
 import hashlib
 import json
@@ -55,7 +55,6 @@ from kgservice.stores.factory import in_process
 from kgservice.stores.shared import MergeDecision, SavedResult
 from kgservice.notation.serializer import format_unit
 from kgservice.stores.base import GraphStore
-from kgservice.errors import ReadOnlyError, StoreError
 from kgservice.stores.validate import prepare_batch
 
 if TYPE_CHECKING:

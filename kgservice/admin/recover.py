@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgservice.disk import free_bytes
-from kgservice.errors import ServiceError
+from kgservice.errors import ReadOnlyError, ServiceError, StoreError
 from kgservice.model import Unit
-from kgservice.errors import ReadOnlyError, StoreError
 from kgservice.stores.factory import in_process
 from kgservice.stores.embedded.recovery import swap_in, write_complete_marker
 

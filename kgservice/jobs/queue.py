@@ -18,6 +18,7 @@ with a cancel requested becomes ``cancelled`` instead of running again.
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -98,7 +99,7 @@ class JobQueue(ABC):
         return self._list(user, status, int(limit))
 
     @abstractmethod
-    def _list(self, user: str | None, status: str | None, limit: int) -> list[Job]: ...
+    def _list(self, user: str | None, status: str | None, limit: int) -> builtins.list[Job]: ...
 
     def cancel(self, job_id: str, by: str) -> Job:
         """Cancel a queued job (now ``cancelled``) or ask a running one to stop (``cancel_requested``,

@@ -58,7 +58,7 @@ def validate_document_job(kb: Ingesting, kind: str, payload: dict[str, Any]) -> 
     try:
         doc = check_doc_id(payload["doc"])
         if kind == "forget":
-            get_documents(kb, [doc])
+            get_documents(kb.store, [doc])
             return
         mode = kb.document_mode(doc, payload.get("mode"))
     except InvalidJob:
@@ -194,8 +194,8 @@ def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
             with tempfile.TemporaryDirectory(prefix="kg-job-") as tmp:
                 path = Path(tmp) / doc
                 path.write_text(payload["text"], "utf-8")
-                rep = ingest_text(kb, path, payload.get("mode", "summary"), doc_prefix=f"{job.user}/")
-            d = rep.to_dict()
+                text_rep = ingest_text(kb, path, payload.get("mode", "summary"), doc_prefix=f"{job.user}/")
+            d = text_rep.to_dict()
             return {k: d[k] for k in ("units_extracted", "units_added", "units_unchanged", "nodes_added",
                                       "unchanged_documents")} | {"llm_calls": d["llm"].get("calls", 0)}
     raise InvalidJob(f"job {job.id}: payload has neither 'units' nor 'text'")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kgservice.jobs.queue import JobQueue
     from kgservice.stores.changelog import ChangeFeed, VersionClock
     from kgservice.stores.shared import CommunityMap, MergeDecision, SavedResult
+    from kgservice.vectors.base import VectorStore
 
 MAX_CLOSURE_DEPTH = 10  # literal bound: Cypher var-length bounds cannot be parameters
 
@@ -281,7 +282,8 @@ class GraphStore(ABC):
 
                 feed = self.change_feed()
                 self.__dict__["_version_clock"] = VersionClock(feed) if feed is not None else None
-            return self.__dict__["_version_clock"]
+            clock: VersionClock | None = self.__dict__["_version_clock"]
+            return clock
 
     def local_generation(self) -> Hashable:
         """What moves when the data this process holds in memory changes, for a store that
@@ -315,7 +317,7 @@ class GraphStore(ABC):
         ``clock``/``bump``: the change-log version that drops verified keys from memory."""
 
     def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False,
-                      candidates: int | None = None) -> Any:
+                      candidates: int | None = None) -> VectorStore | None:
         """A vector store kept inside this graph database (a ``VectorStore``), for a backend
         that has one: every process of a deployment then searches the same vectors with
         nothing else to run. None when the backend keeps no vectors itself."""
