@@ -14,8 +14,12 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from kgservice.errors import (IngestConflict, ReadOnlyError, StoreDamaged, StoreError,  # noqa: F401 (re-exported: their old home)
-                              StoreWriteError)
+# re-exported under their old home (``X as X``: public for type checkers too)
+from kgservice.errors import IngestConflict as IngestConflict
+from kgservice.errors import ReadOnlyError as ReadOnlyError
+from kgservice.errors import StoreDamaged as StoreDamaged
+from kgservice.errors import StoreError as StoreError
+from kgservice.errors import StoreWriteError as StoreWriteError
 from kgservice.model import IngestReport, Node, Unit
 
 if TYPE_CHECKING:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from kgservice.config import Settings
 from kgservice.stores.base import GraphStore
 
@@ -24,7 +26,7 @@ def missing_store(settings: Settings) -> str | None:
     return None
 
 
-def open_store(settings: Settings, schema_mode: str = "auto") -> GraphStore:
+def open_store(settings: Settings, schema_mode: Literal["auto", "check"] = "auto") -> GraphStore:
     """The store, its schema version checked (and brought up to date in place where that only
     adds: :func:`kgservice.stores.schema.open_schema`; ``schema_mode="check"`` for ``kg migrate``)."""
     if settings.backend == "neo4j":
