@@ -27,14 +27,14 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ContextManager, Literal, cast
+from typing import TYPE_CHECKING, Any, ContextManager, Literal
 
 from kgservice.config import Settings, init_data_dir, load_settings
 from kgservice.errors import InputError, InvalidArgument, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
 from kgservice.expansion.causal import CausalResult
 from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
-from kgservice.families import SPREAD_KINDS, Lexicon
+from kgservice.families import Lexicon
 from kgservice.ids import node_id
 from kgservice.lifecycle.model import (ChangeRecord, ChangeResult, DocumentInfo, DocumentRecord, Original,
                                        Provenance, PurgeReport, SyncReport)
@@ -324,17 +324,11 @@ class KnowledgeBase:
                     pass
 
     def spread_params(self, **over: float | int) -> SpreadParams:
-        """Spreading parameters: τ from the lexicon, the rest from settings; a falsy override keeps the setting."""
-        tau = {k: self.lexicon.tau_of(k) for k in SPREAD_KINDS}  # the lexicon (+ user overrides) is the one source
-        s, lex = self.settings, self.lexicon.spread
-        damping = s.spread_degree_damping if s.spread_degree_damping is not None else lex.get("degree_damping", 0.0)
-        backflow = s.spread_seed_backflow if s.spread_seed_backflow is not None else lex.get("seed_backflow", True)
-        return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
-                            max_hops=int(over.get("max_hops") or self.settings.max_hops),
-                            # node counts (the shells pass ints; SpreadParams rejects one below 1)
-                            max_fanout=cast("int | None", over.get("max_fanout") or self.settings.spread_max_fanout),
-                            max_fire=cast("int | None", over.get("max_fire") or self.settings.spread_max_fire),
-                            degree_damping=float(damping), seed_backflow=bool(backflow))
+        """Spreading parameters: τ from the lexicon, the rest from settings; a falsy override keeps
+        the setting (:func:`kgservice.expansion.spread.service_params`)."""
+        from kgservice.expansion.spread import service_params
+
+        return service_params(self.settings, self.lexicon, **over)
 
     def init(self) -> Path:
         """Create the data directory and a commented config template; returns the template path."""

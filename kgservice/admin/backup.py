@@ -422,7 +422,7 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
     relabeled = store.relabel_nodes(relabel) if relabel else 0
     aliased = store.add_aliases(d.aliases) if d.aliases else 0
     if embed and relabel:
-        kb.embed_nodes([n.id for n in store.get_nodes(list(relabel)) if n.kind != NodeKind.LITERAL])
+        kb.node_vectors.embed([n.id for n in store.get_nodes(list(relabel)) if n.kind != NodeKind.LITERAL])
     _restore_lifecycle(store, d)
     present = {x.id for x in store.get_units([u.id for u in d.units])}
     missing = [u.id for u in d.units if u.id not in present]
@@ -488,7 +488,7 @@ def _replace_beside(kb: Administering, files: EmbeddedFiles, d: Dump, path: Path
     try:
         _clear_vectors(kb)
         if embed:
-            info["vectors_embedded"] = kb.embed_nodes(
+            info["vectors_embedded"] = kb.node_vectors.embed(
                 [n.id for n in kb.store.iter_nodes() if n.kind != NodeKind.LITERAL])
     except Exception as exc:
         raise StoreError(f"the graph was restored ({len(d.units)} units), but its vectors were not: "

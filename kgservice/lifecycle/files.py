@@ -123,7 +123,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
             emit("units", {"added": res.added})
         if embed and pending:
             emit("units-vectors", {"nodes": len(pending)})
-            kb.embed_nodes(list(pending))
+            kb.node_vectors.embed(list(pending))
             embedded = len(pending)
         emit("units-done", {"files": len(unit_files), "report": units, "nodes_embedded": embedded})
     report = None

@@ -93,12 +93,13 @@ def _commit(kb: Changing, add: Sequence[Unit], retract: Sequence[str], docs: dic
         from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); change refused")
-    with kb.owing_vectors() if embed else nullcontext():
+    vectors = kb.node_vectors
+    with vectors.owing() if embed else nullcontext():
         report, orphans = kb.store.apply_change(add, retract, docs, change, **purge)  # type: ignore[arg-type]
         if embed and report.new_embeddable_nodes:
-            kb.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
+            vectors.embed(report.new_embeddable_nodes, known=report.new_labels)
         if orphans:
-            with kb.vector_writer() as vs:
+            with vectors.writer() as vs:
                 vs.delete(orphans)
                 vs.flush()
     kb.caches.invalidate(sorted(set(report.touched_nodes) | set(orphans)))

@@ -96,10 +96,7 @@ def test_the_import_drawing_has_no_circle():
 
 
 #: circles that exist only through ``TYPE_CHECKING`` imports, each with why; remove one once gone
-TYPING_CIRCLES_PENDING: dict[frozenset[str], str] = {
-    frozenset({"kgservice.parts", "kgservice.expansion.retrieve"}):
-        "parts.Retrieving names retrieve's Retrieval, retrieve takes a parts.Retrieving (the front door typed down)",
-}
+TYPING_CIRCLES_PENDING: dict[frozenset[str], str] = {}
 
 
 def test_the_type_level_drawing_has_no_circle_but_the_pending():
