@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from kgservice.llm import LLM
     from kgservice.model import IngestReport, Unit
     from kgservice.stores.base import GraphStore
-    from kgservice.stores.shared import SavedResult
     from kgservice.vectors import Embedder, VectorStore
     from kgservice.vectors.upkeep import NodeVectors
 
@@ -81,13 +80,9 @@ class Ingesting(Embedding, Protocol):
                      progress: Callable[[int], None] | None = None,
                      on_vectors: Callable[[int], None] | None = None) -> IngestReport: ...
 
-    def saved_results(self) -> list[SavedResult]: ...
-
     def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
                         root: str | None = None, expect_version: int | None = None, embed: bool = True,
                         force: bool = False) -> ChangeResult: ...
-
-    def document_mode(self, doc_id: str, mode: str | None = None) -> str: ...
 
     def forget(self, doc_ids: Sequence[str]) -> ChangeResult: ...
 

@@ -444,16 +444,10 @@ class KnowledgeBase:
 
     @staticmethod
     def document_mode(doc_id: str, mode: str | None = None) -> str:
-        """The mode a document is ingested in: ``manual`` (unit notation) for a ``.units`` id or
-        when asked, else ``summary``/``detail`` as given or by the id's suffix (InputError)."""
-        from kgservice.pipeline.ingest import UNIT_SUFFIXES, mode_for
+        """The mode a document is ingested in (:func:`kgservice.pipeline.ingest.document_mode`)."""
+        from kgservice.pipeline.ingest import document_mode
 
-        if mode == "manual" or (mode is None and Path(doc_id).suffix in UNIT_SUFFIXES):
-            return "manual"
-        try:
-            return mode_for(Path(doc_id), mode)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        return document_mode(doc_id, mode)
 
     def ingest_file(self, path: Path | str, *, base: Path | str | None = None, doc_id: str | None = None,
                     mode: str | None = None) -> ChangeResult:

@@ -54,13 +54,14 @@ def validate_document_job(kb: Ingesting, kind: str, payload: dict[str, Any]) -> 
     the mode fits, the notation parses or the text is storable; forget needs the document."""
     from kgservice.errors import InputError
     from kgservice.lifecycle.ops import check_doc_id, get_documents
+    from kgservice.pipeline.ingest import document_mode
 
     try:
         doc = check_doc_id(payload["doc"])
         if kind == "forget":
             get_documents(kb.store, [doc])
             return
-        mode = kb.document_mode(doc, payload.get("mode"))
+        mode = document_mode(doc, payload.get("mode"))
     except InvalidJob:
         raise
     except InputError as exc:
