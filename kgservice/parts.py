@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kgservice.caches import Caches
+    from kgservice.convert.source import Source
     from kgservice.config import Settings
     from kgservice.entry import EntryFinder
     from kgservice.expansion.lexical import LexicalUnits
@@ -82,7 +83,7 @@ class Ingesting(Embedding, Protocol):
 
     def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
                         root: str | None = None, expect_version: int | None = None, embed: bool = True,
-                        force: bool = False) -> ChangeResult: ...
+                        force: bool = False, source: Source | None = None) -> ChangeResult: ...
 
     def forget(self, doc_ids: Sequence[str]) -> ChangeResult: ...
 

@@ -21,6 +21,7 @@ from kgservice.errors import InputError
 from kgservice.model import IngestReport
 
 if TYPE_CHECKING:
+    from kgservice.convert.source import Source
     from kgservice.pipeline.ingest import Progress, TextIngestReport
     from kgservice.parts import Changing
 
@@ -81,7 +82,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
         check_doc_id(did)
     unit_files = [(f, d, b) for f, d, b in files if f.suffix in UNIT_SUFFIXES]
     text_files = [(f, d, b) for f, d, b in files if f.suffix not in UNIT_SUFFIXES]
-    plan: list[tuple[Path, str, Path, str, str]] = []
+    plan: list[tuple[Path, str, Path, str, Source]] = []
     if text_files:
         try:
             # every file read and converted before anything is stored (a bad PDF stores nothing);
