@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from kgservice.config import ConfigError, Settings, redact_uri
 from kgservice.errors import ServiceError
-from kgservice.stores.factory import in_process
+from kgservice.stores.factory import capabilities
 
 SERVE_LOCK = "serve.lock"
 
@@ -48,7 +48,7 @@ def vector_placement(settings: Settings) -> VectorPlacement:
     if settings.qdrant_url:
         return VectorPlacement(redact_uri(settings.qdrant_url) or "", True, "a vector server every process uses")
     where = str(settings.data_dir / "qdrant")
-    if in_process(settings):
+    if capabilities(settings).one_process:
         return VectorPlacement(where, False, "beside the embedded store, in the one process that owns it")
     if settings.single_process:
         return VectorPlacement(where, False, "this process's own directory (single_process / KG_SINGLE_PROCESS)")
@@ -63,7 +63,7 @@ class VectorsNotShared(ConfigError):
 def require_shared_vectors(settings: Settings, command: str) -> None:
     """Refuse a ``kg serve`` / ``kg worker`` on the shared Neo4j graph whose vectors would stay
     in its own directory (every process would answer vector searches differently)."""
-    if vector_placement(settings).shared or in_process(settings) or settings.single_process:
+    if vector_placement(settings).shared or capabilities(settings).one_process or settings.single_process:
         return
     raise VectorsNotShared(
         f"`{command}` on the Neo4j backend would keep entry vectors in its own {settings.data_dir / 'qdrant'}, "
@@ -101,7 +101,7 @@ def _owner(path: Path) -> dict[str, Any]:
 def claim_data_dir(settings: Settings, url: str) -> ServeLock | None:
     """Take the embedded data directory for a server at ``url``; None for a shared backend.
     Raises :class:`StoreOwned` when another server holds it."""
-    if not in_process(settings):
+    if not capabilities(settings).one_process:
         return None
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     path = settings.data_dir / SERVE_LOCK
@@ -125,7 +125,7 @@ def claim_data_dir(settings: Settings, url: str) -> ServeLock | None:
 def refuse_if_served(settings: Settings, what: str) -> None:
     """Raise :class:`StoreOwned` if a ``kg serve`` owns this embedded data directory: ``what``
     (e.g. "`kg worker`") would write beside it. Nothing is opened or written before the check."""
-    if not in_process(settings):
+    if not capabilities(settings).one_process:
         return
     path = settings.data_dir / SERVE_LOCK
     if not path.exists():

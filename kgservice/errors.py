@@ -67,6 +67,41 @@ class ServiceFileError(ServiceError, OSError):
         self.errno = errno
 
 
+# The graph store's errors live here, below every module that raises or catches them (the stores,
+# the job queue and the key stores they provide, the lifecycle), so that none of those has to import
+# kgservice.stores for them; kgservice.stores.base re-exports them under their old names.
+class StoreError(ServiceError, RuntimeError):
+    """The graph store (either backend) failed or refused; the message names what and the fix."""
+
+
+class IngestConflict(StoreError, InputError):
+    """A batch that cannot be applied as a whole, or a new version of a document based on one
+    that is no longer current: HTTP 409; nothing from it was stored."""
+
+    http_status = 409
+
+
+class ReadOnlyError(StoreError):
+    """A write was attempted on a knowledge base / store opened read-only (KG_READ_ONLY)."""
+
+
+class StoreWriteError(StoreError, OSError):
+    """A store file could not be written (full or read-only disk); what was being written is not
+    stored and the store is as it was before."""
+
+
+class StoreDamaged(StoreError):
+    """The stored files cannot be trusted: ``kind`` is ``damaged`` (a checksum failed, a file is
+    truncated or foreign) or ``missing`` (a file the others depend on is gone). Nothing is read
+    or written until it is fixed; ``fix`` names the commands that do (salvage or restore)."""
+
+    def __init__(self, message: str, *, kind: str, fix: str) -> None:
+        super().__init__(f"{message}. Nothing was changed. {fix}")
+        self.kind = kind
+        self.fix = fix
+        self.detail = message
+
+
 def exit_code(exc: BaseException) -> int | None:
     """2 for input errors, 1 for service errors, None for anything else (a bug: let it raise)."""
     if isinstance(exc, InputError):

@@ -9,25 +9,24 @@ satisfies each structurally; a test double needs only the members listed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ContextManager, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kgservice.caches import Caches
+    from kgservice.convert.source import Source
     from kgservice.config import Settings
-    from kgservice.entry import EntryFinder, EntryResult
+    from kgservice.entry import EntryFinder
     from kgservice.expansion.lexical import LexicalUnits
-    from kgservice.expansion.retrieve import Retrieval
-    from kgservice.expansion.spread import SpreadParams
     from kgservice.families import Lexicon
     from kgservice.jobs.queue import JobQueue
     from kgservice.lifecycle.model import ChangeResult
     from kgservice.llm import LLM
     from kgservice.model import IngestReport, Unit
     from kgservice.stores.base import GraphStore
-    from kgservice.stores.shared import SavedResult
     from kgservice.vectors import Embedder, VectorStore
+    from kgservice.vectors.upkeep import NodeVectors
 
 
 class Graph(Protocol):
@@ -61,10 +60,6 @@ class Retrieving(Embedding, Protocol):
     @property
     def lexical_units(self) -> LexicalUnits: ...
 
-    def spread_params(self, **over: float | int) -> SpreadParams: ...
-
-    def entry(self, question: str, qvec: Any = None, hits: Any = None, **params: Any) -> EntryResult: ...
-
 
 class Asking(Retrieving, Protocol):
     """The ask pipeline (:mod:`kgservice.pipeline.asking`): retrieval plus the model and the caches."""
@@ -74,8 +69,6 @@ class Asking(Retrieving, Protocol):
 
     @property
     def caches(self) -> Caches: ...
-
-    def retrieve(self, question: str, **params: Any) -> Retrieval: ...
 
 
 class Ingesting(Embedding, Protocol):
@@ -88,13 +81,9 @@ class Ingesting(Embedding, Protocol):
                      progress: Callable[[int], None] | None = None,
                      on_vectors: Callable[[int], None] | None = None) -> IngestReport: ...
 
-    def saved_results(self) -> list[SavedResult]: ...
-
     def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
                         root: str | None = None, expect_version: int | None = None, embed: bool = True,
-                        force: bool = False) -> ChangeResult: ...
-
-    def document_mode(self, doc_id: str, mode: str | None = None) -> str: ...
+                        force: bool = False, source: Source | None = None) -> ChangeResult: ...
 
     def forget(self, doc_ids: Sequence[str]) -> ChangeResult: ...
 
@@ -106,12 +95,8 @@ class Changing(Ingesting, Protocol):
     @property
     def caches(self) -> Caches: ...
 
-    def vector_writer(self) -> ContextManager[VectorStore]: ...
-
-    def owing_vectors(self) -> ContextManager[None]: ...
-
-    def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384,
-                    known: Mapping[str, str] | None = None) -> int: ...
+    @property
+    def node_vectors(self) -> NodeVectors: ...
 
     def parse_unit_files(self, files: Sequence[Path]) -> list[Unit]: ...
 
@@ -138,14 +123,10 @@ class Administering(Graph, Protocol):
     @property
     def caches(self) -> Caches: ...
 
-    def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384,
-                    known: Mapping[str, str] | None = None) -> int: ...
+    @property
+    def node_vectors(self) -> NodeVectors: ...
 
     def reopen_vectors(self, recreate: bool = False) -> VectorStore: ...
-
-    def restore_lost_vectors(self, vs: VectorStore | None = None, batch: int = 256, *, owed: bool = False) -> int: ...
-
-    def settle_owed_vectors(self) -> int: ...
 
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,
                      progress: Callable[[int], None] | None = None) -> IngestReport: ...

@@ -22,24 +22,24 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ContextManager, Literal
 
 from kgservice.config import Settings, init_data_dir, load_settings
-from kgservice.errors import ConfigError, InputError, InvalidArgument
+from kgservice.errors import InputError, InvalidArgument, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
 from kgservice.expansion.causal import CausalResult
 from kgservice.expansion.directed import DirectedResult
 from kgservice.expansion.spread import SpreadParams, SpreadResult
-from kgservice.families import SPREAD_KINDS, Lexicon
+from kgservice.families import Lexicon
 from kgservice.ids import node_id
 from kgservice.lifecycle.model import (ChangeRecord, ChangeResult, DocumentInfo, DocumentRecord, Original,
                                        Provenance, PurgeReport, SyncReport)
-from kgservice.model import IngestReport, NodeKind, Unit
-from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
+from kgservice.model import IngestReport, Unit
+from kgservice.stores.base import GraphStore
 from kgservice.stores.factory import missing_store, open_store
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from kgservice.pipeline.asking import AskParams, AskResult
     from kgservice.stores.shared import SavedResult
     from kgservice.vectors import Embedder, VectorStore
+    from kgservice.vectors.upkeep import NodeVectors
 
 log = logging.getLogger(__name__)
 
@@ -242,24 +243,11 @@ class KnowledgeBase:
         return ModelHealth(self.settings)
 
     def open_vectors(self, recreate: bool = False) -> VectorStore:
-        """A new handle on the configured vector store (``vectors`` caches one)."""
-        from kgservice.vectors import open_vector_store
+        """A new handle on the configured vector store (``vectors`` caches one;
+        :func:`kgservice.vectors.upkeep.open_node_vectors`)."""
+        from kgservice.vectors.upkeep import open_node_vectors
 
-        s = self.settings
-        if s.vectors_in_graph:  # the graph connection carries the vectors too
-            vs = self.store.graph_vectors(dim=self.embedder.dim, model_name=self.embedder.name,
-                                          collection=s.qdrant_collection, recreate=recreate,
-                                          candidates=s.neo4j_vector_candidates)
-            if vs is None:
-                raise ConfigError(f"KG_VECTOR_BACKEND={s.vector_backend}: this graph store keeps no vectors")
-            return vs
-        from kgservice.vectors.qdrant_store import QdrantLayout
-
-        return open_vector_store(
-            dim=self.embedder.dim, model_name=self.embedder.name, backend=s.vector_backend,
-            url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
-            path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate,
-            lock_wait=s.vector_lock_wait, layout=QdrantLayout.of(s))
+        return open_node_vectors(self.settings, self.store, self.embedder, recreate)
 
     def vectors_if_open(self) -> VectorStore | None:
         """The vector store if this object already opened it, else None (never opens it)."""
@@ -274,114 +262,31 @@ class KnowledgeBase:
         self.__dict__["vectors"] = vs = self.open_vectors(recreate=recreate)
         return vs
 
-    @contextmanager
-    def vector_writer(self) -> Iterator:
-        """The vector store for one write. A local vector directory is owned by one process
-        at a time, so unless this knowledge base already holds it open (a reader that also
-        writes), a write opens it, upserts and releases it: the lock is held for the upsert
-        only (milliseconds to seconds), never while a model embeds, and readers in other
-        processes wait for it (``KG_VECTOR_LOCK_WAIT``) instead of being locked out.
+    @cached_property
+    def node_vectors(self) -> NodeVectors:
+        """Vector upkeep (:mod:`kgservice.vectors.upkeep`): the vector side of every graph write,
+        over this knowledge base's parts (asked when used, so a reopened part is the one used)."""
+        from kgservice.vectors.upkeep import NodeVectors, UpkeepParts
 
-        A store whose last writer died before flushing (:attr:`VectorStore.lost_writes`) first
-        gets the vectors it lost back (:meth:`restore_lost_vectors`)."""
-        if "vectors" in self.__dict__ or self.settings.qdrant_url or self.settings.vectors_in_graph:
-            vs = self.vectors
-            self.restore_lost_vectors(vs)
-            yield vs
-            return
-        vs = self.open_vectors()
-        try:
-            self.restore_lost_vectors(vs)
-            yield vs
-        finally:
-            vs.close()
+        return NodeVectors(self.settings, UpkeepParts(
+            store=lambda: self.store, embedder=lambda: self.embedder, caches=lambda: self.caches,
+            held=self.vectors_if_open, shared=lambda: self.vectors, open=lambda: self.open_vectors()))
+
+    def vector_writer(self) -> ContextManager[VectorStore]:
+        """The vector store for one write (:meth:`NodeVectors.writer`)."""
+        return self.node_vectors.writer()
 
     def restore_lost_vectors(self, vs: VectorStore | None = None, batch: int = 256, *, owed: bool = False) -> int:
-        """After a writer crashed between writing vectors and flushing them, embed every
-        entry/derived node the store lacks, under the write lock (rare: only after a crash;
-        the graph, written first, says which nodes should have one). Returns how many; 0 when
-        nothing was lost. ``vs``: an open writer (default: this knowledge base's store).
+        """Embed what a writer that stopped part-way lost or owed (:meth:`NodeVectors.restore_lost`)."""
+        return self.node_vectors.restore_lost(vs, batch, owed=owed)
 
-        ``owed``: a writer stopped after its graph write and before its vector step
-        (:mod:`kgservice.vectors.owed`): besides the missing vectors, the vectors of the nodes its
-        change removed are deleted (read before the graph, as ``kg doctor`` does, so a node an
-        ingest in flight is adding never looks stray)."""
-        vs = self.vectors if vs is None else vs
-        if not (vs.lost_writes or owed):
-            return 0
-        have = vs.ids()
-        embeddable = {n.id: n.label for n in self.store.iter_nodes() if n.kind is not NodeKind.LITERAL}
-        missing = [(nid, label) for nid, label in embeddable.items() if nid not in have]
-        stray = sorted(have - set(embeddable)) if owed else []
-        if missing or stray:
-            log.warning("the vector store %s lacks the vectors of %d node(s) and holds %d of nodes that are gone (a "
-                        "writer stopped before writing or flushing them): putting that right", vs, len(missing),
-                        len(stray))
-        for i in range(0, len(missing), batch):
-            part = missing[i:i + batch]
-            vs.upsert([nid for nid, _ in part], self.embedder.embed([label for _, label in part]))
-        if stray:
-            vs.delete(stray)
-        if vs.lost_writes:
-            vs.recovered()
-        else:
-            vs.flush()
-        if missing or stray:  # vector hits change: the change log clears every server's cached answers about them
-            from kgservice.stores.changelog import record_change
-
-            ids = [nid for nid, _ in missing] + stray
-            record_change(self.store, ids)
-            self.caches.invalidate(ids)
-        return len(missing)
-
-    @contextmanager
-    def owing_vectors(self) -> Iterator[None]:
-        """Around a write whose vectors come after its graph write: a durable note says so until
-        they are written, so a writer killed in between is found by the next one
-        (:mod:`kgservice.vectors.owed`), which then embeds what the killed one owed. On the way
-        out, notes other writers left behind are settled. Nested calls share the outer note."""
-        local = self._owing
-        if getattr(local, "depth", 0) or self.settings.read_only:  # read-only: the write is refused, no note
-            local.depth = getattr(local, "depth", 0) + 1
-            try:
-                yield
-            finally:
-                local.depth -= 1
-            return
-        from kgservice.vectors.owed import OwedVectors
-
-        notes = OwedVectors(self.settings.data_dir)
-        note = notes.begin()
-        local.depth = 1
-        try:
-            yield
-        except BaseException:
-            notes.end(note, failed=True)  # the graph may hold nodes this write never embedded
-            raise
-        finally:
-            local.depth = 0
-        self.settle_owed_vectors()
-        notes.end(note)
-
-    @cached_property
-    def _owing(self) -> Any:
-        import threading
-
-        return threading.local()
+    def owing_vectors(self) -> ContextManager[None]:
+        """Around a write whose vectors follow its graph write (:meth:`NodeVectors.owing`)."""
+        return self.node_vectors.owing()
 
     def settle_owed_vectors(self) -> int:
-        """Embed the vectors writers that stopped (or failed) owed, if any left a note; returns how
-        many nodes were embedded (0, after one directory listing, when none did)."""
-        from kgservice.vectors.owed import OwedVectors
-
-        notes = OwedVectors(self.settings.data_dir)
-        stale = notes.stale()
-        if not stale:
-            return 0
-        with self.vector_writer() as vs:
-            done = self.restore_lost_vectors(vs, owed=True)
-        notes.clear(stale)
-        return done
+        """Embed the vectors stopped writers owed (:meth:`NodeVectors.settle_owed`)."""
+        return self.node_vectors.settle_owed()
 
     @cached_property
     def jobs(self) -> JobQueue:
@@ -419,16 +324,11 @@ class KnowledgeBase:
                     pass
 
     def spread_params(self, **over: float | int) -> SpreadParams:
-        """Spreading parameters: τ from the lexicon, the rest from settings; a falsy override keeps the setting."""
-        tau = {k: self.lexicon.tau_of(k) for k in SPREAD_KINDS}  # the lexicon (+ user overrides) is the one source
-        s, lex = self.settings, self.lexicon.spread
-        damping = s.spread_degree_damping if s.spread_degree_damping is not None else lex.get("degree_damping", 0.0)
-        backflow = s.spread_seed_backflow if s.spread_seed_backflow is not None else lex.get("seed_backflow", True)
-        return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or self.settings.epsilon),
-                            max_hops=int(over.get("max_hops") or self.settings.max_hops),
-                            max_fanout=over.get("max_fanout") or self.settings.spread_max_fanout,
-                            max_fire=over.get("max_fire") or self.settings.spread_max_fire,
-                            degree_damping=float(damping), seed_backflow=bool(backflow))
+        """Spreading parameters: τ from the lexicon, the rest from settings; a falsy override keeps
+        the setting (:func:`kgservice.expansion.spread.service_params`)."""
+        from kgservice.expansion.spread import service_params
+
+        return service_params(self.settings, self.lexicon, **over)
 
     def init(self) -> Path:
         """Create the data directory and a commented config template; returns the template path."""
@@ -544,16 +444,10 @@ class KnowledgeBase:
 
     @staticmethod
     def document_mode(doc_id: str, mode: str | None = None) -> str:
-        """The mode a document is ingested in: ``manual`` (unit notation) for a ``.units`` id or
-        when asked, else ``summary``/``detail`` as given or by the id's suffix (InputError)."""
-        from kgservice.pipeline.ingest import UNIT_SUFFIXES, mode_for
+        """The mode a document is ingested in (:func:`kgservice.pipeline.ingest.document_mode`)."""
+        from kgservice.pipeline.ingest import document_mode
 
-        if mode == "manual" or (mode is None and Path(doc_id).suffix in UNIT_SUFFIXES):
-            return "manual"
-        try:
-            return mode_for(Path(doc_id), mode)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        return document_mode(doc_id, mode)
 
     def ingest_file(self, path: Path | str, *, base: Path | str | None = None, doc_id: str | None = None,
                     mode: str | None = None) -> ChangeResult:
@@ -584,7 +478,7 @@ class KnowledgeBase:
         """One document with its text and statements; an unknown id is an InputError naming it."""
         from kgservice.lifecycle.ops import get_documents
 
-        return get_documents(self, [doc_id])[0]
+        return get_documents(self.store, [doc_id])[0]
 
     def original(self, doc_id: str) -> Original:
         """The file a converted document (PDF, DOCX, ...) was ingested from, as given: its
@@ -594,7 +488,7 @@ class KnowledgeBase:
         from kgservice.lifecycle.model import Original
         from kgservice.lifecycle.ops import get_documents
 
-        rec = get_documents(self, [doc_id])[0]
+        rec = get_documents(self.store, [doc_id])[0]
         data = rec.original()
         if data is None:
             why = ("it was not converted from a file (its text is its source: `kg docs show`)" if rec.format is None
@@ -811,7 +705,9 @@ class KnowledgeBase:
         ``max_hops``, ``max_fanout``, ``max_fire`` override the settings; ``limit`` ranked
         nodes), or ``causal`` chains downstream along the 导致 family (``max_hops``, default 3). Whole expansions are kept in the in-memory ``expand`` cache at one store
         version, shared by the CLI, REST and MCP; :meth:`expand_cached` says whether one was."""
-        return self.expand_cached(seeds, mode, limit=limit, **spread)[0]
+        out, _ = self.expand_cached(seeds, mode, limit=limit, peek=False, **spread)
+        assert out is not None  # only a peek misses
+        return out
 
     def expand_cached(self, seeds: str | Sequence[str], mode: ExpandMode = "directed", *,
                       limit: int | None = None, peek: bool = False,
@@ -839,7 +735,7 @@ class KnowledgeBase:
             out = self.caches.front_peek(key)
             return out, out is not None
 
-        def compute() -> DirectedExpansion | SpreadExpansion:
+        def compute() -> Expansion:
             found = self.resolve_nodes(given)
             ids = list(dict.fromkeys(found[s] or self._node_or_hint(s) for s in given))
             if mode == "causal":
@@ -961,59 +857,8 @@ class KnowledgeBase:
 
     def embed_nodes(self, ids: Sequence[str], batch: int = 256, flush: int = 16_384,
                     known: Mapping[str, str] | None = None) -> int:
-        """Embed these nodes' labels and store their vectors: the model runs first (no vector
-        lock held), then every ``flush`` vectors go to the store in one writer session. If the model
-        fails part-way, the vectors already computed are stored before the error propagates
-        (``kg doctor --repair`` embeds the rest).
-
-        ``known``: node id -> label for these ids, as the store just wrote them
-        (:attr:`IngestReport.new_labels`); when it covers every id the store is not read again
-        (a read-back of every new node is a large part of a Neo4j ingest). Otherwise the ids absent
-        from the store are skipped."""
-        if known and all(i in known for i in ids):
-            nodes = [(i, known[i]) for i in ids]
-        else:
-            nodes = [(n.id, n.label) for n in self.store.get_nodes(ids)]
-        with self._bulk_vectors(len(nodes)):
-            self._embed_and_store(nodes, batch, flush)
-        return len(nodes)
-
-    @contextmanager
-    def _bulk_vectors(self, expected: int) -> Iterator[None]:
-        """A vector store that indexes better in one go (Neo4j's vector index: one population
-        instead of a Lucene segment per write transaction) gets told a load of ``expected``
-        vectors is coming; it decides whether that is big enough (``bulk_load``)."""
-        vs = self.vectors if self.settings.vectors_in_graph and expected else None
-        bulk = getattr(vs, "bulk_load", None)
-        if bulk is None:
-            yield
-            return
-        with bulk(expected):
-            yield
-
-    def _embed_and_store(self, nodes: list[tuple[str, str]], batch: int, flush: int) -> None:
-        import numpy as np
-
-        for start in range(0, len(nodes), flush):
-            part = nodes[start:start + flush]
-            vecs: list = []
-            try:
-                for i in range(0, len(part), batch):
-                    vecs.append(self.embedder.embed([label for _, label in part[i:i + batch]]))
-            finally:
-                if vecs:
-                    with self.vector_writer() as vs:
-                        # upserts of ~1024 rows (a server's request size): joining all of them
-                        # first would allocate one array of the whole batch. The payload is
-                        # the node id alone (prepare_upsert): label and kind live in the graph, and
-                        # two more strings per point would only add upsert time
-                        per, at = max(1, 1024 // batch), 0
-                        for g in range(0, len(vecs), per):
-                            m = np.concatenate(vecs[g:g + per])
-                            vs.upsert([nid for nid, _ in part[at:at + len(m)]], m)
-                            at += len(m)
-                        vs.optimize()  # edge: indexes segments past its threshold; else a no-op
-                        vs.flush()  # durable before the call returns, also when the store stays open
+        """Embed these nodes' labels and store their vectors (:meth:`NodeVectors.embed`)."""
+        return self.node_vectors.embed(ids, batch, flush, known)
 
     def close(self) -> None:
         if "jobs" in self.__dict__:

@@ -36,7 +36,7 @@ writes; a truncated, edited or foreign file is refused with the line it failed a
 from __future__ import annotations
 
 from kgservice.disk import writing
-from kgservice.errors import InputError
+from kgservice.errors import InputError, ReadOnlyError, StoreError
 import gzip
 import hashlib
 import json
@@ -51,14 +51,15 @@ from pydantic import ValidationError
 
 from kgservice.admin.recover import dependency_order
 from kgservice.model import Node, NodeKind, Unit
-from kgservice.stores.factory import in_process
+from kgservice.stores.factory import capabilities
 from kgservice.stores.shared import MergeDecision, SavedResult
 from kgservice.notation.serializer import format_unit
-from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
+from kgservice.stores.base import GraphStore
 from kgservice.stores.validate import prepare_batch
 
 if TYPE_CHECKING:
     from kgservice.parts import Administering
+    from kgservice.stores.embedded.files import EmbeddedFiles
 
 FORMAT = 1
 CHUNK = 5000  # units per ingest batch on restore
@@ -368,8 +369,9 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); restore refused")
     d = read_dump(path)
     check_units(d, kb.lexicon, path)
-    if replace and in_process(kb.settings):
-        return _replace_beside(kb, d, path, embed=embed, progress=progress)
+    files = capabilities(kb.settings).files if replace else None
+    if files is not None:  # a store of files: built beside and swapped in
+        return _replace_beside(kb, files, d, path, embed=embed, progress=progress)
     store: GraphStore = kb.store
     before = store.counts().get("units", 0)
     if before and not (merge or replace):
@@ -420,7 +422,7 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
     relabeled = store.relabel_nodes(relabel) if relabel else 0
     aliased = store.add_aliases(d.aliases) if d.aliases else 0
     if embed and relabel:
-        kb.embed_nodes([n.id for n in store.get_nodes(list(relabel)) if n.kind != NodeKind.LITERAL])
+        kb.node_vectors.embed([n.id for n in store.get_nodes(list(relabel)) if n.kind != NodeKind.LITERAL])
     _restore_lifecycle(store, d)
     present = {x.id for x in store.get_units([u.id for u in d.units])}
     missing = [u.id for u in d.units if u.id not in present]
@@ -455,7 +457,7 @@ def restore_record(path: Path | str, units: int) -> dict[str, Any]:
             "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
-def _replace_beside(kb: Administering, d: Dump, path: Path | str, *, embed: bool,
+def _replace_beside(kb: Administering, files: EmbeddedFiles, d: Dump, path: Path | str, *, embed: bool,
                     progress: Callable[[int], None] | None) -> dict[str, Any]:
     """``--replace`` on the embedded store: the new store is built beside the old one and swapped
     in only when complete (kgservice.admin.recover), so a full disk or a crash never costs the old
@@ -465,17 +467,17 @@ def _replace_beside(kb: Administering, d: Dump, path: Path | str, *, embed: bool
     dumped = _archived_ids(d)
     # every conflict / dangling reference, before anything is written
     prepare_batch(d.units, lambda ids: {}, archived=lambda ids: {i for i in ids if i in dumped})
-    target = recover.graph_dir(kb.settings)
+    target = files.graph
     need = int(d.size * recover.STORE_BYTES_PER_DUMP_BYTE) + recover.SLACK_BYTES
     recover.check_space(target, need, f"restoring {len(d.units)} units")
     try:
-        new, relabeled = recover.build_beside(target, d.units, {n.id: n.label for n in d.nodes}, progress,
-                                              aliases=d.aliases, lifecycle=_lifecycle_lists(d))
+        new, relabeled = files.build_beside(d.units, {n.id: n.label for n in d.nodes}, progress,
+                                            aliases=d.aliases, lifecycle=_lifecycle_lists(d))
     except OSError as exc:
         raise StoreError(f"restore failed while building the new store beside the old one ({exc}); the old "
                          "store is unchanged and the partial new one was removed") from None
     kb.forget_opened()
-    recover.swap_in(target, new)
+    files.swap_in(new)
     caches = recover.reset_caches(kb)
     saved = _restore_saved_results(kb.store, d)  # shared.sqlite3 is beside the graph: the swap kept it
     decisions = restore_merge_decisions(kb.store, d.merge_decisions)  # kept there too
@@ -486,7 +488,7 @@ def _replace_beside(kb: Administering, d: Dump, path: Path | str, *, embed: bool
     try:
         _clear_vectors(kb)
         if embed:
-            info["vectors_embedded"] = kb.embed_nodes(
+            info["vectors_embedded"] = kb.node_vectors.embed(
                 [n.id for n in kb.store.iter_nodes() if n.kind != NodeKind.LITERAL])
     except Exception as exc:
         raise StoreError(f"the graph was restored ({len(d.units)} units), but its vectors were not: "

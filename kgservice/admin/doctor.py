@@ -46,7 +46,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgservice.model import NodeKind, Unit
-from kgservice.stores.base import GraphStore, IndexRows, ReadOnlyError, StoreDamaged
+from kgservice.stores.base import GraphStore, IndexRows
+from kgservice.errors import ReadOnlyError, StoreDamaged
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.validate import unit_text_problems
 
@@ -312,7 +313,7 @@ def _resume_restore(kb: Administering, finding: Finding, vectors: bool) -> dict[
     from pathlib import Path
 
     from kgservice.admin.backup import file_sha256, restore
-    from kgservice.stores.base import StoreError
+    from kgservice.errors import StoreError
 
     path, digest = finding.units
     if not Path(path).is_file():
@@ -423,13 +424,13 @@ def repair(kb: Administering, report: DoctorReport | None = None, vectors: bool 
         if report.of("vector_collection"):
             kb.reopen_vectors(recreate=True)
             done["vectors_recreated"] = True
-            done["vectors_embedded"] = kb.embed_nodes(embeddable)
+            done["vectors_embedded"] = kb.node_vectors.embed(embeddable)
             # every top-k result may differ now: every server's caches clear
             record_change(kb.store, [], everything=True)
         else:
             # a writer that died before flushing: the knowledge base restores exactly that first
             # (the next write would), so the vectors are not embedded twice
-            restored = kb.restore_lost_vectors()
+            restored = kb.node_vectors.restore_lost()
             if restored:
                 done["vectors_restored"] = restored
             have = kb.vectors.ids()
@@ -438,7 +439,7 @@ def repair(kb: Administering, report: DoctorReport | None = None, vectors: bool 
                 kb.vectors.delete(stray)
             missing = sorted(set(embeddable) - have)
             done["vectors_deleted"] = len(stray)
-            done["vectors_embedded"] = kb.embed_nodes(missing) if missing else 0
+            done["vectors_embedded"] = kb.node_vectors.embed(missing) if missing else 0
             from kgservice.vectors.owed import OwedVectors
 
             owed = OwedVectors(kb.settings.data_dir)  # what stopped writers owed is embedded now

@@ -1,5 +1,7 @@
-"""Rebuilding an embedded store *beside* the current one, then swapping it in: used by
-``kg restore --replace`` and ``kg doctor --salvage``.
+"""Rebuilding a store of files *beside* the current one, then swapping it in: used by
+``kg restore --replace`` and ``kg doctor --salvage``. The store does the file work (reading its
+intact records, building beside, the swap: ``capabilities(settings).files``,
+:class:`kgservice.stores.embedded.files.EmbeddedFiles`); this module decides what goes in.
 
 The old directory stays untouched until the new one is complete (every batch journaled and
 fsynced, labels set, a ``COMPLETE`` marker written); only then two renames swap them. A
@@ -14,24 +16,19 @@ the swap (a failure there leaves a consistent graph and ``kg doctor --repair`` f
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgservice.disk import free_bytes
-from kgservice.errors import ServiceError
+from kgservice.errors import ReadOnlyError, ServiceError, StoreError
 from kgservice.model import Unit
-from kgservice.stores.base import ReadOnlyError, StoreError
-from kgservice.stores.factory import in_process
-from kgservice.stores.embedded.recovery import swap_in, write_complete_marker
+from kgservice.stores.factory import capabilities
 
 if TYPE_CHECKING:
     from kgservice.parts import Administering
 
-CHUNK = 5000
 # measured: a store takes about 0.4x its dump per file and about 0.8x at the peak of a
 # compaction (journal + new snapshot); 1.2x leaves room
 STORE_BYTES_PER_DUMP_BYTE = 1.2
@@ -40,10 +37,6 @@ SLACK_BYTES = 4 << 20
 
 class NotEnoughSpace(ServiceError, OSError):
     """Refused before anything was written: the new store would not fit beside the old one."""
-
-
-def graph_dir(settings: Any) -> Path:
-    return Path(settings.data_dir) / "graph"
 
 
 def check_space(where: Path, need: int, what: str) -> None:
@@ -60,43 +53,6 @@ def check_space(where: Path, need: int, what: str) -> None:
 
 def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
-
-
-def build_beside(target: Path, units: Sequence[Unit], labels: dict[str, str],
-                 progress: Callable[[int], None] | None = None,
-                 aliases: dict[str, str] | None = None,
-                 lifecycle: tuple[Sequence[Any], Sequence[Any], Sequence[Any]] | None = None) -> tuple[Path, int]:
-    """(a complete new store directory next to ``target`` holding ``units`` (dependency order)
-    with ``labels``, duplicate ``aliases`` and the ``lifecycle`` records (documents, retracted
-    units, changes: GraphStore.restore_lifecycle's arguments), how many labels differed from the
-    derived ones); removed if anything fails."""
-    from kgservice.stores.embedded import EmbeddedStore
-
-    new = target.with_name(f"{target.name}.building-{os.getpid()}-{int(time.time())}")
-    shutil.rmtree(new, ignore_errors=True)
-    try:
-        store = EmbeddedStore(new)
-        if lifecycle is not None and lifecycle[1]:  # first: a live unit may supersede an archived one
-            store.restore_lifecycle([], lifecycle[1], [])
-        for i in range(0, len(units), CHUNK):
-            store.ingest(units[i:i + CHUNK])
-            if progress is not None:
-                progress(len(units[i:i + CHUNK]))
-        have = {n.id: n.label for n in store.get_nodes(list(labels))}
-        relabel = {k: v for k, v in labels.items() if k in have and have[k] != v}
-        if relabel:
-            store.relabel_nodes(relabel)
-        if aliases:
-            store.add_aliases(aliases)
-        if lifecycle is not None:
-            store.restore_lifecycle(*lifecycle)
-        store.compact()  # one verified snapshot, so the swapped-in store opens fast
-        store.close()
-        write_complete_marker(new)
-    except BaseException:
-        shutil.rmtree(new, ignore_errors=True)
-        raise
-    return new, len(relabel)
 
 
 def reset_caches(kb: Administering) -> str:
@@ -134,42 +90,42 @@ def drop_dangling(units: Iterable[Unit], known: Iterable[str] = ()) -> tuple[lis
 def salvage(kb: Administering, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """``kg doctor --salvage``: a new embedded store from every intact record of the current one,
     swapped in; the damaged directory is kept beside it (``graph.damaged-<time>``)."""
-    from kgservice.stores.embedded.records import _unit_from
-    from kgservice.stores.embedded.recovery import read_intact_all
     from kgservice.stores.validate import unit_text_problems
 
     if kb.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg doctor --salvage refused")
-    if not in_process(kb.settings):
+    files = capabilities(kb.settings).files
+    if files is None:
         raise StoreError("kg doctor --salvage is for the embedded store; Neo4j keeps its own transaction log "
                          "(restore a damaged database with `kg restore DUMP --replace --yes`)")
-    target = graph_dir(kb.settings)
+    target = files.graph
     kb.forget_opened()
-    recs, labels, notes, aliases, life = read_intact_all(target)
-    units = [_unit_from(r) for r in recs.values()]
+    intact = files.read_intact()
+    units, labels, notes, aliases = intact.units, intact.labels, intact.notes, intact.aliases
     invalid = sorted(u.id for u in units if unit_text_problems(u))
     units = [u for u in units if u.id not in set(invalid)]
-    docs, archived, history = salvaged_lifecycle(life, set())
+    docs, archived, history = salvaged_lifecycle(intact.lifecycle, set(), files.unit_from)
     units, dangling = drop_dangling(units, known={r.unit.id for r in archived})
     units = dependency_order(units)
     need = sum(f.stat().st_size for f in target.glob("*") if f.is_file())
     check_space(target, need + SLACK_BYTES, "kg doctor --salvage")
     kept_ids = {u.id for u in units}
     aliases = {d: k for d, k in aliases.items() if k in kept_ids and d not in kept_ids}
-    new, _relabeled = build_beside(target, units, labels, progress, aliases=aliases,
-                                   lifecycle=(docs, [r for r in archived if r.unit.id not in kept_ids], history))
+    new, _relabeled = files.build_beside(units, labels, progress, aliases=aliases,
+                                         lifecycle=(docs, [r for r in archived if r.unit.id not in kept_ids], history))
     kept = target.with_name(f"{target.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
-    swap_in(target, new, keep_old=kept)
+    files.swap_in(new, keep_old=kept)
     return {"units_kept": len(units), "units_dropped_invalid": invalid, "units_dropped_dangling": dangling,
             "notes": notes, "damaged_files_kept_in": str(kept), "caches": reset_caches(kb)}
 
 
-def salvaged_lifecycle(life: Any, kept: set[str]) -> tuple[list[Any], list[Any], list[Any]]:
+def salvaged_lifecycle(life: Any, kept: set[str],
+                       unit_from: Callable[[Any], Unit]) -> tuple[list[Any], list[Any], list[Any]]:
     """The lifecycle records salvage read (documents, retracted units, changes) as
     ``restore_lifecycle`` takes them; an archived unit whose record does not validate is left
-    out (it cannot be undone into the graph), documents and history are kept whole."""
+    out (it cannot be undone into the graph), documents and history are kept whole.
+    ``unit_from``: the store's record -> unit."""
     from kgservice.lifecycle.model import ChangeRecord, DocumentRecord, RetractedUnit
-    from kgservice.stores.embedded.records import _unit_from
 
     docs = [DocumentRecord.model_validate(r) for _, r in sorted(life.documents.items())]
     retracted = []
@@ -177,7 +133,7 @@ def salvaged_lifecycle(life: Any, kept: set[str]) -> tuple[list[Any], list[Any],
         if uid in kept:
             continue
         try:
-            retracted.append(RetractedUnit(unit=_unit_from(rec), change=change, at=at, reason=reason))
+            retracted.append(RetractedUnit(unit=unit_from(rec), change=change, at=at, reason=reason))
         except (ValueError, TypeError, IndexError, KeyError):  # a damaged archived record: the rest restores
             continue
     return docs, retracted, [ChangeRecord.model_validate(c) for c in life.changes]

@@ -43,17 +43,10 @@ class DamagedFile:
 def service_files(settings: Any) -> list[Path]:
     """The files this data directory's backend keeps in SQLite (Neo4j keeps jobs, keys and its
     change log in the database)."""
-    from kgservice.stores.changelog import CHANGES_FILE
-    from kgservice.stores.embedded.jobs import JOBS_FILE
-    from kgservice.stores.embedded.keys import KEYS_FILE
-    from kgservice.stores.embedded.shared import SHARED_FILE
+    from kgservice.stores.factory import capabilities
 
-    from kgservice.stores.factory import in_process
-
-    if not in_process(settings):
-        return []
-    data = Path(settings.data_dir)
-    return [data / JOBS_FILE, data / KEYS_FILE, data / SHARED_FILE, data / "graph" / CHANGES_FILE]
+    files = capabilities(settings).files
+    return files.service_files() if files is not None else []
 
 
 def check_file(path: Path) -> str | None:

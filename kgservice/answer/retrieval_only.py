@@ -87,8 +87,12 @@ def answer_units(kb: Retrieving, question: str, top: int = TOP_UNITS, retrieval:
     (:func:`kgservice.answer.floor.about_first`): none ("not in the graph") gives no units.
 
     The model-backed path asks the same before spending a call: ``answer_units(kb,
-    question).relevance.found``. ``retrieval``: ``kb.retrieve(question)`` when the caller has it."""
-    found = retrieval if retrieval is not None else kb.retrieve(question)
+    question).relevance.found``. ``retrieval``: the default retrieval of ``question`` when the caller has it."""
+    if retrieval is None:
+        from kgservice.expansion.retrieve import retrieve
+
+        retrieval = retrieve(kb, question)
+    found = retrieval
     if not found.entry.named and not found.lexical:
         # nothing named, no word shared: only vector neighbours, too weak to claim the question
         # is about the graph (the rule of the drill-down's entry fallback)

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from kgservice.apikeys.model import ApiKey, KeyError_, Principal, Role, check_user, new_key, secret_matches, split_key
+from kgservice.errors import ReadOnlyError
 
 TOUCH_EVERY = 60.0  # seconds between last_used writes per key and process
 
@@ -51,8 +52,6 @@ class KeyStore(ABC):
 
     def _writable(self) -> None:
         if self.read_only:
-            from kgservice.stores.base import ReadOnlyError
-
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); key changes refused")
 
     @abstractmethod

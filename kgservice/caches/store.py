@@ -499,7 +499,7 @@ class Caches:
 
     def clear(self) -> int:
         if self.read_only:
-            from kgservice.stores.base import ReadOnlyError
+            from kgservice.errors import ReadOnlyError
 
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg cache clear refused")
         with self._lock:

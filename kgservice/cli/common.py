@@ -93,11 +93,12 @@ def refuse_beside_server(ctx: typer.Context, what: str, *, unless_no_admin: bool
 
 
 def _has_admin_key(settings: Settings) -> bool:
-    """An active admin key in the embedded key file, read without opening the store the
-    running server owns."""
-    from kgservice.stores.embedded.keys import has_active_admin
+    """An active admin key in the store's key file, read without opening the store the running
+    server owns (only a store of files has a server owning it)."""
+    from kgservice.stores.factory import capabilities
 
-    return has_active_admin(settings.data_dir)
+    files = capabilities(settings).files
+    return files is not None and files.has_active_admin()
 
 
 @contextmanager

@@ -49,9 +49,10 @@ def serve_command(
     from kgservice.server import ServeOptions, create_app
 
     from kgservice.deployment import claim_data_dir, require_shared_vectors
-    from kgservice.stores.factory import in_process
+    from kgservice.stores.factory import capabilities
 
     settings = settings_of(ctx)
+    owns_data_dir = capabilities(settings).one_process  # runs its jobs itself, refuses other writers
     with errors_reported():
         require_shared_vectors(settings, "kg serve")
     _port_free_or_exit(host, port)
@@ -59,13 +60,13 @@ def serve_command(
     with errors_reported():
         hold = claim_data_dir(settings, f"http://{shown}:{port}")  # before anything is opened
         app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True,
-                                                run_jobs=in_process(settings), check_model=True,
+                                                run_jobs=owns_data_dir, check_model=True,
                                                 warm_up=True))
-        if in_process(settings) and not settings.read_only:
+        if owns_data_dir and not settings.read_only:
             # the queue its jobs run from, opened now: a damaged jobs.sqlite3 is one line and exit 1
             # (the same the CLI prints), not uvicorn's startup traceback
             app.state.ctx.kb.jobs
-    if in_process(settings):
+    if owns_data_dir:
         err.print("embedded backend: this server owns the data directory and runs its jobs itself; `kg worker`, "
                   "`kg ingest` and other servers on it are refused (use Neo4j + a Qdrant server to run several "
                   "`kg serve`)", markup=False, highlight=False)

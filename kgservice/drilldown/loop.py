@@ -323,11 +323,11 @@ def drill_down(store: GraphStore, spread_params: SpreadParams, llm: LLM, caches:
         if decision.drift and restart is not None and drifts < params.max_drifts:
             drifts += 1
             labels = ", ".join(n["label"] for n in state.key.nodes) or "none"
-            fresh = restart(f"key concepts [{labels}] led to units about other things"
-                            + (f"; the question may be about: {decision.rephrase}" if decision.rephrase else ""))
-            if set(fresh.key.node_ids) != set(state.key.node_ids) and fresh.seeds:
-                rec.note = f"drift: key nodes re-extracted -> {', '.join(fresh.key.node_ids)}"
-                state, seeds, mode = fresh, dict(fresh.seeds), initial_mode(fresh.key)
+            reread = restart(f"key concepts [{labels}] led to units about other things"
+                             + (f"; the question may be about: {decision.rephrase}" if decision.rephrase else ""))
+            if set(reread.key.node_ids) != set(state.key.node_ids) and reread.seeds:
+                rec.note = f"drift: key nodes re-extracted -> {', '.join(reread.key.node_ids)}"
+                state, seeds, mode = reread, dict(reread.seeds), initial_mode(reread.key)
                 held = []  # they were reached from the misread concepts
                 finished(rec)
                 continue

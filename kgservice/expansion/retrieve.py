@@ -58,7 +58,7 @@ from kgservice.entry.match import specificity, tokens
 from kgservice.expansion.fusion import fuse_scores, scaled
 from kgservice.expansion.holders import name_holders
 from kgservice.expansion.lexical import unit_text
-from kgservice.expansion.spread import spread_activation
+from kgservice.expansion.spread import service_params, spread_activation
 from kgservice.ids import is_literal_id
 from kgservice.model import Unit
 from kgservice.stores.changelog import request_scope
@@ -179,9 +179,9 @@ def _retrieve(kb: Retrieving, question: str, params: RetrieveParams | None, qvec
     # one vector search serves the entry step (its top_k above its threshold) and the fusion
     ep = kb.entry_finder.params
     hits = kb.vectors.search(qvec, top_k=max(p.dense_top_k if p.dense_weight else 0, ep.top_k), threshold=0.0)
-    entry = kb.entry(question, qvec, hits=hits)
+    entry = kb.entry_finder.find(question, qvec, None, hits)
     seeds, lexical = lexical_seeds(kb, question, entry.seeds, p, entry.common)
-    spread = kb.spread_params(max_hops=p.spread_hops or 0)  # 0: the service's K
+    spread = service_params(kb.settings, kb.lexicon, max_hops=p.spread_hops or 0)  # 0: the service's K
     if p.degree_damping is not None:
         spread = replace(spread, degree_damping=p.degree_damping)
     energy = spread_activation(kb.store, seeds, spread).energy if seeds else {}

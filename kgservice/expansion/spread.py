@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kgservice.errors import InvalidArgument
 from kgservice.families import SPREAD_KINDS
 from kgservice.stores.base import GraphStore
 from kgservice.stores.spreading import default_tau
+
+if TYPE_CHECKING:
+    from kgservice.config import Settings
+    from kgservice.families import Lexicon
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,22 @@ class SpreadParams:
     def key(self) -> tuple:
         return (tuple(sorted(self.tau.items())), self.epsilon, self.max_hops, self.e0, self.max_fanout, self.max_fire,
                 self.degree_damping, self.seed_backflow)
+
+
+def service_params(settings: Settings, lexicon: Lexicon, **over: float | int) -> SpreadParams:
+    """The service's spreading parameters: τ from the lexicon (with the user's overrides, the one
+    source), hub damping and seed backflow from the settings or else the lexicon, the rest from
+    the settings; a falsy override in ``over`` keeps the setting."""
+    tau = {k: lexicon.tau_of(k) for k in SPREAD_KINDS}
+    s, lex = settings, lexicon.spread
+    damping = s.spread_degree_damping if s.spread_degree_damping is not None else lex.get("degree_damping", 0.0)
+    backflow = s.spread_seed_backflow if s.spread_seed_backflow is not None else lex.get("seed_backflow", True)
+    return SpreadParams(tau=tau, epsilon=float(over.get("epsilon") or s.epsilon),
+                        max_hops=int(over.get("max_hops") or s.max_hops),
+                        # node counts (the shells pass ints; SpreadParams rejects one below 1)
+                        max_fanout=cast("int | None", over.get("max_fanout") or s.spread_max_fanout),
+                        max_fire=cast("int | None", over.get("max_fire") or s.spread_max_fire),
+                        degree_damping=float(damping), seed_backflow=bool(backflow))
 
 
 @dataclass

@@ -59,7 +59,7 @@ def shared_communities(store: GraphStore, node_ids: list[str], edges: list[tuple
     whatever its own networkx does, and none recomputes Louvain (seconds on a large graph) for a
     graph another has numbered (:mod:`kgservice.stores.shared`). A store that cannot keep them
     (read-only) is not an error."""
-    from kgservice.stores.base import StoreError
+    from kgservice.errors import StoreError
     from kgservice.stores.shared import CommunityMap, graph_digest
 
     digest = graph_digest(node_ids, edges)

@@ -18,6 +18,7 @@ with a cancel requested becomes ``cancelled`` instead of running again.
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -34,7 +35,7 @@ from kgservice.jobs.model import (
     check_submission,
     payload_sha256,
 )
-from kgservice.stores.base import ReadOnlyError
+from kgservice.errors import ReadOnlyError
 
 DEFAULT_MAX_ATTEMPTS = 3
 
@@ -98,7 +99,7 @@ class JobQueue(ABC):
         return self._list(user, status, int(limit))
 
     @abstractmethod
-    def _list(self, user: str | None, status: str | None, limit: int) -> list[Job]: ...
+    def _list(self, user: str | None, status: str | None, limit: int) -> builtins.list[Job]: ...
 
     def cancel(self, job_id: str, by: str) -> Job:
         """Cancel a queued job (now ``cancelled``) or ask a running one to stop (``cancel_requested``,

@@ -54,13 +54,14 @@ def validate_document_job(kb: Ingesting, kind: str, payload: dict[str, Any]) -> 
     the mode fits, the notation parses or the text is storable; forget needs the document."""
     from kgservice.errors import InputError
     from kgservice.lifecycle.ops import check_doc_id, get_documents
+    from kgservice.pipeline.ingest import document_mode
 
     try:
         doc = check_doc_id(payload["doc"])
         if kind == "forget":
-            get_documents(kb, [doc])
+            get_documents(kb.store, [doc])
             return
-        mode = kb.document_mode(doc, payload.get("mode"))
+        mode = document_mode(doc, payload.get("mode"))
     except InvalidJob:
         raise
     except InputError as exc:
@@ -102,7 +103,7 @@ def _validate_body(kb: Ingesting, payload: dict[str, Any], doc: str, replaces: s
     are not held against the new one (an edited line may keep its unit id)."""
     if "units" in payload:
         from kgservice.notation import NotationErrors, parse_units
-        from kgservice.stores.base import IngestConflict
+        from kgservice.errors import IngestConflict
         from kgservice.stores.validate import prepare_batch
 
         try:
@@ -194,8 +195,8 @@ def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
             with tempfile.TemporaryDirectory(prefix="kg-job-") as tmp:
                 path = Path(tmp) / doc
                 path.write_text(payload["text"], "utf-8")
-                rep = ingest_text(kb, path, payload.get("mode", "summary"), doc_prefix=f"{job.user}/")
-            d = rep.to_dict()
+                text_rep = ingest_text(kb, path, payload.get("mode", "summary"), doc_prefix=f"{job.user}/")
+            d = text_rep.to_dict()
             return {k: d[k] for k in ("units_extracted", "units_added", "units_unchanged", "nodes_added",
                                       "unchanged_documents")} | {"llm_calls": d["llm"].get("calls", 0)}
     raise InvalidJob(f"job {job.id}: payload has neither 'units' nor 'text'")

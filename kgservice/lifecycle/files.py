@@ -21,6 +21,7 @@ from kgservice.errors import InputError
 from kgservice.model import IngestReport
 
 if TYPE_CHECKING:
+    from kgservice.convert.source import Source
     from kgservice.pipeline.ingest import Progress, TextIngestReport
     from kgservice.parts import Changing
 
@@ -72,7 +73,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if kb.settings.read_only:  # before anything is read: an unchanged file is refused too
-        from kgservice.stores.base import ReadOnlyError
+        from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     emit = progress or (lambda event, info: None)
@@ -81,7 +82,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
         check_doc_id(did)
     unit_files = [(f, d, b) for f, d, b in files if f.suffix in UNIT_SUFFIXES]
     text_files = [(f, d, b) for f, d, b in files if f.suffix not in UNIT_SUFFIXES]
-    plan: list[tuple[Path, str, Path, str, str]] = []
+    plan: list[tuple[Path, str, Path, str, Source]] = []
     if text_files:
         try:
             # every file read and converted before anything is stored (a bad PDF stores nothing);
@@ -123,7 +124,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
             emit("units", {"added": res.added})
         if embed and pending:
             emit("units-vectors", {"nodes": len(pending)})
-            kb.embed_nodes(list(pending))
+            kb.node_vectors.embed(list(pending))
             embedded = len(pending)
         emit("units-done", {"files": len(unit_files), "report": units, "nodes_embedded": embedded})
     report = None
@@ -161,7 +162,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
 def _naming(doc_id: str) -> Iterator[None]:
     """A store that cannot write (full disk, read-only files) fails one document: its error
     says which one was not stored (the documents before it are, each whole)."""
-    from kgservice.stores.base import StoreWriteError
+    from kgservice.errors import StoreWriteError
 
     try:
         yield

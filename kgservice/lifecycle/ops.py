@@ -14,16 +14,16 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from kgservice.errors import InputError
+from kgservice.errors import IngestConflict, InputError
 from kgservice.lifecycle.model import ChangeRecord, ChangeResult, DocumentRecord, Lines, Provenance
 from kgservice.model import Unit
 from kgservice.notation.serializer import format_unit
-from kgservice.stores.base import IngestConflict
 
 if TYPE_CHECKING:
     from kgservice.convert.source import Source
     from kgservice.lifecycle.model import PurgeReport
     from kgservice.parts import Changing
+    from kgservice.stores.base import GraphStore
 
 
 _CLAIMS: dict[str, threading.Lock] = {}
@@ -90,15 +90,16 @@ def content_key(u: Unit) -> str:
 def _commit(kb: Changing, add: Sequence[Unit], retract: Sequence[str], docs: dict, change: ChangeRecord,
             embed: bool = True, **purge: object) -> tuple[ChangeResult, list[str]]:
     if kb.settings.read_only:
-        from kgservice.stores.base import ReadOnlyError
+        from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); change refused")
-    with kb.owing_vectors() if embed else nullcontext():
+    vectors = kb.node_vectors
+    with vectors.owing() if embed else nullcontext():
         report, orphans = kb.store.apply_change(add, retract, docs, change, **purge)  # type: ignore[arg-type]
         if embed and report.new_embeddable_nodes:
-            kb.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
+            vectors.embed(report.new_embeddable_nodes, known=report.new_labels)
         if orphans:
-            with kb.vector_writer() as vs:
+            with vectors.writer() as vs:
                 vs.delete(orphans)
                 vs.flush()
     kb.caches.invalidate(sorted(set(report.touched_nodes) | set(orphans)))
@@ -202,8 +203,9 @@ def check_doc_id(doc_id: str) -> str:
     return d
 
 
-def get_documents(kb: Changing, ids: Sequence[str]) -> list[DocumentRecord]:
-    docs = {d.id: d for d in kb.store.documents(ids)}
+def get_documents(store: GraphStore, ids: Sequence[str]) -> list[DocumentRecord]:
+    """The documents' records in the order asked; an unknown id is an input error naming it."""
+    docs = {d.id: d for d in store.documents(ids)}
     unknown = [i for i in ids if i not in docs]
     if unknown:
         raise InputError(f"no document {', '.join(map(repr, unknown))} in the knowledge base (`kg docs list`)")
@@ -212,7 +214,7 @@ def get_documents(kb: Changing, ids: Sequence[str]) -> list[DocumentRecord]:
 
 def forget(kb: Changing, doc_ids: Sequence[str]) -> ChangeResult:
     """Remove documents; their units leave the graph unless another document states them."""
-    docs = get_documents(kb, list(dict.fromkeys(doc_ids)))
+    docs = get_documents(kb.store, list(dict.fromkeys(doc_ids)))
     names = {d.id for d in docs}
     units = sorted({u for d in docs for u in d.unit_lines})
     others = kb.store.stated_by(units)

@@ -84,7 +84,7 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
     from kgservice.pipeline.ingest import content_hash
 
     if kb.settings.read_only:
-        from kgservice.stores.base import ReadOnlyError
+        from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     sha = content_hash(text)

@@ -14,11 +14,11 @@ __all__ = ["AskParams", "AskResult", "TextIngestReport", "ask", "ingest_text"]
 
 def __getattr__(name: str) -> Any:
     if name in ("AskParams", "AskResult", "ask"):
-        from kgservice.pipeline import asking as mod
+        from kgservice.pipeline import asking
 
-        return getattr(mod, name)
+        return getattr(asking, name)
     if name in ("TextIngestReport", "ingest_text"):
-        from kgservice.pipeline import ingest as mod
+        from kgservice.pipeline import ingest
 
-        return getattr(mod, name)
+        return getattr(ingest, name)
     raise AttributeError(name)

@@ -24,6 +24,7 @@ from kgservice.errors import InvalidArgument
 from kgservice.caches import ANY_INGEST, cache_key
 from kgservice.drilldown import DrillParams, QueryState, drill_down
 from kgservice.drilldown.loop import RoundRecord
+from kgservice.expansion.spread import service_params
 from kgservice.extraction.extract import KeyQuery, extract_key_query, extract_prompt
 from kgservice.ids import normalise_label
 from kgservice.llm import LLM
@@ -185,7 +186,7 @@ def entry_fallback(kb: Asking, question: str, kq: KeyQuery) -> QueryState | None
     (:mod:`kgservice.entry`) — nodes named in the question become the key nodes, and every
     entry node (named or vector hit) a seed weighted by specificity. None if nothing is named:
     a vector hit alone is too weak to claim the question is about the graph."""
-    found = kb.entry(question)
+    found = kb.entry_finder.find(question)
     named = [n for n in found.nodes if n.named is not None]
     if not named:
         return None
@@ -345,7 +346,7 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
             if on_round is not None:
                 on_round(d)
 
-        dd = drill_down(kb.store, kb.spread_params(), llm, caches, question, state,
+        dd = drill_down(kb.store, service_params(kb.settings, kb.lexicon), llm, caches, question, state,
                         DrillParams(params.max_rounds, params.max_units, params.spread_nodes, params.max_drifts),
                         restart=restart, on_round=round_done)
         relevant, stop, state, chains = dd.relevant, dd.stop_reason, dd.state, dd.chains

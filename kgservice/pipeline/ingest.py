@@ -104,7 +104,7 @@ def ingest_saved_results(kb: Ingesting, memory_dir: Path | None, graph_path: Pat
     ``memory_dir``; None when there is nothing to feed back."""
     from kgservice.graphify.memory import docs_of_records, memory_units
 
-    lines = memory_units(memory_dir, graph_path, docs=docs_of_records(kb.saved_results()))
+    lines = memory_units(memory_dir, graph_path, docs=docs_of_records(kb.store.saved_results()))
     if not lines:
         return None
     return kb.ingest_units(parse_units("\n".join(lines), kb.lexicon, source=str(memory_dir or "saved results"),
@@ -149,6 +149,19 @@ def mode_for(path: Path, override: str | None = None) -> str:
         raise InputFileError(f"{path}: unknown text type {kind}; kg ingest reads {known}; for plain text under "
                              "another name give --mode summary|detail")
     return mode
+
+
+def document_mode(doc_id: str, mode: str | None = None) -> str:
+    """The mode a document is ingested in: ``manual`` (unit notation) for a ``.units`` id or
+    when asked, else ``summary``/``detail`` as given or by the id's suffix (InputError)."""
+    from kgservice.errors import InputError
+
+    if mode == "manual" or (mode is None and Path(doc_id).suffix in UNIT_SUFFIXES):
+        return "manual"
+    try:
+        return mode_for(Path(doc_id), mode)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def content_hash(text: str) -> str:
@@ -245,7 +258,7 @@ def ingest_text(
     from kgservice.extraction.extract import extract_prompt
 
     if kb.settings.read_only:  # before any LLM call: a refused ingest must not spend tokens first
-        from kgservice.stores.base import ReadOnlyError
+        from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     if isinstance(paths, (str, Path)):

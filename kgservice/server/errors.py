@@ -41,7 +41,7 @@ def status_of(exc: BaseException) -> int:
     explicit = getattr(exc, "http_status", None)
     if isinstance(explicit, int) and explicit in STABLE:
         return explicit
-    from kgservice.stores.base import ReadOnlyError
+    from kgservice.errors import ReadOnlyError
 
     if isinstance(exc, ReadOnlyError):
         return 403

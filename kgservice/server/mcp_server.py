@@ -5,11 +5,18 @@ The caller is the key's principal that the HTTP gate put in the request scope, o
 server's local principal (stdio, in-memory clients). Roles are checked with the same
 function as REST; a refusal or bad input is a tool error result, never a stack trace.
 There is no raw-Cypher, delete or clear tool.
+
+Each tool is a module-level function whose first parameter is the server context, listed once in
+:data:`TOOLS` (with its annotations and, for graphify's tools, the description and input schema
+graphify gives it); :func:`build_mcp` binds them to one :class:`ServerContext`.
 """
 
 from __future__ import annotations
 
+import inspect
+import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp.server import MCPServer
@@ -160,195 +167,260 @@ def _text(result: tuple[str, int]) -> str:
     return result[0]
 
 
-def build_mcp(sc: ServerContext) -> MCPServer:
-    """One MCPServer per app (the SDK's session manager runs once per instance)."""
+# -- graphify-compatible tools (text results, graphify's schemas) ------------------------------
+def _label(label: str | None, node_id: str | None) -> str:
+    value = (label or node_id or "").strip()
+    if not value:
+        raise ToolError("Provide a node label or id (accepted keys: label, node_id).")
+    return value
+
+
+def query_graph(sc: ServerContext, question: str, mode: str = "bfs", depth: int | None = None,
+                token_budget: int = 2000, context_filter: list[str] | None = None, project_path: str | None = None,
+                ctx: Context = None) -> str:  # type: ignore[assignment]
+    _no_project(project_path)
+    return _run(sc, ctx, Role.reader, lambda _: _text(gt.query_graph(
+        sc.mirror.graph(), question, mode=mode, depth=depth, token_budget=token_budget, context_filter=context_filter)))
+
+
+def get_node(sc: ServerContext, label: str | None = None, node_id: str | None = None, project_path: str | None = None,
+             ctx: Context = None) -> str:  # type: ignore[assignment]
+    _no_project(project_path)
+    return _run(sc, ctx, Role.reader, lambda _: _text(gt.get_node(sc.mirror.graph(), _label(label, node_id))))
+
+
+def get_neighbors(sc: ServerContext, label: str | None = None, node_id: str | None = None, relation_filter: str = "",
+                  token_budget: int = 2000, project_path: str | None = None,
+                  ctx: Context = None) -> str:  # type: ignore[assignment]
+    _no_project(project_path)
+    return _run(sc, ctx, Role.reader, lambda _: _text(gt.get_neighbors(
+        sc.mirror.graph(), _label(label, node_id), relation_filter=relation_filter, token_budget=token_budget)))
+
+
+def get_community(sc: ServerContext, community_id: int, token_budget: int = 2000, project_path: str | None = None,
+                  ctx: Context = None) -> str:  # type: ignore[assignment]
+    _no_project(project_path)
+    return _run(sc, ctx, Role.reader, lambda _: _text(gt.get_community(sc.mirror.graph(), community_id, token_budget)))
+
+
+def god_nodes(sc: ServerContext, top_n: int = 10, exclude_hubs_percentile: float | None = None,
+              project_path: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment]
+    _no_project(project_path)
+    return _run(sc, ctx, Role.reader, lambda _: _text(gt.god_nodes(sc.mirror.graph(), top_n, exclude_hubs_percentile)))
+
+
+def graph_stats(sc: ServerContext, project_path: str | None = None,
+                ctx: Context = None) -> str:  # type: ignore[assignment]
+    _no_project(project_path)
+    return _run(sc, ctx, Role.reader, lambda _: _text(gt.graph_stats(sc.mirror.graph())))
+
+
+def shortest_path(sc: ServerContext, source: str, target: str, max_hops: int = 8, undirected: bool = False,
+                  project_path: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment]
+    _no_project(project_path)
+    return _run(sc, ctx, Role.reader,
+                lambda _: _text(gt.shortest_path(sc.mirror.graph(), source, target, max_hops, undirected)))
+
+
+# -- kgservice tools -------------------------------------------------------------------------------
+def ask(sc: ServerContext, question: str = Field(min_length=1, max_length=4000),
+        max_rounds: int = Field(DEFAULT_MAX_ROUNDS, ge=1, le=6), trace: bool = False,
+        token_budget: int = Field(2000, ge=1), ctx: Context = None) -> AskReply:  # type: ignore[assignment]
+    """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
+    def run(_: Principal) -> AskReply:
+        out, res = ops.ask(sc.kb, AskIn(question=question, max_rounds=max_rounds, trace=trace))
+        sc.metrics.record_ask(res)
+        return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), short_answer=out.short_answer,
+                        found=out.found, cited=out.cited,
+                        stop_reason=out.stop_reason, rounds=out.rounds if trace else [],
+                        sources=[src.model_dump(mode="json") for src in out.sources])
+    return _run(sc, ctx, Role.reader, run)
+
+
+def search_units(sc: ServerContext, query: str = Field(min_length=1, max_length=4000),
+                 top_k: int = Field(5, ge=1, le=50), threshold: float = 0.3,
+                 ctx: Context = None) -> list[SearchHit]:  # type: ignore[assignment]
+    """Entry nodes nearest to a text by vector similarity (it ranks; it proves nothing)."""
+    return _run(sc, ctx, Role.reader, lambda _: ops.search(sc.kb, SearchIn(query=query, top_k=top_k,
+                                                                            threshold=threshold)))
+
+
+def get_unit(sc: ServerContext, unit_id: str = Field(min_length=1),
+             ctx: Context = None) -> UnitOut:  # type: ignore[assignment]
+    """One unit by id: its notation, family, what supersedes it, and where it comes from: its
+    document (`doc`), line range (`lines`) and source lines (`snippet`), every stating document in `sources`."""
+    return _run(sc, ctx, Role.reader, lambda _: ops.get_unit(sc.kb, unit_id))
+
+
+def list_documents(sc: ServerContext, ctx: Context = None) -> list[dict]:  # type: ignore[assignment]
+    """Every document in the knowledge base: id, title, version, units, when, who."""
     from kgservice.server.disclosure import document_fields
 
-    def graph() -> Any:
-        return sc.mirror.graph()
+    return _run(sc, ctx, Role.reader, lambda _: [document_fields(d.model_dump(), show_paths=False)
+                                                 for d in sc.kb.documents()])
 
-    # -- graphify-compatible tools (text results, graphify's schemas) --------------------------
-    def query_graph(question: str, mode: str = "bfs", depth: int | None = None, token_budget: int = 2000,
-                    context_filter: list[str] | None = None, project_path: str | None = None,
-                    ctx: Context = None) -> str:  # type: ignore[assignment]
-        _no_project(project_path)
-        return _run(sc, ctx, Role.reader, lambda _: _text(gt.query_graph(
-            graph(), question, mode=mode, depth=depth, token_budget=token_budget, context_filter=context_filter)))
 
-    def _label(label: str | None, node_id: str | None) -> str:
-        value = (label or node_id or "").strip()
-        if not value:
-            raise ToolError("Provide a node label or id (accepted keys: label, node_id).")
-        return value
+def get_document(sc: ServerContext, doc_id: str = Field(min_length=1),
+                 ctx: Context = None) -> dict:  # type: ignore[assignment]
+    """One document with its text and the lines each of its units comes from."""
+    def run(_: Principal) -> dict:
+        from kgservice.server.disclosure import document_fields
 
-    def get_node(label: str | None = None, node_id: str | None = None, project_path: str | None = None,
-                 ctx: Context = None) -> str:  # type: ignore[assignment]
-        _no_project(project_path)
-        return _run(sc, ctx, Role.reader, lambda _: _text(gt.get_node(graph(), _label(label, node_id))))
+        rec = sc.kb.document(doc_id)
+        return document_fields(rec.view(), show_paths=False)
+    return _run(sc, ctx, Role.reader, run)
 
-    def get_neighbors(label: str | None = None, node_id: str | None = None, relation_filter: str = "",
-                      token_budget: int = 2000, project_path: str | None = None,
-                      ctx: Context = None) -> str:  # type: ignore[assignment]
-        _no_project(project_path)
-        return _run(sc, ctx, Role.reader, lambda _: _text(gt.get_neighbors(
-            graph(), _label(label, node_id), relation_filter=relation_filter, token_budget=token_budget)))
 
-    def get_community(community_id: int, token_budget: int = 2000, project_path: str | None = None,
-                      ctx: Context = None) -> str:  # type: ignore[assignment]
-        _no_project(project_path)
-        return _run(sc, ctx, Role.reader, lambda _: _text(gt.get_community(graph(), community_id, token_budget)))
+def expand(sc: ServerContext, seeds: list[str] = Field(min_length=1, max_length=20),
+           mode: Literal["directed", "spread", "causal"] = "spread", max_hops: int = Field(3, ge=1, le=6),
+           token_budget: int = Field(2000, ge=1), ctx: Context = None) -> str:  # type: ignore[assignment]
+    """Expand from nodes without the LLM: directed traversal (units), spreading activation (ranked nodes) or
+    causal chains (what each node leads to, cause -> effect, every hop with its unit id)."""
+    def run(_: Principal) -> str:
+        out = sc.expand(ExpandIn(seeds=seeds, mode=mode, max_hops=max_hops, limit=500))
+        return gt.cut_to_budget(ops.expand_text(out), token_budget)
+    return _run(sc, ctx, Role.reader, run)
 
-    def god_nodes(top_n: int = 10, exclude_hubs_percentile: float | None = None, project_path: str | None = None,
-                  ctx: Context = None) -> str:  # type: ignore[assignment]
-        _no_project(project_path)
-        return _run(sc, ctx, Role.reader, lambda _: _text(gt.god_nodes(graph(), top_n, exclude_hubs_percentile)))
 
-    def graph_stats(project_path: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment]
-        _no_project(project_path)
-        return _run(sc, ctx, Role.reader, lambda _: _text(gt.graph_stats(graph())))
+def ingest_text(sc: ServerContext, text: str = Field(min_length=1, max_length=200_000),
+                mode: Literal["summary", "detail"] = "summary",
+                source: str | None = Field(None, min_length=1, max_length=200),
+                ctx: Context = None) -> JobReply:  # type: ignore[assignment]
+    """Queue text for LLM extraction into units (writer role). Returns a job id: poll job_status.
+    With `source` the text is the document `<you>/<source>`: the same source again replaces
+    its facts; without, the facts are added."""
+    def run(who: Principal) -> JobReply:
+        body = IngestIn(text=text, mode=mode, doc=source or "mcp")
+        payload = ops.validate_ingest(sc.kb, body, who, named=source is not None)
+        job = sc.kb.jobs.submit("ingest", payload, who.user, None)
+        return job_reply(job)
+    return _run(sc, ctx, Role.writer, run)
 
-    def shortest_path(source: str, target: str, max_hops: int = 8, undirected: bool = False,
-                      project_path: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment]
-        _no_project(project_path)
-        return _run(sc, ctx, Role.reader, lambda _: _text(gt.shortest_path(graph(), source, target, max_hops, undirected)))
 
-    graphify_fns = {"query_graph": (query_graph, "Search the knowledge graph (BFS or DFS from the question's "
-                                                 "nodes); the text of `kg query`."),
-                    "get_node": (get_node, "One node's details by label or id (the node block of `kg explain`)."),
-                    "get_neighbors": (get_neighbors, "A node's direct neighbours with relations (`kg explain --all`)."),
-                    "get_community": (get_community, "The nodes of one community."),
-                    "god_nodes": (god_nodes, "The most connected nodes."),
-                    "graph_stats": (graph_stats, "Node, edge and community counts; confidence breakdown."),
-                    "shortest_path": (shortest_path, "Shortest path between two concepts (`kg path`); directed "
-                                                     "unless undirected=true.")}
-    tools: list[Tool] = []
-    for name, (fn, description) in graphify_fns.items():
-        tool = Tool.from_function(fn, name=name, description=description, annotations=READ, structured_output=False)
-        tools.append(tool.model_copy(update={"parameters": GRAPHIFY_SCHEMAS[name]}))
+def ingest_file(sc: ServerContext, data_base64: str = Field(min_length=4, max_length=MAX_FILE_B64),
+                name: str = Field(min_length=1, max_length=200),
+                mode: Literal["summary", "detail"] = "summary",
+                ctx: Context = None) -> JobReply:  # type: ignore[assignment]
+    """Queue a PDF, Word (DOCX), PowerPoint (PPTX), web page (HTML) or Excel (XLSX) file for
+    extraction (writer role): `data_base64` its bytes, `name` its file name (the suffix gives the
+    format). It becomes the document `<you>/<name>` (the same name again replaces it), its
+    pages kept so a citation names its page. An unreadable file (password-protected or scanned
+    PDF, damaged file) is refused now, saying why. Returns a job id: poll job_status."""
+    def run(who: Principal) -> JobReply:
+        body = IngestIn(file=data_base64, mode=mode, doc=name)
+        payload = ops.validate_ingest(sc.kb, body, who, named=True)
+        job = sc.kb.jobs.submit("ingest", payload, who.user, None)
+        return job_reply(job)
+    return _run(sc, ctx, Role.writer, run)
 
+
+def job_status(sc: ServerContext, job_id: str = Field(min_length=1),
+               ctx: Context = None) -> JobStatus:  # type: ignore[assignment]
+    """Status of an ingest job you submitted (admins: any job), with its events so far."""
+    def run(who: Principal) -> JobStatus:
+        job = ops.visible_job(sc.kb, job_id, who)
+        events = [ops.job_dict(e, sc.settings) for e in sc.kb.jobs.events(job_id, 0)]
+        return JobStatus(job_id=job.id, kind=job.kind, status=job.status, user=job.user, attempts=job.attempts,
+                         error=job.error, result=job.result, events=events[-20:])
+    return _run(sc, ctx, Role.reader, run)
+
+
+def list_jobs(sc: ServerContext, status: Literal["queued", "running", "done", "failed", "cancelled"] | None = None,
+              limit: int = Field(20, ge=1, le=1000), ctx: Context = None) -> JobList:  # type: ignore[assignment]
+    """Your ingest jobs, newest first (admins: everyone's), optionally of one status (writer role)."""
+    def run(who: Principal) -> JobList:
+        found = ops.list_jobs(sc.kb, who, status=status, limit=limit)
+        return JobList(jobs=[job_reply(j) for j in found])
+    return _run(sc, ctx, Role.writer, run)
+
+
+def cancel_job(sc: ServerContext, job_id: str = Field(min_length=1),
+               ctx: Context = None) -> JobReply:  # type: ignore[assignment]
+    """Cancel an ingest job you submitted (admins: any). Queued: cancelled at once. Running: a cancel
+    is requested (best effort; an ingest already being stored completes). Finished: an error."""
+    def run(who: Principal) -> JobReply:
+        j = ops.cancel_job(sc.kb, job_id, who)
+        return job_reply(j)
+    return _run(sc, ctx, Role.writer, run)
+
+
+def save_result(sc: ServerContext, question: str = Field(min_length=1), answer: str = Field(min_length=1),
+                outcome: Literal["useful", "dead_end", "corrected"] | None = None,
+                nodes: list[str] | None = None, ctx: Context = None) -> SavedOut:  # type: ignore[assignment]
+    """Save a Q&A result with its outcome (graphify save-result), attributed to you (writer role)."""
+    return _run(sc, ctx, Role.writer, lambda who: ops.save_result(
+        sc.kb, SaveResultIn(question=question, answer=answer, outcome=outcome, nodes=nodes or []), who))
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool of :data:`TOOLS`: the function (its name is the tool's), its annotations, and for a
+    graphify tool its description (else the docstring) and graphify's input schema."""
+
+    fn: Callable[..., Any]
+    annotations: ToolAnnotations
+    description: str | None = None
+    graphify: bool = False  # graphify's input schema (GRAPHIFY_SCHEMAS) and a text result
+    structured_output: bool | None = None  # None: from the return annotation
+
+
+#: every MCP tool, in the order tools/list gives them
+TOOLS: list[ToolSpec] = [
+    ToolSpec(query_graph, READ, "Search the knowledge graph (BFS or DFS from the question's nodes); the text of "
+                                "`kg query`.", graphify=True),
+    ToolSpec(get_node, READ, "One node's details by label or id (the node block of `kg explain`).", graphify=True),
+    ToolSpec(get_neighbors, READ, "A node's direct neighbours with relations (`kg explain --all`).", graphify=True),
+    ToolSpec(get_community, READ, "The nodes of one community.", graphify=True),
+    ToolSpec(god_nodes, READ, "The most connected nodes.", graphify=True),
+    ToolSpec(graph_stats, READ, "Node, edge and community counts; confidence breakdown.", graphify=True),
+    ToolSpec(shortest_path, READ, "Shortest path between two concepts (`kg path`); directed unless "
+                                  "undirected=true.", graphify=True),
+    ToolSpec(ask, READ),
+    ToolSpec(search_units, READ),
+    ToolSpec(get_unit, READ),
+    ToolSpec(list_documents, READ),
+    ToolSpec(get_document, READ),
+    ToolSpec(expand, READ, structured_output=False),
+    ToolSpec(ingest_text, WRITE),
+    ToolSpec(ingest_file, WRITE),
+    ToolSpec(job_status, READ),
+    ToolSpec(list_jobs, READ),
+    ToolSpec(cancel_job, WRITE),
+    ToolSpec(save_result, WRITE),
+]
+
+
+def bound(sc: ServerContext, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the server context given: the same name, docstring, parameters (but ``sc``) and
+    types, which is what the MCP SDK reads to build the tool's schema and pass the Context."""
+    sig = inspect.signature(fn, eval_str=True)
+
+    def tool(*args: Any, **kwargs: Any) -> Any:
+        return fn(sc, *args, **kwargs)
+
+    tool.__name__ = tool.__qualname__ = fn.__name__
+    tool.__doc__ = fn.__doc__
+    tool.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])  # type: ignore[attr-defined]
+    tool.__annotations__ = {k: v for k, v in typing.get_type_hints(fn).items() if k != "sc"}
+    return tool
+
+
+def build_mcp(sc: ServerContext) -> MCPServer:
+    """One MCPServer per app (the SDK's session manager runs once per instance): the tools of
+    :data:`TOOLS` bound to ``sc``."""
+    graphify_tools = [Tool.from_function(bound(sc, t.fn), name=t.fn.__name__, description=t.description,
+                                         annotations=t.annotations, structured_output=False)
+                      .model_copy(update={"parameters": GRAPHIFY_SCHEMAS[t.fn.__name__]})
+                      for t in TOOLS if t.graphify]
     from kgservice import __version__
 
     # serverInfo.version: which kgservice a client talks to (it was empty)
-    mcp = MCPServer("kgservice", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
-
-    # -- kgservice tools ---------------------------------------------------------------------------
-    @mcp.tool(annotations=READ)
-    def ask(question: str = Field(min_length=1, max_length=4000),
-            max_rounds: int = Field(DEFAULT_MAX_ROUNDS, ge=1, le=6), trace: bool = False,
-            token_budget: int = Field(2000, ge=1), ctx: Context = None) -> AskReply:  # type: ignore[assignment]
-        """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
-        def run(_: Principal) -> AskReply:
-            out, res = ops.ask(sc.kb, AskIn(question=question, max_rounds=max_rounds, trace=trace))
-            sc.metrics.record_ask(res)
-            return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), short_answer=out.short_answer, found=out.found, cited=out.cited,
-                            stop_reason=out.stop_reason, rounds=out.rounds if trace else [],
-                            sources=[src.model_dump(mode="json") for src in out.sources])
-        return _run(sc, ctx, Role.reader, run)
-
-    @mcp.tool(annotations=READ)
-    def search_units(query: str = Field(min_length=1, max_length=4000), top_k: int = Field(5, ge=1, le=50),
-                     threshold: float = 0.3, ctx: Context = None) -> list[SearchHit]:  # type: ignore[assignment]
-        """Entry nodes nearest to a text by vector similarity (it ranks; it proves nothing)."""
-        return _run(sc, ctx, Role.reader, lambda _: ops.search(sc.kb, SearchIn(query=query, top_k=top_k,
-                                                                                threshold=threshold)))
-
-    @mcp.tool(annotations=READ)
-    def get_unit(unit_id: str = Field(min_length=1), ctx: Context = None) -> UnitOut:  # type: ignore[assignment]
-        """One unit by id: its notation, family, what supersedes it, and where it comes from: its
-        document (`doc`), line range (`lines`) and source lines (`snippet`), every stating document in `sources`."""
-        return _run(sc, ctx, Role.reader, lambda _: ops.get_unit(sc.kb, unit_id))
-
-    @mcp.tool(annotations=READ)
-    def list_documents(ctx: Context = None) -> list[dict]:  # type: ignore[assignment]
-        """Every document in the knowledge base: id, title, version, units, when, who."""
-        return _run(sc, ctx, Role.reader, lambda _: [document_fields(d.model_dump(), show_paths=False)
-                                                     for d in sc.kb.documents()])
-
-    @mcp.tool(annotations=READ)
-    def get_document(doc_id: str = Field(min_length=1), ctx: Context = None) -> dict:  # type: ignore[assignment]
-        """One document with its text and the lines each of its units comes from."""
-        def run(_: Principal) -> dict:
-            rec = sc.kb.document(doc_id)
-            return document_fields(rec.view(), show_paths=False)
-        return _run(sc, ctx, Role.reader, run)
-
-    @mcp.tool(annotations=READ, structured_output=False)
-    def expand(seeds: list[str] = Field(min_length=1, max_length=20),
-               mode: Literal["directed", "spread", "causal"] = "spread", max_hops: int = Field(3, ge=1, le=6),
-               token_budget: int = Field(2000, ge=1), ctx: Context = None) -> str:  # type: ignore[assignment]
-        """Expand from nodes without the LLM: directed traversal (units), spreading activation (ranked nodes) or
-        causal chains (what each node leads to, cause -> effect, every hop with its unit id)."""
-        def run(_: Principal) -> str:
-            out = sc.expand(ExpandIn(seeds=seeds, mode=mode, max_hops=max_hops, limit=500))
-            return gt.cut_to_budget(ops.expand_text(out), token_budget)
-        return _run(sc, ctx, Role.reader, run)
-
-    @mcp.tool(annotations=WRITE)
-    def ingest_text(text: str = Field(min_length=1, max_length=200_000),
-                    mode: Literal["summary", "detail"] = "summary",
-                    source: str | None = Field(None, min_length=1, max_length=200),
-                    ctx: Context = None) -> JobReply:  # type: ignore[assignment]
-        """Queue text for LLM extraction into units (writer role). Returns a job id: poll job_status.
-        With `source` the text is the document `<you>/<source>`: the same source again replaces
-        its facts; without, the facts are added."""
-        def run(who: Principal) -> JobReply:
-            body = IngestIn(text=text, mode=mode, doc=source or "mcp")
-            payload = ops.validate_ingest(sc.kb, body, who, named=source is not None)
-            job = sc.kb.jobs.submit("ingest", payload, who.user, None)
-            return job_reply(job)
-        return _run(sc, ctx, Role.writer, run)
-
-    @mcp.tool(annotations=WRITE)
-    def ingest_file(data_base64: str = Field(min_length=4, max_length=MAX_FILE_B64),
-                    name: str = Field(min_length=1, max_length=200),
-                    mode: Literal["summary", "detail"] = "summary",
-                    ctx: Context = None) -> JobReply:  # type: ignore[assignment]
-        """Queue a PDF, Word (DOCX), PowerPoint (PPTX), web page (HTML) or Excel (XLSX) file for
-        extraction (writer role): `data_base64` its bytes, `name` its file name (the suffix gives the
-        format). It becomes the document `<you>/<name>` (the same name again replaces it), its
-        pages kept so a citation names its page. An unreadable file (password-protected or scanned
-        PDF, damaged file) is refused now, saying why. Returns a job id: poll job_status."""
-        def run(who: Principal) -> JobReply:
-            body = IngestIn(file=data_base64, mode=mode, doc=name)
-            payload = ops.validate_ingest(sc.kb, body, who, named=True)
-            job = sc.kb.jobs.submit("ingest", payload, who.user, None)
-            return job_reply(job)
-        return _run(sc, ctx, Role.writer, run)
-
-    @mcp.tool(annotations=READ)
-    def job_status(job_id: str = Field(min_length=1), ctx: Context = None) -> JobStatus:  # type: ignore[assignment]
-        """Status of an ingest job you submitted (admins: any job), with its events so far."""
-        def run(who: Principal) -> JobStatus:
-            job = ops.visible_job(sc.kb, job_id, who)
-            events = [ops.job_dict(e, sc.settings) for e in sc.kb.jobs.events(job_id, 0)]
-            return JobStatus(job_id=job.id, kind=job.kind, status=job.status, user=job.user, attempts=job.attempts,
-                             error=job.error, result=job.result, events=events[-20:])
-        return _run(sc, ctx, Role.reader, run)
-
-    @mcp.tool(annotations=READ)
-    def list_jobs(status: Literal["queued", "running", "done", "failed", "cancelled"] | None = None,
-                  limit: int = Field(20, ge=1, le=1000), ctx: Context = None) -> JobList:  # type: ignore[assignment]
-        """Your ingest jobs, newest first (admins: everyone's), optionally of one status (writer role)."""
-        def run(who: Principal) -> JobList:
-            found = ops.list_jobs(sc.kb, who, status=status, limit=limit)
-            return JobList(jobs=[job_reply(j) for j in found])
-        return _run(sc, ctx, Role.writer, run)
-
-    @mcp.tool(annotations=WRITE)
-    def cancel_job(job_id: str = Field(min_length=1), ctx: Context = None) -> JobReply:  # type: ignore[assignment]
-        """Cancel an ingest job you submitted (admins: any). Queued: cancelled at once. Running: a cancel
-        is requested (best effort; an ingest already being stored completes). Finished: an error."""
-        def run(who: Principal) -> JobReply:
-            j = ops.cancel_job(sc.kb, job_id, who)
-            return job_reply(j)
-        return _run(sc, ctx, Role.writer, run)
-
-    @mcp.tool(annotations=WRITE)
-    def save_result(question: str = Field(min_length=1), answer: str = Field(min_length=1),
-                    outcome: Literal["useful", "dead_end", "corrected"] | None = None,
-                    nodes: list[str] | None = None, ctx: Context = None) -> SavedOut:  # type: ignore[assignment]
-        """Save a Q&A result with its outcome (graphify save-result), attributed to you (writer role)."""
-        return _run(sc, ctx, Role.writer, lambda who: ops.save_result(
-            sc.kb, SaveResultIn(question=question, answer=answer, outcome=outcome, nodes=nodes or []), who))
-
+    mcp = MCPServer("kgservice", version=__version__, instructions=INSTRUCTIONS, tools=graphify_tools,
+                    log_level="WARNING")
+    for t in TOOLS:
+        if not t.graphify:
+            # the docstring without its source indentation (was a nested function's, 8 spaces deep)
+            mcp.add_tool(bound(sc, t.fn), description=t.description or inspect.cleandoc(t.fn.__doc__ or ""),
+                         annotations=t.annotations,
+                         structured_output=t.structured_output)
     return mcp

@@ -247,7 +247,7 @@ def submit_replace(kb: KnowledgeBase, doc_id: str, text: str, who: Principal, *,
     replacements queued together, the one run second finds the document moved and fails as a
     conflict instead of mixing with the first."""
     from kgservice.lifecycle.ops import check_doc_id
-    from kgservice.stores.base import IngestConflict
+    from kgservice.errors import IngestConflict
 
     doc_id = check_doc_id(doc_id)
     current = next(iter(kb.store.documents([doc_id])), None)

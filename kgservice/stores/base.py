@@ -8,13 +8,18 @@ can compare them method by method.
 
 from __future__ import annotations
 
-from kgservice.errors import InputError, ServiceError
 from abc import ABC, abstractmethod
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+# re-exported under their old home (``X as X``: public for type checkers too)
+from kgservice.errors import IngestConflict as IngestConflict
+from kgservice.errors import ReadOnlyError as ReadOnlyError
+from kgservice.errors import StoreDamaged as StoreDamaged
+from kgservice.errors import StoreError as StoreError
+from kgservice.errors import StoreWriteError as StoreWriteError
 from kgservice.model import IngestReport, Node, Unit
 
 if TYPE_CHECKING:
@@ -24,43 +29,12 @@ if TYPE_CHECKING:
     from kgservice.jobs.queue import JobQueue
     from kgservice.stores.changelog import ChangeFeed, VersionClock
     from kgservice.stores.shared import CommunityMap, MergeDecision, SavedResult
+    from kgservice.vectors.base import VectorStore
 
 MAX_CLOSURE_DEPTH = 10  # literal bound: Cypher var-length bounds cannot be parameters
 
 
 _CLOCKS = threading.Lock()  # creating a store's version clock (GraphStore.version_clock)
-
-
-class StoreError(ServiceError, RuntimeError):
-    pass
-
-
-class IngestConflict(StoreError, InputError):
-    """A batch that cannot be applied as a whole, or a new version of a document based on one
-    that is no longer current: HTTP 409; nothing from it was stored."""
-
-    http_status = 409
-
-
-class ReadOnlyError(StoreError):
-    """A write was attempted on a knowledge base / store opened read-only (KG_READ_ONLY)."""
-
-
-class StoreWriteError(StoreError, OSError):
-    """A store file could not be written (full or read-only disk); what was being written is not
-    stored and the store is as it was before."""
-
-
-class StoreDamaged(StoreError):
-    """The stored files cannot be trusted: ``kind`` is ``damaged`` (a checksum failed, a file is
-    truncated or foreign) or ``missing`` (a file the others depend on is gone). Nothing is read
-    or written until it is fixed; ``fix`` names the commands that do (salvage or restore)."""
-
-    def __init__(self, message: str, *, kind: str, fix: str) -> None:
-        super().__init__(f"{message}. Nothing was changed. {fix}")
-        self.kind = kind
-        self.fix = fix
-        self.detail = message
 
 
 @dataclass
@@ -312,7 +286,8 @@ class GraphStore(ABC):
 
                 feed = self.change_feed()
                 self.__dict__["_version_clock"] = VersionClock(feed) if feed is not None else None
-            return self.__dict__["_version_clock"]
+            clock: VersionClock | None = self.__dict__["_version_clock"]
+            return clock
 
     def local_generation(self) -> Hashable:
         """What moves when the data this process holds in memory changes, for a store that
@@ -346,7 +321,7 @@ class GraphStore(ABC):
         ``clock``/``bump``: the change-log version that drops verified keys from memory."""
 
     def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False,
-                      candidates: int | None = None) -> Any:
+                      candidates: int | None = None) -> VectorStore | None:
         """A vector store kept inside this graph database (a ``VectorStore``), for a backend
         that has one: every process of a deployment then searches the same vectors with
         nothing else to run. None when the backend keeps no vectors itself."""

@@ -223,7 +223,7 @@ class SqliteChangeFeed:
         own that is not kept: while the disk refuses writes no writer can append, and the next
         read opens the usual connection again once it can."""
         db = sqlite_file.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-        db.path = self.path  # type: ignore[attr-defined]  (errors name the file, not the URI)
+        db.path = self.path  # type: ignore[attr-defined]  # errors name the file, not the URI
         try:
             return db.execute(sql, params).fetchall()
         finally:

@@ -2,14 +2,48 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
 from kgservice.config import Settings
 from kgservice.stores.base import GraphStore
+
+if TYPE_CHECKING:
+    from kgservice.stores.embedded.files import EmbeddedFiles
 
 
 def in_process(settings: Settings) -> bool:
     """Whether the configured store is files this process holds (not a shared server), asked
-    before it is opened: a damaged one may not open (``kg doctor --salvage``)."""
+    before it is opened: a damaged one may not open (``kg doctor --salvage``). Outside this
+    module, ask :func:`capabilities`."""
     return settings.backend == "embedded"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the configured backend means for the rest of the service, answered here (the one
+    module that knows the backends) before the store is opened, so no module outside ``stores/``
+    asks which backend it is or names a backend's files."""
+
+    #: the store's files, when it is files this process holds (the embedded store): what the admin
+    #: commands do to them (salvage, build beside and swap in, the SQLite files kept beside it)
+    files: EmbeddedFiles | None
+
+    @property
+    def one_process(self) -> bool:
+        """The store belongs to the one process holding its files: a ``kg serve`` on it owns the
+        data directory and runs its jobs itself, and its vectors live beside it (a server store
+        is shared by every process pointed at it)."""
+        return self.files is not None
+
+
+def capabilities(settings: Settings) -> Capabilities:
+    """The configured backend's :class:`Capabilities` (nothing is opened)."""
+    if in_process(settings):
+        from kgservice.stores.embedded.files import EmbeddedFiles
+
+        return Capabilities(files=EmbeddedFiles(settings.data_dir))
+    return Capabilities(files=None)
 
 
 def missing_store(settings: Settings) -> str | None:
@@ -24,7 +58,7 @@ def missing_store(settings: Settings) -> str | None:
     return None
 
 
-def open_store(settings: Settings, schema_mode: str = "auto") -> GraphStore:
+def open_store(settings: Settings, schema_mode: Literal["auto", "check"] = "auto") -> GraphStore:
     """The store, its schema version checked (and brought up to date in place where that only
     adds: :func:`kgservice.stores.schema.open_schema`; ``schema_mode="check"`` for ``kg migrate``)."""
     if settings.backend == "neo4j":

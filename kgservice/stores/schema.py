@@ -32,7 +32,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from kgservice.stores.base import ReadOnlyError, StoreError
+from kgservice.errors import ReadOnlyError, StoreError
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from kgservice.families.lexicon import ALL_KINDS
 from kgservice.model import Mod, Unit, Value
 from kgservice.notation.serializer import format_unit
-from kgservice.stores.base import IngestConflict
+from kgservice.errors import IngestConflict
 from kgservice.stores.facts import _lid, _nid  # node_id / literal_id, memoised (pure functions)
 
 

@@ -249,7 +249,7 @@ class EdgeVectorStore:
 
     # ------------------------------------------------------------------ API
 
-    def upsert(self, ids: list[str], vectors: np.ndarray, payloads: list[dict] | None = None) -> None:
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict] | None = None) -> None:
         qe = self._qe
         self._check_open()
         rows = prepare_upsert(ids, vectors, payloads, self.dim)

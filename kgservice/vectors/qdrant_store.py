@@ -276,7 +276,7 @@ class QdrantVectorStore:
 
     # ------------------------------------------------------------------ API
 
-    def upsert(self, ids: list[str], vectors: np.ndarray, payloads: list[dict] | None = None) -> None:
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict] | None = None) -> None:
         """Insert or replace the vectors of ``ids`` (idempotent; the last duplicate wins)."""
         from qdrant_client import models
 

@@ -193,11 +193,11 @@ def test_salvage_refused_on_a_healthy_store(kg):
 
 def test_interrupted_swap_is_finished_on_open(kg, lexicon):
     """A crash between the swap's two renames: no store directory, a complete one beside it."""
-    from kgservice.admin.recover import build_beside
     from kgservice.notation import parse_units
+    from kgservice.stores.embedded.files import EmbeddedFiles
 
     units = parse_units("#x1 {iota} [has] {kappa}\n", lexicon, doc="x")
-    new, _ = build_beside(kg.graph, units, {})
+    new, _ = EmbeddedFiles(kg.dir).build_beside(units, {})
     kg.graph.rename(kg.dir / "graph.replaced-crash")
     store = EmbeddedStore(kg.graph)
     assert sorted(store.s.units) == ["x1"] and not new.exists()

@@ -67,7 +67,7 @@ def save_result(body: SaveResultIn, request: Request, who: Principal = Depends(W
     knowledge base lists it, and the next export feeds it back as a unit. A read-only server
     refuses it like the CLI does."""
     if ctx_of(request).settings.read_only:
-        from kgservice.stores.base import ReadOnlyError
+        from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); saving a result refused")
     return ops.save_result(ctx_of(request).kb, body, who)

@@ -49,8 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from kgservice.disk import fsync_dir
-from kgservice.errors import ServiceFileError
-from kgservice.stores.base import StoreDamaged, StoreError, StoreWriteError
+from kgservice.errors import ServiceFileError, StoreDamaged, StoreError, StoreWriteError
 from kgservice.stores.embedded.graph import _NO_EPOCH, _Graph
 from kgservice.stores.embedded.records import _compact, _Interner
 from kgservice.stores.facts import unit_facts

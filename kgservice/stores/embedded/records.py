@@ -8,9 +8,13 @@ that becomes a :class:`~kgservice.model.Unit` model only when read; strings a ba
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from kgservice.model import Mod, NodeKind, Unit, Value
+
+M = TypeVar("M", bound=BaseModel)
 
 _KIND = {"entry": "entry", "derived": "derived", "literal": "literal"}  # canonical (shared) strings
 _NODE_KIND = {k.value: k for k in NodeKind}
@@ -31,7 +35,7 @@ def _enc(v: Value) -> Any:
     return ("u", d["unit"])
 
 
-def _model(cls: type, values: dict[str, Any], fields_set: set[str] | None = None) -> Any:
+def _model(cls: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
     """What ``cls.model_construct(**values)`` builds, without its per-field loop (no aliases,
     extras or private attributes on these models)."""
     m = cls.__new__(cls)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kgservice.disk import fsync_dir
-from kgservice.stores.base import StoreDamaged, StoreError
+from kgservice.errors import StoreDamaged, StoreError
 from kgservice.stores.embedded.journal import (_FRAME, _FRAME_TAG, _HEADER, _JOURNAL_MAGIC, JOURNAL, SNAPSHOT,
                                                read_snapshot, unreadable, unwritable)
 from kgservice.stores.embedded.graph import split_batch

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from kgservice.stores.base import StoreDamaged, StoreWriteError
+from kgservice.errors import StoreDamaged, StoreWriteError
 from kgservice.stores.schema import SchemaState, Step
 
 SCHEMA_FILE = "schema.json"

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from kgservice.stores import sqlite_file
-from kgservice.stores.base import StoreWriteError
+from kgservice.errors import StoreWriteError
 from kgservice.stores.sessions import SWEEP, SessionRow
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, csrf TEXT NOT NULL, "

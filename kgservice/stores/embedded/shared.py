@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kgservice.stores import sqlite_file
-from kgservice.stores.base import StoreWriteError
+from kgservice.errors import StoreWriteError
 from kgservice.stores.shared import CommunityMap, MergeDecision, SavedResult
 
 SHARED_FILE = "shared.sqlite3"

@@ -6,12 +6,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.stores.changelog import CHANGES_FILE, record_embedded_change
 from kgservice.ids import is_literal_id, literal_id
 from kgservice.model import IngestReport, Node, Unit
-from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows, StoreWriteError
+from kgservice.stores.base import MAX_CLOSURE_DEPTH, GraphStore, IndexRows
+from kgservice.errors import StoreWriteError
 from kgservice.stores.embedded.graph import _SPREAD_OUT, BIDIRECTIONAL, _Graph, journal_batch
 from kgservice.stores.embedded.journal import JOURNAL, SNAPSHOT, JournaledStore
 from kgservice.stores.embedded.recovery import finish_interrupted_swap
@@ -19,6 +20,13 @@ from kgservice.stores.embedded.records import _NODE_KIND, _compact, _Interner, _
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.spreading import hop_share
 from kgservice.stores.validate import ingest_stamp, paused_gc, prepare_batch
+
+if TYPE_CHECKING:
+    from kgservice.apikeys.store import KeyStore
+    from kgservice.jobs.queue import JobQueue
+    from kgservice.stores.changelog import ChangeFeed, VersionClock
+    from kgservice.stores.embedded.shared import SqliteSharedState
+    from kgservice.stores.shared import CommunityMap, SavedResult
 
 
 def _remap(rec: Any, dups: Mapping[str, str]) -> Any:
@@ -40,7 +48,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
                                   "data directory (--data-dir, KG_DATA_DIR) this user can write") from None
         self.path = self.dir / SNAPSHOT
         self.journal = self.dir / JOURNAL
-        self._snap_sig: tuple | None = None
+        self._snap_sig = None
         self._journal_end = 0  # bytes of the journal reflected in memory (0: none / no journal)
         self._journal_size = 0
         self._snap_bytes = 0
@@ -291,7 +299,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
             raise err from None
 
     # -- what this backend provides besides the graph ------------------------------------
-    def change_feed(self) -> Any:
+    def change_feed(self) -> ChangeFeed:
         """The SQLite change log in the store directory (``changes.sqlite3``)."""
         from kgservice.stores.changelog import SqliteChangeFeed
 
@@ -302,14 +310,15 @@ class EmbeddedStore(JournaledStore, GraphStore):
         return record_embedded_change(self.dir, touched, everything=everything, units=[])
 
     def job_queue(self, data_dir: Path, *, validate: Callable[[str, Any], Any] | None = None,
-                  max_attempts: int, read_only: bool) -> Any:
+                  max_attempts: int, read_only: bool) -> JobQueue:
         """A SQLite file in the knowledge base's directory (``jobs.sqlite3``)."""
         from kgservice.stores.embedded.jobs import JOBS_FILE, SqliteJobQueue
 
         return SqliteJobQueue(Path(data_dir) / JOBS_FILE, validate=validate, max_attempts=max_attempts,
                               read_only=read_only)
 
-    def key_store(self, data_dir: Path, *, clock: Any, bump: Callable[[], Any] | None, read_only: bool) -> Any:
+    def key_store(self, data_dir: Path, *, clock: VersionClock | None, bump: Callable[[], Any] | None,
+                  read_only: bool) -> KeyStore:
         """A small SQLite file in the knowledge base's directory (``keys.sqlite3``, mode 600),
         apart from the graph snapshot."""
         from kgservice.stores.embedded.keys import KEYS_FILE, SqliteKeyStore
@@ -317,13 +326,14 @@ class EmbeddedStore(JournaledStore, GraphStore):
         return SqliteKeyStore(Path(data_dir) / KEYS_FILE, read_only=read_only, clock=clock, bump=bump)
 
     # -- state shared by every server of the store (kgservice.stores.shared) -----------------
-    def _shared(self) -> Any:
+    def _shared(self) -> SqliteSharedState:
         """``shared.sqlite3`` beside the graph directory (:mod:`kgservice.stores.embedded.shared`)."""
         if "_shared_state" not in self.__dict__:
             from kgservice.stores.embedded.shared import SHARED_FILE, SqliteSharedState
 
             self.__dict__["_shared_state"] = SqliteSharedState(self.dir.parent / SHARED_FILE)
-        return self.__dict__["_shared_state"]
+        shared: SqliteSharedState = self.__dict__["_shared_state"]
+        return shared
 
     def schema_record(self) -> Any:
         """``schema.json`` in the data directory (:mod:`kgservice.stores.embedded.schema_record`);
@@ -341,16 +351,16 @@ class EmbeddedStore(JournaledStore, GraphStore):
             self.__dict__["_session_table"] = SqliteSessionTable(self.dir.parent / SHARED_FILE)
         return self.__dict__["_session_table"]
 
-    def save_result(self, record: Any) -> None:
+    def save_result(self, record: SavedResult) -> None:
         self._shared().save_result(record)
 
-    def saved_results(self) -> list[Any]:
+    def saved_results(self) -> list[SavedResult]:
         return self._shared().saved_results()
 
-    def community_map(self) -> Any:
+    def community_map(self) -> CommunityMap | None:
         return self._shared().community_map()
 
-    def set_community_map(self, record: Any) -> None:
+    def set_community_map(self, record: CommunityMap) -> None:
         self._shared().set_community_map(record)
 
     def merge_decision(self, a: str, b: str) -> Any:
@@ -517,7 +527,7 @@ class EmbeddedStore(JournaledStore, GraphStore):
         return depth
 
     def sunk_units(self, node_id: str) -> list[tuple[str, str]]:
-        out = []
+        out: list[tuple[str, str]] = []
         for anc in self.belongs_to_ancestors(node_id):
             out.extend((u, anc) for u in self.subject_mentions(anc))
         return sorted(out)

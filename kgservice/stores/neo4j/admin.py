@@ -8,7 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kgservice.stores import cypher
-from kgservice.stores.base import IndexRows, ReadOnlyError
+from kgservice.stores.base import IndexRows
+from kgservice.errors import ReadOnlyError
 from kgservice.stores.changelog import current_user, neo4j_change_step
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.neo4j.connection import Neo4jConnection

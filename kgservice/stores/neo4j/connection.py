@@ -19,13 +19,13 @@ import contextvars
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal, Self
 
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from kgservice.errors import ConfigError, InvalidArgument, StoreUnavailable
+from kgservice.errors import ConfigError, InvalidArgument, ReadOnlyError, StoreError, StoreUnavailable
 from kgservice.stores import causal, cypher
-from kgservice.stores.base import GraphStore, ReadOnlyError, StoreError
+from kgservice.stores.base import GraphStore
 
 STAGE_UNITS = 20_000  # new units per batch above which an ingest is staged (bounded transactions)
 STAGE_CHUNK = 10_000  # units per staging transaction
@@ -100,7 +100,8 @@ class Neo4jConnection(GraphStore):
                 attempts: int = 5, *, read_only: bool = False, ingest_attempts: int = 6,
                 ingest_max_seconds: float = 120.0, ingest_wait_max: float = 8.0,
                 max_transaction_retry_time: float = 15.0, connection_timeout: float = 5.0,
-                stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK, schema_mode: str = "auto") -> Any:
+                stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK,
+                schema_mode: Literal["auto", "check"] = "auto") -> Self:
         """Connect with bounded retries. ``attempts`` / backoff bound the wait for a server that
         is starting; ``ingest_*`` bound how long one ingest keeps retrying (see :meth:`ingest`);
         ``max_transaction_retry_time`` is the driver's own retry budget inside one transaction.

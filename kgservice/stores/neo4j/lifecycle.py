@@ -22,7 +22,8 @@ from typing import Any
 
 from kgservice.model import IngestReport, Unit
 from kgservice.stores import cypher
-from kgservice.stores.base import ReadOnlyError, check_current, pause_point
+from kgservice.stores.base import check_current, pause_point
+from kgservice.errors import ReadOnlyError
 from kgservice.stores.neo4j.writes import Neo4jWrites, _fact_probes
 from kgservice.stores.validate import paused_gc, prepare_batch
 
@@ -129,7 +130,7 @@ class Neo4jLifecycle(Neo4jWrites):
 
         new, unchanged = prepare_batch(add, existing, live_about, dups, aliases) if add else ([], 0)
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
-        alias_rows = [{"id": d, "unit": k} for d, k in sorted(dups.items())]
+        alias_rows: list[dict[str, str | None]] = [{"id": d, "unit": k} for d, k in sorted(dups.items())]
         alias_rows += [{"id": u.id, "unit": None} for u in new if u.id in dormant]  # ids units now
         change.seq = int(begin["seq"] or 0) + 1
         change.added = sorted(u.id for u in new)

@@ -6,12 +6,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kgservice.stores.neo4j.admin import Neo4jAdmin
 from kgservice.stores.neo4j.lifecycle import Neo4jLifecycle
 from kgservice.stores.neo4j.procedures import Neo4jProcedures
 from kgservice.stores.neo4j.writes import Neo4jWrites
+
+if TYPE_CHECKING:
+    from kgservice.apikeys.store import KeyStore
+    from kgservice.jobs.queue import JobQueue
+    from kgservice.stores.changelog import ChangeFeed, VersionClock
+    from kgservice.stores.shared import CommunityMap, SavedResult
+    from kgservice.vectors.base import VectorStore
 
 
 class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
@@ -20,7 +28,7 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
     backend = "neo4j"
 
     # -- what this backend provides besides the graph ------------------------------------
-    def change_feed(self) -> Any:
+    def change_feed(self) -> ChangeFeed:
         from kgservice.stores.neo4j.changes import Neo4jChangeFeed
 
         return Neo4jChangeFeed(self)
@@ -34,14 +42,15 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
         with self._session(write=True) as s:
             return int(s.execute_write(lambda tx: tx.run(query, **params).single()["version"]))
 
-    def job_queue(self, data_dir: Any, *, validate: Callable[[str, Any], Any] | None = None,
-                  max_attempts: int, read_only: bool) -> Any:
+    def job_queue(self, data_dir: Path, *, validate: Callable[[str, Any], Any] | None = None,
+                  max_attempts: int, read_only: bool) -> JobQueue:
         """``(:KgJob)`` nodes in this database (``data_dir`` is not used)."""
         from kgservice.stores.neo4j.jobs import Neo4jJobQueue
 
         return Neo4jJobQueue(self, validate=validate, max_attempts=max_attempts, read_only=read_only)
 
-    def key_store(self, data_dir: Any, *, clock: Any, bump: Callable[[], Any] | None, read_only: bool) -> Any:
+    def key_store(self, data_dir: Path, *, clock: VersionClock | None, bump: Callable[[], Any] | None,
+                  read_only: bool) -> KeyStore:
         """``(:KgApiKey)`` nodes in this database (``data_dir`` is not used)."""
         from kgservice.stores.neo4j.keys import Neo4jKeyStore
 
@@ -62,7 +71,7 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
         return Neo4jServerRegistry(self)
 
     def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False,
-                      candidates: int | None = None) -> Any:
+                      candidates: int | None = None) -> VectorStore:
         """Neo4j's own vector index (:class:`~kgservice.stores.neo4j.vectors.Neo4jVectorStore`) on
         this connection: closing the vector store leaves the graph connection open.
         ``candidates``: neighbours asked of the index per search (None: the store's default)."""
@@ -72,16 +81,16 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
                                 candidates=candidates or DEFAULT_CANDIDATES)
 
     # -- state shared by every server of this database (kgservice.stores.shared) ----------
-    def save_result(self, record: Any) -> None:
+    def save_result(self, record: SavedResult) -> None:
         """A ``(:KgSavedResult)`` node (kept by a replacing restore's wipe)."""
         self.write("saved_result_create", result_name=record.name, date=record.date, record=record.model_dump_json())
 
-    def saved_results(self) -> list[Any]:
+    def saved_results(self) -> list[SavedResult]:
         from kgservice.stores.shared import SavedResult
 
         return [SavedResult.model_validate_json(r["record"]) for r in self.read("saved_results")]
 
-    def community_map(self) -> Any:
+    def community_map(self) -> CommunityMap | None:
         """The ``(:KgCommunities {id: 'current'})`` node's map, or None."""
         import json
 
@@ -92,7 +101,7 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
             return None
         return CommunityMap(graph=rows[0]["graph"], communities=json.loads(rows[0]["map"]))
 
-    def set_community_map(self, record: Any) -> None:
+    def set_community_map(self, record: CommunityMap) -> None:
         import json
 
         self.write("communities_set", graph=record.graph, map=json.dumps(record.communities, separators=(",", ":")))

@@ -31,7 +31,7 @@ from kgservice.model import IngestReport, NodeKind, Unit
 from kgservice.outage import is_outage
 from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
-from kgservice.stores.base import ReadOnlyError, StoreError
+from kgservice.errors import ReadOnlyError, StoreError
 from kgservice.stores.changelog import neo4j_change_step
 from kgservice.stores.facts import unit_facts
 from kgservice.stores.neo4j.connection import Neo4jConnection, Neo4jUnavailable, on_leader
