@@ -37,6 +37,10 @@ ALLOWED = {
     ("caches/store.py", "cache entry {cache}/{key[:12]} has no dependency"): "an invariant of the cache code "
                                                                             "(every put names its invalidation)",
     ("caches/store.py", "topk entries need the query vector"): "an invariant of the cache code",
+    ("answer/streaming.py", "not JSON at character"): "the streamed draft's prefix reader: AnswerStream catches it "
+                                                       "and stops drafting; the grounded check decides the reply",
+    ("llm/client.py", "the provider's stream ended with no reply"): "raised inside the provider call: "
+                                                                    "LLMClient wraps it as LLMProviderError",
     ("graphify/memory.py", "outcome must be one of"): "graphify imports only config and the saved-result model "
                                                       "from the core, lazily (DESIGN §7); the server checks the "
                                                       "outcome in its request model first",
