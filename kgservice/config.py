@@ -162,6 +162,11 @@ TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
 
 
+def parse_list(value: str) -> tuple[str, ...]:
+    """A comma-separated setting (hosts, proxy addresses) as its non-empty, stripped items."""
+    return tuple(item.strip() for item in value.split(",") if item.strip())
+
+
 def parse_bool(var: str, value: str) -> bool:
     """Strict: a security switch (KG_READ_ONLY) must never fail open on a typo or stray space."""
     if value.lower() in TRUE_WORDS:
@@ -211,7 +216,7 @@ _ENV = {
     "KG_SPREAD_SEED_BACKFLOW": ("spread_seed_backflow", lambda v: parse_bool("KG_SPREAD_SEED_BACKFLOW", v)),
     "KG_READ_ONLY": ("read_only", lambda v: parse_bool("KG_READ_ONLY", v)),
     "KG_DOC_TEXT_MAX_BYTES": ("doc_text_max_bytes", int),
-    "KG_ALLOWED_HOSTS": ("allowed_hosts", lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
+    "KG_ALLOWED_HOSTS": ("allowed_hosts", parse_list),
     "KG_RATE_LIMIT": ("rate_limit", float),
     "KG_RATE_BURST": ("rate_burst", int),
     "KG_MAX_BODY": ("max_body", int),
@@ -219,7 +224,7 @@ _ENV = {
     "KG_METRICS_PUBLIC": ("metrics_public", lambda v: parse_bool("KG_METRICS_PUBLIC", v)),
     "KG_AUTH_FAIL_RATE": ("auth_fail_rate", float),
     "KG_AUTH_FAIL_BURST": ("auth_fail_burst", int),
-    "KG_TRUSTED_PROXIES": ("trusted_proxies", lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
+    "KG_TRUSTED_PROXIES": ("trusted_proxies", parse_list),
     "KG_QDRANT_SHARDS": ("qdrant_shards", int),
     "KG_QDRANT_REPLICAS": ("qdrant_replicas", int),
     "KG_QDRANT_WRITE_CONSISTENCY": ("qdrant_write_consistency", int),

@@ -81,50 +81,56 @@ def _value(s: str, i: int) -> tuple[Any, int, bool]:
     return json.loads(m.group()), m.end(), True
 
 
-def _object(s: str, i: int) -> tuple[dict[str, Any], int, bool]:
-    out: dict[str, Any] = {}
+def _members(s: str, i: int, close: str, read: Callable[[str, int], tuple[Any, Any, int, bool]]) -> tuple[list[tuple[Any, Any]], int, bool]:
+    """The members of an object or array up to ``close``, each read by ``read`` as (key, value,
+    index after it, complete?); cut short where the text ends. One loop for both containers, so a
+    separator or an end is handled alike."""
+    out: list[tuple[Any, Any]] = []
     while True:
         i = _skip(s, i)
         if i >= len(s):
             return out, i, False
-        if s[i] == "}":
+        if s[i] == close:
             return out, i + 1, True
         if s[i] == ",":
             i += 1
             continue
-        if s[i] != '"':
-            raise ValueError(f"not JSON at character {i}: expected a key, got {s[i:i + 12]!r}")
-        key, i, done = _string(s, i)
-        if not done:
-            return out, i, False
-        i = _skip(s, i)
-        if i >= len(s):
-            return out, i, False
-        if s[i] != ":":
-            raise ValueError(f"not JSON at character {i}: expected ':', got {s[i:i + 12]!r}")
-        value, i, done = _value(s, i + 1)
+        key, value, i, done = read(s, i)
         if value is not _NOTHING:
-            out[key] = value
+            out.append((key, value))
         if not done:
             return out, i, False
+
+
+def _member(s: str, i: int) -> tuple[Any, Any, int, bool]:
+    """One ``"key": value`` of an object (value _NOTHING while it is still cut off)."""
+    if s[i] != '"':
+        raise ValueError(f"not JSON at character {i}: expected a key, got {s[i:i + 12]!r}")
+    key, i, done = _string(s, i)
+    if not done:
+        return key, _NOTHING, i, False
+    i = _skip(s, i)
+    if i >= len(s):
+        return key, _NOTHING, i, False
+    if s[i] != ":":
+        raise ValueError(f"not JSON at character {i}: expected ':', got {s[i:i + 12]!r}")
+    value, i, done = _value(s, i + 1)
+    return key, value, i, done
+
+
+def _element(s: str, i: int) -> tuple[Any, Any, int, bool]:
+    value, i, done = _value(s, i)
+    return None, value, i, done
+
+
+def _object(s: str, i: int) -> tuple[dict[str, Any], int, bool]:
+    members, i, done = _members(s, i, "}", _member)
+    return dict(members), i, done
 
 
 def _array(s: str, i: int) -> tuple[list[Any], int, bool]:
-    out: list[Any] = []
-    while True:
-        i = _skip(s, i)
-        if i >= len(s):
-            return out, i, False
-        if s[i] == "]":
-            return out, i + 1, True
-        if s[i] == ",":
-            i += 1
-            continue
-        value, i, done = _value(s, i)
-        if value is not _NOTHING:
-            out.append(value)
-        if not done:
-            return out, i, False
+    members, i, done = _members(s, i, "]", _element)
+    return [v for _, v in members], i, done
 
 
 def _string(s: str, i: int) -> tuple[str, int, bool]:
