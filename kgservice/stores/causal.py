@@ -4,7 +4,7 @@ On a Neo4j cluster reads go to secondaries, which apply the leader's transaction
 after they commit. A *bookmark* names a committed transaction; a read that presents it is
 served from a member that has applied it (the member waits until it has). Three things use that:
 
-* a **process bookmark manager** (:class:`ProcessBookmarks`, one per store connection) given to
+* a **process bookmark manager** (:class:`~kgservice.stores.neo4j.bookmarks.ProcessBookmarks`, one per store connection) given to
   every session, reads and writes: each query starts at least where the process's last query
   ended, so a version read and the data read after it are chained (a cache entry is never
   stamped with a version newer than the data it was built from), and a server sees its own writes;
@@ -27,7 +27,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 
 from kgservice.errors import InvalidArgument
 
@@ -114,34 +113,6 @@ def wrote(source: object, bookmarks: Iterable[str]) -> None:
         return
     with got.lock:
         got.parts[id(source)] = values
-
-
-def manager() -> Any:
-    """A :class:`ProcessBookmarks` (imports the driver: call it only for a Neo4j store)."""
-    return _manager_class()()
-
-
-def _manager_class() -> type:
-    import neo4j
-    from neo4j.api import BookmarkManager
-
-    class ProcessBookmarks(BookmarkManager):
-        """The driver's bookmark manager (the process's causal chain) plus the bookmarks of the
-        current request (:func:`reading_after`), which are presented but never kept: a bad
-        or far-ahead token from one client cannot hold up the process's other requests."""
-
-        def __init__(self) -> None:
-            self._own = neo4j.GraphDatabase.bookmark_manager()
-
-        def update_bookmarks(self, previous_bookmarks: Any, new_bookmarks: Any) -> None:
-            self._own.update_bookmarks(previous_bookmarks, new_bookmarks)
-
-        def get_bookmarks(self) -> Any:
-            own = self._own.get_bookmarks()
-            extra = _after.get()
-            return {*own, *extra} if extra else own
-
-    return ProcessBookmarks
 
 
 def written() -> str | None:

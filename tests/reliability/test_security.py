@@ -189,8 +189,8 @@ def test_read_only_neo4j_refuses_writes(neo4j_proc, make_kb, lexicon):
         store.ingest(parse_units("#w1 {x} [has] {y}\n", lexicon))
     with pytest.raises(ReadOnlyError):
         ro.ingest_units(parse_units("#w1 {x} [has] {y}\n", lexicon))
-    with pytest.raises(ReadOnlyError):
-        store._session(write=True)
+    with pytest.raises(ReadOnlyError), store._session(write=True):
+        pass
     # ...and the server itself refuses a write inside the sessions a read-only store opens
     with store._session(write=False) as s, pytest.raises(neo4j.exceptions.ClientError, match="read access mode") as ei:
         s.run("CREATE (:Node {id: 'sneaky'})").consume()

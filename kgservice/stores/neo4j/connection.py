@@ -93,7 +93,9 @@ class Neo4jConnection(GraphStore):
         self.stage_units = max(1, int(stage_units))
         self.stage_chunk = max(1, int(stage_chunk))
         # the process's causal chain, given to every session (reads and writes)
-        self.bookmarks = causal.manager()
+        from kgservice.stores.neo4j.bookmarks import ProcessBookmarks  # imports the driver
+
+        self.bookmarks = ProcessBookmarks()
 
     @classmethod
     def connect(cls, uri: str, user: str = "neo4j", password: str | None = None, database: str = "neo4j",
