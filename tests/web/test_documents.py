@@ -133,11 +133,17 @@ def test_files_dropped_on_the_page_are_uploaded(server, page):
 def test_keyboard_only_upload(server, page, tmp_path):
     f = tmp_path / "keys.units"
     f.write_text("{keyboard upload} [is a] {test}\n", "utf-8")
+    # Playwright turns on file-chooser interception when the first listener subscribes, and sends
+    # that without waiting for a reply; subscribing at the key press itself races the press on a
+    # loaded machine (the chooser then opens natively, unseen). Subscribe before the page loads.
+    choosers: list = []
+    page.on("filechooser", lambda c: choosers.append(c))
     signed_in(page, server, "writer", "/ui/documents")
     tab_to(page, "#upload-files", most=40)
     with page.expect_file_chooser() as chooser:
         page.keyboard.press("Space")
     chooser.value.set_files(str(f))
+    assert choosers == [chooser.value]  # one chooser, opened by the key press
     expect(page.locator('#upload-list tr[data-file="keys.units"] .upload-status')).to_have_attribute(
         "data-status", "done", timeout=60_000)
 
