@@ -9,6 +9,10 @@ new since the last piece into events:
 
 * ``answer_start`` ``{attempt}`` — a model request begins; text an earlier attempt streamed
   is void (the check refused it, or the provider failed and was asked again);
+* ``answer_short`` ``{attempt, text}`` — more characters of the short answer (the reply's
+  ``answer`` field: a name, number or date, the library's ``short_answer``), to append; sent
+  as soon as the field's key is read, wherever it stands in the object (the answer prompt
+  puts it before the sentences, so it is the first text a reply streams);
 * ``answer_text`` ``{attempt, sentence, text}`` — more characters of sentence ``sentence``
   (0-based), to append to what came before;
 * ``answer_cite`` ``{attempt, sentence, unit, resolved, number, text}`` — a citation whose id
@@ -175,11 +179,13 @@ class AnswerStream:
         self.attempt = 0
         self.raw = ""
         self.shown: list[list[int]] = []  # per sentence: [characters of text sent, citations sent]
+        self.short = 0  # characters of the short answer sent
         self.numbers: dict[str, int] = {}
         self.readable = True
 
     def begin(self, attempt: int) -> None:
         self.attempt, self.raw, self.shown, self.numbers, self.readable = attempt, "", [], {}, True
+        self.short = 0
         self.emit("answer_start", {"attempt": attempt})
 
     def delta(self, text: str) -> None:
@@ -199,7 +205,13 @@ class AnswerStream:
         except ValueError:
             self.readable = False  # not JSON: nothing more to show; the check will say what is wrong
             return
-        sentences = obj.get("sentences") if isinstance(obj, dict) else None
+        if not isinstance(obj, dict):
+            return
+        short = obj.get("answer")
+        if isinstance(short, str) and len(short) > self.short:
+            self.emit("answer_short", {"attempt": self.attempt, "text": short[self.short:]})
+            self.short = len(short)
+        sentences = obj.get("sentences")
         if not isinstance(sentences, list):
             return
         for i, s in enumerate(sentences):

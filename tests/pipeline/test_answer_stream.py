@@ -94,6 +94,41 @@ def test_stream_events_from_pieces_cut_anywhere(kb):
                                            "text": s3})]
 
 
+def test_the_short_answer_streams_as_soon_as_its_key_is_read_wherever_it_stands(kb):
+    """The prompt's order (``found``, ``answer``, ``sentences``): the short answer is the first
+    text, its characters sent while its string is still open; the same reply with ``answer``
+    after the sentences sends it there. Pieces are the cl100k tokens the offline model streams."""
+    units = {u.id: u for u in kb.store.get_units(["s1"])}
+    reply = '{"found": true, "answer": "lung cancer", "sentences": [{"text": "Smoking causes lung cancer.", "cites": ["s1"]}]}'
+    toks = pieces(reply)
+    # '{"' 'found' '":' ' true' ',' ' "' 'answer' '":' ' "' 'lung' ' cancer' '",' ...: by hand from the tokenizer
+    assert toks[:12] == ['{"', 'found', '":', ' true', ',', ' "', 'answer', '":', ' "', 'lung', ' cancer', '",']
+    events: list[tuple[str, dict]] = []
+    s = AnswerStream(lambda e, d: events.append((e, d)), units)
+    s.begin(1)
+    for t in toks[:10]:
+        s.delta(t)
+    assert events == [("answer_start", {"attempt": 1}), ("answer_short", {"attempt": 1, "text": "lung"})]
+    for t in toks[10:]:
+        s.delta(t)
+    kinds = [e for e, _ in events]
+    assert "".join(d["text"] for e, d in events if e == "answer_short") == "lung cancer"
+    assert kinds.index("answer_text") > max(i for i, k in enumerate(kinds) if k == "answer_short")
+
+    events.clear()
+    s.begin(2)
+    for t in ('{"found": true, "sentences": [{"text": "Smoking causes lung cancer.", "cites": ["s1"]}]', ', "answer": "lu',
+              'ng cancer"}'):
+        s.delta(t)
+    assert [e for e, _ in events] == ["answer_start", "answer_text", "answer_cite", "answer_short", "answer_short"]
+    assert [d["text"] for e, d in events if e == "answer_short"] == ["lu", "ng cancer"]
+    # a reply that does not answer has an empty short answer: nothing is sent for it
+    events.clear()
+    s.begin(3)
+    s.delta('{"found": false, "answer": "", "sentences": []}')
+    assert events == [("answer_start", {"attempt": 3})]
+
+
 def test_a_reply_that_is_not_json_shows_nothing(kb):
     events: list[tuple[str, dict]] = []
     s = AnswerStream(lambda e, d: events.append((e, d)), {})

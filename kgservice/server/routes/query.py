@@ -24,13 +24,13 @@ router = APIRouter(prefix="/v1", tags=["query"])
              responses={200: {"content": {"text/event-stream": {}},
                               "description": "JSON, or with `Accept: text/event-stream` the events `started`, "
                                              "`round` (one per drill-down round, as it finishes), while the model "
-                                             "writes the answer `answer_start`, `answer_text`, `answer_cite` and "
+                                             "writes the answer `answer_start`, `answer_short`, `answer_text`, `answer_cite` and "
                                              "`answer_check`, then `answer` (the checked answer) and `done`"}})
 async def ask(body: AskIn, request: Request):
     """Answer from the graph, citing unit ids, or "not in the graph". With `Accept: text/event-stream`
     the reply is a stream: `started`, one `round` per drill-down round as soon as that round is
-    done (while the next one runs); when the model writes the answer, its text and citations as
-    they arrive (`answer_start`, `answer_text`, `answer_cite`) and the grounded check's verdict
+    done (while the next one runs); when the model writes the answer, its short answer, text and
+    citations as they arrive (`answer_start`, `answer_short`, `answer_text`, `answer_cite`) and the grounded check's verdict
     on the whole of it (`answer_check`); then `answer` (the checked answer, the JSON reply's
     fields: it replaces whatever was streamed) and `done`.
 
