@@ -79,6 +79,7 @@ class _Draft:
         self.live: Any = None
         self.attempt = 0
         self.sentences: dict[int, str] = {}
+        self.short = ""
         self.refused: str | None = None
 
     def __enter__(self) -> "_Draft":
@@ -97,9 +98,11 @@ class _Draft:
         from rich.text import Text
 
         if kind == "answer_start":
-            self.attempt, self.sentences, self.refused = d["attempt"], {}, None
-        elif d.get("attempt") != self.attempt:
+            self.attempt, self.sentences, self.short, self.refused = d["attempt"], {}, "", None
+        elif not kind.startswith("answer_") or d.get("attempt") != self.attempt:
             return
+        elif kind == "answer_short":
+            self.short += d["text"]
         elif kind == "answer_text":
             self.sentences[d["sentence"]] = self.sentences.get(d["sentence"], "") + d["text"]
         elif kind == "answer_cite" and d["resolved"]:
@@ -108,6 +111,8 @@ class _Draft:
             self.refused = None if d["passed"] else ("; ".join(d["problems"][:2]) or "ungrounded")
         head = ("refused by the grounding check: " + self.refused) if self.refused else "writing, not yet checked"
         text = Text(f"({head})\n", style="yellow" if self.refused else "dim")
+        if self.short:
+            text.append(f"answer: {self.short}\n", style="dim strike" if self.refused else "bold")
         text.append(" ".join(self.sentences[i] for i in sorted(self.sentences)), style="dim strike" if self.refused else "dim")
         self.live.update(text, refresh=True)
 
@@ -193,17 +198,24 @@ def _print_answer(res: dict[str, Any], where: str = "") -> None:
 def _ask_remote(server: str, key: str | None, question: str, trace: bool, as_json: bool, llm: str | None,
                 params: dict[str, Any]) -> None:
     """``kg ask --server``: the server's answer, printed as a local one is (``--json``: its reply
-    as the server sent it)."""
-    from kgservice.cli.common import errors_reported, print_json
+    as the server sent it). On a terminal it is asked for as a stream, so the answer shows as the
+    model writes it, as a local ``kg ask`` shows it, then the checked answer replaces it."""
+    from kgservice.cli.common import errors_reported, out, print_json
     from kgservice.errors import InputError
 
+    draft = _Draft() if out.is_terminal and not as_json else None
     with errors_reported():
         if llm:
             raise InputError("--llm cannot be used with --server: the server answers with its own model "
                              "(KG_LLM_MODEL where it runs)")
         from kgservice.cli.remote import ask_remote
 
-        reply = ask_remote(server, key, {"question": question, "trace": trace, **params})
+        body = {"question": question, "trace": trace, **params}
+        if draft is None:
+            reply = ask_remote(server, key, body)
+        else:
+            with draft:
+                reply = ask_remote(server, key, body, on_event=draft.event)
     if as_json:
         print_json(reply)
         return
@@ -211,6 +223,9 @@ def _ask_remote(server: str, key: str | None, question: str, trace: bool, as_jso
         _print_rounds(reply["rounds"])
         _say(f"stop: {reply.get('stop_reason', '')}")
         _say("")
+    if draft is not None and draft.refused:
+        _say(f"The streamed draft did not pass the grounding check ({draft.refused}); this is the checked answer:",
+             style="yellow")
     _print_answer(reply, server)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,37 +111,89 @@ class _Reply:
         return json.loads(self.text)
 
 
-def ask_remote(server: str, key: str | None, body: dict[str, Any], *, timeout: float = 600.0) -> dict[str, Any]:
+def ask_remote(server: str, key: str | None, body: dict[str, Any], *, timeout: float = 600.0,
+               on_event: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """``POST /v1/ask`` on a running server: its JSON reply. ``key``: a reader key (none for a
     server started with ``--no-auth``). The standard library's HTTP client, not httpx: one
     request does not need a connection pool, and httpx's import (HTTP/2, async backends) costs
-    more CPU than the rest of this command."""
+    more CPU than the rest of this command.
+
+    With ``on_event`` the answer is asked for as a stream (``Accept: text/event-stream``):
+    ``on_event(kind, data)`` gets each ``round`` and ``answer_*`` event as the server sends it
+    (the answer's text while the model writes it), and the reply returned is the one the JSON
+    request gives: the checked ``answer`` event's fields with ``rounds`` from the round events."""
     import http.client
     import json
     from urllib.parse import urlsplit
 
     base = _base(server)
     url = urlsplit(base)
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    headers = {"Content-Type": "application/json",
+               "Accept": "text/event-stream" if on_event is not None else "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
     conn_type = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+    streamed: dict[str, Any] | None = None
     try:
         conn = conn_type(url.hostname or "", url.port, timeout=timeout)
         try:
             conn.request("POST", url.path.rstrip("/") + "/v1/ask", body=json.dumps(body).encode("utf-8"),
                          headers=headers)
             r = conn.getresponse()
-            reply = _Reply(r.status, r.read())
+            if on_event is not None and r.status == 200 and r.getheader("content-type", "").startswith("text/event-stream"):
+                streamed = _read_answer_stream(r, base, on_event)
+            else:
+                reply = _Reply(r.status, r.read())
         finally:
             conn.close()
     except (OSError, http.client.HTTPException) as exc:
         raise RemoteError(f"cannot reach {base} ({type(exc).__name__}: {exc}); is `kg serve` running there?") from None
+    if streamed is not None:
+        return streamed
     try:
         return _check(reply, "the question", base)
     except ValueError:  # not JSON: not a kg serve
         raise RemoteError(f"{base} did not answer as kg serve does (HTTP {reply.status_code}): "
                           f"{reply.text[:300]}") from None
+
+
+def _sse_events(lines: Iterator[bytes]) -> Iterator[tuple[str, str]]:
+    """(event, data) of each block of a server-sent event stream, as its blank line arrives."""
+    kind, data = "message", []
+    for raw in lines:
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if not line:
+            if data:
+                yield kind, "\n".join(data)
+            kind, data = "message", []
+        elif line.startswith("event:"):
+            kind = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+
+
+def _read_answer_stream(r: Any, base: str, on_event: Callable[[str, dict[str, Any]], None]) -> dict[str, Any]:
+    """The SSE answer (``POST /v1/ask``'s events) read as it comes; the JSON reply's shape at its end."""
+    import json
+
+    rounds: list[dict[str, Any]] = []
+    for kind, data in _sse_events(iter(r.readline, b"")):
+        try:
+            d = json.loads(data)
+        except ValueError:
+            raise RemoteError(f"{base} sent an event that is not JSON ({kind}): {data[:300]}") from None
+        if kind == "round":
+            rounds.append(d)
+            on_event(kind, d)
+        elif kind.startswith("answer_"):
+            on_event(kind, d)
+        elif kind == "answer":
+            return {**d, "rounds": rounds}
+        elif kind == "error":
+            status = int(d.get("status") or 500)
+            cls = RemoteRefused if status in (400, 401, 403, 404, 409, 413, 422) else RemoteError
+            raise cls(f"{base} failed the question ({status}): {d.get('detail', '')}")
+    raise RemoteError(f"{base} ended the answer's stream before the checked answer; ask again")
 
 
 def ingest_remote(server: str, key: str | None, paths: Sequence[Path], mode: str | None = None, *,
