@@ -20,8 +20,8 @@ CORPUS = """\
 #p1 {Python} [created by] {Guido van Rossum}
 #p2 {Python} [is a] {programming language}
 """
-# every change to #answer, in order: streamed text of a draft sentence, a draft citation, the
-# final answer's text, the "replaced" note ("draft" snapshots are the sentence's text then)
+# every change to #answer, in order: streamed text of a draft sentence, a draft citation, a piece
+# of the draft's short answer, the checked short answer, the final answer's text, the "replaced" note ("draft" snapshots are the sentence's text then)
 OBSERVE = """() => {
   window.kgLog = [];
   new MutationObserver((records) => {
@@ -30,6 +30,8 @@ OBSERVE = """() => {
       if (!host) continue;
       if (host.closest('.draft-text')) window.kgLog.push(['draft', n.textContent, host.closest('.draft-sentence').dataset.sentence]);
       else if (n.nodeType === 1 && n.matches('.draft-cite')) window.kgLog.push(['cite', n.getAttribute('data-unit')]);
+      else if (host.closest('.draft-short')) window.kgLog.push(['draft_short', n.textContent]);
+      else if (n.nodeType === 1 && n.matches('.short-answer')) window.kgLog.push(['short', n.textContent]);
       else if (n.nodeType === 1 && n.matches('.answer-text')) window.kgLog.push(['final', n.textContent]);
       else if (n.nodeType === 1 && n.matches('.stream-replaced')) window.kgLog.push(['replaced', n.textContent]);
     }
@@ -50,7 +52,7 @@ def live(tmp_path_factory):
     app = create_app(settings, ServeOptions(kb=kb))
     key = app.state.ctx.keys().create("stream-reader", "reader")[0]
     with serving_app(app) as base:
-        yield {"base": base, "key": key}
+        yield {"base": base, "key": key, "kb": kb}
     kb.close()
 
 
@@ -118,3 +120,41 @@ def test_a_refused_draft_is_replaced_and_the_page_says_so(live, page, slow_model
     assert any("diabetes" in e[1] for e in log if e[0] == "draft")  # it was shown while streaming
     assert not page.kg_errors, page.kg_errors
     shoot(page, "ask-stream-replaced")
+
+
+def test_the_short_answer_shows_above_the_answer_streamed_and_from_the_cache(live, page, slow_model):
+    """The rules model's short answer is the first cited unit's arguments: "Guido van Rossum" for
+    #p1 {Python} [created by] {Guido van Rossum}. Streamed, it shows in pieces before the
+    draft's sentence (it comes first in the reply) and before the checked answer; the checked
+    short answer stands above the sentences. Asked again, the answer comes from the cache (no
+    draft): the short answer is there the same."""
+    live["kb"].clear_caches()  # an earlier test may have asked it: this first ask is uncached
+    keyboard_ask(page, live, "Who created Python?")
+    expect(page.locator("#answer .answer-text")).to_be_visible(timeout=120_000)
+    log = page.evaluate("() => window.kgLog")
+    kinds = [e[0] for e in log]
+    assert "draft_short" in kinds and "final" in kinds, log
+    pieces = [e[1] for e in log if e[0] == "draft_short"]
+    assert "".join(pieces) == "Guido van Rossum" and len(pieces) > 1, pieces  # it came in pieces
+    assert kinds.index("draft_short") < kinds.index("draft") < kinds.index("final")
+    for answer in range(2):
+        short = page.locator("#answer .short-answer")
+        expect(short).to_have_count(1)
+        expect(short).to_have_text("Answer: Guido van Rossum")
+        expect(short.locator("strong")).to_have_text("Guido van Rossum")
+        above = page.evaluate("""() => {
+          const s = document.querySelector('#answer .short-answer'), t = document.querySelector('#answer .answer-text');
+          return !!(s.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING) &&
+                 s.getBoundingClientRect().bottom <= t.getBoundingClientRect().top &&
+                 parseFloat(getComputedStyle(s).fontSize) > parseFloat(getComputedStyle(t).fontSize); }""")
+        assert above, "the short answer stands above the sentences, in a larger type"
+        if answer == 0:  # the same question again: the decision cache answers, nothing streams
+            page.evaluate(OBSERVE)
+            tab_to(page, "#question")
+            page.keyboard.press("Enter")
+            expect(page.locator("#answer")).to_have_attribute("aria-busy", "false")
+            expect(page.locator("#answer .answer-text")).to_be_visible(timeout=120_000)
+            log = page.evaluate("() => window.kgLog")
+            assert "draft_short" not in [e[0] for e in log] and ["short", "Answer: Guido van Rossum"] in log, log
+    assert not page.kg_errors, page.kg_errors
+    shoot(page, "ask-short-answer")

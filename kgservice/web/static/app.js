@@ -113,6 +113,8 @@
     if (String(a.stop_reason || "").startsWith("no model configured")) box.append(el("p", "No model is configured: these are the graph's best-matching units, cited, not a written answer.", { class: "note no-model" }));
     if (!a.found) { box.append(el("p", "Not in the graph: the knowledge base has no units that answer this.", { class: "not-in-graph" })); }
     const number = Object.fromEntries((a.cited || []).map((id, i) => [id, i + 1]));
+    // the short answer (a name, number or date: what the question asked for) above the sentences
+    if (a.found && a.short_answer) box.append(shortAnswer(a.short_answer, "short-answer"));
     if (a.found) {
       // the answer's [unit-id] markers become numbered citation links (text stays text)
       const p = el("p", null, { class: "answer-text" });
@@ -131,7 +133,12 @@
       b.addEventListener("click", () => showUnit(id)); li.append(b); ol.append(li);
     });
   }
-  // The answer as the model writes it (answer_start / answer_text / answer_cite / answer_check
+  function shortAnswer(text, cls) {
+    const p = el("p", null, { class: cls });
+    p.append(el("span", "Answer: ", { class: "short-label" }), el("strong", text, { class: "short-text" }));
+    return p;
+  }
+  // The answer as the model writes it (answer_start / answer_short / answer_text / answer_cite / answer_check
   // events): a draft marked "not yet checked", its citations linked as soon as each id is whole.
   // The checked answer (the `answer` event) always replaces it; a draft the grounded check
   // refused is marked so at once, and the checked answer says that it replaced it.
@@ -154,11 +161,16 @@
       draft.el.append(el("p", again ? "The previous draft did not pass the grounding check (" + draft.refused + "); the model is writing another, not yet checked:"
                                     : "The model is writing the answer (not yet checked against the cited facts):", { class: "note draft-state" }),
                       el("p", null, { class: "draft-body" }));
+      const short = shortAnswer("", "short-answer draft-short"); short.hidden = true;
+      draft.el.querySelector(".draft-body").before(short);
       box.setAttribute("aria-busy", "true"); box.replaceChildren(draft.el);
       return;
     }
     if (!draft.el || d.attempt !== draft.attempt) return;
-    if (ev === "answer_text") {
+    if (ev === "answer_short") {
+      const short = draft.el.querySelector(".draft-short"); short.hidden = false;
+      const t = short.querySelector(".short-text"); t.append(document.createTextNode(d.text));
+    } else if (ev === "answer_text") {
       const t = draftSentence(d.sentence).querySelector(".draft-text");
       t.textContent = t.textContent + d.text;
     } else if (ev === "answer_cite") {
