@@ -1,6 +1,6 @@
 """Streamed answers: how soon the answer's text reaches an SSE client after the model writes it.
 
-    python scripts/bench/stream_answer.py [--delays 0.02,0.1] [--questions 6] [--units demo/units]
+    python scripts/bench/stream_answer.py [--delays 0.02,0.1] [--questions 6] [--units demo/units] [--recorded F ...]
 
 The app runs under uvicorn on a loopback port in this process (so the model's and the client's
 clocks are one ``time.perf_counter``); the model is the offline rule-based one (``kgoffline/rules``)
@@ -10,19 +10,29 @@ key nodes, drill-down and answer all go to the model) through ``POST /v1/ask`` w
 ``Accept: text/event-stream``. Per question, side by side in the same run:
 
 * ``model first`` — the model yields its first piece (``{``) of the answer reply;
-* ``model text`` — the model yields the token that holds the answer's first character (the JSON
-  reply opens with ``{"found": true, "sentences": [{"text": "``, 13 tokens);
-* ``SSE text`` — the client reads the first ``answer_text`` event (the page's first words);
+* ``model short`` — the model yields the token that holds the short answer's first character (the
+  prompt's reply opens ``{"found": true, "answer": "``: 9 tokens before it);
+* ``SSE short`` — the client reads the first ``answer_short`` event (the page's first words now);
+* ``model text`` — the model yields the token that holds the first sentence's first character
+  (after the short answer and ``", "sentences": [{"text": "``);
+* ``SSE text`` — the client reads the first ``answer_text`` event (the page's first words before
+  the short answer streamed: the figure the earlier runs reported);
+* ``SSE first`` — the earlier of ``SSE short`` and ``SSE text``;
 * ``model last`` — the model yields its last piece;
 * ``SSE answer`` — the client reads the checked ``answer`` event: the first text the page showed
   before streaming (it had only this event).
 
 Printed per question and as medians: model text − model first (the model's own pace over the
 JSON before the text), SSE text − model text (what streaming adds to the model's
-own first word), SSE text − model first (the issue's "first streamed token after the model's
-first token", which includes the model's JSON preamble at its own pace), SSE answer − model
-last (the check, caching and sources after the model is done), and SSE answer − SSE text (how
-much earlier the page shows words than it did).
+own first word), SSE text − model first (the first sentence's text after the model's first
+token), the same three for the short answer, SSE first − model first (the issue's "first
+streamed token after the model's first token", which includes the model's JSON preamble at its
+own pace), SSE answer − model last (the check, caching and sources after the model is done),
+and SSE answer − SSE text (how much earlier the page shows words than it did before streaming).
+
+Then, for a capable model's recorded grounded-answer replies (``--recorded``, by default the
+answer-quality runs in scripts/eval/recordings), how many tokens stand before each reply's
+short answer and before its first sentence: where its stream would first have text to show.
 """
 
 from __future__ import annotations
@@ -78,8 +88,18 @@ def watch_model() -> list[list[tuple[float, str]]]:
     return replies
 
 
-def first_text_piece(pieces: list[tuple[float, str]]) -> float | None:
-    """Time of the token after which the reply's first sentence has a character of text."""
+def has_sentence_text(obj: object) -> bool:
+    s = obj.get("sentences") if isinstance(obj, dict) else None
+    return isinstance(s, list) and bool(s) and isinstance(s[0], dict) and bool(s[0].get("text"))
+
+
+def has_short_answer(obj: object) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("answer"), str) and bool(obj["answer"])
+
+
+def first_piece(pieces: list[tuple[float, str]], test=has_sentence_text) -> float | None:
+    """Time of the token after which the reply read so far passes ``test`` (by default: its first
+    sentence has a character of text; :func:`has_short_answer`: its short answer has one)."""
     from kgservice.answer.streaming import parse_prefix
 
     raw = ""
@@ -92,10 +112,28 @@ def first_text_piece(pieces: list[tuple[float, str]]) -> float | None:
             obj = parse_prefix(raw[start:])
         except ValueError:
             return None
-        s = obj.get("sentences") if isinstance(obj, dict) else None
-        if isinstance(s, list) and s and isinstance(s[0], dict) and s[0].get("text"):
+        if test(obj):
             return t
     return None
+
+
+def recorded_positions(paths: list[Path]) -> list[dict]:
+    """Per recorded grounded-answer reply that answers (``found``): how many tokens (cl100k, as
+    the offline model cuts them) come before its short answer's first character and before its
+    first sentence's, i.e. where a stream of that reply would first have text to show."""
+    from kgservice.llm.offline import pieces
+
+    out = []
+    for path in paths:
+        for line in path.read_text("utf-8").splitlines():
+            rec = json.loads(line)
+            if rec.get("purpose") != "answer" or '"found": true' not in rec["response"]:
+                continue
+            toks = [(float(i), p) for i, p in enumerate(pieces(rec["response"]))]
+            short, text = first_piece(toks, has_short_answer), first_piece(toks, has_sentence_text)
+            out.append({"file": path.name, "model": rec.get("model"), "tokens": len(toks),
+                        "short_at": None if short is None else int(short), "text_at": None if text is None else int(text)})
+    return out
 
 
 def ask_sse(base: str, key: str, question: str) -> dict[str, float]:
@@ -143,12 +181,18 @@ def run_delay(delay: float, questions: list[str], units: Path, replies: list) ->
                         records.append({"question": q, "delay": delay, "streamed": False})
                         continue
                     m_first, m_last = mine[0][0][0], mine[-1][-1][0]
-                    m_text = first_text_piece(mine[0])
+                    m_text = first_piece(mine[0])
+                    m_short = first_piece(mine[0], has_short_answer)
+                    s_first = min(sse[k] for k in ("answer_short", "answer_text") if k in sse)
                     records.append({
                         "question": q, "delay": delay, "streamed": True, "tokens": len(mine[-1]), "attempts": len(mine),
                         "model_text_minus_model_first_ms": None if m_text is None else (m_text - m_first) * 1e3,
                         "sse_text_minus_model_text_ms": None if m_text is None else (sse["answer_text"] - m_text) * 1e3,
                         "sse_text_minus_model_first_ms": (sse["answer_text"] - m_first) * 1e3,
+                        "model_short_minus_model_first_ms": None if m_short is None else (m_short - m_first) * 1e3,
+                        "sse_short_minus_model_short_ms": None if m_short is None or "answer_short" not in sse
+                        else (sse["answer_short"] - m_short) * 1e3,
+                        "sse_first_minus_model_first_ms": (s_first - m_first) * 1e3,
                         "sse_answer_minus_model_last_ms": (sse["answer"] - m_last) * 1e3,
                         "sse_answer_minus_sse_text_ms": (sse["answer"] - sse["answer_text"]) * 1e3})
             finally:
@@ -159,8 +203,9 @@ def run_delay(delay: float, questions: list[str], units: Path, replies: list) ->
     return records
 
 
-KEYS = ("model_text_minus_model_first_ms", "sse_text_minus_model_text_ms", "sse_text_minus_model_first_ms", "sse_answer_minus_model_last_ms",
-        "sse_answer_minus_sse_text_ms")
+KEYS = ("model_text_minus_model_first_ms", "sse_text_minus_model_text_ms", "sse_text_minus_model_first_ms",
+        "model_short_minus_model_first_ms", "sse_short_minus_model_short_ms", "sse_first_minus_model_first_ms",
+        "sse_answer_minus_model_last_ms", "sse_answer_minus_sse_text_ms")
 
 
 def main() -> None:
@@ -169,6 +214,9 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=6, help="how many of the question file")
     ap.add_argument("--units", type=Path, default=ROOT / "demo" / "units")
     ap.add_argument("--question-file", type=Path, default=ROOT / "demo" / "questions.txt")
+    ap.add_argument("--recorded", type=Path, nargs="*", default=[ROOT / "scripts" / "eval" / "recordings" / "real-model.jsonl",
+                                                                ROOT / "scripts" / "eval" / "recordings" / "musique.jsonl"],
+                    help="recorded model replies (scripts/eval/recordings): where their first text stands")
     args = ap.parse_args()
     replies = watch_model()
     questions = [q.strip() for q in args.question_file.read_text("utf-8").splitlines() if q.strip()][:args.questions]
@@ -177,6 +225,7 @@ def main() -> None:
     records = [r for d in delays for r in run_delay(d, questions, args.units, replies)]
     load1 = os.getloadavg()[0]
     heads = ["s/token", "question", "tokens", "model text − model first", "SSE text − model text", "SSE text − model first",
+             "model short − model first", "SSE short − model short", "SSE first − model first",
              "SSE answer − model last", "SSE answer − SSE text"]
     rows = []
     for d in delays:
@@ -190,7 +239,18 @@ def main() -> None:
                         + [statistics.median(r[k] for r in done if r[k] is not None) for k in KEYS])
     print(table(heads, rows, title=f"streamed answers (ms), kgoffline/rules streaming one token per delay, "
                                    f"{len(questions)} uncached questions per delay, load {load0:.1f} -> {load1:.1f}"))
-    save("stream_answer", records, {"delays": delays, "load": [load0, load1]})
+    recorded = recorded_positions(args.recorded)
+    if recorded:
+        rows = []
+        for name in dict.fromkeys(r["file"] for r in recorded):
+            mine = [r for r in recorded if r["file"] == name]
+            for k in ("short_at", "text_at"):
+                vals = [r[k] for r in mine if r[k] is not None]
+                rows.append([name, mine[0]["model"], len(mine), k.replace("_at", ""), len(vals),
+                             statistics.median(vals) if vals else "", min(vals, default=""), max(vals, default="")])
+        print(table(["recordings", "model", "answers found", "first text of", "replies with it", "median token",
+                     "min", "max"], rows, title="where a recorded reply's first text stands (cl100k tokens before it)"))
+    save("stream_answer", records, {"delays": delays, "load": [load0, load1], "recorded": recorded})
 
 
 if __name__ == "__main__":
