@@ -190,3 +190,33 @@ def test_kg_ask_server_at_a_terminal_prints_the_answer_while_the_model_writes_it
     as_json = run_in_terminal([*cli, "--json"], env, until="\x00", then=lambda: None)
     d = json.loads(as_json)
     assert d["answer"] == ANSWER and d["cited"] == ["p1"] and "short_answer" in d
+
+
+def test_kg_ask_server_streams_from_a_real_kg_serve(embedded_env, tmp_path):
+    """The same against `kg serve` itself, its offline model writing a token every 50 ms
+    (KG_OFFLINE_STREAM_DELAY): the terminal shows the draft growing, one frame per event read
+    (whatever the machine's speed), each frame's text the one before with more after it, the
+    short answer first, and all of it before the checked answer."""
+    from tests.processes import env_for, new_key, serving
+
+    key = new_key(embedded_env, "cli-reader", "reader")
+    with serving({**embedded_env, "KG_OFFLINE_STREAM_DELAY": "0.05"}) as (base, _, _log):
+        env = {**env_for(tmp_path / "elsewhere"), "KG_API_KEY": key, "TERM": "xterm", "COLUMNS": "200"}
+        cli = [sys.executable, "-c", "from kgservice.cli.app import main; main()", "ask", "--server", base,
+               "Who created Python?"]
+        shown = run_in_terminal(cli, env, until="\x00", then=lambda: None)
+        piped = subprocess.run(cli, env=env, capture_output=True, text=True, timeout=300)
+    assert piped.returncode == 0, piped.stderr
+    answer = piped.stdout.splitlines()[0]
+    assert answer.endswith("]") and "writing, not yet checked" not in piped.stdout
+    head = "(writing, not yet checked)\n"
+    *frames, last = shown.split(head)[1:]
+    final_at = last.rindex(answer)
+    frames.append(last[:final_at])
+    texts = [t for t in (" ".join(f.split()) for f in frames) if t]  # answer_start draws the head alone
+    assert len(texts) > 2, texts
+    for before, after in zip(texts, texts[1:]):
+        assert after.startswith(before), (before, after)  # a frame adds to the one before (the check's adds nothing)
+    assert len(texts[0]) < len(texts[-1])  # the first words showed before the rest was written
+    assert texts[0].startswith("answer: ") and texts[-1].endswith(answer)  # the short answer came first
+    assert last[final_at:].strip().splitlines()[0] == answer
