@@ -159,7 +159,8 @@ def ask_remote(server: str, key: str | None, body: dict[str, Any], *, timeout: f
 
 def _sse_events(lines: Iterator[bytes]) -> Iterator[tuple[str, str]]:
     """(event, data) of each block of a server-sent event stream, as its blank line arrives."""
-    kind, data = "message", []
+    kind = "message"
+    data: list[str] = []
     for raw in lines:
         line = raw.decode("utf-8").rstrip("\r\n")
         if not line:
