@@ -5,12 +5,15 @@ of them. One module, so every test that starts processes starts them the same wa
 from __future__ import annotations
 
 import os
+import pty
+import re
+import select
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -161,3 +164,43 @@ def wait_ready(base: str, proc: subprocess.Popen, log: Path, bound: float = 180)
             pass
         assert time.monotonic() < deadline, f"the server did not become ready:\n{log.read_text()}"
         time.sleep(0.3)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\r")
+
+
+def run_in_terminal(args: list[str], env: dict[str, str], until: str = "",
+                    then: Callable[[], None] | None = None) -> subprocess.CompletedProcess:
+    """``args`` with a pseudo-terminal as stdout (as a user at a terminal runs it, 200 columns):
+    its stdout read as it comes, ANSI codes left out; stderr apart. The first time ``until`` is
+    in the output so far, ``then()`` is called once (a test may hold a model until the terminal
+    shows something). The process has 300 s in all: a bound, not a measurement."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(args, env={**env, "COLUMNS": "200", "TERM": "xterm"}, stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    raw, called = b"", then is None
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: the process closed the terminal
+                    break
+                if not chunk:
+                    break
+                raw += chunk
+                if not called and until in ANSI.sub("", raw.decode("utf-8", "replace")):
+                    called = True
+                    then()  # type: ignore[misc]
+            elif proc.poll() is not None:
+                break
+        code = proc.wait(30)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    return subprocess.CompletedProcess(args, code, ANSI.sub("", raw.decode("utf-8", "replace")),
+                                       proc.stderr.read().decode("utf-8", "replace") if proc.stderr else "")

@@ -3,36 +3,15 @@ the checked answer; through a pipe it prints only the checked answer, as before.
 
 from __future__ import annotations
 
-import os
-import pty
-import re
-import subprocess
-
-from tests.processes import KG, env_for, kg
+from tests.processes import KG, env_for, kg, run_in_terminal
 
 UNITS = """\
 #p1 {Python} [created by] {Guido van Rossum}
 #p2 {Python} [is a] {programming language}
 """
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
 def run_on_tty(env: dict[str, str], *args: str) -> tuple[int, str]:
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([*KG, *args], env={**env, "COLUMNS": "200", "TERM": "xterm"}, stdin=slave, stdout=slave,
-                            stderr=slave, close_fds=True)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(300), b"".join(chunks).decode("utf-8", "replace")
+    done = run_in_terminal([*KG, *args], env)
+    return done.returncode, done.stdout + done.stderr
 
 
 def test_kg_ask_streams_on_a_terminal_only(tmp_path):
@@ -42,7 +21,7 @@ def test_kg_ask_streams_on_a_terminal_only(tmp_path):
     assert done.returncode == 0, done.stderr
     code, raw = run_on_tty(env, "ask", "Who created Python?", "--threshold", "0.7")
     assert code == 0, raw
-    plain = ANSI.sub("", raw)
+    plain = raw
     # the draft, under its header, then the checked answer printed after it
     assert "(writing, not yet checked)" in plain
     draft_at = plain.index("(writing, not yet checked)")

@@ -7,19 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import re
-import select
 import subprocess
 import sys
 import threading
-import time
 
 import httpx
 import pytest
 
 from kgservice.llm import offline
-from tests.processes import serving_app
+from tests.processes import run_in_terminal, serving_app
 from tests.server.conftest import auth
 
 GROUNDED = {"found": True, "sentences": [{"text": "Python was created by Guido van Rossum.", "cites": ["p1"]}]}
@@ -122,40 +118,10 @@ def test_json_reply_is_unchanged_and_does_not_stream(served, keys, monkeypatch):
     assert streamed == []
 
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\r")
-
-
-def run_in_terminal(args: list[str], env: dict[str, str], until: str, then) -> str:
-    """``args`` with a pseudo-terminal as stdout (as a user at a terminal runs it): its output as
-    it comes, ANSI codes left out. The first time ``until`` is in the output so far, ``then()``
-    is called once. The process has 120 s in all: a bound, not a measurement."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE)
-    os.close(slave)
-    raw, called = b"", False
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 1.0)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: the process closed the terminal
-                    break
-                if not chunk:
-                    break
-                raw += chunk
-                if not called and until in ANSI.sub("", raw.decode("utf-8", "replace")):
-                    called = True
-                    then()
-            elif proc.poll() is not None:
-                break
-        assert proc.wait(30) == 0, proc.stderr.read().decode()
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-    return ANSI.sub("", raw.decode("utf-8", "replace"))
+def in_terminal(args: list[str], env: dict[str, str], until: str = "", then=None) -> str:
+    done = run_in_terminal(args, env, until, then)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def test_kg_ask_server_at_a_terminal_prints_the_answer_while_the_model_writes_it(served, keys, held_model, tmp_path):
@@ -164,11 +130,10 @@ def test_kg_ask_server_at_a_terminal_prints_the_answer_while_the_model_writes_it
     terminal before the model finished (without streaming the model would wait its 60 s and the
     draft would never show). Then the checked answer is printed as without streaming."""
     go, waited = held_model
-    env = {**os.environ, "KG_API_KEY": keys["reader"], "KG_DATA_DIR": str(tmp_path / "elsewhere"),
-           "TERM": "xterm", "COLUMNS": "200"}
+    env = {**os.environ, "KG_API_KEY": keys["reader"], "KG_DATA_DIR": str(tmp_path / "elsewhere")}
     cli = [sys.executable, "-c", "from kgservice.cli.app import main; main()", "ask", "--server", served,
            QUESTION["question"], "--threshold", "0.7"]
-    shown = run_in_terminal(cli, env, until="Python was", then=go.set)
+    shown = in_terminal(cli, env, until="Python was", then=go.set)
     assert waited == [True], "the model was never released: the CLI showed no words while it was held"
     draft, _, final = shown.rpartition("writing, not yet checked")
     assert draft != "" and "Python was" in final  # the draft's words, under its "not yet checked" head
@@ -187,7 +152,7 @@ def test_kg_ask_server_at_a_terminal_prints_the_answer_while_the_model_writes_it
     assert lines(final[final.rindex(answer_line):]) == lines(piped.stdout)
     # --json at a terminal: one JSON document at the end, the reply's fields, nothing streamed into it
     go.set()
-    as_json = run_in_terminal([*cli, "--json"], env, until="\x00", then=lambda: None)
+    as_json = in_terminal([*cli, "--json"], env)
     d = json.loads(as_json)
     assert d["answer"] == ANSWER and d["cited"] == ["p1"] and "short_answer" in d
 
@@ -201,10 +166,10 @@ def test_kg_ask_server_streams_from_a_real_kg_serve(embedded_env, tmp_path):
 
     key = new_key(embedded_env, "cli-reader", "reader")
     with serving({**embedded_env, "KG_OFFLINE_STREAM_DELAY": "0.05"}) as (base, _, _log):
-        env = {**env_for(tmp_path / "elsewhere"), "KG_API_KEY": key, "TERM": "xterm", "COLUMNS": "200"}
+        env = {**env_for(tmp_path / "elsewhere"), "KG_API_KEY": key}
         cli = [sys.executable, "-c", "from kgservice.cli.app import main; main()", "ask", "--server", base,
                "Who created Python?"]
-        shown = run_in_terminal(cli, env, until="\x00", then=lambda: None)
+        shown = in_terminal(cli, env)
         piped = subprocess.run(cli, env=env, capture_output=True, text=True, timeout=300)
     assert piped.returncode == 0, piped.stderr
     answer = piped.stdout.splitlines()[0]
