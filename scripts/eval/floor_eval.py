@@ -104,6 +104,16 @@ def _digest(paths: list[Path]) -> str:
     return h.hexdigest()[:12]
 
 
+def _graph_code() -> list[Path]:
+    """The code that turns these files into a graph (the lexicon and its resolution, the unit
+    parser, the extraction and the rules extractor): part of the cache key, so a graph built
+    before a change to them is not reused (a key of the files alone served graphs built before
+    predicates were read by base form)."""
+    pkg = ROOT / "kgservice"
+    return [f for d in ("families", "notation", "extraction") for f in sorted((pkg / d).glob("*.[pj]*"))
+            if f.suffix in (".py", ".json")] + [pkg / "llm" / "rules.py"]
+
+
 def text_graph(name: str, unit_dirs: list[Path], text_dirs: list[Path]) -> Any:
     """A knowledge base of unit files and texts (texts through ``kgoffline/rules``), cached
     under ``KG_EVAL_DIR`` by the files' content."""
@@ -112,7 +122,7 @@ def text_graph(name: str, unit_dirs: list[Path], text_dirs: list[Path]) -> Any:
     from scripts.eval.harness import CACHE
 
     files = [f for d in unit_dirs + text_dirs for f in sorted(d.iterdir()) if f.is_file()]
-    work = CACHE / f"answers-{name}-{_digest(files)}"
+    work = CACHE / f"answers-{name}-{_digest(files + _graph_code())}"
     kb = KnowledgeBase(Settings(data_dir=work / "kg", embedder="default", llm_model="kgoffline/rules"))
     marker = work / "built"
     if not marker.exists():

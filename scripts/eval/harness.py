@@ -16,7 +16,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ if str(ROOT) not in sys.path:
 
 from kgservice.config import Settings  # noqa: E402
 from kgservice.entry import EntryFinder  # noqa: E402
+from kgservice.families.lexicon import Lexicon  # noqa: E402
 from kgservice.ids import is_literal_id  # noqa: E402
 from kgservice.service import KnowledgeBase  # noqa: E402
 
@@ -59,10 +60,23 @@ def _digest(obj: Any) -> str:
 
 
 def _fingerprint(ds: Dataset, embedder: str) -> str:
-    """The ingest cache's key: what the graph is built from (the passages' ids and triples)
-    and the embedder; the questions do not change the graph, so a subset of them reuses it."""
-    h = _digest([[p.id, p.triples] for p in ds.passages])
+    """The ingest cache's key: what the graph is built from (the passages' ids and triples),
+    the families the lexicon gives their predicates (:func:`families_key`) and the embedder;
+    the questions do not change the graph, so a subset of them reuses it."""
+    h = _digest([[p.id, p.triples] for p in ds.passages] + [families_key(ds)])
     return f"{graph_name(ds.name)}-{embedder.replace(':', '_')}-{h}"
+
+
+def families_key(ds: Dataset, lexicon: Lexicon | None = None) -> str:
+    """A digest of the family (kind, base, inverse) the lexicon resolves for each of the set's
+    predicates. The families decide the stored graph (which units spread and how far, which
+    merge as duplicates), so a store built before a lexicon or resolution change must not be
+    reused: keyed by the triples alone, the cache served graphs built before predicates were
+    read by base form, and the figures measured on them were not the shipped code's."""
+    lex = lexicon or Lexicon.load()
+    preds = sorted({t[1].strip() for p in ds.passages for t in p.triples
+                    if isinstance(t, list) and len(t) == 3 and isinstance(t[1], str)})
+    return _digest([[x, *astuple(lex.resolve(x))] for x in preds])
 
 
 def graph_name(name: str) -> str:

@@ -280,6 +280,28 @@ def test_cache_keys_follow_content():
     assert harness._fingerprint(ds, "hash:64") != harness._fingerprint(ds, "default")
 
 
+def test_cache_key_follows_the_families(monkeypatch):
+    """A store built before the lexicon gave a predicate another family is not reused: the
+    families decide the stored graph (the copula read as class membership changed MuSiQue's
+    spreading), and the cache keyed by triples alone served the old graph to new code."""
+    from scripts.eval import harness
+
+    ds = load(TINY)
+    before = harness._fingerprint(ds, "hash:64")
+    assert harness._fingerprint(ds, "hash:64") == before  # the same lexicon, the same key
+
+    load_real = Lexicon.load
+
+    def load_lexicon(*_, **__):  # the shipped lexicon with one predicate moved to another family
+        lex = load_real()
+        lex.merge({"kinds": {"belongs_to": {"members": ["lived in"]}}}, "test")
+        return lex
+
+    assert load_real().resolve("lived in").kind == "content" and load_lexicon().resolve("lived in").kind == "belongs_to"
+    monkeypatch.setattr(Lexicon, "load", staticmethod(load_lexicon))
+    assert harness._fingerprint(ds, "hash:64") != before
+
+
 def test_miss_reasons_on_the_tiny_set(tiny_ctx):
     """Every gold passage lands in exactly one class, and the table's totals add up."""
     from scripts.eval.run import format_misses, miss_reasons
