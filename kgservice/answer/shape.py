@@ -119,6 +119,12 @@ class Asked:
     names: tuple[tuple[str, ...], ...]
     when: bool = False
     count: bool = False
+    # the asked kind of answer, as a common noun ("What *country* is Tai Chi-tao from?",
+    # "Nugegoda >> *country*"): what the answer is, never the thing the question is about
+    kind_words: frozenset[str] = frozenset()
+    # the words that may state the asked relation: the content words outside the names ("wrote"
+    # in "Songs I Wrote with Amy >> producer" is the title's, not the relation asked)
+    relation_words: frozenset[str] = frozenset()
 
 
 def asked(question: str) -> Asked:
@@ -131,6 +137,14 @@ def asked(question: str) -> Asked:
     True
     >>> asked("吸烟会导致哪些疾病？").names
     ()
+    >>> asked("Silverton >> located in the administrative territorial entity").names
+    (('silverton',),)
+    >>> [sorted(asked(q).relation_words) for q in ("Songs I Wrote with Amy >> producer", "Who wrote Hello Love?")]
+    [['produc'], ['wrot']]
+    >>> [sorted(asked(q).kind_words) for q in ("What country is Tai Chi-tao from?", "In what state did the writer die?",
+    ...  "What kind of university did he attend?", "Nugegoda >> place of birth", "What does smoking cause?",
+    ...  "Which Python version removed distutils?")]
+    [['country'], ['stat'], ['university'], ['birth', 'plac'], [], []]
     """
     toks = tokens(question)
     flags = name_tokens(question)
@@ -154,13 +168,44 @@ def asked(question: str) -> Asked:
             i += 1
         joined.append(cur)
         i += 1
+    if ">>" in question:
+        # "Hello Love >> performer": the part before ">>" is the subject, a name however it
+        # is capitalised (a question's first word is not taken for one by case)
+        subject = tuple(t for t in tokens(question.split(">>", 1)[0]) if _meaningful(t))
+        if subject and subject not in joined:
+            joined = [subject] + [n for n in joined if not set(n) <= set(subject)]
     norm = " ".join(toks)
     lead = toks[:2]
     when = bool({"when", "year"} & set(lead)) or "what year" in norm or "which year" in norm \
         or any(w in question for w in _ZH_WHEN)
     count = "how many" in norm or "how much" in norm or any(w in question for w in _ZH_COUNT)
     content = {stem(t) for t in toks if t not in STOPWORDS and t not in ASK_WORDS and _meaningful(t)}
-    return Asked(norm, frozenset(content), tuple(joined), when, count)
+    if ">>" in question:
+        relation = words(question.split(">>", 1)[1])
+    else:
+        relation = {stem(t) for t, f in zip(toks, flags) if not (f and not _CJK.match(t))
+                    and t not in STOPWORDS and t not in ASK_WORDS and _meaningful(t)}
+    return Asked(norm, frozenset(content), tuple(joined), when, count, _kind_words(question, toks, flags),
+                 frozenset(relation))
+
+
+def _kind_words(question: str, toks: list[str], flags: list[bool]) -> frozenset[str]:
+    """The words naming the kind of answer asked for: in the "Subject >> relation" form, the
+    relation's; else the common noun right after the first "what" / "which" ("what kind of"
+    skipped), unless it is written as a name ("Which Python version": Python is what the
+    question is about) or is a stopword ("What does smoking cause?": none)."""
+    if ">>" in question:
+        return frozenset(words(question.split(">>", 1)[1]))
+    for i, t in enumerate(toks):
+        if t in ("what", "which"):
+            j = i + 1
+            while j < len(toks) and (toks[j] in ("kind", "type", "sort") or toks[j] == "of"):
+                j += 1
+            if j < len(toks) and toks[j] not in STOPWORDS and not flags[j] and _meaningful(toks[j]) \
+                    and not _CJK.match(toks[j]):
+                return frozenset({stem(toks[j])})
+            break
+    return frozenset()
 
 
 def _between(toks: list[str], a: tuple[str, ...], b: tuple[str, ...]) -> str:
@@ -228,14 +273,14 @@ def _generic(member: str) -> bool:
     return not toks or all(t in STOPWORDS for t in toks) or (len(member.strip()) == 1 and bool(_CJK.match(member)))
 
 
-def _says(a: Asked, phrase: str) -> bool:
+def _says(a: Asked, phrase: str, among: frozenset[str] | None = None) -> bool:
     """Does the question state this phrase: a CJK phrase as a substring of its text, else all
-    of its content stems among the question's words (so word order and inflection don't
-    matter)."""
+    of its content stems among the question's words (``among``: only these of them; so word
+    order and inflection don't matter)."""
     if _CJK.search(phrase):
         return "".join(tokens(phrase)) in a.text.replace(" ", "")
     w = words(phrase)
-    return bool(w) and w <= a.words
+    return bool(w) and w <= (a.words if among is None else among)
 
 
 def _names_side(a: Asked, side: str) -> bool:
@@ -261,6 +306,17 @@ def _name_stems(a: Asked) -> list[frozenset[str]]:
     return out
 
 
+def _only_kind(a: Asked, side: str) -> bool:
+    """Is this side written only in the words of the asked kind (:attr:`Asked.kind_words`)?
+
+    >>> a = asked("What country is Tai Chi-tao from?")
+    >>> _only_kind(a, "country"), _only_kind(a, "countries"), _only_kind(a, "Tai Chi-tao"), _only_kind(a, "China")
+    (True, True, False, False)
+    """
+    w = words(side)
+    return bool(w) and w <= a.kind_words
+
+
 def match(a: Asked, c: Candidate) -> Match:
     """How well ``c`` answers ``a`` (module doc).
 
@@ -276,19 +332,38 @@ def match(a: Asked, c: Candidate) -> Match:
     0.0
     >>> match(asked("What causes lung cancer?"), Candidate("x", ("smoking", "lung cancer"), predicate="causes")).anchor
     (1,)
+
+    The asked kind is no anchor, a title's words are no relation, a bare copula claims no
+    member of its family, and the subject of "X >> relation" is a name however it is written:
+
+    >>> match(asked("Nugegoda >> country"), Candidate("l", ("Latvia", "country"), predicate="is")).anchor
+    ()
+    >>> match(asked("Songs I Wrote with Amy >> producer"), Candidate("s", ("Sheeran", "the song"), predicate="wrote")).relation
+    0.0
+    >>> match(asked("Knott >> part of"), Candidate("k", ("Edward Knott", "English Jesuit"), predicate="was",
+    ...                                            family=("is", "is a", "part of", "属于"))).relation
+    0.0
+    >>> match(asked("Silverton >> country"), Candidate("c", ("Silverton, Colorado", "United States"), predicate="in")).anchor
+    (0,)
     """
     relation = 0.0
     cjk = bool(_CJK.search(c.predicate))
     pred = set() if cjk else words(c.predicate)
-    if (pred and pred <= a.words) or (cjk and _says(a, c.predicate)):
+    rel = a.relation_words
+    if (pred and pred <= rel) or (cjk and _says(a, c.predicate)):
         relation = 1.0
-    elif pred and len(pred & a.words) * 2 >= len(pred) and len(pred) > 1:
+    elif pred and len(pred & rel) * 2 >= len(pred) and len(pred) > 1:
         relation = 0.8  # "first released in" for "when was X released"
-    elif any(_says(a, m) for m in c.family if not _generic(m)):
+    elif not _generic(c.predicate) and any(_says(a, m, rel) for m in c.family if not _generic(m)):
+        # a bare copula or "has" says only that its family holds, not which member: "Edward
+        # Knott [was] English Jesuit" is class membership, not the "part of" a question asks
         relation = 0.8
-    elif pred and any(pred & RELATION_NOUNS.get(w, frozenset()) for w in a.words):
+    elif pred and any(pred & RELATION_NOUNS.get(w, frozenset()) for w in rel):
         relation = 0.8  # "Hello Love >> performer" / *performed by*; "composer" / *written by*
-    anchor = tuple(i for i, side in enumerate(c.sides) if i in c.named_sides or _names_side(a, side))
+    # a side that is only the asked kind ("country" in "Latvia [is] country" for "What
+    # country is Tai Chi-tao from?") is an instance of the answer's type, not the question's thing
+    anchor = tuple(i for i, side in enumerate(c.sides)
+                   if (i in c.named_sides or _names_side(a, side)) and not _only_kind(a, side))
     open_ = len(anchor) < len(c.sides) or bool(c.literals)
     text = " ".join(c.sides + c.literals + (c.predicate,))
     shared = frozenset(words(text) & a.words)

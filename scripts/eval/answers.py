@@ -426,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="instead: the no-model answer's relevance floor, unit by unit, in every variant (floor_eval.py)")
     ap.add_argument("--floor-set", action="append", choices=("demo", "notes", "musique"), default=[],
                     help="with --floor: a set to measure (repeatable; default all)")
+    ap.add_argument("--floor-data", type=Path, default=None,
+                    help="with --floor: MuSiQue under another graph of its corpus (a set file of the same passages, "
+                         "e.g. rules_set.py's or spacy_triples.py's) instead of its GPT-3.5 triples")
     ap.add_argument("--show", action="store_true", help="with --floor: every question's top 3 and verdict")
     ap.add_argument("--limit", type=int, default=None, help="the first N questions (musique: default 30)")
     ap.add_argument("--only", default="", help="comma-separated question ids (a probe of a few questions)")
@@ -447,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.floor:
         from scripts.eval.floor_eval import main as floor
 
-        return floor(args.floor_set, args.show, Path(args.json) if args.json else None)
+        return floor(args.floor_set, args.show, Path(args.json) if args.json else None, args.floor_data)
     if not args.set:
         ap.error("--set (or --floor) is required")
     if args.set == "musique" and args.limit is None:

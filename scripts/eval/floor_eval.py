@@ -196,9 +196,11 @@ def prf(asked: list[Asked], f: float) -> tuple[float, float, float]:
             100.0 * (len(abst) - tp) / ans if ans else 0.0)
 
 
-def main(sets: list[str], show: bool = False, json_path: Path | None = None) -> int:
+def main(sets: list[str], show: bool = False, json_path: Path | None = None, musique_data: Path | None = None) -> int:
     """Every variant on the named sets (``demo``, ``notes``, ``musique``; all when none), a
-    table per graph; ``show`` prints every question's top 3 and verdict (shipped variant)."""
+    table per graph; ``show`` prints every question's top 3 and verdict (shipped variant).
+    ``musique_data``: MuSiQue's questions over another graph of its passages (a set file in the
+    generic shape, :func:`scripts.eval.dataset.load`; its passages must be MuSiQue's, in order)."""
     a = argparse.Namespace(demo="demo" in sets or not sets, notes="notes" in sets or not sets,
                            musique="musique" in sets or not sets, show=show, json=json_path)
     floors = VARIANTS
@@ -222,7 +224,12 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None) -> 
         from scripts.eval.dataset import load_musique
         from scripts.eval.harness import build
 
-        ctx = build(load_musique())
+        if musique_data is not None:
+            from scripts.eval.dataset import load
+
+            ctx = build(load(musique_data))
+        else:
+            ctx = build(load_musique())
         qs = musique_questions(ctx)
         lost = [q for q in qs if not q[1]]
         print(f"musique: {len(lost)} of {len(qs)} steps have no unit holding their answer (left out)")
