@@ -380,6 +380,10 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     graph changed one MuSiQue question and no demo one, so it was removed); the retrieval's
     own order breaks ties and orders the rest. A
     synonym unit ranks as an answer only when the question asks what else a thing is called.
+    The relation counts half on a unit with no anchor: it states the asked relation of a thing
+    the question does not name, which answers another question ("What state is KAGH-FM
+    located?" / *CHIQ-FM [located in] Winnipeg*). Chosen on MuSiQue's GPT-3.5 graph, confirmed
+    on its spaCy graph (scripts/eval/RESULTS.md, "The no-model floor on fresh graphs").
 
     >>> cands = [Candidate("smk-014", ("smoking", "COPD", "coronary heart disease", "stroke"), predicate="causes",
     ...                    family=("导致", "cause"), score=3.0),
@@ -393,6 +397,10 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     ...           Candidate("n3", ("coffee", "caffeine"), predicate="contains", family=("的", "has"), score=1.0)]
     >>> [m.id for m in rank("What does coffee contain?", coffee)]
     ['n3', 'n2', 'n1']
+    >>> radio = [Candidate("chiq", ("CHIQ-FM", "Winnipeg, Manitoba"), predicate="located in", score=2.0),
+    ...          Candidate("kagh", ("KAGH-FM", "Crossett, Arkansas"), predicate="is licensed to serve", score=1.0)]
+    >>> [m.id for m in rank("What state is KAGH-FM located?", radio)]
+    ['kagh', 'chiq']
     """
     a = asked(question)
     top = max((c.score for c in candidates), default=0.0) or 1.0
@@ -403,7 +411,7 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     for c in candidates:
         m = match(a, c)
         share = len(m.shared) / total
-        s = 2.0 * m.relation + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
+        s = 2.0 * m.relation * (1.0 if m.anchor else 0.5) + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
         if c.synonym and not alias:
             s = min(s, 1.0)  # a name for the anchor is not what it does
         s += 0.25 * c.score / top  # the retrieval's order among equals
