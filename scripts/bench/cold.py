@@ -11,7 +11,9 @@ The data is the demo knowledge base (``kg demo``: 746 units, default embedder us
 qdrant-edge), built once under ``$KG_BENCH_DIR/cold/``; the embedder's machine cache goes to
 ``$KG_BENCH_DIR/cold/models`` (``KG_MODEL_CACHE``), warmed before the first pair. ``--old DIR``
 adds rows comparing each command with the same command run on an older copy of the library
-(``git archive <commit> kgservice | tar -x -C DIR``), in the same pairs.
+(``git archive <commit> kgservice | tar -x -C DIR``), in the same pairs. Both trees are
+byte-compiled first (``compileall``), as an installed package is: with
+``PYTHONDONTWRITEBYTECODE`` set, every timed process would otherwise compile kgservice anew.
 
 Pairs (the issue's targets in brackets):
 
@@ -239,6 +241,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--old", type=Path, help="an older copy of the library (a folder holding kgservice/)")
     ap.add_argument("--only", default="", help="comma-separated pair names (default: all)")
     a = ap.parse_args(argv)
+    # the trees' bytecode, as an installed wheel has it: with PYTHONDONTWRITEBYTECODE set (as on
+    # this machine) a source checkout is otherwise compiled again by every process timed
+    import compileall
+
+    for tree in (ROOT, a.old):
+        for pkg in ("kgservice", "graphify"):
+            if tree is not None and (tree / pkg).is_dir():
+                compileall.compile_dir(str(tree / pkg), quiet=1)
     build_demo()
     for label in ("new", "old", "ask"):
         d = HERE / f"serve-{label}"
