@@ -162,21 +162,46 @@ def _search_round(vs, queries, exact, top_k: int = 10, server: str | None = None
             "server_cpu_per_query": (s1 - s0) / len(lat) * 1000 if s0 is not None and s1 is not None else None}
 
 
-def paired_child(a: argparse.Namespace) -> dict:
-    """qdrant-edge and Neo4j's index in one process, search rounds alternated (see the module doc)."""
+def summarize_rounds(rounds: dict[str, list[dict]], sep: str) -> list[dict]:
+    """One row per ``backend<sep>queries`` key from its rounds (``_search_round`` results):
+    medians over the rounds, each round's p50 and server CPU kept."""
     import statistics
 
-    import numpy as np
+    rows = []
+    for key, rs in rounds.items():
+        backend, qset = key.split(sep)
+        srv = [x["server_cpu_per_query"] for x in rs if x["server_cpu_per_query"] is not None]
+        rows.append({"backend": backend, "queries": qset, "p50": statistics.median(x["p50"] for x in rs),
+                     "p50_rounds": [round(x["p50"], 2) for x in rs],
+                     "p95": statistics.median(x["p95"] for x in rs),
+                     "client_cpu_p50": statistics.median(x["client_cpu_p50"] for x in rs),
+                     "server_cpu_per_query": statistics.median(srv) if srv else None,
+                     "server_cpu_rounds": [round(x, 2) for x in srv],
+                     "recall10": rs[0]["recall10"]})
+    return rows
 
-    import kgservice.stores.neo4j.vectors as nv
-    from kgservice.stores.neo4j import Neo4jStore
-    from kgservice.vectors import open_vector_store
+
+def query_sets(a: argparse.Namespace):
+    """The stored vectors and the queries (the first 10 for warm-up), the vectors' ids, the
+    other queries split into ``tune`` (settings are chosen on it) and ``report`` halves, and
+    each query's exact top 10 ids."""
+    import numpy as np
 
     m, q = label_vectors(a) if a.data == "labels" else _random(a)
     ids = [f"node {i}" for i in range(a.vectors)]
     half = (len(q) - 10) // 2
     sets = {"tune": q[10:10 + half], "report": q[10 + half:]}
     exact = {name: [{ids[j] for j in np.argsort(-(m @ row))[:10]} for row in qs] for name, qs in sets.items()}
+    return m, q, ids, sets, exact
+
+
+def paired_child(a: argparse.Namespace) -> dict:
+    """qdrant-edge and Neo4j's index in one process, search rounds alternated (see the module doc)."""
+    import kgservice.stores.neo4j.vectors as nv
+    from kgservice.stores.neo4j import Neo4jStore
+    from kgservice.vectors import open_vector_store
+
+    m, q, ids, sets, exact = query_sets(a)
     kw: dict = {"dim": a.dim, "model_name": "bench-labels", "collection": "bench", "recreate": True}
     path = WORK / "vectors" / "edge-paired"
     shutil.rmtree(path, ignore_errors=True)
@@ -223,16 +248,7 @@ def paired_child(a: argparse.Namespace) -> dict:
                     neo.candidates = c
                     rounds.setdefault(f"neo4j {c}/{name}", []).append(
                         _search_round(neo, qs, exact[name], server=a.neo4j_data))
-        rows = []
-        for key, rs in rounds.items():
-            backend, qset = key.split("/")
-            srv = [x["server_cpu_per_query"] for x in rs if x["server_cpu_per_query"] is not None]
-            rows.append({"backend": backend, "queries": qset, "p50": statistics.median(x["p50"] for x in rs),
-                         "p50_rounds": [round(x["p50"], 2) for x in rs],
-                         "p95": statistics.median(x["p95"] for x in rs),
-                         "client_cpu_p50": statistics.median(x["client_cpu_p50"] for x in rs),
-                         "server_cpu_per_query": statistics.median(srv) if srv else None,
-                         "recall10": rs[0]["recall10"]})
+        rows = summarize_rounds(rounds, "/")
         out["states"].append({"load": load, "load_s": load_s, "hnsw_segments": segments, "load_server_cpu_s": (c1 - c0) if c0 is not None else None,
                               "load_avg": [min(loads), max(loads)], "rows": rows})
         neo.close()
