@@ -26,6 +26,7 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_ex
 from kgservice.errors import ConfigError, InvalidArgument, ReadOnlyError, StoreError, StoreUnavailable
 from kgservice.stores import causal, cypher
 from kgservice.stores.base import GraphStore
+from kgservice.stores.drivers import driver_outage
 
 STAGE_UNITS = 20_000  # new units per batch above which an ingest is staged (bounded transactions)
 STAGE_CHUNK = 10_000  # units per staging transaction
@@ -199,7 +200,9 @@ class Neo4jConnection(GraphStore):
             records, _, _ = self.driver.execute_query(cypher.load(name), params, database_=self.database,
                                                       routing_="w" if leader else "r",
                                                       bookmark_manager_=self.bookmarks)
-        except (ServiceUnavailable, SessionExpired) as exc:
+        except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:
+            if not driver_outage(exc):
+                raise
             raise Neo4jUnavailable(f"Neo4j at {self.where} is not answering ({type(exc).__name__}); "
                                    "is it running? (`scripts/neo4j status`)") from exc
         return records
@@ -283,12 +286,14 @@ class Neo4jConnection(GraphStore):
 
     # -- administration (kg doctor / restore) ---------------------------------------------
     def _stream(self, name: str, **params: Any) -> Iterator[Any]:
-        from neo4j.exceptions import ServiceUnavailable, SessionExpired
+        from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
 
         try:
             with self._session(write=False) as s:
                 yield from s.run(cypher.load(name), params)
-        except (ServiceUnavailable, SessionExpired) as exc:
+        except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:
+            if not driver_outage(exc):
+                raise
             raise Neo4jUnavailable(f"Neo4j at {self.where} is not answering ({type(exc).__name__}); "
                                    "is it running? (`scripts/neo4j status`)") from exc
 
