@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kgservice.errors import ConfigError
 import os
+import re
 import stat
 import tomllib
 from dataclasses import dataclass, field, fields, replace
@@ -65,12 +66,19 @@ DEFAULT_LLM_MODEL = "kgoffline/scripted"
 DEFAULT_MAX_ROUNDS = 2
 
 
-DEFAULT_BACKEND = "embedded"  # the in-process store: what `kg demo` always uses
+DEFAULT_BACKEND = "embedded"
+DEFAULT_WORKSPACE = "default"  # the workspace of every store made before workspaces existed
+# a workspace name is a directory name, a collection-name suffix and a property value: kept plain
+WORKSPACE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
+WORKSPACES_DIR = "workspaces"  # <data_dir>/workspaces/<name>/: a named workspace's own files  # the in-process store: what `kg demo` always uses
 
 
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path = Path(".kg")
+    # the workspace this knowledge base is (docs/workspaces.md): every store, cache, ledger and
+    # vector collection opened with these settings is that workspace's own
+    workspace: str = DEFAULT_WORKSPACE
     backend: str = DEFAULT_BACKEND  # embedded | neo4j
     neo4j_uri: str | None = None
     neo4j_user: str = "neo4j"
@@ -135,6 +143,27 @@ class Settings:
     qdrant_quantization: str = "none"  # none | scalar (int8) | binary: a compressed copy searched in RAM
     qdrant_on_disk: bool = False  # full vectors on disk (memmap) instead of RAM; pairs with quantization
 
+    def __post_init__(self) -> None:
+        check_workspace_name(self.workspace)
+
+    @property
+    def kb_dir(self) -> Path:
+        """This workspace's own directory: the data directory itself for ``default`` (so every
+        store made before workspaces is the default workspace, unmoved), else
+        ``<data_dir>/workspaces/<name>``. The store, caches, document ledger, jobs, keys and local
+        vectors of a knowledge base live here, so no two workspaces share a file."""
+        if self.workspace == DEFAULT_WORKSPACE:
+            return self.data_dir
+        return self.data_dir / WORKSPACES_DIR / self.workspace
+
+    @property
+    def vector_collection(self) -> str:
+        """The vector collection of this workspace on a shared vector server: ``qdrant_collection``
+        for ``default`` (unchanged), ``<qdrant_collection>-ws-<name>`` for another workspace."""
+        if self.workspace == DEFAULT_WORKSPACE:
+            return self.qdrant_collection
+        return f"{self.qdrant_collection}-ws-{self.workspace}"
+
     @property
     def vectors_in_graph(self) -> bool:
         """The entry vectors live in the graph database itself (its store's ``graph_vectors``)."""
@@ -187,6 +216,7 @@ def env_read_only(env: dict[str, str] | None = None) -> bool:
 _ENV = {
     "KG_DATA_DIR": ("data_dir", Path),
     "KG_BACKEND": ("backend", str),
+    "KG_WORKSPACE": ("workspace", str),
     "KG_NEO4J_URI": ("neo4j_uri", str),
     "KG_NEO4J_USER": ("neo4j_user", str),
     "NEO4J_PASSWORD": ("neo4j_password", str),
@@ -316,6 +346,14 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
     return settings
 
 
+def check_workspace_name(name: object) -> None:
+    """A workspace name is lower-case letters, digits, ``-`` and ``_`` (1-63, starting with a
+    letter or digit): it names a directory and a collection, so nothing else is accepted."""
+    if not isinstance(name, str) or not WORKSPACE_NAME.fullmatch(name):
+        raise ConfigError(f"workspace (--workspace / KG_WORKSPACE) must be 1-63 lower-case letters, digits, "
+                          f"'-' or '_', starting with a letter or digit; got {name!r}")
+
+
 NEO4J_NO_PASSWORD = "Neo4j needs a password: set NEO4J_PASSWORD (or neo4j_password in a chmod-600 config file)"
 
 
@@ -383,6 +421,7 @@ def init_data_dir(settings: Settings) -> Path:
     """Create the data directory and a commented config template in it (never overwritten,
     never holding a secret); returns the template's path."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.kb_dir.mkdir(parents=True, exist_ok=True)  # a named workspace is made here
     cfg = settings.data_dir / CONFIG_FILE
     if not cfg.exists():
         cfg.write_text(CONFIG_TEMPLATE, "utf-8")

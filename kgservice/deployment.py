@@ -47,7 +47,7 @@ def vector_placement(settings: Settings) -> VectorPlacement:
                                "Neo4j's vector index, in the graph database every process uses")
     if settings.qdrant_url:
         return VectorPlacement(redact_uri(settings.qdrant_url) or "", True, "a vector server every process uses")
-    where = str(settings.data_dir / "qdrant")
+    where = str(settings.kb_dir / "qdrant")
     if capabilities(settings).one_process:
         return VectorPlacement(where, False, "beside the embedded store, in the one process that owns it")
     if settings.single_process:
@@ -66,7 +66,7 @@ def require_shared_vectors(settings: Settings, command: str) -> None:
     if vector_placement(settings).shared or capabilities(settings).one_process or settings.single_process:
         return
     raise VectorsNotShared(
-        f"`{command}` on the Neo4j backend would keep entry vectors in its own {settings.data_dir / 'qdrant'}, "
+        f"`{command}` on the Neo4j backend would keep entry vectors in its own {settings.kb_dir / 'qdrant'}, "
         "so every server and worker would search different vectors. Set KG_VECTOR_BACKEND=neo4j to keep them "
         "in Neo4j's vector index (nothing else to run), or KG_QDRANT_URL to a Qdrant server all of them share "
         "(compose/ starts one), or, if this is the only kg serve / kg worker of this Neo4j, set KG_SINGLE_PROCESS=1")
@@ -103,8 +103,8 @@ def claim_data_dir(settings: Settings, url: str) -> ServeLock | None:
     Raises :class:`StoreOwned` when another server holds it."""
     if not capabilities(settings).one_process:
         return None
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    path = settings.data_dir / SERVE_LOCK
+    settings.kb_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.kb_dir / SERVE_LOCK
     handle = open(path, "a+", encoding="utf-8")
     for attempt in range(20):  # a command checking for a server holds a shared lock for an instant
         try:
@@ -127,7 +127,7 @@ def refuse_if_served(settings: Settings, what: str) -> None:
     (e.g. "`kg worker`") would write beside it. Nothing is opened or written before the check."""
     if not capabilities(settings).one_process:
         return
-    path = settings.data_dir / SERVE_LOCK
+    path = settings.kb_dir / SERVE_LOCK
     if not path.exists():
         return
     with open(path, "a+", encoding="utf-8") as handle:
@@ -146,7 +146,7 @@ def _refusal(settings: Settings, what: str, owner: dict[str, Any]) -> str:
     elif "ask" in what or "search" in what:
         # a reader that needs the vectors: the server holds the local vector store open, and one
         # process at a time opens it; waiting for it would wait for the server to stop
-        return (f"{what} refused: {settings.data_dir} is served by {url}{pid}, which holds its vectors (a local "
+        return (f"{what} refused: {settings.kb_dir} is served by {url}{pid}, which holds its vectors (a local "
                 f"vector store is opened by one process at a time). Ask the server: the web page {url}/ui/ask, "
                 f"or POST {url}/v1/ask (/v1/search) with a reader key; or stop the server first. `kg expand`, "
                 "`kg stats`, `kg query`, `kg docs` and `kg history` read the store beside it")
@@ -155,6 +155,6 @@ def _refusal(settings: Settings, what: str, owner: dict[str, Any]) -> str:
                "`kg keys create --role admin` may make the first one beside the server")
     else:
         via = f"its REST API at {url}/v1/, with an admin key for keys, cache and doctor"
-    return (f"{what} refused: {settings.data_dir} is served by {url}{pid}, which owns this embedded store and "
+    return (f"{what} refused: {settings.kb_dir} is served by {url}{pid}, which owns this embedded store and "
             f"runs its jobs itself. Send the work to the server ({via}), "
             "or stop the server first. Nothing was written")

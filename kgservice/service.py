@@ -214,7 +214,7 @@ class KnowledgeBase:
         clock = store.version_clock()  # shared with the label and BM25 indexes: one read per request
         feed = clock.feed if clock is not None else None
         return Caches(
-            self.settings.data_dir / CACHE_FILE,
+            self.settings.kb_dir / CACHE_FILE,
             store_state=None if feed is not None else (lambda: int(store.counts().get("units", 0))),
             vectors=self.vectors_if_open,
             changes=feed,
@@ -295,7 +295,7 @@ class KnowledgeBase:
         from kgservice.jobs.queue import DEFAULT_MAX_ATTEMPTS
         from kgservice.jobs.run import validate_payload
 
-        return self.store.job_queue(self.settings.data_dir,
+        return self.store.job_queue(self.settings.kb_dir,
                                     validate=lambda kind, payload: validate_payload(self, kind, payload),
                                     read_only=self.settings.read_only, max_attempts=DEFAULT_MAX_ATTEMPTS)
 
@@ -307,7 +307,7 @@ class KnowledgeBase:
 
         clock = self.caches.clock
         bump = (lambda: bump_version(self.store)) if clock is not None else None
-        return self.store.key_store(self.settings.data_dir, clock=clock, bump=bump,
+        return self.store.key_store(self.settings.kb_dir, clock=clock, bump=bump,
                                     read_only=self.settings.read_only)
 
     def forget_opened(self) -> None:

@@ -442,7 +442,7 @@ def repair(kb: Administering, report: DoctorReport | None = None, vectors: bool 
             done["vectors_embedded"] = kb.node_vectors.embed(missing) if missing else 0
             from kgservice.vectors.owed import OwedVectors
 
-            owed = OwedVectors(kb.settings.data_dir)  # what stopped writers owed is embedded now
+            owed = OwedVectors(kb.settings.kb_dir)  # what stopped writers owed is embedded now
             owed.clear(owed.stale())
             if stray or missing:  # top-k lists these nodes left or may now enter: invalidated everywhere
                 record_change(kb.store, stray + missing)

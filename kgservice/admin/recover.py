@@ -59,7 +59,7 @@ def reset_caches(kb: Administering) -> str:
     """The query caches describe the old store: delete their file (they rebuild themselves)."""
     from kgservice.caches import CACHE_FILE
 
-    p = Path(kb.settings.data_dir) / CACHE_FILE
+    p = Path(kb.settings.kb_dir) / CACHE_FILE
     for q in (p, p.with_name(p.name + "-journal"), p.with_name(p.name + "-wal")):
         try:
             q.unlink(missing_ok=True)

@@ -114,6 +114,11 @@ def _print_version(value: bool) -> None:
     raise typer.Exit()
 
 
+# the commands that may make a workspace by writing to it; every other command refuses a named
+# workspace that does not exist yet (a mistyped name is an error, not an empty knowledge base)
+MAKES_WORKSPACE = frozenset({"init", "ingest", "ingest-text", "sync", "restore", "keys", "demo"})
+
+
 @app.callback()
 def _main(
     ctx: typer.Context,
@@ -121,11 +126,18 @@ def _main(
     config: Annotated[Optional[Path], typer.Option("--config", help="TOML config file (env KG_CONFIG).")] = None,
     backend: Annotated[Optional[str], typer.Option("--backend", help="embedded | neo4j (env KG_BACKEND).")] = None,
     embedder: Annotated[Optional[str], typer.Option("--embedder", help="default | packaged:NAME | litellm:MODEL | hash:DIM (env KG_EMBEDDER).")] = None,
+    workspace: Annotated[Optional[str], typer.Option("--workspace", "-w", help="The workspace to use (env KG_WORKSPACE, default 'default'): docs/workspaces.md.")] = None,
     show_version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
                                                help="Print the version and exit.")] = False,
 ) -> None:
     with errors_reported():
-        settings = load_settings(config, flags={"data_dir": data_dir, "backend": backend, "embedder": embedder})
+        settings = load_settings(config, flags={"data_dir": data_dir, "backend": backend, "embedder": embedder,
+                                                  "workspace": workspace})
+        if ctx.invoked_subcommand and ctx.invoked_subcommand not in MAKES_WORKSPACE:
+            from kgservice.stores.factory import missing_workspace
+
+            if why := missing_workspace(settings):
+                raise InputError(why)
     ctx.obj = {"settings": settings}
 
 
@@ -136,7 +148,7 @@ def init(ctx: typer.Context) -> None:
 
     kb = KnowledgeBase(settings_of(ctx))
     cfg = kb.init()
-    out.print(f"initialised {kb.settings.data_dir} (backend: {kb.settings.backend}); config template: {cfg}")
+    out.print(f"initialised {kb.settings.kb_dir} (backend: {kb.settings.backend}); config template: {cfg}")
 
 
 @app.command()

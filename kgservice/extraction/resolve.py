@@ -123,7 +123,7 @@ class Resolver:
     def for_kb(cls, kb: Any, llm: LLM) -> "Resolver":
         """The resolver of a knowledge base: its store (which keeps the decisions), vectors and
         label index."""
-        legacy = Path(kb.settings.data_dir) / LEGACY_FILE if kb.settings.data_dir is not None else None
+        legacy = Path(kb.settings.kb_dir) / LEGACY_FILE if kb.settings.kb_dir is not None else None
         return cls(kb.store, kb.lexicon, kb.embedder, kb.vectors, llm, labels=lambda: kb.entry_finder.index(),
                    decisions=MergeDecisions(kb.store, legacy))
 

@@ -116,7 +116,7 @@ def entry_step(kb: Asking, caches: Caches, kq: KeyQuery, top_k: int, threshold: 
     out = []
     for n in kq.nodes:
         nid, label = n["id"], n["label"]
-        key = cache_key("topk", nid, top_k, round(threshold, 4), kb.embedder.name, kb.settings.qdrant_collection)
+        key = cache_key("topk", nid, top_k, round(threshold, 4), kb.embedder.name, kb.settings.vector_collection)
         hits = caches.get("topk", key)
         cached = hits is not None
         if hits is None:

@@ -273,7 +273,7 @@ def ingest_text(
         plan.append((f, m, text))
     llm = llm or kb.llm
     usage0 = llm.usage.snapshot()
-    ledger = DocLedger(kb.settings.data_dir / LEDGER_FILE)
+    ledger = DocLedger(kb.settings.kb_dir / LEDGER_FILE)
     report = TextIngestReport()
     emit = progress or (lambda event, info: None)
     try:

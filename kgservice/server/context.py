@@ -47,7 +47,7 @@ class ServerContext:
 
     @property
     def out_dir(self) -> Path:
-        return self.graph_dir or Path(self.settings.data_dir) / "graphify-out"
+        return self.graph_dir or Path(self.settings.kb_dir) / "graphify-out"
 
     @property
     def memory_dir(self) -> Path:

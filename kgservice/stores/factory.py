@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from kgservice.config import Settings
+from kgservice.errors import ConfigError
 from kgservice.stores.base import GraphStore
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def capabilities(settings: Settings) -> Capabilities:
     if in_process(settings):
         from kgservice.stores.embedded.files import EmbeddedFiles
 
-        return Capabilities(files=EmbeddedFiles(settings.data_dir))
+        return Capabilities(files=EmbeddedFiles(settings.kb_dir))
     return Capabilities(files=None)
 
 
@@ -55,12 +56,35 @@ def missing_store(settings: Settings) -> str | None:
     if in_process(settings) and settings.data_dir == Path(".kg") and not settings.data_dir.exists():
         return (f"no knowledge store at {settings.data_dir}: run `kg init` or `kg ingest FILE` there "
                 f"first, or point --data-dir / KG_DATA_DIR at an existing store")
+    return missing_workspace(settings)
+
+
+def missing_workspace(settings: Settings) -> str | None:
+    """Why a named workspace would be found empty, or None: it was never written to. A workspace
+    is made by writing to it (``kg init`` / ``kg ingest --workspace NAME``), never by a read, so
+    a mistyped name is an error rather than an empty knowledge base."""
+    if in_process(settings) and settings.kb_dir != settings.data_dir and not settings.kb_dir.exists():
+        return (f"no workspace {settings.workspace!r} in {settings.data_dir}: run `kg --workspace "
+                f"{settings.workspace} init` or `kg --workspace {settings.workspace} ingest FILE` first")
     return None
+
+
+def refuse_unscoped(settings: Settings) -> None:
+    """A backend whose queries are not yet scoped by workspace serves only ``default``: opening
+    another workspace on it is refused before anything is read or written (docs/workspaces.md),
+    never served from the default workspace's data."""
+    from kgservice.config import DEFAULT_WORKSPACE
+
+    if settings.backend == "neo4j" and settings.workspace != DEFAULT_WORKSPACE:
+        raise ConfigError(f"workspace {settings.workspace!r}: the Neo4j backend serves only the default "
+                          "workspace so far (docs/workspaces.md); use the embedded backend, or one Neo4j "
+                          "server per team, for more")
 
 
 def open_store(settings: Settings, schema_mode: Literal["auto", "check"] = "auto") -> GraphStore:
     """The store, its schema version checked (and brought up to date in place where that only
     adds: :func:`kgservice.stores.schema.open_schema`; ``schema_mode="check"`` for ``kg migrate``)."""
+    refuse_unscoped(settings)
     if settings.backend == "neo4j":
         from kgservice.stores.neo4j import Neo4jStore  # driver import only when used
 
@@ -79,7 +103,7 @@ def open_store(settings: Settings, schema_mode: Literal["auto", "check"] = "auto
     from kgservice.stores.embedded import EmbeddedStore
     from kgservice.stores.schema import open_schema
 
-    store = EmbeddedStore(settings.data_dir / "graph")
+    store = EmbeddedStore(settings.kb_dir / "graph")
     try:
         open_schema(store.schema_record(), read_only=settings.read_only, mode=schema_mode)
     except BaseException:

@@ -37,7 +37,7 @@ def open_node_vectors(settings: Settings, store: GraphStore, embedder: Embedder,
 
     s = settings
     if s.vectors_in_graph:  # the graph connection carries the vectors too
-        vs = store.graph_vectors(dim=embedder.dim, model_name=embedder.name, collection=s.qdrant_collection,
+        vs = store.graph_vectors(dim=embedder.dim, model_name=embedder.name, collection=s.vector_collection,
                                  recreate=recreate, candidates=s.neo4j_vector_candidates)
         if vs is None:
             raise ConfigError(f"KG_VECTOR_BACKEND={s.vector_backend}: this graph store keeps no vectors")
@@ -46,8 +46,8 @@ def open_node_vectors(settings: Settings, store: GraphStore, embedder: Embedder,
 
     return open_vector_store(
         dim=embedder.dim, model_name=embedder.name, backend=s.vector_backend,
-        url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.qdrant_collection,
-        path=None if s.qdrant_url else str(s.data_dir / "qdrant"), recreate=recreate,
+        url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.vector_collection,
+        path=None if s.qdrant_url else str(s.kb_dir / "qdrant"), recreate=recreate,
         lock_wait=s.vector_lock_wait, layout=QdrantLayout.of(s))
 
 
@@ -152,7 +152,7 @@ class NodeVectors:
             return
         from kgservice.vectors.owed import OwedVectors
 
-        notes = OwedVectors(self.settings.data_dir)
+        notes = OwedVectors(self.settings.kb_dir)
         note = notes.begin()
         local.depth = 1
         try:
@@ -170,7 +170,7 @@ class NodeVectors:
         many nodes were embedded (0, after one directory listing, when none did)."""
         from kgservice.vectors.owed import OwedVectors
 
-        notes = OwedVectors(self.settings.data_dir)
+        notes = OwedVectors(self.settings.kb_dir)
         stale = notes.stale()
         if not stale:
             return 0

@@ -1,0 +1,162 @@
+"""Workspaces (docs/workspaces.md): two knowledge bases on one data directory or database never
+mix. The same document ingested into two workspaces stays two documents, and no read of
+workspace A (ask, expand, search, units, documents, history, neighbours, name resolution)
+returns a marker that exists only in workspace B. Every read is also run in B, where it must
+find the marker, so an isolation check cannot pass by reading nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kgservice.config import ConfigError, Settings, load_settings
+from kgservice.service import KnowledgeBase
+from tests.neo4j_helpers import wipe_all
+
+MARKER = "zqxvortmarker"
+SHARED = "#w1 {smoking} [causes] {lung cancer}\n"
+ONLY_B = f"#w2 {{smoking}} [causes] {{{MARKER}}}\n#w3 {{{MARKER}}} [part of] {{tobacco smoke}}\n"
+DOC = "notes.units"
+
+
+def _settings(backend: str, data_dir: Path, workspace: str, request: Any) -> Settings:
+    over: dict[str, Any] = {}
+    if backend == "neo4j":
+        wipe_all(request.getfixturevalue("neo4j_connection"))
+        over = {"backend": "neo4j", "neo4j_uri": os.environ["KG_TEST_NEO4J_URI"],
+                "neo4j_user": os.environ.get("KG_NEO4J_USER", "neo4j"),
+                "neo4j_password": os.environ.get("NEO4J_PASSWORD")}
+    return Settings(data_dir=data_dir, embedder="hash:64", vector_backend="edge", workspace=workspace, **over)
+
+
+def _text(value: Any) -> str:
+    """Everything a read returned, as text to grep (field values, not only ids)."""
+    def plain(o: Any) -> Any:
+        if hasattr(o, "to_dict"):
+            return o.to_dict()
+        if hasattr(o, "model_dump"):
+            return o.model_dump(mode="json")
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            return dataclasses.asdict(o)
+        return repr(o)
+
+    return json.dumps(value, default=plain)
+
+
+def _of_b(text: str) -> bool:
+    """Whether a read's text holds something only workspace B stores: the marker or a unit id of B's."""
+    return MARKER in text or '"w2"' in text or '"w3"' in text
+
+
+def _reads(kb: KnowledgeBase) -> dict[str, str]:
+    """Every read path of the library front door named in the contract, as text. No read is
+    asked with the marker in its input unless only its output is kept (outputs echo inputs)."""
+    return {
+        "ask": _text(kb.ask("What does smoking cause?")),
+        "expand": _text(kb.expand("smoking", mode="directed")),
+        "expand_spread": _text(kb.expand("smoking", mode="spread")),
+        "search": _text(kb.search(MARKER, threshold=0.0).to_dict()["nodes"]),  # hits only: not the echoed query
+        "unit": _text([kb.unit("w1"), kb.unit("w2"), kb.unit("w3")]),
+        "neighbors": _text(kb.neighbors("smoking")),
+        "resolve": _text(list(kb.resolve_nodes([MARKER, "smoking"]).values())),
+        "documents": _text([kb.documents(), kb.document(DOC).view(), kb.provenance("w1")]),
+        "history": _text(kb.history()),
+        "stats": _text(kb.stats()),
+    }
+
+
+def test_the_same_document_in_two_workspaces_stays_two_and_a_never_sees_b(tmp_path: Path):
+    data = tmp_path / "kg"
+    a = KnowledgeBase(Settings(data_dir=data, embedder="hash:64", vector_backend="edge", workspace="team-a"))
+    b = KnowledgeBase(Settings(data_dir=data, embedder="hash:64", vector_backend="edge", workspace="team-b"))
+    try:
+        a.ingest_document(DOC, SHARED, mode="manual")
+        b.ingest_document(DOC, SHARED + ONLY_B, mode="manual")
+        # the same document id is one document in each workspace, with that workspace's units
+        assert [d.id for d in a.documents()] == [DOC] and [d.id for d in b.documents()] == [DOC]
+        assert a.stats()["units"] == 1 and b.stats()["units"] == 3
+        seen_a, seen_b = _reads(a), _reads(b)
+        leaks = sorted(name for name, text in seen_a.items() if _of_b(text))
+        assert leaks == []
+        # every read reaches B's own marker where it is stored
+        found_b = {name for name, text in seen_b.items() if _of_b(text)}
+        assert {"ask", "expand", "unit", "resolve", "documents", "search", "neighbors", "history", "expand_spread"} <= found_b
+        # forgetting the document in A leaves B's copy whole
+        a.forget([DOC])
+        assert a.stats()["units"] == 0 and a.documents() == []
+        assert b.stats()["units"] == 3 and [d.id for d in b.documents()] == [DOC]
+        assert b.unit("w2") is not None and b.resolve_node(MARKER) is not None
+    finally:
+        a.close()
+        b.close()
+
+
+def test_the_default_workspace_is_the_data_directory_as_before(tmp_path: Path):
+    """A store made before workspaces is the default workspace, unmoved: its files stay where they
+    were, and a named workspace beside it starts empty."""
+    data = tmp_path / "kg"
+    with KnowledgeBase(Settings(data_dir=data, embedder="hash:64", vector_backend="edge")) as old:
+        old.ingest_document(DOC, SHARED + ONLY_B, mode="manual")
+    assert (data / "graph").is_dir() and not (data / "workspaces").exists()
+    with KnowledgeBase(Settings(data_dir=data, embedder="hash:64", vector_backend="edge", workspace="default")) as d:
+        assert d.stats()["units"] == 3 and d.resolve_node(MARKER) is not None
+    with KnowledgeBase(Settings(data_dir=data, embedder="hash:64", vector_backend="edge", workspace="other")) as o:
+        o.init()
+        assert o.stats()["units"] == 0 and o.resolve_node(MARKER) is None and o.documents() == []
+    assert (data / "workspaces" / "other" / "graph").is_dir()
+
+
+@pytest.mark.parametrize("name", ["", "Team", "a/b", "../x", "-a", "a" * 64, "café"])
+def test_a_workspace_name_is_plain(name: str):
+    with pytest.raises(ConfigError, match="workspace"):
+        load_settings(env={"KG_WORKSPACE": name} if name else {}, flags={"workspace": name})
+
+
+def test_kg_workspace_and_the_default():
+    assert load_settings(env={}).workspace == "default"
+    assert load_settings(env={"KG_WORKSPACE": "team-a"}).workspace == "team-a"
+    assert load_settings(env={"KG_WORKSPACE": "team-a"}, flags={"workspace": "b_2"}).workspace == "b_2"
+    s = load_settings(env={"KG_WORKSPACE": "team-a", "KG_QDRANT_URL": "http://127.0.0.1:6333"})
+    assert s.vector_collection == "kg_nodes-ws-team-a" and s.kb_dir == Path(".kg/workspaces/team-a")
+
+
+def test_the_cli_takes_workspace_and_kg_workspace(tmp_path: Path):
+    """``kg --workspace`` / ``KG_WORKSPACE`` choose the workspace of every command; a read of a
+    workspace nobody wrote to is refused (exit 2) rather than creating it."""
+    from tests.processes import env_for, kg
+
+    src = tmp_path / "b.units"
+    src.write_text(SHARED + ONLY_B, "utf-8")
+    env = env_for(tmp_path / "kg")
+    done = kg(env, "--workspace", "team-b", "ingest", str(src))
+    assert done.returncode == 0, done.stderr
+    absent = kg(env, "--workspace", "team-a", "expand", "smoking")
+    assert absent.returncode == 2 and "no workspace 'team-a'" in absent.stderr
+    assert not (tmp_path / "kg" / "workspaces" / "team-a").exists()
+    in_b = kg({**env, "KG_WORKSPACE": "team-b"}, "expand", "smoking")
+    assert in_b.returncode == 0 and "w2" in in_b.stdout, in_b.stderr
+    assert kg(env, "--workspace", "team-a", "init").returncode == 0
+    in_a = kg({**env, "KG_WORKSPACE": "team-a"}, "ask", "What does smoking cause?")
+    assert in_a.returncode == 0 and MARKER not in in_a.stdout + in_a.stderr, in_a.stderr
+    in_default = kg(env, "docs", "list")
+    assert in_default.returncode == 0 and "b.units" not in in_default.stdout, in_default.stdout
+
+
+def test_neo4j_serves_only_the_default_workspace_until_its_queries_are_scoped(tmp_path: Path, request):
+    """Until every Cypher statement is scoped by workspace (docs/workspaces.md, "Neo4j"), another
+    workspace on Neo4j is refused before anything is read or written, never served the default
+    workspace's data; the default workspace works as before."""
+    if not os.environ.get("KG_TEST_NEO4J_URI") and os.environ.get("CI") != "true":
+        pytest.skip("no Neo4j: set KG_TEST_NEO4J_URI (and NEO4J_PASSWORD) after `scripts/neo4j start`")
+    with KnowledgeBase(_settings("neo4j", tmp_path / "kg", "default", request)) as d:
+        d.ingest_document(DOC, SHARED + ONLY_B, mode="manual")
+        assert d.stats()["units"] == 3
+    other = KnowledgeBase(_settings("neo4j", tmp_path / "kg", "team-a", request))
+    with pytest.raises(ConfigError, match="only the default workspace"):
+        other.stats()
+    other.close()
