@@ -160,3 +160,33 @@ def test_neo4j_serves_only_the_default_workspace_until_its_queries_are_scoped(tm
     with pytest.raises(ConfigError, match="only the default workspace"):
         other.stats()
     other.close()
+
+
+def test_an_ingest_into_a_leaves_b_s_caches_valid(tmp_path: Path):
+    """Each workspace has its own change-log counter: an ingest into A touching the very node B's
+    cached answer depends on invalidates nothing of B's (every cache hits again), while the same
+    ingest into B itself does (the control: the caches do depend on that node)."""
+    def settings(ws: str) -> Settings:
+        return Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", workspace=ws,
+                        llm_model="kgoffline/rules", llm_model_chosen=True)
+
+    question, more = "What does smoking cause?", "#w9 {smoking} [causes] {cough}\n"
+
+    def use(kb: KnowledgeBase) -> dict[str, tuple[int, int]]:
+        kb.ask(question)
+        kb.expand_cached("smoking")
+        return {name: (c["hits"], c["misses"]) for name, c in kb.cache_stats()["caches"].items()}
+
+    with KnowledgeBase(settings("team-a")) as a, KnowledgeBase(settings("team-b")) as b:
+        for kb in (a, b):
+            kb.ingest_document(DOC, SHARED, mode="manual")
+        first = use(b)
+        assert all(misses >= 1 for _, misses in first.values()), first
+        again = use(b)
+        a.ingest_document("more.units", more, mode="manual")
+        after_a = use(b)
+        assert {n: m for n, (_, m) in after_a.items()} == {n: m for n, (_, m) in again.items()}  # no new miss
+        assert all(after_a[n][0] > again[n][0] for n in after_a), (again, after_a)  # every cache hit again
+        b.ingest_document("more.units", more, mode="manual")
+        after_b = use(b)
+        assert after_b["key_nodes"][1] > after_a["key_nodes"][1] and after_b["expand"][1] > after_a["expand"][1]
