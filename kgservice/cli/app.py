@@ -386,9 +386,10 @@ def search(
 from kgservice.cli import admin as _admin, ask as _ask, demo as _demo, serve as _serve  # noqa: E402
 from kgservice.cli import worker as _worker  # noqa: E402
 from kgservice.cli import lifecycle as _lifecycle  # noqa: E402
+from kgservice.cli import workspaces as _workspaces  # noqa: E402
 from kgservice.graphify import cli as _graphify  # noqa: E402
 
-for _module in (_ask, _graphify, _admin, _demo, _serve, _worker, _lifecycle):
+for _module in (_ask, _graphify, _admin, _demo, _serve, _worker, _lifecycle, _workspaces):
     _module.register(app)
 
 

@@ -190,3 +190,32 @@ def test_an_ingest_into_a_leaves_b_s_caches_valid(tmp_path: Path):
         b.ingest_document("more.units", more, mode="manual")
         after_b = use(b)
         assert after_b["key_nodes"][1] > after_a["key_nodes"][1] and after_b["expand"][1] > after_a["expand"][1]
+
+
+def test_kg_workspaces_lists_renames_and_deletes(tmp_path: Path):
+    """``kg workspaces``: a rename keeps the workspace's knowledge under the new name; a delete
+    needs --yes, is refused while a server owns the workspace (exit 1, nothing removed), and
+    then leaves a name nobody can read; ``default`` is never renamed or deleted."""
+    from tests.processes import env_for, kg, serving
+
+    src = tmp_path / "b.units"
+    src.write_text(SHARED + ONLY_B, "utf-8")
+    env = env_for(tmp_path / "kg")
+    assert kg(env, "--workspace", "team-b", "ingest", str(src)).returncode == 0
+    assert kg(env, "workspaces", "create", "team-a").returncode == 0
+    assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-a", "team-b"]
+    assert kg(env, "workspaces", "create", "team-a").returncode == 2  # never emptied by a second create
+    assert kg(env, "workspaces", "rename", "team-b", "team-a").returncode == 2  # the new name is taken
+    assert kg(env, "workspaces", "rename", "team-b", "blue").returncode == 0
+    moved = kg(env, "--workspace", "blue", "show", "w2")
+    assert moved.returncode == 0 and MARKER in moved.stdout, moved.stderr
+    assert kg(env, "--workspace", "team-b", "show", "w2").returncode == 2
+    assert kg(env, "workspaces", "delete", "blue").returncode == 2  # no --yes
+    with serving({**env, "KG_WORKSPACE": "blue"}):
+        owned = kg(env, "workspaces", "delete", "blue", "--yes")
+        assert owned.returncode == 1 and "served by" in owned.stderr, owned.stderr
+    assert kg(env, "--workspace", "blue", "show", "w2").returncode == 0
+    assert kg(env, "workspaces", "delete", "blue", "--yes").returncode == 0
+    assert kg(env, "--workspace", "blue", "show", "w2").returncode == 2
+    assert kg(env, "workspaces", "delete", "default", "--yes").returncode == 2
+    assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-a"]

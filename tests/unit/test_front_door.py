@@ -48,6 +48,8 @@ COMMAND_EXCEPTIONS: dict[str, tuple[str | None, str]] = {
     "docs original": ("original", "the command nests under `kg docs`; the method is the noun"),
     "show": ("unit", "one unit as a person reads it: kb.unit and its sources from kb.provenance"),
     "worker": (None, "runs the job loop over kb.jobs; each job calls the method of its kind"),
+    **{f"workspaces {sub}": (None, "the set of workspaces of a data directory, not one knowledge base "
+                                   "(kgservice.workspaces)") for sub in ("list", "create", "rename", "delete")},
 }
 
 # route endpoint -> (the method it calls instead of the one of its name, or None; why)
