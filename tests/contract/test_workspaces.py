@@ -219,3 +219,22 @@ def test_kg_workspaces_lists_renames_and_deletes(tmp_path: Path):
     assert kg(env, "--workspace", "blue", "show", "w2").returncode == 2
     assert kg(env, "workspaces", "delete", "default", "--yes").returncode == 2
     assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-a"]
+
+
+def test_dump_and_restore_one_workspace(tmp_path: Path):
+    """``kg --workspace B dump`` holds B's units only, and restoring it into a new workspace C
+    gives C exactly those, leaving A and ``default`` as they were."""
+    def kb(ws: str) -> KnowledgeBase:
+        return KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", workspace=ws))
+
+    with kb("team-a") as a, kb("team-b") as b:
+        a.ingest_document("a.units", "#a1 {tea} [contains] {caffeine}\n", mode="manual")
+        b.ingest_document(DOC, SHARED + ONLY_B, mode="manual")
+        b.dump(tmp_path / "b.dump")
+    with kb("team-c") as c:
+        c.restore(tmp_path / "b.dump")
+        assert sorted(u.id for u in c.store.iter_units()) == ["w1", "w2", "w3"]
+        assert c.resolve_node("tea") is None and c.resolve_node(MARKER) is not None
+    with kb("team-a") as a, kb("default") as d:
+        assert a.stats()["units"] == 1 and a.resolve_node(MARKER) is None
+        assert d.stats()["units"] == 0
