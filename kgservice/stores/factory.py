@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from kgservice.config import Settings
-from kgservice.errors import ConfigError
+from kgservice.config import Settings, check_workspace_backend
 from kgservice.stores.base import GraphStore
 
 if TYPE_CHECKING:
@@ -69,22 +68,10 @@ def missing_workspace(settings: Settings) -> str | None:
     return None
 
 
-def refuse_unscoped(settings: Settings) -> None:
-    """A backend whose queries are not yet scoped by workspace serves only ``default``: opening
-    another workspace on it is refused before anything is read or written (docs/workspaces.md),
-    never served from the default workspace's data."""
-    from kgservice.config import DEFAULT_WORKSPACE
-
-    if settings.backend == "neo4j" and settings.workspace != DEFAULT_WORKSPACE:
-        raise ConfigError(f"workspace {settings.workspace!r}: the Neo4j backend serves only the default "
-                          "workspace so far (docs/workspaces.md); use the embedded backend, or one Neo4j "
-                          "server per team, for more")
-
-
 def open_store(settings: Settings, schema_mode: Literal["auto", "check"] = "auto") -> GraphStore:
     """The store, its schema version checked (and brought up to date in place where that only
     adds: :func:`kgservice.stores.schema.open_schema`; ``schema_mode="check"`` for ``kg migrate``)."""
-    refuse_unscoped(settings)
+    check_workspace_backend(settings)  # also for settings not made by load_settings
     if settings.backend == "neo4j":
         from kgservice.stores.neo4j import Neo4jStore  # driver import only when used
 

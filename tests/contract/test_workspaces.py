@@ -147,6 +147,13 @@ def test_the_cli_takes_workspace_and_kg_workspace(tmp_path: Path):
     assert in_default.returncode == 0 and "b.units" not in in_default.stdout, in_default.stdout
 
 
+def test_neo4j_with_another_workspace_is_a_config_error_before_connecting():
+    env = {"KG_NEO4J_URI": "bolt://127.0.0.1:9", "NEO4J_PASSWORD": "x"}  # nothing listens there
+    assert load_settings(env=env).workspace == "default"
+    with pytest.raises(ConfigError, match="only the default workspace"):
+        load_settings(env={**env, "KG_WORKSPACE": "team-a"})
+
+
 def test_neo4j_serves_only_the_default_workspace_until_its_queries_are_scoped(tmp_path: Path, request):
     """Until every Cypher statement is scoped by workspace (docs/workspaces.md, "Neo4j"), another
     workspace on Neo4j is refused before anything is read or written, never served the default
