@@ -1,0 +1,117 @@
+#!/usr/bin/env python
+"""Workspaces: the same knowledge in 1 workspace or split over 20 (docs/workspaces.md), side by
+side in one run. Two figures, each a ratio of 20 workspaces to 1 (target <= 1.2x):
+
+* ingest units/s: every group's units ingested (one ``ingest_notation`` call per group), into
+  one workspace, or each group into its own (``--made``: the workspaces already made and open,
+  as on a server; else their creation is part of the ingest);
+* ask p95: the no-model ``KnowledgeBase.ask`` over the same questions, each asked of the
+  knowledge base that holds its group (all 20 kept open, as a process serving 20 workspaces).
+
+    python scripts/bench/workspaces.py [--groups 20] [--units 300] [--questions 100] [--rounds 2] [--made]
+
+The data is synthetic: group g has ``--units`` units ``{g-e<i>} [causes] {g-e<j>}`` over 100
+entities of its own (groups share nothing, so splitting them changes no answer). The embedder is
+``hash:64`` and the vectors qdrant-edge in the data directory: this measures the store and its
+partitioning, not a model. Rounds alternate the order (1 then 20, 20 then 1); the ratios shown
+are the median over rounds. Results go to ``results/workspaces.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402,F401  (puts the repository first on sys.path)
+
+from kgservice.config import Settings  # noqa: E402
+from kgservice.service import KnowledgeBase  # noqa: E402
+
+
+def group_text(g: int, units: int, rng: random.Random) -> str:
+    lines = []
+    for i in range(units):
+        a, b = rng.sample(range(100), 2)
+        lines.append(f"#g{g}-u{i} {{g{g}-e{a}}} [causes] {{g{g}-e{b}}}")
+    return "\n".join(lines) + "\n"
+
+
+def settings(root: Path, ws: str) -> Settings:
+    return Settings(data_dir=root, embedder="hash:64", vector_backend="edge", workspace=ws)
+
+
+def run(split: bool, texts: list[str], questions: list[tuple[int, str]], root: Path,
+        made: bool) -> dict[str, float]:
+    groups = len(texts)
+    kbs = [KnowledgeBase(settings(root, f"g{g}" if split else "default")) for g in (range(groups) if split else [0])]
+    try:
+        if made:  # the workspaces exist and are open (a serving process's steady state): not timed
+            for kb in kbs:
+                kb.init()
+                kb.stats()
+                kb.vectors  # noqa: B018  (opened now, as after a server's warm-up)
+        start = time.perf_counter()
+        for g, text in enumerate(texts):
+            kbs[g if split else 0].ingest_notation(text, doc=f"group-{g}.units")
+        ingest_s = time.perf_counter() - start
+        units = sum(t.count("\n") for t in texts)
+        for kb in kbs:  # one uncounted ask each: opening the vectors is not an ask's latency
+            kb.ask("What does g0-e0 cause?")
+        times = []
+        for g, q in questions:
+            t0 = time.perf_counter()
+            kbs[g if split else 0].ask(q)
+            times.append(time.perf_counter() - t0)
+        return {"ingest_units_per_s": units / ingest_s, "ask_p95_s": common.pct(times, 95),
+                "ask_p50_s": common.pct(times, 50)}
+    finally:
+        for kb in kbs:
+            kb.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--groups", type=int, default=20)
+    ap.add_argument("--units", type=int, default=300, help="units per group")
+    ap.add_argument("--questions", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--made", action="store_true", help="make and open every workspace before the timed ingest "
+                                                       "(else the ingest's time includes creating them)")
+    args = ap.parse_args()
+    rng = random.Random(common.SEED)
+    texts = [group_text(g, args.units, rng) for g in range(args.groups)]
+    questions = [(g, f"What does g{g}-e{rng.randrange(100)} cause?")
+                 for g in (rng.randrange(args.groups) for _ in range(args.questions))]
+    ratios: dict[str, list[float]] = {"ingest": [], "ask_p95": []}
+    rows = []
+    for r in range(args.rounds):
+        got = {}
+        for split in ((False, True) if r % 2 == 0 else (True, False)):
+            root = Path(tempfile.mkdtemp(prefix="kg-ws-bench-"))
+            try:
+                got[split] = run(split, texts, questions, root, args.made)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+        ratios["ingest"].append(got[False]["ingest_units_per_s"] / got[True]["ingest_units_per_s"])
+        ratios["ask_p95"].append(got[True]["ask_p95_s"] / got[False]["ask_p95_s"])
+        rows.append({"round": r, "one": got[False], "split": got[True]})
+        print(f"round {r}: 1 workspace {got[False]['ingest_units_per_s']:.0f} units/s, ask p95 "
+              f"{got[False]['ask_p95_s'] * 1000:.1f} ms | {args.groups} workspaces "
+              f"{got[True]['ingest_units_per_s']:.0f} units/s, ask p95 {got[True]['ask_p95_s'] * 1000:.1f} ms")
+    ingest, ask = statistics.median(ratios["ingest"]), statistics.median(ratios["ask_p95"])
+    print(f"{args.groups} workspaces vs 1 ({args.groups * args.units} units in all): ingest {ingest:.2f}x slower, "
+          f"ask p95 {ask:.2f}x (target <= 1.2x each; medians of {args.rounds} rounds)")
+    common.save("workspaces", rows, {"made": args.made, "groups": args.groups, "units_per_group": args.units,
+                                     "questions": args.questions, "ingest_slowdown": ingest, "ask_p95_ratio": ask})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
