@@ -1,6 +1,7 @@
 """Leave-one-set-out verdicts for the retrieval's components, from ``run.py --json`` files.
 
-``python scripts/eval/loso.py SET1.json SET2.json [...] [--component "NAME=ROW WITHOUT IT"] ...``
+``python scripts/eval/loso.py SET1.json SET2.json [...] [--component "NAME=ROW WITHOUT IT"]
+[--variant "NAME=ROW WITH IT"] ...`` (a variant is a setting the shipped retrieval lacks)
 (files of one set, run with different rows, are merged)
 
 A component's **help** on a set is R@2 + R@5 (points), averaged over questions, of the
@@ -122,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("sets", nargs="+")
     ap.add_argument("--component", action="append", default=[], help="NAME=ROW: the full retrieval without NAME")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME=ROW: a setting the full retrieval does not have; its help is ROW less the full retrieval")
     ap.add_argument("--paired", action="append", default=[], help="a row to compare the full retrieval with")
     a = ap.parse_args(argv)
     if len(a.sets) < 2:
@@ -144,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     for c in a.component:
         name, _, row = c.partition("=")
         comps[name] = [(FULL, row)]
+    for c in a.variant:
+        name, _, row = c.partition("=")
+        comps[name] = [(row, FULL)]
     names = [s["set"] for s in sets]
     print("\n".join(table(sets, names, comps)))
     if a.paired:

@@ -167,6 +167,20 @@ def with_entry(fn, **entry: object):
     return run_with
 
 
+def copula_ablations() -> dict[str, object]:
+    """The full retrieval with belongs_to edges read from a bare copula spreading another way
+    (``scripts/eval/copula.py``: as a content edge, hub-damped, or not at all); the store
+    keeps the reading."""
+    from scripts.eval.copula import MODES, patched
+
+    def row(mode: str):
+        def run_with(c: Context, q: str, s: dict[str, float]) -> dict[str, float]:
+            with patched(c.kb.store, mode):
+                return M.project(c, q, s)
+        return run_with
+    return {f"ablation: bare-copula edges {m}": row(m) for m in MODES}
+
+
 def entry_ablations() -> dict[str, object]:
     """The full retrieval with one entry default changed: no partial names (a name held inside
     a longer label), and the vector hits' cosine floor."""
@@ -299,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.ablations:
         methods.update(ablations())
         methods.update(entry_ablations())
+        methods.update(copula_ablations())
     if a.only:
         methods = {k: v for k, v in methods.items() if any(o in k for o in a.only.split(","))}
     runs, lat = run(ctx, methods, seeds)

@@ -35,3 +35,21 @@ def test_loso_keeps_a_component_that_helps_every_held_out_half():
     rows = loso.table([s1, s2], ["s1", "s2"], {"x": [(FULL, "no x")]})
     # whole sets: chosen on s2 (help 0) -> dropped; chosen on s1 (+100) -> kept, s2 +0: simpler
     assert rows[-1].endswith("| halves: simpler; whole sets: simpler |")
+
+
+def test_loso_variant_is_measured_against_the_full_retrieval(tmp_path, capsys):
+    # a variant row "v" finds the gold passage at rank 1 on every question where the full
+    # retrieval has it at rank 3: with it +100 (R@2) + 0 (R@5) per question -> +100 everywhere
+    import json
+
+    def q():
+        return {"type": "bridge", "gold": ["p"], "rankings": {FULL: ["a", "b", "p"], "v": ["p", "a", "b"]}}
+    files = []
+    for name in ("s1", "s2"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"set": name, "per_question": [q() for _ in range(4)]}))
+        files.append(str(path))
+    assert loso.main([*files, "--variant", "v better=v"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| v better |"))
+    assert "| +100.0 / +100.0 / +100.0 | +100.0 / +100.0 / +100.0 |" in row
+    assert row.endswith("| halves: keep; whole sets: keep |")
