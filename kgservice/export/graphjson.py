@@ -10,8 +10,6 @@ source_location, weight. Our extras ride along (kind, family, unit ids) and a to
 
 from __future__ import annotations
 
-import json
-import os
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,7 +18,6 @@ from typing import Any
 import networkx as nx
 
 from kgservice import __version__
-from kgservice.disk import writing
 from kgservice.ids import literal_id, node_id
 from kgservice.graphify.terms import fold
 from kgservice.model import NodeKind, Unit
@@ -146,14 +143,8 @@ def build_graph_data(store: GraphStore, communities: bool = True, *, store_commu
 def write_graph_json(store: GraphStore, path: Path, communities: bool = True, *,
                      store_communities: bool = True) -> dict[str, int]:
     """Write atomically: a reader never sees a half-written mirror."""
+    from kgservice.export.shared_mirror import encode, write_bytes
+
     data = build_graph_data(store, communities=communities, store_communities=store_communities)
-    path = Path(path)
-    with writing(path, "the graph export"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=None, separators=(",", ":"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+    write_bytes(Path(path), encode(data))
     return {"nodes": len(data["nodes"]), "links": len(data["links"]), "units": len(data["units"])}

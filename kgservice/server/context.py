@@ -58,6 +58,7 @@ class ServerContext:
         with self._lock:
             if self._mirror is None:
                 self._mirror = GraphMirror(self.kb, self.out_dir / "graph.json")
+                self.metrics.watch_mirror(self._mirror)
             return self._mirror
 
     def expand(self, body: ExpandIn) -> ExpandOut:

@@ -45,8 +45,11 @@ def cut_to_budget(text: str, token_budget: int | None, hint: str = "raise token_
 
 
 class GraphMirror:
-    """``graph.json`` exported from the store, re-exported when the store changed: its change-log
-    version (:func:`kgservice.stores.versioned.store_signature`; counts would miss a relabel)."""
+    """``graph.json`` of the store, brought up to date when the store changed: its change-log
+    version (:func:`kgservice.stores.versioned.store_signature`; counts would miss a relabel).
+    A store that keeps the mirror for every server (:meth:`~kgservice.stores.base.GraphStore.mirror_artefact`)
+    has it built once per version by one of them (:mod:`kgservice.export.shared_mirror`); this
+    process then reads the stored one. ``builds`` / ``loads`` count which (/metrics)."""
 
     def __init__(self, kb: KnowledgeBase, path: Path, check_every: float = 5.0,
                  fingerprint: Callable[[], Any] | None = None):
@@ -58,6 +61,32 @@ class GraphMirror:
         self._graph: Graph | None = None
         self._fp: Any = None
         self._checked = -1e9
+        self._shared: Any = None
+        self._local_builds = 0
+        artefact = kb.store.mirror_artefact() if fingerprint is None else None
+        if artefact is not None:
+            import os
+            import uuid
+
+            from kgservice.export.shared_mirror import SharedMirror
+
+            self._shared = SharedMirror(artefact, self._data, owner=f"{os.getpid()}:{uuid.uuid4().hex[:12]}",
+                                        read_only=kb.settings.read_only)
+
+    @property
+    def builds(self) -> int:
+        """Mirrors this process built from a full read of the store."""
+        return self._local_builds + (self._shared.builds if self._shared is not None else 0)
+
+    @property
+    def loads(self) -> int:
+        """Mirrors this process read from the store, built by another."""
+        return self._shared.loads if self._shared is not None else 0
+
+    def _data(self) -> dict[str, Any]:
+        from kgservice.export.graphjson import build_graph_data
+
+        return build_graph_data(self.kb.store, communities=True, store_communities=not self.kb.settings.read_only)
 
     def graph(self) -> Graph:
         with self._lock:
@@ -67,10 +96,13 @@ class GraphMirror:
             fp = self._fingerprint()
             self._checked = now
             if self._graph is None or fp != self._fp:
-                from kgservice.export.graphjson import write_graph_json
+                if self._shared is not None and isinstance(fp, tuple) and fp[0] == "version":
+                    self._shared.fetch(self.path, int(fp[1]))
+                else:
+                    from kgservice.export.shared_mirror import encode, write_bytes
 
-                write_graph_json(self.kb.store, self.path, communities=True,
-                                 store_communities=not self.kb.settings.read_only)
+                    write_bytes(self.path, encode(self._data()))
+                    self._local_builds += 1
                 self._graph = load_graph(self.path)
                 self._fp = fp
             return self._graph

@@ -343,6 +343,12 @@ class GraphStore(ABC):
         the rate limits out among them), or None: a store one server owns has one server."""
         return None
 
+    def mirror_artefact(self) -> Any:
+        """Where the graphify mirror is kept for every server of this store
+        (:class:`kgservice.export.shared_mirror.MirrorArtefact`), or None: a store one server
+        owns (or a read-only one) builds its mirror itself."""
+        return None
+
     # -- state every server of this store shares (kgservice.stores.shared) -------------
     @abstractmethod
     def save_result(self, record: SavedResult) -> None:

@@ -5,10 +5,11 @@ it has to live where both read it, not in each process's data directory:
 
 - saved results (graphify ``save-result`` / ``POST /v1/results``): a team's feedback on answers;
   a result saved through one server is listed by every other and fed back by any export;
-- the graphify community of each node: each server writes its own graph.json mirror, at its own
-  moment and with its own networkx; the first process that numbers the communities of a graph
+- the graphify community of each node: the first process that numbers the communities of a graph
   stores them, keyed by a digest of that graph, and every process reads them back instead of
   computing its own, so a community id means the same group on every server;
+- the graphify mirror itself (graph.json), built once per change-log version by one server
+  and read by the others (:mod:`kgservice.export.shared_mirror`; :class:`MirrorState`);
 - entity-resolution decisions (:mod:`kgservice.extraction.decisions`): what the model said
   about a pair of labels ("Seattle" / "Seattle, Washington": the same city), so no server asks
   a pair another one has asked, and a dump carries them with the knowledge.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
@@ -55,6 +57,19 @@ class MergeDecision(BaseModel):
     decided: str = Field(description="when it was asked, ISO 8601 UTC")
 
 
+@dataclass(frozen=True)
+class MirrorState:
+    """What the store says of its mirror: the version stored (None before the first publish),
+    the sha256 of its graph.json, its chunk count, and the lease (``owner`` building ``building``)."""
+
+    version: int | None
+    digest: str | None
+    chunks: int | None
+    owner: str | None
+    building: int | None
+    leased: bool
+
+
 def graph_digest(node_ids: Iterable[str], edges: Iterable[tuple[str, str]]) -> str:
     """sha256 over the node ids and edges, in the order given (callers sort): two processes
     reading the same graph get the same digest whatever its change-log version says."""
@@ -66,4 +81,4 @@ def graph_digest(node_ids: Iterable[str], edges: Iterable[tuple[str, str]]) -> s
     return h.hexdigest()
 
 
-__all__ = ["CommunityMap", "MergeDecision", "SavedResult", "graph_digest"]
+__all__ = ["CommunityMap", "MergeDecision", "MirrorState", "SavedResult", "graph_digest"]

@@ -202,3 +202,72 @@ def test_two_servers_share_saved_results_and_community_ids_on_neo4j(tmp_path, ne
     ids = [{n["id"]: n["community"] for n in m["nodes"]} for m in mirrors]
     assert ids[0] == ids[1] and len(set(ids[0].values())) > 1
     assert not (tmp_path / "a" / "graphify-out" / "memory").exists()  # kept in Neo4j, not in A's directory
+
+
+def _mirror_counts(base: str, h: dict[str, str]) -> tuple[int, int]:
+    """(built here, read from the store) from a server's /metrics."""
+    text = httpx.get(base + "/metrics", headers=h, timeout=60).text
+    found = {}
+    for line in text.splitlines():
+        for name in ("kg_graph_mirror_builds", "kg_graph_mirror_loads"):
+            if line.startswith(name + " "):
+                found[name] = int(float(line.split()[1]))
+    return found["kg_graph_mirror_builds"], found["kg_graph_mirror_loads"]
+
+
+def _until(ok, bound: float = 300) -> None:
+    """Poll ``ok`` until it holds (``bound``: only so a broken server fails the test instead of hanging it)."""
+    import time
+
+    end = time.monotonic() + bound
+    while not ok():
+        assert time.monotonic() < end, "never held"
+        time.sleep(0.2)
+
+
+def _without_stamp(mirror: dict) -> dict:
+    return {**mirror, "graph": {k: v for k, v in mirror["graph"].items() if k != "built_at"}}
+
+
+@pytest.mark.neo4j
+def test_two_servers_build_the_graphify_mirror_once_per_version_on_neo4j(tmp_path, neo4j_connection):
+    """The graph.json mirror is built by one server per store version and read by the other
+    (their /metrics counters), and what the other reads is what a fresh export of the store
+    gives. After an ingest, whichever server is asked first builds; the other reads it."""
+    from kgservice.export.graphjson import build_graph_data
+
+    wipe_all(neo4j_connection)
+    env_a = neo4j_env(tmp_path / "a", PYTHONHASHSEED="11")
+    env_b = neo4j_env(tmp_path / "b", PYTHONHASHSEED="22")
+    (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
+    assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0
+    h = {"X-API-Key": new_key(env_a, "ada", "admin")}
+
+    def query(base: str, question: str, found: bool = True) -> str:
+        r = httpx.post(base + "/v1/graphify/query", json={"question": question}, headers=h, timeout=120)
+        if r.status_code == 404 and not found:  # a word the server's mirror does not have (yet)
+            return ""
+        assert r.status_code == 200, r.text
+        return r.json()["text"]
+
+    def mirror_of(name: str) -> dict:
+        return json.loads((tmp_path / name / "graphify-out" / "graph.json").read_text("utf-8"))
+
+    with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
+        text_a = query(a, "smoking")
+        assert _mirror_counts(a, h) == (1, 0)
+        assert query(b, "smoking") == text_a.replace(str(tmp_path / "a"), str(tmp_path / "b"))  # names its mirror's path
+        assert _mirror_counts(b, h) == (0, 1)  # B read A's mirror: no second full export
+        fresh = build_graph_data(neo4j_connection, store_communities=False)
+        assert _without_stamp(mirror_of("b")) == _without_stamp(fresh)
+        assert {n["id"] for n in fresh["nodes"]} >= {"smoking", "death"} and len(fresh["units"]) == 8
+
+        (tmp_path / "more.units").write_text("#s9 {tea} [causes] {calm}\n", "utf-8")
+        assert kg(neo4j_env(tmp_path / "cli"), "ingest", str(tmp_path / "more.units")).returncode == 0
+        _until(lambda: "calm" in query(b, "tea", found=False))  # B checks the version every few seconds
+        assert _mirror_counts(b, h) == (1, 1)  # asked first after the ingest, B built this version
+        _until(lambda: "calm" in query(a, "tea", found=False))
+        assert _mirror_counts(a, h) == (1, 1)  # and A read it
+        fresh = build_graph_data(neo4j_connection, store_communities=False)
+        assert len(fresh["units"]) == 9
+        assert _without_stamp(mirror_of("a")) == _without_stamp(fresh) == _without_stamp(mirror_of("b"))

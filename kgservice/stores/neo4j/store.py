@@ -70,6 +70,13 @@ class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
 
         return Neo4jServerRegistry(self)
 
+    def mirror_artefact(self) -> Any:
+        """The graphify mirror kept in this database (:mod:`kgservice.stores.neo4j.mirror`): one
+        server builds each version, the others read it (a read-only server reads it, never builds it for others)."""
+        from kgservice.stores.neo4j.mirror import Neo4jMirrorArtefact
+
+        return Neo4jMirrorArtefact(self)
+
     def graph_vectors(self, *, dim: int, model_name: str, collection: str, recreate: bool = False,
                       candidates: int | None = None) -> VectorStore:
         """Neo4j's own vector index (:class:`~kgservice.stores.neo4j.vectors.Neo4jVectorStore`) on
