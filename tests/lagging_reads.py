@@ -68,10 +68,11 @@ class Replication:
             self.log.append(entry)
             return len(self.log)
 
-    def route(self, presented: int) -> int:
-        """The position a read is served at: the next secondary, once it has applied ``presented``."""
+    def route(self, presented: int, secondary: int | None = None) -> int:
+        """The position a read is served at: the next secondary (or the one named), once it has
+        applied ``presented``."""
         with self.lock:
-            i = next(self._next)
+            i = next(self._next) if secondary is None else secondary
             self.applied[i] = max(self.applied[i], min(presented, len(self.log)))
             self.served.append((i, self.applied[i]))
             return self.applied[i]
@@ -118,6 +119,7 @@ class LaggingNeo4j(Neo4jStore):
     """A :class:`Neo4jStore` on a :class:`Replication` (set ``replication`` after connecting)."""
 
     replication: Replication | None = None
+    secondary: int | None = None  # a server whose reads all go to one secondary (else: round robin)
     honour_bookmarks = True
     leader_reads = True
 
@@ -143,7 +145,7 @@ class LaggingNeo4j(Neo4jStore):
         rep = self.replication
         if rep is None or (_LEADER.get() and self.leader_reads):
             return super().read(name, **params)
-        position = rep.route(self._presented())
+        position = rep.route(self._presented(), self.secondary)
         hidden, version = rep.hidden(position)
         rows = super().read(name, **params)
         if self.honour_bookmarks:

@@ -36,6 +36,7 @@ from kgservice.server.deps import refusal
 from kgservice.server.middleware import PRINCIPAL
 from kgservice.server.models import (MAX_FILE_B64, AskIn, ExpandIn, IngestIn, SaveResultIn, SavedOut, SearchHit,
                                      SearchIn, UnitOut)
+from kgservice.stores import causal
 
 INSTRUCTIONS = (
     "kgservice: a knowledge base of units (small structured facts with ids like #u1) over a graph of concepts. "
@@ -100,12 +101,26 @@ class AskReply(BaseModel):
     sources: list[dict[str, Any]] = []  # each cited unit's document, lines and source snippet ("ref": doc:lines)
 
 
+#: the ``bookmark`` argument of kgservice's tools: REST's X-KG-Bookmark request header, per call
+Bookmark = Field(None, max_length=causal.MAX_TOKEN, description=(
+    "Read-your-writes on a cluster: the `bookmark` a write tool returned (from any server); this call's "
+    "reads wait until they see that write. Send it back unchanged; omit it when you have none."))
+_WROTE = ("the bookmark of this call's writes (null: none needed): pass it as `bookmark` to a later call, on "
+          "any server, to read what it wrote")
+
+
 class JobReply(BaseModel):
     job_id: str
     status: str
     user: str | None = None
     created_at: str | None = None
     cancel_requested: bool = False
+    bookmark: str | None = Field(default=None, description=_WROTE)
+
+
+class SavedReply(SavedOut):
+    """``SavedOut`` (REST's reply) with the bookmark REST sends in its X-KG-Bookmark header."""
+    bookmark: str | None = Field(default=None, description=_WROTE)
 
 
 def job_reply(job: Any) -> JobReply:
@@ -141,15 +156,24 @@ def _caller(sc: ServerContext, ctx: Context | None) -> Principal | None:
     return principal or sc.local
 
 
-def _run(sc: ServerContext, ctx: Context | None, role: Role, fn: Callable[[Principal], Any]) -> Any:
-    """Role check, then ``fn(principal)``; known failures become tool errors with their message."""
+def _run(sc: ServerContext, ctx: Context | None, role: Role, fn: Callable[[Principal], Any],
+         bookmark: str | None = None) -> Any:
+    """Role check, then ``fn(principal)``; known failures become tool errors with their message.
+    Read-your-writes as REST's X-KG-Bookmark (:mod:`kgservice.server.bookmarks`): every store read of
+    the call waits for ``bookmark``, and a reply with a ``bookmark`` field gets the bookmark of the
+    call's writes. An MCP client sends no per-call headers, so both travel as arguments / fields."""
     who = _caller(sc, ctx)
     refused = refusal(who, role)
     if refused is not None:
         raise ToolError(f"refused ({refused[0]}): {refused[1]}")
     assert who is not None
     try:
-        return fn(who)
+        wait_for = causal.parse(bookmark, where="the bookmark argument")
+        with causal.reading_after(wait_for), causal.capturing() as got:
+            result = fn(who)
+        if isinstance(result, BaseModel) and "bookmark" in type(result).model_fields:
+            result.bookmark = got.bookmark  # type: ignore[attr-defined]
+        return result
     except ToolError:
         raise
     except KgError as exc:
@@ -225,7 +249,8 @@ def shortest_path(sc: ServerContext, source: str, target: str, max_hops: int = 8
 # -- kgservice tools -------------------------------------------------------------------------------
 def ask(sc: ServerContext, question: str = Field(min_length=1, max_length=4000),
         max_rounds: int = Field(DEFAULT_MAX_ROUNDS, ge=1, le=6), trace: bool = False,
-        token_budget: int = Field(2000, ge=1), ctx: Context = None) -> AskReply:  # type: ignore[assignment]
+        token_budget: int = Field(2000, ge=1), bookmark: str | None = Bookmark,
+        ctx: Context = None) -> AskReply:  # type: ignore[assignment]
     """Answer a question from the graph, citing unit ids, or say it is not in the graph."""
     def run(_: Principal) -> AskReply:
         out, res = ops.ask(sc.kb, AskIn(question=question, max_rounds=max_rounds, trace=trace))
@@ -234,58 +259,60 @@ def ask(sc: ServerContext, question: str = Field(min_length=1, max_length=4000),
                         found=out.found, cited=out.cited,
                         stop_reason=out.stop_reason, rounds=out.rounds if trace else [],
                         sources=[src.model_dump(mode="json") for src in out.sources])
-    return _run(sc, ctx, Role.reader, run)
+    return _run(sc, ctx, Role.reader, run, bookmark=bookmark)
 
 
 def search_units(sc: ServerContext, query: str = Field(min_length=1, max_length=4000),
                  top_k: int = Field(5, ge=1, le=50), threshold: float = 0.3,
-                 ctx: Context = None) -> list[SearchHit]:  # type: ignore[assignment]
+                 bookmark: str | None = Bookmark, ctx: Context = None) -> list[SearchHit]:  # type: ignore[assignment]
     """Entry nodes nearest to a text by vector similarity (it ranks; it proves nothing)."""
     return _run(sc, ctx, Role.reader, lambda _: ops.search(sc.kb, SearchIn(query=query, top_k=top_k,
-                                                                            threshold=threshold)))
+                                                                            threshold=threshold)), bookmark=bookmark)
 
 
 def get_unit(sc: ServerContext, unit_id: str = Field(min_length=1),
-             ctx: Context = None) -> UnitOut:  # type: ignore[assignment]
+             bookmark: str | None = Bookmark, ctx: Context = None) -> UnitOut:  # type: ignore[assignment]
     """One unit by id: its notation, family, what supersedes it, and where it comes from: its
     document (`doc`), line range (`lines`) and source lines (`snippet`), every stating document in `sources`."""
-    return _run(sc, ctx, Role.reader, lambda _: ops.get_unit(sc.kb, unit_id))
+    return _run(sc, ctx, Role.reader, lambda _: ops.get_unit(sc.kb, unit_id), bookmark=bookmark)
 
 
-def list_documents(sc: ServerContext, ctx: Context = None) -> list[dict]:  # type: ignore[assignment]
+def list_documents(sc: ServerContext, bookmark: str | None = Bookmark,
+                   ctx: Context = None) -> list[dict]:  # type: ignore[assignment]
     """Every document in the knowledge base: id, title, version, units, when, who."""
     from kgservice.server.disclosure import document_fields
 
     return _run(sc, ctx, Role.reader, lambda _: [document_fields(d.model_dump(), show_paths=False)
-                                                 for d in sc.kb.documents()])
+                                                 for d in sc.kb.documents()], bookmark=bookmark)
 
 
 def get_document(sc: ServerContext, doc_id: str = Field(min_length=1),
-                 ctx: Context = None) -> dict:  # type: ignore[assignment]
+                 bookmark: str | None = Bookmark, ctx: Context = None) -> dict:  # type: ignore[assignment]
     """One document with its text and the lines each of its units comes from."""
     def run(_: Principal) -> dict:
         from kgservice.server.disclosure import document_fields
 
         rec = sc.kb.document(doc_id)
         return document_fields(rec.view(), show_paths=False)
-    return _run(sc, ctx, Role.reader, run)
+    return _run(sc, ctx, Role.reader, run, bookmark=bookmark)
 
 
 def expand(sc: ServerContext, seeds: list[str] = Field(min_length=1, max_length=20),
            mode: Literal["directed", "spread", "causal"] = "spread", max_hops: int = Field(3, ge=1, le=6),
-           token_budget: int = Field(2000, ge=1), ctx: Context = None) -> str:  # type: ignore[assignment]
+           token_budget: int = Field(2000, ge=1), bookmark: str | None = Bookmark,
+           ctx: Context = None) -> str:  # type: ignore[assignment]
     """Expand from nodes without the LLM: directed traversal (units), spreading activation (ranked nodes) or
     causal chains (what each node leads to, cause -> effect, every hop with its unit id)."""
     def run(_: Principal) -> str:
         out = sc.expand(ExpandIn(seeds=seeds, mode=mode, max_hops=max_hops, limit=500))
         return gt.cut_to_budget(ops.expand_text(out), token_budget)
-    return _run(sc, ctx, Role.reader, run)
+    return _run(sc, ctx, Role.reader, run, bookmark=bookmark)
 
 
 def ingest_text(sc: ServerContext, text: str = Field(min_length=1, max_length=200_000),
                 mode: Literal["summary", "detail"] = "summary",
                 source: str | None = Field(None, min_length=1, max_length=200),
-                ctx: Context = None) -> JobReply:  # type: ignore[assignment]
+                bookmark: str | None = Bookmark, ctx: Context = None) -> JobReply:  # type: ignore[assignment]
     """Queue text for LLM extraction into units (writer role). Returns a job id: poll job_status.
     With `source` the text is the document `<you>/<source>`: the same source again replaces
     its facts; without, the facts are added."""
@@ -294,13 +321,13 @@ def ingest_text(sc: ServerContext, text: str = Field(min_length=1, max_length=20
         payload = ops.validate_ingest(sc.kb, body, who, named=source is not None)
         job = sc.kb.jobs.submit("ingest", payload, who.user, None)
         return job_reply(job)
-    return _run(sc, ctx, Role.writer, run)
+    return _run(sc, ctx, Role.writer, run, bookmark=bookmark)
 
 
 def ingest_file(sc: ServerContext, data_base64: str = Field(min_length=4, max_length=MAX_FILE_B64),
                 name: str = Field(min_length=1, max_length=200),
                 mode: Literal["summary", "detail"] = "summary",
-                ctx: Context = None) -> JobReply:  # type: ignore[assignment]
+                bookmark: str | None = Bookmark, ctx: Context = None) -> JobReply:  # type: ignore[assignment]
     """Queue a PDF, Word (DOCX), PowerPoint (PPTX), web page (HTML) or Excel (XLSX) file for
     extraction (writer role): `data_base64` its bytes, `name` its file name (the suffix gives the
     format). It becomes the document `<you>/<name>` (the same name again replaces it), its
@@ -311,45 +338,48 @@ def ingest_file(sc: ServerContext, data_base64: str = Field(min_length=4, max_le
         payload = ops.validate_ingest(sc.kb, body, who, named=True)
         job = sc.kb.jobs.submit("ingest", payload, who.user, None)
         return job_reply(job)
-    return _run(sc, ctx, Role.writer, run)
+    return _run(sc, ctx, Role.writer, run, bookmark=bookmark)
 
 
 def job_status(sc: ServerContext, job_id: str = Field(min_length=1),
-               ctx: Context = None) -> JobStatus:  # type: ignore[assignment]
+               bookmark: str | None = Bookmark, ctx: Context = None) -> JobStatus:  # type: ignore[assignment]
     """Status of an ingest job you submitted (admins: any job), with its events so far."""
     def run(who: Principal) -> JobStatus:
         job = ops.visible_job(sc.kb, job_id, who)
         events = [ops.job_dict(e, sc.settings) for e in sc.kb.jobs.events(job_id, 0)]
         return JobStatus(job_id=job.id, kind=job.kind, status=job.status, user=job.user, attempts=job.attempts,
                          error=job.error, result=job.result, events=events[-20:])
-    return _run(sc, ctx, Role.reader, run)
+    return _run(sc, ctx, Role.reader, run, bookmark=bookmark)
 
 
 def list_jobs(sc: ServerContext, status: Literal["queued", "running", "done", "failed", "cancelled"] | None = None,
-              limit: int = Field(20, ge=1, le=1000), ctx: Context = None) -> JobList:  # type: ignore[assignment]
+              limit: int = Field(20, ge=1, le=1000), bookmark: str | None = Bookmark,
+              ctx: Context = None) -> JobList:  # type: ignore[assignment]
     """Your ingest jobs, newest first (admins: everyone's), optionally of one status (writer role)."""
     def run(who: Principal) -> JobList:
         found = ops.list_jobs(sc.kb, who, status=status, limit=limit)
         return JobList(jobs=[job_reply(j) for j in found])
-    return _run(sc, ctx, Role.writer, run)
+    return _run(sc, ctx, Role.writer, run, bookmark=bookmark)
 
 
 def cancel_job(sc: ServerContext, job_id: str = Field(min_length=1),
-               ctx: Context = None) -> JobReply:  # type: ignore[assignment]
+               bookmark: str | None = Bookmark, ctx: Context = None) -> JobReply:  # type: ignore[assignment]
     """Cancel an ingest job you submitted (admins: any). Queued: cancelled at once. Running: a cancel
     is requested (best effort; an ingest already being stored completes). Finished: an error."""
     def run(who: Principal) -> JobReply:
         j = ops.cancel_job(sc.kb, job_id, who)
         return job_reply(j)
-    return _run(sc, ctx, Role.writer, run)
+    return _run(sc, ctx, Role.writer, run, bookmark=bookmark)
 
 
 def save_result(sc: ServerContext, question: str = Field(min_length=1), answer: str = Field(min_length=1),
                 outcome: Literal["useful", "dead_end", "corrected"] | None = None,
-                nodes: list[str] | None = None, ctx: Context = None) -> SavedOut:  # type: ignore[assignment]
+                nodes: list[str] | None = None, bookmark: str | None = Bookmark,
+                ctx: Context = None) -> SavedReply:  # type: ignore[assignment]
     """Save a Q&A result with its outcome (graphify save-result), attributed to you (writer role)."""
-    return _run(sc, ctx, Role.writer, lambda who: ops.save_result(
-        sc.kb, SaveResultIn(question=question, answer=answer, outcome=outcome, nodes=nodes or []), who))
+    return _run(sc, ctx, Role.writer, lambda who: SavedReply(**ops.save_result(
+        sc.kb, SaveResultIn(question=question, answer=answer, outcome=outcome, nodes=nodes or []), who).model_dump()),
+        bookmark=bookmark)
 
 
 @dataclass(frozen=True)

@@ -47,8 +47,8 @@ class Metrics:
     def watch_mirror(self, mirror: Any) -> None:
         """Where this server's graphify mirror came from: built here from the store, or read
         from the store after another server built that version (kgservice.export.shared_mirror)."""
-        Gauge("kg_graph_mirror_builds", "graphify mirrors (graph.json) this process built from a full read of the store",
-              registry=self.registry).set_function(lambda: mirror.builds)
+        Gauge("kg_graph_mirror_builds",
+              "graphify mirrors (graph.json) this process built from a full read of the store", registry=self.registry).set_function(lambda: mirror.builds)
         Gauge("kg_graph_mirror_loads", "graphify mirrors this process read from the store, built by another server",
               registry=self.registry).set_function(lambda: mirror.loads)
 

@@ -15,6 +15,7 @@ leader changes) cannot run here: docs/deploy.md.
 from __future__ import annotations
 
 import os
+from typing import Any
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -276,3 +277,72 @@ def test_kg_ingest_server_without_bookmarks_loses_its_job_on_the_next_server(dep
 
     with pytest.raises(RemoteRefused, match="404"):
         remote_ingest_behind_a_balancer(deployment, tmp_path, honour_bookmarks=False)
+
+
+def mcp_call(base: str, key: str, tool: str, args: dict) -> Any:
+    """One MCP tool call over Streamable HTTP (a fresh session: any server may answer the next)."""
+    import asyncio
+
+    from tests.server.test_processes import mcp_http
+
+    async def call():
+        http, client = mcp_http(base, key)
+        async with http, client as c:
+            return await c.call_tool(tool, args)
+    return asyncio.run(call())
+
+
+def mcp_submit_then_read(d: Deployment, leader: Any, **flags: bool) -> dict[str, object]:
+    """submit_then_read through MCP tools: ingest_text on A, job_status on B (without and with the
+    reply's bookmark), a worker runs it, get_unit of what it stored on B (without and with the
+    job's bookmark), and save_result's bookmark. Each server reads from a secondary of its own: an
+    MCP session's own follow-up requests on A (closing it) present A's chain, which must not
+    bring B's secondary forward."""
+    d.rep = Replication(secondaries=3)
+    a, b, w, key = servers(d, **flags)
+    for i, k in enumerate(d.kbs[-3:]):
+        k.store.secondary = i
+    corpus = {u.id for u in parse_units(CORPUS, w.lexicon)}
+    seen: dict[str, object] = {}
+    with Serving(a.app) as sa, Serving(b.app) as sb:
+        at_a, at_b = f"http://127.0.0.1:{sa.port}", f"http://127.0.0.1:{sb.port}"
+        sub = mcp_call(at_a, key, "ingest_text", {"text": "Tea contains caffeine."})
+        assert not sub.is_error, sub.content
+        job_id, token = sub.structured_content["job_id"], sub.structured_content["bookmark"]
+        seen["token"] = token
+        seen["job on B, no bookmark"] = mcp_call(at_b, key, "job_status", {"job_id": job_id}).is_error
+        seen["job on B, bookmark"] = mcp_call(at_b, key, "job_status", {"job_id": job_id, "bookmark": token}).is_error
+        d.rep.catch_up()
+        ran = Worker(w).run_once()
+        assert ran is not None and ran.status == "done", ran
+        done = mcp_call(at_b, key, "job_status", {"job_id": job_id, "bookmark": token})
+        job_token = (done.structured_content or {}).get("result", {}).get("bookmark")
+        seen["job token"] = job_token
+        with leader.driver.session() as s:  # what the job stored, read on the real database
+            added = sorted({r["id"] for r in s.run("MATCH (u:Unit) RETURN u.id AS id")} - corpus)
+        assert added, "the job stored no unit"
+        seen["unit on B, no bookmark"] = mcp_call(at_b, key, "get_unit", {"unit_id": added[0]}).is_error
+        got = mcp_call(at_b, key, "get_unit", {"unit_id": added[0], "bookmark": job_token})
+        seen["unit on B, job bookmark"] = got.is_error
+        saved = mcp_call(at_b, key, "save_result", {"question": "q?", "answer": "a", "bookmark": job_token})
+        seen["save_result bookmark"] = saved.structured_content["bookmark"]
+        bad = mcp_call(at_b, key, "get_unit", {"unit_id": added[0], "bookmark": "two words"})
+        seen["malformed"] = bad.is_error and "bookmark" in bad.content[0].text
+    return seen
+
+
+@pytest.mark.neo4j
+def test_mcp_write_tools_return_a_bookmark_that_read_tools_on_another_server_accept(deployment, neo4j_connection):
+    seen = mcp_submit_then_read(deployment, neo4j_connection)
+    assert str(seen["token"]).startswith("lag.") and str(seen["job token"]).startswith("lag.")
+    assert seen["job on B, no bookmark"] is True and seen["job on B, bookmark"] is False  # found with it
+    assert int(str(seen["job token"]).split(".")[1]) > int(str(seen["token"]).split(".")[1])
+    assert seen["unit on B, no bookmark"] is True and seen["unit on B, job bookmark"] is False
+    assert str(seen["save_result bookmark"]).startswith("lag.") and seen["malformed"] is True
+
+
+@pytest.mark.neo4j
+def test_mcp_reads_on_secondaries_ignoring_bookmarks_miss_the_writes(deployment, neo4j_connection):
+    """The same calls with the secondaries ignoring bookmarks (the stand-in really lags)."""
+    seen = mcp_submit_then_read(deployment, neo4j_connection, honour_bookmarks=False)
+    assert seen["job on B, bookmark"] is True and seen["unit on B, job bookmark"] is True
