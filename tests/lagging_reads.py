@@ -152,6 +152,8 @@ class LaggingNeo4j(Neo4jStore):
             self.chain = max(self.chain, position)  # the read's bookmark joins the process chain
         if name == "changes_version":
             return [{"version": version}]
+        if rows and set(dict(rows[0])) == {"rows"}:  # a bulk read (get_*_bulk): one record of [id, ...] rows
+            return [{"rows": [x for x in r["rows"] if x[0] not in hidden]} for r in rows]
         return [r for r in rows if not _mentions(r, hidden)]
 
     # -- writes -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgservice.answer.floor import lacking, missing_names, stem_counts
-from kgservice.answer.shape import asked
+from kgservice.answer.shape import asked, stem
 
 if TYPE_CHECKING:
     from kgservice.entry.match import LabelIndex
@@ -21,13 +21,13 @@ NEAR_UNITS = 200  # units read around each contained node for the numbers near a
 
 def graph_stems(unit_index: Any) -> dict[str, int]:
     """:func:`kgservice.answer.floor.stem_counts` of a BM25 unit index, computed once per index
-    build (the index is rebuilt when the store changes)."""
-    if _STEMS.get("key") is not unit_index:
-        _STEMS["key"], _STEMS["value"] = unit_index, stem_counts(unit_index.postings)
-    return _STEMS["value"]  # type: ignore[return-value]
-
-
-_STEMS: dict[str, object] = {}
+    and, for an index patched from the change log, from the previous one's counts and the words
+    the patch changed (:meth:`kgservice.expansion.lexical.UnitIndex.derived`): recounting every
+    word of the store after each ingest elsewhere stalled the next question by the store's size."""
+    derived = getattr(unit_index, "derived", None)
+    if derived is not None:
+        return derived(stem)  # type: ignore[no-any-return]
+    return stem_counts(unit_index.postings)
 
 
 def known_in(unit_index: Any) -> Callable[[str], bool]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -81,6 +81,10 @@ class UnitIndex:
         self.n = 0  # live units
         self.total = 0  # their token count
         self.dead = 0  # rows of removed units (compacted once they outnumber the live ones)
+        # derived per-word counts (the relevance floor's stems: :meth:`derived`), and for a patched
+        # index the one it came from with the change of each word's unit count
+        self._derived: dict[Any, dict[str, int]] = {}
+        self._parent: tuple[UnitIndex, dict[str, int]] | None = None
 
     @classmethod
     def build(cls, units: Iterable[tuple[str, str]]) -> UnitIndex:
@@ -106,6 +110,7 @@ class UnitIndex:
         postings of the changed units' words and a copy of the flat per-row tables; this index
         is left as it was (a request reading it meanwhile sees one consistent version)."""
         ix = UnitIndex.__new__(UnitIndex)
+        ix._derived, ix._parent = {}, None
         ix.ids, ix.rows, ix.toks = list(self.ids), dict(self.rows), list(self.toks)
         ix.postings = dict(self.postings)
         ix.n, ix.total, ix.dead = self.n, self.total, self.dead
@@ -140,7 +145,39 @@ class UnitIndex:
                 ix.postings.pop(t, None)
         if ix.dead > max(ix.n, 1024):  # mostly removed rows: renumber (amortised over as many removals)
             return UnitIndex._from_tokens((u, ix.toks[r] or ()) for r, u in enumerate(ix.ids) if u is not None)
+        delta = {t: len(grow.get(t, ())) - len(drop.get(t, ())) for t in set(drop) | set(grow)}
+        if self._derived:  # one link at most: an index nobody derived from keeps no chain alive
+            ix._parent = (self, {t: n for t, n in delta.items() if n})
         return ix
+
+    def derived(self, fn: Callable[[str], str]) -> dict[str, int]:
+        """``fn(word)`` -> how many units use a word that ``fn`` maps there (each word's units
+        summed: the relevance floor's stem counts, ``fn`` its stemmer), computed once per index.
+        A patched index derives it from the one it came from, word by word for the words the
+        patch changed, instead of over every word of the store: what another server's ingest of
+        k units costs a question here is O(k), as for the postings. Treat it as read-only."""
+        got = self._derived.get(fn)
+        if got is not None:
+            return got
+        parent = self._parent
+        base = parent[0]._derived.get(fn) if parent is not None else None
+        if base is not None and parent is not None:
+            out = dict(base)
+            for t, n in parent[1].items():
+                k = fn(t)
+                left = out.get(k, 0) + n
+                if left > 0:
+                    out[k] = left
+                else:
+                    out.pop(k, None)
+        else:
+            out = {}
+            for t, (rows, _) in self.postings.items():
+                k = fn(t)
+                out[k] = out.get(k, 0) + len(rows)
+        self._derived[fn] = out
+        self._parent = None  # the old index may go
+        return out
 
     def _append(self, uid: str, toks: tuple[str, ...], tf: dict[str, dict[int, int]], lengths: list[int]) -> None:
         """A new row for a unit not in the index (``tf``: token -> row -> count, and ``lengths``

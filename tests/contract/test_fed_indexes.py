@@ -25,6 +25,8 @@ from kgservice.entry.match import LabelIndex
 from kgservice.entry.step import EntryFinder
 from kgservice.errors import InputError
 from kgservice.expansion.holders import Holders
+from kgservice.answer.floor import stem_counts
+from kgservice.answer.shape import stem
 from kgservice.expansion.lexical import LexicalUnits, UnitIndex, unit_text
 from kgservice.model import NodeKind
 from kgservice.service import KnowledgeBase
@@ -95,6 +97,8 @@ def assert_equal_to_a_rebuild(kb: KnowledgeBase, lexical: LexicalUnits, finder: 
     assert fed.contents() == built.contents()
     assert (fed.n, fed.total) == (built.n, built.total)
     assert postings(fed) == postings(built)
+    # the relevance floor's stem counts: derived from the previous index's, word by word, vs counted over a build
+    assert fed.derived(stem) == stem_counts(built.postings)
     for q in QUESTIONS:  # the same scores, to the last bit, and the same order
         assert fed.top(q, 20) == built.top(q, 20)
         assert fed.best_of(q, built.contents()) == built.best_of(q, built.contents())

@@ -12,6 +12,7 @@ from kgservice.stores.base import PrefetchedReads
 from kgservice.stores.neo4j.connection import Neo4jConnection
 
 PAGE = 5000
+BULK = 64  # more ids than this: one record of rows (get_*_bulk.cypher), not a record per row
 
 
 _RESIDENT_FIELDS = frozenset({"tau", "epsilon", "max_hops", "e0", "max_fanout", "max_fire",
@@ -36,7 +37,10 @@ class Neo4jProcedures(Neo4jConnection):
     # -- units and nodes ----------------------------------------------------------------
     def get_units(self, ids: Iterable[str]) -> list[Unit]:
         wanted = list(ids)
-        found = {r["id"]: r["json"] for r in self.read("get_units", ids=wanted)}
+        if len(wanted) > BULK:
+            found = {r[0]: r[1] for row in self.read("get_units_bulk", ids=wanted) for r in row["rows"]}
+        else:
+            found = {r["id"]: r["json"] for r in self.read("get_units", ids=wanted)}
         return [Unit.model_validate_json(found[i]) for i in wanted if i in found]
 
     def iter_units(self) -> Iterator[Unit]:
@@ -51,7 +55,11 @@ class Neo4jProcedures(Neo4jConnection):
 
     def get_nodes(self, ids: Iterable[str]) -> list[Node]:
         wanted = list(ids)
-        found = {r["id"]: r for r in self.read("get_nodes", ids=wanted)}
+        if len(wanted) > BULK:
+            found = {r[0]: {"label": r[1], "kind": r[2]} for row in self.read("get_nodes_bulk", ids=wanted)
+                     for r in row["rows"]}
+        else:
+            found = {r["id"]: r for r in self.read("get_nodes", ids=wanted)}
         return [Node(id=i, label=found[i]["label"], kind=NodeKind(found[i]["kind"])) for i in wanted if i in found]
 
     def iter_nodes(self) -> Iterator[Node]:
