@@ -178,23 +178,29 @@ def test_two_servers_and_a_worker_keep_caches_coherent_on_neo4j(tmp_path, neo4j_
         assert expand(a)["cached"] is True
 
 
-@pytest.mark.neo4j
-def test_two_servers_share_saved_results_and_community_ids_on_neo4j(tmp_path, neo4j_connection):
-    """A result saved through server A is listed by server B, and both number the graph's
-    communities alike although each process hashes strings with its own seed."""
+def _two_servers_on_the_corpus(tmp_path: Path, neo4j_connection, role: str) -> tuple[dict, dict, dict]:
+    """The environments of servers A and B on a wiped test Neo4j holding the corpus (each process
+    hashes strings with its own seed), and the headers of a new key of ``role``."""
     wipe_all(neo4j_connection)
     env_a = neo4j_env(tmp_path / "a", PYTHONHASHSEED="11")
     env_b = neo4j_env(tmp_path / "b", PYTHONHASHSEED="22")
     (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
     assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0
-    h = {"X-API-Key": new_key(env_a, "wanda", "writer")}
+    return env_a, env_b, {"X-API-Key": new_key(env_a, "ada", role)}
+
+
+@pytest.mark.neo4j
+def test_two_servers_share_saved_results_and_community_ids_on_neo4j(tmp_path, neo4j_connection):
+    """A result saved through server A is listed by server B, and both number the graph's
+    communities alike although each process hashes strings with its own seed."""
+    env_a, env_b, h = _two_servers_on_the_corpus(tmp_path, neo4j_connection, "writer")
     with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
         saved = httpx.post(a + "/v1/results", json={"question": "what causes death?", "answer": "lung cancer",
                                                    "outcome": "useful", "nodes": ["death"]}, headers=h)
         assert saved.status_code == 201, saved.text
         listed = httpx.get(b + "/v1/results", headers=h).json()
         assert listed["total"] == 1 and listed["results"][0]["name"] == saved.json()["name"]
-        assert listed["results"][0]["contributor"] == "wanda" and listed["results"][0]["source_nodes"] == ["death"]
+        assert listed["results"][0]["contributor"] == "ada" and listed["results"][0]["source_nodes"] == ["death"]
         for base in (a, b):  # each server writes its own graph.json mirror on first use
             r = httpx.post(base + "/v1/graphify/query", json={"question": "smoking"}, headers=h, timeout=60)
             assert r.status_code == 200, r.text
@@ -236,12 +242,7 @@ def test_two_servers_build_the_graphify_mirror_once_per_version_on_neo4j(tmp_pat
     gives. After an ingest, whichever server is asked first builds; the other reads it."""
     from kgservice.export.graphjson import build_graph_data
 
-    wipe_all(neo4j_connection)
-    env_a = neo4j_env(tmp_path / "a", PYTHONHASHSEED="11")
-    env_b = neo4j_env(tmp_path / "b", PYTHONHASHSEED="22")
-    (tmp_path / "corpus.units").write_text(CORPUS, "utf-8")
-    assert kg(env_a, "ingest", str(tmp_path / "corpus.units")).returncode == 0
-    h = {"X-API-Key": new_key(env_a, "ada", "admin")}
+    env_a, env_b, h = _two_servers_on_the_corpus(tmp_path, neo4j_connection, "admin")
 
     def query(base: str, question: str, found: bool = True) -> str:
         r = httpx.post(base + "/v1/graphify/query", json={"question": question}, headers=h, timeout=120)
