@@ -84,7 +84,9 @@ def option_rows(callback: Callable[..., Any]) -> list[tuple[str, str, str]]:
         base = args[0] if args else hint
         inner = [a for a in get_args(base) if a is not type(None)] or [base]
         kind = getattr(inner[0], "__name__", "value").lower()
-        rows.append((", ".join(decls), "" if kind == "bool" else f"<{kind}>", info.help or ""))
+        # typer's rich help: the long names, then the short ones in their own column
+        longs, shorts = [d for d in decls if d.startswith("--")], [d for d in decls if not d.startswith("--")]
+        rows.append((" ".join([",".join(longs), *shorts]).strip(), "" if kind == "bool" else f"<{kind}>", info.help or ""))
     rows.append(("--help", "", "Show this message and exit."))
     return rows
 
