@@ -202,8 +202,14 @@ def test_two_servers_share_saved_results_and_community_ids_on_neo4j(tmp_path, ne
         assert listed["total"] == 1 and listed["results"][0]["name"] == saved.json()["name"]
         assert listed["results"][0]["contributor"] == "ada" and listed["results"][0]["source_nodes"] == ["death"]
         for base in (a, b):  # each server writes its own graph.json mirror on first use
+            # B would read the mirror A built (built once per version); drop the stored copy so B
+            # numbers the communities itself, which is what this test is about
+            with neo4j_connection.driver.session() as s:
+                s.run("MATCH (n) WHERE n:KgMirrorChunk OR (n:KgMeta AND n.id = 'graphify_mirror') "
+                      "DETACH DELETE n").consume()
             r = httpx.post(base + "/v1/graphify/query", json={"question": "smoking"}, headers=h, timeout=60)
             assert r.status_code == 200, r.text
+            assert _mirror_counts(base, h) == (1, 0)  # built here, not read from the store
     mirrors = [json.loads((tmp_path / d / "graphify-out" / "graph.json").read_text("utf-8")) for d in ("a", "b")]
     ids = [{n["id"]: n["community"] for n in m["nodes"]} for m in mirrors]
     assert ids[0] == ids[1] and len(set(ids[0].values())) > 1
