@@ -25,7 +25,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ContextManager, Literal
 
@@ -39,6 +38,7 @@ from kgservice.ids import node_id
 from kgservice.lifecycle.model import (ChangeRecord, ChangeResult, DocumentInfo, DocumentRecord, Original,
                                        Provenance, PurgeReport, SyncReport)
 from kgservice.model import IngestReport, Unit
+from kgservice.parts import Parts
 from kgservice.stores.base import GraphStore
 from kgservice.stores.factory import missing_store, open_store
 
@@ -156,11 +156,25 @@ class KnowledgeBase:
     """One knowledge base; use it as a context manager (or call :meth:`close`)."""
 
     def __init__(self, settings: Settings | None = None):
-        self.settings = settings if settings is not None else load_settings()
-        self._open_lock = threading.RLock()  # one vector store handle, whichever thread asks first
+        self.parts = Parts(settings if settings is not None else load_settings(), validate_job=self._validate_job)
+        self._open_lock = threading.RLock()  # guards the count of asks waiting for a warm-up
         self._warm = threading.Event()  # set: no warm-up running (asks go ahead)
         self._warm.set()
         self._warm_waiters = 0  # asks waiting for a warm-up now (read by tests)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings the parts were (and will be) opened with."""
+        return self.parts.settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        self.parts.settings = value
+
+    def _validate_job(self, kind: str, payload: Any) -> Any:
+        from kgservice.jobs.run import validate_payload
+
+        return validate_payload(self.parts, kind, payload)
 
     @staticmethod
     def missing(settings: Settings) -> str | None:
@@ -174,103 +188,56 @@ class KnowledgeBase:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- the parts, opened on first use ---------------------------------------------
-    @cached_property
+    # -- the parts (kgservice.parts), opened on first use ------------------------------
+    @property
     def lexicon(self) -> Lexicon:
-        return Lexicon.load(list(self.settings.lexicon_files), self.settings.tau)
+        return self.parts.lexicon
 
-    @cached_property
+    @property
     def store(self) -> GraphStore:
-        return open_store(self.settings)
+        return self.parts.store
 
-    @cached_property
+    @property
     def embedder(self) -> Embedder:
-        from kgservice.vectors.embedder import make_embedder
+        return self.parts.embedder
 
-        return make_embedder(self.settings.embedder)
-
-    @cached_property
+    @property
     def vectors(self) -> VectorStore:
-        # under a lock, stored before it is released: two threads (a warm-up and a question)
-        # never open two handles (a local vector directory admits one)
-        with self._open_lock:
-            vs = self.__dict__.get("vectors")
-            if vs is None:
-                vs = self.__dict__["vectors"] = self.open_vectors()
-            return vs
+        return self.parts.vectors
 
-    @cached_property
+    @property
     def caches(self) -> Caches:
-        """The caches, persisted next to the store (``<data_dir>/caches.sqlite3``).
+        return self.parts.caches
 
-        Kept coherent with the store through its change log (:mod:`kgservice.stores.changelog`);
-        a store without one falls back to the unit count as the fingerprint (units are never
-        deleted, so it changes exactly when units are added). The top-k bar check uses the
-        vector store only if this process already opened it (it has, whenever an ingest just
-        embedded new nodes)."""
-        from kgservice.caches import CACHE_FILE, Caches
-
-        store = self.store
-        clock = store.version_clock()  # shared with the label and BM25 indexes: one read per request
-        feed = clock.feed if clock is not None else None
-        return Caches(
-            self.settings.kb_dir / CACHE_FILE,
-            store_state=None if feed is not None else (lambda: int(store.counts().get("units", 0))),
-            vectors=self.vectors_if_open,
-            changes=feed,
-            read_only=self.settings.read_only,
-            clock=clock,
-        )
-
-    @cached_property
+    @property
     def llm(self) -> LLM:
         """The configured model, one per knowledge base, so its usage counts accumulate."""
-        return self.new_llm()
+        return self.parts.llm
 
     def new_llm(self) -> LLM:
-        """A client of the configured model with usage counts of its own (a server gives each
-        request one), reporting how its calls end to :attr:`model_health`."""
-        from kgservice.llm import LLM
+        """A client of the configured model with usage counts of its own (:meth:`Parts.new_llm`)."""
+        return self.parts.new_llm()
 
-        return LLM.from_settings(self.settings, health=self.model_health)
-
-    @cached_property
+    @property
     def model_health(self) -> ModelHealth:
-        """The answering model's newest known status: the start-up check's, then the last real
-        call's (:mod:`kgservice.llm.health`; what ``/readyz`` reports)."""
-        from kgservice.llm.health import ModelHealth
-
-        return ModelHealth(self.settings)
+        return self.parts.model_health
 
     def open_vectors(self, recreate: bool = False) -> VectorStore:
-        """A new handle on the configured vector store (``vectors`` caches one;
-        :func:`kgservice.vectors.upkeep.open_node_vectors`)."""
-        from kgservice.vectors.upkeep import open_node_vectors
-
-        return open_node_vectors(self.settings, self.store, self.embedder, recreate)
+        """A new handle on the configured vector store (:meth:`Parts.open_vectors`)."""
+        return self.parts.open_vectors(recreate)
 
     def vectors_if_open(self) -> VectorStore | None:
-        """The vector store if this object already opened it, else None (never opens it)."""
-        return self.__dict__.get("vectors")
+        """The vector store if it is already open, else None (never opens it)."""
+        return self.parts.vectors_if_open()
 
     def reopen_vectors(self, recreate: bool = False) -> VectorStore:
-        """Close and open the vector store again; ``recreate`` drops its collection first
-        (a collection embedded with another model is only repaired that way)."""
-        old = self.__dict__.pop("vectors", None)
-        if old is not None:
-            old.close()
-        self.__dict__["vectors"] = vs = self.open_vectors(recreate=recreate)
-        return vs
+        """Close and open the vector store again (:meth:`Parts.reopen_vectors`)."""
+        return self.parts.reopen_vectors(recreate)
 
-    @cached_property
+    @property
     def node_vectors(self) -> NodeVectors:
-        """Vector upkeep (:mod:`kgservice.vectors.upkeep`): the vector side of every graph write,
-        over this knowledge base's parts (asked when used, so a reopened part is the one used)."""
-        from kgservice.vectors.upkeep import NodeVectors, UpkeepParts
-
-        return NodeVectors(self.settings, UpkeepParts(
-            store=lambda: self.store, embedder=lambda: self.embedder, caches=lambda: self.caches,
-            held=self.vectors_if_open, shared=lambda: self.vectors, open=lambda: self.open_vectors()))
+        """Vector upkeep (:mod:`kgservice.vectors.upkeep`): the vector side of every graph write."""
+        return self.parts.node_vectors
 
     def vector_writer(self) -> ContextManager[VectorStore]:
         """The vector store for one write (:meth:`NodeVectors.writer`)."""
@@ -288,16 +255,11 @@ class KnowledgeBase:
         """Embed the vectors stopped writers owed (:meth:`NodeVectors.settle_owed`)."""
         return self.node_vectors.settle_owed()
 
-    @cached_property
+    @property
     def jobs(self) -> JobQueue:
-        """The durable ingest-job queue (:mod:`kgservice.jobs`), kept by the store's backend; a
-        units payload is parsed at submit time, so bad notation is refused before it is queued."""
-        from kgservice.jobs.queue import DEFAULT_MAX_ATTEMPTS
-        from kgservice.jobs.run import validate_payload
-
-        return self.store.job_queue(self.settings.kb_dir,
-                                    validate=lambda kind, payload: validate_payload(self, kind, payload),
-                                    read_only=self.settings.read_only, max_attempts=DEFAULT_MAX_ATTEMPTS)
+        """The durable ingest-job queue (:mod:`kgservice.jobs`); a units payload is parsed at
+        submit time, so bad notation is refused before it is queued."""
+        return self.parts.jobs
 
     def key_store(self) -> KeyStore:
         """The API keys, kept by the store's backend, so every server sharing the store agrees.
@@ -311,17 +273,8 @@ class KnowledgeBase:
                                     read_only=self.settings.read_only)
 
     def forget_opened(self) -> None:
-        """Close and drop what this knowledge base opened on its files (store, vectors, caches)
-        and the indexes built from the old store object (label index, BM25 units), which hold
-        it: each reopens on next use (after ``kg restore --replace`` or a salvage swapped the
-        files)."""
-        for name in ("caches", "vectors", "entry_finder", "lexical_units", "store"):
-            obj = self.__dict__.pop(name, None)
-            if obj is not None and hasattr(obj, "close"):
-                try:
-                    obj.close()
-                except Exception:
-                    pass
+        """Close and drop what was opened on the store's files (:meth:`Parts.forget_opened`)."""
+        self.parts.forget_opened()
 
     def spread_params(self, **over: float | int) -> SpreadParams:
         """Spreading parameters: τ from the lexicon, the rest from settings; a falsy override keeps
@@ -338,33 +291,11 @@ class KnowledgeBase:
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,
                      progress: Callable[[int], None] | None = None,
                      on_vectors: Callable[[int], None] | None = None) -> IngestReport:
-        """Graph first (atomic), then vectors for the entry/derived nodes it added
-        (``on_vectors(n)`` is called when that second phase starts, with how many nodes: a
-        progress bar of the graph write would otherwise sit at 100 % while they are written).
+        """Units in one atomic batch, then the vectors of the nodes it added
+        (:func:`kgservice.pipeline.ingest.ingest_units`)."""
+        from kgservice.pipeline.ingest import ingest_units
 
-        If embedding fails after the graph batch landed, the graph is still consistent and
-        `kg doctor --repair` embeds the missing nodes; vectors never point at absent nodes."""
-        if self.settings.read_only:
-            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
-        from kgservice.stores.validate import paused_gc
-        from kgservice.vectors.embedder import runs_in_process
-
-        # The collector is held off for the whole batch when the model runs in-process (its
-        # batches allocate no cycles): otherwise its first full pass after the graph write
-        # lands in the embedding loop and walks the caller's parsed batch too (tens of
-        # thousands of pydantic objects). The pass still comes, after the batch, over what the
-        # store keeps once the caller has dropped its units, which is much cheaper.
-        # The model loads on first use, in embed_nodes, so a batch that adds no node never waits
-        # for it (loading beside the graph write saves nothing: both hold the GIL).
-        with (paused_gc() if embed and runs_in_process(self.embedder) else nullcontext(),
-              self.owing_vectors() if embed else nullcontext()):
-            report = self.store.ingest(units, progress=progress)
-            if embed and report.new_embeddable_nodes:
-                if on_vectors is not None:
-                    on_vectors(len(report.new_embeddable_nodes))
-                self.embed_nodes(report.new_embeddable_nodes, known=report.new_labels)
-        self.caches.invalidate(report.touched_nodes)
-        return report
+        return ingest_units(self.parts, units, embed=embed, progress=progress, on_vectors=on_vectors)
 
     def ingest_notation(self, text: str, *, doc: str = "<text>", embed: bool = True) -> IngestReport:
         """Units written in the notation (no LLM), e.g. ``"{cat} [is a] {mammal}"``."""
@@ -388,7 +319,7 @@ class KnowledgeBase:
         """Text / Markdown files through LLM extraction; idempotent per document content."""
         from kgservice.pipeline.ingest import ingest_text
 
-        return ingest_text(self, paths, mode, progress=progress, embed=embed, force=force)
+        return ingest_text(self.parts, paths, mode, progress=progress, embed=embed, force=force)
 
     # -- the lifecycle (kgservice.lifecycle): documents, replace, forget, retract, undo ---------
     def ingest_paths(self, paths: Sequence[Path | str], mode: str | None = None, *, doc_id: str | None = None,
@@ -409,38 +340,17 @@ class KnowledgeBase:
         text events of :meth:`ingest_text` (``start``, ``chunk``, ``document``)."""
         from kgservice.lifecycle.files import ingest_documents
 
-        with self.owing_vectors() if embed else nullcontext():
-            return ingest_documents(self, paths, mode, doc_id=doc_id, embed=embed, force=force, progress=progress)
+        return ingest_documents(self.parts, paths, mode, doc_id=doc_id, embed=embed, force=force, progress=progress)
 
     def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
                         root: str | None = None, expect_version: int | None = None, embed: bool = True,
                         force: bool = False, source: Source | None = None) -> ChangeResult:
-        """``text`` as the current version of document ``doc_id`` (a relative path): the first
-        version is ingested, a new one replaces the old one's units (unchanged units keep their
-        ids, units no longer stated are retracted unless another document states them, only
-        changed chunks are extracted again); the same content again changes nothing. ``mode``:
-        ``manual`` for unit notation, ``summary``/``detail`` for text (default: by the id's suffix).
+        """``text`` as the current version of document ``doc_id``: ingested, replacing the old
+        version's units, or nothing when unchanged (:func:`kgservice.lifecycle.text.ingest_document`)."""
+        from kgservice.lifecycle.text import ingest_document
 
-        Changes of one document are serialised (:func:`kgservice.lifecycle.ops.document_claim`);
-        ``expect_version``: the version this new one is based on (0: none yet); another current
-        version is a :class:`~kgservice.stores.base.IngestConflict` and changes nothing.
-        ``source``: the converted file (PDF, DOCX, ...) ``text`` was made from
-        (:func:`kgservice.convert.source.read_source`): its format, page starts and original
-        bytes are kept with the document, so a citation names and shows its page."""
-        from kgservice.lifecycle.ops import check_doc_id, check_version, document_claim
-        from kgservice.lifecycle.text import ingest_document_notation, ingest_document_text
-        from kgservice.pipeline.ingest import content_hash
-
-        if self.settings.read_only:  # also when nothing would change: a read-only service refuses every write
-            raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
-        doc_id = check_doc_id(doc_id)
-        m = self.document_mode(doc_id, mode)
-        with document_claim([doc_id]):
-            check_version(self, doc_id, content_hash(text), m, expect_version)
-            if m == "manual":
-                return ingest_document_notation(self, doc_id, text, title=title, root=root, embed=embed, force=force)
-            return ingest_document_text(self, doc_id, text, m, title=title, root=root, embed=embed, force=force,
-                                        source=source)
+        return ingest_document(self.parts, doc_id, text, mode=mode, title=title, root=root,
+                               expect_version=expect_version, embed=embed, force=force, source=source)
 
     @staticmethod
     def document_mode(doc_id: str, mode: str | None = None) -> str:
@@ -467,8 +377,7 @@ class KnowledgeBase:
         ones replaced, files gone forgotten (``delete=False`` keeps them)."""
         from kgservice.lifecycle.sync import sync
 
-        with self.owing_vectors():
-            return sync(self, Path(folder), delete=delete, mode=mode, progress=progress)
+        return sync(self.parts, Path(folder), delete=delete, mode=mode, progress=progress)
 
     def documents(self) -> list[DocumentInfo]:
         """Every document (no text), by id."""
@@ -499,10 +408,9 @@ class KnowledgeBase:
 
     def forget(self, doc_ids: Sequence[str]) -> ChangeResult:
         """Remove documents; their units leave every read path unless another document states them."""
-        from kgservice.lifecycle.ops import document_claim, forget
+        from kgservice.lifecycle.ops import forget_documents
 
-        with document_claim(list(doc_ids)):
-            return forget(self, doc_ids)
+        return forget_documents(self.parts, doc_ids)
 
     def retract(self, unit_ids: Sequence[str], reason: str, *, user: str | None = None) -> ChangeResult:
         """Take units out of the graph (kept, with the reason, until purged). ``user``: who the
@@ -512,7 +420,7 @@ class KnowledgeBase:
         from kgservice.stores.changelog import attributed
 
         with attributed(user) if user else nullcontext():
-            return retract(self, unit_ids, reason)
+            return retract(self.parts, unit_ids, reason)
 
     def undo(self, change_id: str, *, user: str | None = None) -> ChangeResult:
         """Undo any lifecycle change (an undo included) as a new change. ``user``: who the
@@ -521,25 +429,25 @@ class KnowledgeBase:
         from kgservice.stores.changelog import attributed
 
         with attributed(user) if user else nullcontext():
-            return undo(self, change_id)
+            return undo(self.parts, change_id)
 
     def history(self, target: str | None = None) -> list[ChangeRecord]:
         """Lifecycle changes, oldest first; ``target``: a document or unit id."""
         from kgservice.lifecycle.ops import history
 
-        return history(self, target)
+        return history(self.parts, target)
 
     def purge(self, retracted_before: str, *, yes: bool = False) -> PurgeReport:
         """Hard delete of units retracted (and document texts forgotten) before a date."""
         from kgservice.lifecycle.ops import purge
 
-        return purge(self, retracted_before, yes=yes)
+        return purge(self.parts, retracted_before, yes=yes)
 
     def provenance(self, unit_id: str) -> list[Provenance]:
         """The documents stating a unit, with line ranges and the source lines."""
         from kgservice.lifecycle.ops import provenance
 
-        return provenance(self, unit_id)
+        return provenance(self.parts, unit_id)
 
     def warm_up(self) -> None:
         """Load now what the first question would otherwise load on a user's clock: the asking
@@ -603,7 +511,7 @@ class KnowledgeBase:
         from kgservice.pipeline.asking import ask
 
         self._after_warm_up()
-        return ask(self, question, trace=trace, params=params, llm=llm or self.llm, on_round=on_round,
+        return ask(self.parts, question, trace=trace, params=params, llm=llm or self.llm, on_round=on_round,
                    on_stream=on_stream)
 
     def unit(self, unit_id: str) -> UnitRecord | None:
@@ -668,18 +576,14 @@ class KnowledgeBase:
             raise InvalidArgument(f"top_k (--top-k) must be at least 1, got {top_k}")
         return self.entry(text, top_k=top_k, threshold=threshold)
 
-    @cached_property
+    @property
     def entry_finder(self) -> EntryFinder:
-        from kgservice.entry import EntryFinder
+        return self.parts.entry_finder
 
-        return EntryFinder(self.store, self.embedder.embed, self.vectors)
-
-    @cached_property
+    @property
     def lexical_units(self) -> LexicalUnits:
         """BM25 over the stored unit text (:mod:`kgservice.expansion.lexical`), for retrieval."""
-        from kgservice.expansion.lexical import LexicalUnits
-
-        return LexicalUnits(self.store)
+        return self.parts.lexical_units
 
     def entry(self, question: str, qvec: Any = None, hits: Any = None, **params: Any) -> EntryResult:
         """Entry nodes of a question without an LLM (:mod:`kgservice.entry`): names + vectors,
@@ -695,7 +599,7 @@ class KnowledgeBase:
         lexical hop's unit. ``params``: RetrieveParams fields (``hop_weight=0.5`` turns the hop on)."""
         from kgservice.expansion.retrieve import RetrieveParams, retrieve
 
-        return retrieve(self, question, RetrieveParams(**params) if params else None)
+        return retrieve(self.parts, question, RetrieveParams(**params) if params else None)
 
 
     def expand(self, seeds: str | Sequence[str], mode: ExpandMode = "directed", *,
@@ -772,7 +676,7 @@ class KnowledgeBase:
         mem = memory_dir or path.parent / "memory"
         fed = None
         if feed_memory and not self.settings.read_only:
-            fed = ingest_saved_results(self, mem if mem.is_dir() else None, path if path.exists() else None)
+            fed = ingest_saved_results(self.parts, mem if mem.is_dir() else None, path if path.exists() else None)
         counts = write_graph_json(self.store, path, communities=communities,
                                   store_communities=not self.settings.read_only)
         return ExportReport(path, counts, mem if fed is not None and mem.is_dir() else None, fed)
@@ -811,7 +715,7 @@ class KnowledgeBase:
         """Check the graph against its units (and vectors against nodes); ``repair`` fixes what it can."""
         from kgservice.admin import doctor
 
-        return doctor.repair(self, vectors=vectors) if repair else doctor.check(self, vectors=vectors)
+        return doctor.repair(self.parts, vectors=vectors) if repair else doctor.check(self.parts, vectors=vectors)
 
     def salvage(self, vectors: bool = True) -> tuple[dict[str, Any], DoctorReport]:
         """A damaged embedded store, or one missing its snapshot: rebuild it from every intact
@@ -820,11 +724,11 @@ class KnowledgeBase:
         from kgservice.admin import doctor
         from kgservice.admin.recover import salvage
 
-        if not doctor.check(self, vectors=False).unopenable:
+        if not doctor.check(self.parts, vectors=False).unopenable:
             raise InputError("the store opens and verifies: nothing to salvage "
                              "(`kg doctor --repair` fixes drifted indexes and vectors)")
-        salvaged = salvage(self)
-        return salvaged, doctor.repair(self, vectors=vectors)
+        salvaged = salvage(self.parts)
+        return salvaged, doctor.repair(self.parts, vectors=vectors)
 
     def dump(self, path: Path | str) -> dict[str, Any]:
         """Every unit and node label to one portable, checksummed file."""
@@ -837,15 +741,15 @@ class KnowledgeBase:
         """Units from a dump, verified whole before anything is written."""
         from kgservice.admin.backup import restore
 
-        return restore(self, path, replace=replace, merge=merge, embed=embed)
+        return restore(self.parts, path, replace=replace, merge=merge, embed=embed)
 
     def migrate(self, dry_run: bool = False) -> Any:
         """``kg migrate``: every pending schema step of the store (those that lock out older
         releases included), or with ``dry_run`` the list of them; a MigrationReport."""
         from kgservice.stores.schema import migrate
 
-        if "store" not in self.__dict__:  # opened without applying steps, so the report shows them
-            self.__dict__["store"] = open_store(self.settings, schema_mode="check")
+        if not self.parts.is_open("store"):  # opened without applying steps, so the report shows them
+            self.parts.__dict__["store"] = open_store(self.settings, schema_mode="check")
         return migrate(self.store.schema_record(), read_only=self.settings.read_only, dry_run=dry_run)
 
     def cache_stats(self) -> dict[str, Any]:
@@ -861,11 +765,4 @@ class KnowledgeBase:
         return self.node_vectors.embed(ids, batch, flush, known)
 
     def close(self) -> None:
-        if "jobs" in self.__dict__:
-            self.jobs.close()
-        if "caches" in self.__dict__:
-            self.caches.close()
-        if "vectors" in self.__dict__:
-            self.vectors.close()
-        if "store" in self.__dict__:
-            self.store.close()
+        self.parts.close()

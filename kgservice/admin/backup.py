@@ -51,6 +51,7 @@ from pydantic import ValidationError
 
 from kgservice.admin.recover import dependency_order
 from kgservice.model import Node, NodeKind, Unit
+from kgservice.pipeline.ingest import ingest_units
 from kgservice.stores.factory import capabilities
 from kgservice.stores.shared import MergeDecision, SavedResult
 from kgservice.notation.serializer import format_unit
@@ -58,7 +59,7 @@ from kgservice.stores.base import GraphStore
 from kgservice.stores.validate import prepare_batch
 
 if TYPE_CHECKING:
-    from kgservice.parts import Administering
+    from kgservice.parts import Parts
     from kgservice.stores.embedded.files import EmbeddedFiles
 
 FORMAT = 1
@@ -358,21 +359,21 @@ def check_units(d: Dump, lexicon: Any, path: Path | str) -> None:
                         + "\n  ".join(problems[:20]) + more)
 
 
-def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
+def restore(parts: Parts, path: Path | str, *, replace: bool = False, merge: bool = False, embed: bool = True,
             progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Restore a verified dump into the knowledge base's store.
 
     The target must be empty, unless ``merge`` (add to it: identical units count as
     unchanged, a conflicting one rejects the whole restore before anything is written) or
     ``replace`` (wipe it - graph, vectors, caches - after the dump and the batch were verified)."""
-    if kb.settings.read_only:
+    if parts.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); restore refused")
     d = read_dump(path)
-    check_units(d, kb.lexicon, path)
-    files = capabilities(kb.settings).files if replace else None
+    check_units(d, parts.lexicon, path)
+    files = capabilities(parts.settings).files if replace else None
     if files is not None:  # a store of files: built beside and swapped in
-        return _replace_beside(kb, files, d, path, embed=embed, progress=progress)
-    store: GraphStore = kb.store
+        return _replace_beside(parts, files, d, path, embed=embed, progress=progress)
+    store: GraphStore = parts.store
     before = store.counts().get("units", 0)
     if before and not (merge or replace):
         raise TargetNotEmpty(f"the target store already holds {before} unit(s); restore into an empty store, "
@@ -393,17 +394,17 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
 
         store.mark_restore(restore_record(path, len(d.units)))  # before the wipe: see interrupted_restore
         store.wipe()  # logs "everything" changes: every server's caches clear
-        _clear_vectors(kb)
+        _clear_vectors(parts)
         record_change(store, [], everything=True)  # and again once the old vectors are gone too
         try:
-            kb.caches.clear()
+            parts.caches.clear()
         except Exception:  # a missing or broken cache file must not block a restore
             pass
     _restore_lifecycle(store, d, archive_only=True)  # units that supersede archived ones are then valid
     added = unchanged = 0
     for i in range(0, len(d.units), CHUNK):
         try:
-            rep = kb.ingest_units(d.units[i:i + CHUNK], embed=embed)
+            rep = ingest_units(parts, d.units[i:i + CHUNK], embed=embed)
         except Exception as exc:
             if not replace:
                 raise
@@ -422,7 +423,7 @@ def restore(kb: Administering, path: Path | str, *, replace: bool = False, merge
     relabeled = store.relabel_nodes(relabel) if relabel else 0
     aliased = store.add_aliases(d.aliases) if d.aliases else 0
     if embed and relabel:
-        kb.node_vectors.embed([n.id for n in store.get_nodes(list(relabel)) if n.kind != NodeKind.LITERAL])
+        parts.node_vectors.embed([n.id for n in store.get_nodes(list(relabel)) if n.kind != NodeKind.LITERAL])
     _restore_lifecycle(store, d)
     present = {x.id for x in store.get_units([u.id for u in d.units])}
     missing = [u.id for u in d.units if u.id not in present]
@@ -457,7 +458,7 @@ def restore_record(path: Path | str, units: int) -> dict[str, Any]:
             "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
-def _replace_beside(kb: Administering, files: EmbeddedFiles, d: Dump, path: Path | str, *, embed: bool,
+def _replace_beside(parts: Parts, files: EmbeddedFiles, d: Dump, path: Path | str, *, embed: bool,
                     progress: Callable[[int], None] | None) -> dict[str, Any]:
     """``--replace`` on the embedded store: the new store is built beside the old one and swapped
     in only when complete (kgservice.admin.recover), so a full disk or a crash never costs the old
@@ -476,20 +477,20 @@ def _replace_beside(kb: Administering, files: EmbeddedFiles, d: Dump, path: Path
     except OSError as exc:
         raise StoreError(f"restore failed while building the new store beside the old one ({exc}); the old "
                          "store is unchanged and the partial new one was removed") from None
-    kb.forget_opened()
+    parts.forget_opened()
     files.swap_in(new)
-    caches = recover.reset_caches(kb)
-    saved = _restore_saved_results(kb.store, d)  # shared.sqlite3 is beside the graph: the swap kept it
-    decisions = restore_merge_decisions(kb.store, d.merge_decisions)  # kept there too
+    caches = recover.reset_caches(parts)
+    saved = _restore_saved_results(parts.store, d)  # shared.sqlite3 is beside the graph: the swap kept it
+    decisions = restore_merge_decisions(parts.store, d.merge_decisions)  # kept there too
     info = {"path": str(path), "units": len(d.units), "units_added": len(d.units), "units_unchanged": 0,
             "nodes": len(d.nodes), "labels_restored": relabeled, "aliases_restored": len(d.aliases),
             "saved_results_restored": saved, "merge_decisions_restored": decisions, "replaced": True, "caches": caches,
             "dumped_at": d.header.get("created_at"), "dumped_from": d.header.get("backend")}
     try:
-        _clear_vectors(kb)
+        _clear_vectors(parts)
         if embed:
-            info["vectors_embedded"] = kb.node_vectors.embed(
-                [n.id for n in kb.store.iter_nodes() if n.kind != NodeKind.LITERAL])
+            info["vectors_embedded"] = parts.node_vectors.embed(
+                [n.id for n in parts.store.iter_nodes() if n.kind != NodeKind.LITERAL])
     except Exception as exc:
         raise StoreError(f"the graph was restored ({len(d.units)} units), but its vectors were not: "
                          f"{type(exc).__name__}: {exc}; run `kg doctor --repair` to embed them") from None
@@ -544,14 +545,14 @@ def restore_merge_decisions(store: GraphStore, decisions: Iterable[MergeDecision
     return added
 
 
-def _clear_vectors(kb: Administering) -> None:
+def _clear_vectors(parts: Parts) -> None:
     """Drop every vector of a wiped graph (if a vector store is configured and opens)."""
     from kgservice.vectors import VectorStoreMismatch
 
     try:
-        vs = kb.vectors
+        vs = parts.vectors
     except VectorStoreMismatch:
-        vs = kb.reopen_vectors(recreate=True)
+        vs = parts.reopen_vectors(recreate=True)
     ids = vs.ids()
     if ids:
         vs.delete(sorted(ids))

@@ -52,7 +52,7 @@ from kgservice.stores.facts import unit_facts
 from kgservice.stores.validate import unit_text_problems
 
 if TYPE_CHECKING:
-    from kgservice.parts import Administering
+    from kgservice.parts import Parts
 
 SHOW = 20  # examples listed per finding
 
@@ -278,11 +278,11 @@ def _alias_findings(aliases: dict[str, str], unit_ids: set[str], archived: Itera
 
 # -- vectors ---------------------------------------------------------------------------------
 
-def _vector_ids(kb: Administering, report: DoctorReport) -> set[str] | None:
+def _vector_ids(parts: Parts, report: DoctorReport) -> set[str] | None:
     from kgservice.vectors import VectorStoreMismatch
 
     try:
-        vs = kb.vectors
+        vs = parts.vectors
         ids = vs.ids()
     except VectorStoreMismatch as exc:
         report.findings.append(Finding("vector_collection", "model mismatch", 1, [str(exc)]))
@@ -307,7 +307,7 @@ def _vector_findings(ids: set[str], nodes: dict[str, str]) -> list[Finding]:
     return out
 
 
-def _resume_restore(kb: Administering, finding: Finding, vectors: bool) -> dict[str, Any]:
+def _resume_restore(parts: Parts, finding: Finding, vectors: bool) -> dict[str, Any]:
     """Run the interrupted replace restore again from its dump, if that file is still the one it
     started from (identical units count as unchanged, so resuming is the same as redoing)."""
     from pathlib import Path
@@ -322,34 +322,34 @@ def _resume_restore(kb: Administering, finding: Finding, vectors: bool) -> dict[
     if file_sha256(path) != digest:
         raise StoreError(f"the interrupted restore's dump {path} has changed since the restore started: run "
                          f"`kg restore {path} --replace --yes` if it is the dump you want")
-    return restore(kb, path, replace=True, embed=vectors)
+    return restore(parts, path, replace=True, embed=vectors)
 
 
-def _file_findings(kb: Administering) -> list[Finding]:
+def _file_findings(parts: Parts) -> list[Finding]:
     from kgservice.admin.service_files import damaged_files
 
     return [Finding("service_files", "damaged", 1, [f.line()], category="damaged",
                     fix=f"`kg doctor --repair` sets {f.path.name} aside and starts a new one: {f.consequence}")
-            for f in damaged_files(kb.settings)]
+            for f in damaged_files(parts.settings)]
 
 
 # -- the two entry points ---------------------------------------------------------------------
 
-def check(kb: Administering, vectors: bool = True) -> DoctorReport:
+def check(parts: Parts, vectors: bool = True) -> DoctorReport:
     """Compare the store (and, with ``vectors``, the vector store) with what the units imply,
     after checking the service's own files (:mod:`kgservice.admin.service_files`)."""
-    files = _file_findings(kb)
+    files = _file_findings(parts)
     try:
-        store: GraphStore = kb.store
+        store: GraphStore = parts.store
     except StoreDamaged as exc:  # nothing else can be trusted (vectors are compared with the graph)
-        report = DoctorReport(backend=kb.settings.backend, vector_note="vectors not checked: the store does not open")
+        report = DoctorReport(backend=parts.settings.backend, vector_note="vectors not checked: the store does not open")
         report.findings.append(Finding("store", exc.kind, 1, [exc.detail], repairable=False, category=exc.kind,
                                        fix=exc.fix))
         report.findings += files
         return report
     from kgservice.deployment import vector_placement
 
-    report = DoctorReport(backend=store.backend, vector_placement=vector_placement(kb.settings).to_dict())
+    report = DoctorReport(backend=store.backend, vector_placement=vector_placement(parts.settings).to_dict())
     report.findings += files
     interrupted = store.interrupted_restore()
     if interrupted is not None:  # part old content, part dump: comparing it with its units means nothing
@@ -363,7 +363,7 @@ def check(kb: Administering, vectors: bool = True) -> DoctorReport:
             fix=f"`kg doctor --repair` resumes the restore from {interrupted['path']} (or run "
                 f"`kg restore {interrupted['path']} --replace --yes` again)"))
         return report
-    ids = _vector_ids(kb, report) if vectors else None  # before the graph: see the module doc
+    ids = _vector_ids(parts, report) if vectors else None  # before the graph: see the module doc
     if not vectors:
         report.vector_note = "not checked"
     try:
@@ -384,22 +384,22 @@ def check(kb: Administering, vectors: bool = True) -> DoctorReport:
     return report
 
 
-def repair(kb: Administering, report: DoctorReport | None = None, vectors: bool = True) -> DoctorReport:
+def repair(parts: Parts, report: DoctorReport | None = None, vectors: bool = True) -> DoctorReport:
     """Fix what :func:`check` found (running it first if ``report`` is None); returns the report
     with ``repaired`` (what was done) and ``after`` (a fresh check) filled in."""
-    if kb.settings.read_only:
+    if parts.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg doctor --repair refused")
-    report = report or check(kb, vectors=vectors)
+    report = report or check(parts, vectors=vectors)
     done: dict[str, Any] = {}
     if report.of("service_files"):
         from kgservice.admin.service_files import damaged_files, rebuild
 
         done["service_files"] = {str(f.path): f"set aside as {rebuild(f)}; {f.consequence}"
-                                 for f in damaged_files(kb.settings)}
+                                 for f in damaged_files(parts.settings)}
     if report.of("restore"):
-        done["restore"] = _resume_restore(kb, report.of("restore")[0], vectors)
+        done["restore"] = _resume_restore(parts, report.of("restore")[0], vectors)
         report.repaired = done
-        report.after = check(kb, vectors=vectors)
+        report.after = check(parts, vectors=vectors)
         return report
     if report.unopenable:  # never re-derive from damaged files: say what fixes them instead
         report.repaired = {**done, "refused": "the store is " + report.findings[0].category}
@@ -407,51 +407,51 @@ def repair(kb: Administering, report: DoctorReport | None = None, vectors: bool 
     graph = [f for f in report.findings if f.check in GRAPH_CHECKS and f.repairable]
     if graph:
         owners = sorted({u for f in graph for u in f.units})
-        done["graph"] = kb.store.rebuild_indexes(owners)
+        done["graph"] = parts.store.rebuild_indexes(owners)
         done["graph"]["units_asked"] = len(owners)
         try:
-            done["caches_cleared"] = kb.caches.clear()
+            done["caches_cleared"] = parts.caches.clear()
         except Exception as exc:  # caches are an optimisation; say so and go on
             done["caches_cleared"] = f"failed: {type(exc).__name__}: {exc}"
     shadowed = [d for f in report.of("aliases", ALIAS_SHADOWED) for d in f.units]
     if shadowed:
-        done["aliases_removed"] = kb.store.remove_aliases(shadowed)
+        done["aliases_removed"] = parts.store.remove_aliases(shadowed)
     if vectors:
         from kgservice.stores.changelog import record_change
 
-        nodes = {n.id: n.kind.value for n in kb.store.iter_nodes()}
+        nodes = {n.id: n.kind.value for n in parts.store.iter_nodes()}
         embeddable = sorted(n for n, k in nodes.items() if k != NodeKind.LITERAL.value)
         if report.of("vector_collection"):
-            kb.reopen_vectors(recreate=True)
+            parts.reopen_vectors(recreate=True)
             done["vectors_recreated"] = True
-            done["vectors_embedded"] = kb.node_vectors.embed(embeddable)
+            done["vectors_embedded"] = parts.node_vectors.embed(embeddable)
             # every top-k result may differ now: every server's caches clear
-            record_change(kb.store, [], everything=True)
+            record_change(parts.store, [], everything=True)
         else:
             # a writer that died before flushing: the knowledge base restores exactly that first
             # (the next write would), so the vectors are not embedded twice
-            restored = kb.node_vectors.restore_lost()
+            restored = parts.node_vectors.restore_lost()
             if restored:
                 done["vectors_restored"] = restored
-            have = kb.vectors.ids()
+            have = parts.vectors.ids()
             stray = sorted(have - set(embeddable))
             if stray:
-                kb.vectors.delete(stray)
+                parts.vectors.delete(stray)
             missing = sorted(set(embeddable) - have)
             done["vectors_deleted"] = len(stray)
-            done["vectors_embedded"] = kb.node_vectors.embed(missing) if missing else 0
+            done["vectors_embedded"] = parts.node_vectors.embed(missing) if missing else 0
             from kgservice.vectors.owed import OwedVectors
 
-            owed = OwedVectors(kb.settings.kb_dir)  # what stopped writers owed is embedded now
+            owed = OwedVectors(parts.settings.kb_dir)  # what stopped writers owed is embedded now
             owed.clear(owed.stale())
             if stray or missing:  # top-k lists these nodes left or may now enter: invalidated everywhere
-                record_change(kb.store, stray + missing)
-            kb.caches.invalidate(stray + missing)
+                record_change(parts.store, stray + missing)
+            parts.caches.invalidate(stray + missing)
             # Neo4j's vector index: one population again, the shape of a freshly built index
             # (small ingests each left a Lucene segment that every search walks in full)
-            rebuild = getattr(kb.vectors, "rebuild_index", None)
+            rebuild = getattr(parts.vectors, "rebuild_index", None)
             if rebuild is not None:
                 done["vector_index_rebuilt"] = rebuild()
     report.repaired = done
-    report.after = check(kb, vectors=vectors)
+    report.after = check(parts, vectors=vectors)
     return report

@@ -27,7 +27,7 @@ from kgservice.model import Unit
 from kgservice.stores.factory import capabilities
 
 if TYPE_CHECKING:
-    from kgservice.parts import Administering
+    from kgservice.parts import Parts
 
 # measured: a store takes about 0.4x its dump per file and about 0.8x at the peak of a
 # compaction (journal + new snapshot); 1.2x leaves room
@@ -55,11 +55,11 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def reset_caches(kb: Administering) -> str:
+def reset_caches(parts: Parts) -> str:
     """The query caches describe the old store: delete their file (they rebuild themselves)."""
     from kgservice.caches import CACHE_FILE
 
-    p = Path(kb.settings.kb_dir) / CACHE_FILE
+    p = Path(parts.settings.kb_dir) / CACHE_FILE
     for q in (p, p.with_name(p.name + "-journal"), p.with_name(p.name + "-wal")):
         try:
             q.unlink(missing_ok=True)
@@ -87,19 +87,19 @@ def drop_dangling(units: Iterable[Unit], known: Iterable[str] = ()) -> tuple[lis
     return list(keep.values()), sorted(dropped)
 
 
-def salvage(kb: Administering, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def salvage(parts: Parts, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """``kg doctor --salvage``: a new embedded store from every intact record of the current one,
     swapped in; the damaged directory is kept beside it (``graph.damaged-<time>``)."""
     from kgservice.stores.validate import unit_text_problems
 
-    if kb.settings.read_only:
+    if parts.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); kg doctor --salvage refused")
-    files = capabilities(kb.settings).files
+    files = capabilities(parts.settings).files
     if files is None:
         raise StoreError("kg doctor --salvage is for the embedded store; Neo4j keeps its own transaction log "
                          "(restore a damaged database with `kg restore DUMP --replace --yes`)")
     target = files.graph
-    kb.forget_opened()
+    parts.forget_opened()
     intact = files.read_intact()
     units, labels, notes, aliases = intact.units, intact.labels, intact.notes, intact.aliases
     invalid = sorted(u.id for u in units if unit_text_problems(u))
@@ -116,7 +116,7 @@ def salvage(kb: Administering, progress: Callable[[int], None] | None = None) ->
     kept = target.with_name(f"{target.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
     files.swap_in(new, keep_old=kept)
     return {"units_kept": len(units), "units_dropped_invalid": invalid, "units_dropped_dangling": dangling,
-            "notes": notes, "damaged_files_kept_in": str(kept), "caches": reset_caches(kb)}
+            "notes": notes, "damaged_files_kept_in": str(kept), "caches": reset_caches(parts)}
 
 
 def salvaged_lifecycle(life: Any, kept: set[str],

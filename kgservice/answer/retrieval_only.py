@@ -21,9 +21,8 @@ from kgservice.config import DEFAULT_LLM_MODEL
 from kgservice.answer.graph_words import concept_lacking, known_in
 
 if TYPE_CHECKING:
-    from kgservice.config import Settings
     from kgservice.model import Unit
-    from kgservice.parts import Retrieving
+    from kgservice.parts import Parts
     from kgservice.stores.base import GraphStore
 
 NO_MODEL_NOTE = (f"no model configured ({DEFAULT_LLM_MODEL} has no recorded response): this answer lists the "
@@ -31,11 +30,6 @@ NO_MODEL_NOTE = (f"no model configured ({DEFAULT_LLM_MODEL} has no recorded resp
                  "llm_model in the config file) to a litellm model, or kgoffline/rules for the offline stand-in")
 TOP_UNITS = 3
 _MARKUP = re.compile(r"[{}\[\]]")
-
-
-def no_model_configured(settings: Settings, model: str | None) -> bool:
-    """True when the answering model is the default and nobody chose it."""
-    return model == DEFAULT_LLM_MODEL and not settings.llm_model_chosen
 
 
 def unit_sentence(unit: Unit) -> str:
@@ -79,32 +73,32 @@ class AnswerUnits:
     matches: list[Match] = field(default_factory=list)
 
 
-def answer_units(kb: Retrieving, question: str, top: int = TOP_UNITS, retrieval: Any = None,
+def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: Any = None,
                  judge: int = TOP) -> AnswerUnits:
     """The ``top`` units that best answer the question among the no-LLM retrieval's pool
     (:func:`kgservice.answer.shape.rank`), and the relevance floor's verdict on the ``judge``
     best (:func:`kgservice.answer.floor.relevance`), those it rests on first
     (:func:`kgservice.answer.floor.about_first`): none ("not in the graph") gives no units.
 
-    The model-backed path asks the same before spending a call: ``answer_units(kb,
+    The model-backed path asks the same before spending a call: ``answer_units(parts,
     question).relevance.found``. ``retrieval``: the default retrieval of ``question`` when the caller has it."""
     if retrieval is None:
         from kgservice.expansion.retrieve import retrieve
 
-        retrieval = retrieve(kb, question)
+        retrieval = retrieve(parts, question)
     found = retrieval
     if not found.entry.named and not found.lexical:
         # nothing named, no word shared: only vector neighbours, too weak to claim the question
         # is about the graph (the rule of the drill-down's entry fallback)
         return AnswerUnits([], Relevance(NONE, (), "the question names nothing in the graph"))
-    units = kb.store.get_units([u.id for u in found.units])
-    cands, scores = candidates(kb, found, units), {u.id: u.score for u in found.units}
+    units = parts.store.get_units([u.id for u in found.units])
+    cands, scores = candidates(parts, found, units), {u.id: u.score for u in found.units}
     cands.sort(key=lambda c: -scores.get(c.id, 0.0))
     by_cand = {c.id: c for c in cands}
-    units_ix, labels = kb.lexical_units.index(), kb.entry_finder.index()
+    units_ix, labels = parts.lexical_units.index(), parts.entry_finder.index()
     ranked = rank(question, cands)
     rel = relevance(question, ranked, by_cand, known_in(units_ix),
-                    lambda name: bool(concept_lacking(name, kb.store, units_ix, labels)[1]), top=judge)
+                    lambda name: bool(concept_lacking(name, parts.store, units_ix, labels)[1]), top=judge)
     if not rel.found:
         return AnswerUnits([], rel, ranked)
     ranked = about_first(question, ranked, by_cand, judge)
@@ -112,17 +106,17 @@ def answer_units(kb: Retrieving, question: str, top: int = TOP_UNITS, retrieval:
     return AnswerUnits([by_id[m.id] for m in ranked[:top]], rel, ranked)
 
 
-def candidates(kb: Retrieving, found: Any, units: list[Unit]) -> list[Candidate]:
+def candidates(parts: Parts, found: Any, units: list[Unit]) -> list[Candidate]:
     """The retrieval's pool as :class:`kgservice.answer.shape.Candidate`: each unit's sides
     (subject, node arguments, node modifiers), literals, predicate, family words, and which
     sides are nodes the question names (the entry step's named nodes and their synonyms)."""
-    store = kb.store
+    store = parts.store
     named: set[str] = set()
     for n in found.entry.named:
         named.add(n)
         named.update(store.synonym_class(n))
     scores = {u.id: u.score for u in found.units}
-    family = _family_words(kb.lexicon)
+    family = _family_words(parts.lexicon)
     out = []
     for u in units:
         values = list(u.args) + [m.value for m in u.mods]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kgservice.parts import Graph
+    from kgservice.parts import Parts
 
 
 def source_ref(doc: str, lines: Sequence[int] | None) -> str:
@@ -20,7 +20,7 @@ def source_ref(doc: str, lines: Sequence[int] | None) -> str:
     return f"{doc}:{a}" if a == b else f"{doc}:{a}-{b}"
 
 
-def cited_sources(kb: Graph, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
+def cited_sources(parts: Parts, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
     """One row per (cited unit, document stating it), in citation order: ``unit``, ``doc``,
     ``lines``, ``snippet``, ``ref``. A unit no document states (ingested before documents
     existed) has one row with the name it was ingested under and no lines. Three store reads
@@ -30,7 +30,7 @@ def cited_sources(kb: Graph, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
     ids = list(dict.fromkeys(u.lstrip("#") for u in unit_ids))
     if not ids:
         return []
-    store = kb.store
+    store = parts.store
     stated = store.stated_by(ids)
     docs = {d.id: d for d in store.documents(sorted({d for ds in stated.values() for d in ds}))}
     bare = {u.id: u for u in store.get_units([i for i in ids if not any(d in docs for d in stated.get(i, []))])}

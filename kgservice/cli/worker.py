@@ -40,7 +40,7 @@ def worker(
             from prometheus_client import start_http_server
 
             start_http_server(metrics_port, addr="127.0.0.1")
-        w = Worker(kb, worker_id=worker_id, lease_s=lease, log=lambda m: err.print(m, highlight=False, markup=False))
+        w = Worker(kb.parts, worker_id=worker_id, lease_s=lease, log=lambda m: err.print(m, highlight=False, markup=False))
 
         def stop(signum: int, frame: object) -> None:
             w.stop.set()  # finish the job in hand, then exit

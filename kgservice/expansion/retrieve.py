@@ -1,4 +1,4 @@
-"""The project's no-LLM retrieval: question -> ranked units (``kb.retrieve``; the answer with no
+"""The project's no-LLM retrieval: question -> ranked units (``parts.retrieve``; the answer with no
 model configured cites its best units; the LLM drill-down of ``kg ask`` has its own entry step).
 
 1. entry nodes from the question (:mod:`kgservice.entry`: names + vectors, by specificity);
@@ -64,7 +64,7 @@ from kgservice.model import Unit
 from kgservice.stores.changelog import request_scope
 
 if TYPE_CHECKING:
-    from kgservice.parts import Retrieving
+    from kgservice.parts import Parts
 
 
 @dataclass(frozen=True)
@@ -164,32 +164,32 @@ class Retrieval:
                 "units": [u.__dict__ for u in self.units], "seconds": round(self.seconds, 4)}
 
 
-def retrieve(kb: Retrieving, question: str, params: RetrieveParams | None = None, qvec: Any = None) -> Retrieval:
+def retrieve(parts: Parts, question: str, params: RetrieveParams | None = None, qvec: Any = None) -> Retrieval:
     # the label index and the BM25 index are each checked against the store's change-log
     # version (kgservice.stores.versioned): one read serves the whole call
     with request_scope():
-        return _retrieve(kb, question, params, qvec)
+        return _retrieve(parts, question, params, qvec)
 
 
-def _retrieve(kb: Retrieving, question: str, params: RetrieveParams | None, qvec: Any) -> Retrieval:
+def _retrieve(parts: Parts, question: str, params: RetrieveParams | None, qvec: Any) -> Retrieval:
     p = params or RetrieveParams()
     t0 = time.perf_counter()
     if qvec is None:
-        qvec = kb.embedder.embed([question])[0]
+        qvec = parts.embedder.embed([question])[0]
     # one vector search serves the entry step (its top_k above its threshold) and the fusion
-    ep = kb.entry_finder.params
-    hits = kb.vectors.search(qvec, top_k=max(p.dense_top_k if p.dense_weight else 0, ep.top_k), threshold=0.0)
-    entry = kb.entry_finder.find(question, qvec, None, hits)
-    seeds, lexical = lexical_seeds(kb, question, entry.seeds, p, entry.common)
-    spread = service_params(kb.settings, kb.lexicon, max_hops=p.spread_hops or 0)  # 0: the service's K
+    ep = parts.entry_finder.params
+    hits = parts.vectors.search(qvec, top_k=max(p.dense_top_k if p.dense_weight else 0, ep.top_k), threshold=0.0)
+    entry = parts.entry_finder.find(question, qvec, None, hits)
+    seeds, lexical = lexical_seeds(parts, question, entry.seeds, p, entry.common)
+    spread = service_params(parts.settings, parts.lexicon, max_hops=p.spread_hops or 0)  # 0: the service's K
     if p.degree_damping is not None:
         spread = replace(spread, degree_damping=p.degree_damping)
-    energy = spread_activation(kb.store, seeds, spread).energy if seeds else {}
+    energy = spread_activation(parts.store, seeds, spread).energy if seeds else {}
     dense = {n: s for n, s in hits[: p.dense_top_k]} if p.dense_weight else {}
     graph = {n: e for n, e in energy.items() if not is_literal_id(n)}
     scores = fuse_scores(graph, dense, p.dense_weight) if dense else fuse_scores(graph, {}, 0.0)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: p.top_nodes]
-    store = kb.store
+    store = parts.store
     found: dict[str, set[str]] = {}
     for n, uids in store.mentions_of([n for n, _ in best]).items():
         for uid in uids:
@@ -205,8 +205,8 @@ def _retrieve(kb: Retrieving, question: str, params: RetrieveParams | None, qvec
     bridge: list[str] = []
     if p.bridge_weight and p.bridge_units and scored:
         source = (graph_ranked(pool, graph) if p.bridge_graph else {}) or scored
-        bridge = bridge_hop(kb, question, source, seeds, p.bridge_units)
-    hop = lexical_hop(kb, question, lexical, entry.seeds, p.hop_holders) if p.hop_weight and lexical and scored else []
+        bridge = bridge_hop(parts, question, source, seeds, p.bridge_units)
+    hop = lexical_hop(parts, question, lexical, entry.seeds, p.hop_holders) if p.hop_weight and lexical and scored else []
     for uids, weight in ((bridge, p.bridge_weight), (hop, p.hop_weight)):
         for unit in store.get_units(uids):
             pool.setdefault(unit.id, set()).update(
@@ -218,7 +218,7 @@ def _retrieve(kb: Retrieving, question: str, params: RetrieveParams | None, qvec
                      [RetrievedUnit(u, round(s, 9), sorted(pool[u])) for u, s in ranked], time.perf_counter() - t0)
 
 
-def lexical_seeds(kb: Retrieving, question: str, seeds: dict[str, float], p: RetrieveParams,
+def lexical_seeds(parts: Parts, question: str, seeds: dict[str, float], p: RetrieveParams,
                   common: Sequence[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
     """The entry seeds plus the nodes of the best-matching units (their terminal units when
     superseded), each at ``lexical_weight * bm25 / best bm25 * specificity``, times
@@ -226,10 +226,10 @@ def lexical_seeds(kb: Retrieving, question: str, seeds: dict[str, float], p: Ret
     larger weight. Returns (seeds, {lexical unit: bm25})."""
     if not p.lexical_weight or not p.lexical_units:
         return dict(seeds), {}
-    hits = kb.lexical_units.index().top(question, p.lexical_units)
+    hits = parts.lexical_units.index().top(question, p.lexical_units)
     if not hits:
         return dict(seeds), {}
-    store, best = kb.store, hits[0][1]
+    store, best = parts.store, hits[0][1]
     ends = store.superseded_end([u for u, _ in hits])
     out = dict(seeds)
     named = [(score, [n for unit in store.get_units(ends.get(uid, [uid])) for n, _ in _node_labels(unit)])
@@ -250,7 +250,7 @@ def _node_labels(unit: Unit) -> list[tuple[str, str]]:
     return [(n, label) for n, label in ends if not is_literal_id(n)]
 
 
-def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds: dict[str, float],
+def lexical_hop(parts: Parts, question: str, lexical: dict[str, float], seeds: dict[str, float],
                 holders: int = 0) -> list[str]:
     """The unit one hop past the lexical seeds' bridge (module doc, step 5), as a one-item list
     (empty when there is none).
@@ -265,7 +265,7 @@ def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds:
     one with the highest BM25 against the question plus the bridge labels (the question says
     which relation of the bridge it wants: "who was in charge of the state where ..."), its
     terminal unit when superseded."""
-    store, index = kb.store, kb.entry_finder.index()
+    store, index = parts.store, parts.entry_finder.index()
     units = store.get_units(list(lexical))
     labels: list[str] = []
     back: set[str] = set()
@@ -277,7 +277,7 @@ def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds:
                 labels.append(label)
     names = sorted({n for label in labels for n in index.names_within(label)})
     if holders and names:
-        held = name_holders(store, kb.entry_finder).of(names, holders)
+        held = name_holders(store, parts.entry_finder).of(names, holders)
         names = sorted(set(names).union(n for n in held if n not in seeds))
     cands: set[str] = set()
     near = store.mentions_of(names + sorted(back))
@@ -288,7 +288,7 @@ def lexical_hop(kb: Retrieving, question: str, lexical: dict[str, float], seeds:
     cands.difference_update(lexical)
     if not cands:
         return []
-    found = kb.lexical_units.index().best_of(" ".join([question] + labels), cands)
+    found = parts.lexical_units.index().best_of(" ".join([question] + labels), cands)
     if found is None:
         return []
     best = found[0]
@@ -327,7 +327,7 @@ def residual(question: str, units: list[Unit]) -> str:
     return " ".join(t for t in tokens(question) if t not in used)
 
 
-def bridge_hop(kb: Retrieving, question: str, scored: dict[str, float], seeds: dict[str, float],
+def bridge_hop(parts: Parts, question: str, scored: dict[str, float], seeds: dict[str, float],
                units: int) -> list[str]:
     """The unit one hop past the pool's best ``units`` (module doc, step 6), as a one-item
     list (empty when there is none).
@@ -339,7 +339,7 @@ def bridge_hop(kb: Retrieving, question: str, scored: dict[str, float], seeds: d
     best units and every unit that mentions a seed (it leads back, and already scores its
     seed's weight); the best is the one with the highest BM25 against the question's residual
     words (:func:`residual`), its terminal unit when superseded."""
-    store, index = kb.store, kb.entry_finder.index()
+    store, index = parts.store, parts.entry_finder.index()
     top = [u for u, _ in heapq.nsmallest(units, scored.items(), key=lambda kv: (-kv[1], kv[0]))]
     tops = store.get_units(top)
     ends = [(unit.subject_id, unit.subject) for unit in tops] + [
@@ -355,7 +355,7 @@ def bridge_hop(kb: Retrieving, question: str, scored: dict[str, float], seeds: d
     for n in seeds:
         cands.difference_update(near[n])
     cands.difference_update(top)
-    found = kb.lexical_units.index().best_of(residual(question, tops), cands) if cands else None
+    found = parts.lexical_units.index().best_of(residual(question, tops), cands) if cands else None
     if found is None:
         return []
     best = found[0]

@@ -36,6 +36,7 @@ from kgservice.ids import node_id
 from kgservice.llm import LLM, load_prompt
 
 if TYPE_CHECKING:
+    from kgservice.parts import Parts
     from kgservice.entry.match import LabelIndex
     from kgservice.families import Lexicon
     from kgservice.stores.base import GraphStore
@@ -120,12 +121,12 @@ class Resolver:
         return rename
 
     @classmethod
-    def for_kb(cls, kb: Any, llm: LLM) -> "Resolver":
-        """The resolver of a knowledge base: its store (which keeps the decisions), vectors and
-        label index."""
-        legacy = Path(kb.settings.kb_dir) / LEGACY_FILE if kb.settings.kb_dir is not None else None
-        return cls(kb.store, kb.lexicon, kb.embedder, kb.vectors, llm, labels=lambda: kb.entry_finder.index(),
-                   decisions=MergeDecisions(kb.store, legacy))
+    def for_kb(cls, parts: Parts, llm: LLM) -> "Resolver":
+        """The resolver of a knowledge base's parts (:class:`kgservice.parts.Parts`): its store
+        (which keeps the decisions), vectors and label index."""
+        legacy = Path(parts.settings.kb_dir) / LEGACY_FILE if parts.settings.kb_dir is not None else None
+        return cls(parts.store, parts.lexicon, parts.embedder, parts.vectors, llm,
+                   labels=lambda: parts.entry_finder.index(), decisions=MergeDecisions(parts.store, legacy))
 
     # -- step 3 ------------------------------------------------------------------------------
     def _structural(self, label: str) -> list[str]:

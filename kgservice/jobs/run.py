@@ -1,10 +1,10 @@
 """Running one ingest job through the library's own ingest paths, as the submitting user.
 
-* ``{"units": ...}``: the notation parser, then ``KnowledgeBase.ingest_units``;
+* ``{"units": ...}``: the notation parser, then :func:`kgservice.pipeline.ingest.ingest_units`;
 * ``{"text": ..., "mode": ..., "doc": ...}``: ``kgservice.pipeline.ingest.ingest_text`` on the
   text written to a private temporary file named ``doc``;
 * either of them with ``document`` (a document id) instead of ``doc``: the text or notation is
-  the current version of that document (``KnowledgeBase.ingest_document``): the same id again
+  the current version of that document (:func:`kgservice.lifecycle.text.ingest_document`): the same id again
   replaces it. The REST, MCP and web front ends name an upload's document ``<user>/<name>``
   (:func:`job_document_id`);
 * ``{"file": ..., "doc"|"document": ..., "mode": ...}``: an uploaded PDF, DOCX, PPTX, HTML or
@@ -34,7 +34,7 @@ from kgservice.stores.changelog import attributed
 from kgservice.jobs.model import InvalidJob, Job
 
 if TYPE_CHECKING:
-    from kgservice.parts import Ingesting
+    from kgservice.parts import Parts
 
 
 def _doc_name(job_id: str, payload: dict[str, Any], suffix: str) -> str:
@@ -49,7 +49,7 @@ def job_document_id(user: str, name: str) -> str:
     return f"{user}/{name}"
 
 
-def validate_document_job(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
+def validate_document_job(parts: Parts, kind: str, payload: dict[str, Any]) -> None:
     """A replace / forget job checked before it is queued: the document id is a relative path,
     the mode fits, the notation parses or the text is storable; forget needs the document."""
     from kgservice.errors import InputError
@@ -59,7 +59,7 @@ def validate_document_job(kb: Ingesting, kind: str, payload: dict[str, Any]) -> 
     try:
         doc = check_doc_id(payload["doc"])
         if kind == "forget":
-            get_documents(kb.store, [doc])
+            get_documents(parts.store, [doc])
             return
         mode = document_mode(doc, payload.get("mode"))
     except InvalidJob:
@@ -68,11 +68,11 @@ def validate_document_job(kb: Ingesting, kind: str, payload: dict[str, Any]) -> 
         if str(exc).startswith("no document"):
             raise
         raise InvalidJob(f"payload.doc: {exc}") from None
-    _validate_body(kb, {"units": payload["text"]} if mode == "manual" else {"text": payload["text"], "mode": mode},
+    _validate_body(parts, {"units": payload["text"]} if mode == "manual" else {"text": payload["text"], "mode": mode},
                    doc, replaces=doc)
 
 
-def validate_payload(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
+def validate_payload(parts: Parts, kind: str, payload: dict[str, Any]) -> None:
     """Refuse at submit time what the job would certainly reject, so a client hears it as a
     422 instead of a job that fails later: unit notation that does not parse, texts no store
     can hold (NUL and other control characters, lone surrogates, over-long labels), a unit id
@@ -80,13 +80,13 @@ def validate_payload(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
     store's own batch check (:func:`kgservice.stores.validate.prepare_batch`) runs as a dry
     run against the units stored now; it writes nothing."""
     if kind in ("replace", "forget"):
-        validate_document_job(kb, kind, payload)
+        validate_document_job(parts, kind, payload)
         return
     name = payload.get("document")
     if "file" in payload:
-        _validate_file(kb, payload)
+        _validate_file(parts, payload)
     else:
-        _validate_body(kb, payload, payload.get("doc") or name or "payload.units",
+        _validate_body(parts, payload, payload.get("doc") or name or "payload.units",
                        replaces=name)
     if name is not None:
         from kgservice.errors import InputError
@@ -98,7 +98,7 @@ def validate_payload(kb: Ingesting, kind: str, payload: dict[str, Any]) -> None:
             raise InvalidJob(f"payload.document: {exc}") from None
 
 
-def _validate_body(kb: Ingesting, payload: dict[str, Any], doc: str, replaces: str | None = None) -> None:
+def _validate_body(parts: Parts, payload: dict[str, Any], doc: str, replaces: str | None = None) -> None:
     """``replaces``: the document this version replaces; the units its current version states
     are not held against the new one (an edited line may keep its unit id)."""
     if "units" in payload:
@@ -107,10 +107,10 @@ def _validate_body(kb: Ingesting, payload: dict[str, Any], doc: str, replaces: s
         from kgservice.stores.validate import prepare_batch
 
         try:
-            units = parse_units(payload["units"], kb.lexicon, source=doc)
+            units = parse_units(payload["units"], parts.lexicon, source=doc)
         except NotationErrors as exc:
             raise InvalidJob(f"payload.units: {exc}") from None
-        store = kb.store
+        store = parts.store
         current = next(iter(store.documents([replaces])), None) if replaces else None
         mine = set(current.unit_lines) if current is not None else set()
 
@@ -130,7 +130,7 @@ def _validate_body(kb: Ingesting, payload: dict[str, Any], doc: str, replaces: s
         why = text_body_problem(payload["text"])
         if why:
             raise InvalidJob(f"payload.text {why}; nothing was queued")
-        _refuse_without_model(kb, payload["text"], payload.get("mode", "summary"), replaces)
+        _refuse_without_model(parts, payload["text"], payload.get("mode", "summary"), replaces)
 
 
 def file_source(payload: dict[str, Any]) -> Any:
@@ -148,7 +148,7 @@ def file_source(payload: dict[str, Any]) -> Any:
         raise InvalidJob(f"payload.file: {exc}") from None
 
 
-def _validate_file(kb: Ingesting, payload: dict[str, Any]) -> None:
+def _validate_file(parts: Parts, payload: dict[str, Any]) -> None:
     """An uploaded document: converted now (a password-protected or image-only PDF, a damaged
     file are refused before anything is queued) and its text checked as a text's is."""
     from kgservice.stores.validate import text_body_problem
@@ -157,10 +157,10 @@ def _validate_file(kb: Ingesting, payload: dict[str, Any]) -> None:
     why = text_body_problem(src.text)
     if why:
         raise InvalidJob(f"payload.file: its text {why}; nothing was queued")
-    _refuse_without_model(kb, src.text, payload.get("mode", "summary"), payload.get("document"))
+    _refuse_without_model(parts, src.text, payload.get("mode", "summary"), payload.get("document"))
 
 
-def _refuse_without_model(kb: Ingesting, text: str, mode: str, document: str | None) -> None:
+def _refuse_without_model(parts: Parts, text: str, mode: str, document: str | None) -> None:
     """Text the job would send to the model while none is configured: refused now, in the
     words ``kg ingest`` uses (:func:`kgservice.llm.check.refuse_text_without_model`), instead of
     a job that is accepted and then fails on "no recorded response". A document that already
@@ -169,23 +169,25 @@ def _refuse_without_model(kb: Ingesting, text: str, mode: str, document: str | N
     from kgservice.lifecycle.text import needs_extraction
     from kgservice.llm.check import refuse_text_without_model
 
-    if document is None or needs_extraction(kb, document, text, mode):
+    if document is None or needs_extraction(parts, document, text, mode):
         what = f"the text of document {document!r}" if document is not None else "the request's 'text'"
-        refuse_text_without_model(kb.settings, [what])
+        refuse_text_without_model(parts.settings, [what])
 
 
-def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
+def run_job(parts: Parts, job: Job) -> dict[str, Any]:
     """Do the job's work; returns its result (counts). Raises what the ingest raises."""
     payload = job.payload or {}
     with attributed(job.user):
         if job.kind in ("replace", "forget") or "document" in payload or "file" in payload:
-            return run_document_job(kb, job)
+            return run_document_job(parts, job)
         if "units" in payload:
             from kgservice.notation import parse_units
 
             doc = _doc_name(job.id, payload, ".units")
-            units = parse_units(payload["units"], kb.lexicon, source=doc, doc=f"{job.user}/{doc}")
-            rep = kb.ingest_units(units)
+            units = parse_units(payload["units"], parts.lexicon, source=doc, doc=f"{job.user}/{doc}")
+            from kgservice.pipeline.ingest import ingest_units
+
+            rep = ingest_units(parts, units)
             return {"units": len(units), "units_added": rep.units_added, "units_unchanged": rep.units_unchanged,
                     "nodes_added": rep.nodes_added, "nodes_touched": len(rep.touched_nodes)}
         if "text" in payload:
@@ -195,14 +197,14 @@ def run_job(kb: Ingesting, job: Job) -> dict[str, Any]:
             with tempfile.TemporaryDirectory(prefix="kg-job-") as tmp:
                 path = Path(tmp) / doc
                 path.write_text(payload["text"], "utf-8")
-                text_rep = ingest_text(kb, path, payload.get("mode", "summary"), doc_prefix=f"{job.user}/")
+                text_rep = ingest_text(parts, path, payload.get("mode", "summary"), doc_prefix=f"{job.user}/")
             d = text_rep.to_dict()
             return {k: d[k] for k in ("units_extracted", "units_added", "units_unchanged", "nodes_added",
                                       "unchanged_documents")} | {"llm_calls": d["llm"].get("calls", 0)}
     raise InvalidJob(f"job {job.id}: payload has neither 'units' nor 'text'")
 
 
-def run_document_job(kb: Ingesting, job: Job) -> dict[str, Any]:
+def run_document_job(parts: Parts, job: Job) -> dict[str, Any]:
     """A lifecycle job: the change's report (``ChangeResult`` fields) with the document id and,
     for text, the LLM calls it made. Run again after its worker died, a replacement finds its
     own content already current and changes nothing."""
@@ -210,9 +212,11 @@ def run_document_job(kb: Ingesting, job: Job) -> dict[str, Any]:
     if job.kind == "forget":
         from kgservice.lifecycle.model import ChangeResult
 
-        if not kb.store.documents([payload["doc"]]):  # forgotten already (this job's first run, or another)
+        if not parts.store.documents([payload["doc"]]):  # forgotten already (this job's first run, or another)
             return ChangeResult(kind="forget", docs=[payload["doc"]]).model_dump() | {"doc": payload["doc"]}
-        res = kb.forget([payload["doc"]])
+        from kgservice.lifecycle.ops import forget_documents
+
+        res = forget_documents(parts, [payload["doc"]])
         return res.model_dump() | {"doc": payload["doc"]}
     if job.kind == "replace":
         doc, text, mode = payload["doc"], payload["text"], payload.get("mode")
@@ -224,8 +228,10 @@ def run_document_job(kb: Ingesting, job: Job) -> dict[str, Any]:
     source = file_source(payload) if "file" in payload else None  # a document's bytes: converted first
     if source is not None:
         text = source.text
-    before = kb.llm.usage.snapshot() if mode != "manual" else None
-    res = kb.ingest_document(doc, text, mode=mode, title=payload.get("title"), expect_version=version, source=source)
-    calls = kb.llm.usage.since(before).calls if before is not None else 0
+    from kgservice.lifecycle.text import ingest_document
+
+    before = parts.llm.usage.snapshot() if mode != "manual" else None
+    res = ingest_document(parts, doc, text, mode=mode, title=payload.get("title"), expect_version=version, source=source)
+    calls = parts.llm.usage.since(before).calls if before is not None else 0
     return res.model_dump() | {"doc": doc, "units_added": res.added, "units_unchanged": res.unchanged,
                                "llm_calls": calls}

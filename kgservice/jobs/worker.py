@@ -29,7 +29,7 @@ from kgservice.outage import is_outage, transient
 from kgservice.stores import causal
 
 if TYPE_CHECKING:
-    from kgservice.parts import Working
+    from kgservice.parts import Parts
 
 DEFAULT_LEASE_S = 600.0
 DEFAULT_POLL_S = 2.0
@@ -43,11 +43,11 @@ def default_worker_id() -> str:
 
 
 class Worker:
-    def __init__(self, kb: Working, queue: JobQueue | None = None, *, worker_id: str | None = None,
-                 lease_s: float = DEFAULT_LEASE_S, work: Callable[[Working, Job], dict[str, Any]] = run_job,
+    def __init__(self, parts: Parts, queue: JobQueue | None = None, *, worker_id: str | None = None,
+                 lease_s: float = DEFAULT_LEASE_S, work: Callable[[Parts, Job], dict[str, Any]] = run_job,
                  log: Callable[[str], None] | None = None):
-        self.kb = kb
-        self.queue = queue if queue is not None else kb.jobs
+        self.parts = parts
+        self.queue = queue if queue is not None else parts.jobs
         self.worker_id = worker_id or default_worker_id()
         self.lease_s = float(lease_s)
         self.work = work
@@ -118,7 +118,7 @@ class Worker:
         wait = WORK_RETRY_WAIT_S
         for attempt in range(WORK_RETRIES + 1):
             try:
-                return self.work(self.kb, job)
+                return self.work(self.parts, job)
             except Exception as exc:
                 if attempt == WORK_RETRIES or not transient(exc) or self.stop.is_set():
                     raise
@@ -163,7 +163,7 @@ class Worker:
 
     def _prune(self) -> None:
         """Keep the change log bounded (readers further behind clear their caches)."""
-        changes = self.kb.caches.changes
+        changes = self.parts.caches.changes
         if changes is not None:
             try:
                 changes.prune()

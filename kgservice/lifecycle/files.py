@@ -12,7 +12,7 @@ would give one id are refused before anything is stored (give their common folde
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +23,7 @@ from kgservice.model import IngestReport
 if TYPE_CHECKING:
     from kgservice.convert.source import Source
     from kgservice.pipeline.ingest import Progress, TextIngestReport
-    from kgservice.parts import Changing
+    from kgservice.parts import Parts
 
 
 def document_files(paths: Sequence[Path | str], doc_id: str | None = None) -> list[tuple[Path, str, Path]]:
@@ -53,10 +53,20 @@ def document_files(paths: Sequence[Path | str], doc_id: str | None = None) -> li
     return out
 
 
-def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None = None, *,
+def ingest_documents(parts: Parts, paths: Sequence[Path | str], mode: str | None = None, *,
                      doc_id: str | None = None, embed: bool = True, force: bool = False,
                      progress: Progress | None = None) -> tuple[IngestReport | None, TextIngestReport | None]:
-    """Every file as the current version of its document (:meth:`KnowledgeBase.ingest_document`):
+    """What ``kg ingest`` does (:func:`_ingest_documents`), the vectors each write adds owed
+    until written (:meth:`~kgservice.vectors.upkeep.NodeVectors.owing`: a writer stopped
+    part-way leaves them for the next one to embed)."""
+    with parts.node_vectors.owing() if embed else nullcontext():
+        return _ingest_documents(parts, paths, mode, doc_id=doc_id, embed=embed, force=force, progress=progress)
+
+
+def _ingest_documents(parts: Parts, paths: Sequence[Path | str], mode: str | None = None, *,
+                      doc_id: str | None = None, embed: bool = True, force: bool = False,
+                      progress: Progress | None = None) -> tuple[IngestReport | None, TextIngestReport | None]:
+    """Every file as the current version of its document (:func:`kgservice.lifecycle.text.ingest_document`):
     new documents are ingested, changed ones replaced, unchanged ones left alone. Unit files
     are all parsed before anything is stored (one bad line anywhere stores nothing), then each
     is one change; text files follow, each extracted (changed chunks only) and stored whole or
@@ -64,6 +74,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
     :meth:`KnowledgeBase.ingest_paths` documents it."""
     from kgservice.convert.source import read_source, with_original
     from kgservice.lifecycle.ops import check_doc_id
+    from kgservice.lifecycle.text import ingest_document
     from kgservice.notation import NotationErrors, parse_file
     from kgservice.pipeline.ingest import DocReport, TextIngestReport, UNIT_SUFFIXES, check_mode, mode_for, split_inputs
 
@@ -72,7 +83,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
         split_inputs(paths)  # a missing path or an empty folder is named before anything is read
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    if kb.settings.read_only:  # before anything is read: an unchanged file is refused too
+    if parts.settings.read_only:  # before anything is read: an unchanged file is refused too
         from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
@@ -95,14 +106,14 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
         from kgservice.llm.check import refuse_text_without_model
 
         # before any unit file is stored: a text to extract with no model to do it stores nothing
-        refuse_text_without_model(kb.settings, [str(f) for f, did, _, m, src in plan
-                                                if needs_extraction(kb, did, src.text, m, force)])
+        refuse_text_without_model(parts.settings, [str(f) for f, did, _, m, src in plan
+                                                if needs_extraction(parts, did, src.text, m, force)])
     units = None
     if unit_files:
         texts, problems, total = [], [], 0
         for f, did, base in unit_files:
             try:
-                total += len(parse_file(f, kb.lexicon, doc=did))
+                total += len(parse_file(f, parts.lexicon, doc=did))
             except NotationErrors as exc:
                 problems += exc.errors
                 continue
@@ -114,8 +125,8 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
         for did, text, base in texts:
             with _naming(did):
                 # vectors after every file's graph write: one phase of its own (``units-vectors``)
-                res = kb.ingest_document(did, text, mode="manual", root=str(base.resolve()), embed=False,
-                                         force=force)
+                res = ingest_document(parts, did, text, mode="manual", root=str(base.resolve()), embed=False,
+                                      force=force)
             units.units_added += res.added
             units.units_unchanged += res.unchanged
             units.nodes_added += res.nodes_added
@@ -124,7 +135,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
             emit("units", {"added": res.added})
         if embed and pending:
             emit("units-vectors", {"nodes": len(pending)})
-            kb.node_vectors.embed(list(pending))
+            parts.node_vectors.embed(list(pending))
             embedded = len(pending)
         emit("units-done", {"files": len(unit_files), "report": units, "nodes_embedded": embedded})
     report = None
@@ -132,15 +143,15 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
         from kgservice.extraction.chunking import chunk_text
 
         report = TextIngestReport()
-        usage0 = kb.llm.usage.snapshot()
+        usage0 = parts.llm.usage.snapshot()
         try:
             emit("start", {"documents": len(plan), "chunks": sum(len(chunk_text(src.text)) for *_, src in plan)})
             for f, did, base, m, src in plan:
-                old = next(iter(kb.store.documents([did])), None)
+                old = next(iter(parts.store.documents([did])), None)
                 src = with_original(src, f)
                 with _naming(did):
-                    res = kb.ingest_document(did, src.text, mode=m, root=str(base.resolve()), embed=embed,
-                                             force=force, source=src)
+                    res = ingest_document(parts, did, src.text, mode=m, root=str(base.resolve()), embed=embed,
+                                          force=force, source=src)
                 for i in range(res.chunks_extracted + res.chunks_reused):
                     emit("chunk", {"path": str(f), "index": i, "units": 0})
                 if res.change is None:
@@ -153,7 +164,7 @@ def ingest_documents(kb: Changing, paths: Sequence[Path | str], mode: str | None
                 report.documents.append(doc)
                 emit("document", asdict(doc))
         finally:
-            report.llm = kb.llm.usage.since(usage0).to_dict()
+            report.llm = parts.llm.usage.since(usage0).to_dict()
     return units, report
 
 

@@ -22,7 +22,7 @@ from kgservice.notation.serializer import format_unit
 if TYPE_CHECKING:
     from kgservice.convert.source import Source
     from kgservice.lifecycle.model import PurgeReport
-    from kgservice.parts import Changing
+    from kgservice.parts import Parts
     from kgservice.stores.base import GraphStore
 
 
@@ -44,13 +44,13 @@ def document_claim(doc_ids: Sequence[str]) -> Iterator[None]:
         yield
 
 
-def check_version(kb: Changing, doc_id: str, sha256: str, mode: str, expect_version: int | None) -> None:
+def check_version(parts: Parts, doc_id: str, sha256: str, mode: str, expect_version: int | None) -> None:
     """Refuse (:class:`~kgservice.stores.base.IngestConflict`, HTTP 409) a new version of ``doc_id`` based on version
     ``expect_version`` (0: the document did not exist) when the current version is another,
     unless the current version already has this content (the same replacement run again)."""
     if expect_version is None:
         return
-    old = next(iter(kb.store.documents([doc_id])), None)
+    old = next(iter(parts.store.documents([doc_id])), None)
     if old is not None and old.sha256 == sha256 and old.mode == mode:
         return
     current = old.version if old is not None else 0
@@ -87,22 +87,22 @@ def content_key(u: Unit) -> str:
     return format_unit(u, with_id=False)
 
 
-def _commit(kb: Changing, add: Sequence[Unit], retract: Sequence[str], docs: dict, change: ChangeRecord,
+def _commit(parts: Parts, add: Sequence[Unit], retract: Sequence[str], docs: dict, change: ChangeRecord,
             embed: bool = True, **purge: object) -> tuple[ChangeResult, list[str]]:
-    if kb.settings.read_only:
+    if parts.settings.read_only:
         from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); change refused")
-    vectors = kb.node_vectors
+    vectors = parts.node_vectors
     with vectors.owing() if embed else nullcontext():
-        report, orphans = kb.store.apply_change(add, retract, docs, change, **purge)  # type: ignore[arg-type]
+        report, orphans = parts.store.apply_change(add, retract, docs, change, **purge)  # type: ignore[arg-type]
         if embed and report.new_embeddable_nodes:
             vectors.embed(report.new_embeddable_nodes, known=report.new_labels)
         if orphans:
             with vectors.writer() as vs:
                 vs.delete(orphans)
                 vs.flush()
-    kb.caches.invalidate(sorted(set(report.touched_nodes) | set(orphans)))
+    parts.caches.invalidate(sorted(set(report.touched_nodes) | set(orphans)))
     res = ChangeResult(change=change.id, kind=change.kind, docs=list(change.docs), added=len(change.added),
                        unchanged=report.units_unchanged, retracted=len(change.retracted),
                        orphaned_nodes=len(orphans), nodes_added=report.nodes_added,
@@ -112,16 +112,16 @@ def _commit(kb: Changing, add: Sequence[Unit], retract: Sequence[str], docs: dic
     return res, orphans
 
 
-def _units_any(kb: Changing, ids: Sequence[str]) -> dict[str, Unit]:
+def _units_any(parts: Parts, ids: Sequence[str]) -> dict[str, Unit]:
     """Live or archived units by id."""
-    got = {u.id: u for u in kb.store.get_units(ids)}
+    got = {u.id: u for u in parts.store.get_units(ids)}
     missing = [i for i in ids if i not in got]
     if missing:
-        got.update({i: r.unit for i, r in kb.store.retracted_units(missing).items()})
+        got.update({i: r.unit for i, r in parts.store.retracted_units(missing).items()})
     return got
 
 
-def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit, Lines | None]], *,
+def replace_document(parts: Parts, doc_id: str, statements: Sequence[tuple[Unit, Lines | None]], *,
                      title: str, sha256: str, mode: str, size: int, text: str | None,
                      chunks: dict[str, list[str]] | None = None, chunk_lines: dict[str, Lines | None] | None = None,
                      root: str | None = None, embed: bool = True, force: bool = False,
@@ -135,10 +135,10 @@ def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit,
     ``source``: the converted file the text came from (its format, page starts and original
     bytes, kept within ``doc_text_max_bytes``)."""
     doc_id = check_doc_id(doc_id)
-    old = next(iter(kb.store.documents([doc_id])), None)
+    old = next(iter(parts.store.documents([doc_id])), None)
     if old is not None and old.sha256 == sha256 and old.mode == mode and not force:
         return ChangeResult(kind="replace", docs=[doc_id], unchanged=old.units)
-    old_units = _units_any(kb, list(old.unit_lines)) if old is not None else {}
+    old_units = _units_any(parts, list(old.unit_lines)) if old is not None else {}
     by_key = {content_key(u): uid for uid, u in old_units.items()}
     # A statement whose id the old version stated keeps that id: with the same content the unit
     # is unchanged, with new content (a fact edited in place) the old unit is retracted and the
@@ -162,7 +162,7 @@ def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit,
             if kept is None:
                 add.append(u)
     dropped = [uid for uid in (old.unit_lines if old is not None else {}) if uid not in lines or uid in edited]
-    others = kb.store.stated_by(dropped)
+    others = parts.store.stated_by(dropped)
     retract = [u for u in dropped if not [d for d in others.get(u, []) if d != doc_id]]
     shared_edits = sorted(edited - set(retract))
     if shared_edits:
@@ -172,7 +172,7 @@ def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit,
             f"still states its old content ({content_key(old_units[uid]).splitlines()[0]!r}); nothing was "
             "changed: give the new fact another id, or change both documents")
     shared = len(dropped) - len(retract)
-    cap = kb.settings.doc_text_max_bytes
+    cap = parts.settings.doc_text_max_bytes
     text_z, cut = DocumentRecord.pack_text(text, cap) if text is not None else (None, False)
     original_z = DocumentRecord.pack_original(source.original, cap) if source and source.original else None
     rec = DocumentRecord(id=doc_id, title=title, sha256=sha256, mode=mode, size=size,
@@ -185,7 +185,7 @@ def replace_document(kb: Changing, doc_id: str, statements: Sequence[tuple[Unit,
                          original_z=original_z, original_stored=original_z is not None)
     change = new_change("replace" if old is not None else "ingest", docs=[doc_id],
                         docs_before={doc_id: old}, docs_after={doc_id: rec})
-    res, _ = _commit(kb, add, retract, {doc_id: rec}, change, embed=embed)
+    res, _ = _commit(parts, add, retract, {doc_id: rec}, change, embed=embed)
     res.kept_shared = shared
     res.unchanged = len(lines) - res.added
     return res
@@ -212,56 +212,63 @@ def get_documents(store: GraphStore, ids: Sequence[str]) -> list[DocumentRecord]
     return [docs[i] for i in ids]
 
 
-def forget(kb: Changing, doc_ids: Sequence[str]) -> ChangeResult:
+def forget_documents(parts: Parts, doc_ids: Sequence[str]) -> ChangeResult:
+    """:func:`forget` holding the documents' claims (:func:`document_claim`), as every caller
+    outside a change already holding them does."""
+    with document_claim(list(doc_ids)):
+        return forget(parts, doc_ids)
+
+
+def forget(parts: Parts, doc_ids: Sequence[str]) -> ChangeResult:
     """Remove documents; their units leave the graph unless another document states them."""
-    docs = get_documents(kb.store, list(dict.fromkeys(doc_ids)))
+    docs = get_documents(parts.store, list(dict.fromkeys(doc_ids)))
     names = {d.id for d in docs}
     units = sorted({u for d in docs for u in d.unit_lines})
-    others = kb.store.stated_by(units)
+    others = parts.store.stated_by(units)
     retract = [u for u in units if not [x for x in others.get(u, []) if x not in names]]
     change = new_change("forget", docs=sorted(names), docs_before={d.id: d for d in docs},
                         docs_after={d.id: None for d in docs})
-    res, _ = _commit(kb, [], retract, {d.id: None for d in docs}, change)
+    res, _ = _commit(parts, [], retract, {d.id: None for d in docs}, change)
     res.kept_shared = len(units) - len(retract)
     return res
 
 
-def retract(kb: Changing, unit_ids: Sequence[str], reason: str) -> ChangeResult:
+def retract(parts: Parts, unit_ids: Sequence[str], reason: str) -> ChangeResult:
     """Take units out of the graph by hand (kept in the archive with the reason)."""
     ids = list(dict.fromkeys(u.lstrip("#") for u in unit_ids))
     if not ids:
         raise InputError("a retraction needs at least one unit id (unit_ids is empty)")
     if not reason or not reason.strip():
         raise InputError("a retraction needs a reason (--reason TEXT)")
-    live = {u.id for u in kb.store.get_units(ids)}
+    live = {u.id for u in parts.store.get_units(ids)}
     unknown = [u for u in ids if u not in live]
     if unknown:
-        gone = kb.store.retracted_units(unknown)
+        gone = parts.store.retracted_units(unknown)
         raise InputError("; ".join(f"unit #{u} is already retracted (change {gone[u].change})" if u in gone
                                    else f"no unit #{u} in the graph" for u in unknown))
     change = new_change("retract", units=ids, reason=reason.strip())
-    return _commit(kb, [], ids, {}, change)[0]
+    return _commit(parts, [], ids, {}, change)[0]
 
 
-def find_change(kb: Changing, change_id: str) -> tuple[ChangeRecord, list[ChangeRecord]]:
-    changes = kb.store.changes()
+def find_change(parts: Parts, change_id: str) -> tuple[ChangeRecord, list[ChangeRecord]]:
+    changes = parts.store.changes()
     for c in changes:
         if c.id == change_id:
             return c, changes
     raise InputError(f"no change {change_id!r} in the history (`kg history`)")
 
 
-def undo(kb: Changing, change_id: str) -> ChangeResult:
+def undo(parts: Parts, change_id: str) -> ChangeResult:
     """The inverse change: the units it retracted are live again, the units it added leave
     (unless a document outside it states them), its documents are as before it."""
-    c, changes = find_change(kb, change_id)
+    c, changes = find_change(parts, change_id)
     if c.kind == "purge":
         raise InputError(f"change {change_id} is a purge: what it deleted is gone for good")
     done = [x.id for x in changes if x.undoes == c.id]
     if done:
         raise InputError(f"change {change_id} was undone already by {done[-1]} (undo that to redo it)")
-    archived = kb.store.retracted_units(c.retracted)
-    purged = [u for u in c.retracted if u not in archived and not kb.store.get_units([u])]
+    archived = parts.store.retracted_units(c.retracted)
+    purged = [u for u in c.retracted if u not in archived and not parts.store.get_units([u])]
     if purged:
         raise InputError(f"change {change_id} cannot be undone: {len(purged)} unit(s) it retracted were purged "
                          f"(e.g. #{purged[0]})")
@@ -270,40 +277,40 @@ def undo(kb: Changing, change_id: str) -> ChangeResult:
     # an id both retracted and added by the change was edited in place: its new version goes
     # although the documents before the change state the id (they state the old version)
     keep = {u for d in docs.values() if d is not None for u in d.unit_lines} - set(c.retracted)
-    others = kb.store.stated_by(c.added)
+    others = parts.store.stated_by(c.added)
     retract_ids = [u for u in c.added if u not in keep and not [d for d in others.get(u, []) if d not in docs]]
     change = new_change("undo", docs=list(c.docs), units=list(c.units), undoes=c.id,
                         docs_before=dict(c.docs_after), docs_after=docs)
-    return _commit(kb, restore, retract_ids, docs, change)[0]
+    return _commit(parts, restore, retract_ids, docs, change)[0]
 
 
-def history(kb: Changing, target: str | None = None) -> list[ChangeRecord]:
+def history(parts: Parts, target: str | None = None) -> list[ChangeRecord]:
     """Changes, oldest first; with ``target`` those about that document or unit (unknown: error)."""
-    changes = kb.store.changes()
+    changes = parts.store.changes()
     if target is None:
         return changes
     t = target.lstrip("#")
     out = [c for c in changes if target in c.docs or t in c.units or t in c.added or t in c.retracted]
-    if not out and not kb.store.documents([target]) and not kb.store.get_units([t]) \
-            and not kb.store.retracted_units([t]):
+    if not out and not parts.store.documents([target]) and not parts.store.get_units([t]) \
+            and not parts.store.retracted_units([t]):
         raise InputError(f"no document or unit {target!r} in the knowledge base")
     return out
 
 
-def provenance(kb: Changing, unit_id: str) -> list[Provenance]:
+def provenance(parts: Parts, unit_id: str) -> list[Provenance]:
     from kgservice.lifecycle.place import locate
 
     uid = unit_id.lstrip("#")
-    docs = kb.store.stated_by([uid]).get(uid, [])
+    docs = parts.store.stated_by([uid]).get(uid, [])
     out = []
-    for d in kb.store.documents(docs):
+    for d in parts.store.documents(docs):
         ln = d.unit_lines.get(uid)
         place = locate(d, ln)
         out.append(Provenance(doc=d.id, lines=ln, snippet=d.snippet(ln), **place.model_dump()))
     return out
 
 
-def purge(kb: Changing, before: str, *, yes: bool) -> PurgeReport:
+def purge(parts: Parts, before: str, *, yes: bool) -> PurgeReport:
     """Delete for good the units retracted before ``before`` (ISO date) and the texts of
     documents forgotten before it; nothing of them is in a later dump."""
     from kgservice.lifecycle.model import PurgeReport
@@ -315,17 +322,17 @@ def purge(kb: Changing, before: str, *, yes: bool) -> PurgeReport:
     except ValueError:
         raise InputError(f"--retracted-before {before!r} is not a date (YYYY-MM-DD)") from None
     cut_s = (cut if cut.tzinfo else cut.replace(tzinfo=timezone.utc)).isoformat(timespec="seconds")
-    units = [u for u, r in kb.store.retracted_units().items() if r.at < cut_s]
+    units = [u for u, r in parts.store.retracted_units().items() if r.at < cut_s]
     texts: dict[str, list[str]] = {}
-    for c in kb.store.changes():
+    for c in parts.store.changes():
         if c.at < cut_s:
             gone = [d for d, r in c.docs_before.items() if r is not None and r.text_z is not None
                     and c.docs_after.get(d) is None]
             gone += [d for d, r in c.docs_after.items() if r is not None and r.text_z is not None
-                     and not kb.store.documents([d])]
+                     and not parts.store.documents([d])]
             if gone:
                 texts[c.id] = sorted(set(gone))
     change = new_change("purge", units=units, reason=f"retracted before {cut_s}")
     if units or texts:
-        _commit(kb, [], [], {}, change, purge_units=units, purge_texts=texts)
+        _commit(parts, [], [], {}, change, purge_units=units, purge_texts=texts)
     return PurgeReport(units=len(units), documents=sum(map(len, texts.values())), before=cut_s)

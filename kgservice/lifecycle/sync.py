@@ -17,7 +17,7 @@ from kgservice.errors import InputError
 from kgservice.lifecycle.model import SyncReport
 
 if TYPE_CHECKING:
-    from kgservice.parts import Changing
+    from kgservice.parts import Parts
 
 
 def doc_id_for(path: Path, base: Path | str | None) -> str:
@@ -30,9 +30,19 @@ def doc_id_for(path: Path, base: Path | str | None) -> str:
     return rel.as_posix()
 
 
-def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = None,
+def sync(parts: Parts, folder: Path, *, delete: bool = True, mode: str | None = None,
          progress: Callable[[str, str], None] | None = None) -> SyncReport:
+    """Make the documents ingested from ``folder`` mirror it (:func:`_sync`), the vectors each
+    write adds owed until written (:meth:`~kgservice.vectors.upkeep.NodeVectors.owing`)."""
+    with parts.node_vectors.owing():
+        return _sync(parts, folder, delete=delete, mode=mode, progress=progress)
+
+
+def _sync(parts: Parts, folder: Path, *, delete: bool = True, mode: str | None = None,
+          progress: Callable[[str, str], None] | None = None) -> SyncReport:
     from kgservice.convert.source import read_source, with_original
+    from kgservice.lifecycle.ops import forget_documents
+    from kgservice.lifecycle.text import ingest_document
     from kgservice.pipeline.ingest import TEXT_MODES, UNIT_SUFFIXES, check_mode
 
     check_mode(mode)  # before the first file: a bad --mode must not stop a sync halfway
@@ -42,7 +52,7 @@ def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = 
     files = sorted(f for f in folder.rglob("*") if f.is_file()
                    and (f.suffix in UNIT_SUFFIXES or f.suffix.lower() in TEXT_MODES))
     emit = progress or (lambda event, doc: None)
-    known = {d.id: d for d in kb.store.documents() if d.root == root}
+    known = {d.id: d for d in parts.store.documents() if d.root == root}
     report = SyncReport()
     seen = set()
     # every file read (a document converted) before the first is stored: a bad file stores nothing
@@ -51,8 +61,8 @@ def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = 
         did = doc_id_for(f, folder)
         seen.add(did)
         src = with_original(sources.pop(f), f)
-        res = kb.ingest_document(did, src.text, mode=None if f.suffix in UNIT_SUFFIXES else mode, root=root,
-                                 source=src if src.format else None)
+        res = ingest_document(parts, did, src.text, mode=None if f.suffix in UNIT_SUFFIXES else mode, root=root,
+                              source=src if src.format else None)
         # a document of that id ingested from elsewhere is replaced: changed, not added
         kind = "unchanged" if res.change is None else ("added" if res.kind == "ingest" else "changed")
         getattr(report, kind).append(did)
@@ -61,7 +71,7 @@ def sync(kb: Changing, folder: Path, *, delete: bool = True, mode: str | None = 
         emit(kind, did)
     gone = sorted(d for d in known if d not in seen)
     if gone and delete:
-        res = kb.forget(gone)
+        res = forget_documents(parts, gone)
         report.forgotten = gone
         if res.change:
             report.changes.append(res.change)

@@ -1,4 +1,4 @@
-"""A document's new version from its text or notation: chunks (with their line ranges and
+"""A document's new version from its text or notation (:func:`ingest_document`): chunks (with their line ranges and
 content hashes) and the units each states, re-extracting only the chunks whose hash is new."""
 
 from __future__ import annotations
@@ -7,12 +7,13 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from kgservice.errors import ReadOnlyError
 from kgservice.lifecycle.model import ChangeResult, Lines
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
     from kgservice.convert.source import Source
-    from kgservice.parts import Changing, Graph
+    from kgservice.parts import Parts
 
 
 def _find(text: str, needle: str, at: int) -> tuple[int, int]:
@@ -54,17 +55,47 @@ def _changes(old: Any, sha: str, mode: str, force: bool) -> bool:
     return old is None or old.sha256 != sha or old.mode != mode or force
 
 
-def needs_extraction(kb: Graph, doc_id: str, text: str, mode: str, force: bool = False) -> bool:
+def ingest_document(parts: Parts, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
+                    root: str | None = None, expect_version: int | None = None, embed: bool = True,
+                    force: bool = False, source: Source | None = None) -> ChangeResult:
+    """``text`` as the current version of document ``doc_id`` (a relative path): the first
+    version is ingested, a new one replaces the old one's units (unchanged units keep their
+    ids, units no longer stated are retracted unless another document states them, only
+    changed chunks are extracted again); the same content again changes nothing. ``mode``:
+    ``manual`` for unit notation, ``summary``/``detail`` for text (default: by the id's suffix).
+
+    Changes of one document are serialised (:func:`kgservice.lifecycle.ops.document_claim`);
+    ``expect_version``: the version this new one is based on (0: none yet); another current
+    version is a :class:`~kgservice.stores.base.IngestConflict` and changes nothing.
+    ``source``: the converted file (PDF, DOCX, ...) ``text`` was made from
+    (:func:`kgservice.convert.source.read_source`): its format, page starts and original
+    bytes are kept with the document, so a citation names and shows its page."""
+    from kgservice.lifecycle.ops import check_doc_id, check_version, document_claim
+    from kgservice.pipeline.ingest import content_hash, document_mode
+
+    if parts.settings.read_only:  # also when nothing would change: a read-only service refuses every write
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
+    doc_id = check_doc_id(doc_id)
+    m = document_mode(doc_id, mode)
+    with document_claim([doc_id]):
+        check_version(parts, doc_id, content_hash(text), m, expect_version)
+        if m == "manual":
+            return ingest_document_notation(parts, doc_id, text, title=title, root=root, embed=embed, force=force)
+        return ingest_document_text(parts, doc_id, text, m, title=title, root=root, embed=embed, force=force,
+                                    source=source)
+
+
+def needs_extraction(parts: Parts, doc_id: str, text: str, mode: str, force: bool = False) -> bool:
     """Whether ``text`` as the new version of ``doc_id`` goes to the model: yes unless the
     document already holds exactly this text in this mode (then nothing changes, whichever
     model is configured). Asked before anything is stored or queued, for
     :func:`kgservice.llm.check.refuse_text_without_model`."""
     from kgservice.pipeline.ingest import content_hash
 
-    return _changes(next(iter(kb.store.documents([doc_id])), None), content_hash(text), mode, force)
+    return _changes(next(iter(parts.store.documents([doc_id])), None), content_hash(text), mode, force)
 
 
-def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, title: str | None = None,
+def ingest_document_text(parts: Parts, doc_id: str, text: str, mode: str, *, title: str | None = None,
                          size: int | None = None, root: str | None = None, embed: bool = True,
                          force: bool = False, source: Source | None = None) -> ChangeResult:
     """Text through LLM extraction, one chunk at a time, as the new version of ``doc_id``: a
@@ -83,18 +114,18 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
     from kgservice.lifecycle.ops import _units_any, replace_document
     from kgservice.pipeline.ingest import content_hash
 
-    if kb.settings.read_only:
+    if parts.settings.read_only:
         from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
     sha = content_hash(text)
-    old = next(iter(kb.store.documents([doc_id])), None)
+    old = next(iter(parts.store.documents([doc_id])), None)
     if old is not None and not _changes(old, sha, mode, force):
         return ChangeResult(kind="replace", docs=[doc_id], unchanged=old.units)
     chunks = chunk_text(text)
     ranges = chunk_lines(text, [c.text for c in chunks])
     tag = extract_prompt().tag
-    reuse = _units_any(kb, sorted({u for us in old.chunks.values() for u in us})) if old is not None else {}
+    reuse = _units_any(parts, sorted({u for us in old.chunks.values() for u in us})) if old is not None else {}
     resolver = None
     statements: list[tuple[Unit, Lines | None]] = []
     hashes: dict[str, list[str]] = {}
@@ -110,11 +141,11 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
             if resolver is None:
                 from kgservice.llm.check import refuse_text_without_model
 
-                refuse_text_without_model(kb.settings, [doc_id])  # before the first model call
-                resolver = Resolver.for_kb(kb, kb.llm)
-            ex = extract_text(kb.llm, chunk.text, mode, purpose="extract", section=chunk.section)
+                refuse_text_without_model(parts.settings, [doc_id])  # before the first model call
+                resolver = Resolver.for_kb(parts, parts.llm)
+            ex = extract_text(parts.llm, chunk.text, mode, purpose="extract", section=chunk.section)
             rename = resolver.resolve(ex)
-            units = to_units(ex, kb.lexicon, doc=doc_id, mode=mode, rename=rename)  # type: ignore[arg-type]
+            units = to_units(ex, parts.lexicon, doc=doc_id, mode=mode, rename=rename)  # type: ignore[arg-type]
             extracted += 1
         hashes[h] = [u.id for u in units]
         lines_of[h] = ln
@@ -122,14 +153,14 @@ def ingest_document_text(kb: Changing, doc_id: str, text: str, mode: str, *, tit
         statements += [(u, at or ln) for u, at in zip(units, found)]
     if size is None:
         size = len(source.original) if source is not None and source.original is not None else len(text.encode())
-    res = replace_document(kb, doc_id, statements, title=title or _title(text, doc_id), sha256=sha, mode=mode,
+    res = replace_document(parts, doc_id, statements, title=title or _title(text, doc_id), sha256=sha, mode=mode,
                            size=size, text=text, chunks=hashes,
                            chunk_lines=lines_of, root=root, embed=embed, force=force, source=source)
     res.chunks_extracted, res.chunks_reused = extracted, reused
     return res
 
 
-def ingest_document_notation(kb: Changing, doc_id: str, text: str, *, title: str | None = None,
+def ingest_document_notation(parts: Parts, doc_id: str, text: str, *, title: str | None = None,
                              root: str | None = None, embed: bool = True, force: bool = False) -> ChangeResult:
     """Unit notation (a ``.units`` file) as the new version of ``doc_id``; each unit's lines are
     where it is written, its unit line through its last modifier row (as the parser read it),
@@ -138,8 +169,8 @@ def ingest_document_notation(kb: Changing, doc_id: str, text: str, *, title: str
     from kgservice.notation import parse_units_with_lines
     from kgservice.pipeline.ingest import content_hash
 
-    statements: list[tuple[Unit, Lines | None]] = list(parse_units_with_lines(text, kb.lexicon, doc=doc_id))
-    return replace_document(kb, doc_id, statements, title=title or _notation_title(text, doc_id),
+    statements: list[tuple[Unit, Lines | None]] = list(parse_units_with_lines(text, parts.lexicon, doc=doc_id))
+    return replace_document(parts, doc_id, statements, title=title or _notation_title(text, doc_id),
                             sha256=content_hash(text),
                             mode="manual", size=len(text.encode()), text=text, root=root, embed=embed, force=force)
 

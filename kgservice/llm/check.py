@@ -56,9 +56,15 @@ class ModelStatus:
         return asdict(self)
 
 
+def no_model_configured(settings: Settings, model: str | None) -> bool:
+    """True when the answering model is the default and nobody chose it."""
+    from kgservice.config import DEFAULT_LLM_MODEL
+
+    return model == DEFAULT_LLM_MODEL and not settings.llm_model_chosen
+
+
 def configured_status(settings: Settings) -> ModelStatus:
     """What is known without calling the model: unconfigured (retrieval-only), or not checked yet."""
-    from kgservice.answer.retrieval_only import no_model_configured
 
     model = settings.llm_model
     if no_model_configured(settings, model):
@@ -131,7 +137,6 @@ def calls_no_model(settings: Settings, model: str | None = None) -> bool:
     Decided from the settings before the ask pipeline starts, so a question with no model goes
     straight to the retrieval-only answer: no prompt is built, no provider is asked, and the
     LLM library is never imported (the seconds of CPU that were most of a first ``kg ask``)."""
-    from kgservice.answer.retrieval_only import no_model_configured
     from kgservice.llm.offline import SCRIPT
 
     model = settings.llm_model if model is None else model
@@ -150,7 +155,6 @@ def refuse_text_without_model(settings: Settings, subjects: Sequence[str]) -> No
     they refuse alike and with the same words. An explicitly chosen model is never refused
     here (its failures stay loud), nor the default when recordings are there to replay
     (``KG_LLM_RECORDINGS``, or packaged ones): they may hold this text's replies."""
-    from kgservice.answer.retrieval_only import no_model_configured
 
     if subjects and no_model_configured(settings, settings.llm_model) and not _recordings(settings):
         raise NoModelConfigured(

@@ -1,4 +1,4 @@
-"""The query pipeline of DESIGN §4: ``ask(kb, question)``.
+"""The query pipeline of DESIGN §4: ``ask(parts, question)``.
 
 1. key nodes — the question through the ingest extraction path (LLM, ``key_nodes`` cache);
 2. vector entry — per key node, top-k over Qdrant above a cosine threshold (``topk`` cache);
@@ -32,7 +32,7 @@ from kgservice.llm import LLM
 if TYPE_CHECKING:
     from kgservice.caches import Caches
     from kgservice.model import Unit
-    from kgservice.parts import Asking
+    from kgservice.parts import Parts
 
 
 @dataclass
@@ -84,16 +84,16 @@ class AskResult:
 
 # --- step 1 -----------------------------------------------------------------------------------
 
-def key_nodes_step(kb: Asking, llm: LLM, caches: Caches, question: str,
+def key_nodes_step(parts: Parts, llm: LLM, caches: Caches, question: str,
                    feedback: str | None = None) -> tuple[KeyQuery, dict[str, list[str]], bool]:
     """(key query, ≡ class of each key node that exists, from cache?)."""
     key = cache_key("key_nodes", normalise_label(question), feedback, extract_prompt().tag, llm.model)
     hit = caches.get("key_nodes", key)
     if hit is not None:
         return KeyQuery.from_dict(hit["key"]), {k: list(v) for k, v in hit["classes"].items()}, True
-    kq = extract_key_query(llm, kb.lexicon, question, feedback=feedback)
-    existing = {n.id for n in kb.store.get_nodes(kq.node_ids)}
-    classes = {nid: kb.store.synonym_class(nid) for nid in kq.node_ids if nid in existing}
+    kq = extract_key_query(llm, parts.lexicon, question, feedback=feedback)
+    existing = {n.id for n in parts.store.get_nodes(kq.node_ids)}
+    classes = {nid: parts.store.synonym_class(nid) for nid in kq.node_ids if nid in existing}
     deps = set(kq.node_ids) | {m for c in classes.values() for m in c}
     caches.put("key_nodes", key, {"key": kq.to_dict(), "classes": classes}, deps or {ANY_INGEST})
     return kq, classes, False
@@ -112,18 +112,18 @@ def reread_after_ingest(caches: Caches, question: str, llm: LLM, kq: KeyQuery, c
 
 # --- step 2 -----------------------------------------------------------------------------------
 
-def entry_step(kb: Asking, caches: Caches, kq: KeyQuery, top_k: int, threshold: float) -> list[dict[str, Any]]:
+def entry_step(parts: Parts, caches: Caches, kq: KeyQuery, top_k: int, threshold: float) -> list[dict[str, Any]]:
     out = []
     for n in kq.nodes:
         nid, label = n["id"], n["label"]
-        key = cache_key("topk", nid, top_k, round(threshold, 4), kb.embedder.name, kb.settings.vector_collection)
+        key = cache_key("topk", nid, top_k, round(threshold, 4), parts.embedder.name, parts.settings.vector_collection)
         hits = caches.get("topk", key)
         cached = hits is not None
         if hits is None:
-            stored = kb.vectors.get_vectors([nid])
-            qvec = stored[nid] if nid in stored else kb.embedder.embed([label])[0]
-            found = kb.vectors.search(qvec, top_k=top_k, threshold=threshold)
-            alive = {x.id for x in kb.store.get_nodes([h[0] for h in found])}
+            stored = parts.vectors.get_vectors([nid])
+            qvec = stored[nid] if nid in stored else parts.embedder.embed([label])[0]
+            found = parts.vectors.search(qvec, top_k=top_k, threshold=threshold)
+            alive = {x.id for x in parts.store.get_nodes([h[0] for h in found])}
             hits = [[h, round(float(s), 4)] for h, s in found if h in alive]
             bar = threshold if len(found) < top_k else max(threshold, float(found[-1][1]))
             caches.put("topk", key, hits, {nid} | {h for h, _ in hits}, qvec=qvec, bar=bar)
@@ -150,7 +150,7 @@ def build_state(kq: KeyQuery, classes: dict[str, list[str]], entries: list[dict[
     return QueryState(key=kq, matches=matches, seeds=seeds)
 
 
-def missing_key_entities(kb: Asking, kq: KeyQuery, classes: dict[str, list[str]]) -> list[str]:
+def missing_key_entities(parts: Parts, kq: KeyQuery, classes: dict[str, list[str]]) -> list[str]:
     """Key nodes that name something the graph does not have although it has related
     concepts ("Python 4" when only "Python" is a node): the relevance floor's rule
     (:func:`kgservice.answer.floor.lacking`) on the concepts the model read. Answering from
@@ -164,34 +164,34 @@ def missing_key_entities(kb: Asking, kq: KeyQuery, classes: dict[str, list[str]]
     for n in kq.nodes:
         if n["id"] in classes:
             continue
-        nodes, odd = concept_lacking(n["label"], kb.store, kb.lexical_units.index(), kb.entry_finder.index())
+        nodes, odd = concept_lacking(n["label"], parts.store, parts.lexical_units.index(), parts.entry_finder.index())
         if odd:
             out.append(f"{n['label']!r} is not in the graph: it has {', '.join(repr(x) for x in nodes[:3])}, "
                        f"but nothing that is {' '.join(odd)!r}")
     return out
 
 
-def names_not_in_graph(kb: Asking, question: str) -> str | None:
+def names_not_in_graph(parts: Parts, question: str) -> str | None:
     """The relevance floor's name rule on the question, before any call: a name the graph
     lacks ("What is the capital of Mars?") needs no model to refuse
     (:func:`kgservice.answer.graph_words.names_missing`, the rule of the no-model answer)."""
     from kgservice.answer.graph_words import names_missing
 
-    gone = names_missing(question, kb.store, kb.lexical_units.index(), kb.entry_finder.index())
+    gone = names_missing(question, parts.store, parts.lexical_units.index(), parts.entry_finder.index())
     return f"the graph has nothing about {', '.join(repr(g) for g in gone)}" if gone else None
 
 
-def entry_fallback(kb: Asking, question: str, kq: KeyQuery) -> QueryState | None:
+def entry_fallback(parts: Parts, question: str, kq: KeyQuery) -> QueryState | None:
     """When the key-node step found no key node at all: the no-LLM entry step
     (:mod:`kgservice.entry`) — nodes named in the question become the key nodes, and every
     entry node (named or vector hit) a seed weighted by specificity. None if nothing is named:
     a vector hit alone is too weak to claim the question is about the graph."""
-    found = kb.entry_finder.find(question)
+    found = parts.entry_finder.find(question)
     named = [n for n in found.nodes if n.named is not None]
     if not named:
         return None
     key = KeyQuery(nodes=[{"label": n.label, "id": n.node} for n in named], predicates=kq.predicates)
-    matches = {n.node: kb.store.synonym_class(n.node) for n in named}
+    matches = {n.node: parts.store.synonym_class(n.node) for n in named}
     return QueryState(key=key, matches=matches, seeds=found.seeds)
 
 
@@ -201,7 +201,7 @@ def _front_key(question: str, trace: bool, params: AskParams, model: str | None)
     return cache_key("ask", question, trace, asdict(params), model)
 
 
-def ask_from_front(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
+def ask_from_front(parts: Parts, question: str, trace: bool = False, *, params: AskParams | None = None,
                    llm: LLM | None = None) -> AskResult | None:
     """The result :func:`ask` would return from the caches' in-memory front, if it can be
     had without waiting on I/O or a lock (see :meth:`Caches.front_peek`); else None. A server
@@ -212,12 +212,12 @@ def ask_from_front(kb: Asking, question: str, trace: bool = False, *, params: As
         return None
     params = params or AskParams()
     t0 = time.perf_counter()
-    model = getattr(llm, "model", None) if llm is not None else kb.settings.llm_model
-    front = kb.caches.front_peek(_front_key(question, trace, params, model))
+    model = getattr(llm, "model", None) if llm is not None else parts.settings.llm_model
+    front = parts.caches.front_peek(_front_key(question, trace, params, model))
     return None if front is None else replace(front, seconds=round(time.perf_counter() - t0, 3))
 
 
-def ask(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
+def ask(parts: Parts, question: str, trace: bool = False, *, params: AskParams | None = None,
         llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None,
         on_stream: Callable[[str, dict[str, Any]], None] | None = None) -> AskResult:
     """:func:`ask_with_llm`; when no model is configured and the default one has no recorded
@@ -226,27 +226,27 @@ def ask(kb: Asking, question: str, trace: bool = False, *, params: AskParams | N
     That case is decided from the settings first (:func:`kgservice.llm.check.calls_no_model`),
     so it never takes the model path to find out; only a default with recordings to replay
     tries them, and falls back when this question has none."""
-    from kgservice.answer.retrieval_only import no_model_configured
+    from kgservice.llm.check import no_model_configured
     from kgservice.llm import LLMProviderError
     from kgservice.llm.check import calls_no_model
 
     if not question.strip():
         raise InvalidArgument("empty question")
-    model = llm.model if llm is not None else kb.settings.llm_model
-    if calls_no_model(kb.settings, model):
-        return retrieval_only_ask(kb, question.strip())
-    unconfigured = no_model_configured(kb.settings, model)
-    if unconfigured and names_not_in_graph(kb, question.strip()):
-        return retrieval_only_ask(kb, question.strip())  # the same verdict, said as the no-model answer says it
+    model = llm.model if llm is not None else parts.settings.llm_model
+    if calls_no_model(parts.settings, model):
+        return retrieval_only_ask(parts, question.strip())
+    unconfigured = no_model_configured(parts.settings, model)
+    if unconfigured and names_not_in_graph(parts, question.strip()):
+        return retrieval_only_ask(parts, question.strip())  # the same verdict, said as the no-model answer says it
     try:
-        return ask_with_llm(kb, question, trace, params=params, llm=llm, on_round=on_round, on_stream=on_stream)
+        return ask_with_llm(parts, question, trace, params=params, llm=llm, on_round=on_round, on_stream=on_stream)
     except LLMProviderError:
         if not unconfigured:
             raise
-        return retrieval_only_ask(kb, question.strip())
+        return retrieval_only_ask(parts, question.strip())
 
 
-def retrieval_only_ask(kb: Asking, question: str) -> AskResult:
+def retrieval_only_ask(parts: Parts, question: str) -> AskResult:
     """The units that best answer the question as cited sentences, marked "no model
     configured", with how strong the match is; "not in the graph" below the relevance floor
     (:func:`kgservice.answer.retrieval_only.answer_units`)."""
@@ -255,7 +255,7 @@ def retrieval_only_ask(kb: Asking, question: str) -> AskResult:
     from kgservice.notation.serializer import format_unit
 
     t0 = time.perf_counter()
-    found = answer_units(kb, question)
+    found = answer_units(parts, question)
     units = found.units
     sentences = [{"text": unit_sentence(u), "cites": [u.id]} for u in units]
     text = " ".join(f"{s['text']} [{s['cites'][0]}]" for s in sentences) or not_in_graph(question)
@@ -265,16 +265,16 @@ def retrieval_only_ask(kb: Asking, question: str) -> AskResult:
         key_predicates=[], entries=[], rounds=[], rejected=[],
         stop_reason=f"no model configured: retrieval only, {found.relevance.label} ({found.relevance.reason})",
         llm={"calls": 0, "total_tokens": 0, "model": None}, caches={},
-        seconds=round(time.perf_counter() - t0, 3), notes=[NO_MODEL_NOTE], sources=_sources(kb, [u.id for u in units]))
+        seconds=round(time.perf_counter() - t0, 3), notes=[NO_MODEL_NOTE], sources=_sources(parts, [u.id for u in units]))
 
 
-def _sources(kb: Asking, cited: list[str]) -> list[dict[str, Any]]:
+def _sources(parts: Parts, cited: list[str]) -> list[dict[str, Any]]:
     from kgservice.answer.sources import cited_sources
 
-    return cited_sources(kb, cited)
+    return cited_sources(parts, cited)
 
 
-def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskParams | None = None,
+def ask_with_llm(parts: Parts, question: str, trace: bool = False, *, params: AskParams | None = None,
                  llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None,
                  on_stream: Callable[[str, dict[str, Any]], None] | None = None) -> AskResult:
     """Answer a question from the graph. ``trace`` adds the units' text to every round record.
@@ -291,8 +291,8 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
     if not question:
         raise InvalidArgument("empty question")
     params = params or AskParams()
-    llm = llm or kb.llm
-    caches = kb.caches
+    llm = llm or parts.llm
+    caches = parts.caches
     t0 = time.perf_counter()
     notes = []
     if caches.sync_store():
@@ -306,18 +306,18 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
         return replace(front, seconds=round(time.perf_counter() - t0, 3))
     usage0, cache0 = llm.usage.snapshot(), caches.session_counts()
 
-    refused = names_not_in_graph(kb, question)
+    refused = names_not_in_graph(parts, question)
     if refused is not None:  # a name the graph lacks: no call (the no-model answer's rule)
         kq, classes, entries = KeyQuery(nodes=[], predicates=[]), {}, []
         state = QueryState(key=kq, matches={}, seeds={})
     else:
-        kq, classes, _ = key_nodes_step(kb, llm, caches, question)
-        entries = entry_step(kb, caches, kq, params.top_k, params.threshold)
+        kq, classes, _ = key_nodes_step(parts, llm, caches, question)
+        entries = entry_step(parts, caches, kq, params.top_k, params.threshold)
         state = build_state(kq, classes, entries)
     if not state.seeds and refused is None:
         # no key node (or none that matched a node): the nodes the question names, found
         # without the model, still let the drill-down look before "not in the graph"
-        fallback = entry_fallback(kb, question, kq)
+        fallback = entry_fallback(parts, question, kq)
         if fallback is not None:
             state = fallback
             entries.append({"key": "(entry step)", "label": question, "cached": False,
@@ -326,12 +326,12 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
                           "no key node matched a node") + "; entry nodes named in the question were used")
 
     def restart(feedback: str) -> QueryState:
-        k2, c2, _ = key_nodes_step(kb, llm, caches, question, feedback)
-        e2 = entry_step(kb, caches, k2, params.top_k, params.threshold)
+        k2, c2, _ = key_nodes_step(parts, llm, caches, question, feedback)
+        e2 = entry_step(parts, caches, k2, params.top_k, params.threshold)
         entries.extend(e2)
         return build_state(k2, c2, e2)
 
-    missing = [refused] if refused is not None else missing_key_entities(kb, kq, classes)
+    missing = [refused] if refused is not None else missing_key_entities(parts, kq, classes)
     rounds: list[dict[str, Any]] = []
     relevant = []
     chains: list[list[Unit]] = []
@@ -346,13 +346,13 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
             if on_round is not None:
                 on_round(d)
 
-        dd = drill_down(kb.store, service_params(kb.settings, kb.lexicon), llm, caches, question, state,
+        dd = drill_down(parts.store, service_params(parts.settings, parts.lexicon), llm, caches, question, state,
                         DrillParams(params.max_rounds, params.max_units, params.spread_nodes, params.max_drifts),
                         restart=restart, on_round=round_done)
         relevant, stop, state, chains = dd.relevant, dd.stop_reason, dd.state, dd.chains
     else:
         stop = "no key node matched an entry node" if kq.nodes else "no key nodes in the question"
-    ans = cite_chains(grounded_answer(kb.store, kb.lexicon, llm, caches, question, relevant, state.key.node_ids,
+    ans = cite_chains(grounded_answer(parts.store, parts.lexicon, llm, caches, question, relevant, state.key.node_ids,
                                       on_stream=on_stream), chains)
     if not ans.found and not relevant:
         ans.text = not_in_graph(question)
@@ -366,7 +366,7 @@ def ask_with_llm(kb: Asking, question: str, trace: bool = False, *, params: AskP
         key_nodes=state.key_nodes_payload(), key_predicates=state.key.predicates,
         entries=[{**e, "hits": [list(h) for h in e["hits"]]} for e in entries], rounds=rounds, stop_reason=stop,
         rejected=ans.rejected, llm=llm.usage.since(usage0).to_dict(), caches=cache_delta,
-        seconds=round(time.perf_counter() - t0, 3), notes=notes, sources=_sources(kb, list(ans.cited)),
+        seconds=round(time.perf_counter() - t0, 3), notes=notes, sources=_sources(parts, list(ans.cited)),
     )
     if result.llm.get("calls", 0) == 0 and not notes:
         caches.front_put(front_key, copy.deepcopy(result), {c: v["hits"] for c, v in cache_delta.items()})

@@ -1,9 +1,9 @@
-"""The ingest pipeline for text (DESIGN §3): ``ingest_text(kb, paths, mode)``.
+"""The ingest pipeline for text (DESIGN §3): ``ingest_text(parts, paths, mode)``.
 
 Per document: read (UTF-8) -> content hash -> skip if this (hash, mode) was ingested
 before -> chunk -> per chunk: LLM extraction (validated; no field may mirror a source
 sentence) and entity resolution against the graph and the earlier chunks -> one atomic
-batch through ``KnowledgeBase.ingest_units`` (units, relations, reverse indexes, vectors,
+batch through :func:`ingest_units` (units, relations, reverse indexes, vectors,
 cache invalidation). Units get content-hash ids, so the same fact is stored once however
 often it is extracted.
 
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kgservice.errors import InputFileError, InvalidArgument
+from kgservice.errors import InputFileError, InvalidArgument, ReadOnlyError
 from kgservice.extraction.chunking import DEFAULT_MAX_CHARS, chunk_text
 from kgservice.families import Lexicon
 from kgservice.llm import LLM
@@ -32,7 +33,7 @@ from kgservice.convert import FORMATS as DOCUMENT_FORMATS
 from kgservice.convert.source import source_of
 
 if TYPE_CHECKING:
-    from kgservice.parts import Ingesting
+    from kgservice.parts import Parts
 
 TEXT_MODES: dict[str, str] = {
     ".md": "summary", ".markdown": "summary", ".rst": "summary",  # documents, papers, docs
@@ -98,16 +99,48 @@ def parse_unit_files(files: Sequence[Path], lexicon: Lexicon) -> list[Unit]:
     return units
 
 
-def ingest_saved_results(kb: Ingesting, memory_dir: Path | None, graph_path: Path | None) -> IngestReport | None:
+def ingest_units(parts: Parts, units: Sequence[Unit], embed: bool = True,
+                 progress: Callable[[int], None] | None = None,
+                 on_vectors: Callable[[int], None] | None = None) -> IngestReport:
+    """Graph first (atomic), then vectors for the entry/derived nodes it added
+    (``on_vectors(n)`` is called when that second phase starts, with how many nodes: a
+    progress bar of the graph write would otherwise sit at 100 % while they are written).
+
+    If embedding fails after the graph batch landed, the graph is still consistent and
+    `kg doctor --repair` embeds the missing nodes; vectors never point at absent nodes."""
+    if parts.settings.read_only:
+        raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
+    from kgservice.stores.validate import paused_gc
+    from kgservice.vectors.embedder import runs_in_process
+
+    # The collector is held off for the whole batch when the model runs in-process (its
+    # batches allocate no cycles): otherwise its first full pass after the graph write
+    # lands in the embedding loop and walks the caller's parsed batch too (tens of
+    # thousands of pydantic objects). The pass still comes, after the batch, over what the
+    # store keeps once the caller has dropped its units, which is much cheaper.
+    # The model loads on first use, in NodeVectors.embed, so a batch that adds no node never waits
+    # for it (loading beside the graph write saves nothing: both hold the GIL).
+    with (paused_gc() if embed and runs_in_process(parts.embedder) else nullcontext(),
+          parts.node_vectors.owing() if embed else nullcontext()):
+        report = parts.store.ingest(units, progress=progress)
+        if embed and report.new_embeddable_nodes:
+            if on_vectors is not None:
+                on_vectors(len(report.new_embeddable_nodes))
+            parts.node_vectors.embed(report.new_embeddable_nodes, known=report.new_labels)
+    parts.caches.invalidate(report.touched_nodes)
+    return report
+
+
+def ingest_saved_results(parts: Parts, memory_dir: Path | None, graph_path: Path | None) -> IngestReport | None:
     """Saved answers as units, so they come back as nodes in the next graph.json: those kept in
     the store (``POST /v1/results`` on any server) and graphify ``save-result`` docs under
     ``memory_dir``; None when there is nothing to feed back."""
     from kgservice.graphify.memory import docs_of_records, memory_units
 
-    lines = memory_units(memory_dir, graph_path, docs=docs_of_records(kb.store.saved_results()))
+    lines = memory_units(memory_dir, graph_path, docs=docs_of_records(parts.store.saved_results()))
     if not lines:
         return None
-    return kb.ingest_units(parse_units("\n".join(lines), kb.lexicon, source=str(memory_dir or "saved results"),
+    return ingest_units(parts, parse_units("\n".join(lines), parts.lexicon, source=str(memory_dir or "saved results"),
                                        doc="memory"))
 
 
@@ -240,7 +273,7 @@ class TextIngestReport:
 
 
 def ingest_text(
-    kb: Ingesting,
+    parts: Parts,
     paths: Path | str | Sequence[Path | str],
     mode: str | None = None,
     *,
@@ -257,7 +290,7 @@ def ingest_text(
     from kgservice.extraction import Resolver, extract_text, to_units
     from kgservice.extraction.extract import extract_prompt
 
-    if kb.settings.read_only:  # before any LLM call: a refused ingest must not spend tokens first
+    if parts.settings.read_only:  # before any LLM call: a refused ingest must not spend tokens first
         from kgservice.errors import ReadOnlyError
 
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); ingest refused")
@@ -271,9 +304,9 @@ def ingest_text(
         m = mode_for(f, mode)
         text = source_of(read_input(f), f, keep_original=False).text  # a PDF, DOCX ... converted first
         plan.append((f, m, text))
-    llm = llm or kb.llm
+    llm = llm or parts.llm
     usage0 = llm.usage.snapshot()
-    ledger = DocLedger(kb.settings.kb_dir / LEDGER_FILE)
+    ledger = DocLedger(parts.settings.kb_dir / LEDGER_FILE)
     report = TextIngestReport()
     emit = progress or (lambda event, info: None)
     try:
@@ -289,17 +322,17 @@ def ingest_text(
                 report.documents.append(doc)
                 emit("document", asdict(doc))
                 continue
-            resolver = Resolver.for_kb(kb, llm)
+            resolver = Resolver.for_kb(parts, llm)
             units = []
             for chunk in chunks:
                 try:
                     ex = extract_text(llm, chunk.text, m, purpose="extract", section=chunk.section)
                     rename = resolver.resolve(ex)
-                    units += to_units(ex, kb.lexicon, doc=doc_prefix + doc_name(f), mode=m, rename=rename)  # type: ignore[arg-type]
+                    units += to_units(ex, parts.lexicon, doc=doc_prefix + doc_name(f), mode=m, rename=rename)  # type: ignore[arg-type]
                 except (ValueError, RuntimeError) as exc:
                     raise _naming(exc, f, chunk.index) from exc
                 emit("chunk", {"path": str(f), "index": chunk.index, "units": len(ex.units)})
-            rep = kb.ingest_units(units, embed=embed)
+            rep = ingest_units(parts, units, embed=embed)
             doc = DocReport(str(f), m, "ingested", chunks=len(chunks), units_extracted=len(units),
                             units_added=rep.units_added, units_unchanged=rep.units_unchanged,
                             nodes_added=rep.nodes_added, resolution=resolver.summary())

@@ -106,7 +106,7 @@ class ServerContext:
         from kgservice.jobs.worker import Worker
 
         log = logging.getLogger("kgservice.jobs")
-        self._worker = Worker(self.kb, worker_id=f"serve:{__import__('os').getpid()}", log=log.warning)
+        self._worker = Worker(self.kb.parts, worker_id=f"serve:{__import__('os').getpid()}", log=log.warning)
         self._worker_thread = threading.Thread(target=self._worker.run_forever, args=(poll_s,),
                                                name="kg-jobs", daemon=True)
         self._worker_thread.start()

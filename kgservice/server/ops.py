@@ -62,7 +62,7 @@ def ask_cached(kb: KnowledgeBase, body: AskIn) -> tuple[AskOut, Any] | None:
     the event loop), or None: then call :func:`ask` in a worker thread."""
     from kgservice.pipeline.asking import ask_from_front
 
-    res = ask_from_front(kb, body.question, trace=body.trace, params=ask_params(body))
+    res = ask_from_front(kb.parts, body.question, trace=body.trace, params=ask_params(body))
     return None if res is None else (ask_out(res, body), res)
 
 

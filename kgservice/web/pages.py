@@ -63,7 +63,7 @@ class Site:
 
     @classmethod
     def build(cls, gate: Any, settings: Any, ctx: Any) -> Site:
-        from kgservice.answer.retrieval_only import no_model_configured
+        from kgservice.llm.check import no_model_configured
         from kgservice.web.words import job_words
 
         env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
@@ -387,7 +387,7 @@ async def doctor(site: Site, request: Request) -> Response:
     from kgservice.admin.doctor import check
     from kgservice.server.disclosure import redact_all
 
-    report = await run_in_threadpool(lambda: check(site.ctx.kb).to_dict())
+    report = await run_in_threadpool(lambda: check(site.ctx.kb.parts).to_dict())
     paths = request.query_params.get("paths") == "1"  # absolute server paths: only when the admin asks
     return site.render("doctor.html", request, report=report if paths else redact_all(report, site.settings),
                        paths=paths)

@@ -141,7 +141,7 @@ def test_concurrent_overlapping_ingests_equal_a_serial_run(backend, target, lexi
     serial = rows_of(serial_store)
     assert concurrent == serial
     kb = KnowledgeBase(Settings(data_dir=tmp_path / "kb"))
-    kb.__dict__["store"] = serial_store
+    kb.parts.__dict__["store"] = serial_store
     assert doctor.check(kb, vectors=False).ok
     serial_store.close()
     if serial_store is not store:

@@ -54,7 +54,7 @@ class Deployment:
         # no heartbeats: a beat is a write, which moves the server's own bookmark chain past what
         # another server wrote at a moment the test does not choose (the limits are not tested here)
         store.server_registry = lambda: None  # type: ignore[method-assign]
-        k.__dict__["store"] = store
+        k.parts.__dict__["store"] = store
         self.kbs.append(k)
         return k
 

@@ -177,8 +177,8 @@ class GatedEmbedder:
 
 def test_a_question_during_the_warm_up_waits_for_it(kb):
     gate = GatedEmbedder()
-    kb.__dict__.pop("vectors", None)
-    kb.__dict__["embedder"] = gate
+    kb.parts.__dict__.pop("vectors", None)
+    kb.parts.__dict__["embedder"] = gate
     warm = threading.Thread(target=kb.warm_up, name="kg-warm-up")  # what kb.start_warm_up() runs
     warm.start()
     assert gate.warm_up_called.wait(DEADLINE)  # the warm-up is loading (held here)

@@ -23,7 +23,7 @@ def warm_threads() -> list[threading.Thread]:
 
 
 def test_warm_up_loads_without_a_model_call(kb):
-    kb.__dict__.pop("vectors", None)
+    kb.parts.__dict__.pop("vectors", None)
     kb.warm_up()
     assert kb.vectors_if_open() is not None
     assert kb.llm.usage.to_dict()["calls"] == 0
@@ -57,7 +57,7 @@ def test_a_failing_warm_up_is_logged_not_raised(kb, caplog):
         def embed(self, texts):
             raise OSError("model file missing")
 
-    kb.__dict__["embedder"] = Broken()
+    kb.parts.__dict__["embedder"] = Broken()
     with caplog.at_level(logging.INFO, logger="kgservice.service"):
         kb.warm_up()
     assert "warm-up stopped early: OSError: model file missing" in caplog.text
@@ -68,7 +68,7 @@ def test_the_server_warms_up_in_the_background_only_when_asked(settings, kb):
         t.join(60)
     with TestClient(create_app(settings, ServeOptions(kb=kb)), base_url=BASE):
         assert not warm_threads()
-    kb.__dict__.pop("vectors", None)
+    kb.parts.__dict__.pop("vectors", None)
     with TestClient(create_app(settings, ServeOptions(kb=kb, warm_up=True)), base_url=BASE) as c:
         started = warm_threads()
         assert started or kb.vectors_if_open() is not None  # running, or done already

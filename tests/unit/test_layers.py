@@ -1,6 +1,7 @@
-"""The front door is on top: no module below ``service.py`` imports it, not even for typing
-(they take the parts they use, or a Protocol of :mod:`kgservice.parts`). Only the shells over
-it (the CLI, the server) and the package's own docstrings name it."""
+"""The front door is on top: no module below ``service.py`` imports it, not even for typing, or
+calls its methods back (they take the parts they use: :class:`kgservice.parts.Parts`, or single
+parts). Only the shells over it (the CLI, the server, the web page) and the package's own
+docstrings name it."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def test_no_lower_module_imports_the_front_door():
         if rel == "service.py" or rel.split("/")[0] in SHELLS or rel in PENDING:
             continue
         found += [f"kgservice/{rel}:{n}" for n in imports_of_service(ast.parse(path.read_text("utf-8")))]
-    assert not found, "take the narrow parts (or a kgservice.parts Protocol) instead:\n" + "\n".join(found)
+    assert not found, "take the parts (kgservice.parts.Parts) instead:\n" + "\n".join(found)
 
 
 def test_pending_entries_still_import_it():
@@ -123,3 +124,86 @@ def test_the_cycle_check_sees_a_lazy_import(tmp_path):
     typed = import_graph({"kgservice.a": tmp_path / "a.py", "kgservice.b": tmp_path / "b.py",
                           "kgservice.c": tmp_path / "c.py"}, typing=True)
     assert set(typed.edges) - set(g.edges) == {("kgservice.c", "kgservice.a")}
+
+
+# -- no call back up: the modules below the front door take the parts, not the front door ----------
+#: packages above the front door (they call it) and the front door itself
+ABOVE = ("service.py", "cli", "server", "web")
+#: method names of other libraries' objects that a front-door method shares, each with where
+OTHER_LIBRARIES: dict[str, str] = {"retrieve": "the Qdrant clients' point reads (vectors/edge_store.py, qdrant_store.py)"}
+
+
+def front_door_methods() -> set[str]:
+    """The methods of ``KnowledgeBase`` (its properties are the parts, which the bundle has too)."""
+    tree = ast.parse((PACKAGE / "service.py").read_text("utf-8"))
+    kb = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "KnowledgeBase")
+    return {n.name for n in kb.body if isinstance(n, ast.FunctionDef)
+            and not {ast.unparse(d) for d in n.decorator_list} & {"property", "cached_property"}}
+
+
+def lower_modules() -> dict[str, ast.Module]:
+    return {rel: ast.parse(p.read_text("utf-8")) for p in sorted(PACKAGE.rglob("*.py"))
+            if (rel := p.relative_to(PACKAGE).as_posix()) not in ABOVE and rel.split("/")[0] not in ABOVE}
+
+
+def class_methods(trees: list[ast.Module]) -> set[str]:
+    return {n.name for t in trees for c in ast.walk(t) if isinstance(c, ast.ClassDef)
+            for n in c.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def front_door_calls(tree: ast.Module, methods: set[str], only_there: set[str]) -> list[tuple[int, str]]:
+    """Calls from one module back into the front door: ``x.m(...)`` with ``m`` a method only
+    ``KnowledgeBase`` has (no class below it defines that name), on anything but an imported
+    module; and any ``KnowledgeBase`` method called on something named ``kb`` (or ``self.kb``)
+    or on a parameter annotated ``KnowledgeBase``."""
+    modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    front = {"kb", "self.kb", "self._kb"} | {
+        a.arg for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for a in f.args.args + f.args.kwonlyargs if a.annotation is not None
+        and "KnowledgeBase" in ast.unparse(a.annotation)}
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            recv, name = ast.unparse(n.func.value), n.func.attr
+            if (recv in front and name in methods) or (name in only_there and recv not in modules):
+                found.append((n.lineno, f"{recv}.{name}()"))
+    return found
+
+
+def test_no_lower_module_calls_the_front_door():
+    """The modules below ``service.py`` get the parts they use (:class:`kgservice.parts.Parts`)
+    and call the functions that do the work; a call back up to a ``KnowledgeBase`` method would
+    make a reader climb back to the front door to follow it."""
+    trees = lower_modules()
+    methods = front_door_methods()
+    only_there = methods - class_methods(list(trees.values())) - set(OTHER_LIBRARIES)
+    assert {"ingest_units", "ingest_document", "forget"} <= only_there  # what the scan below rests on
+    found = [f"kgservice/{rel}:{line}: {call}" for rel, tree in trees.items()
+             for line, call in front_door_calls(tree, methods, only_there)]
+    assert not found, "call the module function with the parts instead:\n" + "\n".join(found)
+
+
+def test_the_call_scan_sees_a_call_back_up():
+    """What the lower modules did before they took the parts: each of these is found."""
+    methods = front_door_methods()
+    only_there = methods - class_methods(list(lower_modules().values())) - set(OTHER_LIBRARIES)
+    src = '''
+from kgservice.lifecycle import ops
+def sync(kb: Changing, folder):
+    kb.ingest_document("a.md", "text")
+    kb.forget_opened()
+def restore(parts, units):
+    parts.ingest_units(units)
+def run(k: "KnowledgeBase"):
+    return k.reopen_vectors(recreate=True)
+class Worker:
+    def run_once(self):
+        return self.kb.forget(["a.md"])
+def fine(parts):
+    ops.forget(parts, ["a.md"])  # a module's function, not the front door
+    parts.reopen_vectors()  # the bundle's own
+'''
+    assert front_door_calls(ast.parse(src), methods, only_there) == [
+        (4, "kb.ingest_document()"), (5, "kb.forget_opened()"), (7, "parts.ingest_units()"),
+        (9, "k.reopen_vectors()"), (12, "self.kb.forget()")]

@@ -148,7 +148,7 @@ def test_the_collector_is_held_off_while_an_in_process_model_embeds_an_ingest(tm
     for embedder, held in ((Local(32), True), (hosted, False)):
         seen.clear()
         kb = KnowledgeBase(Settings(data_dir=tmp_path / type(embedder).__name__, embedder="hash:32"))
-        kb.__dict__["embedder"] = embedder
+        kb.parts.__dict__["embedder"] = embedder
         kb.ingest_units(parse_units(UNITS, kb.lexicon))
         assert seen and all(on is not held for on in seen), (type(embedder).__name__, seen)
         assert gc.isenabled()  # back on after the batch

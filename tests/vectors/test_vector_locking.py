@@ -47,13 +47,13 @@ def test_reader_is_not_locked_out_while_a_writer_embeds(tmp_path, backend):
 
     writer.embedder.embed = slow  # type: ignore[method-assign]
     opening = threading.Event()
-    real_open = writer.open_vectors
+    real_open = writer.parts.open_vectors
 
     def open_vectors(*a, **kw):  # the writer's upsert opens the vector dir here (and waits for it)
         opening.set()
         return real_open(*a, **kw)
 
-    writer.open_vectors = open_vectors  # type: ignore[method-assign]
+    writer.parts.open_vectors = open_vectors  # type: ignore[method-assign]
     errors: list[BaseException] = []
 
     def run() -> None:
