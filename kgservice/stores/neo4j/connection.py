@@ -203,8 +203,7 @@ class Neo4jConnection(GraphStore):
         except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:
             if not driver_outage(exc):
                 raise
-            raise Neo4jUnavailable(f"Neo4j at {self.where} is not answering ({type(exc).__name__}); "
-                                   "is it running? (`scripts/neo4j status`)") from exc
+            raise self._unavailable(exc) from exc
         return records
 
     def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -284,6 +283,11 @@ class Neo4jConnection(GraphStore):
                     "_pool", ThreadPoolExecutor(max_workers=3, thread_name_prefix="kg-neo4j-read"))
         return pool.submit(contextvars.copy_context().run, read)  # the request's bookmarks, leader routing
 
+    def _unavailable(self, exc: BaseException) -> Neo4jUnavailable:
+        """The one wording of an outage met by a read (a refused connection, a stopping database)."""
+        return Neo4jUnavailable(f"Neo4j at {self.where} is not answering ({type(exc).__name__}); "
+                                "is it running? (`scripts/neo4j status`)")
+
     # -- administration (kg doctor / restore) ---------------------------------------------
     def _stream(self, name: str, **params: Any) -> Iterator[Any]:
         from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
@@ -294,6 +298,5 @@ class Neo4jConnection(GraphStore):
         except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:
             if not driver_outage(exc):
                 raise
-            raise Neo4jUnavailable(f"Neo4j at {self.where} is not answering ({type(exc).__name__}); "
-                                   "is it running? (`scripts/neo4j status`)") from exc
+            raise self._unavailable(exc) from exc
 
