@@ -66,11 +66,11 @@ DEFAULT_LLM_MODEL = "kgoffline/scripted"
 DEFAULT_MAX_ROUNDS = 2
 
 
-DEFAULT_BACKEND = "embedded"
+DEFAULT_BACKEND = "embedded"  # the in-process store: what `kg demo` always uses
 DEFAULT_WORKSPACE = "default"  # the workspace of every store made before workspaces existed
 # a workspace name is a directory name, a collection-name suffix and a property value: kept plain
 WORKSPACE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
-WORKSPACES_DIR = "workspaces"  # <data_dir>/workspaces/<name>/: a named workspace's own files  # the in-process store: what `kg demo` always uses
+WORKSPACES_DIR = "workspaces"  # <data_dir>/workspaces/<name>/: a named workspace's own files
 
 
 @dataclass(frozen=True)
