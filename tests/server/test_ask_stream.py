@@ -29,20 +29,27 @@ def served(app):
         yield base
 
 
-@pytest.fixture
-def held_model(monkeypatch):
-    """The offline provider streams the answer's first 15 tokens, then waits for ``go``."""
+def hold_model(monkeypatch, after: int) -> tuple[threading.Event, list[bool]]:
+    """The offline provider streams a reply's first ``after`` tokens, then waits for ``go``
+    (60 s at most; ``waited`` says whether it was released)."""
     go = threading.Event()
     waited: list[bool] = []
     real = offline.streamed
 
     def streamed(*args, **kwargs):
         for i, chunk in enumerate(real(*args, **kwargs)):
-            if i == 15:
+            if i == after:
                 waited.append(go.wait(60))
             yield chunk
 
     monkeypatch.setattr(offline, "streamed", streamed)
+    return go, waited
+
+
+@pytest.fixture
+def held_model(monkeypatch):
+    """The offline provider streams the answer's first 15 tokens, then waits for ``go``."""
+    go, waited = hold_model(monkeypatch, 15)
     offline.SCRIPT.override_task("answer", lambda payload: GROUNDED)
     yield go, waited
     offline.SCRIPT.clear()
@@ -91,6 +98,36 @@ def test_answer_text_reaches_the_client_before_the_model_finishes(served, keys, 
     assert kinds.index("answer_check") < kinds.index("answer")
     final = dict(events)["answer"]
     assert final["answer"] == ANSWER and final["cited"] == ["p1"]
+
+
+TEXT_REPLY = "Guido van Rossum\nPython was created by Guido van Rossum. [p1]"  # as the answer prompt asks
+
+
+def test_the_short_answer_reaches_the_client_when_the_model_has_written_one_token(served, keys, monkeypatch):
+    """The answer prompt puts the short answer first, as plain text: the model is held after its
+    first token ('Guid', cl100k) until the client has read an ``answer_short`` event, so the
+    client had the answer's first text while the model had written one token of its reply."""
+    go, waited = hold_model(monkeypatch, 1)
+    offline.SCRIPT.override_task("answer", lambda payload: TEXT_REPLY)
+    seen_before_go: list[tuple[str, str]] = []
+
+    def on_event(kind: str, d: dict) -> None:
+        if not go.is_set() and kind.startswith("answer_") and kind != "answer_start":
+            seen_before_go.append((kind, d["text"]))
+            go.set()
+
+    try:
+        with httpx.stream("POST", served + "/v1/ask", json=QUESTION, timeout=120,
+                          headers={**auth(keys["reader"]), "Accept": "text/event-stream"}) as r:
+            events = read_events(r, on_event)
+    finally:
+        offline.SCRIPT.clear()
+    assert waited == [True], "the model was never released: no short answer reached the client"
+    assert seen_before_go == [("answer_short", "Guid")]
+    assert "".join(d["text"] for k, d in events if k == "answer_short") == "Guido van Rossum"
+    assert "".join(d["text"] for k, d in events if k == "answer_text") == "Python was created by Guido van Rossum."
+    final = dict(events)["answer"]
+    assert (final["answer"], final["short_answer"], final["cited"]) == (ANSWER, "Guido van Rossum", ["p1"])
 
 
 def test_json_reply_is_unchanged_and_does_not_stream(served, keys, monkeypatch):
