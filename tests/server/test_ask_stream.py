@@ -194,6 +194,25 @@ def test_kg_ask_server_at_a_terminal_prints_the_answer_while_the_model_writes_it
     assert d["answer"] == ANSWER and d["cited"] == ["p1"] and "short_answer" in d
 
 
+def test_kg_ask_server_at_a_terminal_shows_the_short_answer_from_the_models_first_token(served, keys, monkeypatch,
+                                                                                     tmp_path):
+    """The model, replying in the answer prompt's text format, is held after its first token
+    ('Guid') until the CLI's terminal shows "answer: Guid": the terminal had the answer's first
+    words while the model had written one token; then the checked answer is printed."""
+    go, waited = hold_model(monkeypatch, 1)
+    offline.SCRIPT.override_task("answer", lambda payload: TEXT_REPLY)
+    env = {**os.environ, "KG_API_KEY": keys["reader"], "KG_DATA_DIR": str(tmp_path / "elsewhere")}
+    cli = [sys.executable, "-c", "from kgservice.cli.app import main; main()", "ask", "--server", served,
+           QUESTION["question"], "--threshold", "0.7"]
+    try:
+        shown = in_terminal(cli, env, until="answer: Guid", then=go.set)
+    finally:
+        go.set()
+        offline.SCRIPT.clear()
+    assert waited == [True], "the model was never released: the CLI showed no short answer while it was held"
+    assert shown.index("answer: Guid") < shown.rindex(ANSWER)
+
+
 def test_kg_ask_server_streams_from_a_real_kg_serve(embedded_env, tmp_path):
     """The same against `kg serve` itself, its offline model writing a token every 50 ms
     (KG_OFFLINE_STREAM_DELAY): the terminal shows the draft growing, one frame per event read
