@@ -23,12 +23,13 @@ key nodes, drill-down and answer all go to the model) through ``POST /v1/ask`` w
 * ``SSE answer`` — the client reads the checked ``answer`` event: the first text the page showed
   before streaming (it had only this event).
 
-Printed per question and as medians: model text − model first (the model's own pace over the
-JSON before the text), SSE text − model text (what streaming adds to the model's
+Printed per question and as medians: model text − model first (the model's own pace over what
+comes before the first sentence: the short answer's line, and in JSON the keys), SSE text − model text (what streaming adds to the model's
 own first word), SSE text − model first (the first sentence's text after the model's first
 token), the same three for the short answer, SSE first − model first (the issue's "first
-streamed token after the model's first token", which includes the model's JSON preamble at its
-own pace), SSE answer − model last (the check, caching and sources after the model is done),
+streamed token after the model's first token", which includes whatever the reply puts before its
+first text at the model's own pace: nothing in the text format, ``{"found": true, "answer": "`` in
+JSON), SSE answer − model last (the check, caching and sources after the model is done),
 and SSE answer − SSE text (how much earlier the page shows words than it did before streaming).
 
 Then, for a capable model's recorded grounded-answer replies (``--recorded``, by default the
