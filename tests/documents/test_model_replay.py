@@ -42,11 +42,6 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return run(settings)
 
 
-@pytest.mark.xfail(strict=True, raises=Exception, reason=(
-    "the recording's 3 answer replies were made under the answer prompt's version 3; under version 4 "
-    "their requests have new keys and the replay has no reply for them. Record them again with the "
-    "capable model: python3 -m scripts.eval.documents --record --reuse (only the answer requests go "
-    "to the model); strict, so this marker fails once the recording is back"))
 def test_the_model_answers_again_citing_the_page(replayed: dict):
     recorded = json.loads(OUTCOME.read_text("utf-8"))
     assert [(a["answer"], a["cited"]) for a in replayed["answers"]] == \
