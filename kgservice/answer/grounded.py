@@ -35,8 +35,7 @@ from dataclasses import asdict, dataclass, field
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
+from kgservice.answer.reply import REPAIR_ASK, AnswerOut, CitedSentence, parse_reply  # noqa: F401 (the reply's shape, re-exported)
 from kgservice.caches import decision_key
 from kgservice.drilldown.collect import unit_dep_nodes
 from kgservice.ids import normalise_label
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
     from kgservice.families import Lexicon
     from kgservice.stores.base import GraphStore
 
-PROMPT_FILE = "answer_v3.md"
+PROMPT_FILE = "answer_v4.md"
 NOT_IN_GRAPH_EN = "The graph has no information that answers this question."
 NOT_IN_GRAPH_ZH = "图中没有能回答这个问题的信息。"
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -71,19 +70,6 @@ state says say given listed mentioned
 """.split())
 NEGATIONS = frozenset("not no never none nor neither cannot without".split())
 CJK_GLUE = set("的了是在和与及或也都会而并其中这那些个种有被由从对于以为等所以因为比更多少")
-
-
-class CitedSentence(BaseModel):
-    text: str
-    cites: list[str] = Field(default_factory=list)
-
-
-class AnswerOut(BaseModel):
-    found: bool
-    # the short answer (a name, number, date or few words) a gold answer is compared to, as a
-    # reader of the sentences would say it; the sentences are the answer with its citations
-    answer: str = ""
-    sentences: list[CitedSentence] = Field(default_factory=list)
 
 
 @dataclass
@@ -292,7 +278,8 @@ def grounded_answer(store: GraphStore, lexicon: Lexicon, llm: LLM, caches: Cache
             from kgservice.answer.streaming import AnswerStream
 
             sink = AnswerStream(on_stream, by_id)
-        out = llm.complete_json(messages, AnswerOut, "answer", validate=validate, stream=sink)
+        out = llm.complete_json(messages, AnswerOut, "answer", validate=validate, stream=sink, parse=parse_reply,
+                                repair_prompt=REPAIR_ASK)
         if out.found:
             result = Answer(found=True, text=render(out), sentences=[s.model_dump() for s in out.sentences],
                             cited=sorted({c for s in out.sentences for c in s.cites}), short_answer=out.answer.strip())

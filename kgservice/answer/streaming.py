@@ -1,22 +1,26 @@
-"""The answer as the model writes it: its sentences' text and citations, read from the JSON
-reply while it streams, for a page to show before the whole reply is in and checked.
+"""The answer as the model writes it: its short answer, sentences' text and citations, read
+from the reply while it streams, for a page to show before the whole reply is in and checked.
 
-The model answers with one JSON object (``{"found": true, "sentences": [{"text": "...",
-"cites": ["u1"]}]}``, :mod:`kgservice.answer.grounded`), so the text it streams is pieces of
-JSON, cut anywhere (inside a word, an escape, a unit id). :func:`parse_prefix` reads the
-object a prefix of that text starts, as far as it goes; :class:`AnswerStream` turns what is
-new since the last piece into events:
+The answer prompt asks for plain text (:mod:`kgservice.answer.reply`): the short answer on
+line 1, so it is the reply's first tokens, then one sentence per line ending with its unit
+ids in brackets. :class:`AnswerStream` sends a line's text as it grows (held back from a
+``[`` on, where its citations may start, and while line 1 may still be ``NOT FOUND``) and a
+sentence's citations once its line is complete. A reply that is a JSON object (the earlier
+format, ``{"found": true, "answer": "...", "sentences": [{"text": "...", "cites": ["u1"]}]}``,
+which recorded and scripted replies may use) streams as pieces of JSON, cut anywhere (inside
+a word, an escape, a unit id): :func:`parse_prefix` reads the object a prefix of that text
+starts, as far as it goes. Either way, what is new since the last piece becomes events:
 
 * ``answer_start`` ``{attempt}`` — a model request begins; text an earlier attempt streamed
   is void (the check refused it, or the provider failed and was asked again);
 * ``answer_short`` ``{attempt, text}`` — more characters of the short answer (the reply's
-  ``answer`` field: a name, number or date, the library's ``short_answer``), to append; sent
-  as soon as the field's key is read, wherever it stands in the object (the answer prompt
-  puts it before the sentences, so it is the first text a reply streams);
+  first line, or a JSON reply's ``answer`` field: a name, number or date, the library's
+  ``short_answer``), to append; the first text a reply streams (a JSON reply's as soon as
+  the field's key is read, wherever it stands in the object);
 * ``answer_text`` ``{attempt, sentence, text}`` — more characters of sentence ``sentence``
   (0-based), to append to what came before;
 * ``answer_cite`` ``{attempt, sentence, unit, resolved, number, text}`` — a citation whose id
-  is complete (its closing quote arrived), mapped to the hit unit it names (``resolved``,
+  is complete (its line ended, or in JSON its closing quote arrived), mapped to the hit unit it names (``resolved``,
   ``number``: its place among this attempt's distinct resolved citations, ``text``: the
   unit's notation), or ``resolved: false`` when the id is among no hit unit;
 * ``answer_check`` ``{attempt, passed, problems}`` — the verdict of the grounded check on the
@@ -194,9 +198,28 @@ class AnswerStream:
             self._update()
 
     def checked(self, problems: list[str]) -> None:
+        if self.readable and self._text_mode():
+            self._update_text(final=True)  # the last line has no newline after it
         self.emit("answer_check", {"attempt": self.attempt, "passed": not problems, "problems": list(problems)})
 
+    def _text_mode(self) -> bool | None:
+        """True for a reply in the text format, False for a JSON one (its first line holds a
+        ``{``: :func:`kgservice.answer.reply.is_json_reply`), None while nothing but blanks or
+        a code fence's first backticks has come."""
+        from kgservice.answer.reply import is_json_reply
+
+        body = self.raw.lstrip()
+        if "```".startswith(body) or (body.startswith("```") and "\n" not in body):
+            return None
+        return not is_json_reply(self.raw)
+
     def _update(self) -> None:
+        mode = self._text_mode()
+        if mode is None:
+            return
+        if mode:
+            self._update_text()
+            return
         start = self.raw.find("{")  # prose or a code fence before the object is skipped, as json_text does
         if start < 0:
             return
@@ -229,6 +252,46 @@ class AnswerStream:
             for uid in done[sent[1]:]:
                 self.emit("answer_cite", self._cite(i, uid))
             sent[1] = max(sent[1], len(done))
+
+    def _update_text(self, final: bool = False) -> None:
+        """The text format (:mod:`kgservice.answer.reply`): line 1 the short answer, then a
+        sentence per line with its ids in brackets at the end. A line's text is sent as it
+        grows, up to its first ``[`` (where its citations may begin) and without trailing
+        blanks; once the line is complete, the rest of its text and its resolved citations.
+        A first line that may still become ``NOT FOUND`` is held back."""
+        from kgservice.answer.reply import is_not_found, may_be_not_found, split_cites
+
+        parts = self.raw.split("\n")
+        done = parts if final else parts[:-1]
+        lines = [ln.strip() for ln in done if ln.strip() and not ln.strip().startswith("```")]
+        tail = "" if final else parts[-1].strip()
+        if tail.startswith("```"):
+            tail = ""
+        for k, line in enumerate(lines + ([tail] if tail else [])):
+            complete = k < len(lines)
+            if complete:
+                text, cites = split_cites(line)
+            else:
+                text, cites = line.split("[", 1)[0].rstrip(), []
+            if k == 0:
+                if complete and is_not_found(line):
+                    return  # the units do not answer: nothing after the marker is an answer
+                if not complete and may_be_not_found(line):
+                    continue
+                if len(text) > self.short:
+                    self.emit("answer_short", {"attempt": self.attempt, "text": text[self.short:]})
+                    self.short = len(text)
+                continue
+            i = k - 1
+            while len(self.shown) <= i:
+                self.shown.append([0, 0])
+            sent = self.shown[i]
+            if len(text) > sent[0]:
+                self.emit("answer_text", {"attempt": self.attempt, "sentence": i, "text": text[sent[0]:]})
+                sent[0] = len(text)
+            for uid in cites[sent[1]:]:
+                self.emit("answer_cite", self._cite(i, uid))
+            sent[1] = max(sent[1], len(cites))
 
     def _cite(self, sentence: int, uid: str) -> dict[str, Any]:
         from kgservice.notation.serializer import format_unit

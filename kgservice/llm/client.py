@@ -7,7 +7,8 @@
 * Provider errors and timeouts are retried with exponential backoff (tenacity); errors
   that retrying cannot fix (bad request, auth, no recording) fail at once.
 * The reply must be one JSON object valid for ``schema_model`` (pydantic) and for an
-  optional ``validate`` callback. If it is not, the model is shown its reply and the
+  optional ``validate`` callback (or, for a step that passes ``parse``, the text format its
+  prompt asks for: the answer's, :mod:`kgservice.answer.reply`). If it is not, the model is shown its reply and the
   error and asked again (``repair_attempts`` times); then :class:`LLMOutputError` says
   what was wrong. Nothing half-valid is ever returned.
 * Calls and tokens are counted per *purpose*. The purposes are fixed
@@ -220,6 +221,9 @@ REPAIR_PROMPT = (
 )
 
 
+REPAIR_TEXT = "Your reply above is not valid. Problems:\n{problems}\n{ask}"
+
+
 class _Numbered:
     """A sink whose ``begin`` numbers the provider requests of one ``complete_json`` call."""
 
@@ -299,12 +303,17 @@ class LLM:
         *,
         validate: Callable[[M], None] | None = None,
         stream: StreamSink | None = None,
+        parse: Callable[[str], M] | None = None,
+        repair_prompt: str = "",
     ) -> M:
         """Ask the model for one JSON object valid for ``schema_model`` (and ``validate``,
         which raises ``ValueError`` with a readable message when the object is wrong).
         With ``stream`` the reply is streamed to it as it arrives (``stream=True``: litellm's
         streaming for a hosted model, the offline stand-in's own for ``kgoffline/*``);
-        the object returned is still only the validated whole."""
+        the object returned is still only the validated whole. A step whose prompt asks for
+        a reply in a text format of its own passes ``parse`` (reply text -> object, raising
+        ``ValueError``): then no JSON response format is requested and a repair request
+        ends with ``repair_prompt`` instead of asking for a JSON object."""
         if purpose not in PURPOSES:
             raise InvalidArgument(f"unknown LLM purpose {purpose!r}; known: {', '.join(PURPOSES)}")
         conversation = [dict(m) for m in messages]
@@ -314,9 +323,9 @@ class LLM:
         for attempt in range(self.repair_attempts + 1):
             if attempt:
                 self.usage.of(purpose).repairs += 1
-            content = self._complete(conversation, schema_model, purpose, stream)
+            content = self._complete(conversation, None if parse else schema_model, purpose, stream)
             try:
-                obj = schema_model.model_validate_json(json_text(content))
+                obj = parse(content) if parse else schema_model.model_validate_json(json_text(content))
                 if validate is not None:
                     validate(obj)
                 if stream is not None:
@@ -328,7 +337,8 @@ class LLM:
                     stream.checked(problems)
                 conversation = conversation + [
                     {"role": "assistant", "content": content},
-                    {"role": "user", "content": REPAIR_PROMPT.format(problems="\n".join(f"- {p}" for p in problems))},
+                    {"role": "user", "content": (REPAIR_TEXT if parse else REPAIR_PROMPT).format(
+                        problems="\n".join(f"- {p}" for p in problems), ask=repair_prompt)},
                 ]
         self.usage.of(purpose).failures += 1
         raise LLMOutputError(
@@ -353,7 +363,7 @@ class LLM:
             pass
         return None
 
-    def _complete(self, messages: list[dict[str, str]], schema_model: type[BaseModel], purpose: str,
+    def _complete(self, messages: list[dict[str, str]], schema_model: type[BaseModel] | None, purpose: str,
                   stream: StreamSink | None = None) -> str:
         from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_none
 
@@ -370,7 +380,7 @@ class LLM:
             kwargs.setdefault("max_retries", 0)  # nor the provider's own client (OpenAI's retries twice by itself)
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        fmt = self._response_format(schema_model)
+        fmt = self._response_format(schema_model) if schema_model is not None else None
         if fmt is not None:
             kwargs["response_format"] = fmt
         if self.is_offline and self.recordings:

@@ -31,7 +31,9 @@ Replies are decided, in this order:
    * ``kgoffline/rules`` — for the demo only: :mod:`kgservice.llm.rules`, a documented,
      deterministic rule-based responder (a pattern extractor for simple declarative
      sentences, a coverage-rule drill-down judge, an answer that restates the selected
-     units). It understands little; anything it cannot parse it leaves out.
+     units, written in the answer prompt's text format). It understands little; anything it
+     cannot parse it leaves out. A task override's dict is sent as JSON: an answer scripted
+     that way plays a model replying in the earlier JSON format, which is still read.
 
 With ``stream=True`` the same reply comes token by token (:func:`pieces`), in chunks shaped as
 litellm streams them (``choices[0].delta.content``, ``usage`` on the last);

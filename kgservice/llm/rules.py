@@ -31,7 +31,8 @@ corpus and for tests, reading the JSON input object each request carries:
     touches a key node or an expanded seed.
 ``answer``
     Restates each given unit as one sentence citing its id (at most 8), so it can only be
-    as right as the selected units; the short answer is the first unit's arguments.
+    as right as the selected units; the short answer is the first unit's arguments. Written
+    in the answer prompt's text format (:func:`answer_reply`), as a model is asked to write it.
 ``same_concept``
     Same when the labels are equal after case folding, removing punctuation, leading
     articles and plural ``s`` — and carry the same digits.
@@ -121,7 +122,7 @@ def respond(payload: dict[str, Any]) -> str:
     elif task == "drilldown":
         out = drilldown(payload)
     elif task == "answer":
-        out = answer(payload)
+        return answer_reply(answer(payload))
     elif task == "same_concept":
         out = same_concept(payload.get("new", ""), payload.get("existing", ""))
     else:
@@ -503,6 +504,17 @@ def answer(p: dict[str, Any]) -> dict[str, Any]:
             text += f" ({'; '.join(mods)})"
         sentences_out.append({"text": text + ".", "cites": [item["id"]]})
     return {"found": bool(sentences_out), "answer": short, "sentences": sentences_out}
+
+
+def answer_reply(out: dict[str, Any]) -> str:
+    """The answer written as the answer prompt asks (kgservice.answer.reply): the short answer
+    on line 1 (the first sentence's words when no unit gave one), then one sentence per line
+    ending with its unit ids in brackets; ``NOT FOUND`` when nothing was selected."""
+    if not out["found"]:
+        return "NOT FOUND"
+    sentences = out["sentences"]
+    short = out["answer"] or sentences[0]["text"].rstrip(".")
+    return "\n".join([short] + [f"{s['text']} [{', '.join(s['cites'])}]" for s in sentences])
 
 
 # --- same concept ------------------------------------------------------------------------------

@@ -9,12 +9,13 @@ streaming its answer slowly, one token (the cl100k tokenizer, from the table lit
 key nodes, drill-down and answer all go to the model) through ``POST /v1/ask`` with
 ``Accept: text/event-stream``. Per question, side by side in the same run:
 
-* ``model first`` — the model yields its first piece (``{``) of the answer reply;
-* ``model short`` — the model yields the token that holds the short answer's first character (the
-  prompt's reply opens ``{"found": true, "answer": "``: 9 tokens before it);
+* ``model first`` — the model yields its first piece of the answer reply;
+* ``model short`` — the model yields the token that holds the short answer's first character
+  (the answer prompt's text format puts it first, so this is the first piece; the earlier JSON
+  prompt's reply opened ``{"found": true, "answer": "``, 9 tokens before it);
 * ``SSE short`` — the client reads the first ``answer_short`` event (the page's first words now);
 * ``model text`` — the model yields the token that holds the first sentence's first character
-  (after the short answer and ``", "sentences": [{"text": "``);
+  (line 2; in JSON after the short answer and ``", "sentences": [{"text": "``);
 * ``SSE text`` — the client reads the first ``answer_text`` event (the page's first words before
   the short answer streamed: the figure the earlier runs reported);
 * ``SSE first`` — the earlier of ``SSE short`` and ``SSE text``;
@@ -22,12 +23,13 @@ key nodes, drill-down and answer all go to the model) through ``POST /v1/ask`` w
 * ``SSE answer`` — the client reads the checked ``answer`` event: the first text the page showed
   before streaming (it had only this event).
 
-Printed per question and as medians: model text − model first (the model's own pace over the
-JSON before the text), SSE text − model text (what streaming adds to the model's
+Printed per question and as medians: model text − model first (the model's own pace over what
+comes before the first sentence: the short answer's line, and in JSON the keys), SSE text − model text (what streaming adds to the model's
 own first word), SSE text − model first (the first sentence's text after the model's first
 token), the same three for the short answer, SSE first − model first (the issue's "first
-streamed token after the model's first token", which includes the model's JSON preamble at its
-own pace), SSE answer − model last (the check, caching and sources after the model is done),
+streamed token after the model's first token", which includes whatever the reply puts before its
+first text at the model's own pace: nothing in the text format, ``{"found": true, "answer": "`` in
+JSON), SSE answer − model last (the check, caching and sources after the model is done),
 and SSE answer − SSE text (how much earlier the page shows words than it did before streaming).
 
 Then, for a capable model's recorded grounded-answer replies (``--recorded``, by default the
@@ -88,31 +90,47 @@ def watch_model() -> list[list[tuple[float, str]]]:
     return replies
 
 
-def has_sentence_text(obj: object) -> bool:
+def _text_lines(raw: str) -> list[str] | None:
+    """The lines with text of a reply so far in the text format (None for a JSON reply)."""
+    lines = [ln.strip() for ln in raw.split("\n") if ln.strip() and not ln.strip().startswith("```")]
+    return None if lines and "{" in lines[0] else lines
+
+
+def has_sentence_text(raw: str) -> bool:
+    lines = _text_lines(raw)
+    if lines is not None:  # text: a second line has begun
+        return len(lines) > 1
+    obj = _json_prefix(raw)
     s = obj.get("sentences") if isinstance(obj, dict) else None
     return isinstance(s, list) and bool(s) and isinstance(s[0], dict) and bool(s[0].get("text"))
 
 
-def has_short_answer(obj: object) -> bool:
+def has_short_answer(raw: str) -> bool:
+    lines = _text_lines(raw)
+    if lines is not None:  # text: line 1 has a character
+        return bool(lines)
+    obj = _json_prefix(raw)
     return isinstance(obj, dict) and isinstance(obj.get("answer"), str) and bool(obj["answer"])
+
+
+def _json_prefix(raw: str) -> object:
+    from kgservice.answer.streaming import parse_prefix
+
+    start = raw.find("{")
+    try:
+        return parse_prefix(raw[start:]) if start >= 0 else None
+    except ValueError:
+        return None
 
 
 def first_piece(pieces: list[tuple[float, str]], test=has_sentence_text) -> float | None:
     """Time of the token after which the reply read so far passes ``test`` (by default: its first
-    sentence has a character of text; :func:`has_short_answer`: its short answer has one)."""
-    from kgservice.answer.streaming import parse_prefix
-
+    sentence has a character of text; :func:`has_short_answer`: its short answer has one), in
+    either answer format (the prompt's text lines, or the earlier JSON object)."""
     raw = ""
     for t, p in pieces:
         raw += p
-        start = raw.find("{")
-        if start < 0:
-            continue
-        try:
-            obj = parse_prefix(raw[start:])
-        except ValueError:
-            return None
-        if test(obj):
+        if test(raw):
             return t
     return None
 
@@ -121,13 +139,14 @@ def recorded_positions(paths: list[Path]) -> list[dict]:
     """Per recorded grounded-answer reply that answers (``found``): how many tokens (cl100k, as
     the offline model cuts them) come before its short answer's first character and before its
     first sentence's, i.e. where a stream of that reply would first have text to show."""
+    from kgservice.answer.reply import parse_reply
     from kgservice.llm.offline import pieces
 
     out = []
     for path in paths:
         for line in path.read_text("utf-8").splitlines():
             rec = json.loads(line)
-            if rec.get("purpose") != "answer" or '"found": true' not in rec["response"]:
+            if rec.get("purpose") != "answer" or not parse_reply(rec["response"]).found:
                 continue
             toks = [(float(i), p) for i, p in enumerate(pieces(rec["response"]))]
             short, text = first_piece(toks, has_short_answer), first_piece(toks, has_sentence_text)

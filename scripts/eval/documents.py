@@ -9,7 +9,8 @@ writes tests/data/documents-model.jsonl (the exchanges, ``KG_LLM_RECORD``) and
 tests/data/documents-model.json (what the run gave: units per document, answers, sources).
 tests/documents/test_model_replay.py replays the exchanges (``kgoffline/scripted`` with
 ``KG_LLM_RECORDINGS``) and checks the same run gives the same, and the citations' pages.
-Record again after the extraction or answer prompts change (a replay then misses its key).
+Record again after the extraction or answer prompts change (a replay then misses its key);
+``--reuse`` asks the model only the requests the current recording does not hold.
 
 The embedder is ``hash:256`` on both sides: which label pairs entity resolution asks the model
 about depends on vector distances, and the hash embedder gives the same ones on every machine.
@@ -59,6 +60,9 @@ def run(settings: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--record", action="store_true", help="record the exchanges and the outcome into tests/data")
+    ap.add_argument("--reuse", action="store_true",
+                    help="serve the requests the current recording holds from it and send only the others to the "
+                         "model (after a prompt change: only the changed requests are asked again)")
     args = ap.parse_args(argv)
     from kgservice.config import load_settings
 
@@ -67,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="kg-documents-") as tmp:
         os.environ.update({"KG_DATA_DIR": tmp, "KG_EMBEDDER": EMBEDDER})
+        if args.reuse:
+            from scripts.eval.answers import reuse_recorded
+
+            previous = Path(tmp) / "previous.jsonl"
+            previous.write_bytes(RECORDING.read_bytes())
+            reuse_recorded([str(previous)])
         if args.record:
             RECORDING.unlink(missing_ok=True)
             os.environ["KG_LLM_RECORD"] = str(RECORDING)

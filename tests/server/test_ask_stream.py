@@ -29,20 +29,27 @@ def served(app):
         yield base
 
 
-@pytest.fixture
-def held_model(monkeypatch):
-    """The offline provider streams the answer's first 15 tokens, then waits for ``go``."""
+def hold_model(monkeypatch, after: int) -> tuple[threading.Event, list[bool]]:
+    """The offline provider streams a reply's first ``after`` tokens, then waits for ``go``
+    (60 s at most; ``waited`` says whether it was released)."""
     go = threading.Event()
     waited: list[bool] = []
     real = offline.streamed
 
     def streamed(*args, **kwargs):
         for i, chunk in enumerate(real(*args, **kwargs)):
-            if i == 15:
+            if i == after:
                 waited.append(go.wait(60))
             yield chunk
 
     monkeypatch.setattr(offline, "streamed", streamed)
+    return go, waited
+
+
+@pytest.fixture
+def held_model(monkeypatch):
+    """The offline provider streams the answer's first 15 tokens, then waits for ``go``."""
+    go, waited = hold_model(monkeypatch, 15)
     offline.SCRIPT.override_task("answer", lambda payload: GROUNDED)
     yield go, waited
     offline.SCRIPT.clear()
@@ -91,6 +98,36 @@ def test_answer_text_reaches_the_client_before_the_model_finishes(served, keys, 
     assert kinds.index("answer_check") < kinds.index("answer")
     final = dict(events)["answer"]
     assert final["answer"] == ANSWER and final["cited"] == ["p1"]
+
+
+TEXT_REPLY = "Guido van Rossum\nPython was created by Guido van Rossum. [p1]"  # as the answer prompt asks
+
+
+def test_the_short_answer_reaches_the_client_when_the_model_has_written_one_token(served, keys, monkeypatch):
+    """The answer prompt puts the short answer first, as plain text: the model is held after its
+    first token ('Guid', cl100k) until the client has read an ``answer_short`` event, so the
+    client had the answer's first text while the model had written one token of its reply."""
+    go, waited = hold_model(monkeypatch, 1)
+    offline.SCRIPT.override_task("answer", lambda payload: TEXT_REPLY)
+    seen_before_go: list[tuple[str, str]] = []
+
+    def on_event(kind: str, d: dict) -> None:
+        if not go.is_set() and kind.startswith("answer_") and kind != "answer_start":
+            seen_before_go.append((kind, d["text"]))
+            go.set()
+
+    try:
+        with httpx.stream("POST", served + "/v1/ask", json=QUESTION, timeout=120,
+                          headers={**auth(keys["reader"]), "Accept": "text/event-stream"}) as r:
+            events = read_events(r, on_event)
+    finally:
+        offline.SCRIPT.clear()
+    assert waited == [True], "the model was never released: no short answer reached the client"
+    assert seen_before_go == [("answer_short", "Guid")]
+    assert "".join(d["text"] for k, d in events if k == "answer_short") == "Guido van Rossum"
+    assert "".join(d["text"] for k, d in events if k == "answer_text") == "Python was created by Guido van Rossum."
+    final = dict(events)["answer"]
+    assert (final["answer"], final["short_answer"], final["cited"]) == (ANSWER, "Guido van Rossum", ["p1"])
 
 
 def test_json_reply_is_unchanged_and_does_not_stream(served, keys, monkeypatch):
@@ -155,6 +192,25 @@ def test_kg_ask_server_at_a_terminal_prints_the_answer_while_the_model_writes_it
     as_json = in_terminal([*cli, "--json"], env)
     d = json.loads(as_json)
     assert d["answer"] == ANSWER and d["cited"] == ["p1"] and "short_answer" in d
+
+
+def test_kg_ask_server_at_a_terminal_shows_the_short_answer_from_the_models_first_token(served, keys, monkeypatch,
+                                                                                     tmp_path):
+    """The model, replying in the answer prompt's text format, is held after its first token
+    ('Guid') until the CLI's terminal shows "answer: Guid": the terminal had the answer's first
+    words while the model had written one token; then the checked answer is printed."""
+    go, waited = hold_model(monkeypatch, 1)
+    offline.SCRIPT.override_task("answer", lambda payload: TEXT_REPLY)
+    env = {**os.environ, "KG_API_KEY": keys["reader"], "KG_DATA_DIR": str(tmp_path / "elsewhere")}
+    cli = [sys.executable, "-c", "from kgservice.cli.app import main; main()", "ask", "--server", served,
+           QUESTION["question"], "--threshold", "0.7"]
+    try:
+        shown = in_terminal(cli, env, until="answer: Guid", then=go.set)
+    finally:
+        go.set()
+        offline.SCRIPT.clear()
+    assert waited == [True], "the model was never released: the CLI showed no short answer while it was held"
+    assert shown.index("answer: Guid") < shown.rindex(ANSWER)
 
 
 def test_kg_ask_server_streams_from_a_real_kg_serve(embedded_env, tmp_path):

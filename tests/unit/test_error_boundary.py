@@ -31,6 +31,7 @@ ALLOWED = {
     ("extraction/extract.py", "; "): LLM_REPLY,
     ("drilldown/judge.py", "relevant lists ids that are not among the units"): LLM_REPLY,
     ("answer/grounded.py", "; "): LLM_REPLY,
+    ("answer/reply.py", "the reply is empty"): LLM_REPLY,
     ("llm/prompts.py", "prompt {self.name}_v{self.version} has no section"): "a packaged prompt file is malformed: "
                                                                            "a build defect the prompt tests catch",
     ("llm/prompts.py", "prompt file name must look like"): "a packaged prompt file is misnamed: a build defect",

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from kgservice.llm import offline
 from tests.processes import serving_app
+from tests.server.test_ask_stream import hold_model
 from tests.web.conftest import shoot
 from tests.web.test_access import tab_to
 
@@ -158,3 +159,23 @@ def test_the_short_answer_shows_above_the_answer_streamed_and_from_the_cache(liv
             assert "draft_short" not in [e[0] for e in log] and ["short", "Answer: Guido van Rossum"] in log, log
     assert not page.kg_errors, page.kg_errors
     shoot(page, "ask-short-answer")
+
+
+def test_the_short_answer_shows_while_the_model_has_written_one_token(live, page, monkeypatch):
+    """The rules model answers "Who created Python?" with "Guido van Rossum" on its reply's first
+    line; held after its first token ('Guid', cl100k) until the page shows it, the page had the
+    answer's first words while the model had written one token (without them it would wait its
+    60 s, then go on: ``waited`` says which)."""
+    go, waited = hold_model(monkeypatch, 1)
+    live["kb"].clear_caches()  # uncached: the answer goes to the model
+    keyboard_ask(page, live, "Who created Python?")
+    try:
+        expect(page.locator("#answer .draft-short strong")).to_have_text("Guid", timeout=60_000)
+        expect(page.locator("#answer .answer-text")).to_have_count(0)  # nothing checked yet
+    finally:
+        go.set()
+    expect(page.locator("#answer .short-answer")).to_have_text("Answer: Guido van Rossum", timeout=120_000)
+    assert waited == [True], "the model was never released by the page"
+    log = page.evaluate("() => window.kgLog")
+    assert [e[1] for e in log if e[0] == "draft_short"][0] == "Guid", log
+    assert not page.kg_errors, page.kg_errors
