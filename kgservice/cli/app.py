@@ -15,7 +15,8 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
+from kgservice.cli.common import (MAKES_WORKSPACE, err, errors_reported, knowledge_base, out, print_json,
+                                  settings_of)
 from kgservice.config import load_settings
 from kgservice.errors import InputError
 
@@ -112,11 +113,6 @@ def _print_version(value: bool) -> None:
         v = "unknown (not installed as a distribution)"
     out.print(f"kgservice {v}")
     raise typer.Exit()
-
-
-# the commands that may make a workspace by writing to it; every other command refuses a named
-# workspace that does not exist yet (a mistyped name is an error, not an empty knowledge base)
-MAKES_WORKSPACE = frozenset({"init", "ingest", "ingest-text", "sync", "restore", "keys", "demo"})
 
 
 @app.callback()
@@ -331,13 +327,6 @@ def stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] =
     """Counts of units, nodes, relations and units per family."""
     from rich.table import Table
 
-    from kgservice.service import KnowledgeBase
-
-    settings = settings_of(ctx)
-    missing = KnowledgeBase.missing(settings)
-    if missing:
-        with errors_reported():
-            raise InputError(missing)
     with knowledge_base(ctx) as kb:
         data = kb.stats()
         if as_json:
