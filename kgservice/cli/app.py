@@ -56,6 +56,19 @@ def _reflow(text: str) -> str:
     return "\n\n".join(paragraphs)
 
 
+def _quiet_flag(param: Any) -> Any:
+    """A flag gets no type in the help: typer's panel would show ``--json <bool>``, which reads as
+    an option taking a value (``--json true`` is then an unexpected extra argument)."""
+    if param is not None and getattr(param, "is_flag", False) and param.metavar is None:
+        param.metavar = ""
+    return param
+
+
+def _quiet_help_option(get_help_option: Any) -> Any:
+    """``--help`` is made per context by click, so it is quieted as it is made (:func:`_quiet_flag`)."""
+    return lambda ctx: _quiet_flag(get_help_option(ctx))
+
+
 def _reflow_help(group: Any) -> None:
     import inspect
 
@@ -67,6 +80,8 @@ def _reflow_help(group: Any) -> None:
         for param in cmd.params:
             if getattr(param, "help", None):
                 param.help = _reflow(param.help)
+            _quiet_flag(param)
+        cmd.get_help_option = _quiet_help_option(cmd.get_help_option)
         if hasattr(cmd, "commands"):
             _reflow_help(cmd)
 
