@@ -35,12 +35,11 @@ writes; a truncated, edited or foreign file is refused with the line it failed a
 
 from __future__ import annotations
 
-from kgservice.disk import writing
+from kgservice.disk import replaced, writing
 from kgservice.errors import InputError, ReadOnlyError, StoreError
 import gzip
 import hashlib
 import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -137,47 +136,39 @@ def _dump(store: GraphStore, path: Path) -> dict[str, Any]:
               "backend": store.backend, "units": len(units), "nodes": len(nodes), "aliases": len(aliases)}
     digest = hashlib.sha256()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with _open_write(tmp, gz=path.name.endswith(".gz")) as fh:
-            def put(obj: dict[str, Any]) -> None:
-                line = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-                digest.update(line)
-                fh.write(line)
+    with replaced(path, open_tmp=lambda tmp: _open_write(tmp, gz=path.name.endswith(".gz"))) as fh:
+        def put(obj: dict[str, Any]) -> None:
+            line = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+            digest.update(line)
+            fh.write(line)
 
-            put(header)
-            for u in units:
-                put({"unit": u.model_dump(mode="json")})
-            for n in nodes:
-                put({"node": {"id": n.id, "label": n.label, "kind": n.kind.value}})
-            for d, k in aliases:
-                put({"alias": {"id": d, "unit": k}})
-            life = 0  # the lifecycle: documents, retracted units, the history of changes
-            for doc in store.documents():
-                put({"document": doc.model_dump(mode="json")})
-                life += 1
-            for r in store.retracted_units().values():
-                put({"retracted": r.model_dump(mode="json")})
-                life += 1
-            for c in store.changes():
-                put({"change": c.model_dump(mode="json")})
-                life += 1
-            saved = store.saved_results()
-            for r in saved:
-                put({"saved_result": r.model_dump(mode="json")})
-            decisions = store.merge_decisions()
-            for m in decisions:
-                put({"merge_decision": m.model_dump(mode="json")})
-            fh.write((json.dumps({"end": {"units": len(units), "nodes": len(nodes), "aliases": len(aliases),
-                                          "lifecycle": life, "saved_results": len(saved),
-                                          "merge_decisions": len(decisions), "sha256": digest.hexdigest()}})
-                      + "\n").encode("utf-8"))
-        with open(tmp, "rb") as check_fh:
-            os.fsync(check_fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        put(header)
+        for u in units:
+            put({"unit": u.model_dump(mode="json")})
+        for n in nodes:
+            put({"node": {"id": n.id, "label": n.label, "kind": n.kind.value}})
+        for d, k in aliases:
+            put({"alias": {"id": d, "unit": k}})
+        life = 0  # the lifecycle: documents, retracted units, the history of changes
+        for doc in store.documents():
+            put({"document": doc.model_dump(mode="json")})
+            life += 1
+        for r in store.retracted_units().values():
+            put({"retracted": r.model_dump(mode="json")})
+            life += 1
+        for c in store.changes():
+            put({"change": c.model_dump(mode="json")})
+            life += 1
+        saved = store.saved_results()
+        for r in saved:
+            put({"saved_result": r.model_dump(mode="json")})
+        decisions = store.merge_decisions()
+        for m in decisions:
+            put({"merge_decision": m.model_dump(mode="json")})
+        fh.write((json.dumps({"end": {"units": len(units), "nodes": len(nodes), "aliases": len(aliases),
+                                      "lifecycle": life, "saved_results": len(saved),
+                                      "merge_decisions": len(decisions), "sha256": digest.hexdigest()}})
+                  + "\n").encode("utf-8"))
     return {"path": str(path), "units": len(units), "nodes": len(nodes), "aliases": len(aliases),
             "saved_results": len(saved), "merge_decisions": len(decisions), "sha256": digest.hexdigest()}
 

@@ -15,7 +15,8 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from kgservice.cli.common import err, errors_reported, knowledge_base, out, print_json, settings_of
+from kgservice.cli.common import (MAKES_WORKSPACE, err, errors_reported, knowledge_base, out, print_json,
+                                  settings_of)
 from kgservice.config import load_settings
 from kgservice.errors import InputError
 
@@ -55,6 +56,19 @@ def _reflow(text: str) -> str:
     return "\n\n".join(paragraphs)
 
 
+def _quiet_flag(param: Any) -> Any:
+    """A flag gets no type in the help: typer's panel would show ``--json <bool>``, which reads as
+    an option taking a value (``--json true`` is then an unexpected extra argument)."""
+    if param is not None and getattr(param, "is_flag", False) and param.metavar is None:
+        param.metavar = ""
+    return param
+
+
+def _quiet_help_option(get_help_option: Any) -> Any:
+    """``--help`` is made per context by click, so it is quieted as it is made (:func:`_quiet_flag`)."""
+    return lambda ctx: _quiet_flag(get_help_option(ctx))
+
+
 def _reflow_help(group: Any) -> None:
     import inspect
 
@@ -66,6 +80,8 @@ def _reflow_help(group: Any) -> None:
         for param in cmd.params:
             if getattr(param, "help", None):
                 param.help = _reflow(param.help)
+            _quiet_flag(param)
+        cmd.get_help_option = _quiet_help_option(cmd.get_help_option)
         if hasattr(cmd, "commands"):
             _reflow_help(cmd)
 
@@ -112,11 +128,6 @@ def _print_version(value: bool) -> None:
         v = "unknown (not installed as a distribution)"
     out.print(f"kgservice {v}")
     raise typer.Exit()
-
-
-# the commands that may make a workspace by writing to it; every other command refuses a named
-# workspace that does not exist yet (a mistyped name is an error, not an empty knowledge base)
-MAKES_WORKSPACE = frozenset({"init", "ingest", "ingest-text", "sync", "restore", "keys", "demo"})
 
 
 @app.callback()
@@ -331,13 +342,6 @@ def stats(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] =
     """Counts of units, nodes, relations and units per family."""
     from rich.table import Table
 
-    from kgservice.service import KnowledgeBase
-
-    settings = settings_of(ctx)
-    missing = KnowledgeBase.missing(settings)
-    if missing:
-        with errors_reported():
-            raise InputError(missing)
     with knowledge_base(ctx) as kb:
         data = kb.stats()
         if as_json:

@@ -53,6 +53,14 @@ _CLI_FLOW = (typer.Exit, typer.Abort, typer.exceptions.TyperException, click.exc
 __all__ = ["BAD_INPUT", "FAILED", "err", "out", "errors_reported", "knowledge_base", "print_json", "settings_of", "with_llm"]
 
 
+# the commands that may make a workspace by writing to it; every other command refuses a named
+# workspace that does not exist yet (a mistyped name is an error, not an empty knowledge base)
+MAKES_WORKSPACE = frozenset({"init", "ingest", "ingest-text", "sync", "restore", "keys", "demo"})
+# the commands that may open a store where there is none yet: the servers take their first
+# documents over the wire; `kg workspaces` lists and makes them
+STARTS_EMPTY = frozenset({"serve", "worker", "mcp", "workspaces"})
+
+
 def settings_of(ctx: typer.Context) -> Settings:
     return ctx.obj["settings"]
 
@@ -65,9 +73,17 @@ def with_llm(ctx: typer.Context, llm: str | None) -> None:
 
 @contextmanager
 def knowledge_base(ctx: typer.Context) -> Iterator[KnowledgeBase]:
+    """The command's knowledge base, opened for it. A command that only reads refuses a folder
+    holding no store (``KnowledgeBase.missing``): opening one creates it, so a mistyped
+    ``--data-dir`` would otherwise answer from a new empty store as if it had looked."""
     from kgservice.service import KnowledgeBase
 
-    kb = KnowledgeBase(settings_of(ctx))
+    settings = settings_of(ctx)
+    if ctx.find_root().invoked_subcommand not in MAKES_WORKSPACE | STARTS_EMPTY:
+        if missing := KnowledgeBase.missing(settings):
+            with errors_reported():
+                raise InputError(missing)
+    kb = KnowledgeBase(settings)
     with errors_reported():
         try:
             yield kb

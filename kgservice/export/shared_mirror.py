@@ -20,13 +20,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from kgservice.disk import writing
+from kgservice.disk import replaced, writing
 from kgservice.stores.shared import MirrorState
 
 CHUNK_BYTES = 4 << 20  # one (:KgMirrorChunk) holds this much of the gzip'd mirror
@@ -50,12 +49,8 @@ def write_bytes(path: Path, raw: bytes) -> None:
     path = Path(path)
     with writing(path, "the graph export"):
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("wb") as fh:
+        with replaced(path) as fh:
             fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
 
 
 class SharedMirror:

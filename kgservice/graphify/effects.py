@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -66,17 +65,10 @@ def touch_query_stamp(graph_path: Path) -> None:
     try:
         stamp = Path(graph_path).parent / "cache" / "last_query_stamp"
         stamp.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=stamp.parent, prefix=".last_query_stamp.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(str(time.time()))
-            os.replace(tmp, stamp)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        from kgservice.disk import replaced
+
+        with replaced(stamp) as fh:
+            fh.write(str(time.time()).encode("ascii"))
     except Exception:
         pass
 

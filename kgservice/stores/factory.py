@@ -47,12 +47,11 @@ def capabilities(settings: Settings) -> Capabilities:
 
 
 def missing_store(settings: Settings) -> str | None:
-    """Why a read would find no store, or None. A read in a folder with no store must not create
-    ./.kg as a side effect (it would look like an empty store); a --data-dir / KG_DATA_DIR named
-    explicitly is the user's choice, and a server store always exists."""
-    from pathlib import Path
-
-    if in_process(settings) and settings.data_dir == Path(".kg") and not settings.data_dir.exists():
+    """Why a read would find no store, or None. Opening an embedded store creates it, so a read
+    pointed at a folder that holds none (./.kg in the wrong folder, a mistyped --data-dir or
+    KG_DATA_DIR) would make an empty store and answer from it as if it had looked; it is refused
+    instead, naming the folder. A server store always exists."""
+    if in_process(settings) and not settings.data_dir.exists():
         return (f"no knowledge store at {settings.data_dir}: run `kg init` or `kg ingest FILE` there "
                 f"first, or point --data-dir / KG_DATA_DIR at an existing store")
     return missing_workspace(settings)

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from kgservice.disk import fsync_dir
+from kgservice.disk import fsync_dir, replaced
 
 from .base import (
     SCROLL_PAGE,
@@ -195,11 +195,9 @@ class EdgeVectorStore:
                     raise VectorStoreLocked(locked_message(self.shard_path)) from exc
 
     def _write_meta(self) -> None:
-        tmp = self.meta_path.with_suffix(".tmp")
-        tmp.write_text(
-            json.dumps({"kg_model_name": self.model_name, "kg_dim": self.dim, "kg_vectors_schema": _SCHEMA}, indent=2)
-        )
-        tmp.replace(self.meta_path)
+        meta = {"kg_model_name": self.model_name, "kg_dim": self.dim, "kg_vectors_schema": _SCHEMA}
+        with replaced(self.meta_path) as fh:
+            fh.write(json.dumps(meta, indent=2).encode("utf-8"))
 
     def _check_meta(self) -> None:
         problems = []

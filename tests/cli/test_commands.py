@@ -93,6 +93,17 @@ def test_every_command_has_help(kg):
         assert "Usage" in kg(cmd, "--help").stdout
 
 
+@pytest.mark.parametrize("cmd", [("ask",), ("ingest",), ("docs", "list"), ("docs",), ("workspaces", "delete")])
+def test_help_shows_no_type_for_a_flag(kg, cmd):
+    """typer's panel printed `--json <bool>`, which reads as an option taking a value."""
+    rows = [" ".join(r.strip("│ ").split()) for r in kg(*cmd, "--help").stdout.splitlines()]
+    assert "<bool>" not in " ".join(rows)
+    assert any(r.startswith("--help Show this message") for r in rows), rows
+    if cmd == ("ask",):
+        assert any(r.startswith("--json Print the whole result") for r in rows)
+        assert any(r.startswith("--max-rounds <int>") for r in rows)  # an option taking a value keeps its type
+
+
 def test_ingest_routes_text_through_llm_extraction(kg, tmp_path):
     doc = tmp_path / "notes.md"
     doc.write_text("Smoking causes lung cancer.\n", "utf-8")

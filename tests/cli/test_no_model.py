@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from kgservice.answer.grounded import NOT_IN_GRAPH_EN
@@ -68,6 +69,30 @@ def test_version_and_stats_without_a_store(tmp_path, monkeypatch):
     res = runner.invoke(app, ["stats"])
     assert res.exit_code == 2 and "no knowledge store at .kg" in " ".join(res.output.split())
     assert not (tmp_path / ".kg").exists()
+
+
+@pytest.mark.parametrize("command", [["ask", "What causes rain?"], ["search", "rain"], ["expand", "rain"],
+                                     ["history"], ["export"], ["docs", "list"], ["jobs", "list"], ["doctor"],
+                                     ["dump", "out.kgdump"], ["forget", "notes.md"]])
+def test_a_read_of_a_folder_with_no_store_is_refused_not_made(command, tmp_path, monkeypatch):
+    """A mistyped --data-dir used to make an empty store there and answer from it ("The graph has
+    no information ...", exit 0), which reads as if the right store had been searched."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KG_CONFIG", raising=False)
+    typo = tmp_path / "knowldge"
+    res = CliRunner().invoke(app, ["--data-dir", str(typo), "--embedder", "hash:64", *command])
+    assert res.exit_code == 2, res.output
+    assert f"no knowledge store at {typo}" in "".join(res.output.split("\n"))
+    assert not typo.exists()
+
+
+def test_the_same_reads_work_once_a_store_is_there(tmp_path):
+    runner = CliRunner()
+    base = ["--data-dir", str(tmp_path / "kg"), "--embedder", "hash:64"]
+    assert runner.invoke(app, [*base, "init"]).exit_code == 0
+    for command in (["history"], ["stats"], ["docs", "list"]):
+        res = runner.invoke(app, [*base, *command])
+        assert res.exit_code == 0, (command, res.output)
 
 
 def test_text_ingest_without_a_model_is_a_configuration_error(tmp_path, monkeypatch):

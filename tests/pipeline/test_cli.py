@@ -46,8 +46,9 @@ def test_demo_end_to_end(tmp_path, boundary):
 
 
 def test_scripted_model_without_recording_fails_clearly(tmp_path, boundary):
-    res = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "kg"), "--embedder", "hash:256",
-                                   "ask", "What does smoking cause?", "--llm", "kgoffline/scripted"])
+    base = ["--data-dir", str(tmp_path / "kg"), "--embedder", "hash:256"]
+    assert CliRunner().invoke(app, [*base, "init"]).exit_code == 0
+    res = CliRunner().invoke(app, [*base, "ask", "What does smoking cause?", "--llm", "kgoffline/scripted"])
     assert res.exit_code == 1
     msg = " ".join(res.output.split())  # rich wraps long lines
     assert "LLM step 'key_nodes' (kgoffline/scripted)" in msg and "no recorded response" in msg

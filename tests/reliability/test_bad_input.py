@@ -238,6 +238,7 @@ def test_damaged_or_foreign_dump_files(rel, make_kb):
 def test_query_labels_with_markup_or_cypher_are_reported_verbatim(label, tmp_path):
     runner = CliRunner()
     base = ["--data-dir", str(tmp_path / "kg"), "--embedder", "hash:64"]
+    assert runner.invoke(app, [*base, "init"]).exit_code == 0
     r = runner.invoke(app, [*base, "expand", label])
     assert r.exit_code == 2 and "no node" in r.stderr and "Traceback" not in r.output
     assert repr(label) in r.stderr.replace("\n", "")

@@ -93,8 +93,9 @@ def test_unreachable_qdrant_server(make_kb, lexicon, tmp_path):
     with pytest.raises(VectorStoreUnavailable):
         doctor.check(kb)
     assert doctor.check(kb, vectors=False).ok
-    r = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "cli"), "--embedder", "hash:64", "search", "x"],
-                           env={"KG_QDRANT_URL": url})
+    cli = ["--data-dir", str(tmp_path / "cli"), "--embedder", "hash:64"]
+    assert CliRunner().invoke(app, [*cli, "init"], env={"KG_QDRANT_URL": url}).exit_code == 0
+    r = CliRunner().invoke(app, [*cli, "search", "x"], env={"KG_QDRANT_URL": url})
     assert r.exit_code == 1 and "did not answer" in r.stderr and "Traceback" not in r.output
 
 

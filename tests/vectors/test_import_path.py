@@ -27,6 +27,7 @@ print(json.dumps(sorted(m for m in sys.modules)))
 @pytest.mark.parametrize("args", [["--help"], ["--data-dir", "{d}", "stats", "--json"]])
 def test_help_and_stats_load_no_model_and_no_vector_store(args, tmp_path):
     argv = [a.format(d=tmp_path / "kg") for a in args]
+    (tmp_path / "kg").mkdir()  # a read refuses a folder with no store; an empty one is a new store
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr

@@ -48,7 +48,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kgservice.disk import fsync_dir
+from kgservice.disk import replaced
 from kgservice.errors import ServiceFileError, StoreDamaged, StoreError, StoreWriteError
 from kgservice.stores.embedded.graph import _NO_EPOCH, _Graph
 from kgservice.stores.embedded.records import _compact, _Interner
@@ -362,16 +362,8 @@ class JournaledStore:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _new_journal(self, epoch: str) -> None:
-        tmp = self.journal.with_suffix(".jtmp")
-        try:
-            with tmp.open("wb") as fh:
-                fh.write(_JOURNAL_MAGIC + epoch.encode("ascii") + b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.journal)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        with replaced(self.journal, tmp=self.journal.with_suffix(".jtmp")) as fh:
+            fh.write(_JOURNAL_MAGIC + epoch.encode("ascii") + b"\n")
         self._journal_end = self._journal_size = _HEADER
 
     def _append(self, records: Any) -> None:
@@ -419,22 +411,16 @@ class JournaledStore:
     def _write_snapshot_file(self) -> None:
         epoch = uuid.uuid4().hex
         old_epoch = self.s.epoch
-        tmp = self.path.with_suffix(".tmp")
         self.s.epoch = epoch
         try:
-            with paused_gc(), tmp.open("wb") as fh:
+            with paused_gc(), replaced(self.path, tmp=self.path.with_suffix(".tmp"), sync_dir=True) as fh:
                 fh.write(_SNAP_MAGIC)
                 w = _FramedWriter(fh)
                 pickle.dump((FORMAT_VERSION, self.s.dump(), {"prev_epoch": old_epoch}), w,
                             protocol=pickle.HIGHEST_PROTOCOL)
                 w.finish()
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-            fsync_dir(self.dir)
         except BaseException:
             self.s.epoch = old_epoch
-            tmp.unlink(missing_ok=True)
             raise
         self._prev_epoch = old_epoch
         self._snap_sig = self._sig()

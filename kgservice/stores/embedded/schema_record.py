@@ -6,10 +6,10 @@ embedded store make their own tables on first use)."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
+from kgservice.disk import replaced
 from kgservice.errors import StoreDamaged, StoreWriteError
 from kgservice.stores.schema import SchemaState, Step
 
@@ -52,13 +52,9 @@ class EmbeddedSchemaRecord:
         old = self.read()
         if old is not None:
             state = SchemaState(version=max(old.version, state.version), compat=max(old.compat, state.compat))
-        tmp = self.path.with_name(self.path.name + ".tmp")
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(state.model_dump_json() + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
+            with replaced(self.path) as fh:
+                fh.write((state.model_dump_json() + "\n").encode("utf-8"))
         except OSError as exc:
             raise StoreWriteError(f"cannot write {self.path} ({exc.strerror or exc}); the store is as it was: free "
                                   "space or make the data directory writable") from None
