@@ -62,3 +62,23 @@ def test_notes_coffee_contains_caffeine_first(cli):
     assert first.lower().startswith("{coffee} [contains] {caffeine}"), data["hit_units"]
     data = cli("ask", "What does caffeine cause?", "--json")
     assert data["hit_units"][0]["unit"].lower().startswith("{caffeine} [causes] {insomnia}"), data["hit_units"]
+
+
+def test_a_narrower_kind_of_a_named_thing_answers(cli, tmp_path):
+    """The demo's "Which build of CPython runs without the GIL ..." in small: the unit that
+    answers (*free-threaded Zorp [introduced in] Zorp 9*: the asked relation of a narrower kind
+    of the thing the question names) is about a derived node, which spreading does not reach
+    along its narrows edge, so the retrieval ranks it below the 60 units that mention both
+    names (each scores both seeds' energy), outside the 40 the answer ranks. Before the
+    narrower kinds' units joined the answer's pool it cited three of those 60 and said
+    "partial match"."""
+    lines = ["#z-001 {free-threaded Zorp} [narrows] {Zorp}",
+             "#z-002 {free-threaded Zorp} [introduced in] {Zorp 9}",
+             "#z-003 {free-threaded Zorp} [disables] {Lock}"]
+    lines += [f"#z-{100 + i} {{Zorp}} [uses] {{Lock}} {{site {i}}}" for i in range(60)]
+    units = tmp_path / "zorp.units"
+    units.write_text("\n".join(lines) + "\n", "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "Which build of Zorp runs without the Lock, and in which version was it introduced?", "--json")
+    assert data["cited"][0] == "z-002", data["cited"]
+    assert "strong match" in data["stop_reason"]
