@@ -68,10 +68,12 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
         "spreading, lexicon defaults (damping 0.5, no backflow)": lambda c, q, s: M.spread(
             c, q, s, degree_damping=c.kb.spread_params().degree_damping, seed_backflow=c.kb.spread_params().seed_backflow),
         # spreading alone with the parameters the full retrieval spreads with (RetrieveParams:
-        # δ 0, one hop, the lexicon's no-backflow), passages ranked by their nodes' energy: what
-        # the retrieval's other steps must beat
-        "spreading, the retrieval's parameters (δ=0, K=1, no backflow)": lambda c, q, s: M.spread(
-            c, q, s, degree_damping=0.0, max_hops=1, seed_backflow=c.kb.spread_params().seed_backflow),
+        # the service's δ 0.5, one hop, the lexicon's no-backflow), passages ranked by their
+        # nodes' energy: what the retrieval's other steps must beat (until 2026-12-06 the
+        # retrieval spread undamped: the row "(δ=0, K=1, no backflow)" of older result files)
+        "spreading, the retrieval's parameters (δ=0.5, K=1, no backflow)": lambda c, q, s: M.spread(
+            c, q, s, degree_damping=c.kb.spread_params().degree_damping, max_hops=1,
+            seed_backflow=c.kb.spread_params().seed_backflow),
         "kgservice retrieval, no lexical seeds (entry + spread + node-vector fusion)": lambda c, q, s: M.project(
             c, q, s, lexical_weight=0.0),
         "kgservice retrieval, with the lexical hop (hop_weight 0.5, off by default)": lambda c, q, s: M.project(
