@@ -82,3 +82,19 @@ def test_a_narrower_kind_of_a_named_thing_answers(cli, tmp_path):
     data = cli("ask", "Which build of Zorp runs without the Lock, and in which version was it introduced?", "--json")
     assert data["cited"][0] == "z-002", data["cited"]
     assert "strong match" in data["stop_reason"]
+
+
+def test_a_node_named_by_the_words_asking_the_answers_kind_anchors_nothing(cli, tmp_path):
+    """A parse-built graph holds nodes such as "many" (*many [attracted to] Guam*: spaCy's
+    MuSiQue graph). "How many glorps fit in a wibble?" names nothing the graph has; "many" only
+    asks for a number, so the unit about it is about nothing the question names: not in the
+    graph (it was a partial match citing that unit)."""
+    units = tmp_path / "parse.units"
+    units.write_text("#g1 {many} [attracted to] {Guam}\n#g2 {Guam} [is] {island}\n#g3 {northern hotel} [was] {fit}\n",
+                     "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "How many glorps fit in a wibble?", "--json")
+    assert data["found"] is False and data["cited"] == [], data["cited"]
+    assert "no match" in data["stop_reason"]
+    data = cli("ask", "What is Guam?", "--json")
+    assert data["found"] is True and "g2" in data["cited"]
