@@ -29,6 +29,8 @@ NO_MODEL_NOTE = (f"no model configured ({DEFAULT_LLM_MODEL} has no recorded resp
                  "best-matching units of the graph, not a model's answer; set KG_LLM_MODEL (or --llm, or "
                  "llm_model in the config file) to a litellm model, or kgoffline/rules for the offline stand-in")
 TOP_UNITS = 3
+# at most this many units of the named things' narrower kinds join the answer's pool (:func:`narrower_units`)
+NARROWER_UNITS = 40
 _MARKUP = re.compile(r"[{}\[\]]")
 
 
@@ -92,6 +94,7 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
         # is about the graph (the rule of the drill-down's entry fallback)
         return AnswerUnits([], Relevance(NONE, (), "the question names nothing in the graph"))
     units = parts.store.get_units([u.id for u in found.units])
+    units += parts.store.get_units(narrower_units(parts.store, found.entry.named, {u.id for u in units}))
     cands, scores = candidates(parts, found, units), {u.id: u.score for u in found.units}
     cands.sort(key=lambda c: -scores.get(c.id, 0.0))
     by_cand = {c.id: c for c in cands}
@@ -104,6 +107,27 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
     ranked = about_first(question, ranked, by_cand, judge)
     by_id = {u.id: u for u in units}
     return AnswerUnits([by_id[m.id] for m in ranked[:top]], rel, ranked)
+
+
+def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: int = NARROWER_UNITS) -> list[str]:
+    """The units about a narrower kind of a thing the question names (a derived node: *free-threaded
+    CPython* [narrows] *CPython*) that the retrieval's pool lacks, at most ``limit``.
+
+    A narrower kind is about the thing it narrows (the directed expansion lets it inherit its
+    base's facts), but spreading does not walk the narrows edge, so its own units score only
+    what their other nodes have: "Which build of CPython runs without the GIL, and in which
+    version was it introduced?" ranked *free-threaded CPython [introduced in] Python 3.13*
+    73rd, outside the pool of 40 the answer ranks. They join the pool below every retrieved unit;
+    the answer-shaped ranking decides whether they answer."""
+    out: list[str] = []
+    for node in named:
+        for derived in store.narrowed_by(node):
+            for uid in store.subject_mentions(derived):
+                if uid not in have and uid not in out:
+                    out.append(uid)
+                    if len(out) >= limit:
+                        return out
+    return out
 
 
 def candidates(parts: Parts, found: Any, units: list[Unit]) -> list[Candidate]:

@@ -317,6 +317,21 @@ def _only_kind(a: Asked, side: str) -> bool:
     return bool(w) and w <= a.kind_words
 
 
+def _only_ask(side: str) -> bool:
+    """Is this side written only in the words that say what kind of answer is wanted
+    (:data:`ASK_WORDS`: "many", "year", "name")? A node "many" or "type" is no thing a question
+    names ("How many glorps fit in a wibble?").
+
+    >>> _only_ask("many"), _only_ask("types"), _only_ask("built-in type"), _only_ask("Seven")
+    (True, True, False, False)
+    """
+    w = words(side)
+    return bool(w) and w <= _ASK_STEMS
+
+
+_ASK_STEMS = frozenset(stem(w) for w in ASK_WORDS)
+
+
 def match(a: Asked, c: Candidate) -> Match:
     """How well ``c`` answers ``a`` (module doc).
 
@@ -345,6 +360,11 @@ def match(a: Asked, c: Candidate) -> Match:
     0.0
     >>> match(asked("Silverton >> country"), Candidate("c", ("Silverton, Colorado", "United States"), predicate="in")).anchor
     (0,)
+
+    A side of the words that ask the answer's kind ("many") is no anchor either:
+
+    >>> match(asked("How many glorps fit in a wibble?"), Candidate("g", ("many", "Guam"), predicate="attracted to")).anchor
+    ()
     """
     relation = 0.0
     cjk = bool(_CJK.search(c.predicate))
@@ -363,7 +383,8 @@ def match(a: Asked, c: Candidate) -> Match:
     # a side that is only the asked kind ("country" in "Latvia [is] country" for "What
     # country is Tai Chi-tao from?") is an instance of the answer's type, not the question's thing
     anchor = tuple(i for i, side in enumerate(c.sides)
-                   if (i in c.named_sides or _names_side(a, side)) and not _only_kind(a, side))
+                   if (i in c.named_sides or _names_side(a, side)) and not _only_kind(a, side)
+                   and not _only_ask(side))
     open_ = len(anchor) < len(c.sides) or bool(c.literals)
     text = " ".join(c.sides + c.literals + (c.predicate,))
     shared = frozenset(words(text) & a.words)

@@ -118,10 +118,12 @@ class RetrieveParams:
     # crowd the pool (chosen by the rule; scripts/eval/RESULTS.md)
     spread_hops: int | None = 1
     # hub damping δ for retrieval (docs/spreading.md); None takes the service's (the lexicon's
-    # 0.5, which ``kg expand --mode spread`` and ``kg.spread`` use). 0: a hub passes its full
-    # energy down each row. Chosen by the rule (scripts/eval/RESULTS.md): damping lost on the
-    # spaCy-graph set and gained on none; the simpler setting wins
-    degree_damping: float | None = 0.0
+    # 0.5, which ``kg expand --mode spread`` and ``kg.spread`` use); 0: a hub passes its full
+    # energy down each row. The service's δ by leave-one-set-out on graphs built with the bare
+    # copula read as class membership (scripts/eval/RESULTS.md, "Spreading defaults re-decided"):
+    # a class node ("country", "author") no longer hands a seed's whole energy to every member.
+    # Undamped (0) was chosen on the graphs built before that reading
+    degree_damping: float | None = None
 
     def __post_init__(self) -> None:
         if self.lexical_weight < 0 or self.lexical_units < 0:

@@ -41,8 +41,9 @@ from kgservice.answer.retrieval_only import answer_units  # noqa: E402
 from kgservice.entry.match import tokens  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "answer_sets"
-# the variants measured side by side: how many ranked units the verdict reads
-VARIANTS = ("3", "5", "10")
+# the variants measured side by side: how many ranked units the verdict reads, and after an "@"
+# how many of the retrieval's units the answer ranks (its pool; none: the shipped pool)
+VARIANTS = ("3", "5", "10", "3@200")
 SHIPPED = f"{TOP}"
 
 
@@ -74,11 +75,14 @@ def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str]
     """The no-model answer (:func:`kgservice.answer.retrieval_only.answer_units`) in every
     variant, from one retrieval."""
     found = kb.retrieve(question)
-    pool = kb.store.get_units([u.id for u in found.units])
+    pools = {v.partition("@")[2] for v in variants} - {""}
+    wide = {p: kb.retrieve(question, max_units=int(p)) for p in pools}
+    pool = kb.store.get_units(sorted({u.id for f in [found, *wide.values()] for u in f.units}))
     out = Asked(set_name, question, answerable, gold, [], {u.id: unit_text(u) for u in pool},
                 [u.id for u in found.units[:3]], kind=kind)
     for v in variants:
-        res = answer_units(kb, question, retrieval=found, judge=int(v))
+        judge, _, size = v.partition("@")
+        res = answer_units(kb, question, retrieval=wide[size] if size else found, judge=int(judge))
         out.relevance[v] = res.relevance
         out.rankings[v] = [m.id for m in res.matches] or out.retrieval
     out.ranked = out.rankings[variants[0]]

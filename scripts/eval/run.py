@@ -68,10 +68,12 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
         "spreading, lexicon defaults (damping 0.5, no backflow)": lambda c, q, s: M.spread(
             c, q, s, degree_damping=c.kb.spread_params().degree_damping, seed_backflow=c.kb.spread_params().seed_backflow),
         # spreading alone with the parameters the full retrieval spreads with (RetrieveParams:
-        # δ 0, one hop, the lexicon's no-backflow), passages ranked by their nodes' energy: what
-        # the retrieval's other steps must beat
-        "spreading, the retrieval's parameters (δ=0, K=1, no backflow)": lambda c, q, s: M.spread(
-            c, q, s, degree_damping=0.0, max_hops=1, seed_backflow=c.kb.spread_params().seed_backflow),
+        # the service's δ 0.5, one hop, the lexicon's no-backflow), passages ranked by their
+        # nodes' energy: what the retrieval's other steps must beat (until 2026-12-06 the
+        # retrieval spread undamped: the row "(δ=0, K=1, no backflow)" of older result files)
+        "spreading, the retrieval's parameters (δ=0.5, K=1, no backflow)": lambda c, q, s: M.spread(
+            c, q, s, degree_damping=c.kb.spread_params().degree_damping, max_hops=1,
+            seed_backflow=c.kb.spread_params().seed_backflow),
         "kgservice retrieval, no lexical seeds (entry + spread + node-vector fusion)": lambda c, q, s: M.project(
             c, q, s, lexical_weight=0.0),
         "kgservice retrieval, with the lexical hop (hop_weight 0.5, off by default)": lambda c, q, s: M.project(
@@ -86,20 +88,23 @@ def standard_methods(weight: float = 0.1) -> dict[str, object]:
 
 
 def with_spread(fn, **spread: object):
-    """``fn`` run with the knowledge base's spreading parameters replaced in part (backflow, ε;
-    δ and K are the retrieval's own ``degree_damping`` and ``spread_hops``): the full
-    retrieval reads them from ``kb.spread_params()``, so an ablation swaps that method on this
-    context for the call and puts it back."""
+    """``fn`` run with the retrieval's spreading parameters replaced in part (backflow, ε, τ;
+    δ and K are the retrieval's own ``degree_damping`` and ``spread_hops``). The retrieval reads
+    them from :func:`kgservice.expansion.spread.service_params` as its module imported it, so
+    the row swaps that name in :mod:`kgservice.expansion.retrieve` for the call and puts it
+    back. (Until 2026-12-06 the row swapped ``kb.spread_params``, which the retrieval stopped
+    reading in e03913f: those rows measured the shipped retrieval.)"""
     from dataclasses import replace
 
+    import kgservice.expansion.retrieve as retrieval
+
     def run_with(c: Context, q: str, s: dict[str, float]) -> dict[str, float]:
-        kb = c.kb
-        original = kb.spread_params
-        kb.spread_params = lambda **over: replace(original(**over), **spread)  # type: ignore[method-assign]
+        original = retrieval.service_params
+        retrieval.service_params = lambda *a, **kw: replace(original(*a, **kw), **spread)  # type: ignore[assignment]
         try:
-            return fn(c, q, s)  # type: ignore[operator]
+            return fn(c, q, s)  # type: ignore[operator,no-any-return]
         finally:
-            del kb.spread_params  # the instance attribute goes; the method shows again
+            retrieval.service_params = original
     return run_with
 
 
@@ -148,6 +153,27 @@ def ablations() -> dict[str, object]:
         rows[f"ablation: lexical hop label holders {h}"] = lambda c, q, s, h=h: M.project(c, q, s, hop_holders=h)
     rows["ablation: δ=0, no lexical hop"] = lambda c, q, s: M.project(c, q, s, hop_weight=0.0, degree_damping=0.0)
     rows["ablation: δ=0.5, no lexical hop"] = lambda c, q, s: M.project(c, q, s, hop_weight=0.0, degree_damping=0.5)
+    rows.update(tau_ablations())
+    return rows
+
+
+# τ settings tried against the lexicon's (synonym 0.9, belongs_to 0.7, of 0.5, content 0.3,
+# related_to 0.2): one kind changed, or every kind alike
+TAU_ROWS: dict[str, dict[str, float]] = {
+    "belongs_to=0.3": {"belongs_to": 0.3}, "belongs_to=0.5": {"belongs_to": 0.5},
+    "content=0.5": {"content": 0.5}, "content=0.7": {"content": 0.7}, "of=0.3": {"of": 0.3},
+    "related_to=0": {"related_to": 0.0}, "all 0.5": {k: 0.5 for k in ("synonym", "belongs_to", "of", "content", "related_to")},
+}
+
+
+def tau_ablations() -> dict[str, object]:
+    """The full retrieval with the spreading τ of some kinds changed (:data:`TAU_ROWS`), the
+    rest the built-in lexicon's (the eval's knowledge bases have no user overrides)."""
+    from kgservice.stores.spreading import default_tau
+
+    rows: dict[str, object] = {}
+    for name, change in TAU_ROWS.items():
+        rows[f"ablation: τ {name}"] = with_spread(M.project, tau={**default_tau(), **change})
     return rows
 
 

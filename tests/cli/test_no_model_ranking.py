@@ -62,3 +62,39 @@ def test_notes_coffee_contains_caffeine_first(cli):
     assert first.lower().startswith("{coffee} [contains] {caffeine}"), data["hit_units"]
     data = cli("ask", "What does caffeine cause?", "--json")
     assert data["hit_units"][0]["unit"].lower().startswith("{caffeine} [causes] {insomnia}"), data["hit_units"]
+
+
+def test_a_narrower_kind_of_a_named_thing_answers(cli, tmp_path):
+    """The demo's "Which build of CPython runs without the GIL ..." in small: the unit that
+    answers (*free-threaded Zorp [introduced in] Zorp 9*: the asked relation of a narrower kind
+    of the thing the question names) is about a derived node, which spreading does not reach
+    along its narrows edge, so the retrieval ranks it below the 60 units that mention both
+    names (each scores both seeds' energy), outside the 40 the answer ranks. Before the
+    narrower kinds' units joined the answer's pool it cited three of those 60 and said
+    "partial match"."""
+    lines = ["#z-001 {free-threaded Zorp} [narrows] {Zorp}",
+             "#z-002 {free-threaded Zorp} [introduced in] {Zorp 9}",
+             "#z-003 {free-threaded Zorp} [disables] {Lock}"]
+    lines += [f"#z-{100 + i} {{Zorp}} [uses] {{Lock}} {{site {i}}}" for i in range(60)]
+    units = tmp_path / "zorp.units"
+    units.write_text("\n".join(lines) + "\n", "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "Which build of Zorp runs without the Lock, and in which version was it introduced?", "--json")
+    assert data["cited"][0] == "z-002", data["cited"]
+    assert "strong match" in data["stop_reason"]
+
+
+def test_a_node_named_by_the_words_asking_the_answers_kind_anchors_nothing(cli, tmp_path):
+    """A parse-built graph holds nodes such as "many" (*many [attracted to] Guam*: spaCy's
+    MuSiQue graph). "How many glorps fit in a wibble?" names nothing the graph has; "many" only
+    asks for a number, so the unit about it is about nothing the question names: not in the
+    graph (it was a partial match citing that unit)."""
+    units = tmp_path / "parse.units"
+    units.write_text("#g1 {many} [attracted to] {Guam}\n#g2 {Guam} [is] {island}\n#g3 {northern hotel} [was] {fit}\n",
+                     "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "How many glorps fit in a wibble?", "--json")
+    assert data["found"] is False and data["cited"] == [], data["cited"]
+    assert "no match" in data["stop_reason"]
+    data = cli("ask", "What is Guam?", "--json")
+    assert data["found"] is True and "g2" in data["cited"]

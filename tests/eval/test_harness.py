@@ -248,14 +248,28 @@ def test_json_report_lists_rankings_and_coverage(tiny_ctx):
     json.dumps(doc)
 
 
-def test_ablation_swaps_spread_params_for_the_call_only(tiny_ctx):
+def test_ablation_swaps_the_retrievals_spread_params_for_the_call_only(tiny_ctx, monkeypatch):
+    """The backflow and ε rows change the spreading the retrieval runs, and only for the call.
+    (They swapped ``kb.spread_params``, which the retrieval stopped reading when it took its
+    parameters from the parts: every such row measured the shipped retrieval.)"""
+    import kgservice.expansion.retrieve as retrieval
+    from scripts.eval import methods as M
     from scripts.eval.run import with_spread
 
-    before = tiny_ctx.kb.spread_params()
-    seen = with_spread(lambda c, q, s: {"k": c.kb.spread_params().max_hops, "d": c.kb.spread_params().degree_damping},
-                       max_hops=1, degree_damping=1.0)(tiny_ctx, "q1", {})
-    assert seen == {"k": 1, "d": 1.0}
-    assert tiny_ctx.kb.spread_params() == before
+    seen = []
+    real = retrieval.spread_activation
+
+    def spy(store, seeds, params):
+        seen.append(params)
+        return real(store, seeds, params)
+    monkeypatch.setattr(retrieval, "spread_activation", spy)
+    qid = tiny_ctx.ds.questions[0].id
+    with_spread(M.project, seed_backflow=True, epsilon=0.07)(tiny_ctx, qid, {})
+    assert seen and all(p.seed_backflow is True and p.epsilon == 0.07 for p in seen)
+    seen.clear()
+    M.project(tiny_ctx, qid, {})
+    # the lexicon's spreading: no seed backflow; the settings' ε
+    assert seen and all(p.seed_backflow is False and p.epsilon == 0.05 for p in seen)
 
 
 def test_cache_keys_follow_content():

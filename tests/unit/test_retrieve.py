@@ -110,17 +110,17 @@ def test_spreading_takes_one_hop_unless_asked(kb):
     assert three.node_scores["pearl jam"] == pytest.approx(one.node_scores["pearl jam"], rel=0.5)
 
 
-def test_hub_damping_is_the_retrievals_own(kb):
-    """Retrieval spreads undamped (``degree_damping`` 0); None takes the service's δ (the
-    lexicon's 0.5, which ``kg expand --mode spread`` uses). Seattle passes energy forward on
-    two rows (u3, u5), so what it passes on to the city is divided by 2^δ: √2 less when
-    damped."""
+def test_hub_damping_is_the_services(kb):
+    """Retrieval spreads with the service's hub damping δ (``degree_damping`` None: the
+    lexicon's 0.5, which ``kg expand --mode spread`` uses); 0 spreads undamped. Seattle passes
+    energy forward on two rows (u3, u5), so what it passes on to the city is divided by 2^δ:
+    √2 less when damped."""
     only_graph = dict(lexical_weight=0, dense_weight=0, hop_weight=0, bridge_weight=0, spread_hops=None)
     service = kb.spread_params().degree_damping
     assert service == 0.5
-    damped = kb.retrieve("Who performed Brother?", degree_damping=None, **only_graph)
+    damped = kb.retrieve("Who performed Brother?", **only_graph)
     assert damped.node_scores == kb.retrieve("Who performed Brother?", degree_damping=service, **only_graph).node_scores
-    plain = kb.retrieve("Who performed Brother?", **only_graph)
+    plain = kb.retrieve("Who performed Brother?", degree_damping=0.0, **only_graph)
 
     def ratio(r):
         return r.node_scores["city"] / r.node_scores["seattle"]
