@@ -59,9 +59,13 @@ def serve_command(
     shown = f"[{host}]" if ":" in host else host
     with errors_reported():
         hold = claim_data_dir(settings, f"http://{shown}:{port}")  # before anything is opened
+        url = f"http://{shown}:{port}"
         app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True,
                                                 run_jobs=owns_data_dir, check_model=True,
-                                                warm_up=True))
+                                                warm_up=True,
+                                                # each named workspace's directory, taken as it is opened
+                                                claim=(lambda s: claim_data_dir(s, url, whole=True))
+                                                if owns_data_dir else None))
         if owns_data_dir and not settings.read_only:
             # the queue its jobs run from, opened now: a damaged jobs.sqlite3 is one line and exit 1
             # (the same the CLI prints), not uvicorn's startup traceback

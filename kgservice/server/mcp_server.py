@@ -156,6 +156,20 @@ def _caller(sc: ServerContext, ctx: Context | None) -> Principal | None:
     return principal or sc.local
 
 
+def _workspace(sc: ServerContext, ctx: Context | None) -> ServerContext:
+    """The context of the workspace the call acts in: the one the key check chose for the HTTP
+    request carrying it (``/mcp`` or ``/w/<name>/mcp``); the server's own without a request."""
+    from kgservice.server.context import of_scope
+
+    request = None
+    if ctx is not None:
+        try:
+            request = ctx.request_context.request
+        except ValueError:  # no request: in-memory or stdio
+            request = None
+    return of_scope(sc, getattr(request, "scope", None))
+
+
 def _run(sc: ServerContext, ctx: Context | None, role: Role, fn: Callable[[Principal], Any],
          bookmark: str | None = None) -> Any:
     """Role check, then ``fn(principal)``; known failures become tool errors with their message.
@@ -426,7 +440,7 @@ def bound(sc: ServerContext, fn: Callable[..., Any]) -> Callable[..., Any]:
     sig = inspect.signature(fn, eval_str=True)
 
     def tool(*args: Any, **kwargs: Any) -> Any:
-        return fn(sc, *args, **kwargs)
+        return fn(_workspace(sc, kwargs.get("ctx")), *args, **kwargs)
 
     tool.__name__ = tool.__qualname__ = fn.__name__
     tool.__doc__ = fn.__doc__
