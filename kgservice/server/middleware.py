@@ -276,16 +276,15 @@ def deployment_path(path: str) -> bool:
 
 
 def choose_workspace(principal: Principal, named: str | None, hint: str | None,
-                     serves: Callable[[str], bool], only: str | None) -> tuple[Principal | None, str]:
-    """(the caller acting in its workspace, "") or (None, why: a 404's detail, or a 400's
-    starting with "400 "). A workspace the key does not hold is answered exactly as one that
+                     serves: Callable[[str], bool], only: str | None) -> tuple[Principal | None, int, str]:
+    """(the caller acting in its workspace, 200, "") or (None, status, why): 404 or 400. A workspace the key does not hold is answered exactly as one that
     does not exist (404), so a key learns nothing of other teams' workspaces. A key with one
     workspace needs none named; with several, the path names one (the page: its chooser)."""
     if named is not None:
         narrowed = principal.within(named)
         if narrowed is None or not serves(named):
-            return None, f"no workspace {named!r}"
-        return narrowed, ""
+            return None, 404, f"no workspace {named!r}"
+        return narrowed, 200, ""
     held = list(principal.workspaces) if principal.workspaces is not None else [only or "default"]
     held = [w for w in held if only is None or w == only]
     if hint in held:
@@ -293,12 +292,12 @@ def choose_workspace(principal: Principal, named: str | None, hint: str | None,
     if len(held) == 1:
         narrowed = principal.within(held[0])
         if narrowed is None or not serves(held[0]):
-            return None, f"no workspace {held[0]!r}"
-        return narrowed, ""
+            return None, 404, f"no workspace {held[0]!r}"
+        return narrowed, 200, ""
     if not held:
-        return None, f"no workspace {only!r}"
-    return None, (f"400 this key acts in several workspaces ({', '.join(sorted(held))}): name one in the path, "
-                  f"{PREFIX}<workspace>/v1/... (or /mcp)")
+        return None, 404, "this server serves none of this key's workspaces"
+    return None, 400, (f"this key acts in several workspaces ({', '.join(sorted(held))}): name one in the path, "
+                       f"{PREFIX}<workspace>/v1/... (or /mcp)")
 
 
 class Authenticate:
@@ -356,10 +355,10 @@ class Authenticate:
                                 [("retry-after", str(max(1, math.ceil(wait))))])
                 return
         if principal is not None and not self.public(path) and not deployment_path(path) and self.ctx is not None:
-            narrowed, why = choose_workspace(principal, scope.get(NAMED), scope.get(HINT), self.ctx.serves,
-                                             self.ctx.only)
+            narrowed, status, why = choose_workspace(principal, scope.get(NAMED), scope.get(HINT), self.ctx.serves,
+                                                     self.ctx.only)
             if narrowed is None:
-                await send_json(send, 400, why[4:]) if why.startswith("400 ") else await send_json(send, 404, why)
+                await send_json(send, status, why)
                 return
             principal = narrowed
             scope[WORKSPACE] = narrowed.workspace

@@ -82,7 +82,7 @@ class WebGate:
             await anyio.to_thread.run_sync(self.sessions.drop, session.token)
             return None, None
         if scope.get(PRINCIPAL + ".page") is not None:  # a page request: acting in its workspace
-            narrowed, _ = choose_workspace(principal, scope.get(NAMED), self.hint(scope, principal),
+            narrowed, _, _ = choose_workspace(principal, scope.get(NAMED), self.hint(scope, principal),
                                            self.ctx.serves, self.ctx.only)
             return session, narrowed
         return session, principal

@@ -229,7 +229,7 @@ async def login(site: Site, request: Request) -> Response:
     return resp
 
 
-async def choose_workspace(site: Site, request: Request) -> Response:
+async def workspace_chooser(site: Site, request: Request) -> Response:
     """The chooser: the page acts in the workspace chosen (a cookie naming it, used only while
     the signed-in key holds it: the key decides, the cookie only picks among its workspaces)."""
     from kgservice.web.gate import WS_COOKIE
@@ -446,7 +446,7 @@ ROUTES: list[tuple[str, Handler, list[str] | None]] = [
     ("/favicon.ico", favicon, None), ("/", home, None), ("/ui", home, None), ("/ui/", home, None),
     ("/ui/login", login_form, ["GET"]), ("/ui/login", login, ["POST"]),
     ("/ui/logout", logout, ["POST"]),
-    ("/ui/workspace", choose_workspace, ["POST"]),
+    ("/ui/workspace", workspace_chooser, ["POST"]),
     ("/ui/ask", Page("ask.html", Role.reader, ask_extra), None),
     ("/ui/explore", Page("explore.html", Role.reader), None),
     ("/ui/documents", Page("documents.html", Role.reader, documents_extra), None),

@@ -117,3 +117,21 @@ def test_grants_from_the_command_line():
     for bad in (["team-a", "team-a:reader"], ["Team"], ["team-a:root"]):
         with pytest.raises(KeyError_):
             parse_grants(bad, "reader")
+
+
+def test_kg_workspaces_rename_and_delete_carry_the_keys_along(tmp_path: Path):
+    """`kg workspaces rename` / `delete` (kgservice.workspaces) change the deployment's keys too."""
+    from tests.processes import env_for, kg
+
+    env = env_for(tmp_path / "kg")
+    assert kg(env, "workspaces", "create", "team-b").returncode == 0
+    made = kg(env, "keys", "create", "--user", "bob", "--workspace", "team-b:writer", "--workspace", "default")
+    assert made.returncode == 0, made.stderr
+    assert kg(env, "workspaces", "rename", "team-b", "blue").returncode == 0
+    import json
+
+    listed = json.loads(kg(env, "keys", "list", "--json").stdout)
+    assert [k["workspaces"] for k in listed] == [{"blue": "writer", "default": "reader"}]
+    assert kg(env, "workspaces", "delete", "blue", "--yes").returncode == 0
+    listed = json.loads(kg(env, "keys", "list", "--json").stdout)
+    assert [(k["workspaces"], k["revoked_at"]) for k in listed] == [({"default": "reader"}, None)]
