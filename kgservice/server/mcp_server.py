@@ -144,7 +144,8 @@ class JobStatus(BaseModel):
     events: list[dict[str, Any]] = []
 
 
-def _caller(sc: ServerContext, ctx: Context | None) -> Principal | None:
+def _scope(ctx: Context | None) -> dict[str, Any] | None:
+    """The HTTP request scope an MCP call came in (None: in-memory or stdio)."""
     request = None
     if ctx is not None:
         try:
@@ -152,7 +153,12 @@ def _caller(sc: ServerContext, ctx: Context | None) -> Principal | None:
         except ValueError:  # no request: in-memory or stdio
             request = None
     scope = getattr(request, "scope", None)
-    principal = scope.get(PRINCIPAL) if isinstance(scope, dict) else None
+    return scope if isinstance(scope, dict) else None
+
+
+def _caller(sc: ServerContext, ctx: Context | None) -> Principal | None:
+    scope = _scope(ctx)
+    principal = scope.get(PRINCIPAL) if scope is not None else None
     return principal or sc.local
 
 
@@ -161,13 +167,7 @@ def _workspace(sc: ServerContext, ctx: Context | None) -> ServerContext:
     request carrying it (``/mcp`` or ``/w/<name>/mcp``); the server's own without a request."""
     from kgservice.server.context import of_scope
 
-    request = None
-    if ctx is not None:
-        try:
-            request = ctx.request_context.request
-        except ValueError:  # no request: in-memory or stdio
-            request = None
-    return of_scope(sc, getattr(request, "scope", None))
+    return of_scope(sc, _scope(ctx))
 
 
 def _run(sc: ServerContext, ctx: Context | None, role: Role, fn: Callable[[Principal], Any],

@@ -15,20 +15,9 @@ from kgservice.apikeys.model import KeyError_, Role, parse_grants
 from kgservice.stores.embedded.keys import SqliteKeyStore
 from kgservice.stores.neo4j.keys import Neo4jKeyStore
 from tests.neo4j_helpers import wipe_all
+from tests.server.test_keys import keystore  # noqa: F401 - the fixture: a key store of each backend
 
 R, W, A = Role.reader, Role.writer, Role.admin
-
-
-@pytest.fixture(params=["sqlite", "neo4j"])
-def keystore(request, tmp_path):
-    if request.param == "sqlite":
-        s = SqliteKeyStore(tmp_path / "keys.sqlite3")
-        yield s
-        s.close()
-    else:
-        conn = request.getfixturevalue("neo4j_connection")
-        wipe_all(conn)
-        yield Neo4jKeyStore(conn)
 
 
 def test_a_key_acts_in_its_workspaces_with_a_role_in_each(keystore):

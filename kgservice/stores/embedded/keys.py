@@ -78,8 +78,6 @@ class SqliteKeyStore(KeyStore):
         becomes a key of that workspace with its role, its secret unchanged (so clients holding
         it keep working), and the old file is renamed ``keys.sqlite3.carried`` (kept, never
         read again). Returns the names of the workspaces whose keys were carried."""
-        import sqlite3
-
         from kgservice.config import WORKSPACES_DIR
 
         if self.read_only:
@@ -87,11 +85,7 @@ class SqliteKeyStore(KeyStore):
         carried = []
         for old in sorted((Path(data_dir) / WORKSPACES_DIR).glob(f"*/{KEYS_FILE}")):
             name = old.parent.name
-            src = sqlite3.connect(f"file:{old}?mode=ro", uri=True, timeout=30)
-            try:
-                rows = src.execute("SELECT key_id, sha256, user, role, created, last_used, revoked_at FROM keys").fetchall()
-            finally:
-                src.close()
+            rows = _read_only(old, "SELECT key_id, sha256, user, role, created, last_used, revoked_at FROM keys", 30)
             with self._lock:
                 for r in rows:
                     self._db.execute("INSERT OR IGNORE INTO keys (key_id, sha256, user, role, created, last_used, "
@@ -129,11 +123,18 @@ def has_active_admin(data_dir: Path) -> bool:
     if not path.exists():
         return False
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-        try:
-            row = db.execute("SELECT count(*) FROM keys WHERE role = 'admin' AND revoked_at IS NULL").fetchone()
-        finally:
-            db.close()
+        rows = _read_only(path, "SELECT count(*) FROM keys WHERE role = 'admin' AND revoked_at IS NULL", 5)
     except sqlite3.Error:
         return True
-    return bool(row and row[0])
+    return bool(rows and rows[0][0])
+
+
+def _read_only(path: Path, sql: str, timeout: float) -> list[Any]:
+    """The rows of ``sql`` on a key file opened read-only (another process may own it)."""
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
