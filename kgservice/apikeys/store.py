@@ -8,6 +8,7 @@ on the next request of every server (see :class:`KeyStore`).
 
 from __future__ import annotations
 
+import builtins  # `list` is a method of the key stores
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -80,7 +81,7 @@ class KeyStore(ABC):
     def close(self) -> None:  # pragma: no cover - trivial
         pass
 
-    def carry_over(self, data_dir: Any) -> list[str]:
+    def carry_over(self, data_dir: Any) -> builtins.list[str]:
         """Bring keys an earlier release kept per workspace into the deployment's keys (a
         backend that never kept them apart has none): the names of the workspaces carried."""
         return []

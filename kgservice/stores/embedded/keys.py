@@ -9,6 +9,7 @@ a named workspace's directory are carried into it when it is opened for writing
 
 from __future__ import annotations
 
+import builtins  # `list` is a method of the key stores
 import os
 import threading
 from pathlib import Path
@@ -72,7 +73,7 @@ class SqliteKeyStore(KeyStore):
                                     "FROM keys ORDER BY user, created, key_id").fetchall()
         return [self._record(r) for r in rows]
 
-    def carry_over(self, data_dir: Path) -> list[str]:
+    def carry_over(self, data_dir: Path) -> builtins.list[str]:
         """Bring the keys an earlier release made inside named workspaces' directories
         (``<data_dir>/workspaces/<name>/keys.sqlite3``) into this, the deployment's file: each
         becomes a key of that workspace with its role, its secret unchanged (so clients holding
