@@ -84,8 +84,8 @@ def _all_workspaces(ctx: typer.Context, *, poll: float, lease: float, worker_id:
         err.print(m, highlight=False, markup=False)
 
     def make(kb):
-        wid = f"{worker_id}:{kb.settings.workspace}" if worker_id else None
-        return Worker(kb.parts, worker_id=wid, lease_s=lease, log=log)
+        # one id for every workspace's worker: each workspace has its own queue, so it names one process
+        return Worker(kb.parts, worker_id=worker_id, lease_s=lease, log=log)
 
     with errors_reported():
         if metrics_port is not None:
