@@ -53,11 +53,18 @@ class ServerContext:
 
     def serves(self, name: str) -> bool:
         """Whether ``name`` is a workspace this server serves and that exists now."""
+        from kgservice.config import check_workspace_name
+        from kgservice.errors import KgError
+
         top = self.root or self
         if top.only is not None:
             return name == top.only
         if name == top.workspace or name in top._opened:
             return True
+        try:
+            check_workspace_name(name)  # a path's name is caller input: a bad one names no workspace
+        except KgError:
+            return False
         from kgservice.workspaces import exists
 
         return exists(top.settings, name)
