@@ -74,51 +74,33 @@ def exists(settings: Settings, name: str) -> bool:
     return in_process(settings) and replace(settings, workspace=name).kb_dir.is_dir()
 
 
-def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any = None) -> str:
+def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, served_here: bool = False) -> str:
     """Workspace ``old`` under the name ``new`` (which must be free), refused while a server owns
-    it; its keys follow it (``keys``: the deployment's key store, when the caller has it open:
-    the server that closed the workspace itself). Keys are the deployment's and name their
+    it (``served_here``: the caller is that server, which closed the workspace itself). Its keys
+    follow it (``keys``: the deployment's key store): keys are the deployment's and name their
     workspaces, so a key of ``old`` is a key of ``new`` afterwards, never of a later ``old``."""
     from kgservice.deployment import refuse_if_served
 
     _on_files(settings, f"renaming workspace {old!r}")
     _writable(settings, f"renaming workspace {old!r}")
     src, dst = _named(settings, old, exists=True), _named(settings, new, exists=False)
-    if keys is None:
+    if not served_here:
         refuse_if_served(src, f"renaming workspace {old!r}")
     os.rename(src.kb_dir, dst.kb_dir)
-    _with_keys(settings, keys, lambda k: k.rename_workspace(old, new))
+    keys.rename_workspace(old, new)
     return new
 
 
-def delete_workspace(settings: Settings, name: str, *, keys: Any = None) -> str:
+def delete_workspace(settings: Settings, name: str, *, keys: Any, served_here: bool = False) -> str:
     """Workspace ``name`` and everything in it, for good; refused while a server owns it. It is
-    taken out of every key (a key left with none is revoked); ``keys`` as for rename."""
+    taken out of every key (a key left with none is revoked); ``keys``, ``served_here`` as for rename."""
     from kgservice.deployment import refuse_if_served
 
     _on_files(settings, f"deleting workspace {name!r}")
     _writable(settings, f"deleting workspace {name!r}")
     ws = _named(settings, name, exists=True)
-    if keys is None:
+    if not served_here:
         refuse_if_served(ws, f"deleting workspace {name!r}")
     shutil.rmtree(ws.kb_dir)
-    _with_keys(settings, keys, lambda k: k.drop_workspace(name))
+    keys.drop_workspace(name)
     return name
-
-
-def _with_keys(settings: Settings, keys: Any, change: Any) -> None:
-    """Apply ``change`` to the deployment's keys: ``keys`` if given, else opened (and closed) here."""
-    if keys is not None:
-        change(keys)
-        return
-    from kgservice.service import KnowledgeBase
-
-    kb = KnowledgeBase(replace(settings, workspace=DEFAULT_WORKSPACE))
-    try:
-        store = kb.key_store()
-        try:
-            change(store)
-        finally:
-            store.close()
-    finally:
-        kb.close()

@@ -83,16 +83,19 @@ def _all_workspaces(ctx: typer.Context, *, poll: float, lease: float, worker_id:
     def log(m: str) -> None:
         err.print(m, highlight=False, markup=False)
 
-    def make(kb):
+    def start(ws_settings):
+        from kgservice.service import KnowledgeBase
+
+        kb = KnowledgeBase(ws_settings)
         # one id for every workspace's worker: each workspace has its own queue, so it names one process
-        return Worker(kb.parts, worker_id=worker_id, lease_s=lease, log=log)
+        return Worker(kb.parts, worker_id=worker_id, lease_s=lease, log=log), kb.close
 
     with errors_reported():
         if metrics_port is not None:
             from prometheus_client import start_http_server
 
             start_http_server(metrics_port, addr="127.0.0.1")
-        runner = AllWorkspaces(settings, make=make, skip=skip, log=log)
+        runner = AllWorkspaces(settings, start=start, skip=skip, log=log)
 
         def stop(signum: int, frame: object) -> None:
             runner.stop.set()

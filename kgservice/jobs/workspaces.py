@@ -16,18 +16,17 @@ from kgservice.config import Settings
 class AllWorkspaces:
     """Run the queued jobs of every workspace (``kg worker`` with no workspace named)."""
 
-    def __init__(self, settings: Settings, *, make: Callable[[Any], Any], skip: Callable[[Settings], str | None],
-                 log: Callable[[str], None]) -> None:
-        """``make(kb)``: the :class:`Worker` of a knowledge base; ``skip(settings)``: why a workspace
-        is not this worker's to run (a server owns it), or None."""
-        self.settings, self.make, self.skip, self.log = settings, make, skip, log
+    def __init__(self, settings: Settings, *, start: Callable[[Settings], tuple[Any, Callable[[], None]]],
+                 skip: Callable[[Settings], str | None], log: Callable[[str], None]) -> None:
+        """``start(settings)``: (the :class:`Worker` of that workspace, what closes what it opened);
+        ``skip(settings)``: why a workspace is not this worker's to run (a server owns it), or None."""
+        self.settings, self.start, self.skip, self.log = settings, start, skip, log
         self.stop = threading.Event()
         self.workers: dict[str, Any] = {}
-        self._kbs: list[Any] = []
+        self._closers: list[Callable[[], None]] = []
         self._skipped: set[str] = set()
 
     def _refresh(self) -> None:
-        from kgservice.service import KnowledgeBase
         from kgservice.workspaces import list_workspaces
 
         for name in list_workspaces(self.settings):
@@ -39,9 +38,8 @@ class AllWorkspaces:
                 self._skipped.add(name)
                 self.log(f"workspace {name}: skipped ({why})")
                 continue
-            kb = KnowledgeBase(ws)
-            self._kbs.append(kb)
-            worker = self.make(kb)
+            worker, closer = self.start(ws)
+            self._closers.append(closer)
             worker.stop = self.stop  # one stop for all: finish the job in hand, then exit
             self.workers[name] = worker
 
@@ -64,5 +62,5 @@ class AllWorkspaces:
         return n
 
     def close(self) -> None:
-        for kb in self._kbs:
-            kb.close()
+        for closer in self._closers:
+            closer()

@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any
 
 from kgservice.server.auth import KeyStore
 from kgservice.server.middleware import HINT, NAMED, PRINCIPAL, TokenBuckets, choose_workspace, send_json
+from kgservice.web.current import CURRENT, WS_COOKIE
 from kgservice.web.session import cookie_of, csrf_ok, sessions_for
-
-WS_COOKIE = "kg_ws"  # the workspace the page's chooser picked (only a pick among the key's own)
-# the workspace the current page request acts in (read by Site.ctx; copied into worker threads)
-CURRENT: ContextVar[str | None] = ContextVar("kg_web_workspace", default=None)
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")

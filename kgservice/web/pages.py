@@ -78,7 +78,7 @@ class Site:
     def ctx(self) -> Any:
         """The context of the workspace this page request acts in (the gate chose it:
         :data:`kgservice.web.gate.CURRENT`), so every page reads and writes that workspace only."""
-        from kgservice.web.gate import CURRENT
+        from kgservice.web.current import CURRENT
 
         name = CURRENT.get()
         return self.root.for_workspace(name) if name else self.root
@@ -87,7 +87,7 @@ class Site:
                **kw: Any) -> HTMLResponse:
         session, principal = request.scope.get("kg.web", (None, None))
         nav = [(p, t) for p, t, r in NAV if principal is not None and principal.allows(r)]
-        from kgservice.web.gate import CURRENT
+        from kgservice.web.current import CURRENT
 
         spaces = sorted(principal.workspaces or {}, key=lambda w: (w != "default", w)) if principal else []
         html = self.env.get_template(name).render(
@@ -232,7 +232,7 @@ async def login(site: Site, request: Request) -> Response:
 async def workspace_chooser(site: Site, request: Request) -> Response:
     """The chooser: the page acts in the workspace chosen (a cookie naming it, used only while
     the signed-in key holds it: the key decides, the cookie only picks among its workspaces)."""
-    from kgservice.web.gate import WS_COOKIE
+    from kgservice.web.current import WS_COOKIE
 
     session, p, form = await write_check(site, request, Role.reader)
     if isinstance(p, Response):

@@ -96,7 +96,7 @@ async def rename(name: str, body: WorkspaceIn, request: Request) -> WorkspaceOut
 
     def run() -> str:
         sc.close_workspace(name)
-        return rename_workspace(sc.settings, name, body.name, keys=sc.keys())
+        return rename_workspace(sc.settings, name, body.name, keys=sc.keys(), served_here=True)
 
     return WorkspaceOut(name=await anyio.to_thread.run_sync(run), role=Role.admin.value)
 
@@ -113,7 +113,7 @@ async def delete(name: str, request: Request) -> dict[str, str]:
 
     def run() -> str:
         sc.close_workspace(name)
-        return delete_workspace(sc.settings, name, keys=sc.keys())
+        return delete_workspace(sc.settings, name, keys=sc.keys(), served_here=True)
 
     return {"deleted": await anyio.to_thread.run_sync(run)}
 
