@@ -18,11 +18,11 @@ import fcntl
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from kgservice.config import ConfigError, Settings, redact_uri
+from kgservice.config import DEFAULT_WORKSPACE, ConfigError, Settings, redact_uri
 from kgservice.errors import ServiceError
 from kgservice.stores.factory import capabilities
 
@@ -98,11 +98,14 @@ def _owner(path: Path) -> dict[str, Any]:
         return {}
 
 
-def claim_data_dir(settings: Settings, url: str) -> ServeLock | None:
+def claim_data_dir(settings: Settings, url: str, *, whole: bool = False) -> ServeLock | None:
     """Take the embedded data directory for a server at ``url``; None for a shared backend.
-    Raises :class:`StoreOwned` when another server holds it."""
+    Raises :class:`StoreOwned` when another server holds it. ``whole``: the server already holds
+    the data directory (it serves every workspace) and takes a named workspace's as it opens it."""
     if not capabilities(settings).one_process:
         return None
+    if settings.kb_dir != settings.data_dir and not whole:  # a server of every workspace holds the data directory's
+        refuse_if_served(replace(settings, workspace=DEFAULT_WORKSPACE), "a second `kg serve`")
     settings.kb_dir.mkdir(parents=True, exist_ok=True)
     path = settings.kb_dir / SERVE_LOCK
     handle = open(path, "a+", encoding="utf-8")
@@ -127,6 +130,9 @@ def refuse_if_served(settings: Settings, what: str) -> None:
     (e.g. "`kg worker`") would write beside it. Nothing is opened or written before the check."""
     if not capabilities(settings).one_process:
         return
+    if settings.kb_dir != settings.data_dir:
+        # `kg serve` holds the data directory's lock and serves every workspace under it
+        refuse_if_served(replace(settings, workspace=DEFAULT_WORKSPACE), what)
     path = settings.kb_dir / SERVE_LOCK
     if not path.exists():
         return

@@ -264,13 +264,23 @@ class KnowledgeBase:
     def key_store(self) -> KeyStore:
         """The API keys, kept by the store's backend, so every server sharing the store agrees.
         It shares the caches' version clock (one version read per request serves both) when
-        the store keeps a change log, and a key change moves that version."""
+        the store keeps a change log, and a key change moves that version.
+
+        Keys belong to the deployment, not to a workspace: they live with the ``default``
+        workspace (its directory, or the unscoped key nodes of Neo4j), so every workspace's
+        knowledge base opens the same keys. Only ``default``'s shares its version clock (a named
+        workspace's clock does not move when a key changes); keys made inside a named workspace by
+        an earlier release are carried into them on open (:meth:`KeyStore.carry_over`)."""
+        from kgservice.config import DEFAULT_WORKSPACE
         from kgservice.stores.changelog import bump_version
 
-        clock = self.caches.clock
+        own = self.settings.workspace == DEFAULT_WORKSPACE
+        clock = self.caches.clock if own else None
         bump = (lambda: bump_version(self.store)) if clock is not None else None
-        return self.store.key_store(self.settings.kb_dir, clock=clock, bump=bump,
+        keys = self.store.key_store(self.settings.data_dir, clock=clock, bump=bump,
                                     read_only=self.settings.read_only)
+        keys.carry_over(self.settings.data_dir)
+        return keys
 
     def forget_opened(self) -> None:
         """Close and drop what was opened on the store's files (:meth:`Parts.forget_opened`)."""

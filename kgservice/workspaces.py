@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import replace
+from typing import Any
 
 from kgservice.config import DEFAULT_WORKSPACE, WORKSPACES_DIR, Settings, check_workspace_name, init_data_dir
 from kgservice.errors import ConfigError, InputError, ReadOnlyError
@@ -64,25 +65,42 @@ def create_workspace(settings: Settings, name: str) -> str:
     return name
 
 
-def rename_workspace(settings: Settings, old: str, new: str) -> str:
-    """Workspace ``old`` under the name ``new`` (which must be free), refused while a server owns it."""
+def exists(settings: Settings, name: str) -> bool:
+    """Whether workspace ``name`` exists (``default`` always does)."""
+    if name == DEFAULT_WORKSPACE:
+        return True
+    from kgservice.stores.factory import in_process
+
+    return in_process(settings) and replace(settings, workspace=name).kb_dir.is_dir()
+
+
+def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, served_here: bool = False) -> str:
+    """Workspace ``old`` under the name ``new`` (which must be free), refused while a server owns
+    it (``served_here``: the caller is that server, which closed the workspace itself). Its keys
+    follow it (``keys``: the deployment's key store): keys are the deployment's and name their
+    workspaces, so a key of ``old`` is a key of ``new`` afterwards, never of a later ``old``."""
     from kgservice.deployment import refuse_if_served
 
     _on_files(settings, f"renaming workspace {old!r}")
     _writable(settings, f"renaming workspace {old!r}")
     src, dst = _named(settings, old, exists=True), _named(settings, new, exists=False)
-    refuse_if_served(src, f"renaming workspace {old!r}")
+    if not served_here:
+        refuse_if_served(src, f"renaming workspace {old!r}")
     os.rename(src.kb_dir, dst.kb_dir)
+    keys.rename_workspace(old, new)
     return new
 
 
-def delete_workspace(settings: Settings, name: str) -> str:
-    """Workspace ``name`` and everything in it, for good; refused while a server owns it."""
+def delete_workspace(settings: Settings, name: str, *, keys: Any, served_here: bool = False) -> str:
+    """Workspace ``name`` and everything in it, for good; refused while a server owns it. It is
+    taken out of every key (a key left with none is revoked); ``keys``, ``served_here`` as for rename."""
     from kgservice.deployment import refuse_if_served
 
     _on_files(settings, f"deleting workspace {name!r}")
     _writable(settings, f"deleting workspace {name!r}")
     ws = _named(settings, name, exists=True)
-    refuse_if_served(ws, f"deleting workspace {name!r}")
+    if not served_here:
+        refuse_if_served(ws, f"deleting workspace {name!r}")
     shutil.rmtree(ws.kb_dir)
+    keys.drop_workspace(name)
     return name

@@ -14,11 +14,12 @@ import hmac
 import re
 import secrets
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from pydantic import BaseModel
 
+from kgservice.config import DEFAULT_WORKSPACE  # a key made before workspaces is a key of it
 from kgservice.errors import InputError
 
 ALPHABET = string.ascii_letters + string.digits  # base62
@@ -62,7 +63,9 @@ _RANK = {Role.reader: 1, Role.writer: 2, Role.admin: 3}
 
 
 class ApiKey(BaseModel):
-    """A stored key, without its secret (what listings show)."""
+    """A stored key, without its secret (what listings show). Keys belong to the deployment:
+    ``workspaces`` maps each workspace the key may act in to its role there; ``role`` is the
+    highest of them (a key made before workspaces has ``{"default": role}``)."""
 
     key_id: str
     user: str
@@ -70,10 +73,57 @@ class ApiKey(BaseModel):
     created: str
     last_used: str | None = None
     revoked_at: str | None = None
+    workspaces: dict[str, Role] = {}
+
+    def model_post_init(self, __context: object) -> None:
+        if not self.workspaces:
+            self.workspaces = {DEFAULT_WORKSPACE: self.role}
 
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+
+def top_role(workspaces: dict[str, Role]) -> Role:
+    """The highest role of a key over its workspaces (what ``role`` of a listing shows)."""
+    return max(workspaces.values(), key=lambda r: r.rank)
+
+
+def parse_grants(specs: list[str], default_role: Role | str) -> dict[str, Role]:
+    """``["team-a", "team-b:writer"]`` -> ``{"team-a": default_role, "team-b": writer}``: the
+    workspaces of a new key, each with a role (``NAME`` alone takes ``default_role``). A name
+    given twice, or a bad name or role, is an input error naming it."""
+    from kgservice.config import check_workspace_name
+
+    base = default_role if isinstance(default_role, Role) else Role.parse(default_role)
+    out: dict[str, Role] = {}
+    for spec in specs:
+        name, _, role = str(spec).strip().partition(":")
+        try:
+            check_workspace_name(name)
+        except Exception as exc:
+            raise KeyError_(f"--workspace {spec!r}: {exc}") from None
+        if name in out:
+            raise KeyError_(f"--workspace {name!r} is given twice")
+        out[name] = Role.parse(role) if role else base
+    return out
+
+
+def encode_grants(workspaces: dict[str, Role]) -> str:
+    """How a key's workspaces are stored (one JSON text, in both stores)."""
+    import json
+
+    return json.dumps({k: v.value for k, v in sorted(workspaces.items())}, separators=(",", ":"))
+
+
+def decode_grants(text: str | None, role: Role) -> dict[str, Role]:
+    """A stored key's workspaces; a key stored before workspaces (no value) is a key of
+    ``default`` with its role: existing keys keep working, with no step to run."""
+    import json
+
+    if not text:
+        return {DEFAULT_WORKSPACE: role}
+    return {k: Role(v) for k, v in json.loads(text).items()}
 
 
 def only_admin(keys: list[ApiKey], key: ApiKey) -> bool:
@@ -86,14 +136,33 @@ def only_admin(keys: list[ApiKey], key: ApiKey) -> bool:
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: a key's user and role, or the local operator (stdio, --no-auth)."""
+    """Who is calling: a key's user and role, or the local operator (stdio, --no-auth).
+
+    ``workspaces`` is the key's workspaces with the role in each (None: the local operator,
+    who may use every workspace with ``role``). A server narrows it to the one workspace a
+    request acts in (:meth:`within`): ``role`` is then the role there, and ``workspace`` names it."""
 
     user: str
     role: Role
     key_id: str | None = None
+    workspaces: dict[str, Role] | None = field(default=None, compare=False, hash=False)
+    workspace: str | None = None
 
     def allows(self, needed: Role) -> bool:
         return self.role.allows(needed)
+
+    def role_in(self, workspace: str) -> Role | None:
+        """The role this caller has in ``workspace``, or None (not one of the key's)."""
+        if self.workspaces is None:
+            return self.role
+        return self.workspaces.get(workspace)
+
+    def within(self, workspace: str) -> "Principal | None":
+        """This caller acting in ``workspace`` (its role there), or None if it may not."""
+        role = self.role_in(workspace)
+        if role is None:
+            return None
+        return Principal(self.user, role, self.key_id, self.workspaces, workspace)
 
 
 def check_user(user: str) -> str:

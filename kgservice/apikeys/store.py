@@ -8,13 +8,16 @@ on the next request of every server (see :class:`KeyStore`).
 
 from __future__ import annotations
 
+import builtins  # `list` is a method of the key stores
 import threading
 import time
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
 from typing import Any
 
-from kgservice.apikeys.model import ApiKey, KeyError_, Principal, Role, check_user, new_key, secret_matches, split_key
+from kgservice.apikeys.model import (ApiKey, KeyError_, Principal, Role, check_user, encode_grants, new_key,
+                                     secret_matches, split_key, top_role)
+from kgservice.config import DEFAULT_WORKSPACE
 from kgservice.errors import ReadOnlyError
 
 TOUCH_EVERY = 60.0  # seconds between last_used writes per key and process
@@ -55,7 +58,12 @@ class KeyStore(ABC):
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); key changes refused")
 
     @abstractmethod
-    def _insert(self, key_id: str, sha256: str, user: str, role: Role, created: str) -> None: ...
+    def _insert(self, key_id: str, sha256: str, user: str, role: Role, created: str, workspaces: str) -> None:
+        """Store a new key; ``workspaces`` is :func:`encode_grants` of its workspaces."""
+
+    @abstractmethod
+    def _set_workspaces(self, key_id: str, workspaces: str) -> None:
+        """Replace a key's workspaces (a workspace renamed or deleted)."""
 
     @abstractmethod
     def _get(self, key_id: str) -> tuple[ApiKey, str] | None:
@@ -73,16 +81,53 @@ class KeyStore(ABC):
     def close(self) -> None:  # pragma: no cover - trivial
         pass
 
-    def create(self, user: str, role: Role | str) -> tuple[str, ApiKey]:
-        """(the full key, shown once; its record). The key itself is stored only as a digest."""
+    def carry_over(self, data_dir: Any) -> builtins.list[str]:
+        """Bring keys an earlier release kept per workspace into the deployment's keys (a
+        backend that never kept them apart has none): the names of the workspaces carried."""
+        return []
+
+    def create(self, user: str, role: Role | str, workspaces: dict[str, Role] | None = None) -> tuple[str, ApiKey]:
+        """(the full key, shown once; its record). The key itself is stored only as a digest.
+        ``workspaces``: the workspaces it may act in, with its role in each (default: ``role``
+        in ``default``, the key every deployment had before workspaces)."""
         role = role if isinstance(role, Role) else Role.parse(role)
         user = check_user(user)
+        grants = dict(workspaces) if workspaces else {DEFAULT_WORKSPACE: role}
         self._writable()
         full, key_id, sha = new_key()
         created = _now()
-        self._insert(key_id, sha, user, role, created)
+        self._insert(key_id, sha, user, top_role(grants), created, encode_grants(grants))
         self._changed()
-        return full, ApiKey(key_id=key_id, user=user, role=role, created=created)
+        return full, ApiKey(key_id=key_id, user=user, role=top_role(grants), created=created, workspaces=grants)
+
+    def rename_workspace(self, old: str, new: str) -> int:
+        """Every key of workspace ``old`` holds ``new`` instead, with the same role (the
+        workspace was renamed: its keys follow it). Returns how many keys changed."""
+        def renamed(grants: dict[str, Role]) -> dict[str, Role]:
+            return {new if name == old else name: role for name, role in grants.items()}
+
+        return self._regrant(old, renamed)
+
+    def drop_workspace(self, name: str) -> int:
+        """Workspace ``name`` taken out of every key (it was deleted; a workspace made later
+        under the same name is not theirs). A key left with no workspace is revoked."""
+        return self._regrant(name, lambda grants: {k: v for k, v in grants.items() if k != name})
+
+    def _regrant(self, name: str, change: Any) -> int:
+        self._writable()
+        changed = 0
+        for key in self.list():
+            if name not in key.workspaces:
+                continue
+            grants = change(key.workspaces)
+            if grants:
+                self._set_workspaces(key.key_id, encode_grants(grants))
+            else:
+                self._revoke(key.key_id, _now())
+            changed += 1
+        if changed:
+            self._changed()
+        return changed
 
     def revoke(self, key_id: str) -> ApiKey:
         self._writable()
@@ -193,14 +238,14 @@ class KeyStore(ABC):
         record = found[0] if found is not None else None
         if record is None or not record.active:
             return None
-        return Principal(user=record.user, role=record.role, key_id=key_id)
+        return Principal(user=record.user, role=record.role, key_id=key_id, workspaces=record.workspaces)
 
     @staticmethod
     def _check(key_id: str, secret: str, found: tuple[ApiKey, str] | None) -> Principal | None:
         record, stored = found if found is not None else (None, None)
         if not secret_matches(secret, stored) or record is None or not record.active:
             return None
-        return Principal(user=record.user, role=record.role, key_id=key_id)
+        return Principal(user=record.user, role=record.role, key_id=key_id, workspaces=record.workspaces)
 
     def _touch_due(self, key_id: str) -> bool:
         import time

@@ -149,7 +149,12 @@ def _main(
 
             if why := missing_workspace(settings):
                 raise InputError(why)
-    ctx.obj = {"settings": settings}
+    # whether a workspace was named (flag, KG_WORKSPACE or the config): `kg worker` serves every
+    # workspace unless one was
+    import os
+
+    named = workspace is not None or bool(os.environ.get("KG_WORKSPACE")) or settings.workspace != "default"
+    ctx.obj = {"settings": settings, "workspace_named": named}
 
 
 @app.command()

@@ -59,9 +59,13 @@ def serve_command(
     shown = f"[{host}]" if ":" in host else host
     with errors_reported():
         hold = claim_data_dir(settings, f"http://{shown}:{port}")  # before anything is opened
+        url = f"http://{shown}:{port}"
         app = create_app(settings, ServeOptions(host=host, no_auth=no_auth, announce=True,
                                                 run_jobs=owns_data_dir, check_model=True,
-                                                warm_up=True))
+                                                warm_up=True,
+                                                # each named workspace's directory, taken as it is opened
+                                                claim=(lambda s: claim_data_dir(s, url, whole=True))
+                                                if owns_data_dir else None))
         if owns_data_dir and not settings.read_only:
             # the queue its jobs run from, opened now: a damaged jobs.sqlite3 is one line and exit 1
             # (the same the CLI prints), not uvicorn's startup traceback
@@ -131,42 +135,87 @@ def mcp_command(ctx: typer.Context) -> None:
         sc.close()
 
 
+def _deployment(ctx: typer.Context) -> typer.Context:
+    """The keys are the deployment's, kept with the ``default`` workspace whatever ``--workspace``
+    says (:meth:`KnowledgeBase.key_store`): the key commands open and check that workspace (a
+    context whose settings name it, for ``knowledge_base`` and ``refuse_beside_server``)."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from kgservice.config import DEFAULT_WORKSPACE
+
+    settings = settings_of(ctx)
+    if settings.workspace == DEFAULT_WORKSPACE:
+        return ctx
+    return SimpleNamespace(obj={**ctx.obj, "settings": replace(settings, workspace=DEFAULT_WORKSPACE)})  # type: ignore[return-value]
+
+
+def _grants(ctx: typer.Context, specs: list[str], role: str) -> dict:
+    """The new key's workspaces: ``--workspace NAME[:ROLE]`` (each must exist), or else the
+    one ``kg --workspace`` / KG_WORKSPACE names (made if new, as before) with ``--role``."""
+    from kgservice.apikeys.model import KeyError_, Role, parse_grants
+    from kgservice.config import init_data_dir
+
+    settings = settings_of(ctx)
+    if not specs:
+        init_data_dir(settings)  # `kg --workspace NAME keys create` makes NAME, as it always did
+        return {settings.workspace: Role.parse(role)}
+    grants = parse_grants(specs, role)
+    from kgservice.workspaces import list_workspaces
+
+    known = set(list_workspaces(settings))
+    missing = [name for name in grants if name not in known]
+    if missing:
+        raise KeyError_(f"--workspace: no workspace {missing[0]!r} in {settings.data_dir} "
+                        f"(`kg workspaces create {missing[0]}` first; `kg workspaces list` shows them)")
+    return grants
+
+
 @keys_app.command("create")
 def keys_create(
     ctx: typer.Context,
     user: Annotated[str, typer.Option("--user", help="Who the key is for (recorded on what they write).")],
-    role: Annotated[str, typer.Option("--role", help="reader | writer | admin")] = "reader",
+    role: Annotated[str, typer.Option("--role", help="reader | writer | admin (the role in every --workspace "
+                                      "that names none)")] = "reader",
+    workspace: Annotated[list[str], typer.Option("--workspace", help="NAME or NAME:ROLE, repeatable: the "
+                                                 "workspaces the key may act in (default: `kg --workspace`'s, "
+                                                 "i.e. default).")] = [],  # noqa: B006
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Create a key and print it once; only its sha256 is stored."""
-    from kgservice.apikeys.model import Role
+    from kgservice.apikeys.model import Role, top_role
     from kgservice.cli.common import refuse_beside_server
 
     with errors_reported():
-        wanted = Role.parse(role)  # a bad role is exit 2, server or not
+        grants = _grants(ctx, workspace, role)  # a bad role or workspace is exit 2, server or not
+    wanted = top_role(grants)
+    dep = _deployment(ctx)
     # beside a running server only the first admin key (the way in); the rest through its API
-    refuse_beside_server(ctx, f"`kg keys create --role {wanted.value}`", unless_no_admin=wanted is Role.admin)
-    with knowledge_base(ctx) as kb:
+    refuse_beside_server(dep, f"`kg keys create --role {wanted.value}`", unless_no_admin=wanted is Role.admin)
+    with knowledge_base(dep) as kb:
         keys = kb.key_store()
-        key, rec = keys.create(user, role)
+        key, rec = keys.create(user, wanted, grants)
         if as_json:
             print_json({"key": key, **rec.model_dump(mode="json")})
             return
-        err.print(f"created key {rec.key_id} for {rec.user} ({rec.role.value}); it is shown only now:",
+        where = ", ".join(f"{name} ({r.value})" for name, r in rec.workspaces.items())
+        err.print(f"created key {rec.key_id} for {rec.user} in {where}; it is shown only now:",
                   markup=False, highlight=False)
         sys.stdout.write(key + "\n")
 
 
 @keys_app.command("list")
 def keys_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Every key: id, user, role, created, last used, revoked (never the key itself)."""
-    with knowledge_base(ctx) as kb:
+    """Every key of the deployment: id, user, role, workspaces, created, last used, revoked (never the key)."""
+    with knowledge_base(_deployment(ctx)) as kb:
         rows = kb.key_store().list()
         if as_json:
             print_json([r.model_dump(mode="json") for r in rows])
             return
-        print_listing(f"API keys ({len(rows)})", ("key id", "user", "role", "created", "last used", "revoked"),
-                      [(r.key_id, r.user, r.role.value, r.created, r.last_used or "", r.revoked_at or "") for r in rows])
+        print_listing(f"API keys ({len(rows)})", ("key id", "user", "role", "workspaces", "created", "last used",
+                                                   "revoked"),
+                      [(r.key_id, r.user, r.role.value, " ".join(f"{k}:{v.value}" for k, v in r.workspaces.items()),
+                        r.created, r.last_used or "", r.revoked_at or "") for r in rows])
 
 
 @keys_app.command("revoke")
@@ -174,8 +223,9 @@ def keys_revoke(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="
     """Revoke a key: refused from the next request on, by every server sharing the store."""
     from kgservice.cli.common import refuse_beside_server
 
-    refuse_beside_server(ctx, "`kg keys revoke`")
-    with knowledge_base(ctx) as kb:
+    dep = _deployment(ctx)
+    refuse_beside_server(dep, "`kg keys revoke`")
+    with knowledge_base(dep) as kb:
         rec = kb.key_store().revoke(key_id)
         out.print(f"revoked {rec.key_id} ({rec.user}, {rec.role.value}) at {rec.revoked_at}", markup=False,
                   highlight=False)

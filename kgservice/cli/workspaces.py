@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
 
 import typer
 
@@ -42,8 +44,8 @@ def rename(ctx: typer.Context, old: str, new: str) -> None:
     """Give a workspace a new name (refused while a `kg serve` owns it)."""
     from kgservice.workspaces import rename_workspace
 
-    with errors_reported():
-        rename_workspace(settings_of(ctx), old, new)
+    with errors_reported(), _deployment_keys(ctx, old, f"renaming workspace {old!r}") as keys:
+        rename_workspace(settings_of(ctx), old, new, keys=keys)
     out.print(f"renamed workspace {old} to {new}", highlight=False, markup=False)
 
 
@@ -59,8 +61,29 @@ def delete(ctx: typer.Context, name: str,
         if not yes:
             raise InputError(f"deleting workspace {name!r} removes everything in it for good: "
                              "add --yes to do it")
-        delete_workspace(settings_of(ctx), name)
+        with _deployment_keys(ctx, name, f"deleting workspace {name!r}") as keys:
+            delete_workspace(settings_of(ctx), name, keys=keys)
     out.print(f"deleted workspace {name}", highlight=False, markup=False)
+
+
+@contextmanager
+def _deployment_keys(ctx: typer.Context, name: str, what: str) -> Iterator[Any]:
+    """The deployment's keys (the default workspace's), which a rename or delete of ``name``
+    changes too; refused first, before anything is opened, while a server owns ``name``."""
+    from dataclasses import replace
+
+    from kgservice.config import DEFAULT_WORKSPACE, check_workspace_name
+    from kgservice.deployment import refuse_if_served
+    from kgservice.service import KnowledgeBase
+
+    check_workspace_name(name)
+    refuse_if_served(replace(settings_of(ctx), workspace=name), what)
+    with KnowledgeBase(replace(settings_of(ctx), workspace=DEFAULT_WORKSPACE)) as kb:
+        keys = kb.key_store()
+        try:
+            yield keys
+        finally:
+            keys.close()
 
 
 def register(app: typer.Typer) -> None:

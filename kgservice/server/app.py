@@ -10,7 +10,7 @@ import ipaddress
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI
 
@@ -42,6 +42,8 @@ class ServeOptions:
     warm_up: bool = False  # load the model client, embedder and indexes in the background at start (kg serve)
     # ping the answering model once at start, in the background (kg serve); /readyz reports the outcome
     check_model: bool = False
+    # (settings) -> lock: take a named workspace's embedded directory as the server opens it (kg serve)
+    claim: Any = None
 
 
 def is_loopback(host: str) -> bool:
@@ -62,8 +64,14 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
                           "anyone who can reach the port would have the local role; create keys with `kg keys create`")
     kb = options.kb if options.kb is not None else KnowledgeBase(settings)
     local = Principal("local", Role.parse(settings.local_role)) if options.no_auth else None
+    from kgservice.config import DEFAULT_WORKSPACE
+
+    # started for `default` it serves every workspace of the deployment, each opened on first use;
+    # started for a named workspace (kg --workspace NAME serve), that one only
     sc = ServerContext(settings=settings, kb=kb, local=local, owns_kb=options.kb is None,
-                       runs_jobs=options.run_jobs and not settings.read_only)
+                       runs_jobs=options.run_jobs and not settings.read_only,
+                       only=None if settings.workspace == DEFAULT_WORKSPACE else settings.workspace,
+                       claim=options.claim)
     sc.metrics.watch_version(kb.caches.clock)
     hosts = list(settings.allowed_hosts)
     mcp_app = LazyMCP(sc, settings)  # built in the lifespan, after the port opens
@@ -104,9 +112,9 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     app.state.mcp = mcp_app
     errors.install(app)
 
-    from kgservice.server.routes import admin, graphify, health, jobs, lifecycle, query
+    from kgservice.server.routes import admin, graphify, health, jobs, lifecycle, query, workspaces
 
-    for module in (query, graphify, jobs, admin, health, lifecycle):
+    for module in (query, graphify, jobs, admin, health, lifecycle, workspaces):
         # the routes themselves, not include_router's wrapper: app.routes stays a flat table that
         # tests walk to check every route's role declaration
         app.router.routes.extend(module.router.routes)
@@ -130,7 +138,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     limiter = TokenBuckets(settings.rate_limit, settings.rate_burst, share=sc.peers.share)
     failures = TokenBuckets(settings.auth_fail_rate, settings.auth_fail_burst, share=sc.peers.share)
     app.add_middleware(Authenticate, keys=sc.keys, public=is_public, limiter=limiter, failures=failures,
-                       local=local, on_event=lambda e: sc.metrics.auth.labels(e).inc())
+                       local=local, on_event=lambda e: sc.metrics.auth.labels(e).inc(), ctx=sc)
     from kgservice.web import WebGate  # the team's web page at / (session cookie -> the same principals)
 
     app.add_middleware(WebGate, keys=sc.keys, settings=settings, ctx=sc, limiter=limiter, failures=failures)
@@ -141,6 +149,9 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
     app.add_middleware(BodyLimit, max_bytes=settings.max_body)
     app.add_middleware(HostCheck, allowed=hosts)
     app.add_middleware(MetricsMiddleware, metrics=sc.metrics)
+    from kgservice.server.middleware import WorkspacePrefix
+
+    app.add_middleware(WorkspacePrefix)  # /w/<name>/...: the workspace named, for the key check to allow
     from kgservice.net import parse_networks
     from kgservice.server.proxies import ProxyHeaders
 

@@ -128,10 +128,13 @@ class CachedReplies:
         except ValidationError:
             await self.app(scope, replay, send)  # the route reports it (422 naming the field)
             return
-        out = cached.lookup(self.ctx, parsed)
+        from kgservice.server.context import of_scope
+
+        sc = of_scope(self.ctx, scope)  # the workspace the key check chose
+        out = cached.lookup(sc, parsed)
         if out is None and cached.compute is not None:
             try:
-                out = await anyio.to_thread.run_sync(cached.compute, self.ctx, parsed)
+                out = await anyio.to_thread.run_sync(cached.compute, sc, parsed)
             except Exception as exc:
                 handler = self._handler(exc)
                 if handler is None:

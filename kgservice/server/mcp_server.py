@@ -144,7 +144,8 @@ class JobStatus(BaseModel):
     events: list[dict[str, Any]] = []
 
 
-def _caller(sc: ServerContext, ctx: Context | None) -> Principal | None:
+def _scope(ctx: Context | None) -> dict[str, Any] | None:
+    """The HTTP request scope an MCP call came in (None: in-memory or stdio)."""
     request = None
     if ctx is not None:
         try:
@@ -152,8 +153,21 @@ def _caller(sc: ServerContext, ctx: Context | None) -> Principal | None:
         except ValueError:  # no request: in-memory or stdio
             request = None
     scope = getattr(request, "scope", None)
-    principal = scope.get(PRINCIPAL) if isinstance(scope, dict) else None
+    return scope if isinstance(scope, dict) else None
+
+
+def _caller(sc: ServerContext, ctx: Context | None) -> Principal | None:
+    scope = _scope(ctx)
+    principal = scope.get(PRINCIPAL) if scope is not None else None
     return principal or sc.local
+
+
+def _workspace(sc: ServerContext, ctx: Context | None) -> ServerContext:
+    """The context of the workspace the call acts in: the one the key check chose for the HTTP
+    request carrying it (``/mcp`` or ``/w/<name>/mcp``); the server's own without a request."""
+    from kgservice.server.context import of_scope
+
+    return of_scope(sc, _scope(ctx))
 
 
 def _run(sc: ServerContext, ctx: Context | None, role: Role, fn: Callable[[Principal], Any],
@@ -426,7 +440,7 @@ def bound(sc: ServerContext, fn: Callable[..., Any]) -> Callable[..., Any]:
     sig = inspect.signature(fn, eval_str=True)
 
     def tool(*args: Any, **kwargs: Any) -> Any:
-        return fn(sc, *args, **kwargs)
+        return fn(_workspace(sc, kwargs.get("ctx")), *args, **kwargs)
 
     tool.__name__ = tool.__qualname__ = fn.__name__
     tool.__doc__ = fn.__doc__

@@ -24,6 +24,10 @@ Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
 
 PRINCIPAL = "kg.principal"
+WORKSPACE = "kg.workspace"  # the workspace a request acts in, once the key check chose it
+NAMED = "kg.workspace_named"  # the workspace the path named (/w/<name>/...), before any check
+HINT = "kg.workspace_hint"  # the page's chosen workspace (its cookie): used only if the key holds it
+PREFIX = "/w/"
 
 
 async def send_json(send: Callable[[dict], Awaitable[None]], status: int, detail: str,
@@ -243,6 +247,59 @@ def presented_key(scope: Scope) -> str | None:
     return key.strip() if key and key.strip() else None
 
 
+class WorkspacePrefix:
+    """``/w/<name>/<path>`` is ``/<path>`` acting in workspace ``name``, for every route, MCP and
+    the page alike: the prefix is taken off here, outermost, and the name left in the scope for
+    the key check (:func:`choose_workspace`), which alone decides whether the caller may use it.
+    The workspace is named by the path, not by a header: a path is what a link, a bookmark, an
+    MCP client's URL and a proxy rule all carry, and the key it meets still decides."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive, send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path.startswith(PREFIX):
+            name, _, rest = path[len(PREFIX):].partition("/")
+            rest = "/" + rest
+            scope = {**scope, "path": rest, "raw_path": rest.encode(), NAMED: name}
+        await self.app(scope, receive, send)
+
+
+DEPLOYMENT_PATHS = ("/v1/workspaces", "/v1/admin/workspaces", "/metrics")
+
+
+def deployment_path(path: str) -> bool:
+    """Routes about the deployment rather than one workspace: the caller's workspaces, their
+    administration and the process metrics act in none (the role is the key's highest)."""
+    return any(path == p or path.startswith(p + "/") for p in DEPLOYMENT_PATHS)
+
+
+def choose_workspace(principal: Principal, named: str | None, hint: str | None,
+                     serves: Callable[[str], bool], only: str | None) -> tuple[Principal | None, int, str]:
+    """(the caller acting in its workspace, 200, "") or (None, status, why): 404 or 400. A workspace the key does not hold is answered exactly as one that
+    does not exist (404), so a key learns nothing of other teams' workspaces. A key with one
+    workspace needs none named; with several, the path names one (the page: its chooser)."""
+    if named is not None:
+        narrowed = principal.within(named)
+        if narrowed is None or not serves(named):
+            return None, 404, f"no workspace {named!r}"
+        return narrowed, 200, ""
+    held = list(principal.workspaces) if principal.workspaces is not None else [only or "default"]
+    held = [w for w in held if only is None or w == only]
+    if hint in held:
+        held = [hint]
+    if len(held) == 1:
+        narrowed = principal.within(held[0])
+        if narrowed is None or not serves(held[0]):
+            return None, 404, f"no workspace {held[0]!r}"
+        return narrowed, 200, ""
+    if not held:
+        return None, 404, "this server serves none of this key's workspaces"
+    return None, 400, (f"this key acts in several workspaces ({', '.join(sorted(held))}): name one in the path, "
+                       f"{PREFIX}<workspace>/v1/... (or /mcp)")
+
+
 class Authenticate:
     """Every path except ``public`` needs a valid key (401 otherwise, with WWW-Authenticate).
     ``local`` (``--no-auth`` on loopback) is the principal of every request instead.
@@ -250,8 +307,9 @@ class Authenticate:
 
     def __init__(self, app: ASGIApp, keys: Callable[[], KeyStore], public: Callable[[str], bool],
                  limiter: TokenBuckets, failures: TokenBuckets, local: Principal | None = None,
-                 on_event: Callable[[str], None] | None = None):
+                 on_event: Callable[[str], None] | None = None, ctx: Any = None):
         self.app = app
+        self.ctx = ctx  # the server's context: which workspaces it serves (None: tests of the gate alone)
         self.keys = keys
         self.public = public
         self.limiter = limiter
@@ -295,6 +353,18 @@ class Authenticate:
                 await send_json(send, 429, f"rate limit for this key reached ({self.limiter.described()}); "
                                            "retry after the given seconds",
                                 [("retry-after", str(max(1, math.ceil(wait))))])
+                return
+        if principal is not None and not self.public(path) and not deployment_path(path) and self.ctx is not None:
+            narrowed, status, why = choose_workspace(principal, scope.get(NAMED), scope.get(HINT), self.ctx.serves,
+                                                     self.ctx.only)
+            if narrowed is None:
+                await send_json(send, status, why)
+                return
+            principal = narrowed
+            scope[WORKSPACE] = narrowed.workspace
+        elif scope.get(NAMED) is not None and self.ctx is not None and not self.public(path):
+            if principal is None or principal.role_in(scope[NAMED]) is None or not self.ctx.serves(scope[NAMED]):
+                await send_json(send, 404, f"no workspace {scope[NAMED]!r}")
                 return
         scope[PRINCIPAL] = principal
         await self.app(scope, receive, send)

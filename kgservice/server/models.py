@@ -282,6 +282,9 @@ class SavedResultsOut(BaseModel):
 class KeyIn(Strict):
     user: str = Field(min_length=1, max_length=64)
     role: Literal["reader", "writer", "admin"] = "reader"
+    workspaces: dict[str, Literal["reader", "writer", "admin"]] | None = Field(
+        None, description="the workspaces the key may act in, with its role in each; each must be one where "
+                          "the caller is admin (default: the workspace the request acts in, with `role`)")
 
 
 class KeyCreated(BaseModel):
@@ -290,6 +293,7 @@ class KeyCreated(BaseModel):
     user: str
     role: str
     created: str
+    workspaces: dict[str, str] = {}
 
 
 class JobsPruneIn(Strict):

@@ -231,11 +231,14 @@ def validate_ingest(kb: KnowledgeBase, body: IngestIn, who: Principal, named: bo
     return {"text": body.text, "mode": body.mode, **where}
 
 
-def job_accepted(job: Any) -> JobAccepted:
+def job_accepted(job: Any, who: Principal | None = None) -> JobAccepted:
+    """The reply to a queued job. Its URLs name the workspace (``/w/<name>/v1/jobs/...``) when
+    the caller's key has several, as such a key must; a one-workspace key's stay unprefixed."""
     from kgservice.stores import causal
 
-    return JobAccepted(job_id=job.id, status=job.status, status_url=f"/v1/jobs/{job.id}",
-                       events_url=f"/v1/jobs/{job.id}/events", bookmark=causal.written())
+    base = f"/w/{who.workspace}" if who is not None and who.workspace and len(who.workspaces or {}) > 1 else ""
+    return JobAccepted(job_id=job.id, status=job.status, status_url=f"{base}/v1/jobs/{job.id}",
+                       events_url=f"{base}/v1/jobs/{job.id}/events", bookmark=causal.written())
 
 
 def submit_replace(kb: KnowledgeBase, doc_id: str, text: str, who: Principal, *, mode: str | None = None,

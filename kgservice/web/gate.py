@@ -18,7 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kgservice.server.auth import KeyStore
-from kgservice.server.middleware import PRINCIPAL, TokenBuckets, send_json
+from kgservice.server.middleware import HINT, NAMED, PRINCIPAL, TokenBuckets, choose_workspace, send_json
+from kgservice.web.current import CURRENT, WS_COOKIE
 from kgservice.web.session import cookie_of, csrf_ok, sessions_for
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -61,6 +62,7 @@ class WebGate:
         self.failures = failures or TokenBuckets(0, 1)
         # in the store, so every server behind a balancer knows every sign-in (kgservice.web.session)
         self.sessions = sessions_for(settings, ctx.kb.store)
+        self.ctx = ctx
         self.pages = build_pages(self, settings, ctx)
 
     async def principal(self, scope: dict):
@@ -75,7 +77,20 @@ class WebGate:
 
             await anyio.to_thread.run_sync(self.sessions.drop, session.token)
             return None, None
+        if scope.get(PRINCIPAL + ".page") is not None:  # a page request: acting in its workspace
+            narrowed, _, _ = choose_workspace(principal, scope.get(NAMED), self.hint(scope, principal),
+                                           self.ctx.serves, self.ctx.only)
+            return session, narrowed
         return session, principal
+
+    def hint(self, scope: dict, principal: Any) -> str | None:
+        """The page's workspace when the path names none: the chooser's cookie if the key holds
+        it, else the key's first (``default`` first)."""
+        chosen = cookie_of(scope, WS_COOKIE)
+        held = sorted(principal.workspaces or {}, key=lambda w: (w != "default", w))
+        if chosen in held and self.ctx.serves(chosen):
+            return chosen
+        return next((w for w in held if self.ctx.serves(w)), None)
 
     async def __call__(self, scope: dict, receive, send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
@@ -92,17 +107,33 @@ class WebGate:
                 await send_json(send, 403, "missing or wrong CSRF token (X-CSRF-Token)")
                 return
             inner = path[len("/ui"):]
-            scope = {**scope, "path": inner, "raw_path": inner.encode(), PRINCIPAL: principal}
+            # the key check (Authenticate) narrows it to the workspace named, or the page's
+            scope = {**scope, "path": inner, "raw_path": inner.encode(), PRINCIPAL: principal,
+                     HINT: self.hint(scope, principal)}
             await self.app(scope, receive, send)
             return
         if not path.startswith("/ui/static/") and path != "/docs":
-            _, principal = await self.principal(scope)
-            if principal is not None:
-                wait = self.limiter.take(principal.key_id or f"user:{principal.user}")
-                if wait > 0:
-                    await too_many(send, wait, f"rate limit for this key reached ({self.limiter.described()}); "
-                                               "retry after the given seconds")
-                    return
+            scope = {**scope, PRINCIPAL + ".page": True}
+            session, principal = await self.principal(scope)
+            if principal is None and session is not None:  # a workspace named that this key lacks
+                named = scope.get(NAMED) or "?"
+                await send_json(send, 404, f"no workspace {named!r}")
+                return
+            token = CURRENT.set(principal.workspace if principal is not None else None)
+            try:
+                await self._page(scope, receive, send, principal)
+            finally:
+                CURRENT.reset(token)
+            return
+        await self.pages(scope, receive, send)
+
+    async def _page(self, scope: dict, receive, send, principal: Any) -> None:
+        if principal is not None:
+            wait = self.limiter.take(principal.key_id or f"user:{principal.user}")
+            if wait > 0:
+                await too_many(send, wait, f"rate limit for this key reached ({self.limiter.described()}); "
+                                           "retry after the given seconds")
+                return
         await self.pages(scope, receive, send)
 
     def failed_sign_in(self, scope: dict) -> float:

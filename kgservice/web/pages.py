@@ -55,7 +55,7 @@ class Site:
 
     gate: Any
     settings: Any
-    ctx: Any
+    root: Any  # the server's context (the deployment's); ``ctx`` is the request's workspace's
     env: Environment
     assets: Assets
     no_model: bool  # nobody chose a model: Ask lists the graph's best units instead of a written answer
@@ -74,11 +74,24 @@ class Site:
         offline = str(settings.llm_model or "").startswith("kgoffline/") and not no_model
         return cls(gate, settings, ctx, env, assets, no_model, offline)
 
+    @property
+    def ctx(self) -> Any:
+        """The context of the workspace this page request acts in (the gate chose it:
+        :data:`kgservice.web.gate.CURRENT`), so every page reads and writes that workspace only."""
+        from kgservice.web.current import CURRENT
+
+        name = CURRENT.get()
+        return self.root.for_workspace(name) if name else self.root
+
     def render(self, name: str, request: Request, status: int = 200, headers: dict[str, str] | None = None,
                **kw: Any) -> HTMLResponse:
         session, principal = request.scope.get("kg.web", (None, None))
         nav = [(p, t) for p, t, r in NAV if principal is not None and principal.allows(r)]
+        from kgservice.web.current import CURRENT
+
+        spaces = sorted(principal.workspaces or {}, key=lambda w: (w != "default", w)) if principal else []
         html = self.env.get_template(name).render(
+            workspace=CURRENT.get(), workspaces=spaces if len(spaces) > 1 else [],
             principal=principal, csrf=session.csrf if session else "", nav=nav, page=name.removesuffix(".html"),
             offline=self.offline, no_model=self.no_model, model=self.settings.llm_model,
             is_writer=principal is not None and principal.allows(Role.writer),
@@ -216,6 +229,24 @@ async def login(site: Site, request: Request) -> Response:
     return resp
 
 
+async def workspace_chooser(site: Site, request: Request) -> Response:
+    """The chooser: the page acts in the workspace chosen (a cookie naming it, used only while
+    the signed-in key holds it: the key decides, the cookie only picks among its workspaces)."""
+    from kgservice.web.current import WS_COOKIE
+
+    session, p, form = await write_check(site, request, Role.reader)
+    if isinstance(p, Response):
+        return p
+    name = str(form.get("workspace") or "")
+    if p.role_in(name) is None or not site.root.serves(name):
+        return Response("no such workspace", status_code=404)
+    back = str(form.get("back") or "/ui/ask")
+    resp = RedirectResponse(back if back.startswith("/ui/") else "/ui/ask", status_code=303)
+    resp.set_cookie(WS_COOKIE, name, max_age=int(site.gate.sessions.ttl), httponly=True, samesite="strict",
+                    secure=request.url.scheme == "https", path="/")
+    return resp
+
+
 async def logout(site: Site, request: Request) -> Response:
     session, p, _ = await write_check(site, request, Role.reader)
     if isinstance(p, Response):
@@ -249,7 +280,8 @@ async def jobs_extra(site: Site, request: Request, principal: Principal) -> dict
 
 async def admin_extra(site: Site, request: Request, principal: Principal) -> dict[str, Any]:
     kb = site.ctx.kb
-    keys = await run_in_threadpool(site.gate.keys().list)
+    here = principal.workspace or "default"
+    keys = [k for k in await run_in_threadpool(site.gate.keys().list) if here in k.workspaces]  # this workspace's
     counts = await run_in_threadpool(kb.store.counts)
     return {"keys": keys, "stats": {"backend": kb.store.backend, **counts}}
 
@@ -293,8 +325,12 @@ async def key_create(site: Site, request: Request) -> Response:
     from kgservice.errors import InputError
 
     try:
-        key, rec = await run_in_threadpool(site.gate.keys().create, str(form.get("user") or ""),
-                                           str(form.get("role") or "reader"))
+        from kgservice.apikeys.model import Role as _Role
+
+        role = _Role.parse(str(form.get("role") or "reader"))
+        # a key of the workspace the page acts in, where this admin is admin: never another's
+        key, rec = await run_in_threadpool(site.gate.keys().create, str(form.get("user") or ""), role,
+                                           {p.workspace or "default": role})
     except InputError as exc:
         await run_in_threadpool(session.set_flash, "/ui/admin", error=str(exc))
     else:
@@ -322,7 +358,9 @@ async def key_revoke(site: Site, request: Request) -> Response:
         return await back(error="Tick the confirmation box first: no key was revoked.")
     keys = site.gate.keys()
     listed = await run_in_threadpool(keys.list)
-    target = next((k for k in listed if k.key_id == key_id), None)
+    here = p.workspace or "default"  # only a key of this workspace, all of whose workspaces p administers
+    target = next((k for k in listed if k.key_id == key_id and here in k.workspaces
+                   and all(p.role_in(w) is Role.admin for w in k.workspaces)), None)
     if target is None:
         return await back(error=f"no API key with id {key_id!r}")
     if only_admin(listed, target):
@@ -408,6 +446,7 @@ ROUTES: list[tuple[str, Handler, list[str] | None]] = [
     ("/favicon.ico", favicon, None), ("/", home, None), ("/ui", home, None), ("/ui/", home, None),
     ("/ui/login", login_form, ["GET"]), ("/ui/login", login, ["POST"]),
     ("/ui/logout", logout, ["POST"]),
+    ("/ui/workspace", workspace_chooser, ["POST"]),
     ("/ui/ask", Page("ask.html", Role.reader, ask_extra), None),
     ("/ui/explore", Page("explore.html", Role.reader), None),
     ("/ui/documents", Page("documents.html", Role.reader, documents_extra), None),

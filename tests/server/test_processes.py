@@ -120,6 +120,7 @@ def test_two_servers_share_keys_on_neo4j(tmp_path, neo4j_connection):
     with serving(env_a) as (a, _, _), serving(env_b) as (b, _, _):
         made = httpx.post(a + "/v1/admin/keys", json={"user": "wanda", "role": "writer"},
                           headers={"X-API-Key": admin}).json()
+        assert "key" in made, made
         hw = {"X-API-Key": made["key"]}
         assert httpx.get(b + "/v1/units/s1", headers=hw).json()["subject"] == "smoking"
         assert httpx.get(b + "/v1/admin/keys", headers=hw).status_code == 403

@@ -49,6 +49,10 @@ SAMPLES = {
     ("POST", "/v1/units/{unit_id}/retract"): ("/v1/units/{unit}/retract", {"reason": "wrong"}),
     ("GET", "/v1/history"): ("/v1/history", None),
     ("POST", "/v1/changes/{change_id}/undo"): ("/v1/changes/{change}/undo", None),
+    ("GET", "/v1/workspaces"): ("/v1/workspaces", None),
+    ("POST", "/v1/admin/workspaces"): ("/v1/admin/workspaces", {"name": "made"}),
+    ("PATCH", "/v1/admin/workspaces/{name}"): ("/v1/admin/workspaces/{ws_ren}", {"name": "renamed"}),
+    ("DELETE", "/v1/admin/workspaces/{name}"): ("/v1/admin/workspaces/{ws_del}", None),
     ("GET", "/livez"): ("/livez", None),
     ("GET", "/readyz"): ("/readyz", None),
     ("GET", "/metrics"): ("/metrics", None),
@@ -125,7 +129,12 @@ def test_route_matrix(app, client, keys, kb, caller):
     kb.ingest_document(f"t/page-{caller}.html", page.text, source=page)  # a converted document: its original kept
     lifecycle = {"doc_get": f"t/get-{caller}.units", "doc_del": f"t/del-{caller}.units",
                  "doc_page": f"t/page-{caller}.html",
-                 "unit": next(iter(kb.document(f"t/get-{caller}.units").unit_lines)), "change": made["undo"].change}
+                 "unit": next(iter(kb.document(f"t/get-{caller}.units").unit_lines)), "change": made["undo"].change,
+                 "ws_ren": f"ren-{caller or 'none'}", "ws_del": f"del-{caller or 'none'}"}
+    from kgservice.workspaces import create_workspace
+
+    for name in (lifecycle["ws_ren"], lifecycle["ws_del"]):  # workspaces to rename and delete
+        create_workspace(app.state.ctx.settings, name)
     for method, template, role in sorted(table):
         path, body = SAMPLES[(method, template)]
         victim = app.state.ctx.keys().create("victim", "reader")[1].key_id

@@ -12,7 +12,10 @@ from kgservice.server.context import ServerContext
 
 
 def ctx_of(request: Request) -> ServerContext:
-    return request.app.state.ctx
+    """The context of the workspace the request acts in (:func:`kgservice.server.context.of_scope`)."""
+    from kgservice.server.context import of_scope
+
+    return of_scope(request.app.state.ctx, request.scope)
 
 
 def sse(event: str, data: Any, id: str | None = None) -> bytes:

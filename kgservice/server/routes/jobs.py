@@ -35,7 +35,7 @@ def ingest(body: IngestIn, request: Request, who: Principal = Depends(WRITER),
     sc = ctx_of(request)
     payload = ops.validate_ingest(sc.kb, body, who)
     job = sc.kb.jobs.submit("ingest", payload, who.user, idempotency_key)
-    return ops.job_accepted(job)
+    return ops.job_accepted(job, who)
 
 
 @router.get("/jobs")

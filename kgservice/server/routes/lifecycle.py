@@ -99,7 +99,7 @@ async def put_document(doc_id: str, body: DocumentIn, request: Request, who: Pri
     kb = ctx_of(request).kb
     job = await _call(ops.submit_replace, kb, doc_id, body.text, who, mode=body.mode, title=body.title,
                       version=body.version, idempotency_key=idempotency_key)
-    return ops.job_accepted(job)
+    return ops.job_accepted(job, who)
 
 
 @router.delete("/documents/{doc_id:path}", status_code=202, response_model=JobAccepted)
@@ -108,7 +108,7 @@ async def delete_document(doc_id: str, request: Request, who: Principal = Depend
     """Queue forgetting the document (a `forget` job): its units leave the graph unless another
     document states them. An unknown document is a 404 naming it."""
     job = await _call(ops.submit_forget, ctx_of(request).kb, doc_id, who, idempotency_key=idempotency_key)
-    return ops.job_accepted(job)
+    return ops.job_accepted(job, who)
 
 
 @router.post("/units/{unit_id}/retract")

@@ -1,10 +1,14 @@
-"""API keys on Neo4j: ``(:KgApiKey)`` nodes through the store's named Cypher (``key_*.cypher``)."""
+"""API keys on Neo4j: ``(:KgApiKey)`` nodes through the store's named Cypher (``key_*.cypher``).
+
+Keys belong to the deployment, not to a workspace: the nodes carry no ``ws`` property and are
+never scoped by one. Each holds its workspaces with a role in each (``workspaces``, JSON text);
+a node made before workspaces has none and is a key of ``default`` with its ``role``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kgservice.apikeys.model import ApiKey, Role
+from kgservice.apikeys.model import ApiKey, Role, decode_grants
 from kgservice.apikeys.store import KeyStore
 
 
@@ -20,23 +24,31 @@ class Neo4jKeyStore(KeyStore):
     def _run(self, name: str, write: bool, **params: Any) -> list[Any]:
         return self.store.write(name, **params) if write else self.store.read(name, **params)
 
-    def _insert(self, key_id: str, sha256: str, user: str, role: Role, created: str) -> None:
+    def _insert(self, key_id: str, sha256: str, user: str, role: Role, created: str, workspaces: str) -> None:
         if not self._schema_done:
             self._run("keys_schema", True)
             self._schema_done = True
-        self._run("key_create", True, key_id=key_id, sha256=sha256, user=user, role=role.value, created=created)
+        self._run("key_create", True, key_id=key_id, sha256=sha256, user=user, role=role.value, created=created,
+                  workspaces=workspaces)
+
+    def _set_workspaces(self, key_id: str, workspaces: str) -> None:
+        self._run("key_set_workspaces", True, key_id=key_id, workspaces=workspaces)
+
+    @staticmethod
+    def _record(r: Any) -> ApiKey:
+        role = Role(r["role"])
+        return ApiKey(key_id=r["key_id"], user=r["user"], role=role, created=r["created"],
+                      last_used=r["last_used"], revoked_at=r["revoked_at"],
+                      workspaces=decode_grants(r["workspaces"], role))
 
     def _get(self, key_id: str) -> tuple[ApiKey, str] | None:
         rows = self._run("key_get", False, key_id=key_id)
         if not rows:
             return None
-        r = rows[0]
-        return ApiKey(key_id=r["key_id"], user=r["user"], role=Role(r["role"]), created=r["created"],
-                      last_used=r["last_used"], revoked_at=r["revoked_at"]), r["sha256"]
+        return self._record(rows[0]), rows[0]["sha256"]
 
     def list(self) -> list[ApiKey]:
-        return [ApiKey(key_id=r["key_id"], user=r["user"], role=Role(r["role"]), created=r["created"],
-                       last_used=r["last_used"], revoked_at=r["revoked_at"]) for r in self._run("key_list", False)]
+        return [self._record(r) for r in self._run("key_list", False)]
 
     def _revoke(self, key_id: str, at: str) -> str | None:
         rows = self._run("key_revoke", True, key_id=key_id, at=at)

@@ -1,0 +1,66 @@
+"""``kg worker`` over every workspace of the deployment: one :class:`Worker` per workspace, each
+on its own knowledge base, claimed from in turn, so a job always runs in the workspace it was
+submitted to and one busy workspace cannot starve the others (one job per workspace per turn).
+Workspaces made while it runs are picked up at the next turn with nothing to do."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from kgservice.config import Settings
+
+
+class AllWorkspaces:
+    """Run the queued jobs of every workspace (``kg worker`` with no workspace named)."""
+
+    def __init__(self, settings: Settings, *, start: Callable[[Settings], tuple[Any, Callable[[], None]]],
+                 skip: Callable[[Settings], str | None], log: Callable[[str], None]) -> None:
+        """``start(settings)``: (the :class:`Worker` of that workspace, what closes what it opened);
+        ``skip(settings)``: why a workspace is not this worker's to run (a server owns it), or None."""
+        self.settings, self.start, self.skip, self.log = settings, start, skip, log
+        self.stop = threading.Event()
+        self.workers: dict[str, Any] = {}
+        self._closers: list[Callable[[], None]] = []
+        self._skipped: set[str] = set()
+
+    def _refresh(self) -> None:
+        from kgservice.workspaces import list_workspaces
+
+        for name in list_workspaces(self.settings):
+            if name in self.workers or name in self._skipped:
+                continue
+            ws = replace(self.settings, workspace=name)
+            why = self.skip(ws)
+            if why is not None:
+                self._skipped.add(name)
+                self.log(f"workspace {name}: skipped ({why})")
+                continue
+            worker, closer = self.start(ws)
+            self._closers.append(closer)
+            worker.stop = self.stop  # one stop for all: finish the job in hand, then exit
+            self.workers[name] = worker
+
+    def run_forever(self, poll_s: float, *, drain: bool = False, max_jobs: int | None = None) -> int:
+        """Turns over every workspace's queue until stopped (``drain``: until a turn claims nothing)."""
+        n = 0
+        while not self.stop.is_set() and (max_jobs is None or n < max_jobs):
+            self._refresh()
+            claimed = 0
+            for worker in list(self.workers.values()):
+                if self.stop.is_set() or (max_jobs is not None and n >= max_jobs):
+                    break
+                got = worker.run_forever(poll_s, drain=True, max_jobs=1)
+                claimed += got
+                n += got
+            if claimed == 0:
+                if drain:
+                    break
+                self.stop.wait(poll_s)
+        return n
+
+    def close(self) -> None:
+        for closer in self._closers:
+            closer()
