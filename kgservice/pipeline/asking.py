@@ -332,7 +332,8 @@ def ask_with_llm(parts: Parts, question: str, trace: bool = False, *, params: As
                 for d in got[0].rounds:
                     on_round(d)
             return replace(got[0], stale=True, as_of_version=got[1], seconds=round(time.perf_counter() - t0, 3))
-    if caches.sync_store():
+    cleared = caches.sync_store()
+    if cleared:
         notes.append("the store changed without a cache invalidation (another process?): caches cleared")
     observed = caches.observed_version()
     front = caches.front_get(front_key)
@@ -406,6 +407,8 @@ def ask_with_llm(parts: Parts, question: str, trace: bool = False, *, params: As
         seconds=round(time.perf_counter() - t0, 3), notes=notes, sources=_sources(parts, list(ans.cited)),
         as_of_version=observed,
     )
-    if result.llm.get("calls", 0) == 0 and not notes:
+    # kept whole when made from the caches alone; not when they were just cleared (that note is
+    # this request's own). The entry step's note is kept with it: the same caches give it again
+    if result.llm.get("calls", 0) == 0 and not cleared:
         caches.front_put(front_key, copy.deepcopy(result), {c: v["hits"] for c, v in cache_delta.items()})
     return result

@@ -211,3 +211,22 @@ def test_the_library_never_answers_stale(servers):
     held.release.set()
     th.join(WAIT)
     assert out[0].stale is False and out[0].cited == ["u2"] and b.caches.stale_served == 0
+
+
+def test_an_answer_with_the_entry_steps_note_is_kept_whole(tmp_path: Path):
+    """The entry step's note ("no key node matched a node; ...") is what the same caches give
+    again, so that answer is kept whole like any other (it is one a stale reply can give); only
+    an answer whose request found the caches cleared is not."""
+    from kgservice.pipeline.asking import AskParams, _front_key
+
+    kb = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge",
+                                llm_model="kgoffline/rules"))
+    try:
+        kb.ingest_notation("#u1 {marine atlas} [has] {heavy snowfall}\n#u2 {atlas} [belongs to] {maps}\n", embed=False)
+        question = "What does marine atlas belong to?"
+        first, again = kb.ask(question), kb.ask(question)
+        assert any("entry nodes named in the question were used" in n for n in first.notes)
+        assert again.llm["calls"] == 0 and again.notes == first.notes
+        assert kb.caches.front_fresh(_front_key(question, False, AskParams(), "kgoffline/rules"))
+    finally:
+        kb.close()
