@@ -127,6 +127,9 @@ class Caches:
         self._previous: OrderedDict[str, tuple[int, Any, dict[str, int], float]] = OrderedDict()
         self._newer_at: float | None = None  # when a version newer than _seen was first observed
         self._refreshing: set[str] = set()  # keys whose refresh is queued or running
+        # guards _newer_at, _refreshing and the queue: a stale lookup never waits for the main
+        # lock, which a replay holds through its reads of the change log (the catch-up itself)
+        self._stale_lock = threading.Lock()
         self._refresh_q: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
         self._refresher: threading.Thread | None = None
         self._closed = False
@@ -479,14 +482,15 @@ class Caches:
     def _supersede(self) -> None:
         """The version moved (a replay): the front's entries become stale ones, stamped with when
         a newer version was first seen. Caller holds the lock."""
-        since = self._newer_at if self._newer_at is not None else self.monotonic()
-        for key, (version, value, counts) in self._front.items():
-            self._previous[key] = (version, value, counts, since)
-            self._previous.move_to_end(key)
-        self._front.clear()
-        self._newer_at = None
-        while len(self._previous) > FRONT_SIZE:
-            self._previous.popitem(last=False)
+        with self._stale_lock:
+            since = self._newer_at if self._newer_at is not None else self.monotonic()
+            for key, (version, value, counts) in list(self._front.items()):
+                self._previous[key] = (version, value, counts, since)
+                self._previous.move_to_end(key)
+            self._front.clear()
+            self._newer_at = None
+            while len(self._previous) > FRONT_SIZE:
+                self._previous.popitem(last=False)
 
     def front_fresh(self, key: str) -> bool:
         """Whether the front holds ``key`` at the version this process last replayed to."""
@@ -510,8 +514,9 @@ class Caches:
         if self.clock is None or self.degraded is not None or not self.stale_seconds > 0:
             return None
         version = self.clock.read()
-        with self._lock:
-            return self._stale(key, version, refresh)
+        with self._stale_lock:
+            got = self._stale(key, version, refresh)
+        return self._counted(got)
 
     def stale_peek(self, key: str, refresh: Callable[[], None]) -> tuple[Any, int] | None:
         """:meth:`front_stale` that never waits (an event loop): only when the version is
@@ -519,20 +524,41 @@ class Caches:
         if self.clock is None or self.degraded is not None or not self.stale_seconds > 0:
             return None
         version = self.clock.peek()
-        if version is None or not self._lock.acquire(blocking=False):
+        if version is None or not self._stale_lock.acquire(blocking=False):
             return None
         try:
-            return self._stale(key, version, refresh)
+            got = self._stale(key, version, refresh)
         finally:
-            self._lock.release()
+            self._stale_lock.release()
+        return self._counted(got)
 
-    def _stale(self, key: str, version: int, refresh: Callable[[], None]) -> tuple[Any, int] | None:
-        """The stale entry for ``key`` at store version ``version``, if one may be served. Caller holds the lock."""
-        if self._seen is None or version < self._seen:
+    def _counted(self, got: tuple[Any, int, dict[str, int]] | None) -> tuple[Any, int] | None:
+        """Count a stale reply's cache hits, if the main lock is free (statistics only: a stale
+        reply does not wait for a replay to count them)."""
+        if got is None:
+            return None
+        value, stamped, counts = got
+        if self._lock.acquire(blocking=False):
+            try:
+                for cache, n in counts.items():
+                    if n:
+                        self._tally(cache, "hits", n)
+            finally:
+                self._lock.release()
+        return value, stamped
+
+    def _stale(self, key: str, version: int, refresh: Callable[[], None]) -> tuple[Any, int, dict[str, int]] | None:
+        """The stale entry for ``key`` at store version ``version`` (value, its version, the
+        cache hits it stands for), if one may be served. Caller holds the stale lock, not the
+        main one: the entries are immutable tuples, each map read is one atomic lookup, and a
+        replay moving them meanwhile makes the lookup miss (the ordinary path) or find the same
+        entry in the other map, never a newer value under an older version."""
+        seen = self._seen
+        if seen is None or version < seen:
             return None  # nothing replayed yet here, or the store went back (a reset): no stale reply
         now = self.monotonic()
         hit = self._front.get(key)
-        if hit is not None and hit[0] == self._seen:
+        if hit is not None and hit[0] == seen:
             if hit[0] >= version:
                 return None  # current: the ordinary path serves it
             if self._newer_at is None:
@@ -553,11 +579,8 @@ class Caches:
             if self._refresher is None:
                 self._refresher = threading.Thread(target=self._refresh_loop, name="kg-cache-refresh", daemon=True)
                 self._refresher.start()
-        for cache, n in counts.items():
-            if n:
-                self._tally(cache, "hits", n)
         self.stale_served += 1
-        return value, stamped
+        return value, stamped, counts
 
     def _refresh_loop(self) -> None:
         """One background thread per process runs the refreshes, oldest first: the first one
@@ -574,7 +597,7 @@ class Caches:
             except Exception as exc:  # a failed refresh: the next ask past the bound computes it itself
                 log.warning("background refresh of a cached result failed: %s", exc)
             finally:
-                with self._lock:
+                with self._stale_lock:
                     self._refreshing.discard(key)
                     self.refreshes += 1
                 self._refresh_q.task_done()

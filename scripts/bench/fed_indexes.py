@@ -215,7 +215,7 @@ def main() -> int:
     pid = neo4j_server_pid()
     # a fixed reserve of new units (the corpus, and so the base, depends on --units and --batch only)
     base, extra = units_of(a.units, a.batch * 100, a.seed)
-    if 100 < a.rounds + 2 * len(QUESTIONS) * int(a.seconds / a.every + 1):
+    if 100 < a.rounds + (0 if a.skip_asks else 2 * len(QUESTIONS) * int(a.seconds / a.every + 1)):
         raise SystemExit("--rounds and the streams of --seconds / --every batches need more than 100 batches")
     kb = KnowledgeBase(settings(Path(tempfile.mkdtemp(prefix="kg-fed-writer-"))))
     t0 = time.perf_counter()

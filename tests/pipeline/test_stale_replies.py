@@ -70,6 +70,26 @@ def test_a_stale_entry_is_given_only_to_a_caller_that_accepts_it_within_the_boun
     caches.close()
 
 
+def test_a_stale_reply_does_not_wait_for_a_replay_in_progress(tmp_path: Path):
+    """A replay holds the caches' lock through its reads of the change log (the catch-up); a
+    stale reply is given without that lock (only a hang fails this test)."""
+    feed = SqliteChangeFeed(tmp_path)
+    record_embedded_change(tmp_path, ["n1"], units=["u1"])
+    caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
+    caches.sync_store()
+    assert caches.front_put("k", "answer at 1", {})
+    record_embedded_change(tmp_path, ["n2"], units=["u2"])
+    out: list = []
+    with caches._lock:  # as _replay_changes holds it
+        th = threading.Thread(target=lambda: out.append(caches.front_stale("k", lambda: None)))
+        th.start()
+        th.join(WAIT)
+        assert not th.is_alive()
+    assert out == [("answer at 1", 1)]
+    caches.wait_refreshed()
+    caches.close()
+
+
 def test_a_local_write_or_a_reset_leaves_nothing_stale(tmp_path: Path):
     feed = SqliteChangeFeed(tmp_path)
     record_embedded_change(tmp_path, ["n1"], units=["u1"])
