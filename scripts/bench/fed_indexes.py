@@ -22,7 +22,8 @@ every ``--every`` seconds; p50 / p99 of each, and the ratio stream/idle. Two que
 graph answers (its cache entries survive an ingest that does not touch its nodes) and one it
 answers "not in the graph" (by design re-read after every ingest, the model's key-node call
 included: an ingest elsewhere may hold the answer); ``asks_with_llm_calls`` counts the asks that
-were not served from the caches. Each ask is made as a server makes a request that carries no
+were not served from the caches, and ``cache_misses_stream`` the lookups per cache that missed
+during the stream (the background refreshes' included: did an entry survive the ingests?). Each ask is made as a server makes a request that carries no
 bookmark (``causal.accepting_stale``, on a tree that has it): during another server's catch-up it
 may be answered from the previous version's cached answer, marked stale (docs/jobs-and-caches.md);
 ``asks_stale`` counts those, and ``asks_with_llm_calls`` then counts only the asks' own calls (the
@@ -126,6 +127,7 @@ def child() -> None:
             question = QUESTIONS[" ".join(cmd[2:]) or "not found"]
             times: list[float] = []
             uncached = stale = 0
+            misses0 = {c: v["misses"] for c, v in kb.caches.session_counts().items()}
             until = time.perf_counter() + float(cmd[1])
             while time.perf_counter() < until or len(times) < 5:
                 t = time.perf_counter()
@@ -134,7 +136,10 @@ def child() -> None:
                 times.append(time.perf_counter() - t)
                 uncached += bool(res.llm.get("calls"))
                 stale += bool(getattr(res, "stale", False))
-            out = {"times": times, "with_llm_calls": uncached, "stale": stale, **counters()}
+            if hasattr(kb.caches, "wait_refreshed"):
+                kb.caches.wait_refreshed()  # the background refreshes' misses count too
+            misses = {c: v["misses"] - misses0.get(c, 0) for c, v in kb.caches.session_counts().items()}
+            out = {"times": times, "with_llm_calls": uncached, "stale": stale, "cache_misses": misses, **counters()}
         else:
             out = {"error": f"unknown command {cmd[0]}"}
         print(json.dumps(out), flush=True)
@@ -285,6 +290,7 @@ def main() -> int:
                          "asks_with_llm_calls_idle": idle["with_llm_calls"],
                          "asks_with_llm_calls_stream": busy["with_llm_calls"],
                          "asks_stale_stream": busy.get("stale", 0),
+                         "cache_misses_stream": {k: v for k, v in busy.get("cache_misses", {}).items() if v},
                          "batches_during_stream": ingested[0]})
     for c in children:
         c.close()
