@@ -99,6 +99,9 @@ class Settings:
     # even on the shared Neo4j backend (otherwise that needs a shared vector store, qdrant_url)
     single_process: bool = False
     store_timeout: float = 5.0  # seconds a request waits for an unreachable graph store before its 503
+    # seconds a server may answer a request without a bookmark from the previous store version's
+    # cached result while it catches up with another process's change (docs/jobs-and-caches.md); 0 = never
+    stale_seconds: float = 5.0
     vector_lock_wait: float = 30.0  # seconds a reader waits for a local vector dir another process writes
     embedder: str = "default"
     llm_model: str = "kgoffline/scripted"  # any litellm model; kgoffline/scripted|rules are offline (kgservice.llm.offline)
@@ -229,6 +232,7 @@ _ENV = {
     "KG_VECTOR_BACKEND": ("vector_backend", str),
     "KG_SINGLE_PROCESS": ("single_process", lambda v: parse_bool("KG_SINGLE_PROCESS", v)),
     "KG_STORE_TIMEOUT": ("store_timeout", float),
+    "KG_STALE_SECONDS": ("stale_seconds", float),
     "KG_VECTOR_LOCK_WAIT": ("vector_lock_wait", float),
     "KG_EMBEDDER": ("embedder", str),
     "KG_LLM_MODEL": ("llm_model", str),

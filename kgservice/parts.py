@@ -103,6 +103,7 @@ class Parts:
             changes=feed,
             read_only=self.settings.read_only,
             clock=clock,
+            stale_seconds=self.settings.stale_seconds,
         )
 
     @cached_property

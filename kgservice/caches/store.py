@@ -20,6 +20,13 @@ changes since the version this cache file last saw and invalidates exactly their
 nodes, and clears everything only when the log cannot say (pruned, store wiped, a batch too
 large to list). Without one it falls back to the unit count, which clears everything.
 
+Bounded staleness (docs/jobs-and-caches.md, "Stale replies during a catch-up"): the front's
+whole results of the previous version are kept aside when the version moves (:meth:`front_stale`,
+:meth:`stale_peek`), and a caller that says a stale reply is acceptable (a server request that
+carries no bookmark) gets one while its refresh runs in the background, for at most
+``stale_seconds`` after a newer version was first seen. Nothing else reads them: every other
+lookup keeps the rule that a value is never older than the version its request observed.
+
 The caches are an optimisation, so a cache file that cannot be written (a full or read-only
 disk) never fails a read: the first failed write switches this process to empty in-memory
 caches (``degraded`` says why), so no entry that might have missed an invalidation is ever
@@ -29,6 +36,8 @@ served. Only an explicit :meth:`clear` reports the failure (:class:`CacheWriteEr
 from __future__ import annotations
 
 import json
+import logging
+import queue
 import sqlite3
 import threading
 import time
@@ -53,6 +62,7 @@ MEMORY_CACHES: dict[str, str] = {
 }
 ANY_INGEST = "*"
 FRONT_SIZE = 512  # whole results (answers, expansions) kept in memory per process (see Caches.front_get)
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -82,6 +92,7 @@ class Caches:
         changes: ChangeFeed | None = None,
         read_only: bool = False,
         clock: VersionClock | None = None,
+        stale_seconds: float = 0.0,
     ):
         """``path`` None keeps the caches in memory. ``changes`` is the store's change log
         (preferred); ``store_state`` returns the store's unit count (the fallback without
@@ -90,7 +101,8 @@ class Caches:
         :meth:`clear`; answering still caches, since a read-only user's caches speed up only
         their own reads. ``clock`` reads the version of ``changes`` (the store's own clock,
         :meth:`GraphStore.version_clock`, so the caches and the indexes built from the store
-        share one read per request); without it the caches make their own."""
+        share one read per request); without it the caches make their own. ``stale_seconds``
+        bounds a stale reply (:meth:`front_stale`; 0: none is ever given)."""
         self.read_only = read_only
         self.path = Path(path) if path is not None else None
         self._lock = threading.RLock()
@@ -108,6 +120,21 @@ class Caches:
         self._pending_hits: dict[tuple[str, str], int] = {}  # (cache, key) -> hits not yet written
         # key -> (version, value, cache hits it stands for): whole results, valid at one version
         self._front: OrderedDict[str, tuple[int, Any, dict[str, int]]] = OrderedDict()
+        # bounded staleness (front_stale): front entries of versions since superseded, with the
+        # monotonic time a newer version was first seen; served only to callers that accept it
+        self.stale_seconds = float(stale_seconds)
+        self.monotonic: Callable[[], float] = time.monotonic  # tests replace it (no wall clock in tests)
+        self._previous: OrderedDict[str, tuple[int, Any, dict[str, int], float]] = OrderedDict()
+        self._newer_at: float | None = None  # when a version newer than _seen was first observed
+        self._refreshing: set[str] = set()  # keys whose refresh is queued or running
+        # guards _newer_at, _refreshing and the queue: a stale lookup never waits for the main
+        # lock, which a replay holds through its reads of the change log (the catch-up itself)
+        self._stale_lock = threading.Lock()
+        self._refresh_q: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
+        self._refresher: threading.Thread | None = None
+        self._closed = False
+        self.stale_served = 0  # replies given from a superseded version (tests, /metrics, the bench)
+        self.refreshes = 0  # background refreshes finished
         try:
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -265,6 +292,7 @@ class Caches:
         them now enters); returns how many entries were dropped."""
         ids = {i for i in node_ids if i}
         self._front.clear()
+        self._previous.clear()  # this process wrote: nothing from before its write is served, even stale
 
         def op() -> int:
             n = 0
@@ -357,7 +385,6 @@ class Caches:
                               "seconds": time.perf_counter() - t0}
             return False
         with self._lock:  # single flight: one thread replays, the others find it done
-            self._front.clear()  # stamped with older versions: never served again
             seen = self._stored_seen()
             replayed, dropped, cleared, why = 0, 0, False, ""
             if seen is None or version < seen:
@@ -377,6 +404,10 @@ class Caches:
             if why:
                 had = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
                 dropped, cleared = self._clear_entries(), bool(had)
+                self._front.clear()
+                self._previous.clear()  # a reset or a change the log cannot list: not even a stale reply
+            else:
+                self._supersede()  # stamped with an older version: never served fresh again
             self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('seen_version', ?)", (str(version),))
             self._db.commit()
             self._seen = version
@@ -447,6 +478,161 @@ class Caches:
                 self._front.popitem(last=False)
         return True
 
+    # -- bounded staleness: the previous version's whole results while a refresh runs ----------
+    def _supersede(self) -> None:
+        """The version moved (a replay): the front's entries become stale ones, stamped with when
+        a newer version was first seen. Caller holds the lock."""
+        with self._stale_lock:
+            since = self._newer_at if self._newer_at is not None else self.monotonic()
+            for key, (version, value, counts) in list(self._front.items()):
+                self._previous[key] = (version, value, counts, since)
+                self._previous.move_to_end(key)
+            self._front.clear()
+            self._newer_at = None
+            while len(self._previous) > FRONT_SIZE:
+                self._previous.popitem(last=False)
+
+    def front_fresh(self, key: str) -> bool:
+        """Whether the front holds ``key`` at the version this process last replayed to."""
+        with self._lock:
+            hit = self._front.get(key)
+            return hit is not None and hit[0] == self._seen
+
+    def front_stale(self, key: str, refresh: Callable[[], None]) -> tuple[Any, int] | None:
+        """(value, the version it was computed at) from a superseded version of the front, for a
+        caller that accepts a stale reply; else None (then take the ordinary path).
+
+        Given only when all of these hold: the store's version (read as :meth:`sync_store`
+        reads it, no replay) is newer than the entry's; the front has no entry for ``key`` at
+        that version yet; a newer version was first seen at most ``stale_seconds`` ago (by
+        :attr:`monotonic`); and a refresh of ``key`` is queued or running (``refresh`` is queued
+        now if none is: it recomputes the value the ordinary way, in a background thread, and so
+        brings this process's caches and indexes to the new version). The caller marks its
+        reply stale with the version returned. Why it is safe to offer: the value was a correct
+        answer at that version, and nothing but this method and :meth:`stale_peek` reads the
+        stale entries (``front_get`` still wants the observed version exactly).
+
+        While a refresh of ``key`` is in flight the version is not read again: this process is
+        known to be behind, and the reply is stale whatever a read would say. A stale reply then
+        costs a dictionary lookup, not a round trip, beside the refresh's work."""
+        if self.clock is None or self.degraded is not None or not self.stale_seconds > 0:
+            return None
+        with self._stale_lock:
+            got = self._while_refreshing(key)
+        if got is None:
+            version = self.clock.read()
+            with self._stale_lock:
+                got = self._stale(key, version, refresh)
+        return self._counted(got)
+
+    def _while_refreshing(self, key: str) -> tuple[Any, int, dict[str, int]] | None:
+        """The stale entry for ``key`` while its refresh is queued or running and within the
+        bound, without a version read; None otherwise. Caller holds the stale lock."""
+        if key not in self._refreshing:
+            return None
+        hit = self._front.get(key)
+        if hit is not None and hit[0] == self._seen:
+            if self._newer_at is None:
+                return None  # current as far as this process knows (the refresh may have just put it)
+            stamped, value, counts, since = hit[0], hit[1], hit[2], self._newer_at
+        else:
+            old = self._previous.get(key)
+            if old is None:
+                return None
+            stamped, value, counts, since = old
+        if not self.monotonic() - since <= self.stale_seconds:
+            return None
+        self.stale_served += 1
+        return value, stamped, counts
+
+    def stale_peek(self, key: str, refresh: Callable[[], None]) -> tuple[Any, int] | None:
+        """:meth:`front_stale` that never waits (an event loop): only when the version is
+        already known for this request and the lock is free."""
+        if self.clock is None or self.degraded is not None or not self.stale_seconds > 0:
+            return None
+        version = self.clock.peek()
+        if version is None or not self._stale_lock.acquire(blocking=False):
+            return None
+        try:
+            got = self._stale(key, version, refresh)
+        finally:
+            self._stale_lock.release()
+        return self._counted(got)
+
+    def _counted(self, got: tuple[Any, int, dict[str, int]] | None) -> tuple[Any, int] | None:
+        """Count a stale reply's cache hits, if the main lock is free (statistics only: a stale
+        reply does not wait for a replay to count them)."""
+        if got is None:
+            return None
+        value, stamped, counts = got
+        if self._lock.acquire(blocking=False):
+            try:
+                for cache, n in counts.items():
+                    if n:
+                        self._tally(cache, "hits", n)
+            finally:
+                self._lock.release()
+        return value, stamped
+
+    def _stale(self, key: str, version: int, refresh: Callable[[], None]) -> tuple[Any, int, dict[str, int]] | None:
+        """The stale entry for ``key`` at store version ``version`` (value, its version, the
+        cache hits it stands for), if one may be served. Caller holds the stale lock, not the
+        main one: the entries are immutable tuples, each map read is one atomic lookup, and a
+        replay moving them meanwhile makes the lookup miss (the ordinary path) or find the same
+        entry in the other map, never a newer value under an older version."""
+        seen = self._seen
+        if seen is None or version < seen:
+            return None  # nothing replayed yet here, or the store went back (a reset): no stale reply
+        now = self.monotonic()
+        hit = self._front.get(key)
+        if hit is not None and hit[0] == seen:
+            if hit[0] >= version:
+                return None  # current: the ordinary path serves it
+            if self._newer_at is None:
+                self._newer_at = now
+            stamped, value, counts, since = hit[0], hit[1], hit[2], self._newer_at
+        else:
+            old = self._previous.get(key)
+            if old is None or old[0] >= version:
+                return None
+            stamped, value, counts, since = old
+        if not now - since <= self.stale_seconds:
+            return None  # past the bound: the caller waits for the catch-up like any other
+        if key not in self._refreshing:
+            if len(self._refreshing) >= FRONT_SIZE or self._closed:
+                return None
+            self._refreshing.add(key)
+            self._refresh_q.put((key, refresh))
+            if self._refresher is None:
+                self._refresher = threading.Thread(target=self._refresh_loop, name="kg-cache-refresh", daemon=True)
+                self._refresher.start()
+        self.stale_served += 1
+        return value, stamped, counts
+
+    def _refresh_loop(self) -> None:
+        """One background thread per process runs the refreshes, oldest first: the first one
+        brings the caches and derived indexes to the new version, the others reuse that."""
+        while True:
+            item = self._refresh_q.get()
+            if item is None:
+                self._refresh_q.task_done()
+                return
+            key, refresh = item
+            try:
+                if not self._closed:
+                    refresh()
+            except Exception as exc:  # a failed refresh: the next ask past the bound computes it itself
+                log.warning("background refresh of a cached result failed: %s", exc)
+            finally:
+                with self._stale_lock:
+                    self._refreshing.discard(key)
+                    self.refreshes += 1
+                self._refresh_q.task_done()
+
+    def wait_refreshed(self) -> None:
+        """Return when every queued refresh has finished (tests, benchmarks)."""
+        self._refresh_q.join()
+
     def memo(self, cache: str, key: str, compute: Callable[[], Any]) -> tuple[Any, bool]:
         """(result, was it a hit): a result computed from the store alone (no LLM, no other
         cache) kept whole in the front, for the in-memory caches of :data:`MEMORY_CACHES`.
@@ -505,6 +691,7 @@ class Caches:
         with self._lock:
             try:
                 self._front.clear()
+                self._previous.clear()
                 n = self._clear_entries()
                 self._db.execute("DELETE FROM counters")
                 self._db.commit()
@@ -542,6 +729,9 @@ class Caches:
         return {c: dict(v) for c, v in self.session.items()}
 
     def close(self) -> None:
+        self._closed = True
+        if self._refresher is not None:
+            self._refresh_q.put(None)  # the thread ends after a refresh in progress (not waited for)
         with self._lock:
             if self._pending or self._pending_hits:
                 self._writing(self._flush_and_commit, None)  # statistics only: a failure degrades, never raises

@@ -28,6 +28,7 @@ from kgservice.expansion.spread import service_params
 from kgservice.extraction.extract import KeyQuery, extract_key_query, extract_prompt
 from kgservice.ids import normalise_label
 from kgservice.llm import LLM
+from kgservice.stores import causal
 
 if TYPE_CHECKING:
     from kgservice.caches import Caches
@@ -77,6 +78,11 @@ class AskResult:
     short_answer: str = ""
     # each cited unit's documents: {unit, doc, lines, snippet, ref ("doc:lines")} (kgservice.answer.sources)
     sources: list[dict[str, Any]] = field(default_factory=list)
+    # the store's change-log version the answer reflects (at least); None when none was read
+    as_of_version: int | None = None
+    # True: a cached answer of an older store version (as_of_version), given to a server request
+    # without a bookmark while this server catches up with a newer one (docs/jobs-and-caches.md)
+    stale: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -213,8 +219,31 @@ def ask_from_front(parts: Parts, question: str, trace: bool = False, *, params: 
     params = params or AskParams()
     t0 = time.perf_counter()
     model = getattr(llm, "model", None) if llm is not None else parts.settings.llm_model
-    front = parts.caches.front_peek(_front_key(question, trace, params, model))
+    key = _front_key(question, trace, params, model)
+    front = parts.caches.front_peek(key)
+    if front is None and causal.stale_allowed():
+        got = parts.caches.stale_peek(key, _refresher(parts, key, question, trace, params, llm or parts.llm))
+        if got is not None:
+            return replace(got[0], stale=True, as_of_version=got[1], seconds=round(time.perf_counter() - t0, 3))
     return None if front is None else replace(front, seconds=round(time.perf_counter() - t0, 3))
+
+
+def _refresher(parts: Parts, key: str, question: str, trace: bool, params: AskParams, llm: LLM) -> Callable[[], None]:
+    """The background refresh behind a stale reply (:meth:`Caches.front_stale`): the same ask,
+    computed the ordinary way at the new version (it replays the change log and brings the
+    derived indexes up to date on the way), until the front holds its result; a second pass when
+    the first made model calls (a result that made calls is not kept whole; the second is served
+    from the entries the first stored). Runs in its own thread, so it sees no request's
+    bookmark and never accepts a stale reply itself. The configured model gets a client of its
+    own, so a request's usage counts never include a refresh's calls."""
+    def refresh() -> None:
+        client = parts.new_llm() if llm.model == parts.settings.llm_model else llm
+        for _ in range(2):
+            ask_with_llm(parts, question, trace, params=params, llm=client)
+            if parts.caches.front_fresh(key):
+                return
+
+    return refresh
 
 
 def ask(parts: Parts, question: str, trace: bool = False, *, params: AskParams | None = None,
@@ -295,9 +324,18 @@ def ask_with_llm(parts: Parts, question: str, trace: bool = False, *, params: As
     caches = parts.caches
     t0 = time.perf_counter()
     notes = []
-    if caches.sync_store():
-        notes.append("the store changed without a cache invalidation (another process?): caches cleared")
     front_key = _front_key(question, trace, params, getattr(llm, "model", None))
+    if causal.stale_allowed():  # before the replay: a stale reply waits for no catch-up
+        got = caches.front_stale(front_key, _refresher(parts, front_key, question, trace, params, llm))
+        if got is not None:
+            if on_round is not None:
+                for d in got[0].rounds:
+                    on_round(d)
+            return replace(got[0], stale=True, as_of_version=got[1], seconds=round(time.perf_counter() - t0, 3))
+    cleared = caches.sync_store()
+    if cleared:
+        notes.append("the store changed without a cache invalidation (another process?): caches cleared")
+    observed = caches.observed_version()
     front = caches.front_get(front_key)
     if front is not None:
         if on_round is not None:
@@ -367,7 +405,10 @@ def ask_with_llm(parts: Parts, question: str, trace: bool = False, *, params: As
         entries=[{**e, "hits": [list(h) for h in e["hits"]]} for e in entries], rounds=rounds, stop_reason=stop,
         rejected=ans.rejected, llm=llm.usage.since(usage0).to_dict(), caches=cache_delta,
         seconds=round(time.perf_counter() - t0, 3), notes=notes, sources=_sources(parts, list(ans.cited)),
+        as_of_version=observed,
     )
-    if result.llm.get("calls", 0) == 0 and not notes:
+    # kept whole when made from the caches alone; not when they were just cleared (that note is
+    # this request's own). The entry step's note is kept with it: the same caches give it again
+    if result.llm.get("calls", 0) == 0 and not cleared:
         caches.front_put(front_key, copy.deepcopy(result), {c: v["hits"] for c, v in cache_delta.items()})
     return result

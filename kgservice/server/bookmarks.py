@@ -5,7 +5,8 @@ in the same header (202 job replies also in their ``bookmark`` field).
 
 It sits outside the key check, so a key created on one server and presented with the create
 reply's bookmark on another is found there too. A malformed token is a 422 before anything
-reads the store; the embedded store (one process) ignores tokens and returns none.
+reads the store; the embedded store (one process) ignores tokens and returns none. A request
+without the header accepts a bounded-stale cached answer (:func:`causal.accepting_stale`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class ReadYourWrites:
             return
 
         started = False
-        with causal.reading_after(wait_for), causal.capturing() as got:
+        with causal.reading_after(wait_for), causal.capturing() as got, causal.accepting_stale(not wait_for):
             async def with_bookmark(message: dict) -> None:
                 nonlocal started
                 if message["type"] == "http.response.start":

@@ -99,6 +99,8 @@ class AskReply(BaseModel):
     stop_reason: str
     rounds: list[dict[str, Any]] = []  # with trace=true: every drill-down round (seeds, units, decision)
     sources: list[dict[str, Any]] = []  # each cited unit's document, lines and source snippet ("ref": doc:lines)
+    as_of_version: int | None = None  # the store's change-log version the answer reflects (at least)
+    stale: bool = False  # an older version's cached answer, given without a bookmark during a catch-up
 
 
 #: the ``bookmark`` argument of kgservice's tools: REST's X-KG-Bookmark request header, per call
@@ -183,7 +185,7 @@ def _run(sc: ServerContext, ctx: Context | None, role: Role, fn: Callable[[Princ
     assert who is not None
     try:
         wait_for = causal.parse(bookmark, where="the bookmark argument")
-        with causal.reading_after(wait_for), causal.capturing() as got:
+        with causal.reading_after(wait_for), causal.capturing() as got, causal.accepting_stale(not wait_for):
             result = fn(who)
         if isinstance(result, BaseModel) and "bookmark" in type(result).model_fields:
             result.bookmark = got.bookmark  # type: ignore[attr-defined]
@@ -272,7 +274,8 @@ def ask(sc: ServerContext, question: str = Field(min_length=1, max_length=4000),
         return AskReply(answer=gt.cut_to_budget(out.answer, token_budget), short_answer=out.short_answer,
                         found=out.found, cited=out.cited,
                         stop_reason=out.stop_reason, rounds=out.rounds if trace else [],
-                        sources=[src.model_dump(mode="json") for src in out.sources])
+                        sources=[src.model_dump(mode="json") for src in out.sources],
+                        as_of_version=out.as_of_version, stale=out.stale)
     return _run(sc, ctx, Role.reader, run, bookmark=bookmark)
 
 

@@ -66,6 +66,8 @@ class AskOut(BaseModel):
     seconds: float
     sources: list[SourceOut] = []  # each cited unit's documents, lines and source lines
     notes: list[str] = []
+    as_of_version: int | None = None  # the store's change-log version the answer reflects (at least)
+    stale: bool = False  # an older version's cached answer, given without a bookmark during a catch-up
 
 
 class SearchIn(Strict):

@@ -71,7 +71,8 @@ def ask_out(res: Any, body: AskIn) -> AskOut:
     return AskOut(question=res.question, answer=res.answer, short_answer=res.short_answer, found=bool(res.found), cited=list(res.cited),
                   sentences=list(res.sentences), hit_units=[HitUnit(**u) for u in res.hit_units],
                   stop_reason=res.stop_reason, rounds=list(res.rounds), llm=res.llm, caches=res.caches,
-                  seconds=res.seconds, sources=[SourceOut(**s) for s in res.sources], notes=list(res.notes))
+                  seconds=res.seconds, sources=[SourceOut(**s) for s in res.sources], notes=list(res.notes),
+                  as_of_version=res.as_of_version, stale=res.stale)
 
 
 def search(kb: KnowledgeBase, body: SearchIn) -> list[SearchHit]:

@@ -14,6 +14,10 @@ served from a member that has applied it (the member waits until it has). Three 
 * the bookmark of the request's **writes** (:func:`capturing`), returned to the client in the
   ``X-KG-Bookmark`` response header and a ``bookmark`` field.
 
+A request that presents no bookmark asked for no particular write, so a server may answer it as a
+cluster secondary would, from a result of the previous store version while it catches up with a
+newer one (:func:`accepting_stale`, bounded: docs/jobs-and-caches.md); one with a bookmark never.
+
 A bookmark travels as one opaque token: the store's bookmark strings joined by ``,`` (Neo4j's
 are printable ASCII without commas). The embedded store is owned by one process and needs
 none: its bookmark is None and a presented token is accepted and ignored.
@@ -55,6 +59,7 @@ class Captured:
 
 _after: ContextVar[tuple[str, ...]] = ContextVar("kg_read_after", default=())
 _captured: ContextVar[Captured | None] = ContextVar("kg_write_bookmarks", default=None)
+_stale_ok: ContextVar[bool] = ContextVar("kg_stale_ok", default=False)
 
 
 def parse(token: str | None, where: str = HEADER) -> tuple[str, ...]:
@@ -85,6 +90,23 @@ def reading_after(bookmarks: Iterable[str]) -> Iterator[None]:
 def after() -> tuple[str, ...]:
     """The bookmarks the current request waits for."""
     return _after.get()
+
+
+@contextmanager
+def accepting_stale(allowed: bool = True) -> Iterator[None]:
+    """In this context a read may be answered from the previous store version's cached result
+    (bounded staleness, as a cluster secondary serves): a server sets it for a request that
+    presented no bookmark. The library, the CLI and a request with a bookmark never set it."""
+    token = _stale_ok.set(allowed)
+    try:
+        yield
+    finally:
+        _stale_ok.reset(token)
+
+
+def stale_allowed() -> bool:
+    """True when the current request accepts a stale reply: it said so and waits for no bookmark."""
+    return _stale_ok.get() and not _after.get()
 
 
 @contextmanager

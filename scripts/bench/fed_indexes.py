@@ -22,7 +22,18 @@ every ``--every`` seconds; p50 / p99 of each, and the ratio stream/idle. Two que
 graph answers (its cache entries survive an ingest that does not touch its nodes) and one it
 answers "not in the graph" (by design re-read after every ingest, the model's key-node call
 included: an ingest elsewhere may hold the answer); ``asks_with_llm_calls`` counts the asks that
-were not served from the caches.
+were not served from the caches, and ``cache_misses_stream`` the lookups per cache that missed
+during the stream (the background refreshes' included: did an entry survive the ingests?). Each ask is made as a server makes a request that carries no
+bookmark (``causal.accepting_stale``, on a tree that has it): during another server's catch-up it
+may be answered from the previous version's cached answer, marked stale (docs/jobs-and-caches.md);
+``asks_stale`` counts those, and ``asks_with_llm_calls`` then counts only the asks' own calls (the
+background refresh has a model client of its own).
+
+``--embedder`` (default ``hash:64``) with ``--embed`` embeds the base store and every batch (a real
+embedder: does an unrelated ingest leave a question's top-k entry cached?); without ``--embed`` no
+node has a vector, so every replay counts each top-k entry as entered (a new node without a
+vector here may be nearer), which drops them all. ``--skip-asks`` measures the catch-up only
+(the 1M-unit run).
 
     PYTHONPATH=$PWD python scripts/bench/fed_indexes.py --units 100000 --batch 1000 --rounds 5
 """
@@ -61,8 +72,20 @@ def settings(data_dir: Path) -> object:
     from kgservice.config import Settings
 
     return Settings(data_dir=data_dir, backend="neo4j", neo4j_uri=os.environ["KG_BENCH_NEO4J_URI"],
-                    neo4j_password=os.environ["NEO4J_PASSWORD"], embedder="hash:64", vector_backend="neo4j",
-                    llm_model="kgoffline/rules")
+                    neo4j_password=os.environ["NEO4J_PASSWORD"], embedder=os.environ.get("KG_BENCH_EMBEDDER", "hash:64"),
+                    vector_backend="neo4j", llm_model="kgoffline/rules")
+
+
+def as_a_server_request():
+    """The context a server gives a request without a bookmark (a stale reply accepted during a
+    catch-up); nothing on a tree that predates it."""
+    from contextlib import nullcontext
+
+    try:
+        from kgservice.stores.causal import accepting_stale
+    except ImportError:
+        return nullcontext()
+    return accepting_stale()
 
 
 # -- the other server (a child process on either tree) ------------------------------------------
@@ -103,14 +126,20 @@ def child() -> None:
         elif cmd[0] == "asks":  # asks for this many seconds (at least 5 asks), of QUESTIONS[the rest]
             question = QUESTIONS[" ".join(cmd[2:]) or "not found"]
             times: list[float] = []
-            uncached = 0
+            uncached = stale = 0
+            misses0 = {c: v["misses"] for c, v in kb.caches.session_counts().items()}
             until = time.perf_counter() + float(cmd[1])
             while time.perf_counter() < until or len(times) < 5:
                 t = time.perf_counter()
-                res = kb.ask(question)
+                with as_a_server_request():
+                    res = kb.ask(question)
                 times.append(time.perf_counter() - t)
                 uncached += bool(res.llm.get("calls"))
-            out = {"times": times, "with_llm_calls": uncached, **counters()}
+                stale += bool(getattr(res, "stale", False))
+            if hasattr(kb.caches, "wait_refreshed"):
+                kb.caches.wait_refreshed()  # the background refreshes' misses count too
+            misses = {c: v["misses"] - misses0.get(c, 0) for c, v in kb.caches.session_counts().items()}
+            out = {"times": times, "with_llm_calls": uncached, "stale": stale, "cache_misses": misses, **counters()}
         else:
             out = {"error": f"unknown command {cmd[0]}"}
         print(json.dumps(out), flush=True)
@@ -174,12 +203,16 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--before", default="/work/main", help="a checkout of the code that rebuilds (main)")
     ap.add_argument("--keep", action="store_true", help="reuse the store already loaded (same --units)")
+    ap.add_argument("--embedder", default="hash:64", help="the embedder of every process (KG_EMBEDDER's values)")
+    ap.add_argument("--embed", action="store_true", help="embed the base store and every batch (else no vectors)")
+    ap.add_argument("--skip-asks", action="store_true", help="the catch-up rounds only, no cached-ask streams")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         child()
         return 0
     os.environ.setdefault("KG_BENCH_NEO4J_URI", os.environ.get("KG_TEST_NEO4J_URI", "bolt://127.0.0.1:7688"))
+    os.environ["KG_BENCH_EMBEDDER"] = a.embedder  # the children read it too
     from common import machine, neo4j_server_pid, save
 
     from kgservice.service import KnowledgeBase
@@ -187,15 +220,15 @@ def main() -> int:
     pid = neo4j_server_pid()
     # a fixed reserve of new units (the corpus, and so the base, depends on --units and --batch only)
     base, extra = units_of(a.units, a.batch * 100, a.seed)
-    if 100 < a.rounds + 2 * len(QUESTIONS) * int(a.seconds / a.every + 1):
+    if 100 < a.rounds + (0 if a.skip_asks else 2 * len(QUESTIONS) * int(a.seconds / a.every + 1)):
         raise SystemExit("--rounds and the streams of --seconds / --every batches need more than 100 batches")
     kb = KnowledgeBase(settings(Path(tempfile.mkdtemp(prefix="kg-fed-writer-"))))
     t0 = time.perf_counter()
     have = kb.store.counts()["units"]
-    if not a.keep or have < a.units:
+    if not a.keep or not have:  # (a store holds fewer units than --units: the corpus's duplicates merge)
         kb.store.wipe()
         for i in range(0, len(base), 10_000):
-            kb.ingest_units(base[i:i + 10_000], embed=False)
+            kb.ingest_units(base[i:i + 10_000], embed=a.embed)
     load_s = time.perf_counter() - t0
     counts = kb.store.counts()
     print(f"store: {counts['units']} units, {counts['nodes']} nodes (loaded in {load_s:.0f} s)", flush=True)
@@ -209,7 +242,7 @@ def main() -> int:
           flush=True)
     rounds: dict[str, list[dict]] = {c.name: [] for c in children}
     for r in range(a.rounds):
-        kb.ingest_units(batches.pop(0), embed=False)
+        kb.ingest_units(batches.pop(0), embed=a.embed)
         for c in (children if r % 2 == 0 else children[::-1]):
             rounds[c.name].append(c.ask("catchup"))
     rows = []
@@ -228,7 +261,7 @@ def main() -> int:
 
     # cached ask latency: idle, then during a stream of ingests (a batch every --every seconds),
     # one child and one question at a time, each first caught up with what the others' streams ingested
-    for kind in QUESTIONS:
+    for kind in [] if a.skip_asks else QUESTIONS:
         for c in children:
             c.ask("catchup")
             idle = c.ask(f"asks {a.seconds} {kind}")
@@ -237,7 +270,7 @@ def main() -> int:
 
             def stream() -> None:
                 while not done.is_set() and batches:
-                    kb.ingest_units(batches.pop(0), embed=False)
+                    kb.ingest_units(batches.pop(0), embed=a.embed)
                     ingested[0] += 1
                     done.wait(a.every)
 
@@ -256,6 +289,8 @@ def main() -> int:
                          "asks_idle": len(times), "asks_stream": len(busy["times"]),
                          "asks_with_llm_calls_idle": idle["with_llm_calls"],
                          "asks_with_llm_calls_stream": busy["with_llm_calls"],
+                         "asks_stale_stream": busy.get("stale", 0),
+                         "cache_misses_stream": {k: v for k, v in busy.get("cache_misses", {}).items() if v},
                          "batches_during_stream": ingested[0]})
     for c in children:
         c.close()
@@ -263,7 +298,8 @@ def main() -> int:
     for row in rows:
         print(json.dumps(row), flush=True)
     path = save("fed_indexes", rows, {"units": counts["units"], "nodes": counts["nodes"], "batch": a.batch,
-                                      "rounds": a.rounds, "seconds": a.seconds, "every": a.every, "before": a.before, "machine_at_end": machine()})
+                                      "rounds": a.rounds, "seconds": a.seconds, "every": a.every, "before": a.before,
+                                      "embedder": a.embedder, "embed": a.embed, "machine_at_end": machine()})
     print(f"saved to {path}")
     return 0
 

@@ -215,6 +215,7 @@ def test_kg_tools(settings, kb):
     from kgservice.pipeline.asking import AskResult
 
     assert set(ans) <= {f.name for f in fields(AskResult)}  # the one answer shape's names (a subset)
+    assert isinstance(ans["as_of_version"], int) and ans["stale"] is False
     saved = run(call(mcp, "save_result", {"question": "q?", "answer": "a", "outcome": "useful",
                                           "nodes": ["smoking"]})).structured_content
     from kgservice.graphify.memory import memory_doc_text

@@ -75,6 +75,8 @@ def test_ask_json_and_sse(client, keys):
     from kgservice.pipeline.asking import AskResult
 
     assert set(a) <= {f.name for f in fields(AskResult)} and {"cited", "llm", "found", "caches"} <= set(a)
+    # the store version the answer reflects; fresh (one server: nothing to catch up with)
+    assert isinstance(a["as_of_version"], int) and a["stale"] is False
     again = client.post("/v1/ask", json=body, headers=h).json()
     assert again["llm"]["calls"] == 0 and sum(c["hits"] for c in again["caches"].values()) > 0
     assert again["answer"] == a["answer"]

@@ -1,0 +1,252 @@
+"""Bounded staleness: while a server catches up with another server's change, an ask that
+presents no bookmark is answered from the previous version's cached result, marked ``stale``
+with the version it reflects; an ask with the write's bookmark, or one past the bound, waits for
+the catch-up and sees the new data. The catch-up is held by the test (an event it releases),
+never raced against a clock: the bound is measured on a clock the test moves.
+
+What is expected was worked out by hand from the two facts stored: before the second ingest
+"What does Portland have?" is "not in the graph" (no unit names Portland); after it the answer
+cites the unit that says Portland has mild weather.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kgservice.caches import Caches
+from kgservice.config import Settings
+from kgservice.service import KnowledgeBase
+from kgservice.stores import causal
+from kgservice.stores.changelog import SqliteChangeFeed, VersionClock, record_embedded_change
+from tests.neo4j_helpers import wipe_all
+
+QUESTION = "What does Portland have?"
+WAIT = 120  # seconds: only a hang fails on it
+
+
+# -- the front's rule, on a real change log (the embedded store's) --------------------------------
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_stale_entry_is_given_only_to_a_caller_that_accepts_it_within_the_bound(tmp_path: Path):
+    feed = SqliteChangeFeed(tmp_path)
+    record_embedded_change(tmp_path, ["n1"], units=["u1"])
+    caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
+    caches.monotonic = clock = Clock()
+    caches.sync_store()
+    assert caches.front_put("k", "answer at 1", {"decision": 1})
+    held, refreshed = threading.Event(), []
+
+    def refresh() -> None:
+        held.wait(WAIT)
+        refreshed.append(True)
+
+    record_embedded_change(tmp_path, ["n2"], units=["u2"])  # another process's change: version 2
+    try:
+        assert caches.front_stale("k", refresh) == ("answer at 1", 1)
+        assert caches.front_stale("other key", refresh) is None  # nothing cached for it: nothing stale
+        # the ordinary path never serves it: after the replay to 2 the front has nothing at 2
+        caches.sync_store()
+        assert caches.observed_version() == 2 and caches.front_get("k") is None
+        clock.now += 5  # the bound reached, not passed: still stale (one refresh queued, not two)
+        assert caches.front_stale("k", refresh) == ("answer at 1", 1)
+        clock.now += 0.5
+        assert caches.front_stale("k", refresh) is None  # past the bound
+    finally:
+        held.set()
+    caches.wait_refreshed()
+    assert refreshed == [True] and caches.stale_served == 2
+    caches.close()
+
+
+def test_a_stale_reply_does_not_wait_for_a_replay_in_progress(tmp_path: Path):
+    """A replay holds the caches' lock through its reads of the change log (the catch-up); a
+    stale reply is given without that lock (only a hang fails this test)."""
+    feed = SqliteChangeFeed(tmp_path)
+    record_embedded_change(tmp_path, ["n1"], units=["u1"])
+    caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
+    caches.sync_store()
+    assert caches.front_put("k", "answer at 1", {})
+    record_embedded_change(tmp_path, ["n2"], units=["u2"])
+    out: list = []
+    with caches._lock:  # as _replay_changes holds it
+        th = threading.Thread(target=lambda: out.append(caches.front_stale("k", lambda: None)))
+        th.start()
+        th.join(WAIT)
+        assert not th.is_alive()
+    assert out == [("answer at 1", 1)]
+    caches.wait_refreshed()
+    caches.close()
+
+
+def test_a_local_write_or_a_reset_leaves_nothing_stale(tmp_path: Path):
+    feed = SqliteChangeFeed(tmp_path)
+    record_embedded_change(tmp_path, ["n1"], units=["u1"])
+    caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
+    caches.monotonic = Clock()
+    caches.sync_store()
+    assert caches.front_put("k", "answer at 1", {})
+    record_embedded_change(tmp_path, ["n2"], units=["u2"])
+    caches.invalidate(["n2"])  # this process wrote it
+    assert caches.front_stale("k", lambda: None) is None
+    caches.sync_store()
+    assert caches.front_put("k", "answer at 2", {})
+    record_embedded_change(tmp_path, [], everything=True)  # a change the log cannot list (a restore)
+    caches.sync_store()
+    assert caches.front_stale("k", lambda: None) is None
+    caches.wait_refreshed()
+    caches.close()
+
+
+# -- two servers on one Neo4j: B catches up with A's ingest while asks arrive --------------------
+
+def _settings(d: Path) -> Settings:
+    return Settings(data_dir=d, backend="neo4j", neo4j_uri=os.environ["KG_TEST_NEO4J_URI"],
+                    neo4j_user=os.environ.get("KG_NEO4J_USER", "neo4j"), neo4j_password=os.environ.get("NEO4J_PASSWORD"),
+                    embedder="hash:64", vector_backend="neo4j", llm_model="kgoffline/rules", stale_seconds=5)
+
+
+@pytest.fixture
+def servers(neo4j_connection, tmp_path: Path):
+    wipe_all(neo4j_connection)
+    a, b = KnowledgeBase(_settings(tmp_path / "a")), KnowledgeBase(_settings(tmp_path / "b"))
+    a.ingest_notation("#u1 {Seattle} [has] {heavy snowfall}\n", doc="seattle.units")
+    yield a, b
+    b.caches.wait_refreshed()
+    a.close()
+    b.close()
+
+
+class Held:
+    """B's catch-up of its BM25 unit index, held at the patch until the test releases it."""
+
+    def __init__(self, kb: KnowledgeBase):
+        self.entered, self.release = threading.Event(), threading.Event()
+        derived = kb.parts.lexical_units._derived
+        patch = derived._patch
+
+        def held(value: Any, changes: list[Any]) -> Any:
+            self.entered.set()
+            self.release.wait(WAIT)
+            return patch(value, changes)
+
+        derived._patch = held
+
+
+def _warm(b: KnowledgeBase) -> int:
+    """B answers the question twice: the second answer is whole in its front. Returns the version."""
+    first = b.ask(QUESTION)
+    assert not first.found and first.stale is False
+    again = b.ask(QUESTION)
+    assert again.llm["calls"] == 0 and not again.found and again.stale is False
+    assert again.as_of_version is not None
+    return again.as_of_version
+
+
+def _portland(a: KnowledgeBase) -> str:
+    with causal.capturing() as got:
+        a.ingest_notation("#u2 {Portland} [has] {mild weather}\n", doc="portland.units")
+    assert got.bookmark
+    return got.bookmark
+
+
+def _in_thread(fn) -> tuple[threading.Thread, list]:
+    out: list = []
+    th = threading.Thread(target=lambda: out.append(fn()))
+    th.start()
+    return th, out
+
+
+def test_during_a_held_catch_up_no_bookmark_is_served_stale_and_the_bookmark_waits(servers):
+    a, b = servers
+    v1 = _warm(b)
+    held = Held(b)
+    bookmark = _portland(a)
+    with causal.accepting_stale():  # what a server sets for a request without a bookmark
+        stale = b.ask(QUESTION)
+    assert (stale.stale, stale.found, stale.as_of_version) == (True, False, v1)
+    assert held.entered.wait(WAIT)  # the refresh it started is in the catch-up, held
+    with causal.accepting_stale():
+        again = b.ask(QUESTION)
+    assert (again.stale, again.as_of_version) == (True, v1)
+
+    def with_bookmark():
+        with causal.reading_after(causal.parse(bookmark)), causal.accepting_stale():
+            return b.ask(QUESTION)
+
+    th, out = _in_thread(with_bookmark)
+    held.release.set()
+    th.join(WAIT)
+    fresh = out[0]
+    assert fresh.stale is False and fresh.found and fresh.cited == ["u2"]
+    assert fresh.as_of_version > v1
+    b.caches.wait_refreshed()
+    with causal.accepting_stale():
+        after = b.ask(QUESTION)
+    assert after.stale is False and after.cited == ["u2"]
+    assert b.caches.stale_served == 2
+
+
+def test_past_the_bound_an_ask_without_a_bookmark_waits_for_the_catch_up(servers):
+    a, b = servers
+    v1 = _warm(b)
+    held = Held(b)
+    b.caches.monotonic = clock = Clock()
+    _portland(a)
+    with causal.accepting_stale():
+        assert b.ask(QUESTION).stale is True  # a newer version first seen now
+    assert held.entered.wait(WAIT)
+    clock.now += 5.5  # past the 5 s bound while the catch-up is still held
+
+    def without_bookmark():
+        with causal.accepting_stale():
+            return b.ask(QUESTION)
+
+    th, out = _in_thread(without_bookmark)
+    held.release.set()
+    th.join(WAIT)
+    late = out[0]
+    assert late.stale is False and late.found and late.cited == ["u2"] and late.as_of_version > v1
+
+
+def test_the_library_never_answers_stale(servers):
+    """Without a server's say-so (the CLI, a library caller) the ask waits for the catch-up."""
+    a, b = servers
+    _warm(b)
+    held = Held(b)
+    _portland(a)
+    th, out = _in_thread(lambda: b.ask(QUESTION))
+    assert held.entered.wait(WAIT)  # the ask itself is catching up
+    held.release.set()
+    th.join(WAIT)
+    assert out[0].stale is False and out[0].cited == ["u2"] and b.caches.stale_served == 0
+
+
+def test_an_answer_with_the_entry_steps_note_is_kept_whole(tmp_path: Path):
+    """The entry step's note ("no key node matched a node; ...") is what the same caches give
+    again, so that answer is kept whole like any other (it is one a stale reply can give); only
+    an answer whose request found the caches cleared is not."""
+    from kgservice.pipeline.asking import AskParams, _front_key
+
+    kb = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge",
+                                llm_model="kgoffline/rules"))
+    try:
+        kb.ingest_notation("#u1 {marine atlas} [has] {heavy snowfall}\n#u2 {atlas} [belongs to] {maps}\n", embed=False)
+        question = "What does marine atlas belong to?"
+        first, again = kb.ask(question), kb.ask(question)
+        assert any("entry nodes named in the question were used" in n for n in first.notes)
+        assert again.llm["calls"] == 0 and again.notes == first.notes
+        assert kb.caches.front_fresh(_front_key(question, False, AskParams(), "kgoffline/rules"))
+    finally:
+        kb.close()
