@@ -344,7 +344,6 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         check_neo4j_uri(settings.neo4j_uri)
     if settings.backend == "neo4j" and not settings.neo4j_password:
         raise ConfigError(NEO4J_NO_PASSWORD)
-    check_workspace_backend(settings)  # exit 2 before any command connects or claims a directory
     check_vector_backend(settings)
     check_cluster_settings(settings)
     check_lexicon(settings, "KG_LEXICON" if env.get("KG_LEXICON") else f"lexicon_files in {path}")
@@ -357,16 +356,6 @@ def check_workspace_name(name: object) -> None:
     if not isinstance(name, str) or not WORKSPACE_NAME.fullmatch(name):
         raise ConfigError(f"workspace (--workspace / KG_WORKSPACE) must be 1-63 lower-case letters, digits, "
                           f"'-' or '_', starting with a letter or digit; got {name!r}")
-
-
-def check_workspace_backend(settings: Settings) -> None:
-    """A backend whose queries are not yet scoped by workspace serves only ``default``: another
-    workspace on it is refused before anything is read or written (docs/workspaces.md), never
-    served from the default workspace's data."""
-    if settings.backend == "neo4j" and settings.workspace != DEFAULT_WORKSPACE:
-        raise ConfigError(f"workspace {settings.workspace!r}: the Neo4j backend serves only the default "
-                          "workspace so far (docs/workspaces.md); use the embedded backend, or one Neo4j "
-                          "server per team, for more")
 
 
 NEO4J_NO_PASSWORD = "Neo4j needs a password: set NEO4J_PASSWORD (or neo4j_password in a chmod-600 config file)"

@@ -2,27 +2,65 @@
 
 A workspace is a knowledge base of its own beside the others; these are the operations on the
 set of them, not on one knowledge base, so they take the deployment's settings and a name. On
-the embedded store a workspace is the directory ``Settings.kb_dir`` names; the Neo4j backend
-serves only ``default`` so far, and every change to the set is refused there.
+the embedded store a workspace is the directory ``Settings.kb_dir`` names; on Neo4j it is the
+``ws`` property every stored node carries (:mod:`kgservice.stores.neo4j.workspaces`): a rename
+rewrites it in batches, a delete removes the workspace's nodes in batches. Both are refused
+while a ``kg serve`` serves the workspace.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
 from kgservice.config import DEFAULT_WORKSPACE, WORKSPACES_DIR, Settings, check_workspace_name, init_data_dir
-from kgservice.errors import ConfigError, InputError, ReadOnlyError
+from kgservice.errors import InputError, ReadOnlyError
 
 
-def _on_files(settings: Settings, what: str) -> None:
-    """Workspaces other than ``default`` exist only on the embedded store so far."""
-    from kgservice.stores.factory import in_process
+@contextmanager
+def _server_store(settings: Settings) -> Iterator[Any | None]:
+    """The shared store when the workspaces live in one (Neo4j), else None (a directory each)."""
+    from kgservice.stores.factory import in_process, open_store
 
-    if not in_process(settings):
-        raise ConfigError(f"{what}: the Neo4j backend serves only the default workspace so far (docs/workspaces.md)")
+    if in_process(settings):
+        yield None
+        return
+    store = open_store(replace(settings, workspace=DEFAULT_WORKSPACE))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _not_default(settings: Settings, name: str) -> None:
+    check_workspace_name(name)
+    if name == DEFAULT_WORKSPACE:
+        raise InputError(f"the workspace {DEFAULT_WORKSPACE!r} is the data directory itself "
+                         f"({settings.data_dir}): it is not created, renamed or deleted")
+
+
+def _in_store(store: Any, settings: Settings, name: str, *, exists: bool) -> Settings:
+    """:func:`_named` for workspaces kept in a shared store."""
+    _not_default(settings, name)
+    there = store.workspace_exists(name)
+    if exists and not there:
+        raise InputError(f"no workspace {name!r} in {store.where}")
+    if not exists and there:
+        raise InputError(f"workspace {name!r} already exists in {store.where}")
+    return replace(settings, workspace=name)
+
+
+def _refuse_if_served_in(store: Any, settings: Settings, what: str) -> None:
+    from kgservice.deployment import StoreOwned
+
+    live = store.workspace_served(settings.workspace)
+    if live:
+        raise StoreOwned(f"{what} refused: workspace {settings.workspace!r} is served by {live} running kg serve "
+                         "process(es) on this database; stop them first")
 
 
 def _writable(settings: Settings, what: str) -> None:
@@ -33,10 +71,7 @@ def _writable(settings: Settings, what: str) -> None:
 def _named(settings: Settings, name: str, *, exists: bool) -> Settings:
     """The settings of workspace ``name``, which must (``exists``) or must not exist; ``default``
     is the data directory itself, which holds the others: it is never made, renamed or deleted."""
-    check_workspace_name(name)
-    if name == DEFAULT_WORKSPACE:
-        raise InputError(f"the workspace {DEFAULT_WORKSPACE!r} is the data directory itself "
-                         f"({settings.data_dir}): it is not created, renamed or deleted")
+    _not_default(settings, name)
     ws = replace(settings, workspace=name)
     if exists and not ws.kb_dir.is_dir():
         raise InputError(f"no workspace {name!r} in {settings.data_dir}")
@@ -47,10 +82,9 @@ def _named(settings: Settings, name: str, *, exists: bool) -> Settings:
 
 def list_workspaces(settings: Settings) -> list[str]:
     """Every workspace: ``default`` first, then the others by name."""
-    from kgservice.stores.factory import in_process
-
-    if not in_process(settings):
-        return [DEFAULT_WORKSPACE]
+    with _server_store(settings) as store:
+        if store is not None:
+            return store.workspace_names()
     root = settings.data_dir / WORKSPACES_DIR
     names = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     return [DEFAULT_WORKSPACE, *names]
@@ -58,8 +92,12 @@ def list_workspaces(settings: Settings) -> list[str]:
 
 def create_workspace(settings: Settings, name: str) -> str:
     """A new, empty workspace ``name`` (an existing one is an error, never emptied)."""
-    _on_files(settings, f"creating workspace {name!r}")
     _writable(settings, f"creating workspace {name!r}")
+    with _server_store(settings) as store:
+        if store is not None:
+            _in_store(store, settings, name, exists=False)
+            store.create_workspace(name)
+            return name
     ws = _named(settings, name, exists=False)
     init_data_dir(ws)
     return name
@@ -81,8 +119,16 @@ def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, serve
     workspaces, so a key of ``old`` is a key of ``new`` afterwards, never of a later ``old``."""
     from kgservice.deployment import refuse_if_served
 
-    _on_files(settings, f"renaming workspace {old!r}")
     _writable(settings, f"renaming workspace {old!r}")
+    with _server_store(settings) as store:
+        if store is not None:
+            src, dst = _in_store(store, settings, old, exists=True), _in_store(store, settings, new, exists=False)
+            _refuse_if_served_in(store, src, f"renaming workspace {old!r}")
+            store.rename_workspace(old, new)
+            if src.kb_dir.is_dir() and not dst.kb_dir.exists():  # this machine's caches of it follow it
+                dst.kb_dir.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(src.kb_dir, dst.kb_dir)
+            return new
     src, dst = _named(settings, old, exists=True), _named(settings, new, exists=False)
     if not served_here:
         refuse_if_served(src, f"renaming workspace {old!r}")
@@ -96,8 +142,15 @@ def delete_workspace(settings: Settings, name: str, *, keys: Any, served_here: b
     taken out of every key (a key left with none is revoked); ``keys``, ``served_here`` as for rename."""
     from kgservice.deployment import refuse_if_served
 
-    _on_files(settings, f"deleting workspace {name!r}")
     _writable(settings, f"deleting workspace {name!r}")
+    with _server_store(settings) as store:
+        if store is not None:
+            ws = _in_store(store, settings, name, exists=True)
+            _refuse_if_served_in(store, ws, f"deleting workspace {name!r}")
+            store.delete_workspace(name)
+            if ws.kb_dir.is_dir():  # this machine's caches of it
+                shutil.rmtree(ws.kb_dir)
+            return name
     ws = _named(settings, name, exists=True)
     if not served_here:
         refuse_if_served(ws, f"deleting workspace {name!r}")

@@ -4,7 +4,10 @@ Cypher lives in files, not strings in Python, so people exploring in Neo4j Brows
 paste the exact query the service runs (the repository's top-level ``cypher/`` is a link to
 the same folder). The files ship inside the package and are read through
 :mod:`importlib.resources`, so a wheel install finds them as an editable checkout does.
-Values always go in as parameters.
+Values always go in as parameters. Every query also gets ``$ws``, the workspace of the store that
+runs it (``kgservice.stores.neo4j.connection.Scoped``); the files scope every node pattern of a
+knowledge-base label by it (docs/workspaces.md), so pasting one in Browser needs
+``:param ws => 'default'`` beside the parameters it lists.
 """
 
 from __future__ import annotations

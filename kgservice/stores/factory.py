@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from kgservice.config import Settings, check_workspace_backend
+from kgservice.config import Settings
 from kgservice.stores.base import GraphStore
 
 if TYPE_CHECKING:
@@ -70,7 +70,6 @@ def missing_workspace(settings: Settings) -> str | None:
 def open_store(settings: Settings, schema_mode: Literal["auto", "check"] = "auto") -> GraphStore:
     """The store, its schema version checked (and brought up to date in place where that only
     adds: :func:`kgservice.stores.schema.open_schema`; ``schema_mode="check"`` for ``kg migrate``)."""
-    check_workspace_backend(settings)  # also for settings not made by load_settings
     if settings.backend == "neo4j":
         from kgservice.stores.neo4j import Neo4jStore  # driver import only when used
 
@@ -85,6 +84,7 @@ def open_store(settings: Settings, schema_mode: Literal["auto", "check"] = "auto
             connection_timeout=max(0.5, settings.store_timeout / 2),
             max_transaction_retry_time=max(0.5, settings.store_timeout / 2),
             schema_mode=schema_mode,
+            workspace=settings.workspace,
         )
     from kgservice.stores.embedded import EmbeddedStore
     from kgservice.stores.schema import open_schema

@@ -40,12 +40,21 @@ class Step:
     version: int  # the schema version a store has after this step
     what: str  # one line, for `kg migrate`
     compat: int  # the oldest kgservice schema that can use a store after it (unchanged: it only adds)
+    # the backends the step changes (None: every one); on the others it is only recorded and
+    # raises no compat (the embedded store needs nothing for workspaces: a workspace is a directory)
+    backends: tuple[str, ...] | None = None
+
+    def compat_on(self, backend: str | None) -> int:
+        """The compat this step gives a store of ``backend``: its own where it changes the store."""
+        return self.compat if self.backends is None or backend in self.backends else 0
 
 
 #: the steps, oldest first; version 1 is the store as kgservice kept it before it had a version
 STEPS: tuple[Step, ...] = (
     Step(2, "web sign-ins and server heartbeats kept in the store (KgSession, KgServer) and an index for "
             "pruning finished jobs", compat=1),
+    Step(3, "workspaces: every stored node carries its workspace (ws; what was stored before becomes the "
+            "workspace 'default') and identity is (ws, id)", compat=3, backends=("neo4j",)),
 )
 SCHEMA_VERSION = STEPS[-1].version if STEPS else 1
 UNVERSIONED = 1  # a store with data and no version record
@@ -128,7 +137,9 @@ def open_schema(record: SchemaRecord | None, *, read_only: bool, mode: Literal["
     todo = pending(state)
     if not todo or mode == "check":
         return state
-    locking = [s for s in todo if s.compat > state.compat]
+    backend = getattr(record, "backend", None)
+    needed = getattr(record, "needed", lambda step: True)  # a step with nothing to do locks no one out
+    locking = [s for s in todo if s.compat_on(backend) > state.compat and needed(s)]
     if locking and not fresh:
         first = locking[0]
         raise SchemaNeedsMigration(
@@ -142,9 +153,11 @@ def open_schema(record: SchemaRecord | None, *, read_only: bool, mode: Literal["
 
 def _apply(record: SchemaRecord, state: SchemaState, todo: list[Step]) -> SchemaState:
     compat = state.compat
+    backend = getattr(record, "backend", None)
     for step in todo:
-        record.apply(step)
-        compat = max(compat, step.compat)
+        if step.backends is None or backend in step.backends:
+            record.apply(step)
+        compat = max(compat, step.compat_on(backend))
         record.write(SchemaState(version=step.version, compat=compat))  # each step recorded as it lands
     return SchemaState(version=todo[-1].version, compat=compat) if todo else state
 
@@ -157,7 +170,7 @@ def migrate(record: SchemaRecord | None, *, read_only: bool, dry_run: bool = Fal
     todo = pending(state)
     listed = [{"version": s.version, "what": s.what} for s in todo]
     if dry_run or not todo:
-        compat = max([state.compat, *(s.compat for s in todo)])
+        compat = max([state.compat, *(s.compat_on(getattr(record, "backend", None)) for s in todo)])
         return MigrationReport(before=state.version, after=todo[-1].version if todo else state.version,
                                compat=compat if todo else state.compat, applied=listed, dry_run=dry_run, fresh=fresh)
     if read_only:

@@ -9,11 +9,14 @@ side in one run. Two figures, each a ratio of 20 workspaces to 1 (target <= 1.2x
   knowledge base that holds its group (all 20 kept open, as a process serving 20 workspaces).
 
     python scripts/bench/workspaces.py [--groups 20] [--units 300] [--questions 100] [--rounds 2] [--made]
+                                       [--neo4j]
 
 The data is synthetic: group g has ``--units`` units ``{g-e<i>} [causes] {g-e<j>}`` over 100
 entities of its own (groups share nothing, so splitting them changes no answer). The embedder is
 ``hash:64`` and the vectors qdrant-edge in the data directory: this measures the store and its
-partitioning, not a model. Rounds alternate the order (1 then 20, 20 then 1); the ratios shown
+partitioning, not a model. ``--neo4j``: the store and the vectors are the Neo4j at
+``KG_NEO4J_URI`` (``NEO4J_PASSWORD``), one database for every workspace (the ``ws`` property),
+emptied before each run. Rounds alternate the order (1 then 20, 20 then 1); the ratios shown
 are the median over rounds. Results go to ``results/workspaces.json``.
 """
 
@@ -43,8 +46,22 @@ def group_text(g: int, units: int, rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
+NEO4J: dict[str, str] = {}  # backend, URI and password when --neo4j
+
+
 def settings(root: Path, ws: str) -> Settings:
+    if NEO4J:
+        return Settings(data_dir=root, embedder="hash:64", vector_backend="neo4j", workspace=ws, backend="neo4j",
+                        neo4j_uri=NEO4J["uri"], neo4j_password=NEO4J["password"])
     return Settings(data_dir=root, embedder="hash:64", vector_backend="edge", workspace=ws)
+
+
+def empty_neo4j() -> None:
+    """Every node of the database deleted (a benchmark's own throwaway server)."""
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(NEO4J["uri"], auth=("neo4j", NEO4J["password"])) as d, d.session() as s:
+        s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
 
 
 def run(split: bool, texts: list[str], questions: list[tuple[int, str]], root: Path,
@@ -84,7 +101,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--made", action="store_true", help="make and open every workspace before the timed ingest "
                                                        "(else the ingest's time includes creating them)")
+    ap.add_argument("--neo4j", action="store_true", help="on the Neo4j at KG_NEO4J_URI (NEO4J_PASSWORD); its "
+                                                         "database is emptied before each run")
     args = ap.parse_args()
+    if args.neo4j:
+        import os
+
+        NEO4J.update(uri=os.environ["KG_NEO4J_URI"], password=os.environ["NEO4J_PASSWORD"])
     rng = random.Random(common.SEED)
     texts = [group_text(g, args.units, rng) for g in range(args.groups)]
     questions = [(g, f"What does g{g}-e{rng.randrange(100)} cause?")
@@ -95,6 +118,8 @@ def main() -> int:
         got = {}
         for split in ((False, True) if r % 2 == 0 else (True, False)):
             root = Path(tempfile.mkdtemp(prefix="kg-ws-bench-"))
+            if NEO4J:
+                empty_neo4j()
             try:
                 got[split] = run(split, texts, questions, root, args.made)
             finally:
@@ -108,7 +133,7 @@ def main() -> int:
     ingest, ask = statistics.median(ratios["ingest"]), statistics.median(ratios["ask_p95"])
     print(f"{args.groups} workspaces vs 1 ({args.groups * args.units} units in all): ingest {ingest:.2f}x slower, "
           f"ask p95 {ask:.2f}x (target <= 1.2x each; medians of {args.rounds} rounds)")
-    common.save("workspaces", rows, {"made": args.made, "groups": args.groups, "units_per_group": args.units,
+    common.save("workspaces-neo4j" if NEO4J else "workspaces", rows, {"made": args.made, "neo4j": bool(NEO4J), "groups": args.groups, "units_per_group": args.units,
                                      "questions": args.questions, "ingest_slowdown": ingest, "ask_p95_ratio": ask})
     return 0
 

@@ -4,7 +4,9 @@ record) is brought up to date in place when opened; a store a newer release chan
 what this one can use is refused with a clear message and exit 1, before anything is written;
 ``kg migrate`` reports and runs the steps; /readyz turns unready when the store outgrows it.
 
-The expected versions are the step table's, read by hand: step 2 only adds (compat stays 1)."""
+The expected versions are the step table's, read by hand: step 2 only adds (compat stays 1);
+step 3 (workspaces) changes Neo4j stores only, in a way older releases cannot follow (compat 3
+there; the embedded store only records it, compat stays 1)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,11 @@ def set_record(settings: Settings, version: int | None, compat: int | None) -> N
         path.write_text(json.dumps({"version": version, "compat": compat}))
 
 
+def current(settings: Settings) -> dict:
+    """What a store of this release records: version 3; compat 3 on Neo4j (step 3 changed it), 1 else."""
+    return {"version": 3, "compat": 3 if settings.backend == "neo4j" else 1}
+
+
 def ingest_one(settings: Settings) -> None:
     with KnowledgeBase(settings) as kb:
         kb.ingest_notation("#v1 {tea} [contains] {caffeine}\n", embed=False)
@@ -76,7 +83,7 @@ def ingest_one(settings: Settings) -> None:
 def test_a_fresh_store_gets_the_current_version(settings):
     assert recorded(settings) is None
     ingest_one(settings)
-    assert recorded(settings) == {"version": 2, "compat": 1}
+    assert recorded(settings) == current(settings)
 
 
 def test_a_store_of_the_old_shape_is_brought_up_to_date_in_place(settings):
@@ -88,11 +95,14 @@ def test_a_store_of_the_old_shape_is_brought_up_to_date_in_place(settings):
             neo4j_run(settings, f"DROP {kind} {name} IF EXISTS")
     with KnowledgeBase(settings) as kb:
         report = kb.migrate(dry_run=True)
-        assert (report.before, report.after, [s["version"] for s in report.applied]) == (1, 2, [2])
+        assert (report.before, report.after, [s["version"] for s in report.applied]) == (1, 3, [2, 3])
         assert recorded(settings) is None  # a dry run changes nothing
     with KnowledgeBase(settings) as kb:
-        assert kb.stats()["units"] == 1  # opening applies the step that only adds
-    assert recorded(settings) == {"version": 2, "compat": 1}
+        # opening applies the steps: step 2 only adds; step 3 has nothing to rewrite on Neo4j here,
+        # where every node already carries ws (tests/contract/test_workspaces_neo4j_migrate.py has
+        # a store whose nodes do not, refused until kg migrate)
+        assert kb.stats()["units"] == 1
+    assert recorded(settings) == current(settings)
     if settings.backend == "neo4j":
         names = {r["name"] for r in neo4j_run(settings, "SHOW CONSTRAINTS YIELD name") +
                  neo4j_run(settings, "SHOW INDEXES YIELD name")}
@@ -101,7 +111,7 @@ def test_a_store_of_the_old_shape_is_brought_up_to_date_in_place(settings):
 
 def test_a_newer_schema_is_refused_before_anything_is_written(settings, tmp_path):
     ingest_one(settings)
-    set_record(settings, 3, 3)  # a later release changed the store beyond what this one knows
+    set_record(settings, 4, 4)  # a later release changed the store beyond what this one knows
     env = env_for(settings.data_dir)
     if settings.backend == "neo4j":
         env.update(KG_BACKEND="neo4j", KG_NEO4J_URI=settings.neo4j_uri, NEO4J_PASSWORD=settings.neo4j_password,
@@ -109,13 +119,13 @@ def test_a_newer_schema_is_refused_before_anything_is_written(settings, tmp_path
     for args in (["stats"], ["serve", "--port", "0"], ["migrate"]):
         done = kg(env, *args)
         assert done.returncode == 1, (args, done.stdout, done.stderr)
-        assert "schema version 3" in done.stderr and "this kgservice knows schema 2" in done.stderr, done.stderr
+        assert "schema version 4" in done.stderr and "this kgservice knows schema 3" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
-    assert recorded(settings) == {"version": 3, "compat": 3}
-    set_record(settings, 3, 2)  # a later release that only added: this one still works beside it
+    assert recorded(settings) == {"version": 4, "compat": 4}
+    set_record(settings, 4, 3)  # a later release that only added: this one still works beside it
     done = kg(env, "stats", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["units"] == 1, done.stderr
-    assert recorded(settings) == {"version": 3, "compat": 2}  # never lowered
+    assert recorded(settings) == {"version": 4, "compat": 3}  # never lowered
 
 
 def test_a_step_older_releases_cannot_use_waits_for_kg_migrate(tmp_path, monkeypatch):
@@ -124,19 +134,19 @@ def test_a_step_older_releases_cannot_use_waits_for_kg_migrate(tmp_path, monkeyp
 
     settings = Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge")
     ingest_one(settings)
-    assert recorded(settings) == {"version": 2, "compat": 1}
+    assert recorded(settings) == {"version": 3, "compat": 1}
     ran = []
-    monkeypatch.setattr(schema, "STEPS", (*schema.STEPS, Step(3, "a change old code cannot read", compat=3)))
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
-    monkeypatch.setitem(schema_record.STEP_ACTIONS, 3, lambda data_dir: ran.append(Path(data_dir)))
+    monkeypatch.setattr(schema, "STEPS", (*schema.STEPS, Step(4, "a change old code cannot read", compat=4)))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 4)
+    monkeypatch.setitem(schema_record.STEP_ACTIONS, 4, lambda data_dir: ran.append(Path(data_dir)))
     with pytest.raises(SchemaNeedsMigration, match="run `kg migrate`"), KnowledgeBase(settings) as kb:
         kb.stats()
-    assert ran == [] and recorded(settings) == {"version": 2, "compat": 1}
+    assert ran == [] and recorded(settings) == {"version": 3, "compat": 1}
     with KnowledgeBase(settings) as kb:
         report = kb.migrate()
-    assert (report.before, report.after, report.compat) == (2, 3, 3) and ran == [settings.data_dir]
-    assert recorded(settings) == {"version": 3, "compat": 3}
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)  # the previous release, started again
+    assert (report.before, report.after, report.compat) == (3, 4, 4) and ran == [settings.data_dir]
+    assert recorded(settings) == {"version": 4, "compat": 4}
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)  # the previous release, started again
     with pytest.raises(SchemaTooNew, match="upgrade kgservice"), KnowledgeBase(settings) as kb:
         kb.stats()
 
@@ -159,7 +169,7 @@ def test_readyz_turns_unready_when_the_store_outgrows_the_server(tmp_path):
     with TestClient(app, base_url="http://127.0.0.1") as c:
         r = c.get("/readyz")
         assert r.status_code == 200 and r.json()["checks"]["schema"] == "ok"
-        set_record(settings, 3, 3)  # `kg migrate` of a newer release ran meanwhile
+        set_record(settings, 4, 4)  # `kg migrate` of a newer release ran meanwhile
         r = c.get("/readyz")
-        assert r.status_code == 503 and "needs kgservice schema 3" in r.json()["checks"]["schema"]
+        assert r.status_code == 503 and "needs kgservice schema 4" in r.json()["checks"]["schema"]
         assert str(tmp_path) not in r.json()["checks"]["schema"]  # no server path in a public reply

@@ -1,5 +1,5 @@
 """Workspaces (docs/workspaces.md): two knowledge bases on one data directory or database never
-mix. The same document ingested into two workspaces stays two documents, and no read of
+mix, on both backends (on Neo4j: one database, every node carrying its workspace). The same document ingested into two workspaces stays two documents, and no read of
 workspace A (ask, expand, search, units, documents, history, neighbours, name resolution)
 returns a marker that exists only in workspace B. Every read is also run in B, where it must
 find the marker, so an isolation check cannot pass by reading nothing."""
@@ -24,14 +24,20 @@ ONLY_B = f"#w2 {{smoking}} [causes] {{{MARKER}}}\n#w3 {{{MARKER}}} [part of] {{t
 DOC = "notes.units"
 
 
-def _settings(backend: str, data_dir: Path, workspace: str, request: Any) -> Settings:
-    over: dict[str, Any] = {}
+def _settings(backend: str, data_dir: Path, workspace: str, request: Any, *, wipe: bool = True,
+              **more: Any) -> Settings:
+    """Settings of ``workspace``; on Neo4j the database is wiped first (``wipe``) and the vectors
+    are Neo4j's own vector index, so its workspace filter is what the reads go through."""
+    over: dict[str, Any] = {"vector_backend": "edge"}
     if backend == "neo4j":
-        wipe_all(request.getfixturevalue("neo4j_connection"))
-        over = {"backend": "neo4j", "neo4j_uri": os.environ["KG_TEST_NEO4J_URI"],
+        if not os.environ.get("KG_TEST_NEO4J_URI") and os.environ.get("CI") != "true":
+            pytest.skip("no Neo4j: set KG_TEST_NEO4J_URI (and NEO4J_PASSWORD) after `scripts/neo4j start`")
+        if wipe:
+            wipe_all(request.getfixturevalue("neo4j_connection"))
+        over = {"backend": "neo4j", "neo4j_uri": os.environ["KG_TEST_NEO4J_URI"], "vector_backend": "neo4j",
                 "neo4j_user": os.environ.get("KG_NEO4J_USER", "neo4j"),
                 "neo4j_password": os.environ.get("NEO4J_PASSWORD")}
-    return Settings(data_dir=data_dir, embedder="hash:64", vector_backend="edge", workspace=workspace, **over)
+    return Settings(data_dir=data_dir, embedder="hash:64", workspace=workspace, **over, **more)
 
 
 def _text(value: Any) -> str:
@@ -70,10 +76,11 @@ def _reads(kb: KnowledgeBase) -> dict[str, str]:
     }
 
 
-def test_the_same_document_in_two_workspaces_stays_two_and_a_never_sees_b(tmp_path: Path):
+@pytest.mark.parametrize("backend", ["embedded", "neo4j"])
+def test_the_same_document_in_two_workspaces_stays_two_and_a_never_sees_b(tmp_path: Path, backend: str, request):
     data = tmp_path / "kg"
-    a = KnowledgeBase(Settings(data_dir=data, embedder="hash:64", vector_backend="edge", workspace="team-a"))
-    b = KnowledgeBase(Settings(data_dir=data, embedder="hash:64", vector_backend="edge", workspace="team-b"))
+    a = KnowledgeBase(_settings(backend, data, "team-a", request))
+    b = KnowledgeBase(_settings(backend, data, "team-b", request, wipe=False))
     try:
         a.ingest_document(DOC, SHARED, mode="manual")
         b.ingest_document(DOC, SHARED + ONLY_B, mode="manual")
@@ -147,35 +154,20 @@ def test_the_cli_takes_workspace_and_kg_workspace(tmp_path: Path):
     assert in_default.returncode == 0 and "b.units" not in in_default.stdout, in_default.stdout
 
 
-def test_neo4j_with_another_workspace_is_a_config_error_before_connecting():
+def test_neo4j_takes_another_workspace():
     env = {"KG_NEO4J_URI": "bolt://127.0.0.1:9", "NEO4J_PASSWORD": "x"}  # nothing listens there
     assert load_settings(env=env).workspace == "default"
-    with pytest.raises(ConfigError, match="only the default workspace"):
-        load_settings(env={**env, "KG_WORKSPACE": "team-a"})
+    assert load_settings(env={**env, "KG_WORKSPACE": "team-a"}).workspace == "team-a"
 
 
-def test_neo4j_serves_only_the_default_workspace_until_its_queries_are_scoped(tmp_path: Path, request):
-    """Until every Cypher statement is scoped by workspace (docs/workspaces.md, "Neo4j"), another
-    workspace on Neo4j is refused before anything is read or written, never served the default
-    workspace's data; the default workspace works as before."""
-    if not os.environ.get("KG_TEST_NEO4J_URI") and os.environ.get("CI") != "true":
-        pytest.skip("no Neo4j: set KG_TEST_NEO4J_URI (and NEO4J_PASSWORD) after `scripts/neo4j start`")
-    with KnowledgeBase(_settings("neo4j", tmp_path / "kg", "default", request)) as d:
-        d.ingest_document(DOC, SHARED + ONLY_B, mode="manual")
-        assert d.stats()["units"] == 3
-    other = KnowledgeBase(_settings("neo4j", tmp_path / "kg", "team-a", request))
-    with pytest.raises(ConfigError, match="only the default workspace"):
-        other.stats()
-    other.close()
-
-
-def test_an_ingest_into_a_leaves_b_s_caches_valid(tmp_path: Path):
+@pytest.mark.parametrize("backend", ["embedded", "neo4j"])
+def test_an_ingest_into_a_leaves_b_s_caches_valid(tmp_path: Path, backend: str, request):
     """Each workspace has its own change-log counter: an ingest into A touching the very node B's
     cached answer depends on invalidates nothing of B's (every cache hits again), while the same
     ingest into B itself does (the control: the caches do depend on that node)."""
     def settings(ws: str) -> Settings:
-        return Settings(data_dir=tmp_path / "kg", embedder="hash:64", vector_backend="edge", workspace=ws,
-                        llm_model="kgoffline/rules", llm_model_chosen=True)
+        return _settings(backend, tmp_path / "kg", ws, request, wipe=ws == "team-a",
+                         llm_model="kgoffline/rules", llm_model_chosen=True)
 
     question, more = "What does smoking cause?", "#w9 {smoking} [causes] {cough}\n"
 
@@ -226,6 +218,45 @@ def test_kg_workspaces_lists_renames_and_deletes(tmp_path: Path):
     assert kg(env, "--workspace", "blue", "show", "w2").returncode == 2
     assert kg(env, "workspaces", "delete", "default", "--yes").returncode == 2
     assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-a"]
+
+
+def test_kg_workspaces_on_neo4j(tmp_path: Path, request):
+    """``kg workspaces`` on Neo4j, where a workspace is the ``ws`` of its nodes: create marks one,
+    rename rewrites every node's ``ws`` (B's unit is then found under the new name only), delete
+    removes the workspace's nodes and nothing of another's, and both are refused (exit 1) while
+    a ``kg serve`` serves the workspace."""
+    from tests.processes import kg, neo4j_env, serving
+
+    settings = _settings("neo4j", tmp_path / "kg", "default", request)
+    src = tmp_path / "b.units"
+    src.write_text(SHARED + ONLY_B, "utf-8")
+    env = neo4j_env(tmp_path / "kg")
+    assert kg(env, "--workspace", "team-b", "ingest", str(src)).returncode == 0
+    assert kg(env, "ingest", str(src)).returncode == 0  # the same units in default
+    assert kg(env, "workspaces", "create", "team-a").returncode == 0
+    listed = kg(env, "workspaces", "list", "--json")
+    assert json.loads(listed.stdout) == ["default", "team-a", "team-b"], listed.stderr
+    assert kg(env, "workspaces", "create", "team-a").returncode == 2
+    assert kg(env, "workspaces", "rename", "team-b", "team-a").returncode == 2  # the new name is taken
+    with serving({**env, "KG_WORKSPACE": "team-b"}):
+        owned = kg(env, "workspaces", "rename", "team-b", "blue")
+        assert owned.returncode == 1 and "served by" in owned.stderr, owned.stderr
+    assert kg(env, "workspaces", "rename", "team-b", "blue").returncode == 0
+    moved = kg(env, "--workspace", "blue", "show", "w2")
+    assert moved.returncode == 0 and MARKER in moved.stdout, moved.stderr
+    gone = kg(env, "--workspace", "team-b", "show", "w2")
+    assert gone.returncode != 0 and MARKER not in gone.stdout
+    assert kg(env, "workspaces", "delete", "blue").returncode == 2  # no --yes
+    assert kg(env, "workspaces", "delete", "blue", "--yes").returncode == 0
+    assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-a"]
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password)) as d:
+        rows = d.execute_query("MATCH (n) WHERE n.ws IN ['blue', 'team-b'] RETURN count(n) AS n").records
+    assert rows[0]["n"] == 0
+    in_default = kg(env, "show", "w2")  # default's own copy is whole
+    assert in_default.returncode == 0 and MARKER in in_default.stdout, in_default.stderr
+    assert kg(env, "workspaces", "delete", "default", "--yes").returncode == 2
 
 
 def test_dump_and_restore_one_workspace(tmp_path: Path):

@@ -63,7 +63,7 @@ def tamper(store, what: str) -> None:
                               "CREATE (a)-[:CONTENT {kind: 'content', family: 'x', unit: 'a1', live: true}]->(b)",
             "stale_live": "MATCH ()-[r {unit: 'p1'}]->() SET r.live = true",
             "supersession_missing": "MATCH (:Unit {id: 'p1'})-[s:SUPERSEDED_BY]->() DELETE s",
-            "orphan_node": "CREATE (:Node {id: 'orphan', label: 'orphan', kind: 'entry'})",
+            "orphan_node": "CREATE (:Node {ws: 'default', id: 'orphan', label: 'orphan', kind: 'entry'})",
             "node_missing": "MATCH (n:Node {id: 'fur'}) DETACH DELETE n",
             "wrong_kind": "MATCH (n:Node {id: 'free-threaded cpython'}) SET n.kind = 'entry'",
             "dangling_unit": "MATCH (u:Unit {id: 'p1'}) DETACH DELETE u",

@@ -20,6 +20,8 @@ STEP_ACTIONS: dict[int, Callable[[Path], None]] = {}
 
 
 class EmbeddedSchemaRecord:
+    backend = "embedded"  # which steps change this store (Step.backends)
+
     def __init__(self, graph_dir: Path, fresh: Callable[[], bool]):
         self.path = Path(graph_dir).parent / SCHEMA_FILE
         self.where = str(Path(graph_dir).parent)

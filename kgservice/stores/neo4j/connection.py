@@ -23,6 +23,7 @@ from typing import Any, Literal, Self
 
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from kgservice.config import DEFAULT_WORKSPACE
 from kgservice.errors import ConfigError, InvalidArgument, ReadOnlyError, StoreError, StoreUnavailable
 from kgservice.stores import causal, cypher
 from kgservice.stores.base import GraphStore
@@ -61,6 +62,43 @@ def _bad_bookmark(exc: BaseException) -> InvalidArgument | None:
     return None
 
 
+class Scoped:
+    """A session or transaction whose every query is given the workspace as ``$ws`` (unless the
+    caller passes one): the procedure files scope every workspace-scoped node pattern by it
+    (tests/unit/test_cypher_workspace.py checks), so no caller can forget the workspace.
+    Queries that do not use ``$ws`` (keys, web sign-ins, schema) ignore the extra parameter."""
+
+    __slots__ = ("_inner", "_ws")
+
+    def __init__(self, inner: Any, ws: str):
+        self._inner = inner
+        self._ws = ws
+
+    def run(self, query: Any, parameters: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        if "ws" not in kwargs and not (parameters and "ws" in parameters):
+            kwargs["ws"] = self._ws
+        return self._inner.run(query, parameters, **kwargs)
+
+    def execute_write(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return self._inner.execute_write(lambda tx, *a, **k: work(Scoped(tx, self._ws), *a, **k), *args, **kwargs)
+
+    def execute_read(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return self._inner.execute_read(lambda tx, *a, **k: work(Scoped(tx, self._ws), *a, **k), *args, **kwargs)
+
+    def begin_transaction(self, *args: Any, **kwargs: Any) -> Scoped:
+        return Scoped(self._inner.begin_transaction(*args, **kwargs), self._ws)
+
+    def __enter__(self) -> Scoped:
+        self._inner.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._inner.__exit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 class Neo4jCredentialsRefused(StoreError, ConfigError):
     """Neo4j refused the configured user and password: the configuration is wrong (exit 2, fix
     NEO4J_PASSWORD / KG_NEO4J_USER), though to a server's clients it is a backend they cannot
@@ -74,8 +112,11 @@ class Neo4jConnection(GraphStore):
 
     def __init__(self, driver: Any, database: str = "neo4j", *, read_only: bool = False,
                  ingest_attempts: int = 6, ingest_max_seconds: float = 120.0, ingest_wait_max: float = 8.0,
-                 where: str = "Neo4j", stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK):
+                 where: str = "Neo4j", stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK,
+                 workspace: str = DEFAULT_WORKSPACE):
         self.driver = driver
+        # every query of this connection is given it as $ws (Scoped): the store is the workspace's
+        self.workspace = workspace
         self.database = database
         self.read_only = read_only
         self.ingest_attempts = max(1, int(ingest_attempts))
@@ -104,7 +145,7 @@ class Neo4jConnection(GraphStore):
                 ingest_max_seconds: float = 120.0, ingest_wait_max: float = 8.0,
                 max_transaction_retry_time: float = 15.0, connection_timeout: float = 5.0,
                 stage_units: int = STAGE_UNITS, stage_chunk: int = STAGE_CHUNK,
-                schema_mode: Literal["auto", "check"] = "auto") -> Self:
+                schema_mode: Literal["auto", "check"] = "auto", workspace: str = DEFAULT_WORKSPACE) -> Self:
         """Connect with bounded retries. ``attempts`` / backoff bound the wait for a server that
         is starting; ``ingest_*`` bound how long one ingest keeps retrying (see :meth:`ingest`);
         ``max_transaction_retry_time`` is the driver's own retry budget inside one transaction.
@@ -145,7 +186,7 @@ class Neo4jConnection(GraphStore):
                 "is it running? (`scripts/neo4j status`, or `scripts/neo4j start`)") from None
         store = cls(driver, database, read_only=read_only, ingest_attempts=ingest_attempts,
                     ingest_max_seconds=ingest_max_seconds, ingest_wait_max=ingest_wait_max, where=uri,
-                    stage_units=stage_units, stage_chunk=stage_chunk)
+                    stage_units=stage_units, stage_chunk=stage_chunk, workspace=workspace)
         from kgservice.stores.schema import open_schema
 
         try:  # read-only users cannot (and need not) create constraints: the baseline is for writers
@@ -197,7 +238,8 @@ class Neo4jConnection(GraphStore):
             if isinstance(exc, Neo4jError) and not exc.is_retryable():
                 raise  # a query error (syntax, constraint, ...): the managed path would raise it too
         try:
-            records, _, _ = self.driver.execute_query(cypher.load(name), params, database_=self.database,
+            scoped = params if "ws" in params else {**params, "ws": self.workspace}
+            records, _, _ = self.driver.execute_query(cypher.load(name), scoped, database_=self.database,
                                                       routing_="w" if leader else "r",
                                                       bookmark_manager_=self.bookmarks)
         except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:
@@ -213,11 +255,12 @@ class Neo4jConnection(GraphStore):
         with self._session(write=True) as s:
             return s.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
 
-    def write_statements(self, name: str) -> None:
-        """Run each statement of a multi-statement procedure file (schema, wipes) in turn."""
+    def write_statements(self, name: str, **params: Any) -> None:
+        """Run each statement of a multi-statement procedure file (schema, wipes) in turn, each
+        in a transaction of its own (auto-commit: ``CALL ... IN TRANSACTIONS`` needs one)."""
         with self._session(write=True) as s:
             for statement in cypher.statements(name):
-                s.run(statement).consume()
+                s.run(statement, params).consume()
 
     @contextmanager
     def _session(self, write: bool) -> Iterator[Any]:
@@ -252,8 +295,9 @@ class Neo4jConnection(GraphStore):
 
         if write and self.read_only:
             raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); writes to Neo4j are refused")
-        return self.driver.session(database=self.database, bookmark_manager=self.bookmarks,
-                                   default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS)
+        return Scoped(self.driver.session(database=self.database, bookmark_manager=self.bookmarks,
+                                          default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS),
+                      self.workspace)
 
     def apply_schema(self) -> None:
         with self._session(write=True) as s:

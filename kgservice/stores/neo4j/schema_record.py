@@ -18,6 +18,8 @@ def release() -> str:
 
 
 class Neo4jSchemaRecord:
+    backend = "neo4j"  # which steps change this store (Step.backends)
+
     def __init__(self, store: Any):
         self.store = store
         self.where = store.where
@@ -32,6 +34,18 @@ class Neo4jSchemaRecord:
         if self._empty is None:
             self.read()
         return bool(self._empty)
+
+    def needed(self, step: Step) -> bool:
+        """Whether ``step`` has anything to change in this store (``schema_<n>_pending.cypher``,
+        when the step has one): a store whose record a wipe removed, written by this release,
+        needs no migration to be opened."""
+        from kgservice.stores.cypher import CypherNotFound, load
+
+        try:
+            load(f"schema_{step.version}_pending")
+        except CypherNotFound:
+            return True
+        return bool(self.store.read(f"schema_{step.version}_pending")[0]["todo"])
 
     def apply(self, step: Step) -> None:
         self.store.write_statements(f"schema_{step.version}")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kgservice.stores.neo4j.admin import Neo4jAdmin
 from kgservice.stores.neo4j.lifecycle import Neo4jLifecycle
 from kgservice.stores.neo4j.procedures import Neo4jProcedures
+from kgservice.stores.neo4j.workspaces import Neo4jWorkspaces
 from kgservice.stores.neo4j.writes import Neo4jWrites
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from kgservice.vectors.base import VectorStore
 
 
-class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures):
+class Neo4jStore(Neo4jLifecycle, Neo4jWrites, Neo4jAdmin, Neo4jProcedures, Neo4jWorkspaces):
     """The Neo4j backend (see the package docstring); built by the store factory."""
 
     backend = "neo4j"

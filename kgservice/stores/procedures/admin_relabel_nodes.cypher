@@ -2,7 +2,7 @@
 // parameters: $nodes (list of {id, label})
 // returns: changed (how many labels differed)
 UNWIND $nodes AS x
-MATCH (n:Node {id: x.id})
+MATCH (n:Node {ws: $ws, id: x.id})
 WHERE n.label IS NULL OR n.label <> x.label
 SET n.label = x.label
 RETURN count(n) AS changed

@@ -7,11 +7,11 @@
 //    between the two: a duplicate of the old version is none of the new one).
 // returns: removed (how many)
 UNWIND $ids AS id
-MATCH (a:UnitAlias {id: id})
+MATCH (a:UnitAlias {ws: $ws, id: id})
 DELETE a
 RETURN count(*) AS removed;
 UNWIND $units AS unit
-MATCH (a:UnitAlias {unit: unit})
-WHERE NOT EXISTS { MATCH (:Unit {id: unit}) }
+MATCH (a:UnitAlias {ws: $ws, unit: unit})
+WHERE NOT EXISTS { MATCH (:Unit {ws: $ws, id: unit}) }
 DELETE a
 RETURN count(*) AS removed

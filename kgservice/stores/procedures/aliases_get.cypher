@@ -6,6 +6,6 @@
 // replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
-MATCH (a:UnitAlias)
+MATCH (a:UnitAlias {ws: $ws})
 WHERE a.id IN $ids
-RETURN a.id AS id, a.unit AS unit, EXISTS { MATCH (:Unit {id: a.unit}) } AS live
+RETURN a.id AS id, a.unit AS unit, EXISTS { MATCH (:Unit {ws: $ws, id: a.unit}) } AS live

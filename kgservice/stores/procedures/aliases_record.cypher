@@ -8,6 +8,6 @@
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
 UNWIND $aliases AS row
-MERGE (a:UnitAlias {id: row.id})
+MERGE (a:UnitAlias {ws: $ws, id: row.id})
 ON CREATE SET a.unit = row.unit
 RETURN count(a) AS rows

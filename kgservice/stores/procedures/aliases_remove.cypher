@@ -2,7 +2,7 @@
 // also a stored unit's is never read: validation asks only about ids that are not units).
 // parameters: $ids (list of alias ids)
 // returns: removed (how many were deleted)
-MATCH (a:UnitAlias)
+MATCH (a:UnitAlias {ws: $ws})
 WHERE a.id IN $ids
 DELETE a
 RETURN count(*) AS removed

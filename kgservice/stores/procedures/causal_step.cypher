@@ -10,13 +10,13 @@
 // parameters: $ids (node ids), $family (the family base member, e.g. '导致')
 // returns: one row per edge: src, dst, unit (sorted)
 UNWIND $ids AS id
-MATCH (n:Node {id: id})
+MATCH (n:Node {ws: $ws, id: id})
 CALL (n) {
-  MATCH (n)-[r:CONTENT]->(m:Node)
+  MATCH (n)-[r:CONTENT]->(m:Node {ws: $ws})
   WHERE r.live AND r.family = $family
   RETURN m.id AS dst, r.unit AS unit
   UNION
-  MATCH (n)<-[:SUBJECT]-(u:Unit {family: $family})-[:ARG]->(m:Node {kind: 'literal'})
+  MATCH (n)<-[:SUBJECT]-(u:Unit {ws: $ws, family: $family})-[:ARG]->(m:Node {ws: $ws, kind: 'literal'})
   WHERE NOT EXISTS { (u)-[:SUPERSEDED_BY]->() } AND NOT u.json CONTAINS '"inverse":true'
   RETURN m.id AS dst, u.id AS unit
 }

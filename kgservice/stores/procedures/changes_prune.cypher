@@ -2,7 +2,7 @@
 // notices the gap and clears its caches, which is always correct).
 // parameters: $below (highest seq to drop), $limit (rows per call)
 // returns: deleted
-MATCH (c:KgChange)
+MATCH (c:KgChange {ws: $ws})
 WHERE c.seq <= $below
 WITH c LIMIT $limit
 DELETE c

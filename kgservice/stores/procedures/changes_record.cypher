@@ -11,11 +11,11 @@
 // replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
-MERGE (m:KgMeta {id: 'state'})
+MERGE (m:KgMeta {ws: $ws, id: 'state'})
   ON CREATE SET m.epoch = randomUUID()
 SET m._lock = true
 WITH m
 SET m.version = coalesce(m.version, 0) + 1
 REMOVE m._lock
-CREATE (:KgChange {seq: m.version, touched: $touched, all: $all, by: $by, units: $units, at: datetime()})
+CREATE (:KgChange {ws: $ws, seq: m.version, touched: $touched, all: $all, by: $by, units: $units, at: datetime()})
 RETURN m.version AS version

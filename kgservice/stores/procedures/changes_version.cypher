@@ -2,5 +2,5 @@
 // Every app server reads it before serving from its caches (docs/SERVICE.md §5.6): one small read.
 // parameters: none
 // returns: version
-OPTIONAL MATCH (m:KgMeta {id: 'state'})
+OPTIONAL MATCH (m:KgMeta {ws: $ws, id: 'state'})
 RETURN coalesce(m.version, 0) AS version

@@ -18,9 +18,9 @@
 //   narrows      [member id, [base node ids]]
 //   unit_ends    [unit id, [terminal unit ids]]    (superseded units only)
 UNWIND $ids AS sid
-MATCH (s:Node {id: sid})
+MATCH (s:Node {ws: $ws, id: sid})
 CALL (s) {
-  OPTIONAL MATCH (s)(()-[r:SUPERSEDED WHERE r.live]->()){1,10}(t:Node)
+  OPTIONAL MATCH (s)(()-[r:SUPERSEDED WHERE r.live]->()){1,10}(t:Node {ws: $ws})
   WHERE NOT (t)-[:SUPERSEDED {live: true}]->()
   RETURN collect(DISTINCT t) AS ends
 }
@@ -28,7 +28,7 @@ WITH collect([s, ends]) AS seedEnds
 CALL (seedEnds) {
   UNWIND reduce(acc = [], x IN seedEnds | acc + [x[0]] + x[1]) AS f
   WITH DISTINCT f
-  OPTIONAL MATCH (f)-[:SYNONYM*1..10 {live: true}]-(m:Node)
+  OPTIONAL MATCH (f)-[:SYNONYM*1..10 {live: true}]-(m:Node {ws: $ws})
   WITH f, collect(DISTINCT m) AS others
   RETURN collect([f, others]) AS focusClasses
 }
@@ -36,36 +36,36 @@ CALL (focusClasses) {
   UNWIND reduce(acc = [], c IN focusClasses | acc + [c[0]] + c[1]) AS m0
   WITH DISTINCT m0
   // bases of the members too: a derived node inherits its base's belongs-to facts
-  UNWIND [m0] + COLLECT { MATCH (m0)<-[r:NARROWED_BY]-(b:Node) WHERE r.live RETURN DISTINCT b } AS m
+  UNWIND [m0] + COLLECT { MATCH (m0)<-[r:NARROWED_BY]-(b:Node {ws: $ws}) WHERE r.live RETURN DISTINCT b } AS m
   WITH DISTINCT m
   RETURN collect([
     m,
-    COLLECT { MATCH p = ANY SHORTEST (m)(()-[r:BELONGS_TO WHERE r.live]->()){1,10}(a:Node)
+    COLLECT { MATCH p = ANY SHORTEST (m)(()-[r:BELONGS_TO WHERE r.live]->()){1,10}(a:Node {ws: $ws})
               WHERE a <> m
               RETURN [a, length(p)] },
-    COLLECT { MATCH (m)<-[:SUBJECT]-(u:Unit) RETURN u },
-    COLLECT { MATCH (m)<-[:ARG|MOD]-(u:Unit) RETURN DISTINCT u },
-    COLLECT { MATCH (m)-[r:NARROWED_BY]->(d:Node) WHERE r.live RETURN DISTINCT d },
-    COLLECT { MATCH (m)<-[r:NARROWED_BY]-(b:Node) WHERE r.live RETURN DISTINCT b }
+    COLLECT { MATCH (m)<-[:SUBJECT]-(u:Unit {ws: $ws}) RETURN u },
+    COLLECT { MATCH (m)<-[:ARG|MOD]-(u:Unit {ws: $ws}) RETURN DISTINCT u },
+    COLLECT { MATCH (m)-[r:NARROWED_BY]->(d:Node {ws: $ws}) WHERE r.live RETURN DISTINCT d },
+    COLLECT { MATCH (m)<-[r:NARROWED_BY]-(b:Node {ws: $ws}) WHERE r.live RETURN DISTINCT b }
   ]) AS memberRows
 }
 CALL (memberRows) {
   UNWIND reduce(acc = [], r IN memberRows | acc + [x IN r[1] | x[0]]) AS a
   WITH DISTINCT a
-  OPTIONAL MATCH (a)-[:SYNONYM*1..10 {live: true}]-(m:Node)
+  OPTIONAL MATCH (a)-[:SYNONYM*1..10 {live: true}]-(m:Node {ws: $ws})
   WITH a, collect(DISTINCT m) AS others
   RETURN collect([a, others]) AS ancestorClasses
 }
 CALL (memberRows, ancestorClasses) {
   UNWIND reduce(acc = reduce(b = [], r IN memberRows | b + r[5]), c IN ancestorClasses | acc + [c[0]] + c[1]) AS x
   WITH DISTINCT x
-  RETURN collect([x, COLLECT { MATCH (x)<-[:SUBJECT]-(u:Unit) RETURN u }]) AS extraRows
+  RETURN collect([x, COLLECT { MATCH (x)<-[:SUBJECT]-(u:Unit {ws: $ws}) RETURN u }]) AS extraRows
 }
 CALL (memberRows, extraRows) {
   UNWIND reduce(acc = reduce(b = [], r IN memberRows | b + r[2] + r[3]), r IN extraRows | acc + r[1]) AS u
   WITH DISTINCT u
   WHERE EXISTS { (u)-[:SUPERSEDED_BY]->() }
-  MATCH (u)(()-[:SUPERSEDED_BY]->())+(t:Unit)
+  MATCH (u)(()-[:SUPERSEDED_BY]->())+(t:Unit {ws: $ws})
   WHERE NOT (t)-[:SUPERSEDED_BY]->()
   WITH u, collect(DISTINCT t.id) AS ends
   RETURN collect([u.id, ends]) AS unitEnds

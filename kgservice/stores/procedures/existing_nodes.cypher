@@ -6,6 +6,6 @@
 // replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
-MATCH (n:Node)
+MATCH (n:Node {ws: $ws})
 WHERE n.id IN $ids
 RETURN collect(n.id) AS ids, collect(elementId(n)) AS eids, collect(n.kind) AS kinds

@@ -4,6 +4,6 @@
 // replan=skip: a plan of id / element-id lookups that statistics cannot improve; a bulk
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
-MATCH (u:Unit)
+MATCH (u:Unit {ws: $ws})
 WHERE u.id IN $ids
 RETURN u.id AS id, u.json AS json

@@ -4,6 +4,6 @@
 // parameters: $ids (list of unit ids)
 // returns: rows (list of [id, json])
 CYPHER replan=skip
-MATCH (u:Unit)
+MATCH (u:Unit {ws: $ws})
 WHERE u.id IN $ids
 RETURN collect([u.id, u.json]) AS rows

@@ -10,5 +10,5 @@
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
 UNWIND $nodes AS n
-CREATE (x:Node {id: n.id, label: n.label, kind: n.kind})
+CREATE (x:Node {ws: $ws, id: n.id, label: n.label, kind: n.kind})
 RETURN collect(n.id) AS ids, collect(elementId(x)) AS eids

@@ -5,7 +5,7 @@
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
 UNWIND $nodes AS n
-MERGE (x:Node {id: n.id})
+MERGE (x:Node {ws: $ws, id: n.id})
   ON CREATE SET x.label = n.label, x.kind = n.kind, x._new = true
 FOREACH (_ IN CASE WHEN n.kind = 'derived' AND x.kind <> 'derived' THEN [1] ELSE [] END | SET x.kind = 'derived')
 WITH x, coalesce(x._new, false) AS created

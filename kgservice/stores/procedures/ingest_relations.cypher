@@ -10,8 +10,8 @@
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
 UNWIND $rels AS r
-MATCH (a:Node) WHERE elementId(a) = r.src
-MATCH (b:Node) WHERE elementId(b) = r.dst
+MATCH (a:Node {ws: $ws}) WHERE elementId(a) = r.src
+MATCH (b:Node {ws: $ws}) WHERE elementId(b) = r.dst
 CALL (r, a, b) {
   WITH r, a, b WHERE r.kind IN ['synonym', 'belongs_to', 'of', 'related_to', 'content', 'superseded', 'narrowed_by']
   CREATE (a)-[:$(toUpper(r.kind)) {kind: r.kind, family: r.family, unit: r.unit, live: coalesce(r.live, true)}]->(b)

@@ -11,21 +11,21 @@
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
 UNWIND $units AS u
-CREATE (x:Unit {id: u.id, json: u.json, text: u.text, predicate: u.predicate, family: u.family,
+CREATE (x:Unit {ws: $ws, id: u.id, json: u.json, text: u.text, predicate: u.predicate, family: u.family,
                 kind: u.kind, doc: u.doc, mode: u.mode, ingested_at: u.ingested_at,
                 probe: u.probe})
 WITH x, u
-MATCH (s:Node) WHERE elementId(s) = u.subject
+MATCH (s:Node {ws: $ws}) WHERE elementId(s) = u.subject
 CREATE (x)-[:SUBJECT]->(s)
 WITH x, u
 CALL (x, u) {
   UNWIND u.args AS a
-  MATCH (n:Node) WHERE elementId(n) = a.node
+  MATCH (n:Node {ws: $ws}) WHERE elementId(n) = a.node
   CREATE (x)-[:ARG {pos: a.pos}]->(n)
 }
 CALL (x, u) {
   UNWIND u.mods AS m
-  MATCH (n:Node) WHERE elementId(n) = m.node
+  MATCH (n:Node {ws: $ws}) WHERE elementId(n) = m.node
   CREATE (x)-[:MOD {slot: m.slot}]->(n)
 }
 RETURN count(x) AS created

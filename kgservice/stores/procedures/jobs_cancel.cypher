@@ -3,7 +3,7 @@
 // its next check, best effort); a finished job is left alone. Lock, then check.
 // parameters: $id, $by (who cancels)
 // returns: outcome ('cancelled' | 'requested' | 'final'), job (zero rows: no such job)
-MATCH (j:KgJob {id: $id})
+MATCH (j:KgJob {ws: $ws, id: $id})
 SET j._lock = true
 REMOVE j._lock
 WITH j, CASE

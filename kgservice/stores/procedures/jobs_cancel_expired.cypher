@@ -1,7 +1,7 @@
 // jobs_cancel_expired: a running job with cancel_requested whose lease expired (its worker died
 // or stopped) becomes 'cancelled' rather than running again. Lock-then-recheck.
 // returns: cancelled (count)
-MATCH (j:KgJob {status: 'running'})
+MATCH (j:KgJob {ws: $ws, status: 'running'})
 WHERE j.lease_until < timestamp() AND coalesce(j.cancel_requested, false)
 SET j._lock = true
 REMOVE j._lock

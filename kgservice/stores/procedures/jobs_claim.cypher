@@ -4,7 +4,7 @@
 // MATCH ... SET hands one job to several concurrent claimers; this does not.
 // parameters: $worker, $lease_ms
 // returns: job (zero rows: nothing claimable, or lost the race)
-MATCH (j:KgJob)
+MATCH (j:KgJob {ws: $ws})
 WHERE j.status = 'queued' OR (j.status = 'running' AND j.lease_until < timestamp() AND j.attempts < j.max_attempts
        AND NOT coalesce(j.cancel_requested, false))
 WITH j ORDER BY j.created_ms, j.id LIMIT 1

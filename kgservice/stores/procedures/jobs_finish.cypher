@@ -2,7 +2,7 @@
 // expired and was reclaimed changes nothing). Lock, then check.
 // parameters: $id, $worker, $status ('done' | 'failed'), $result (JSON text or null), $error, $message
 // returns: ok (1 or 0)
-MATCH (j:KgJob {id: $id})
+MATCH (j:KgJob {ws: $ws, id: $id})
 SET j._lock = true
 REMOVE j._lock
 WITH j WHERE j.status = 'running' AND j.owner = $worker

@@ -1,7 +1,7 @@
 // jobs_progress: add an event to a running job this worker holds.
 // parameters: $id, $worker, $message
 // returns: ok (1 or 0)
-MATCH (j:KgJob {id: $id})
+MATCH (j:KgJob {ws: $ws, id: $id})
 SET j._lock = true
 REMOVE j._lock
 WITH j WHERE j.status = 'running' AND j.owner = $worker

@@ -3,7 +3,7 @@
 // running jobs are never touched; the caller repeats until fewer than $batch were deleted.
 // parameters: $age_ms, $batch
 // returns: pruned
-MATCH (j:KgJob)
+MATCH (j:KgJob {ws: $ws})
 WHERE j.status IN ['done', 'failed', 'cancelled'] AND j.updated_ms < timestamp() - $age_ms
 WITH j LIMIT $batch
 DETACH DELETE j

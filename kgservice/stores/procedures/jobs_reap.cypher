@@ -3,7 +3,7 @@
 // requested becomes 'cancelled' instead (jobs_cancel_expired runs first). Lock-then-recheck like jobs_claim.
 // parameters: $message (with {n} for the attempts)
 // returns: failed (count)
-MATCH (j:KgJob {status: 'running'})
+MATCH (j:KgJob {ws: $ws, status: 'running'})
 WHERE j.lease_until < timestamp() AND j.attempts >= j.max_attempts AND NOT coalesce(j.cancel_requested, false)
 SET j._lock = true
 REMOVE j._lock

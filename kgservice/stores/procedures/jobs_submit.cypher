@@ -3,7 +3,7 @@
 // constraint on KgJob.idem makes concurrent submits with one key create one job.
 // parameters: $idem, $id, $kind, $user, $key, $payload (JSON text), $sha, $max_attempts, $message
 // returns: job (all properties), created (bool)
-MERGE (j:KgJob {idem: $idem})
+MERGE (j:KgJob {ws: $ws, idem: $idem})
 ON CREATE SET j.id = $id, j.kind = $kind, j.status = 'queued', j.user = $user, j.idempotency_key = $key,
   j.payload = $payload, j.input_sha256 = $sha, j.created_ms = timestamp(), j.updated_ms = timestamp(),
   j.attempts = 0, j.max_attempts = $max_attempts,

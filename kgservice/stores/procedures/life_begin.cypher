@@ -6,17 +6,17 @@
 // parameters: $docs (list of document ids)
 // returns: one row: versions (list of {id, version, sha256}; version null for an absent document),
 //          seq (the seq of the last change, 0 before the first), ord (its append position)
-MERGE (m:KgMeta {id: 'lifecycle'})
+MERGE (m:KgMeta {ws: $ws, id: 'lifecycle'})
 SET m._lock = true
 REMOVE m._lock
 WITH m
 CALL () {
   UNWIND $docs AS id
-  OPTIONAL MATCH (d:Document {id: id})
+  OPTIONAL MATCH (d:Document {ws: $ws, id: id})
   RETURN collect({id: id, version: d.version, sha256: d.sha256}) AS versions
 }
 CALL () {
-  MATCH (c:Change) WHERE c.ord IS NOT NULL
+  MATCH (c:Change {ws: $ws}) WHERE c.ord IS NOT NULL
   RETURN c.seq AS seq, c.ord AS ord ORDER BY c.ord DESC LIMIT 1
   UNION ALL
   RETURN 0 AS seq, 0 AS ord

@@ -2,6 +2,6 @@
 // skips the ones the history has).
 // parameters: $ids (change ids)
 // returns: id, json
-MATCH (c:Change)
+MATCH (c:Change {ws: $ws})
 WHERE c.id IN $ids
 RETURN c.id AS id, c.json AS json

@@ -3,5 +3,5 @@
 // seq the record's own number (kept as dumped by kg restore).
 // parameters: $id, $seq, $ord, $kind, $at, $who, $json
 // returns: seq
-CREATE (c:Change {id: $id, seq: $seq, ord: $ord, kind: $kind, at: $at, who: $who, json: $json})
+CREATE (c:Change {ws: $ws, id: $id, seq: $seq, ord: $ord, kind: $kind, at: $at, who: $who, json: $json})
 RETURN c.seq AS seq

@@ -6,7 +6,7 @@
 // Three statements with the same parameters: $remove (ids of documents to delete), $docs
 // (list of {id, props (the node's properties), lines: [{unit, lines}]}).
 // 1. drops the FROM edges of every document set or removed, and the removed documents
-MATCH (d:Document) WHERE d.id IN $remove OR d.id IN [x IN $docs | x.id]
+MATCH (d:Document {ws: $ws}) WHERE d.id IN $remove OR d.id IN [x IN $docs | x.id]
 CALL (d) {
   MATCH (d)<-[f:FROM]-()
   DELETE f
@@ -15,17 +15,17 @@ WITH d WHERE d.id IN $remove
 DETACH DELETE d;
 // 2. the records
 UNWIND $docs AS doc
-MERGE (d:Document {id: doc.id})
+MERGE (d:Document {ws: $ws, id: doc.id})
 SET d += doc.props
 RETURN count(d) AS documents;
 // 3. the FROM edges, from the live unit or else its archived copy (a unit retracted by hand
 //    is still stated by its document); a purged unit has neither and gets no edge
 UNWIND $docs AS doc
-MATCH (d:Document {id: doc.id})
+MATCH (d:Document {ws: $ws, id: doc.id})
 UNWIND doc.lines AS l
 CALL (d, l) {
-  OPTIONAL MATCH (u:Unit {id: l.unit})
-  OPTIONAL MATCH (r:RetractedUnit {id: l.unit})
+  OPTIONAL MATCH (u:Unit {ws: $ws, id: l.unit})
+  OPTIONAL MATCH (r:RetractedUnit {ws: $ws, id: l.unit})
   WITH d, l, coalesce(u, r) AS x
   WHERE x IS NOT NULL
   CREATE (x)-[:FROM {lines: l.lines}]->(d)

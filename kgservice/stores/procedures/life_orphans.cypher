@@ -6,12 +6,12 @@
 // Two statements. parameters: $nodes (node ids the retracted units mentioned), $subjects
 // (subjects of retracted narrows units).
 // 1. returns: orphans (the removed node ids)
-MATCH (n:Node) WHERE n.id IN $nodes
-  AND NOT EXISTS { (n)<-[:SUBJECT|ARG|MOD]-(:Unit) }
+MATCH (n:Node {ws: $ws}) WHERE n.id IN $nodes
+  AND NOT EXISTS { (n)<-[:SUBJECT|ARG|MOD]-(:Unit {ws: $ws}) }
 WITH n, n.id AS id
 DETACH DELETE n
 RETURN collect(id) AS orphans;
-MATCH (n:Node {kind: 'derived'}) WHERE n.id IN $subjects
-  AND NOT EXISTS { (n)<-[:SUBJECT]-(:Unit {kind: 'narrows'}) }
+MATCH (n:Node {ws: $ws, kind: 'derived'}) WHERE n.id IN $subjects
+  AND NOT EXISTS { (n)<-[:SUBJECT]-(:Unit {ws: $ws, kind: 'narrows'}) }
 SET n.kind = 'entry'
 RETURN count(n) AS entries

@@ -4,8 +4,8 @@
 // whose supersedes names it})
 // returns: archived (how many were written)
 UNWIND $units AS r
-WITH r WHERE NOT EXISTS { MATCH (:Unit {id: r.id}) }
-MERGE (x:RetractedUnit {id: r.id})
+WITH r WHERE NOT EXISTS { MATCH (:Unit {ws: $ws, id: r.id}) }
+MERGE (x:RetractedUnit {ws: $ws, id: r.id})
 SET x.json = r.json, x.change = r.change, x.at = r.at, x.reason = r.reason,
     x.superseded_by = r.superseded_by
 RETURN count(x) AS archived

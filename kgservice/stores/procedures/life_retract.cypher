@@ -14,25 +14,25 @@
 //    the kg.* procedures stop seeing them. An older archived copy of the same id is replaced.
 //    returns: retracted (how many)
 UNWIND $ids AS id
-MATCH (u:Unit {id: id})
+MATCH (u:Unit {ws: $ws, id: id})
 CALL (u) {
-  MATCH (u)-[:SUBJECT|ARG|MOD]->(n:Node)
+  MATCH (u)-[:SUBJECT|ARG|MOD]->(n:Node {ws: $ws})
   RETURN collect(DISTINCT n.id) AS nodes
 }
 CALL (u) {
-  OPTIONAL MATCH (u)-[:SUBJECT]->(s:Node)
+  OPTIONAL MATCH (u)-[:SUBJECT]->(s:Node {ws: $ws})
   RETURN s.id AS subject LIMIT 1
 }
 CALL (u) {
-  OPTIONAL MATCH (o:Unit)-[:SUPERSEDED_BY]->(u)
+  OPTIONAL MATCH (o:Unit {ws: $ws})-[:SUPERSEDED_BY]->(u)
   WHERE NOT o.id IN $ids
   RETURN collect(DISTINCT o.id) AS olds
 }
 RETURN u.id AS unit, subject, u.kind AS kind, nodes, olds;
 UNWIND $ids AS id
-MATCH (u:Unit {id: id})
+MATCH (u:Unit {ws: $ws, id: id})
 CALL (u, id) {
-  MATCH (u)-[:SUBJECT|ARG|MOD]->(x:Node), (u)-[:SUBJECT|ARG|MOD]->(y:Node)
+  MATCH (u)-[:SUBJECT|ARG|MOD]->(x:Node {ws: $ws}), (u)-[:SUBJECT|ARG|MOD]->(y:Node {ws: $ws})
   MATCH (x)-[r]->(y)
   WHERE r.unit = id
   WITH DISTINCT r
@@ -40,15 +40,15 @@ CALL (u, id) {
 }
 RETURN count(u) AS units;
 UNWIND $ids AS id
-MATCH (u:Unit {id: id})
-SET u.superseded_by = [(u)-[:SUPERSEDED_BY]->(n:Unit) | n.id]
+MATCH (u:Unit {ws: $ws, id: id})
+SET u.superseded_by = [(u)-[:SUPERSEDED_BY]->(n:Unit {ws: $ws}) | n.id]
 WITH u, id
 CALL (u) {
   MATCH (u)-[e:SUBJECT|ARG|MOD|SUPERSEDED_BY]-()
   DELETE e
 }
 CALL (id) {
-  OPTIONAL MATCH (old:RetractedUnit {id: id})
+  OPTIONAL MATCH (old:RetractedUnit {ws: $ws, id: id})
   DETACH DELETE old
 }
 REMOVE u:Unit

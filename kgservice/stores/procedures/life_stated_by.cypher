@@ -3,10 +3,10 @@
 // returns: unit, docs (document ids, sorted); units no document states are left out
 UNWIND $ids AS id
 CALL (id) {
-  MATCH (:Unit {id: id})-[:FROM]->(d:Document)
+  MATCH (:Unit {ws: $ws, id: id})-[:FROM]->(d:Document {ws: $ws})
   RETURN d.id AS doc
   UNION
-  MATCH (:RetractedUnit {id: id})-[:FROM]->(d:Document)
+  MATCH (:RetractedUnit {ws: $ws, id: id})-[:FROM]->(d:Document {ws: $ws})
   RETURN d.id AS doc
 }
 WITH id, doc ORDER BY doc

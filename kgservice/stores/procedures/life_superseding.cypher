@@ -5,5 +5,5 @@
 // parameters: $ids (archived unit ids)
 // returns per candidate: id (the archived id), unit, json
 UNWIND $ids AS id
-MATCH (n:Unit) WHERE n.json CONTAINS ('"' + id + '"')
+MATCH (n:Unit {ws: $ws}) WHERE n.json CONTAINS ('"' + id + '"')
 RETURN id, n.id AS unit, n.json AS json

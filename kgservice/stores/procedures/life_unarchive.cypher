@@ -6,20 +6,20 @@
 // parameters: $ids (unit ids the change made live)
 // returns: unarchived (how many)
 UNWIND $ids AS id
-MATCH (r:RetractedUnit {id: id})
-MATCH (u:Unit {id: id})
+MATCH (r:RetractedUnit {ws: $ws, id: id})
+MATCH (u:Unit {ws: $ws, id: id})
 CALL (r, u) {
-  MATCH (r)-[f:FROM]->(d:Document)
+  MATCH (r)-[f:FROM]->(d:Document {ws: $ws})
   CREATE (u)-[:FROM {lines: f.lines}]->(d)
 }
 CALL (r, u) {
   UNWIND coalesce(r.superseded_by, []) AS newer
-  MATCH (n:Unit {id: newer})
+  MATCH (n:Unit {ws: $ws, id: newer})
   MERGE (u)-[:SUPERSEDED_BY]->(n)
 }
 CALL (u, id) {
-  WITH u, id WHERE EXISTS { (u)-[:SUPERSEDED_BY]->(:Unit) }
-  MATCH (u)-[:SUBJECT|ARG|MOD]->(x:Node), (u)-[:SUBJECT|ARG|MOD]->(y:Node)
+  WITH u, id WHERE EXISTS { (u)-[:SUPERSEDED_BY]->(:Unit {ws: $ws}) }
+  MATCH (u)-[:SUBJECT|ARG|MOD]->(x:Node {ws: $ws}), (u)-[:SUBJECT|ARG|MOD]->(y:Node {ws: $ws})
   MATCH (x)-[e]->(y)
   WHERE e.unit = id
   WITH DISTINCT e

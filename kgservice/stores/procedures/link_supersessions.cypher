@@ -9,6 +9,6 @@
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
 UNWIND $pairs AS p
-MATCH (o:Unit {id: p.old}), (n:Unit {id: p.new})
+MATCH (o:Unit {ws: $ws, id: p.old}), (n:Unit {ws: $ws, id: p.new})
 CREATE (o)-[:SUPERSEDED_BY]->(n)
 RETURN count(*) AS linked

@@ -12,6 +12,6 @@
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
 UNWIND $probes AS p
-MATCH (u:Unit {probe: p})
+MATCH (u:Unit {ws: $ws, probe: p})
 WHERE NOT (u)-[:SUPERSEDED_BY]->()
 RETURN DISTINCT u.id AS id, u.json AS json

@@ -4,6 +4,6 @@
 // parameters: $ids (list of node ids)
 // returns: one row: nodes (the stored ones among $ids), counts (for each, its unit count)
 UNWIND $ids AS id
-MATCH (n:Node {id: id})
+MATCH (n:Node {ws: $ws, id: id})
 RETURN collect(n.id) AS nodes,
-       collect(COUNT { MATCH (n)<-[:SUBJECT|ARG|MOD]-(u:Unit) RETURN DISTINCT u }) AS counts
+       collect(COUNT { MATCH (n)<-[:SUBJECT|ARG|MOD]-(u:Unit {ws: $ws}) RETURN DISTINCT u }) AS counts

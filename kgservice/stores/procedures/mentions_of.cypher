@@ -6,9 +6,9 @@
 //          unit ids, ordered; a list, not a row per unit: a hub concept is mentioned by tens of
 //          thousands of units)
 UNWIND $ids AS id
-MATCH (n:Node {id: id})
+MATCH (n:Node {ws: $ws, id: id})
 CALL (n) {
-  MATCH (n)<-[:SUBJECT|ARG|MOD]-(u:Unit)
+  MATCH (n)<-[:SUBJECT|ARG|MOD]-(u:Unit {ws: $ws})
   WITH DISTINCT u.id AS unit ORDER BY unit
   RETURN collect(unit) AS units
 }

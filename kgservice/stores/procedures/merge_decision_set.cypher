@@ -3,5 +3,5 @@
 // result: it judges two names, not the graph.
 // parameters: $a, $b (the pair's keys, a <= b), $record (the MergeDecision as JSON)
 // returns: nothing
-MERGE (d:KgMergeDecision {a: $a, b: $b})
+MERGE (d:KgMergeDecision {ws: $ws, a: $a, b: $b})
 SET d.record = $record

@@ -1,6 +1,6 @@
 // merge_decisions_all: every stored entity-resolution decision, by pair (kg dump).
 // parameters: none
 // returns: record (the MergeDecision as JSON)
-MATCH (d:KgMergeDecision)
+MATCH (d:KgMergeDecision {ws: $ws})
 RETURN d.record AS record
 ORDER BY d.a, d.b

@@ -1,5 +1,5 @@
 // mirror_chunks: the stored graphify mirror's pieces of version $version, in order.
 // parameters: $version
 // returns: seq, data
-MATCH (c:KgMirrorChunk {version: $version})
+MATCH (c:KgMirrorChunk {ws: $ws, version: $version})
 RETURN c.seq AS seq, c.data AS data ORDER BY seq

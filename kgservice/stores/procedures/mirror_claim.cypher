@@ -4,7 +4,7 @@
 // holds a live lease, so of two servers wanting the same version one builds and the other waits.
 // Times are the database's clock. parameters: $owner, $version, $lease_ms
 // returns: granted (true / false)
-MERGE (m:KgMeta {id: 'graphify_mirror'})
+MERGE (m:KgMeta {ws: $ws, id: 'graphify_mirror'})
 SET m._lock = true
 REMOVE m._lock
 WITH m, coalesce(m.version, -1) < $version AS wanted,

@@ -4,17 +4,17 @@
 // The content goes in (:KgMirrorChunk) nodes (gzip'd graph.json cut in pieces: no single huge property).
 // parameters: $owner, $version, $digest, $chunks (list of byte arrays)
 // returns: published (true / false)
-MATCH (m:KgMeta {id: 'graphify_mirror'})
+MATCH (m:KgMeta {ws: $ws, id: 'graphify_mirror'})
 SET m._lock = true
 REMOVE m._lock
 WITH m WHERE coalesce(m.version, -1) < $version AND (m.owner IS NULL OR m.owner = $owner)
 CALL (m) {
-  OPTIONAL MATCH (old:KgMirrorChunk)
+  OPTIONAL MATCH (old:KgMirrorChunk {ws: $ws})
   DELETE old
 }
 WITH m
 UNWIND range(0, size($chunks) - 1) AS seq
-CREATE (:KgMirrorChunk {version: $version, seq: seq, data: $chunks[seq]})
+CREATE (:KgMirrorChunk {ws: $ws, version: $version, seq: seq, data: $chunks[seq]})
 WITH m, count(*) AS written
 SET m.version = $version, m.digest = $digest, m.chunks = written, m.owner = null, m.building = null,
     m.lease_until = null, m.built_ms = timestamp()

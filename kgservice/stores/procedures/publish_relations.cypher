@@ -7,7 +7,7 @@
 // created in one CREATE with a dynamic type (Neo4j 5.26+); kinds outside the list create nothing.
 // live defaults to true; a staged batch passes false for the edges of units it supersedes itself.
 UNWIND $rels AS r
-MATCH (a:Node {id: r.src}), (b:Node {id: r.dst})
+MATCH (a:Node {ws: $ws, id: r.src}), (b:Node {ws: $ws, id: r.dst})
 CALL (r, a, b) {
   WITH r, a, b WHERE r.kind IN ['synonym', 'belongs_to', 'of', 'related_to', 'content', 'superseded', 'narrowed_by']
   CREATE (a)-[:$(toUpper(r.kind)) {kind: r.kind, family: r.family, unit: r.unit, live: coalesce(r.live, true)}]->(b)

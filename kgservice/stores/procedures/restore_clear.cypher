@@ -1,4 +1,4 @@
 // restore_clear: the restore recorded by restore_mark finished: forget it.
 // parameters: none
 // returns: nothing
-MATCH (m:KgRestore) DELETE m
+MATCH (m:KgRestore {ws: $ws}) DELETE m

@@ -13,9 +13,9 @@
 // ingest changes them so fast that Neo4j would re-plan it every few seconds otherwise
 CYPHER replan=skip
 UNWIND $olds AS old
-MATCH (o:Unit {id: old})
+MATCH (o:Unit {ws: $ws, id: old})
 CALL (o, old) {
-  MATCH (o)-[:SUBJECT]->(s:Node), (o)-[:ARG]->(a:Node)
+  MATCH (o)-[:SUBJECT]->(s:Node {ws: $ws}), (o)-[:ARG]->(a:Node {ws: $ws})
   MATCH (s)-[r]-(a)
   WHERE r.unit = old
   SET r.live = false

@@ -3,5 +3,5 @@
 // guards a retried transaction from storing it twice.
 // parameters: $result_name, $date (ISO), $record (the SavedResult as JSON)
 // returns: nothing
-MERGE (r:KgSavedResult {name: $result_name})
+MERGE (r:KgSavedResult {ws: $ws, name: $result_name})
 ON CREATE SET r.date = $date, r.record = $record

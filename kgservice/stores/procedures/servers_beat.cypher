@@ -1,11 +1,12 @@
 // servers_beat: one kg serve says it is alive (kgservice/server/peers.py) until $lease_ms from now,
 // forgets servers whose lease ended over $forget_ms ago, and counts the live ones (itself included).
 // Times are the database's clock, so servers on different machines agree.
-// parameters: $id, $server_name, $lease_ms, $forget_ms
+// parameters: $id, $server_name, $lease_ms, $forget_ms, $ws (the workspace it serves, recorded for
+// `kg workspaces rename/delete`: servers_serving.cypher)
 // returns: live
 MERGE (s:KgServer {id: $id})
 ON CREATE SET s.started_ms = timestamp(), s.name = $server_name
-SET s.seen_ms = timestamp(), s.lease_until = timestamp() + $lease_ms
+SET s.seen_ms = timestamp(), s.lease_until = timestamp() + $lease_ms, s.ws = $ws
 WITH s
 CALL {
   MATCH (old:KgServer) WHERE old.lease_until < timestamp() - $forget_ms

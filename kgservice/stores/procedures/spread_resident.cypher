@@ -7,10 +7,10 @@
 //             $epsilon, $max_hops, $max_fanout (0 = off), $max_fire (0 = off),
 //             $degree_damping (float, 0 = off), $seed_backflow (bool),
 //             $limit (0 = every activated node; N = the N most energetic, ties by id, plus unknown seeds),
-//             $engine ('auto' | 'resident' | 'walk')
+//             $engine ('auto' | 'resident' | 'walk'), $ws (the workspace: its own resident graph)
 // returns: one row: nodes (node ids), energies (their totals, same order), hops,
 //          activated (how many nodes were activated in all)
 CALL kg.spreadLists($seeds, $tau, $epsilon, $max_hops, $max_fanout, $max_fire, $degree_damping, $seed_backflow,
-                    $limit, $engine)
+                    $limit, $engine, $ws)
 YIELD nodes, energies, hops, activated
 RETURN nodes, energies, hops, activated

@@ -13,16 +13,16 @@
 // returns: one row: nodes (neighbour ids), energies (sum each received this hop, same order)
 UNWIND range(0, size($ids) - 1) AS i
 WITH $ids[i] AS id, $energies[i] AS energy
-MATCH (n:Node {id: id})
+MATCH (n:Node {ws: $ws, id: id})
 WHERE $max_fanout IS NULL
    OR COUNT { (n)-[:SYNONYM|BELONGS_TO|OF|RELATED_TO|CONTENT]->() }
       + COUNT { (n)<-[:SYNONYM|BELONGS_TO|OF|RELATED_TO|CONTENT]-() } <= $max_fanout
 CALL (n) {
-  MATCH (n)-[r:SYNONYM|BELONGS_TO|OF|RELATED_TO|CONTENT]->(m:Node)
+  MATCH (n)-[r:SYNONYM|BELONGS_TO|OF|RELATED_TO|CONTENT]->(m:Node {ws: $ws})
   WHERE r.live
   RETURN m, r.kind AS kind
   UNION
-  MATCH (n)<-[r:SYNONYM|BELONGS_TO|OF|RELATED_TO]-(m:Node)
+  MATCH (n)<-[r:SYNONYM|BELONGS_TO|OF|RELATED_TO]-(m:Node {ws: $ws})
   WHERE r.live
   RETURN m, r.kind AS kind
 }

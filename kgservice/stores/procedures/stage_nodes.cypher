@@ -4,4 +4,4 @@
 // it. No uniqueness is checked here: a node another writer publishes first makes this
 // stage's publish fail on the node_id constraint, and the ingest is retried.
 UNWIND $nodes AS n
-CREATE (:StagedNode {id: n.id, label: n.label, kind: n.kind, stage: $stage})
+CREATE (:StagedNode {ws: $ws, id: n.id, label: n.label, kind: n.kind, stage: $stage})

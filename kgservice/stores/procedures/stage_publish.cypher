@@ -6,11 +6,11 @@
 // property are removed afterwards, in bounded
 // transactions, by stage_cleanup. The unique constraints on :Node / :Unit ids are checked
 // here, when the label is added.
-MATCH (n:StagedNode {stage: $stage})
+MATCH (n:StagedNode {ws: $ws, stage: $stage})
 SET n:Node
 RETURN count(n) AS nodes;
-MATCH (u:StagedUnit {stage: $stage})
+MATCH (u:StagedUnit {ws: $ws, stage: $stage})
 SET u:Unit
 RETURN count(u) AS units;
-MATCH (st:IngestStage {id: $stage})
+MATCH (st:IngestStage {ws: $ws, id: $stage})
 SET st.published = true

@@ -3,6 +3,6 @@
 // node-to-node edges are created with live = false at publish instead of being retired then.
 // parameters: $stage, $pairs (list of {old, new}). returns: linked
 UNWIND $pairs AS p
-MATCH (o:StagedUnit {id: p.old, stage: $stage}), (n:StagedUnit {id: p.new, stage: $stage})
+MATCH (o:StagedUnit {ws: $ws, id: p.old, stage: $stage}), (n:StagedUnit {ws: $ws, id: p.new, stage: $stage})
 MERGE (o)-[:SUPERSEDED_BY]->(n)
 RETURN count(p) AS linked

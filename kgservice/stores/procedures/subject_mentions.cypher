@@ -2,6 +2,6 @@
 // parameters: $id (node id)
 // returns: one row: units (list of unit ids, ordered); one list, not a row per unit,
 //          because a hub concept is the subject of tens of thousands of units
-MATCH (:Node {id: $id})<-[:SUBJECT]-(u:Unit)
+MATCH (:Node {ws: $ws, id: $id})<-[:SUBJECT]-(u:Unit {ws: $ws})
 WITH u.id AS unit ORDER BY unit
 RETURN collect(unit) AS units

@@ -9,9 +9,9 @@
 // returns: one row: units (the superseded ones among $ids), ends (for each, the ordered list
 //          of its terminal unit ids)
 UNWIND $ids AS id
-OPTIONAL MATCH (u:Unit {id: id}) WHERE (u)-[:SUPERSEDED_BY]->()
+OPTIONAL MATCH (u:Unit {ws: $ws, id: id}) WHERE (u)-[:SUPERSEDED_BY]->()
 WITH DISTINCT u WHERE u IS NOT NULL
-MATCH (u)(()-[:SUPERSEDED_BY]->())+(t:Unit)
+MATCH (u)(()-[:SUPERSEDED_BY]->())+(t:Unit {ws: $ws})
 WHERE NOT (t)-[:SUPERSEDED_BY]->()
 WITH u, t ORDER BY t.id
 WITH u, collect(DISTINCT t.id) AS ends

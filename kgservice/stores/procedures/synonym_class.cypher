@@ -4,8 +4,8 @@
 // enumeration (ANY SHORTEST to every target stalled for minutes on hub nodes).
 // parameters: $id (node id)
 // returns: node (member id, the node itself included), ordered
-MATCH (n:Node {id: $id})
-OPTIONAL MATCH (n)-[:SYNONYM*1..10 {live: true}]-(m:Node)
+MATCH (n:Node {ws: $ws, id: $id})
+OPTIONAL MATCH (n)-[:SYNONYM*1..10 {live: true}]-(m:Node {ws: $ws})
 WITH n, collect(DISTINCT m.id) AS others
 UNWIND others + [n.id] AS node
 RETURN DISTINCT node

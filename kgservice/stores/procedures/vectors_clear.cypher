@@ -2,7 +2,7 @@
 // recreate, before the index is made again for the new dimension).
 // parameters: none
 // returns: nothing
-MATCH (v:KgVector)
+MATCH (v:KgVector {ws: $ws})
 CALL (v) { DETACH DELETE v } IN TRANSACTIONS OF 10000 ROWS;
-MATCH (m:KgVectorSet)
+MATCH (m:KgVectorSet {ws: $ws})
 DELETE m

@@ -2,5 +2,5 @@
 // parameters: ids (list of node ids)
 // returns: nothing
 UNWIND $ids AS id
-MATCH (v:KgVector {node_id: id})
+MATCH (v:KgVector {ws: $ws, node_id: id})
 DETACH DELETE v

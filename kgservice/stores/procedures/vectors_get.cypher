@@ -2,5 +2,5 @@
 // parameters: ids (list of node ids)
 // returns: node_id, pid, payload (JSON text), vector
 UNWIND $ids AS id
-MATCH (v:KgVector {node_id: id})
+MATCH (v:KgVector {ws: $ws, node_id: id})
 RETURN v.node_id AS node_id, v.pid AS pid, v.payload AS payload, v.embedding AS vector

@@ -6,7 +6,7 @@
 // returns: q (index of the query), node_id, score (one row per hit)
 UNWIND range(0, size($queries) - 1) AS q
 CALL (q) {
-  MATCH (v:KgVector)
+  MATCH (v:KgVector {ws: $ws})
   WITH v, vector.similarity.cosine(v.embedding, $queries[q]) AS score
   ORDER BY score DESC, v.node_id
   LIMIT $top

@@ -4,7 +4,7 @@
 //             payload as JSON text, the normalised vector
 // returns: nothing
 UNWIND $rows AS r
-MERGE (v:KgVector {node_id: r.id})
+MERGE (v:KgVector {ws: $ws, node_id: r.id})
 SET v.pid = r.pid, v.payload = r.payload
 WITH v, r
 CALL db.create.setNodeVectorProperty(v, 'embedding', r.vector)

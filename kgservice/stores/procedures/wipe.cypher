@@ -1,4 +1,4 @@
-// wipe: delete the knowledge (units, nodes, relations, staging, the change log) in batches, for
+// wipe: delete this workspace's knowledge (nodes whose ws is $ws; other workspaces untouched) (units, nodes, relations, staging, the change log) in batches, for
 // `kg restore --replace`. Service state survives: API keys (:KgApiKey), ingest jobs (:KgJob), saved results (:KgSavedResult),
 // web sign-ins (:KgSession), the servers' heartbeats (:KgServer),
 // entity-resolution decisions (:KgMergeDecision),
@@ -11,10 +11,10 @@
 // edge of every hub in it (tens of thousands at 1M units), which ran a 3g heap out of
 // transaction memory; deleting edges first bounds each transaction by its row count.
 // Service-state nodes have no relationships, so the first statement never touches them.
-// parameters: none
+// parameters: ws (the workspace; added by the connection)
 // returns: nothing
-MATCH ()-[r]->()
+MATCH (:Node|Unit|RetractedUnit|StagedNode|StagedUnit|Document {ws: $ws})-[r]->()
 CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS;
-MATCH (n) WHERE NOT n:KgApiKey AND NOT n:KgJob AND NOT n:KgMeta AND NOT n:KgSchema AND NOT n:KgRestore AND NOT n:KgSavedResult
+MATCH (n {ws: $ws}) WHERE NOT n:KgApiKey AND NOT n:KgJob AND NOT n:KgMeta AND NOT n:KgSchema AND NOT n:KgRestore AND NOT n:KgSavedResult
   AND NOT n:KgSession AND NOT n:KgServer AND NOT n:KgMergeDecision
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS

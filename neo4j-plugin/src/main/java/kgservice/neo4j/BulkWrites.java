@@ -90,11 +90,15 @@ public class BulkWrites {
     }
 
     @Procedure(name = "kg.createNodes", mode = Mode.WRITE)
-    @Description("kg.createNodes(nodes) :: (ids, eids) - CREATE (:Node {id, label, kind}) per row, as "
+    @Description("kg.createNodes(nodes, ws) :: (ids, eids) - CREATE (:Node {ws, id, label, kind}) per row, as "
             + "cypher/ingest_new_nodes.cypher does; the ids and element ids of the created nodes")
-    public Stream<CreatedNodes> createNodes(@Name("nodes") List<Map<String, Object>> nodes) throws KernelException {
+    public Stream<CreatedNodes> createNodes(@Name("nodes") List<Map<String, Object>> nodes,
+                                            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws)
+            throws KernelException {
         Ops ops = new Ops(tx);
         int[] labels = {ops.label("Node")};
+        int wsKey = ops.key("ws");
+        Value wsValue = Values.of(Graph.ws(ws));
         int id = ops.key("id");
         int label = ops.key("label");
         int kind = ops.key("kind");
@@ -102,6 +106,7 @@ public class BulkWrites {
         List<String> eids = new ArrayList<>(nodes.size());
         for (Map<String, Object> n : nodes) {
             long x = ops.write.nodeCreateWithLabels(labels);
+            ops.write.nodeSetProperty(x, wsKey, wsValue);
             set(ops.write, x, id, n.get("id"));
             set(ops.write, x, label, n.get("label"));
             set(ops.write, x, kind, n.get("kind"));
@@ -112,12 +117,16 @@ public class BulkWrites {
     }
 
     @Procedure(name = "kg.createUnits", mode = Mode.WRITE)
-    @Description("kg.createUnits(units) :: (created) - CREATE (:Unit {...}) with its SUBJECT, ARG {pos} and "
+    @Description("kg.createUnits(units, ws) :: (created) - CREATE (:Unit {ws, ...}) with its SUBJECT, ARG {pos} and "
             + "MOD {slot} edges to nodes given by element id, as cypher/ingest_units.cypher does")
     @SuppressWarnings("unchecked")
-    public Stream<Created> createUnits(@Name("units") List<Map<String, Object>> units) throws KernelException {
+    public Stream<Created> createUnits(@Name("units") List<Map<String, Object>> units,
+                                       @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws)
+            throws KernelException {
         Ops ops = new Ops(tx);
         int[] labels = {ops.label("Unit")};
+        int wsKey = ops.key("ws");
+        Value wsValue = Values.of(Graph.ws(ws));
         int[] keys = new int[UNIT_KEYS.length];
         for (int i = 0; i < keys.length; i++) {
             keys[i] = ops.key(UNIT_KEYS[i]);
@@ -130,6 +139,7 @@ public class BulkWrites {
         long created = 0;
         for (Map<String, Object> u : units) {
             long x = ops.write.nodeCreateWithLabels(labels);
+            ops.write.nodeSetProperty(x, wsKey, wsValue);
             for (int i = 0; i < keys.length; i++) {
                 set(ops.write, x, keys[i], u.get(UNIT_KEYS[i]));
             }

@@ -49,14 +49,18 @@ public class ClosureProcedures {
     @Procedure(name = "kg.synonymClass", mode = Mode.READ)
     @Description("kg.synonymClass(nodeId) :: (node) - the ≡ class over live SYNONYM edges (either direction, "
             + "<= 10 hops), the node itself included, ordered")
-    public Stream<NodeRow> synonymClass(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+    public Stream<NodeRow> synonymClass(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         return nodes(closures().synonymClass(NodeIds.resolve(tx, nodeId)));
     }
 
     @Procedure(name = "kg.belongsToClosure", mode = Mode.READ)
     @Description("kg.belongsToClosure(nodeId) :: (ancestor, depth, units) - transitive live belongs-to ancestors "
             + "with their shortest depth (<= 10) and the units stated on each (facts that sink to the node)")
-    public Stream<AncestorRow> belongsToClosure(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+    public Stream<AncestorRow> belongsToClosure(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         Closures c = closures();
         List<AncestorRow> rows = new ArrayList<>();
         c.belongsToAncestors(NodeIds.resolve(tx, nodeId)).forEach((a, d) -> rows.add(new AncestorRow(a, d, c.subjectMentions(a))));
@@ -68,45 +72,59 @@ public class ClosureProcedures {
     @Procedure(name = "kg.supersededEnd", mode = Mode.READ)
     @Description("kg.supersededEnd(unitIds) :: (unit, ends) - the terminal units of each unit's supersession "
             + "chain ([unit] when it is live or not stored)")
-    public Stream<EndsRow> supersededEnd(@Name(value = "unitIds", description = "unit ids") List<String> unitIds) {
+    public Stream<EndsRow> supersededEnd(@Name(value = "unitIds", description = "unit ids") List<String> unitIds,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         return closures().supersededEnd(unitIds).entrySet().stream().map(e -> new EndsRow(e.getKey(), e.getValue()));
     }
 
     @Procedure(name = "kg.nodeSupersededEnd", mode = Mode.READ)
     @Description("kg.nodeSupersededEnd(nodeId) :: (node) - terminal nodes of a node-level supersession chain "
             + "(v1 -> v2 -> v3 gives v3), the node itself when nothing replaces it")
-    public Stream<NodeRow> nodeSupersededEnd(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+    public Stream<NodeRow> nodeSupersededEnd(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         return nodes(closures().nodeSupersededEnd(NodeIds.resolve(tx, nodeId)));
     }
 
     @Procedure(name = "kg.subjectMentions", mode = Mode.READ)
     @Description("kg.subjectMentions(nodeId) :: (unit) - units whose subject is the node, ordered")
-    public Stream<UnitRow> subjectMentions(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+    public Stream<UnitRow> subjectMentions(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         return closures().subjectMentions(NodeIds.resolve(tx, nodeId)).stream().map(UnitRow::new);
     }
 
     @Procedure(name = "kg.contextMentions", mode = Mode.READ)
     @Description("kg.contextMentions(nodeId) :: (unit) - units with the node as an argument or modifier value")
-    public Stream<UnitRow> contextMentions(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+    public Stream<UnitRow> contextMentions(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         return closures().contextMentions(NodeIds.resolve(tx, nodeId)).stream().map(UnitRow::new);
     }
 
     @Procedure(name = "kg.narrowedBy", mode = Mode.READ)
     @Description("kg.narrowedBy(nodeId) :: (node) - derived nodes that narrow the base node")
-    public Stream<NodeRow> narrowedBy(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+    public Stream<NodeRow> narrowedBy(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         return nodes(closures().narrowedBy(NodeIds.resolve(tx, nodeId)));
     }
 
     @Procedure(name = "kg.narrows", mode = Mode.READ)
     @Description("kg.narrows(nodeId) :: (node) - base nodes the derived node narrows")
-    public Stream<NodeRow> narrows(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId) {
+    public Stream<NodeRow> narrows(@Name(value = "nodeId", description = "a node id or label (any case / width), as `kg expand` takes it") String nodeId,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         return nodes(closures().narrows(NodeIds.resolve(tx, nodeId)));
     }
 
     @Procedure(name = "kg.expand", mode = Mode.READ)
     @Description("kg.expand(seeds :: LIST<STRING>) :: (kind, id, why) - directed expansion as `kg expand`: "
             + "kind 'node' / 'unit' with the reasons it is there, 'superseded' with its terminal units as why")
-    public Stream<ExpandRow> expand(@Name(value = "seeds", description = "node ids or labels, as `kg expand` takes them") List<String> seeds) {
+    public Stream<ExpandRow> expand(@Name(value = "seeds", description = "node ids or labels, as `kg expand` takes them") List<String> seeds,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         Directed d = Directed.expand(closures(), NodeIds.resolveAll(tx, seeds));
         List<ExpandRow> rows = new ArrayList<>();
         addAll(rows, "node", d.nodes);
@@ -127,7 +145,9 @@ public class ClosureProcedures {
     public Stream<ChainRow> causalChain(
             @Name(value = "node", description = "a node id or label (any case / width), as `kg expand` takes it") String node,
             @Name(value = "maxHops", defaultValue = "3", description = "at most this many hops, 1..10") long maxHops,
-            @Name(value = "family", defaultValue = "导致", description = "the content family the chain follows (its base member)") String family) {
+            @Name(value = "family", defaultValue = "导致", description = "the content family the chain follows (its base member)") String family,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         String seed = NodeIds.resolve(tx, node);
         CausalChains.Result r = new CausalChains(tx).walk(seed, (int) Math.max(0, Math.min(11, maxHops)), family);
         List<ChainRow> rows = new ArrayList<>();

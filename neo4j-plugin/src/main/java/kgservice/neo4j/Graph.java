@@ -98,11 +98,29 @@ final class Graph {
         return (String) n.getProperty("id", null);
     }
 
+    /** The workspace of the procedure call running on this thread (docs/workspaces.md): every
+     *  procedure sets it from its `ws` argument before it reads anything, and every lookup by id
+     *  is a lookup by (ws, id), the identity the store's constraints keep unique. */
+    static final ThreadLocal<String> WS = ThreadLocal.withInitial(() -> "default");
+
+    static String ws(String given) {
+        String ws = given == null || given.isEmpty() ? "default" : given;
+        WS.set(ws);
+        return ws;
+    }
+
     static Node node(Transaction tx, String id) {
-        return id == null ? null : tx.findNode(NODE, "id", id);
+        return id == null ? null : find(tx, NODE, "id", id);
     }
 
     static Node unit(Transaction tx, String id) {
-        return id == null ? null : tx.findNode(UNIT, "id", id);
+        return id == null ? null : find(tx, UNIT, "id", id);
+    }
+
+    /** The one node of {@code label} in this call's workspace whose {@code key} is {@code value}. */
+    static Node find(Transaction tx, Label label, String key, Object value) {
+        try (var it = tx.findNodes(label, java.util.Map.of("ws", WS.get(), key, value))) {
+            return it.hasNext() ? it.next() : null;
+        }
     }
 }

@@ -68,7 +68,8 @@ final class ResidentGraph {
     private NodeCursor nc;
     private RelationshipTraversalCursor rc;
     private PropertyCursor props;
-    private int idKey, liveKey, nodeLabel;
+    private int idKey, liveKey, nodeLabel, wsKey;
+    private String ws = "default"; // the workspace whose :Node nodes this graph holds
     private RelationshipSelection[] select;
     private int[] typeIds;
     private int[] stamp = new int[0];
@@ -123,6 +124,7 @@ final class ResidentGraph {
         read = k.read;
         idKey = k.idKey;
         liveKey = k.liveKey;
+        wsKey = k.tokens.propertyKey("ws");
         nodeLabel = k.tokens.nodeLabel(Graph.NODE.name());
         typeIds = k.typeIds;
         select = Graph.spreadSelections(typeIds);
@@ -173,9 +175,10 @@ final class ResidentGraph {
     // -- build -------------------------------------------------------------------------------
 
     /** Every :Node and its rows, read in the caller's transaction. */
-    static ResidentGraph build(Transaction tx) {
+    static ResidentGraph build(Transaction tx, String ws) {
         long t0 = System.nanoTime();
         ResidentGraph g = new ResidentGraph();
+        g.ws = ws;
         g.withCursors(tx, () -> {
             g.buildNodes();
             g.buildRows();
@@ -193,7 +196,7 @@ final class ResidentGraph {
         if (nodeLabel != TokenConstants.NO_TOKEN) {
             read.allNodesScan(nc);
             while (nc.next()) {
-                if (!nc.hasLabel(nodeLabel)) {
+                if (!nc.hasLabel(nodeLabel) || !inWorkspace()) {
                     continue;
                 }
                 String id = readId();
@@ -244,6 +247,15 @@ final class ResidentGraph {
         n = count;
         sortedCount = count;
         stamp = new int[cap];
+    }
+
+    /** Whether the node under the cursor belongs to this graph's workspace (edges never cross one). */
+    private boolean inWorkspace() {
+        if (wsKey == TokenConstants.NO_TOKEN) {
+            return false;
+        }
+        nc.properties(props, PropertySelection.selection(wsKey));
+        return props.next() && props.propertyValue() instanceof TextValue text && ws.equals(text.stringValue());
     }
 
     private String readId() {

@@ -44,11 +44,16 @@ final class ResidentSpread {
 
     static final Map<String, Holder> HOLDERS = new ConcurrentHashMap<>();
 
+    /** One resident graph per database and workspace: a workspace's graph holds its nodes only. */
+    static String holder(String database) {
+        return database + "\u001f" + Graph.WS.get();
+    }
+
     /** The store state a graph must match: epoch, version, spreading relationship counts. */
     record Key(String epoch, long version, long[] counts) {}
 
     static Key key(Transaction tx) {
-        Node meta = tx.findNode(META, "id", "state");
+        Node meta = Graph.find(tx, META, "id", "state");
         String epoch = "";
         long version = 0;
         if (meta != null) {
@@ -71,7 +76,7 @@ final class ResidentSpread {
             List<String> touched = new ArrayList<>();
             boolean ok = true;
             for (long seq = g.version + 1; seq <= k.version() && ok; seq++) {
-                Node c = tx.findNode(CHANGE, "seq", seq);
+                Node c = Graph.find(tx, CHANGE, "seq", seq);
                 if (c == null || Boolean.TRUE.equals(c.getProperty("all", false))) {
                     ok = false; // pruned past us, or too many nodes to list: rebuild
                     break;
@@ -92,7 +97,7 @@ final class ResidentSpread {
                 }
             }
         }
-        ResidentGraph fresh = ResidentGraph.build(tx);
+        ResidentGraph fresh = ResidentGraph.build(tx, Graph.WS.get());
         fresh.epoch = k.epoch();
         fresh.version = k.version();
         fresh.relCounts = k.counts();
@@ -133,7 +138,7 @@ final class ResidentSpread {
 
     static SpreadEngine.Result run(String database, Transaction tx, Map<String, Double> seeds,
                                    SpreadEngine.Params p, int limit) {
-        Holder h = HOLDERS.computeIfAbsent(database, d -> new Holder());
+        Holder h = HOLDERS.computeIfAbsent(holder(database), d -> new Holder());
         Key k = key(tx);
         h.lock.readLock().lock();
         if (!current(h.graph, k)) {
@@ -165,7 +170,7 @@ final class ResidentSpread {
 
     /** Build (or bring up to date) the database's graph now and report it. */
     static Holder warm(String database, Transaction tx) {
-        Holder h = HOLDERS.computeIfAbsent(database, d -> new Holder());
+        Holder h = HOLDERS.computeIfAbsent(holder(database), d -> new Holder());
         Key k = key(tx);
         h.lock.writeLock().lock();
         try {
@@ -179,7 +184,7 @@ final class ResidentSpread {
     }
 
     static void drop(String database) {
-        Holder h = HOLDERS.get(database);
+        Holder h = HOLDERS.get(holder(database));
         if (h != null) {
             h.lock.writeLock().lock();
             try {

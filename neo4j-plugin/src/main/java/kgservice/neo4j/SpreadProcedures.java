@@ -88,7 +88,9 @@ public class SpreadProcedures {
             @Name(value = "degreeDamping", defaultValue = "null", description = D_DEGREE_DAMPING) Object degreeDamping,
             @Name(value = "seedBackflow", defaultValue = "null", description = D_SEED_BACKFLOW) Object seedBackflow,
             @Name(value = "limit", defaultValue = "0", description = D_LIMIT) long limit,
-            @Name(value = "engine", defaultValue = "auto", description = D_ENGINE) String engine) {
+            @Name(value = "engine", defaultValue = "auto", description = D_ENGINE) String engine,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
                 limit, engine);
         List<SpreadRow> rows = new ArrayList<>(r.energy().size());
@@ -112,7 +114,9 @@ public class SpreadProcedures {
             @Name(value = "degreeDamping", defaultValue = "null", description = D_DEGREE_DAMPING) Object degreeDamping,
             @Name(value = "seedBackflow", defaultValue = "null", description = D_SEED_BACKFLOW) Object seedBackflow,
             @Name(value = "limit", defaultValue = "0", description = D_LIMIT) long limit,
-            @Name(value = "engine", defaultValue = "auto", description = D_ENGINE) String engine) {
+            @Name(value = "engine", defaultValue = "auto", description = D_ENGINE) String engine,
+            @Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         SpreadEngine.Result r = run(seeds, tau, epsilon, maxHops, maxFanout, maxFire, degreeDamping, seedBackflow,
                 limit, engine);
         List<String> nodes = new ArrayList<>(r.energy().size());
@@ -128,9 +132,10 @@ public class SpreadProcedures {
     @Description("kg.spreadGraph() :: (engine, nodes, rows, bytes, buildMillis, version, rebuilds, patches, "
             + "patchedNodes, lastPatchMillis, lastPatchNodes) - build (or bring up to date) the resident spreading graph of this database now "
             + "and report its size; engine 'walk' when it is disabled or would not fit the heap")
-    public Stream<GraphStats> spreadGraph() {
+    public Stream<GraphStats> spreadGraph(@Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         if (!residentAllowed()) {
-            return Stream.of(new GraphStats("walk", null, ResidentSpread.HOLDERS.get(db.databaseName())));
+            return Stream.of(new GraphStats("walk", null, ResidentSpread.HOLDERS.get(ResidentSpread.holder(db.databaseName()))));
         }
         ResidentSpread.Holder h = ResidentSpread.warm(db.databaseName(), tx);
         return Stream.of(new GraphStats("resident", h.graph, h));
@@ -139,7 +144,8 @@ public class SpreadProcedures {
     @Procedure(name = "kg.spreadGraphDrop", mode = Mode.READ)
     @Description("kg.spreadGraphDrop() - forget this database's resident spreading graph (the next spread "
             + "rebuilds it): frees its heap, and measures the cold start")
-    public void spreadGraphDrop() {
+    public void spreadGraphDrop(@Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
+        Graph.ws(ws);
         ResidentSpread.drop(db.databaseName());
     }
 
@@ -151,7 +157,7 @@ public class SpreadProcedures {
         if (off != null && (off.equals("0") || off.equalsIgnoreCase("false"))) {
             return false;
         }
-        ResidentSpread.Holder h = ResidentSpread.HOLDERS.get(db.databaseName());
+        ResidentSpread.Holder h = ResidentSpread.HOLDERS.get(ResidentSpread.holder(db.databaseName()));
         if (h != null && h.graph != null) {
             return true;
         }

@@ -25,9 +25,9 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  */
 class ProceduresTest {
     private static final String FIXTURE = String.join("\n",
-            "CREATE (d:Node {id: 'drought', kind: 'entry'}), (c:Node {id: 'crop failure', kind: 'entry'}),",
-            "       (f:Node {id: 'famine', kind: 'entry'}), (m:Node {id: 'migration', kind: 'entry'}),",
-            "       (g:Node {id: '干旱', kind: 'entry'}), (dust:Node {id: 'lit:dust', kind: 'literal'}),",
+            "CREATE (d:Node {ws: 'default', id: 'drought', kind: 'entry'}), (c:Node {ws: 'default', id: 'crop failure', kind: 'entry'}),",
+            "       (f:Node {ws: 'default', id: 'famine', kind: 'entry'}), (m:Node {ws: 'default', id: 'migration', kind: 'entry'}),",
+            "       (g:Node {ws: 'default', id: '干旱', kind: 'entry'}), (dust:Node {ws: 'default', id: 'lit:dust', kind: 'literal'}),",
             "       (d)-[:CONTENT {family: '导致', unit: 'c1', live: true}]->(c),",
             "       (c)-[:CONTENT {family: '导致', unit: 'c2', live: false}]->(f),",
             "       (c)-[:CONTENT {family: '导致', unit: 'c3', live: true}]->(m),",
@@ -37,14 +37,17 @@ class ProceduresTest {
             // units whose effect is a value have no edge to it (the store writes none; the c5 edge
             // above checks that spreading skips one anyway): {crop failure} [causes] (hunger) is
             // read off the unit; {drought} [caused by] (heat) is inverse (its subject is the effect)
-            "       (c5:Unit {id: 'c5', family: '导致', json: '{\"id\":\"c5\",\"inverse\":false}'}),",
+            "       (c5:Unit {ws: 'default', id: 'c5', family: '导致', json: '{\"id\":\"c5\",\"inverse\":false}'}),",
             "       (c5)-[:SUBJECT]->(d), (c5)-[:ARG {pos: 0}]->(dust),",
-            "       (hunger:Node {id: 'lit:hunger', kind: 'literal'}),",
-            "       (c8:Unit {id: 'c8', family: '导致', json: '{\"id\":\"c8\",\"inverse\":false}'}),",
+            "       (hunger:Node {ws: 'default', id: 'lit:hunger', kind: 'literal'}),",
+            "       (c8:Unit {ws: 'default', id: 'c8', family: '导致', json: '{\"id\":\"c8\",\"inverse\":false}'}),",
             "       (c8)-[:SUBJECT]->(c), (c8)-[:ARG {pos: 0}]->(hunger),",
-            "       (heat:Node {id: 'lit:heat', kind: 'literal'}),",
-            "       (c6:Unit {id: 'c6', family: '导致', json: '{\"id\":\"c6\",\"inverse\":true}'}),",
-            "       (c6)-[:SUBJECT]->(d), (c6)-[:ARG {pos: 0}]->(heat)");
+            "       (heat:Node {ws: 'default', id: 'lit:heat', kind: 'literal'}),",
+            "       (c6:Unit {ws: 'default', id: 'c6', family: '导致', json: '{\"id\":\"c6\",\"inverse\":true}'}),",
+            "       (c6)-[:SUBJECT]->(d), (c6)-[:ARG {pos: 0}]->(heat),",
+            // another workspace with a node of the same id: never seen from 'default'
+            "       (od:Node {ws: 'other', id: 'drought', kind: 'entry'}), (ox:Node {ws: 'other', id: 'flood', kind: 'entry'}),",
+            "       (od)-[:CONTENT {family: '导致', unit: 'o1', live: true}]->(ox)");
 
     private static DatabaseManagementService dbms;
     private static GraphDatabaseService db;
@@ -118,6 +121,20 @@ class ProceduresTest {
                     m -> m.get("energy")));
             assertEquals(Map.of("drought", 1.0, "crop failure", 0.5, "干旱", 0.9), got);
         }
+    }
+
+    @Test
+    void eachWorkspaceSpreadsOverItsOwnNodes() {
+        // the same seed id in two workspaces: each call reads its own (default when none is given),
+        // on both engines (the resident graph is one per workspace)
+        for (String engine : List.of("walk", "resident")) {
+            String call = "CALL kg.spread({Drought: 1.0}, {content: 0.5, synonym: 0.9}, 0.05, 1, 0, 0, 0.0, true, 0, '"
+                    + engine + "'";
+            assertEquals(Map.of("drought", 1.0, "crop failure", 0.5, "干旱", 0.9), energies(call + ")"));
+            assertEquals(Map.of("drought", 1.0, "crop failure", 0.5, "干旱", 0.9), energies(call + ", 'default')"));
+            assertEquals(Map.of("drought", 1.0, "flood", 0.5), energies(call + ", 'other')"));
+        }
+        assertEquals(List.of(Map.of("node", "drought")), rows("CALL kg.synonymClass('drought', 'other')"));
     }
 
     private static Map<String, Object> energies(String query) {
