@@ -103,13 +103,20 @@ def create_workspace(settings: Settings, name: str) -> str:
     return name
 
 
-def exists(settings: Settings, name: str) -> bool:
-    """Whether workspace ``name`` exists (``default`` always does)."""
+def exists(settings: Settings, name: str, store: Any | None = None) -> bool:
+    """Whether workspace ``name`` exists (``default`` always does): a directory on the embedded
+    store, a mark in the shared store (Neo4j). ``store``: that shared store, already open (a
+    server asks per request and keeps its default workspace's store open)."""
     if name == DEFAULT_WORKSPACE:
         return True
     from kgservice.stores.factory import in_process
 
-    return in_process(settings) and replace(settings, workspace=name).kb_dir.is_dir()
+    if in_process(settings):
+        return replace(settings, workspace=name).kb_dir.is_dir()
+    if store is not None:
+        return bool(store.workspace_exists(name))
+    with _server_store(settings) as opened:
+        return bool(opened.workspace_exists(name))
 
 
 def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, served_here: bool = False) -> str:

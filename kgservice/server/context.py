@@ -65,9 +65,10 @@ class ServerContext:
             check_workspace_name(name)  # a path's name is caller input: a bad one names no workspace
         except KgError:
             return False
+        from kgservice.stores.factory import in_process
         from kgservice.workspaces import exists
 
-        return exists(top.settings, name)
+        return exists(top.settings, name, store=None if in_process(top.settings) else top.kb.store)
 
     def for_workspace(self, name: str) -> "ServerContext":
         """The context of workspace ``name`` (which :meth:`serves`): this one for the workspace
@@ -118,7 +119,8 @@ class ServerContext:
             if self._peers is None:
                 from kgservice.server.peers import Peers
 
-                self._peers = Peers(self.kb.store.server_registry(), read_only=self.settings.read_only)
+                self._peers = Peers(self.kb.store.server_registry(), read_only=self.settings.read_only,
+                                    serves="*" if self.only is None else self.only)
                 self.metrics.watch_peers(self._peers)
             return self._peers
 

@@ -34,9 +34,10 @@ log = logging.getLogger("kgservice.server.peers")
 
 
 class Peers:
-    def __init__(self, registry: Any, read_only: bool = False):
+    def __init__(self, registry: Any, read_only: bool = False, serves: str = "*"):
         self.registry = registry  # None: this server owns its store (embedded): alone by definition
         self.read_only = read_only
+        self.serves = serves  # the one workspace this server serves, or "*": every workspace
         self.id = uuid.uuid4().hex
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.count = 1
@@ -55,7 +56,7 @@ class Peers:
             if self.read_only:
                 self.count = self.registry.live() + 1
             else:
-                self.count = self.registry.beat(self.id, self.name, LEASE_S, FORGET_S)
+                self.count = self.registry.beat(self.id, self.name, LEASE_S, FORGET_S, serves=self.serves)
         except Exception as exc:  # the store is down: keep the last count, say so once per beat
             log.warning("server heartbeat failed (%s: %s); the rate limits keep the share of %d server(s)",
                         type(exc).__name__, exc, self.count)

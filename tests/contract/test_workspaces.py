@@ -238,9 +238,23 @@ def test_kg_workspaces_on_neo4j(tmp_path: Path, request):
     assert json.loads(listed.stdout) == ["default", "team-a", "team-b"], listed.stderr
     assert kg(env, "workspaces", "create", "team-a").returncode == 2
     assert kg(env, "workspaces", "rename", "team-b", "team-a").returncode == 2  # the new name is taken
-    with serving({**env, "KG_WORKSPACE": "team-b"}):
-        owned = kg(env, "workspaces", "rename", "team-b", "blue")
-        assert owned.returncode == 1 and "served by" in owned.stderr, owned.stderr
+    store = request.getfixturevalue("neo4j_connection")
+
+    def beating(server_env: dict[str, str]) -> None:
+        """Once the server's first heartbeat is stored (it is written beside the port opening)."""
+        import time
+
+        deadline = time.monotonic() + 120  # only bounds a hang
+        while not store.workspace_served("team-b"):
+            assert time.monotonic() < deadline, "the server's heartbeat never came"
+            time.sleep(0.2)
+
+    # a server of team-b alone, then one serving every workspace: each owns team-b
+    for server_env in ({**env, "KG_WORKSPACE": "team-b"}, env):
+        with serving(server_env):
+            beating(server_env)
+            owned = kg(env, "workspaces", "rename", "team-b", "blue")
+            assert owned.returncode == 1 and "served by" in owned.stderr, owned.stderr
     assert kg(env, "workspaces", "rename", "team-b", "blue").returncode == 0
     moved = kg(env, "--workspace", "blue", "show", "w2")
     assert moved.returncode == 0 and MARKER in moved.stdout, moved.stderr

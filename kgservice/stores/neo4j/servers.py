@@ -11,10 +11,12 @@ class Neo4jServerRegistry:
     def __init__(self, store: Any):
         self.store = store
 
-    def beat(self, server_id: str, name: str, lease_s: float, forget_s: float) -> int:
-        """Renew this server's lease; how many servers are live now (this one included)."""
+    def beat(self, server_id: str, name: str, lease_s: float, forget_s: float, serves: str = "*") -> int:
+        """Renew this server's lease; how many servers are live now (this one included).
+        ``serves``: the one workspace it serves, or ``*`` for every workspace of the deployment
+        (``kg workspaces rename/delete`` are refused under either)."""
         rows = self.store.write("servers_beat", id=server_id, server_name=name, lease_ms=int(lease_s * 1000),
-                                forget_ms=int(forget_s * 1000))
+                                forget_ms=int(forget_s * 1000), serves=serves)
         return int(rows[0]["live"])
 
     def live(self) -> int:
