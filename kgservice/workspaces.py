@@ -116,7 +116,7 @@ def exists(settings: Settings, name: str, store: Any | None = None) -> bool:
     if store is not None:
         return bool(store.workspace_exists(name))
     with _server_store(settings) as opened:
-        return bool(opened.workspace_exists(name))
+        return opened is not None and bool(opened.workspace_exists(name))
 
 
 def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, served_here: bool = False) -> str:
