@@ -54,13 +54,16 @@ def _in_store(store: Any, settings: Settings, name: str, *, exists: bool) -> Set
     return replace(settings, workspace=name)
 
 
-def _refuse_if_served_in(store: Any, settings: Settings, what: str) -> None:
+def _refuse_if_served_in(store: Any, settings: Settings, what: str, served_here: bool = False) -> None:
+    """Refused while a live ``kg serve`` serves the workspace (its heartbeat names it, or ``*``);
+    ``served_here``: the caller is one of them and closed the workspace itself, so it does not count."""
     from kgservice.deployment import StoreOwned
 
-    live = store.workspace_served(settings.workspace)
-    if live:
-        raise StoreOwned(f"{what} refused: workspace {settings.workspace!r} is served by {live} running kg serve "
-                         "process(es) on this database; stop them first")
+    live = store.workspace_served(settings.workspace) - (1 if served_here else 0)
+    if live > 0:
+        raise StoreOwned(f"{what} refused: workspace {settings.workspace!r} is served by {live} "
+                         f"{'other ' if served_here else ''}running kg serve process(es) on this database; "
+                         "stop them first")
 
 
 def _writable(settings: Settings, what: str) -> None:
@@ -130,8 +133,9 @@ def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, serve
     with _server_store(settings) as store:
         if store is not None:
             src, dst = _in_store(store, settings, old, exists=True), _in_store(store, settings, new, exists=False)
-            _refuse_if_served_in(store, src, f"renaming workspace {old!r}")
+            _refuse_if_served_in(store, src, f"renaming workspace {old!r}", served_here)
             store.rename_workspace(old, new)
+            keys.rename_workspace(old, new)
             if src.kb_dir.is_dir() and not dst.kb_dir.exists():  # this machine's caches of it follow it
                 dst.kb_dir.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(src.kb_dir, dst.kb_dir)
@@ -153,8 +157,9 @@ def delete_workspace(settings: Settings, name: str, *, keys: Any, served_here: b
     with _server_store(settings) as store:
         if store is not None:
             ws = _in_store(store, settings, name, exists=True)
-            _refuse_if_served_in(store, ws, f"deleting workspace {name!r}")
+            _refuse_if_served_in(store, ws, f"deleting workspace {name!r}", served_here)
             store.delete_workspace(name)
+            keys.drop_workspace(name)
             if ws.kb_dir.is_dir():  # this machine's caches of it
                 shutil.rmtree(ws.kb_dir)
             return name

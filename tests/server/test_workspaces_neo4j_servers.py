@@ -9,6 +9,7 @@ reply would count no miss). Counts, never timings; the deadlines only bound a ha
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -72,3 +73,31 @@ def test_an_ingest_into_a_leaves_b_s_cached_answers_hits_on_another_server(tmp_p
             seen = {ws: httpx.post(f"{base}/w/{ws}/v1/expand", json={"seeds": ["smoking"]}, headers=h,
                                    timeout=120).text for ws in ("team-a", "team-b")}
             assert MARKER not in seen["team-a"] and MARKER in seen["team-b"], seen
+
+
+def test_a_workspace_renamed_and_deleted_over_rest_on_neo4j_takes_its_keys_along(tmp_path: Path, neo4j_connection):
+    """The admin routes on a Neo4j server serving every workspace: the rename is not refused by
+    the server's own heartbeat, the keys of team-a are keys of blue afterwards (so a later
+    team-a is not theirs), and deleting blue revokes a key left with no workspace."""
+    wipe_all(neo4j_connection)
+    env = neo4j_env(tmp_path / "kg", KG_VECTOR_BACKEND="neo4j")
+    env.pop("KG_SINGLE_PROCESS")
+    (tmp_path / "a.units").write_text(SHARED + ONLY_B, "utf-8")
+    assert kg(env, "--workspace", "team-a", "ingest", str(tmp_path / "a.units")).returncode == 0
+    root = {"Authorization": f"Bearer {workspace_key(env, 'root', 'default:admin')}"}
+    ann = {"Authorization": f"Bearer {workspace_key(env, 'ann', 'team-a:reader')}"}
+    with serving(env) as (base, _, _):
+        assert httpx.get(f"{base}/v1/units/w2", headers=ann, timeout=60).status_code == 200  # her one workspace
+        r = httpx.patch(f"{base}/v1/admin/workspaces/team-a", json={"name": "blue"}, headers=root, timeout=120)
+        assert r.status_code == 200, r.text
+        moved = httpx.get(f"{base}/v1/units/w2", headers=ann, timeout=60)
+        assert moved.status_code == 200 and MARKER in moved.text, moved.text  # her key followed the workspace
+        assert httpx.get(f"{base}/w/team-a/v1/units/w2", headers=ann, timeout=60).status_code == 404
+        r = httpx.post(f"{base}/v1/admin/workspaces", json={"name": "team-a"}, headers=root, timeout=60)
+        assert r.status_code in (200, 201), r.text
+        assert httpx.get(f"{base}/w/team-a/v1/stats", headers=ann, timeout=60).status_code == 404  # not hers
+        r = httpx.delete(f"{base}/v1/admin/workspaces/blue", headers=root, timeout=120)
+        assert r.status_code == 200, r.text
+        assert httpx.get(f"{base}/v1/stats", headers=ann, timeout=60).status_code == 401  # revoked: no workspace left
+    listed = kg(env, "workspaces", "list", "--json")
+    assert json.loads(listed.stdout) == ["default", "team-a"], listed.stderr
