@@ -148,10 +148,13 @@ def restore_all(settings: Settings, folder: Path | str, *, replace: bool = False
         if file_sha256(path) != m["sha256"]:
             raise DumpError(f"{path}: sha256 differs from the manifest's - the file was changed or damaged; "
                             "nothing restored")
-        d = read_dump(path)
-        check_units(d, lexicon, path)
-        dumped = {r.unit.id for k, r in d.lifecycle if k == "retracted"}
-        prepare_batch(d.units, lambda ids: {}, archived=lambda ids: {i for i in ids if i in dumped})
+        try:
+            d = read_dump(path)
+            check_units(d, lexicon, path)
+            dumped = {r.unit.id for k, r in d.lifecycle if k == "retracted"}
+            prepare_batch(d.units, lambda ids: {}, archived=lambda ids: {i for i in ids if i in dumped})
+        except InputError as exc:
+            raise DumpError(f"workspace {m['name']!r}: {exc} (nothing restored in any workspace)") from None
     occupied: dict[str, int] = {}
     for m in members:
         ws = with_fields(settings, workspace=m["name"])
