@@ -41,6 +41,13 @@ def _fresh(backend: str, request: Any) -> None:
         wipe_all(request.getfixturevalue("neo4j_connection"))
 
 
+def _ingest_each(env: dict[str, str], tmp_path: Path) -> None:
+    for ws, (text, _) in DOCS.items():
+        src = tmp_path / f"{ws}.units"
+        src.write_text(text, "utf-8")
+        _ok(kg(env, "--workspace", ws, "ingest", str(src)))
+
+
 def _ok(done: Any) -> Any:
     assert done.returncode == 0, done.stderr
     return done
@@ -62,10 +69,7 @@ def _unit_ids(lines: list[str]) -> list[str]:
 def test_dump_all_and_restore_all(backend: str, tmp_path: Path, request: Any):
     _fresh(backend, request)
     env = _env(backend, tmp_path / "kg", request)
-    for ws, (text, _) in DOCS.items():
-        src = tmp_path / f"{ws}.units"
-        src.write_text(text, "utf-8")
-        _ok(kg(env, "--workspace", ws, "ingest", str(src)))
+    _ingest_each(env, tmp_path)
     secret = _ok(kg(env, "keys", "create", "--user", "ann", "--role", "admin")).stdout.strip()
     assert secret.startswith("kg_")
     before = {}
@@ -123,10 +127,7 @@ def test_a_damaged_member_stores_nothing_anywhere(backend: str, damage: str, tmp
     it). Either way no workspace of the fresh target gets anything, the first ones included."""
     _fresh(backend, request)
     env = _env(backend, tmp_path / "kg", request)
-    for ws, (text, _) in DOCS.items():
-        src = tmp_path / f"{ws}.units"
-        src.write_text(text, "utf-8")
-        _ok(kg(env, "--workspace", ws, "ingest", str(src)))
+    _ingest_each(env, tmp_path)
     _ok(kg(env, "dump", "--all-workspaces", str(tmp_path / "all")))
     member = tmp_path / "all" / "team-b.jsonl.gz"
     lines = gzip.decompress(member.read_bytes()).decode("utf-8").splitlines(keepends=True)
