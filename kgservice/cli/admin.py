@@ -81,12 +81,26 @@ def doctor(
 
 def dump_cmd(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="Dump file to write (JSON Lines; gzip if it ends in .gz).")],
+    path: Annotated[Path, typer.Argument(help="Dump file to write (JSON Lines; gzip if it ends in .gz); with "
+                                              "--all-workspaces a new folder.")],
+    all_workspaces: Annotated[bool, typer.Option("--all-workspaces", help="Every workspace of the deployment: one "
+                                                 "dump each and a manifest, in a new folder written whole.")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Write every unit (the ground truth) and node label to one portable, checksummed file."""
-    from kgservice.cli.common import knowledge_base, out, print_json
+    from kgservice.cli.common import errors_reported, knowledge_base, out, print_json, settings_of
 
+    if all_workspaces:
+        from kgservice.admin.backup_all import dump_all
+
+        with errors_reported():
+            info = dump_all(settings_of(ctx), path)
+        if as_json:
+            print_json(info)
+        else:
+            out.print(f"dumped {len(info['workspaces'])} workspace(s) to {path}: " + ", ".join(
+                f"{m['name']} ({m['units']} units)" for m in info["workspaces"]), highlight=False)
+        return
     with knowledge_base(ctx) as kb:
         info = kb.dump(path)
         if as_json:
@@ -97,7 +111,10 @@ def dump_cmd(
 
 def restore_cmd(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="A file written by `kg dump`.")],
+    path: Annotated[Path, typer.Argument(help="A file written by `kg dump` (with --all-workspaces: its folder).")],
+    all_workspaces: Annotated[bool, typer.Option("--all-workspaces", help="Every workspace a `kg dump "
+                                                 "--all-workspaces` folder holds (missing ones are created); all "
+                                                 "verified before any is written.")] = False,
     merge: Annotated[bool, typer.Option("--merge", help="Add to a non-empty store (identical units are unchanged).")] = False,
     replace: Annotated[bool, typer.Option("--replace", help="Wipe the store (graph, vectors, caches) first; needs --yes.")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Confirm --replace.")] = False,
@@ -115,6 +132,9 @@ def restore_cmd(
         raise typer.Exit(BAD_INPUT)
     from kgservice.cli.common import refuse_beside_server
 
+    if all_workspaces:
+        _restore_all(ctx, path, replace=replace, merge=merge, embed=not no_embed, as_json=as_json)
+        return
     refuse_beside_server(ctx, "`kg restore`")
     with knowledge_base(ctx) as kb:
         info = kb.restore(path, replace=replace, merge=merge, embed=not no_embed)
@@ -127,6 +147,26 @@ def restore_cmd(
                          if info.get("saved_results_restored") else "")
                       + (f", {info['merge_decisions_restored']} entity-resolution decisions added"
                          if info.get("merge_decisions_restored") else ""), highlight=False)
+
+
+def _restore_all(ctx: typer.Context, path: Path, *, replace: bool, merge: bool, embed: bool, as_json: bool) -> None:
+    """``kg restore --all-workspaces``: no --merge (a conflict found in one workspace's merge would
+    come after others were written, and the point is that nothing is written unless all can be)."""
+    from kgservice.admin.backup_all import restore_all
+    from kgservice.cli.common import BAD_INPUT, err, errors_reported, out, print_json, settings_of
+
+    if merge:
+        err.print("[red]error:[/red] --merge is not offered with --all-workspaces (restore into empty workspaces, "
+                  "or --replace --yes)", markup=True)
+        raise typer.Exit(BAD_INPUT)
+    with errors_reported():
+        info = restore_all(settings_of(ctx), path, replace=replace, embed=embed)
+    if as_json:
+        print_json(info)
+    else:
+        out.print(f"restored {len(info['workspaces'])} workspace(s) from {path}: " + ", ".join(
+            f"{m['name']} ({m['units']} units{', replaced' if m['replaced'] else ''})" for m in info["workspaces"]),
+            highlight=False)
 
 
 def migrate_cmd(
