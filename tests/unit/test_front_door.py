@@ -67,6 +67,7 @@ ROUTE_EXCEPTIONS: dict[str, tuple[str | None, str]] = {
     "create_key": ("key_store", "the server context's key store, opened once per server"),
     "list_keys": ("key_store", "the server context's key store, opened once per server"),
     "revoke_key": ("key_store", "the server context's key store, opened once per server"),
+    "change_key": ("key_store", "the server context's key store, opened once per server"),
     "cache_clear": ("clear_caches", "the method says what it clears"),
     "livez": (None, "liveness: answers without touching any part"),
     "readyz": (None, "readiness: probes each part on its own, to say which one is down"),
