@@ -94,6 +94,13 @@ def test_the_deployments_admin_and_a_workspace_admin_manage_keys(tmp_path: Path)
         assert send("DELETE", f"/v1/admin/keys/{dan_id}", ann).status_code == 200
         assert get("/v1/stats", dan).status_code == 401
 
+        # the deployment's only admin in default keeps it: nobody could manage keys over REST after
+        root_id = root.split("_")[1]
+        kept = send("PATCH", f"/v1/admin/keys/{root_id}", root, {"workspaces": {"team-a": "admin"}})
+        assert kept.status_code == 409, kept.text
+        assert {k["key_id"]: k["workspaces"] for k in get("/v1/admin/keys", root).json()}[root_id] == {
+            "default": "admin"}
+
         # the deployment's admin revokes the key of team-b: refused from the next request on
         assert send("DELETE", f"/v1/admin/keys/{cy_id}", root).status_code == 200
         assert get("/v1/stats", cy).status_code == 401
