@@ -108,3 +108,27 @@ def test_the_deployments_admin_and_a_workspace_admin_manage_keys(tmp_path: Path)
         text = Path(log.name).read_text()
     for key in (cy, dan, root, ann):
         assert key.split("_")[2] not in text, "a secret reached the server's log"
+
+
+def test_kg_keys_grant_replaces_a_keys_workspaces(tmp_path: Path):
+    """`kg keys grant` beside the store: the same field (`workspaces`) as REST; an unknown
+    workspace or key id is exit 2 naming it, and changes nothing."""
+    import json
+
+    env = env_for(tmp_path / "kg")
+    for ws in ("team-a", "team-b"):
+        assert kg(env, "workspaces", "create", ws).returncode == 0
+    key = workspace_key(env, "cy", "team-a:writer", "team-b")
+    key_id = key.split("_")[1]
+    done = kg(env, "keys", "grant", key_id, "--workspace", "team-b:admin", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["workspaces"] == {"team-b": "admin"} and key.split("_")[2] not in done.stdout
+    listed = {k["key_id"]: (k["workspaces"], k["role"]) for k in json.loads(kg(env, "keys", "list", "--json").stdout)}
+    assert listed[key_id] == ({"team-b": "admin"}, "admin")
+    bad = kg(env, "keys", "grant", key_id, "--workspace", "nope")
+    assert bad.returncode == 2 and "'nope'" in bad.stderr
+    gone = kg(env, "keys", "grant", "NoSuch12", "--workspace", "team-a")
+    assert gone.returncode == 2 and "NoSuch12" in gone.stderr
+    assert kg(env, "keys", "grant", key_id).returncode == 2  # no workspace: revoke takes them all
+    listed = {k["key_id"]: k["workspaces"] for k in json.loads(kg(env, "keys", "list", "--json").stdout)}
+    assert listed[key_id] == {"team-b": "admin"}

@@ -29,6 +29,7 @@ COMMAND_EXCEPTIONS: dict[str, tuple[str | None, str]] = {
     "keys create": ("key_store", "the key store is a part with its own API (create / list / revoke)"),
     "keys list": ("key_store", "the key store is a part with its own API (create / list / revoke)"),
     "keys revoke": ("key_store", "the key store is a part with its own API (create / list / revoke)"),
+    "keys grant": ("key_store", "the key store is a part with its own API (set_grants)"),
     "jobs list": ("jobs", "the job queue is a part with its own API (list / get / cancel)"),
     "jobs show": ("jobs", "the job queue is a part with its own API (list / get / cancel)"),
     "jobs cancel": ("jobs", "the job queue is a part with its own API (list / get / cancel)"),
