@@ -65,7 +65,8 @@ _RANK = {Role.reader: 1, Role.writer: 2, Role.admin: 3}
 class ApiKey(BaseModel):
     """A stored key, without its secret (what listings show). Keys belong to the deployment:
     ``workspaces`` maps each workspace the key may act in to its role there; ``role`` is the
-    highest of them (a key made before workspaces has ``{"default": role}``)."""
+    highest of them, worked out from them on every read (grants changed after creation leave
+    the stored ``role`` behind; a key made before workspaces has ``{"default": role}``)."""
 
     key_id: str
     user: str
@@ -78,6 +79,8 @@ class ApiKey(BaseModel):
     def model_post_init(self, __context: object) -> None:
         if not self.workspaces:
             self.workspaces = {DEFAULT_WORKSPACE: self.role}
+        else:
+            self.role = top_role(self.workspaces)
 
     @property
     def active(self) -> bool:

@@ -100,6 +100,24 @@ class KeyStore(ABC):
         self._changed()
         return full, ApiKey(key_id=key_id, user=user, role=top_role(grants), created=created, workspaces=grants)
 
+    def set_grants(self, key_id: str, workspaces: dict[str, Role]) -> ApiKey:
+        """Key ``key_id`` acts in ``workspaces`` from the next request on (every server: the
+        version moves), with the role given in each; its secret is unchanged. A revoked or
+        unknown key, or no workspace at all (revoke the key instead), is an input error."""
+        if not workspaces:
+            raise KeyError_("a key needs at least one workspace; revoke it to take every workspace away")
+        self._writable()
+        found = self._get(key_id.strip())
+        if found is None:
+            raise KeyError_(f"no API key with id {key_id!r} (`kg keys list` shows the ids)")
+        if not found[0].active:
+            raise KeyError_(f"API key {key_id!r} is revoked; create a new key instead")
+        self._set_workspaces(found[0].key_id, encode_grants(dict(workspaces)))
+        self._changed()
+        changed = self._get(found[0].key_id)
+        assert changed is not None
+        return changed[0]
+
     def rename_workspace(self, old: str, new: str) -> int:
         """Every key of workspace ``old`` holds ``new`` instead, with the same role (the
         workspace was renamed: its keys follow it). Returns how many keys changed."""

@@ -231,6 +231,34 @@ def keys_revoke(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="
                   highlight=False)
 
 
+@keys_app.command("grant")
+def keys_grant(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(help="The key id (`kg keys list`).")],
+    workspace: Annotated[list[str], typer.Option("--workspace", help="NAME or NAME:ROLE, repeatable, at least "
+                                                 "one: every workspace the key acts in from now on.")] = [],  # noqa: B006
+    role: Annotated[str, typer.Option("--role", help="The role in each --workspace that names none.")] = "reader",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Replace a key's workspaces (its secret unchanged), as `PATCH /v1/admin/keys/{id}` does."""
+    from kgservice.apikeys.model import KeyError_
+    from kgservice.cli.common import refuse_beside_server
+
+    with errors_reported():
+        if not workspace:
+            raise KeyError_("--workspace: name at least one workspace (`kg keys revoke` takes them all away)")
+        grants = _grants(ctx, workspace, role)
+    dep = _deployment(ctx)
+    refuse_beside_server(dep, "`kg keys grant`")
+    with knowledge_base(dep) as kb:
+        rec = kb.key_store().set_grants(key_id, grants)
+        if as_json:
+            print_json(rec.model_dump(mode="json"))
+            return
+        where = ", ".join(f"{name} ({r.value})" for name, r in rec.workspaces.items())
+        out.print(f"{rec.key_id} ({rec.user}) acts in {where}", markup=False, highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve_command)
     app.command("mcp")(mcp_command)

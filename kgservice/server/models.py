@@ -286,7 +286,15 @@ class KeyIn(Strict):
     role: Literal["reader", "writer", "admin"] = "reader"
     workspaces: dict[str, Literal["reader", "writer", "admin"]] | None = Field(
         None, description="the workspaces the key may act in, with its role in each; each must be one where "
-                          "the caller is admin (default: the workspace the request acts in, with `role`)")
+                          "the caller is admin, any existing one for the deployment's admin (default: the "
+                          "workspace the request acts in, with `role`)")
+
+
+class KeyGrantsIn(Strict):
+    """``PATCH /v1/admin/keys/{key_id}``: the key's workspaces from now on, with its role in each
+    (the same field as ``KeyIn.workspaces`` and ``kg keys list --json``)."""
+    workspaces: dict[str, Literal["reader", "writer", "admin"]] = Field(
+        min_length=1, description="every workspace the key may act in from now on, with its role in each")
 
 
 class KeyCreated(BaseModel):

@@ -38,6 +38,7 @@ SAMPLES = {
     ("POST", "/v1/admin/keys"): ("/v1/admin/keys", {"user": "carol", "role": "reader"}),
     ("GET", "/v1/admin/keys"): ("/v1/admin/keys", None),
     ("DELETE", "/v1/admin/keys/{key_id}"): ("/v1/admin/keys/{victim}", None),
+    ("PATCH", "/v1/admin/keys/{key_id}"): ("/v1/admin/keys/{victim}", {"workspaces": {"default": "writer"}}),
     ("GET", "/v1/admin/cache"): ("/v1/admin/cache", None),
     ("POST", "/v1/admin/cache/clear"): ("/v1/admin/cache/clear", None),
     ("GET", "/v1/admin/doctor"): ("/v1/admin/doctor", None),

@@ -124,3 +124,24 @@ def test_kg_workspaces_rename_and_delete_carry_the_keys_along(tmp_path: Path):
     assert kg(env, "workspaces", "delete", "blue", "--yes").returncode == 0
     listed = json.loads(kg(env, "keys", "list", "--json").stdout)
     assert [(k["workspaces"], k["revoked_at"]) for k in listed] == [({"default": "reader"}, None)]
+
+
+def test_a_keys_workspaces_change_in_place(keystore):
+    """set_grants: the same secret acts in the new workspaces only, from the next verification
+    on; ``role`` follows the grants (the highest); a revoked key, an unknown id or no workspace
+    at all is refused."""
+    key, rec = keystore.create("cy", A, {"team-a": A, "team-b": R})
+    assert keystore.verify(key).workspaces == {"team-a": A, "team-b": R}
+    changed = keystore.set_grants(rec.key_id, {"team-b": W})
+    assert (changed.workspaces, changed.role) == ({"team-b": W}, W)
+    who = keystore.verify(key)
+    assert who.workspaces == {"team-b": W} and who.role is W and who.within("team-a") is None
+    assert [(k.workspaces, k.role) for k in keystore.list()] == [({"team-b": W}, W)]
+    with pytest.raises(KeyError_):
+        keystore.set_grants(rec.key_id, {})
+    with pytest.raises(KeyError_):
+        keystore.set_grants("NoSuch12", {"team-a": R})
+    keystore.revoke(rec.key_id)
+    with pytest.raises(KeyError_):
+        keystore.set_grants(rec.key_id, {"team-a": R})
+    assert keystore.verify(key) is None

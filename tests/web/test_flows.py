@@ -130,3 +130,17 @@ def test_the_question_box_takes_as_much_as_the_server(server):
 
     client, _ = web_client(server["base"], server["keys"]["reader"])
     assert re.search(rf'<input id="question"[^>]* maxlength="{MAX_QUESTION}"', client.get("/ui/ask").text)
+
+
+def test_the_keys_table_shows_each_keys_workspaces(server):
+    """The page's keys table names a key's workspaces with its role in each (the `workspaces`
+    field of REST and `kg keys list --json`), and never the key."""
+    base, admin_key = server["base"], server["keys"]["admin"]
+    made = httpx.post(base + "/v1/admin/keys", json={"user": "ws-shown", "workspaces": {"default": "writer"}},
+                      headers={"Authorization": f"Bearer {admin_key}"})
+    assert made.status_code == 201, made.text
+    client, _ = web_client(base, admin_key)
+    page = client.get("/ui/admin").text
+    row = re.search(rf'<tr data-key-id="{made.json()["key_id"]}">.*?</tr>', page, re.S)
+    assert row and '<td class="workspaces">default:writer</td>' in row.group(0)
+    assert made.json()["key"] not in page
