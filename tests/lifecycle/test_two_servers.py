@@ -54,6 +54,9 @@ def test_forget_through_b_changes_a_cached_answer_and_spares_an_unrelated_one(tm
         job = wait_job(b, r.json()["job_id"], h, log=tmp_path / "worker.log")
         assert job["status"] == "done", job
         assert job["result"]["retracted"] == 1
+        # read your writes on A (the write's bookmark): without it A may answer from the previous
+        # version while it catches up, marked stale, which would skip the caches checked here
+        h = {**h, "X-KG-Bookmark": job["result"]["bookmark"]}
 
         before = cache_counts(a)
         unrelated = ask(a, "Who created Python?", h)
