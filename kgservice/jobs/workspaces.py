@@ -46,8 +46,20 @@ class AllWorkspaces:
     def run_forever(self, poll_s: float, *, drain: bool = False, max_jobs: int | None = None) -> int:
         """Turns over every workspace's queue until stopped (``drain``: until a turn claims nothing)."""
         n = 0
+        listing_down = False
         while not self.stop.is_set() and (max_jobs is None or n < max_jobs):
-            self._refresh()
+            try:
+                self._refresh()
+                listing_down = False
+            except Exception as exc:  # a store outage: the workers known so far wait it out themselves
+                from kgservice.outage import is_outage
+
+                if not is_outage(exc):
+                    raise
+                if not listing_down:
+                    self.log(f"the store is unavailable ({type(exc).__name__}): running the workspaces known so "
+                             "far, new ones once it answers again")
+                listing_down = True
             claimed = 0
             for worker in list(self.workers.values()):
                 if self.stop.is_set() or (max_jobs is not None and n >= max_jobs):
