@@ -36,6 +36,7 @@ from typing import Any
 
 from kgservice.admin.backup import DumpError, TargetNotEmpty, check_units, dump, file_sha256, read_dump, restore
 from kgservice.config import Settings, check_workspace_name
+from kgservice.disk import fsync_dir
 from kgservice.errors import InputError, ReadOnlyError
 
 SET_FORMAT = 1
@@ -78,21 +79,13 @@ def dump_all(settings: Settings, folder: Path | str) -> dict[str, Any]:
                     "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                     "backend": backend, "workspaces": members}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         os.rename(tmp, folder)
-        _fsync_dir(folder.parent)
+        fsync_dir(folder.parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return {"path": str(folder), **manifest}
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def read_manifest(folder: Path | str) -> list[dict[str, Any]]:

@@ -277,27 +277,25 @@ def deployment_path(path: str) -> bool:
 
 def choose_workspace(principal: Principal, named: str | None, hint: str | None,
                      serves: Callable[[str], bool], only: str | None) -> tuple[Principal | None, int, str]:
-    """(the caller acting in its workspace, 200, "") or (None, status, why): 404 or 400. A workspace the key does not hold is answered exactly as one that
-    does not exist (404), so a key learns nothing of other teams' workspaces. A key with one
-    workspace needs none named; with several, the path names one (the page: its chooser)."""
-    if named is not None:
-        narrowed = principal.within(named)
-        if narrowed is None or not serves(named):
-            return None, 404, f"no workspace {named!r}"
-        return narrowed, 200, ""
-    held = list(principal.workspaces) if principal.workspaces is not None else [only or "default"]
-    held = [w for w in held if only is None or w == only]
-    if hint in held:
-        held = [hint]
-    if len(held) == 1:
-        narrowed = principal.within(held[0])
-        if narrowed is None or not serves(held[0]):
-            return None, 404, f"no workspace {held[0]!r}"
-        return narrowed, 200, ""
-    if not held:
-        return None, 404, "this server serves none of this key's workspaces"
-    return None, 400, (f"this key acts in several workspaces ({', '.join(sorted(held))}): name one in the path, "
-                       f"{PREFIX}<workspace>/v1/... (or /mcp)")
+    """(the caller acting in its workspace, 200, "") or (None, status, why): 404 or 400. A
+    workspace the key does not hold is answered exactly as one that does not exist (404), so a
+    key learns nothing of other teams' workspaces. A key with one workspace needs none named;
+    with several, the path names one (the page: its chooser)."""
+    if named is None:
+        held = list(principal.workspaces) if principal.workspaces is not None else [only or "default"]
+        held = [w for w in held if only is None or w == only]
+        if hint in held:
+            held = [hint]
+        if not held:
+            return None, 404, "this server serves none of this key's workspaces"
+        if len(held) > 1:
+            return None, 400, (f"this key acts in several workspaces ({', '.join(sorted(held))}): name one in the "
+                               f"path, {PREFIX}<workspace>/v1/... (or /mcp)")
+        named = held[0]
+    narrowed = principal.within(named)
+    if narrowed is None or not serves(named):
+        return None, 404, f"no workspace {named!r}"
+    return narrowed, 200, ""
 
 
 class Authenticate:
