@@ -5,7 +5,8 @@ registered by :func:`register`. The CLI talks to the job store directly, as the 
 from __future__ import annotations
 
 import signal
-from typing import Annotated
+from contextlib import ExitStack
+from typing import Annotated, Any
 
 import typer
 
@@ -29,86 +30,67 @@ def worker(
     from kgservice.cli.common import errors_reported, refuse_beside_server, settings_of
     from kgservice.deployment import require_shared_vectors
     from kgservice.jobs.worker import Worker
-
     from kgservice.stores.drivers import quiet_driver_logs
 
     quiet_driver_logs()
     with errors_reported():
         require_shared_vectors(settings_of(ctx), "kg worker")
-    if not ctx.obj.get("workspace_named", True):
-        _all_workspaces(ctx, poll=poll, lease=lease, worker_id=worker_id, drain=drain or once,
-                        max_jobs=1 if once else None, metrics_port=metrics_port)
-        return
-    refuse_beside_server(ctx, "`kg worker`")
-    with knowledge_base(ctx) as kb:
+    refuse_beside_server(ctx, "`kg worker`")  # a server of the whole data directory runs them all
+    with errors_reported(), ExitStack() as opened:
+        if ctx.obj.get("workspace_named", True):
+            kb = opened.enter_context(knowledge_base(ctx))
+            runner: Any = Worker(kb.parts, worker_id=worker_id, lease_s=lease, log=_log)
+            banner = [f"kg worker {runner.worker_id} on {kb.store.backend} ({kb.jobs.backend} queue)"]
+            if kb.store.in_process:
+                banner.append("note: on the embedded backend a running `kg serve` runs its own jobs; this worker "
+                              "is for jobs queued while no server runs")
+        else:
+            settings = settings_of(ctx)
+            runner = _all_workspaces(settings, lease=lease, worker_id=worker_id)
+            opened.callback(runner.close)
+            banner = [f"kg worker on {settings.backend}: every workspace's jobs (kg --workspace NAME worker: one)"]
         if metrics_port is not None:
             from prometheus_client import start_http_server
 
             start_http_server(metrics_port, addr="127.0.0.1")
-        w = Worker(kb.parts, worker_id=worker_id, lease_s=lease, log=lambda m: err.print(m, highlight=False, markup=False))
 
         def stop(signum: int, frame: object) -> None:
-            w.stop.set()  # finish the job in hand, then exit
+            runner.stop.set()  # finish the job in hand, then exit
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        err.print(f"kg worker {w.worker_id} on {kb.store.backend} ({kb.jobs.backend} queue)", highlight=False,
-                  markup=False)
-        if kb.store.in_process:
-            err.print("note: on the embedded backend a running `kg serve` runs its own jobs; this worker is for "
-                      "jobs queued while no server runs", highlight=False, markup=False)
-        n = w.run_forever(poll, drain=drain or once, max_jobs=1 if once else None)
+        for line in banner:
+            err.print(line, highlight=False, markup=False)
+        n = runner.run_forever(poll, drain=drain or once, max_jobs=1 if once else None)
         out.print(f"{n} job(s) handled", highlight=False)
 
 
-def _all_workspaces(ctx: typer.Context, *, poll: float, lease: float, worker_id: str | None, drain: bool,
-                    max_jobs: int | None, metrics_port: int | None) -> None:
+def _log(m: str) -> None:
+    err.print(m, highlight=False, markup=False)
+
+
+def _all_workspaces(settings: Any, *, lease: float, worker_id: str | None) -> Any:
     """``kg worker`` with no workspace named: the jobs of every workspace, each run in its own
     (:class:`kgservice.jobs.workspaces.AllWorkspaces`); a workspace a server owns is skipped."""
-    from kgservice.cli.common import errors_reported, refuse_beside_server, settings_of
     from kgservice.deployment import StoreOwned, refuse_if_served
     from kgservice.jobs.worker import Worker
     from kgservice.jobs.workspaces import AllWorkspaces
 
-    settings = settings_of(ctx)
-    refuse_beside_server(ctx, "`kg worker`")  # a server of the whole data directory runs them all
-
-    def skip(ws_settings) -> str | None:
+    def skip(ws_settings: Any) -> str | None:
         try:
             refuse_if_served(ws_settings, "`kg worker`")
         except StoreOwned:
             return "a kg serve owns it and runs its jobs"
         return None
 
-    def log(m: str) -> None:
-        err.print(m, highlight=False, markup=False)
-
-    def start(ws_settings):
+    def start(ws_settings: Any) -> tuple[Any, Any]:
         from kgservice.service import KnowledgeBase
 
         kb = KnowledgeBase(ws_settings)
         # one id for every workspace's worker: each workspace has its own queue, so it names one process
-        return Worker(kb.parts, worker_id=worker_id, lease_s=lease, log=log), kb.close
+        return Worker(kb.parts, worker_id=worker_id, lease_s=lease, log=_log), kb.close
 
-    with errors_reported():
-        if metrics_port is not None:
-            from prometheus_client import start_http_server
-
-            start_http_server(metrics_port, addr="127.0.0.1")
-        runner = AllWorkspaces(settings, start=start, skip=skip, log=log)
-
-        def stop(signum: int, frame: object) -> None:
-            runner.stop.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
-        err.print(f"kg worker on {settings.backend}: every workspace's jobs (kg --workspace NAME worker: one)",
-                  highlight=False, markup=False)
-        try:
-            n = runner.run_forever(poll, drain=drain, max_jobs=max_jobs)
-        finally:
-            runner.close()
-        out.print(f"{n} job(s) handled", highlight=False)
+    return AllWorkspaces(settings, start=start, skip=skip, log=_log)
 
 
 jobs_app = typer.Typer(help="Durable ingest jobs (kg worker runs them): list, show, cancel, prune.", no_args_is_help=True)
