@@ -1,8 +1,11 @@
 """Leave-one-set-out verdicts for the retrieval's components, from ``run.py --json`` files.
 
 ``python scripts/eval/loso.py SET1.json SET2.json [...] [--component "NAME=ROW WITHOUT IT"]
-[--variant "NAME=ROW WITH IT"] ...`` (a variant is a setting the shipped retrieval lacks)
-(files of one set, run with different rows, are merged)
+[--variant "NAME=ROW WITH IT"] [--pair "NAME=ROW WITH IT || ROW WITHOUT IT"] [--only-given]
+...`` (a variant is a setting the shipped retrieval lacks; a pair measures a component between
+any two rows, e.g. added alone to a bare retrieval; ``--only-given`` leaves the built-in
+components out) (files of one set, run with different rows, are merged). Below the table, each
+component's question-by-question split per set (:func:`paired_cells`).
 
 A component's **help** on a set is R@2 + R@5 (points), averaged over questions, of the
 retrieval with the component less that without it. Each set is held out in turn: the
@@ -103,6 +106,32 @@ def table(sets: list[dict[str, Any]], names: list[str], components: dict[str, li
     return out
 
 
+def paired_cells(sets: list[dict[str, Any]], names: list[str], components: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """Markdown rows: per component and set, how many questions the row with it puts more gold
+    passages into the top 2 (top 5) than the row without it, as many, fewer, and the sign test.
+
+    >>> q = lambda a, b: {"type": "bridge", "gold": ["p"], "rankings": {"A": a, "B": b}}
+    >>> s = {"per_question": [q(["p"], ["x"]), q(["x", "y", "p"], ["p"]), q(["p"], ["p"])]}
+    >>> paired_cells([s], ["s"], {"c": [("A", "B")]})[2]
+    '| c | 1 / 1 / 1 (p 1.00); 1 / 2 / 0 (p 1.00) |'
+    """
+    out = ["| component (with it against without) | " + " | ".join(f"{n}: top 2 better / same / worse; top 5" for n in names) + " |",
+           "|---" * (len(names) + 1) + "|"]
+    for comp, pairs in components.items():
+        found = [_pair(s, pairs) for s in sets]
+        if not all(found):
+            continue
+        cells = []
+        for s, (a, b) in zip(sets, found):  # type: ignore[misc]
+            parts = []
+            for k in (2, 5):
+                w, t, l = split(s["per_question"], a, b, k)
+                parts.append(f"{w} / {t} / {l} (p {sign_test(w, l):.2f})")
+            cells.append("; ".join(parts))
+        out.append(f"| {comp} | " + " | ".join(cells) + " |")
+    return out
+
+
 def paired_rows(sets: list[dict[str, Any]], names: list[str], rows: list[str]) -> list[str]:
     """Full retrieval against each row, question by question (better / same / worse, sign test)."""
     out = ["| set | full against | top 2: full better / same / worse | top 5: full better / same / worse |",
@@ -125,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--component", action="append", default=[], help="NAME=ROW: the full retrieval without NAME")
     ap.add_argument("--variant", action="append", default=[],
                     help="NAME=ROW: a setting the full retrieval does not have; its help is ROW less the full retrieval")
+    ap.add_argument("--pair", action="append", default=[],
+                    help="NAME=ROW WITH IT || ROW WITHOUT IT: a component measured between two rows")
+    ap.add_argument("--only-given", action="store_true", help="only the components named by --component/--variant/--pair")
     ap.add_argument("--paired", action="append", default=[], help="a row to compare the full retrieval with")
     a = ap.parse_args(argv)
     if len(a.sets) < 2:
@@ -143,15 +175,24 @@ def main(argv: list[str] | None = None) -> int:
         else:  # a second run of the same set (more rows): its rankings join the first's
             for q, r in zip(same["per_question"], s["per_question"]):
                 q["rankings"].update(r["rankings"])
-    comps = dict(COMPONENTS)
+    comps = {} if a.only_given else dict(COMPONENTS)
     for c in a.component:
         name, _, row = c.partition("=")
         comps[name] = [(FULL, row)]
     for c in a.variant:
         name, _, row = c.partition("=")
         comps[name] = [(row, FULL)]
+    for c in a.pair:
+        name, _, rows = c.partition("=")
+        with_it, sep, without = rows.partition("||")
+        if not sep:
+            print(f"--pair {c!r}: give NAME=ROW WITH IT || ROW WITHOUT IT", file=sys.stderr)
+            return 2
+        comps[name] = [(with_it.strip(), without.strip())]
     names = [s["set"] for s in sets]
     print("\n".join(table(sets, names, comps)))
+    print()
+    print("\n".join(paired_cells(sets, names, comps)))
     if a.paired:
         print()
         print("\n".join(paired_rows(sets, names, a.paired)))

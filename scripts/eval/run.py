@@ -15,11 +15,13 @@ default ``~/.cache/kgservice/eval``); ``KG_EVAL_MUSIQUE`` is the MuSiQue folder 
 from __future__ import annotations
 
 import argparse
-import os
 import json
+import math
+import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -154,7 +156,93 @@ def ablations() -> dict[str, object]:
     rows["ablation: δ=0, no lexical hop"] = lambda c, q, s: M.project(c, q, s, hop_weight=0.0, degree_damping=0.0)
     rows["ablation: δ=0.5, no lexical hop"] = lambda c, q, s: M.project(c, q, s, hop_weight=0.0, degree_damping=0.5)
     rows.update(tau_ablations())
+    rows.update(component_rows())
     return rows
+
+
+GRAPH_ONLY = "kgservice retrieval, graph only (entry + spread, units of the best nodes)"
+
+
+def node_sum_passages(ctx: Context, res: Any) -> dict[str, float]:
+    """Passages of the retrieval's pool scored as the spreading rows score them: the sum over the
+    *distinct* nodes of its retrieved units of their fused scores (``Retrieval.node_scores``),
+    not the sum of its units' scores (a passage of three units about the question's entity
+    counts that entity once); a pool unit with no scored node (the bridge or lexical hop's)
+    adds its own score once.
+
+    >>> from types import SimpleNamespace as NS
+    >>> ctx = NS(unit_passages={"u1": ["p"], "u2": ["p"], "u3": ["q"]})
+    >>> res = NS(node_scores={"a": 2.0, "b": 1.0}, units=[NS(id="u1", score=3.0, nodes=["a", "b"]),
+    ...          NS(id="u2", score=2.0, nodes=["a"]), NS(id="u3", score=0.5, nodes=["c"])])
+    >>> node_sum_passages(ctx, res)
+    {'p': 3.0, 'q': 0.5}
+    """
+    nodes: dict[str, set[str]] = {}
+    extra: dict[str, float] = {}
+    for u in res.units:
+        scored = [n for n in u.nodes if n in res.node_scores]
+        for pid in ctx.unit_passages.get(u.id, ()):
+            if scored:
+                nodes.setdefault(pid, set()).update(scored)
+            else:
+                extra[pid] = extra.get(pid, 0.0) + u.score
+    out = {pid: sum(res.node_scores[n] for n in sorted(ns)) for pid, ns in nodes.items()}
+    for pid, s in extra.items():
+        out[pid] = out.get(pid, 0.0) + s
+    return out
+
+
+def project_node_sums(c: Context, qid: str, s: dict[str, float], **kw: object) -> dict[str, float]:
+    """The full retrieval, its pool's passages ranked by :func:`node_sum_passages`."""
+    from kgservice.expansion.retrieve import RetrieveParams, retrieve
+
+    q = next(x for x in c.ds.questions if x.id == qid)
+    return node_sum_passages(c, retrieve(c.kb, q.question, RetrieveParams(**kw), qvec=c.qvecs[qid]))  # type: ignore[arg-type]
+
+
+def graph_sized_pool(c: Context) -> int:
+    """A pool sized by the graph: the square root of its units (131 on MuSiQue's 17k-unit GPT
+    graph, 44 on the 1.9k-unit rules graph), at least 20."""
+    return max(20, round(math.sqrt(c.build_info.get("units") or 1600)))
+
+
+def component_rows() -> dict[str, object]:
+    """What lies between spreading alone and the full retrieval, one component at a time: the
+    retrieval with the graph alone (entry seeds, spreading, the units of the best nodes: a
+    passage scores the sum of its units), then that with each of the lexical seeds, the
+    node-vector fusion and the bridge hop added alone; and two ways of ranking that the
+    spreading rows differ by: passages by their distinct nodes' scores
+    (:func:`node_sum_passages`) and a pool sized by the graph (:func:`graph_sized_pool`)."""
+    bare = {"lexical_weight": 0.0, "dense_weight": 0.0, "bridge_weight": 0.0}
+    return {
+        GRAPH_ONLY: lambda c, q, s: M.project(c, q, s, **bare),
+        "kgservice retrieval, graph only + lexical seeds": lambda c, q, s: M.project(c, q, s, **{**bare, "lexical_weight": 1.0}),
+        "kgservice retrieval, graph only + node-vector fusion": lambda c, q, s: M.project(c, q, s, **{**bare, "dense_weight": 0.1}),
+        "kgservice retrieval, graph only + bridge hop": lambda c, q, s: M.project(c, q, s, **{**bare, "bridge_weight": 1.0}),
+        "kgservice retrieval, graph only, passages by node sums": lambda c, q, s: project_node_sums(c, q, s, **bare),
+        "ablation: passages by node sums": project_node_sums,
+        "ablation: a pool sized by the graph (√units)": lambda c, q, s: M.project(c, q, s, max_units=graph_sized_pool(c)),
+        "ablation: a pool sized by the graph, passages by node sums": lambda c, q, s: project_node_sums(
+            c, q, s, max_units=graph_sized_pool(c)),
+        "ablation: node-vector fusion on the nodes spreading reached only": fusion_reached_only,
+    }
+
+
+def fusion_reached_only(c: Context, q: str, s: dict[str, float]) -> dict[str, float]:
+    """The full retrieval with the node-vector similarity fused into the nodes spreading reached
+    only (it re-orders them; a vector neighbour the graph did not reach brings no units): the
+    fusion's name in :mod:`kgservice.expansion.retrieve` swapped for the call."""
+    import kgservice.expansion.retrieve as retrieval
+
+    original = retrieval.fuse_scores
+
+    def reached(graph, dense, weight):  # type: ignore[no-untyped-def]
+        return original(graph, {n: v for n, v in dense.items() if n in graph}, weight)
+    retrieval.fuse_scores = reached  # type: ignore[assignment]
+    try:
+        return M.project(c, q, s)
+    finally:
+        retrieval.fuse_scores = original
 
 
 # τ settings tried against the lexicon's (synonym 0.9, belongs_to 0.7, of 0.5, content 0.3,
@@ -220,8 +308,8 @@ def entry_ablations() -> dict[str, object]:
 def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tuple[float, float]]]:
     """``KnowledgeBase.retrieve`` per question, in two parts (embedding the question; the rest:
     entry step, lexical seeds, spreading, fusion, units, lexical hop, bridge hop; "total" is their
-    sum), next to the same retrieval with the lexical hop (off by default), without lexical seeds and without the
-    bridge hop, and the PPR baseline
+    sum), next to the same retrieval with the lexical hop (off by default), without lexical seeds, without the
+    bridge hop and undamped (δ 0, the default before 2026-12-07), and the PPR baseline
     from the same entry nodes, all alternating per question.
     Each is timed ``repeat`` times per question and the fastest kept (as timeit does): on a
     shared machine the slower runs measure the other processes. Returns, per part, (p50, p95)
@@ -233,8 +321,9 @@ def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tup
     no_lex = RetrieveParams(lexical_weight=0.0)
     with_hop = RetrieveParams(hop_weight=0.5)
     no_bridge = RetrieveParams(bridge_weight=0.0)
+    undamped = RetrieveParams(degree_damping=0.0)
     names = ("question embedding", "retrieval", "total", "retrieval, with the lexical hop", "retrieval, no lexical seeds",
-             "retrieval, no bridge hop", "PPR baseline")
+             "retrieval, no bridge hop", "retrieval, δ 0 (undamped)", "PPR baseline")
     parts: dict[str, dict[str, list[float]]] = {"wall": {k: [] for k in names}, "cpu": {k: [] for k in names}}
     for q in ctx.ds.questions:
         best = {c: {k: float("inf") for k in names} for c in parts}
@@ -246,7 +335,7 @@ def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tup
             qvec = ctx.kb.embedder.embed([q.question])[0]
             t["question embedding"] = c0, (time.perf_counter(), time.process_time())
             order = [("retrieval", None), ("retrieval, with the lexical hop", with_hop), ("retrieval, no lexical seeds", no_lex),
-                     ("retrieval, no bridge hop", no_bridge)]
+                     ("retrieval, no bridge hop", no_bridge), ("retrieval, δ 0 (undamped)", undamped)]
             for name, params in order[r % len(order):] + order[: r % len(order)]:
                 a = (time.perf_counter(), time.process_time())
                 retrieve(ctx.kb, q.question, params, qvec=qvec)

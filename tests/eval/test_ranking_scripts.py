@@ -8,11 +8,11 @@ import doctest
 
 import pytest
 
-from scripts.eval import bridge_edges, loso, scaled_set
+from scripts.eval import bridge_edges, loso, run, scaled_set
 from scripts.eval.defaults_rule import FULL
 
 
-@pytest.mark.parametrize("module", [bridge_edges, loso, scaled_set])
+@pytest.mark.parametrize("module", [bridge_edges, loso, run, scaled_set])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
@@ -53,3 +53,31 @@ def test_loso_variant_is_measured_against_the_full_retrieval(tmp_path, capsys):
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| v better |"))
     assert "| +100.0 / +100.0 / +100.0 | +100.0 / +100.0 / +100.0 |" in row
     assert row.endswith("| halves: keep; whole sets: keep |")
+
+
+def test_loso_pair_measures_a_component_between_any_two_rows(tmp_path, capsys):
+    # "bare + c" finds the gold passage at rank 1 on the first three questions of each set and
+    # misses it on the fourth, where "bare" has it at rank 4: top 2 better on 3, worse on none;
+    # top 5 better on 3, worse on 1 (p = 2 * 4/16 = 0.625). Help per question: R@2 (3 x 100) +
+    # R@5 (3 x 100 - 100) = 500 over 4 questions = +125 whole; even half (q0, q2) +200; odd half
+    # (q1: +200, q3: -100) +50. The full retrieval is not in the files: only the pair is measured
+    import json
+
+    def q(i):
+        hit, miss = ["p", "a", "b", "c", "d"], ["a", "b", "c", "p", "d"]
+        return {"type": "bridge", "gold": ["p"],
+                "rankings": {"bare + c": hit if i < 3 else ["a", "b", "c", "d", "e"], "bare": miss if i == 3 else ["x"]}}
+    files = []
+    for name in ("s1", "s2"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"set": name, "per_question": [q(i) for i in range(4)]}))
+        files.append(str(path))
+    assert loso.main([*files, "--only-given", "--pair", "c added=bare + c || bare"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    row = next(line for line in out if line.startswith("| c added | +"))
+    assert "| +125.0 / +200.0 / +50.0 | +125.0 / +200.0 / +50.0 |" in row
+    assert row.endswith("| halves: keep; whole sets: keep |")
+    cells = next(line for line in out if line.startswith("| c added | 3 "))
+    assert cells == "| c added | 3 / 1 / 0 (p 0.25); 3 / 0 / 1 (p 0.62) | 3 / 1 / 0 (p 0.25); 3 / 0 / 1 (p 0.62) |"
+    assert not any(line.startswith("| lexical seeds") for line in out)
+    assert loso.main([*files, "--pair", "no separator=bare + c"]) == 2

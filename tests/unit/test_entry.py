@@ -132,6 +132,8 @@ WORDING = """\
 #w10 {European Council} [part of] {European Union}
 #w11 {European Court} [part of] {European Union}
 #w12 {European Parliament} [part of] {European Union}
+#w13 {Talk About a Stranger} [directed by] {David Bradley}
+#w14 {Rocky II} [followed by] {Rocky III}
 """
 
 
@@ -166,3 +168,14 @@ def test_part_of_a_longer_name(worded):
     assert r2.seeds == pytest.approx({k: v / max(raw.values()) for k, v in raw.items()}, abs=1e-6)
     # four labels hold "European" alike: too ambiguous to pick one
     assert f.find("Which European country uses it?", params=EntryParams(use_vectors=False)).nodes == []
+
+
+def test_title_case_and_lower_case_questions_find_a_label_written_otherwise(worded):
+    # a question that writes a title in Title Case ("A", "Ii") or all in lower case still names
+    # the label as the graph writes it: labels and questions meet on case-folded tokens
+    f = EntryFinder(worded)
+    p = EntryParams(use_vectors=False)
+    assert f.find("Who directed Talk About A Stranger?", params=p).named == ["talk about a stranger"]
+    assert f.find("What came after Rocky Ii?", params=p).named == ["rocky ii"]
+    assert f.find("what came after rocky ii", params=p).named == ["rocky ii"]
+    assert f.find("WHO DIRECTED TALK ABOUT A STRANGER?", params=p).named == ["talk about a stranger"]
