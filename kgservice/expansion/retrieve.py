@@ -95,9 +95,10 @@ class RetrieveParams:
     lexical_common: float = 0.5
     # lexical hop (module doc, step 5): its unit joins the pool at this fraction of the best
     # unit's score (0.5 when on, chosen on the even half from {0.25, 0.5, 1.0}). Off by
-    # default: by leave-one-set-out it does not earn its place (it changes no question of the
-    # spaCy-graph set and moved a held-out set by at most a point; scripts/eval/RESULTS.md,
-    # current state); it helps a graph whose extractor writes one entity several ways
+    # default: by leave-one-set-out it does not earn its place (with δ 0.5 it changes one
+    # question of the spaCy-graph set, for the worse, and moved a held-out set by at most a
+    # point; scripts/eval/RESULTS.md, "Retrieval components re-decided with δ 0.5"); it helps a
+    # graph whose extractor writes one entity several ways
     hop_weight: float = 0.0
     # bridge hop (module doc, step 6): the bridges are the non-seed nodes of this many best
     # units of the pool; its unit joins at this fraction of the best unit's score; 0 turns it
