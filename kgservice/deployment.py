@@ -10,6 +10,9 @@ diverging or writing one data directory at once.
   it holds an advisory lock on ``<data_dir>/serve.lock`` naming its URL, and any other
   process that would write there (``kg worker``, ``kg ingest``, a second ``kg serve``) is
   refused before it writes anything, with a message pointing at the server.
+* Neo4j: servers and workers share the database, but an operation that replaces or moves a
+  workspace (restore, rename, delete) is refused while a server's heartbeat names it
+  (:func:`refuse_if_served` with ``exclusive``: the same check on both backends).
 """
 
 from __future__ import annotations
@@ -125,10 +128,26 @@ def claim_data_dir(settings: Settings, url: str, *, whole: bool = False) -> Serv
     return ServeLock(path, handle)
 
 
-def refuse_if_served(settings: Settings, what: str) -> None:
-    """Raise :class:`StoreOwned` if a ``kg serve`` owns this embedded data directory: ``what``
-    (e.g. "`kg worker`") would write beside it. Nothing is opened or written before the check."""
+def refuse_if_served(settings: Settings, what: str, *, exclusive: bool = False, served_here: bool = False,
+                     store: Any | None = None) -> None:
+    """Raise :class:`StoreOwned` if a running ``kg serve`` serves ``settings.workspace`` and
+    ``what`` (e.g. "`kg worker`", "renaming workspace 'a'") may not go on beside it. The one
+    check every such command makes, on both backends, before it writes anything:
+
+    * embedded: the server owns the data directory (its lock), so any writer is refused;
+    * a shared store (Neo4j): writers work beside servers (that is the deployment's shape), but
+      an ``exclusive`` operation - one that replaces or moves the workspace under a server's
+      open caches (restore, rename, delete) - is refused while a live server's heartbeat in the
+      store names the workspace, or ``*`` (a server of every workspace). ``store``: that store,
+      already open (else one is opened for the check and closed).
+
+    ``served_here``: the caller is one of those servers and closed the workspace itself (its
+    own admin route), so its own hold does not count."""
     if not capabilities(settings).one_process:
+        if exclusive:
+            _refuse_if_heartbeat(settings, what, served_here, store)
+        return
+    if served_here:
         return
     if settings.kb_dir != settings.data_dir:
         # `kg serve` holds the data directory's lock and serves every workspace under it
@@ -142,6 +161,26 @@ def refuse_if_served(settings: Settings, what: str) -> None:
         except BlockingIOError:
             raise StoreOwned(_refusal(settings, what, _owner(path))) from None
         fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _refuse_if_heartbeat(settings: Settings, what: str, served_here: bool, store: Any | None) -> None:
+    """:func:`refuse_if_served` on a shared store: the live servers' heartbeats that name the
+    workspace (``servers_serving.cypher``)."""
+    if store is None:
+        from kgservice.stores.factory import open_store
+
+        opened = open_store(replace(settings, workspace=DEFAULT_WORKSPACE))
+        try:
+            return _refuse_if_heartbeat(settings, what, served_here, opened)
+        finally:
+            opened.close()
+    live = int(store.workspace_served(settings.workspace)) - (1 if served_here else 0)
+    if live > 0:
+        where = redact_uri(settings.neo4j_uri) or "the database"
+        raise StoreOwned(f"{what} refused: workspace {settings.workspace!r} is served by {live} "
+                         f"{'other ' if served_here else ''}running kg serve process(es) on {where} (their "
+                         "heartbeats in the store name it, or every workspace). Stop them first, or wait a "
+                         "minute after one was killed (its heartbeat lapses). Nothing was written")
 
 
 def _refusal(settings: Settings, what: str, owner: dict[str, Any]) -> str:

@@ -182,6 +182,15 @@ class KnowledgeBase:
         before opening: opening an embedded store creates it."""
         return missing_store(settings)
 
+    def missing_workspace(self) -> str | None:
+        """Why this knowledge base's workspace does not exist in its shared store (Neo4j), or
+        None: :meth:`missing` answers that for the embedded store before opening it; here the
+        store is asked (:func:`kgservice.workspaces.unknown`), so a mistyped workspace is an
+        error on both backends rather than an empty answer on one."""
+        from kgservice.workspaces import unknown
+
+        return unknown(self.settings, lambda: self.store)
+
     def __enter__(self) -> KnowledgeBase:
         return self
 
@@ -294,8 +303,14 @@ class KnowledgeBase:
         return service_params(self.settings, self.lexicon, **over)
 
     def init(self) -> Path:
-        """Create the data directory and a commented config template; returns the template path."""
-        return init_data_dir(self.settings)
+        """Create the data directory and a commented config template; returns the template path.
+        In a shared store (Neo4j) a named workspace is marked there too, so it exists for reads
+        as the embedded store's new directory does (:func:`kgservice.workspaces.mark`)."""
+        from kgservice.workspaces import mark
+
+        path = init_data_dir(self.settings)
+        mark(self.settings, lambda: self.store)
+        return path
 
     # -- writes ------------------------------------------------------------------
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,

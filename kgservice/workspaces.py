@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -52,18 +52,6 @@ def _in_store(store: Any, settings: Settings, name: str, *, exists: bool) -> Set
     if not exists and there:
         raise InputError(f"workspace {name!r} already exists in {store.where}")
     return replace(settings, workspace=name)
-
-
-def _refuse_if_served_in(store: Any, settings: Settings, what: str, served_here: bool = False) -> None:
-    """Refused while a live ``kg serve`` serves the workspace (its heartbeat names it, or ``*``);
-    ``served_here``: the caller is one of them and closed the workspace itself, so it does not count."""
-    from kgservice.deployment import StoreOwned
-
-    live = store.workspace_served(settings.workspace) - (1 if served_here else 0)
-    if live > 0:
-        raise StoreOwned(f"{what} refused: workspace {settings.workspace!r} is served by {live} "
-                         f"{'other ' if served_here else ''}running kg serve process(es) on this database; "
-                         "stop them first")
 
 
 def _writable(settings: Settings, what: str) -> None:
@@ -122,6 +110,34 @@ def exists(settings: Settings, name: str, store: Any | None = None) -> bool:
         return opened is not None and bool(opened.workspace_exists(name))
 
 
+def unknown(settings: Settings, store: Callable[[], Any]) -> str | None:
+    """Why a read of ``settings.workspace`` in a shared store (Neo4j) would find no workspace,
+    or None. Nothing there marks a workspace nobody wrote to, so without this a mistyped name
+    reads as an empty knowledge base; the embedded store refuses it before opening
+    (:func:`kgservice.stores.factory.missing_workspace`), and both say the same. ``store``:
+    opens (or returns) the knowledge base's store, called only for a named workspace there."""
+    from kgservice.stores.factory import in_process
+
+    name = settings.workspace
+    if name == DEFAULT_WORKSPACE or in_process(settings):
+        return None
+    opened = store()
+    if opened.workspace_exists(name):
+        return None
+    return (f"no workspace {name!r} in {opened.where}: `kg workspaces list` names the workspaces there; "
+            f"`kg --workspace {name} init` or `kg --workspace {name} ingest FILE` makes it")
+
+
+def mark(settings: Settings, store: Callable[[], Any]) -> None:
+    """Make ``settings.workspace`` exist in a shared store (``kg --workspace NAME init`` on
+    Neo4j), as the embedded store's directory makes it; a no-op for ``default`` and the
+    embedded store."""
+    from kgservice.stores.factory import in_process
+
+    if settings.workspace != DEFAULT_WORKSPACE and not in_process(settings) and not settings.read_only:
+        store().create_workspace(settings.workspace)
+
+
 def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, served_here: bool = False) -> str:
     """Workspace ``old`` under the name ``new`` (which must be free), refused while a server owns
     it (``served_here``: the caller is that server, which closed the workspace itself). Its keys
@@ -133,7 +149,7 @@ def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, serve
     with _server_store(settings) as store:
         if store is not None:
             src, dst = _in_store(store, settings, old, exists=True), _in_store(store, settings, new, exists=False)
-            _refuse_if_served_in(store, src, f"renaming workspace {old!r}", served_here)
+            refuse_if_served(src, f"renaming workspace {old!r}", exclusive=True, served_here=served_here, store=store)
             store.rename_workspace(old, new)
             keys.rename_workspace(old, new)
             if src.kb_dir.is_dir() and not dst.kb_dir.exists():  # this machine's caches of it follow it
@@ -141,8 +157,7 @@ def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, serve
                 os.rename(src.kb_dir, dst.kb_dir)
             return new
     src, dst = _named(settings, old, exists=True), _named(settings, new, exists=False)
-    if not served_here:
-        refuse_if_served(src, f"renaming workspace {old!r}")
+    refuse_if_served(src, f"renaming workspace {old!r}", exclusive=True, served_here=served_here)
     os.rename(src.kb_dir, dst.kb_dir)
     keys.rename_workspace(old, new)
     return new
@@ -157,15 +172,14 @@ def delete_workspace(settings: Settings, name: str, *, keys: Any, served_here: b
     with _server_store(settings) as store:
         if store is not None:
             ws = _in_store(store, settings, name, exists=True)
-            _refuse_if_served_in(store, ws, f"deleting workspace {name!r}", served_here)
+            refuse_if_served(ws, f"deleting workspace {name!r}", exclusive=True, served_here=served_here, store=store)
             store.delete_workspace(name)
             keys.drop_workspace(name)
             if ws.kb_dir.is_dir():  # this machine's caches of it
                 shutil.rmtree(ws.kb_dir)
             return name
     ws = _named(settings, name, exists=True)
-    if not served_here:
-        refuse_if_served(ws, f"deleting workspace {name!r}")
+    refuse_if_served(ws, f"deleting workspace {name!r}", exclusive=True, served_here=served_here)
     shutil.rmtree(ws.kb_dir)
     keys.drop_workspace(name)
     return name

@@ -359,6 +359,7 @@ def restore(parts: Parts, path: Path | str, *, replace: bool = False, merge: boo
     ``replace`` (wipe it - graph, vectors, caches - after the dump and the batch were verified)."""
     if parts.settings.read_only:
         raise ReadOnlyError("this kgservice is configured read-only (KG_READ_ONLY); restore refused")
+    _refuse_if_served(parts)
     d = read_dump(path)
     check_units(d, parts.lexicon, path)
     files = capabilities(parts.settings).files if replace else None
@@ -438,6 +439,17 @@ def file_sha256(path: Path | str) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _refuse_if_served(parts: Parts) -> None:
+    """A restore replaces or adds to the workspace under a running server's caches and open
+    store: refused while one serves it, on either backend (:func:`kgservice.deployment.refuse_if_served`;
+    on Neo4j the store is the one the restore writes, so no second connection is opened)."""
+    from kgservice.deployment import refuse_if_served
+
+    shared = None if capabilities(parts.settings).one_process else parts.store
+    refuse_if_served(parts.settings, f"restoring workspace {parts.settings.workspace!r}", exclusive=True,
+                     store=shared)
 
 
 def restore_record(path: Path | str, units: int) -> dict[str, Any]:

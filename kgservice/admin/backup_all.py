@@ -153,7 +153,7 @@ def restore_all(settings: Settings, folder: Path | str, *, replace: bool = False
         ws = with_fields(settings, workspace=m["name"])
         if not exists(settings, m["name"]):
             continue
-        refuse_if_served(ws, f"restoring workspace {m['name']!r}")
+        refuse_if_served(ws, f"restoring workspace {m['name']!r}", exclusive=True)
         if missing_store(ws):
             continue
         parts = Parts(ws)

@@ -79,13 +79,15 @@ def knowledge_base(ctx: typer.Context) -> Iterator[KnowledgeBase]:
     from kgservice.service import KnowledgeBase
 
     settings = settings_of(ctx)
-    if ctx.find_root().invoked_subcommand not in MAKES_WORKSPACE | STARTS_EMPTY:
-        if missing := KnowledgeBase.missing(settings):
-            with errors_reported():
-                raise InputError(missing)
+    reads = ctx.find_root().invoked_subcommand not in MAKES_WORKSPACE | STARTS_EMPTY
+    if reads and (missing := KnowledgeBase.missing(settings)):
+        with errors_reported():
+            raise InputError(missing)
     kb = KnowledgeBase(settings)
     with errors_reported():
         try:
+            if reads and (missing := kb.missing_workspace()):  # a shared store: asked of it once open
+                raise InputError(missing)
             yield kb
         finally:
             kb.close()

@@ -62,8 +62,9 @@ def missing_workspace(settings: Settings) -> str | None:
     is made by writing to it (``kg init`` / ``kg ingest --workspace NAME``), never by a read, so
     a mistyped name is an error rather than an empty knowledge base."""
     if in_process(settings) and settings.kb_dir != settings.data_dir and not settings.kb_dir.exists():
-        return (f"no workspace {settings.workspace!r} in {settings.data_dir}: run `kg --workspace "
-                f"{settings.workspace} init` or `kg --workspace {settings.workspace} ingest FILE` first")
+        return (f"no workspace {settings.workspace!r} in {settings.data_dir}: `kg workspaces list` names the "
+                f"workspaces there; `kg --workspace {settings.workspace} init` or `kg --workspace "
+                f"{settings.workspace} ingest FILE` makes it")
     return None
 
 

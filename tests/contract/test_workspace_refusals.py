@@ -1,0 +1,135 @@
+"""Workspaces (docs/workspaces.md) answer the same on both backends where a command must not go
+on: a read of a workspace nobody made is refused (exit 2, naming it and how to list them), never
+an empty answer; a restore, rename or delete of a workspace a running ``kg serve`` serves is
+refused (exit 1) and changes nothing, on the embedded store (the server's lock) as on Neo4j (the
+server's heartbeat in the store). Every refusal is checked against what the store still holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.neo4j_helpers import wipe_all
+
+MARKER = "zqxvortmarker"
+B_UNITS = f"#w2 {{smoking}} [causes] {{{MARKER}}}\n#w3 {{{MARKER}}} [part of] {{tobacco smoke}}\n"
+LATER = "#w4 {tar} [part of] {tobacco smoke}\n"
+
+
+def _env(backend: str, tmp_path: Path, request: Any) -> dict[str, str]:
+    from tests.processes import env_for, neo4j_env
+
+    if backend == "embedded":
+        return env_for(tmp_path / "kg")
+    if not os.environ.get("KG_TEST_NEO4J_URI") and os.environ.get("CI") != "true":
+        pytest.skip("no Neo4j: set KG_TEST_NEO4J_URI (and NEO4J_PASSWORD) after `scripts/neo4j start`")
+    wipe_all(request.getfixturevalue("neo4j_connection"))
+    return neo4j_env(tmp_path / "kg", KG_VECTOR_BACKEND="neo4j")
+
+
+def _units(env: dict[str, str], workspace: str) -> list[str]:
+    """Which of the tests' unit ids ``workspace`` holds, each read through the CLI (``kg show``),
+    and that its unit count says no more."""
+    from tests.processes import kg
+
+    held = [u for u in ("w2", "w3", "w4") if kg(env, "--workspace", workspace, "show", u).returncode == 0]
+    stats = kg(env, "--workspace", workspace, "stats", "--json")
+    assert stats.returncode == 0 and json.loads(stats.stdout)["units"] == len(held), stats.stderr
+    return held
+
+
+@pytest.mark.parametrize("backend", ["embedded", "neo4j"])
+def test_a_read_of_a_workspace_nobody_made_is_refused_on_both_backends(tmp_path: Path, backend: str, request):
+    """Every read command on ``team-x`` (never created) exits 2 with the same message on both
+    backends, prints no answer and creates nothing; ``kg --workspace team-x init`` makes it, after
+    which the same read answers (empty). Over REST a key holding every workspace gets 404 for it,
+    as for a workspace it does not hold."""
+    from tests.processes import kg, new_key, serving
+
+    env = _env(backend, tmp_path, request)
+    src = tmp_path / "b.units"
+    src.write_text(B_UNITS, "utf-8")
+    assert kg(env, "--workspace", "team-b", "ingest", str(src)).returncode == 0
+    for read in (["stats"], ["expand", "smoking"], ["search", "smoking"], ["show", "w2"], ["docs", "list"],
+                 ["history"], ["ask", "What does smoking cause?"], ["jobs", "list"], ["export", str(tmp_path / "g.json")],
+                 ["dump", str(tmp_path / "x.dump")]):
+        done = kg(env, "--workspace", "team-x", *read)
+        assert done.returncode == 2, (read, done.returncode, done.stdout, done.stderr)
+        assert "no workspace 'team-x'" in done.stderr and "kg workspaces list" in done.stderr, (read, done.stderr)
+        assert done.stdout.strip() == "", (read, done.stdout)
+    listed = kg(env, "workspaces", "list", "--json")
+    assert json.loads(listed.stdout) == ["default", "team-b"], listed.stderr  # the reads made nothing
+    assert kg(env, "--workspace", "team-x", "init").returncode == 0
+    made = kg(env, "--workspace", "team-x", "stats", "--json")
+    assert made.returncode == 0 and json.loads(made.stdout)["units"] == 0, made.stderr
+    assert _units(env, "team-b") == ["w2", "w3"]
+
+    admin = new_key(env, "root", "admin")
+    assert kg(env, "workspaces", "create", "team-y").returncode == 0
+    with serving(env) as (base, _, _):
+        head = {"Authorization": f"Bearer {admin}"}
+        assert httpx.get(f"{base}/w/team-y/v1/stats", headers=head, timeout=60).status_code == 404  # not its key's
+        for path in ("/v1/stats", "/v1/units/w2", "/v1/documents"):
+            gone = httpx.get(f"{base}/w/team-nope{path}", headers=head, timeout=60)
+            assert gone.status_code == 404 and "team-nope" in gone.json()["detail"], (path, gone.text)
+
+
+def _served(backend: str, request: Any, workspace: str) -> None:
+    """Once the server's hold on ``workspace`` is visible to other processes: on Neo4j its
+    heartbeat in the store (written beside the port opening); the embedded lock is taken before
+    the port opens."""
+    if backend != "neo4j":
+        return
+    store = request.getfixturevalue("neo4j_connection")
+    deadline = time.monotonic() + 120  # only bounds a hang
+    while not store.workspace_served(workspace):
+        assert time.monotonic() < deadline, "the server's heartbeat never came"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("backend", ["embedded", "neo4j"])
+def test_a_served_workspace_is_not_restored_renamed_or_deleted_on_both_backends(tmp_path: Path, backend: str,
+                                                                                 request):
+    """While ``kg --workspace team-b serve`` runs: restoring team-b (replace, merge, or as part of
+    --all-workspaces), renaming and deleting it exit 1 naming the workspace, and team-b and
+    default keep exactly their units; team-a, which that server does not serve, is restored.
+    Once the server stops the same restore goes through."""
+    from tests.processes import kg, serving
+
+    env = _env(backend, tmp_path, request)
+    b_file, later = tmp_path / "b.units", tmp_path / "later.units"
+    b_file.write_text(B_UNITS, "utf-8")
+    later.write_text(LATER, "utf-8")
+    assert kg(env, "--workspace", "team-b", "ingest", str(b_file)).returncode == 0
+    assert kg(env, "ingest", str(later)).returncode == 0  # default holds w4
+    dump, whole = tmp_path / "b.dump", tmp_path / "all"
+    assert kg(env, "--workspace", "team-b", "dump", str(dump)).returncode == 0
+    assert kg(env, "dump", "--all-workspaces", str(whole)).returncode == 0
+    assert kg(env, "--workspace", "team-b", "ingest", str(later)).returncode == 0  # team-b: w2, w3, w4
+    b_before, default_before = _units(env, "team-b"), _units(env, "default")
+    assert b_before == ["w2", "w3", "w4"] and default_before == ["w4"]
+
+    with serving({**env, "KG_WORKSPACE": "team-b"}):
+        _served(backend, request, "team-b")
+        for args in (["--workspace", "team-b", "restore", str(dump), "--replace", "--yes"],
+                     ["--workspace", "team-b", "restore", str(dump), "--merge"],
+                     ["restore", "--all-workspaces", str(whole), "--replace", "--yes"],
+                     ["workspaces", "rename", "team-b", "blue"],
+                     ["workspaces", "delete", "team-b", "--yes"]):
+            refused = kg(env, *args)
+            assert refused.returncode == 1, (args, refused.returncode, refused.stdout, refused.stderr)
+            assert "served by" in refused.stderr and "team-b" in refused.stderr, (args, refused.stderr)
+        restored = kg(env, "--workspace", "team-a", "restore", str(dump))  # not that server's workspace
+        assert restored.returncode == 0, restored.stderr
+    assert _units(env, "team-b") == b_before and _units(env, "default") == default_before
+    assert _units(env, "team-a") == ["w2", "w3"]
+    assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-a", "team-b"]
+    done = kg(env, "--workspace", "team-b", "restore", str(dump), "--replace", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert _units(env, "team-b") == ["w2", "w3"]
