@@ -23,21 +23,39 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from kgservice.jobs.model import Job
+from kgservice.config import check_workspace_name
 from kgservice.server.auth import Principal, Role
+from kgservice.server.middleware import NAMED, PREFIX
 from kgservice.web.assets import Assets
 from kgservice.web.session import COOKIE, cookie_of, csrf_ok
 
 HERE = Path(__file__).parent
 
 
-def safe_back(value: str, default: str) -> str:
-    """``value`` if it is a path of this site's pages (``/ui/...``), else ``default``: a form's
-    ``back`` field decides where its POST redirects, and must never send the user elsewhere
-    (no scheme, no host, no ``//host`` or ``/\\host``, no ``..``, no control characters)."""
+def base_of(request: Request) -> str:
+    """``/w/<name>`` when the request came in under a workspace's prefix, else "": every link,
+    form, script request and redirect of the page is this plus ``/ui/...``, so a user who opened
+    the page under a workspace's path stays in it (the prefix is taken off before the routes:
+    :class:`kgservice.server.middleware.WorkspacePrefix`). A name no workspace could have gives ""."""
+    name = request.scope.get(NAMED)
+    if not name:
+        return ""
+    try:
+        check_workspace_name(name)
+    except Exception:
+        return ""
+    return PREFIX + name
+
+
+def safe_back(value: str, default: str, base: str = "") -> str:
+    """``value`` if it is a path of this site's pages (``<base>/ui/...``: ``base`` is the request's
+    workspace prefix, :func:`base_of`), else ``default``: a form's ``back`` field decides where
+    its POST redirects, and must never send the user elsewhere, nor out of the workspace the
+    page is in (no scheme, no host, no ``//host`` or ``/\\host``, no ``..``, no control characters)."""
     if not value or any(ord(c) < 32 or c == "\\" for c in value):
         return default
     parts = urlsplit(value)
-    if parts.scheme or parts.netloc or not parts.path.startswith("/ui/") or value.startswith("//"):
+    if parts.scheme or parts.netloc or not parts.path.startswith(base + "/ui/") or value.startswith("//"):
         return default
     if ".." in parts.path.split("/"):
         return default
@@ -90,7 +108,9 @@ class Site:
         from kgservice.web.current import CURRENT
 
         spaces = sorted(principal.workspaces or {}, key=lambda w: (w != "default", w)) if principal else []
+        base = base_of(request)
         html = self.env.get_template(name).render(
+            base=base, asset=lambda path: base + self.assets.url(path),
             workspace=CURRENT.get(), workspaces=spaces if len(spaces) > 1 else [],
             principal=principal, csrf=session.csrf if session else "", nav=nav, page=name.removesuffix(".html"),
             offline=self.offline, no_model=self.no_model, model=self.settings.llm_model,
@@ -116,7 +136,7 @@ def to_login(request: Request) -> Response:
     An htmx request (the Jobs table's refresh) gets ``HX-Redirect`` and no body, so the whole
     page goes to sign-in instead of the sign-in page being swapped into the table."""
     ended = cookie_of(request.scope) is not None
-    target = "/ui/login?ended=1" if ended else "/ui/login"
+    target = base_of(request) + ("/ui/login?ended=1" if ended else "/ui/login")
     if request.headers.get("hx-request") == "true":
         resp: Response = Response(status_code=401, headers={"HX-Redirect": target})
     else:
@@ -176,10 +196,11 @@ class Write:
         session, p, form = await write_check(site, request, self.role)
         if isinstance(p, Response):
             return p
-        back = safe_back(str(form.get("back") or ""), "/ui/documents")
+        base = base_of(request)
+        back = safe_back(str(form.get("back") or ""), base + "/ui/documents", base)
 
-        async def redirect(**flash: Any) -> Response:
-            await run_in_threadpool(session.set_flash, urlsplit(back).path, **flash)
+        async def redirect(**flash: Any) -> Response:  # the flash is the page's, read under its own path
+            await run_in_threadpool(session.set_flash, urlsplit(back).path.removeprefix(base), **flash)
             return RedirectResponse(back, status_code=303)
 
         kept = {"replace_text": str(form.get("text"))} if form.get("text") else {}
@@ -201,7 +222,7 @@ async def favicon(site: Site, request: Request) -> Response:
 
 async def home(site: Site, request: Request) -> Response:
     _, principal = await who(site, request)
-    return RedirectResponse("/ui/ask" if principal else "/ui/login", status_code=303)
+    return RedirectResponse(base_of(request) + ("/ui/ask" if principal else "/ui/login"), status_code=303)
 
 
 async def login_form(site: Site, request: Request) -> Response:
@@ -223,7 +244,7 @@ async def login(site: Site, request: Request) -> Response:
                                error="Too many failed sign-ins from this address: wait a little and try again.")
         return site.render("login.html", request, status=401, error="That key is not valid (or it was revoked).")
     session = await run_in_threadpool(gate.sessions.create, principal.key_id)
-    resp = RedirectResponse("/ui/ask", status_code=303)
+    resp = RedirectResponse(base_of(request) + "/ui/ask", status_code=303)
     resp.set_cookie(COOKIE, session.token, max_age=int(gate.sessions.ttl), httponly=True, samesite="strict",
                     secure=request.url.scheme == "https", path="/")
     return resp
@@ -231,7 +252,9 @@ async def login(site: Site, request: Request) -> Response:
 
 async def workspace_chooser(site: Site, request: Request) -> Response:
     """The chooser: the page acts in the workspace chosen (a cookie naming it, used only while
-    the signed-in key holds it: the key decides, the cookie only picks among its workspaces)."""
+    the signed-in key holds it: the key decides, the cookie only picks among its workspaces).
+    A page under a workspace's prefix goes to the same page under the chosen one's (the path
+    names the workspace there, not the cookie)."""
     from kgservice.web.current import WS_COOKIE
 
     session, p, form = await write_check(site, request, Role.reader)
@@ -240,8 +263,9 @@ async def workspace_chooser(site: Site, request: Request) -> Response:
     name = str(form.get("workspace") or "")
     if p.role_in(name) is None or not site.root.serves(name):
         return Response("no such workspace", status_code=404)
-    back = str(form.get("back") or "/ui/ask")
-    resp = RedirectResponse(back if back.startswith("/ui/") else "/ui/ask", status_code=303)
+    base = base_of(request)
+    page = safe_back(str(form.get("back") or ""), base + "/ui/ask", base).removeprefix(base)
+    resp = RedirectResponse((f"{PREFIX}{name}" if base else "") + page, status_code=303)
     resp.set_cookie(WS_COOKIE, name, max_age=int(site.gate.sessions.ttl), httponly=True, samesite="strict",
                     secure=request.url.scheme == "https", path="/")
     return resp
@@ -252,7 +276,7 @@ async def logout(site: Site, request: Request) -> Response:
     if isinstance(p, Response):
         return p
     await run_in_threadpool(site.gate.sessions.drop, session.token)
-    resp = RedirectResponse("/ui/login", status_code=303)
+    resp = RedirectResponse(base_of(request) + "/ui/login", status_code=303)
     resp.delete_cookie(COOKIE, path="/")
     return resp
 
@@ -336,7 +360,7 @@ async def key_create(site: Site, request: Request) -> Response:
     else:
         await run_in_threadpool(session.set_flash, "/ui/admin",
                                 created={"key": key, "user": rec.user, "role": rec.role.value})
-    return RedirectResponse("/ui/admin", status_code=303)
+    return RedirectResponse(base_of(request) + "/ui/admin", status_code=303)
 
 
 async def key_revoke(site: Site, request: Request) -> Response:
@@ -351,7 +375,7 @@ async def key_revoke(site: Site, request: Request) -> Response:
 
     async def back(**flash: Any) -> Response:
         await run_in_threadpool(session.set_flash, "/ui/admin", **flash)
-        return RedirectResponse("/ui/admin", status_code=303)
+        return RedirectResponse(base_of(request) + "/ui/admin", status_code=303)
 
     key_id = str(form.get("key_id") or "")
     if form.get("confirm") != "yes":
@@ -434,7 +458,9 @@ async def doctor(site: Site, request: Request) -> Response:
 async def api_docs(site: Site, request: Request) -> Response:
     """The REST reference (Swagger UI, vendored under static/: it works offline), public as
     /openapi.json is."""
-    return HTMLResponse(site.env.get_template("api_docs.html").render())
+    base = base_of(request)
+    return HTMLResponse(site.env.get_template("api_docs.html").render(
+        base=base, asset=lambda path: base + site.assets.url(path)))
 
 
 async def static(site: Site, request: Request) -> Response:

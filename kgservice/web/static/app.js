@@ -3,6 +3,8 @@
 "use strict";
 (function () {
   const csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  // "/w/<name>" when the page was opened under a workspace's prefix: every request stays in it
+  const base = document.body.dataset.base || "";
   const $ = (id) => document.getElementById(id);
   function el(tag, text, attrs) {
     const e = document.createElement(tag);
@@ -14,7 +16,7 @@
     const opts = { method: body === undefined ? "GET" : "POST", credentials: "same-origin",
                    headers: { "X-CSRF-Token": csrf, "Accept": "application/json" } };
     if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
-    const r = await fetch("/ui/v1" + path, opts);
+    const r = await fetch(base + "/ui/v1" + path, opts);
     const data = await r.json().catch(() => ({}));
     if (!r.ok) throw new Error(data.detail ? (typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail)) : r.statusText);
     return data;
@@ -67,7 +69,7 @@
       return;
     }
     try {  // where the statement came from (the lifecycle's provenance: document, lines, source lines)
-      const r = await fetch("/ui/provenance/" + encodeURIComponent(u.unit_id), { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const r = await fetch(base + "/ui/provenance/" + encodeURIComponent(u.unit_id), { credentials: "same-origin", headers: { Accept: "application/json" } });
       const pv = r.ok ? await r.json() : { sources: [] };
       const first = (pv.sources || [])[0];
       if (first) { u.doc = first.doc; u.lines = first.lines; u.snippet = first.snippet; u.location = first.location; u.page = first.page; u.other_docs = pv.sources.slice(1).map((x) => x.doc); }
@@ -84,7 +86,7 @@
     if (u.superseded_by && u.superseded_by.length) dl.append(el("dd", "A newer unit supersedes this one: answers use the newer one.", { class: "note" }));
     const block = sourceBlock(u, range);
     if (src) src.replaceChildren(block || el("p", u.doc ? "The source text of " + u.doc + " is not kept on this server." : "This unit has no source document.", { class: "note" }));
-    if (u.doc && $("unit-doc-link")) { const a = $("unit-doc-link"); a.hidden = false; a.href = "/ui/documents?doc=" + encodeURIComponent(u.doc) + (range ? "&lines=" + range[0] + "-" + range[1] + "#L" + range[0] : ""); }
+    if (u.doc && $("unit-doc-link")) { const a = $("unit-doc-link"); a.hidden = false; a.href = base + "/ui/documents?doc=" + encodeURIComponent(u.doc) + (range ? "&lines=" + range[0] + "-" + range[1] + "#L" + range[0] : ""); }
   }
   // A drill-down round as a sentence ("Round 1 (directed): looked at 12 new facts around smoking;
   // 3 relevant; enough"), not its JSON; the seeds' labels are looked up once each.
@@ -199,7 +201,7 @@
   async function ask(question) {
     draft.el = null; draft.attempt = 0; draft.refused = null;
     $("rounds").replaceChildren(); $("answer").replaceChildren(el("p", "Asking…")); $("citations").replaceChildren();
-    const r = await fetch("/ui/v1/ask", { method: "POST", credentials: "same-origin",
+    const r = await fetch(base + "/ui/v1/ask", { method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "Accept": "text/event-stream", "X-CSRF-Token": csrf },
       body: JSON.stringify({ question }) });
     if (!r.ok) { const d = await r.json().catch(() => ({})); $("answer").replaceChildren(el("p", "Error: " + (d.detail || r.statusText), { class: "error" })); return; }
@@ -416,7 +418,7 @@
     if (links.length > 20) ul.append(el("li", "… and " + (links.length - 20) + " more"));
     const go = el("button", "expand", { type: "button", "aria-label": "expand " + (n.data("name") || id) });
     go.addEventListener("click", () => expandNode(id, true));
-    const a = el("a", "open as its own page", { href: "/ui/explore?node=" + encodeURIComponent(id) });
+    const a = el("a", "open as its own page", { href: base + "/ui/explore?node=" + encodeURIComponent(id) });
     box.append(ul, go, " ", a);
   }
   if ($("graph-tools")) {
@@ -607,7 +609,7 @@
   function followJob(id, onEnd) {
     const log = $("job-events"); const bar = $("job-progress"); log.replaceChildren(); bar.hidden = false; bar.removeAttribute("value");
     const steps = { queued: 0.1, running: 0.5, done: 1, failed: 1, cancelled: 1 };
-    const es = new EventSource("/ui/v1/jobs/" + encodeURIComponent(id) + "/events");
+    const es = new EventSource(base + "/ui/v1/jobs/" + encodeURIComponent(id) + "/events");
     es.addEventListener("status", (e) => {
       const d = JSON.parse(e.data);
       log.append(el("li", d.status + (d.message ? ": " + d.message : ""), { "data-status": d.status }));
