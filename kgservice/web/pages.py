@@ -305,9 +305,28 @@ async def jobs_extra(site: Site, request: Request, principal: Principal) -> dict
 async def admin_extra(site: Site, request: Request, principal: Principal) -> dict[str, Any]:
     kb = site.ctx.kb
     here = principal.workspace or "default"
-    keys = [k for k in await run_in_threadpool(site.gate.keys().list) if here in k.workspaces]  # this workspace's
+    every = await run_in_threadpool(site.gate.keys().list)
+    keys = [k for k in every if here in k.workspaces]  # this workspace's
     counts = await run_in_threadpool(kb.store.counts)
-    return {"keys": keys, "stats": {"backend": kb.store.backend, **counts}}
+    out: dict[str, Any] = {"keys": keys, "stats": {"backend": kb.store.backend, **counts}}
+    if of_deployment(site, principal):
+        from kgservice.workspaces import list_workspaces
+
+        out["deployment_keys"] = [{"key_id": k.key_id, "user": k.user, "active": k.active,
+                                   "grants": {w: r.value for w, r in sorted(k.workspaces.items())}} for k in every]
+        out["all_workspaces"] = await run_in_threadpool(list_workspaces, site.settings)
+    return out
+
+
+def of_deployment(site: Site, principal: Principal) -> bool:
+    """The signed-in key is the deployment's admin here, as the REST key routes decide it
+    (:func:`kgservice.server.routes.admin._of_deployment`): admin in ``default`` on a server of
+    every workspace. Its Admin page lists every key and changes any key's workspaces through
+    ``PATCH /v1/admin/keys/{id}`` (the page's script, under ``/ui/v1``), so the REST route's
+    checks (unknown workspaces, the last admin) hold on the page too."""
+    from kgservice.config import DEFAULT_WORKSPACE
+
+    return principal.role_in(DEFAULT_WORKSPACE) is Role.admin and site.root.only is None
 
 
 def doc_jobs(site: Site, principal: Principal) -> dict[str, Any]:

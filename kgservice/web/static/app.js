@@ -603,6 +603,30 @@
   }
   if ($("path-form")) $("path-form").addEventListener("submit", (e) => { e.preventDefault(); findPath($("path-a").value, $("path-b").value).catch((err) => $("path").replaceChildren(el("li", "Error: " + err.message, { class: "error" }))); });
 
+  // -- Admin: every key of the deployment (its admin only) ---------------------------------------
+  // A key's workspaces change through the REST route (PATCH /v1/admin/keys/{id}, under /ui/v1):
+  // the form's workspace set to the role chosen, or taken away; the route's checks say no.
+  document.querySelectorAll("form.grant").forEach((f) => f.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const id = f.dataset.keyId; const grants = JSON.parse(f.dataset.grants || "{}");
+    const ws = f.elements.workspace.value; const role = f.elements.role.value;
+    if (role === "none") delete grants[ws]; else grants[ws] = role;
+    const status = $("grant-status");
+    try {
+      const r = await fetch(base + "/ui/v1/admin/keys/" + encodeURIComponent(id), { method: "PATCH", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRF-Token": csrf },
+        body: JSON.stringify({ workspaces: grants }) });
+      const data = await r.json().catch(() => ({}));
+      if (!r.ok) throw new Error(data.detail ? (typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail)) : r.statusText);
+      f.dataset.grants = JSON.stringify(data.workspaces);
+      const shown = Object.keys(data.workspaces).sort().map((w) => w + ":" + data.workspaces[w]).join(" ");
+      f.closest("tr").querySelector(".workspaces").textContent = shown;
+      status.className = "note"; status.textContent = "Key " + id + " now acts in: " + shown;
+    } catch (err) {
+      status.className = "error"; status.textContent = "Key " + id + " not changed: " + err.message;
+    }
+  }));
+
   // -- Upload and live job status --------------------------------------------------------------
   // The job's own SSE stream (GET: the session cookie is enough, no CSRF) drives a progress bar
   // and an event log; the jobs table below refreshes itself (htmx) as well.
