@@ -48,6 +48,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,16 +78,25 @@ def settings(data_dir: Path) -> object:
                     vector_backend="neo4j", llm_model="kgoffline/rules")
 
 
-def as_a_server_request():
-    """The context a server gives a request without a bookmark (a stale reply accepted during a
-    catch-up); nothing on a tree that predates it."""
-    from contextlib import nullcontext
+@contextmanager
+def as_a_server_request() -> Iterator[None]:
+    """The context a server gives a request without a bookmark: its arrival marked (its version
+    reads share one round trip, as the server's middleware has them) and a stale reply accepted
+    during a catch-up; each part only on a tree that has it."""
+    with ExitStack() as stack:
+        try:
+            from kgservice.stores.changelog import request_arrived
 
-    try:
-        from kgservice.stores.causal import accepting_stale
-    except ImportError:
-        return nullcontext()
-    return accepting_stale()
+            stack.enter_context(request_arrived())
+        except ImportError:
+            pass
+        try:
+            from kgservice.stores.causal import accepting_stale
+
+            stack.enter_context(accepting_stale())
+        except ImportError:
+            pass
+        yield
 
 
 # -- the other server (a child process on either tree) ------------------------------------------
@@ -123,6 +134,9 @@ def child() -> None:
                     kb.ask(q)  # every cache warm
             out = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0,
                    "neo4j_cpu_s": neo4j_cpu(pid) - n0, **counters()}
+        elif cmd[0] == "open":  # open loop: asks at RATE a second for SECONDS, of QUESTIONS[the rest]
+            out = {**open_loop(kb, float(cmd[1]), float(cmd[2]), QUESTIONS[" ".join(cmd[3:]) or "not found"]),
+                   **counters()}
         elif cmd[0] == "asks":  # asks for this many seconds (at least 5 asks), of QUESTIONS[the rest]
             question = QUESTIONS[" ".join(cmd[2:]) or "not found"]
             times: list[float] = []
@@ -144,6 +158,62 @@ def child() -> None:
             out = {"error": f"unknown command {cmd[0]}"}
         print(json.dumps(out), flush=True)
     kb.close()
+
+
+def open_loop(kb, rate: float, seconds: float, question: str) -> dict:
+    """Asks ``question`` at ``rate`` a second for ``seconds``, each at its scheduled time (or as soon
+    as the previous one returns, if that is later), as a server request without a bookmark.
+
+    Latency is counted from the scheduled time, so one stalled ask delays every ask scheduled
+    behind it, as it would delay the requests queued behind it (no coordinated omission); a
+    closed loop instead asks more often when answers are fast, and weighs cheap stale replies
+    above the rest. Also per ask: whether it was a stale reply, answered whole from the front
+    (in this thread: the background refresh's own lookups are not counted), or computed in the
+    foreground (neither: the pipeline ran, with or without a model call)."""
+    caches = kb.caches
+    local = threading.local()
+    front_get = caches.front_get
+
+    def counted_front_get(key):  # benchmark instrumentation: which asks the front answered
+        value = front_get(key)
+        if value is not None:
+            local.front = True
+        return value
+
+    caches.front_get = counted_front_get
+    interval = 1.0 / rate
+    latency: list[float] = []
+    service: list[float] = []
+    stale = front = computed = with_calls = 0
+    misses0 = {c: v["misses"] for c, v in caches.session_counts().items()}
+    refreshes0 = getattr(caches, "refreshes", 0)
+    start = time.perf_counter()
+    try:
+        for i in range(max(5, int(seconds * rate))):
+            scheduled = start + i * interval
+            wait = scheduled - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+            began = time.perf_counter()
+            local.front = False
+            with as_a_server_request():
+                res = kb.ask(question)
+            ended = time.perf_counter()
+            latency.append(ended - scheduled)
+            service.append(ended - began)
+            is_stale = bool(getattr(res, "stale", False))
+            stale += is_stale
+            front += local.front and not is_stale
+            computed += not (local.front or is_stale)
+            with_calls += bool(res.llm.get("calls"))
+    finally:
+        caches.front_get = front_get
+    if hasattr(caches, "wait_refreshed"):
+        caches.wait_refreshed()  # the background refreshes' misses count too
+    misses = {c: v["misses"] - misses0.get(c, 0) for c, v in caches.session_counts().items()}
+    return {"times": latency, "service": service, "stale": stale, "front": front, "computed": computed,
+            "with_llm_calls": with_calls, "cache_misses": misses, "wall_s": time.perf_counter() - start,
+            "refreshes": getattr(caches, "refreshes", 0) - refreshes0}
 
 
 class Child:
@@ -193,6 +263,29 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+def ask_row(name: str, kind: str, a: argparse.Namespace, idle: dict, busy: dict, capacity: float | None,
+            batches: int) -> dict:
+    """One child's asks of one question, idle and during the stream (ms; open loop: from the schedule)."""
+    times = idle["times"]
+    row = {"what": f"{name}: cached ask, {kind} ({QUESTIONS[kind]!r}), {a.client} loop",
+           "idle_p50_ms": round(pct(times, 50) * 1e3, 1), "idle_p99_ms": round(pct(times, 99) * 1e3, 1),
+           "stream_p50_ms": round(pct(busy["times"], 50) * 1e3, 1),
+           "stream_p99_ms": round(pct(busy["times"], 99) * 1e3, 1),
+           "p99_stream_over_idle": round(pct(busy["times"], 99) / pct(times, 99), 2),
+           "idle_max_ms": round(max(times) * 1e3, 1), "stream_max_ms": round(max(busy["times"]) * 1e3, 1),
+           "asks_idle": len(times), "asks_stream": len(busy["times"]),
+           "asks_with_llm_calls_idle": idle["with_llm_calls"], "asks_with_llm_calls_stream": busy["with_llm_calls"],
+           "asks_stale_stream": busy.get("stale", 0),
+           "cache_misses_stream": {k: v for k, v in busy.get("cache_misses", {}).items() if v},
+           "batches_during_stream": batches}
+    if a.client == "open":
+        row |= {"rate_per_s": a.rate, "idle_capacity_per_s": round(capacity or 0, 1),
+                "asks_front_stream": busy["front"], "asks_computed_idle": idle["computed"],
+                "asks_computed_stream": busy["computed"], "refreshes_stream": busy["refreshes"],
+                "stream_service_p99_ms": round(pct(busy["service"], 99) * 1e3, 1)}
+    return row
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--units", type=int, default=100_000)
@@ -206,6 +299,10 @@ def main() -> int:
     ap.add_argument("--embedder", default="hash:64", help="the embedder of every process (KG_EMBEDDER's values)")
     ap.add_argument("--embed", action="store_true", help="embed the base store and every batch (else no vectors)")
     ap.add_argument("--skip-asks", action="store_true", help="the catch-up rounds only, no cached-ask streams")
+    ap.add_argument("--client", choices=("open", "closed"), default="open",
+                    help="open: asks at --rate a second, latency from the schedule; closed: the next ask when the last returns")
+    ap.add_argument("--rate", type=float, default=20, help="asks a second of the open-loop client (below the idle capacity)")
+    ap.add_argument("--question", action="append", choices=list(QUESTIONS), help="ask only this one (repeatable)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -237,6 +334,7 @@ def main() -> int:
     stored = {u.id for u in kb.store.get_units([b[0].id for b in batches])}
     batches = [b for b in batches if b[0].id not in stored]
     children = [Child("rebuild", Path(a.before), pid), Child("fed", ROOT, pid)]
+    print("children:", {c.name: c.p.pid for c in children}, flush=True)  # (a profiler may attach)
     warm = {c.name: c.ask("warm") for c in children}
     print("warm-up (the first build):", {k: (round(v["cpu_s"], 1), round(v["neo4j_cpu_s"], 1)) for k, v in warm.items()},
           flush=True)
@@ -261,10 +359,15 @@ def main() -> int:
 
     # cached ask latency: idle, then during a stream of ingests (a batch every --every seconds),
     # one child and one question at a time, each first caught up with what the others' streams ingested
-    for kind in [] if a.skip_asks else QUESTIONS:
-        for c in children:
+    for n, kind in enumerate([] if a.skip_asks else a.question or list(QUESTIONS)):
+        for c in (children if n % 2 == 0 else children[::-1]):  # alternating: neither tree always first
             c.ask("catchup")
-            idle = c.ask(f"asks {a.seconds} {kind}")
+            capacity = None
+            if a.client == "open":  # the idle capacity (closed loop, a few seconds): the rate must stay below it
+                probe = c.ask(f"asks {min(5.0, a.seconds)} {kind}")
+                capacity = len(probe["times"]) / sum(probe["times"])
+            command = f"open {a.rate} {a.seconds} {kind}" if a.client == "open" else f"asks {a.seconds} {kind}"
+            idle = c.ask(command)
             done = threading.Event()
             ingested = [0]
 
@@ -276,22 +379,10 @@ def main() -> int:
 
             th = threading.Thread(target=stream)
             th.start()
-            busy = c.ask(f"asks {a.seconds} {kind}")
+            busy = c.ask(command)
             done.set()
             th.join()
-            times = idle["times"]
-            rows.append({"what": f"{c.name}: cached ask, {kind} ({QUESTIONS[kind]!r})",
-                         "idle_p50_ms": round(pct(times, 50) * 1e3, 1), "idle_p99_ms": round(pct(times, 99) * 1e3, 1),
-                         "stream_p50_ms": round(pct(busy["times"], 50) * 1e3, 1),
-                         "stream_p99_ms": round(pct(busy["times"], 99) * 1e3, 1),
-                         "p99_stream_over_idle": round(pct(busy["times"], 99) / pct(times, 99), 2),
-                         "idle_max_ms": round(max(times) * 1e3, 1), "stream_max_ms": round(max(busy["times"]) * 1e3, 1),
-                         "asks_idle": len(times), "asks_stream": len(busy["times"]),
-                         "asks_with_llm_calls_idle": idle["with_llm_calls"],
-                         "asks_with_llm_calls_stream": busy["with_llm_calls"],
-                         "asks_stale_stream": busy.get("stale", 0),
-                         "cache_misses_stream": {k: v for k, v in busy.get("cache_misses", {}).items() if v},
-                         "batches_during_stream": ingested[0]})
+            rows.append(ask_row(c.name, kind, a, idle, busy, capacity, ingested[0]))
     for c in children:
         c.close()
     kb.close()
@@ -299,7 +390,8 @@ def main() -> int:
         print(json.dumps(row), flush=True)
     path = save("fed_indexes", rows, {"units": counts["units"], "nodes": counts["nodes"], "batch": a.batch,
                                       "rounds": a.rounds, "seconds": a.seconds, "every": a.every, "before": a.before,
-                                      "embedder": a.embedder, "embed": a.embed, "machine_at_end": machine()})
+                                      "embedder": a.embedder, "embed": a.embed, "client": a.client, "rate": a.rate,
+                                      "machine_at_end": machine()})
     print(f"saved to {path}")
     return 0
 
