@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from kgservice.caches.switching import prompt_switching
 from kgservice.stores.changelog import Change, ChangeFeed, VersionClock
 from kgservice.errors import InvalidArgument, ServiceError, ServiceFileError
 
@@ -61,6 +62,7 @@ MEMORY_CACHES: dict[str, str] = {
     "expand": "(seeds, mode, every parameter) -> expansion result; in memory, valid at one change-log version",
 }
 ANY_INGEST = "*"
+VECTOR_CHUNK = 256  # touched nodes' vectors per read in a replay's top-k check (see Caches._topk_entered)
 FRONT_SIZE = 512  # whole results (answers, expansions) kept in memory per process (see Caches.front_get)
 log = logging.getLogger(__name__)
 
@@ -311,7 +313,13 @@ class Caches:
         """``topk`` entries a touched node may now enter. ``unseen``: the nodes were written
         by another process, whose new nodes may not have vectors here yet (not embedded yet,
         or no vector store open in this process); then every topk entry counts as entered —
-        they are a vector search away from being recomputed."""
+        they are a vector search away from being recomputed.
+
+        The touched nodes' vectors are read :data:`VECTOR_CHUNK` at a time, and the reads stop
+        once every entry is known to be entered. Why: a replay of another server's 1k-unit
+        ingest touches ~2.5k nodes, and their 512-d vectors read at once are one long decode
+        that holds the interpreter lock, so the requests this process answers meanwhile (stale
+        replies included) wait for it; short reads let them in between."""
         rows = self._db.execute("SELECT key, qvec, bar FROM entries WHERE cache = 'topk' AND qvec IS NOT NULL").fetchall()
         if not rows:
             return set()
@@ -319,19 +327,23 @@ class Caches:
         wanted = sorted(i for i in ids if not i.startswith("lit:"))
         if store is None:
             return {("topk", key) for key, _, _ in rows} if unseen and wanted else set()
-        vecs = store.get_vectors(wanted)
-        if unseen and len(vecs) < len(wanted):
-            return {("topk", key) for key, _, _ in rows}
-        if not vecs:
-            return set()
         import numpy as np
 
-        m = np.stack(list(vecs.values()))
-        out = set()
-        for key, blob, bar in rows:
-            q = np.frombuffer(blob, dtype=np.float32)
-            if q.shape[0] == m.shape[1] and float(np.max(m @ q)) >= float(bar) - 1e-6:
-                out.add(("topk", key))
+        out: set[tuple[str, str]] = set()
+        for start in range(0, len(wanted), VECTOR_CHUNK):
+            part = wanted[start:start + VECTOR_CHUNK]
+            vecs = store.get_vectors(part)
+            if unseen and len(vecs) < len(part):
+                return {("topk", key) for key, _, _ in rows}
+            if not vecs:
+                continue
+            m = np.stack(list(vecs.values()))
+            for key, blob, bar in rows:
+                q = np.frombuffer(blob, dtype=np.float32)
+                if ("topk", key) not in out and q.shape[0] == m.shape[1] and float(np.max(m @ q)) >= float(bar) - 1e-6:
+                    out.add(("topk", key))
+            if len(out) == len(rows):
+                break  # every entry is dropped already: the rest of the vectors cannot change that
         return out
 
     # -- whole-cache operations --------------------------------------------------------------
@@ -518,32 +530,12 @@ class Caches:
         if self.clock is None or self.degraded is not None or not self.stale_seconds > 0:
             return None
         with self._stale_lock:
-            got = self._while_refreshing(key)
+            got = self._stale(key, None, refresh)
         if got is None:
             version = self.clock.read()
             with self._stale_lock:
                 got = self._stale(key, version, refresh)
         return self._counted(got)
-
-    def _while_refreshing(self, key: str) -> tuple[Any, int, dict[str, int]] | None:
-        """The stale entry for ``key`` while its refresh is queued or running and within the
-        bound, without a version read; None otherwise. Caller holds the stale lock."""
-        if key not in self._refreshing:
-            return None
-        hit = self._front.get(key)
-        if hit is not None and hit[0] == self._seen:
-            if self._newer_at is None:
-                return None  # current as far as this process knows (the refresh may have just put it)
-            stamped, value, counts, since = hit[0], hit[1], hit[2], self._newer_at
-        else:
-            old = self._previous.get(key)
-            if old is None:
-                return None
-            stamped, value, counts, since = old
-        if not self.monotonic() - since <= self.stale_seconds:
-            return None
-        self.stale_served += 1
-        return value, stamped, counts
 
     def stale_peek(self, key: str, refresh: Callable[[], None]) -> tuple[Any, int] | None:
         """:meth:`front_stale` that never waits (an event loop): only when the version is
@@ -574,26 +566,33 @@ class Caches:
                 self._lock.release()
         return value, stamped
 
-    def _stale(self, key: str, version: int, refresh: Callable[[], None]) -> tuple[Any, int, dict[str, int]] | None:
+    def _stale(self, key: str, version: int | None,
+               refresh: Callable[[], None]) -> tuple[Any, int, dict[str, int]] | None:
         """The stale entry for ``key`` at store version ``version`` (value, its version, the
-        cache hits it stands for), if one may be served. Caller holds the stale lock, not the
-        main one: the entries are immutable tuples, each map read is one atomic lookup, and a
-        replay moving them meanwhile makes the lookup miss (the ordinary path) or find the same
-        entry in the other map, never a newer value under an older version."""
+        cache hits it stands for), if one may be served; ``version`` None when no version was
+        read: then only while the refresh of ``key`` is queued or running (this process is known
+        to be behind). Caller holds the stale lock, not the main one: the entries are immutable
+        tuples, each map read is one atomic lookup, and a replay moving them meanwhile makes the
+        lookup miss (the ordinary path) or find the same entry in the other map, never a newer
+        value under an older version."""
         seen = self._seen
-        if seen is None or version < seen:
-            return None  # nothing replayed yet here, or the store went back (a reset): no stale reply
+        if seen is None or (version is None and key not in self._refreshing):
+            return None
+        if version is not None and version < seen:
+            return None  # the store went back (a reset): no stale reply
         now = self.monotonic()
         hit = self._front.get(key)
         if hit is not None and hit[0] == seen:
-            if hit[0] >= version:
+            if version is not None and hit[0] >= version:
                 return None  # current: the ordinary path serves it
             if self._newer_at is None:
+                if version is None:
+                    return None  # current as far as this process knows (the refresh may have just put it)
                 self._newer_at = now
             stamped, value, counts, since = hit[0], hit[1], hit[2], self._newer_at
         else:
             old = self._previous.get(key)
-            if old is None or old[0] >= version:
+            if old is None or (version is not None and old[0] >= version):
                 return None
             stamped, value, counts, since = old
         if not now - since <= self.stale_seconds:
@@ -620,7 +619,8 @@ class Caches:
             key, refresh = item
             try:
                 if not self._closed:
-                    refresh()
+                    with prompt_switching():  # the requests served meanwhile get the interpreter back promptly
+                        refresh()
             except Exception as exc:  # a failed refresh: the next ask past the bound computes it itself
                 log.warning("background refresh of a cached result failed: %s", exc)
             finally:
