@@ -201,6 +201,37 @@ def test_replay_drops_exactly_the_dependants_of_other_processes_changes(tmp_path
     assert again.sync_store() is False and again.last_sync["replayed"] == 0
 
 
+class _CountingVectors(_Vectors):
+    def __init__(self, vecs):
+        super().__init__(vecs)
+        self.reads: list[int] = []  # how many ids each read asked for
+
+    def get_vectors(self, ids):
+        self.reads.append(len(ids))
+        return super().get_vectors(ids)
+
+
+def test_a_replays_top_k_check_reads_vectors_in_slices_and_stops_once_every_entry_is_dropped(tmp_path):
+    # 600 touched nodes, all far from both query vectors except n100 (near t0's) and n550
+    # (near t1's); worked out by hand: slices of 256 in sorted order are n000-n255, n256-n511,
+    # n512-n599, so t0 alone is settled by the first read, and t0 with t1 needs all three
+    e = np.eye(4, dtype=np.float32)
+    ids = [f"n{i:03d}" for i in range(600)]
+    vecs = {i: e[2] for i in ids} | {"n100": e[0], "n550": e[1]}
+    for entries, reads in (({"t0": e[0]}, [256]), ({"t0": e[0], "t1": e[1]}, [256, 256, 88]),
+                           ({"t3": e[3]}, [256, 256, 88])):
+        feed, vectors = _Feed(), _CountingVectors(vecs)
+        c = Caches(None, changes=feed, vectors=lambda v=vectors: v)
+        c.sync_store()
+        for key, q in entries.items():
+            c.put("topk", key, [["x", 0.9]], ["query", "x"], qvec=q, bar=0.8)
+        feed.add(*ids)
+        c.sync_store()
+        assert vectors.reads == reads
+        kept = [] if entries.keys() != {"t3"} else [("topk", "t3")]  # nothing near t3's vector
+        assert c.keys() == kept
+
+
 @pytest.mark.parametrize("how", ["pruned", "everything", "reset"])
 def test_replay_clears_everything_when_the_log_cannot_say(tmp_path, how):
     feed, c = _filled(tmp_path)

@@ -70,6 +70,31 @@ def test_a_stale_entry_is_given_only_to_a_caller_that_accepts_it_within_the_boun
     caches.close()
 
 
+def test_the_background_refresh_runs_with_a_short_switch_interval_and_restores_it(tmp_path: Path):
+    import sys
+
+    from kgservice.caches.switching import REFRESH_SWITCH_INTERVAL
+
+    feed = SqliteChangeFeed(tmp_path)
+    record_embedded_change(tmp_path, ["n1"], units=["u1"])
+    caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
+    caches.monotonic = Clock()
+    caches.sync_store()
+    assert caches.front_put("k", "answer at 1", {"decision": 1})
+    record_embedded_change(tmp_path, ["n2"], units=["u2"])
+    during: list[float] = []
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.004)  # a setting of this process's own, which must come back
+    try:
+        assert caches.front_stale("k", lambda: during.append(sys.getswitchinterval())) == ("answer at 1", 1)
+        caches.wait_refreshed()
+        assert during == [pytest.approx(0.0005)] and REFRESH_SWITCH_INTERVAL == 0.0005
+        assert sys.getswitchinterval() == pytest.approx(0.004)
+    finally:
+        sys.setswitchinterval(before)
+        caches.close()
+
+
 def test_a_stale_reply_does_not_wait_for_a_replay_in_progress(tmp_path: Path):
     """A replay holds the caches' lock through its reads of the change log (the catch-up); a
     stale reply is given without that lock (only a hang fails this test)."""
