@@ -48,9 +48,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "bench"))
@@ -60,6 +62,7 @@ QUESTION = "What does marine atlas belong to?"  # answered "not in the graph": r
 FOUND = "What is marine atlas?"  # answered from the graph: its cache entries survive an ingest elsewhere
 QUESTIONS = {"not found": QUESTION, "found": FOUND}
 HOLDER_NAMES = ["agent", "atlas", "circuit"]
+CONTROL_WORK = 30_000  # loop steps of the control process's ask (~1.5 ms on an idle core)
 
 
 def neo4j_cpu(pid: int | None) -> float:
@@ -160,7 +163,35 @@ def child() -> None:
     kb.close()
 
 
-def open_loop(kb, rate: float, seconds: float, question: str) -> dict:
+def control() -> None:
+    """The control process (``--control``): no store, no caches; each ask is a fixed piece of pure
+    Python work (~1.5 ms on an idle core). Its latency idle and during the stream, with the same
+    client, is what the writer's ingest and the Neo4j server alone cost a process on these cores:
+    the part of a child's ratio that no change to the child's code can remove."""
+    def work() -> object:
+        total = 0
+        for i in range(CONTROL_WORK):
+            total += i * i
+        return SimpleNamespace(stale=False, llm={})
+
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd or cmd[0] == "quit":
+            break
+        if cmd[0] == "open":
+            out = open_loop(None, float(cmd[1]), float(cmd[2]), "", ask=work)
+        else:  # asks SECONDS: the closed-loop probe
+            times: list[float] = []
+            until = time.perf_counter() + float(cmd[1])
+            while time.perf_counter() < until or len(times) < 5:
+                t = time.perf_counter()
+                work()
+                times.append(time.perf_counter() - t)
+            out = {"times": times, "with_llm_calls": 0}
+        print(json.dumps(out), flush=True)
+
+
+def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], Any] | None = None) -> dict:
     """Asks ``question`` at ``rate`` a second for ``seconds``, each at its scheduled time (or as soon
     as the previous one returns, if that is later), as a server request without a bookmark.
 
@@ -170,9 +201,10 @@ def open_loop(kb, rate: float, seconds: float, question: str) -> dict:
     above the rest. Also per ask: whether it was a stale reply, answered whole from the front
     (in this thread: the background refresh's own lookups are not counted), or computed in the
     foreground (neither: the pipeline ran, with or without a model call)."""
-    caches = kb.caches
+    caches = kb.caches if kb is not None else SimpleNamespace(front_get=lambda key: None, session_counts=dict)
     local = threading.local()
     front_get = caches.front_get
+    ask = ask or (lambda: kb.ask(question))
 
     def counted_front_get(key):  # benchmark instrumentation: which asks the front answered
         value = front_get(key)
@@ -197,7 +229,7 @@ def open_loop(kb, rate: float, seconds: float, question: str) -> dict:
             began = time.perf_counter()
             local.front = False
             with as_a_server_request():
-                res = kb.ask(question)
+                res = ask()
             ended = time.perf_counter()
             latency.append(ended - scheduled)
             service.append(ended - began)
@@ -217,11 +249,11 @@ def open_loop(kb, rate: float, seconds: float, question: str) -> dict:
 
 
 class Child:
-    def __init__(self, name: str, tree: Path, neo4j_pid: int | None):
+    def __init__(self, name: str, tree: Path, neo4j_pid: int | None, role: str = "--child"):
         env = {**os.environ, "PYTHONPATH": str(tree), "KG_BENCH_NEO4J_PID": str(neo4j_pid or ""),
                "OPENBLAS_NUM_THREADS": "1"}
         self.name = name
-        self.p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child"], env=env, cwd=str(tree),
+        self.p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), role], env=env, cwd=str(tree),
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def ask(self, cmd: str) -> dict:
@@ -303,10 +335,16 @@ def main() -> int:
                     help="open: asks at --rate a second, latency from the schedule; closed: the next ask when the last returns")
     ap.add_argument("--rate", type=float, default=20, help="asks a second of the open-loop client (below the idle capacity)")
     ap.add_argument("--question", action="append", choices=list(QUESTIONS), help="ask only this one (repeatable)")
+    ap.add_argument("--control", action="store_true",
+                    help="also a control process with no store, its asks a fixed piece of Python work (open loop)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--control-child", dest="control_child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         child()
+        return 0
+    if a.control_child:
+        control()
         return 0
     os.environ.setdefault("KG_BENCH_NEO4J_URI", os.environ.get("KG_TEST_NEO4J_URI", "bolt://127.0.0.1:7688"))
     os.environ["KG_BENCH_EMBEDDER"] = a.embedder  # the children read it too
@@ -334,6 +372,7 @@ def main() -> int:
     stored = {u.id for u in kb.store.get_units([b[0].id for b in batches])}
     batches = [b for b in batches if b[0].id not in stored]
     children = [Child("rebuild", Path(a.before), pid), Child("fed", ROOT, pid)]
+    controls = [Child("control", ROOT, None, "--control-child")] if a.control and not a.skip_asks else []
     print("children:", {c.name: c.p.pid for c in children}, flush=True)  # (a profiler may attach)
     warm = {c.name: c.ask("warm") for c in children}
     print("warm-up (the first build):", {k: (round(v["cpu_s"], 1), round(v["neo4j_cpu_s"], 1)) for k, v in warm.items()},
@@ -360,8 +399,9 @@ def main() -> int:
     # cached ask latency: idle, then during a stream of ingests (a batch every --every seconds),
     # one child and one question at a time, each first caught up with what the others' streams ingested
     for n, kind in enumerate([] if a.skip_asks else a.question or list(QUESTIONS)):
-        for c in (children if n % 2 == 0 else children[::-1]):  # alternating: neither tree always first
-            c.ask("catchup")
+        for c in (children if n % 2 == 0 else children[::-1]) + controls:  # alternating: neither tree always first
+            if c.name != "control":
+                c.ask("catchup")
             capacity = None
             if a.client == "open":  # the idle capacity (closed loop, a few seconds): the rate must stay below it
                 probe = c.ask(f"asks {min(5.0, a.seconds)} {kind}")
@@ -383,7 +423,7 @@ def main() -> int:
             done.set()
             th.join()
             rows.append(ask_row(c.name, kind, a, idle, busy, capacity, ingested[0]))
-    for c in children:
+    for c in children + controls:
         c.close()
     kb.close()
     for row in rows:
