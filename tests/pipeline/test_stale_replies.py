@@ -70,18 +70,24 @@ def test_a_stale_entry_is_given_only_to_a_caller_that_accepts_it_within_the_boun
     caches.close()
 
 
-def test_the_background_refresh_runs_with_a_short_switch_interval_and_restores_it(tmp_path: Path):
-    import sys
-
-    from kgservice.caches.switching import REFRESH_SWITCH_INTERVAL
-
+def _answer_held_then_another_change(tmp_path: Path, counts: dict[str, int]) -> Caches:
+    """Caches holding "answer at 1" whole at version 1, then another process's change (version 2)."""
     feed = SqliteChangeFeed(tmp_path)
     record_embedded_change(tmp_path, ["n1"], units=["u1"])
     caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
     caches.monotonic = Clock()
     caches.sync_store()
-    assert caches.front_put("k", "answer at 1", {"decision": 1})
+    assert caches.front_put("k", "answer at 1", counts)
     record_embedded_change(tmp_path, ["n2"], units=["u2"])
+    return caches
+
+
+def test_the_background_refresh_runs_with_a_short_switch_interval_and_restores_it(tmp_path: Path):
+    import sys
+
+    from kgservice.caches.switching import REFRESH_SWITCH_INTERVAL
+
+    caches = _answer_held_then_another_change(tmp_path, {"decision": 1})
     during: list[float] = []
     before = sys.getswitchinterval()
     sys.setswitchinterval(0.004)  # a setting of this process's own, which must come back
@@ -116,13 +122,7 @@ def test_a_stale_reply_does_not_wait_for_a_replay_in_progress(tmp_path: Path):
 
 
 def test_a_local_write_or_a_reset_leaves_nothing_stale(tmp_path: Path):
-    feed = SqliteChangeFeed(tmp_path)
-    record_embedded_change(tmp_path, ["n1"], units=["u1"])
-    caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
-    caches.monotonic = Clock()
-    caches.sync_store()
-    assert caches.front_put("k", "answer at 1", {})
-    record_embedded_change(tmp_path, ["n2"], units=["u2"])
+    caches = _answer_held_then_another_change(tmp_path, {})
     caches.invalidate(["n2"])  # this process wrote it
     assert caches.front_stale("k", lambda: None) is None
     caches.sync_store()
