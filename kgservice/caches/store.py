@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from kgservice.caches.switching import in_background
+from kgservice.caches.switching import prompt_switching
 from kgservice.stores.changelog import Change, ChangeFeed, VersionClock
 from kgservice.errors import InvalidArgument, ServiceError, ServiceFileError
 
@@ -619,7 +619,7 @@ class Caches:
             key, refresh = item
             try:
                 if not self._closed:
-                    with in_background():  # behind the requests served meanwhile (caches/switching.py)
+                    with prompt_switching():  # the requests served meanwhile get the interpreter back promptly
                         refresh()
             except Exception as exc:  # a failed refresh: the next ask past the bound computes it itself
                 log.warning("background refresh of a cached result failed: %s", exc)

@@ -255,16 +255,6 @@ def ask(parts: Parts, question: str, trace: bool = False, *, params: AskParams |
     That case is decided from the settings first (:func:`kgservice.llm.check.calls_no_model`),
     so it never takes the model path to find out; only a default with recordings to replay
     tries them, and falls back when this question has none."""
-    from kgservice.caches.switching import serving
-
-    with serving():  # a background refresh running meanwhile steps aside for this request
-        return _ask_served(parts, question, trace, params=params, llm=llm, on_round=on_round, on_stream=on_stream)
-
-
-def _ask_served(parts: Parts, question: str, trace: bool = False, *, params: AskParams | None = None,
-                llm: LLM | None = None, on_round: Callable[[dict[str, Any]], None] | None = None,
-                on_stream: Callable[[str, dict[str, Any]], None] | None = None) -> AskResult:
-    """The body of :func:`ask`."""
     from kgservice.llm.check import no_model_configured
     from kgservice.llm import LLMProviderError
     from kgservice.llm.check import calls_no_model

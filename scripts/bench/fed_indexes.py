@@ -230,11 +230,6 @@ def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], 
     stale = front = computed = with_calls = 0
     misses0 = {c: v["misses"] for c, v in caches.session_counts().items()}
     refreshes0 = getattr(caches, "refreshes", 0)
-    try:
-        from kgservice.caches import switching
-    except ImportError:  # a tree without it
-        switching = SimpleNamespace()
-    steps0 = getattr(switching, "steps_aside", 0)
     start = time.perf_counter()
     try:
         for i in range(max(5, int(seconds * rate))):
@@ -261,8 +256,7 @@ def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], 
     misses = {c: v["misses"] - misses0.get(c, 0) for c, v in caches.session_counts().items()}
     return {"times": latency, "service": service, "stale": stale, "front": front, "computed": computed,
             "with_llm_calls": with_calls, "cache_misses": misses, "wall_s": time.perf_counter() - start,
-            "refreshes": getattr(caches, "refreshes", 0) - refreshes0,
-            "steps_aside": getattr(switching, "steps_aside", 0) - steps0}
+            "refreshes": getattr(caches, "refreshes", 0) - refreshes0}
 
 
 class Child:
@@ -330,7 +324,7 @@ def ask_row(name: str, kind: str, a: argparse.Namespace, idle: dict, busy: dict,
     if a.client == "open":
         row |= {"rate_per_s": a.rate, "idle_capacity_per_s": round(capacity or 0, 1),
                 "asks_front_stream": busy["front"], "asks_computed_idle": idle["computed"],
-                "asks_computed_stream": busy["computed"], "refreshes_stream": busy["refreshes"], "refresh_steps_aside_stream": busy.get("steps_aside", 0),
+                "asks_computed_stream": busy["computed"], "refreshes_stream": busy["refreshes"],
                 "stream_service_p99_ms": round(pct(busy["service"], 99) * 1e3, 1)}
     return row
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import threading
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -100,34 +99,6 @@ def test_the_background_refresh_runs_with_a_short_switch_interval_and_restores_i
     finally:
         sys.setswitchinterval(before)
         caches.close()
-
-
-def test_a_background_refresh_steps_aside_once_for_each_request_arriving_while_it_runs():
-    from kgservice.caches import switching
-
-    def refresh_work() -> int:  # a few hundred Python calls: each one a point to step aside at
-        return sum(len(str(i)) for i in range(300))
-
-    def run_in_background() -> None:
-        with switching.in_background():
-            refresh_work()
-
-    def steps_while(requests: int) -> int:
-        before = switching.steps_aside
-        with ExitStack() as stack:
-            for _ in range(requests):
-                stack.enter_context(switching.serving())
-                th = threading.Thread(target=run_in_background)  # each arrival: one step aside
-                th.start()
-                th.join(WAIT)
-        th = threading.Thread(target=run_in_background)  # no request in flight: none
-        th.start()
-        th.join(WAIT)
-        return switching.steps_aside - before
-
-    assert steps_while(0) == 0
-    assert steps_while(1) == 1
-    assert steps_while(2) == 2
 
 
 def test_a_stale_reply_does_not_wait_for_a_replay_in_progress(tmp_path: Path):
