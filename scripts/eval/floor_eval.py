@@ -98,6 +98,16 @@ def hit(a: Asked, ids: list[str]) -> bool:
     return False
 
 
+def gold_rank(a: Asked, ids: list[str]) -> int | None:
+    """The 1-based place of the first gold unit in ``ids`` (the answer's whole ranked pool), or
+    None when no gold unit is in it: tells a miss whose answer never reached the ranking from
+    one ranked too low."""
+    for i, uid in enumerate(ids):
+        if hit(a, [uid]):
+            return i + 1
+    return None
+
+
 # -- graphs --------------------------------------------------------------------------------------
 
 def _digest(paths: list[Path]) -> str:
@@ -266,6 +276,7 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
     if a.json:
         doc["questions"] = {g: [{"set": x.set, "kind": x.kind, "q": x.question, "answerable": x.answerable,
                                  "gold": x.gold, "top3": x.ranked[:3], "retrieval_top3": x.retrieval,
+                                 "gold_rank": {f: gold_rank(x, r) for f, r in x.rankings.items()}, "pool": len(x.ranked),
                                  "verdict": {str(f): [r.strength, r.reason, list(r.missing)] for f, r in x.relevance.items()}}
                                 for x in asked] for g, asked in graphs.items()}
         a.json.write_text(json.dumps(doc, indent=1, ensure_ascii=False), "utf-8")
