@@ -39,21 +39,29 @@ _ZH_WHEN = ("何时", "什么时候", "哪一年", "哪年", "几时")
 _ZH_COUNT = ("多少", "几")
 # A question often names the relation it asks by a noun the predicate writes as a verb or a
 # preposition ("the *composer* of Aschenbrödel" / *written by*; "*country*" / *located in*):
-# the question stem -> predicate stems that state it. General English, not one data set's.
-RELATION_NOUNS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
-    "author": "written wrote writ author novel book play poem", "writ": "written wrote writ author",
-    "compos": "written wrote compos music score", "perform": "sung sing record perform",
-    "singer": "sung sing record perform", "country": "locat situat country nation citizen capital",
-    "state": "locat situat state", "county": "locat situat county seat", "city": "locat situat city born",
-    "birthplac": "born birthplac native", "birth": "born birth native", "spous": "marri wife husband spous",
-    "wife": "marri wife", "husband": "marri husband", "father": "son daughter father child",
-    "mother": "son daughter mother child", "found": "found establish creat start",
-    "educat": "attend graduat studi educat alumnu", "university": "attend graduat studi university",
-    "member": "member play join", "sport": "play sport", "team": "play team member",
-    "owner": "own subsidiary acquir part", "parent": "own subsidiary part parent",
-    "employ": "work employ", "languag": "speak spoken languag", "charg": "lead head president govern rul",
-    "leader": "lead head president chair", "head": "lead head president chair", "locat": "locat situat in",
-}.items()}
+# the question's words -> the predicate words that state it. General English, not one data
+# set's. Written as plain words and compared as stems (:func:`stem`), as the question's and the
+# predicate's words are: written as stems by hand, "wrote", "daughter", "native", "score" and
+# the key "state" never met a stemmed word ("Dead Ernest >> author" missed *wrote*).
+_RELATION_NOUN_WORDS = {
+    "author": "written wrote writes author novel book play poem",
+    "writer writes written wrote": "written wrote writes writer author",
+    "composer": "written wrote composed composer music score",
+    "performer singer": "sung sang sing recorded performed",
+    "country": "located situated country nation citizen capital", "state": "located situated state",
+    "county": "located situated county seat", "city": "located situated city born",
+    "birthplace": "born birthplace native", "birth": "born birth native",
+    "spouse": "married wife husband spouse", "wife": "married wife", "husband": "married husband",
+    "father": "son daughter father child", "mother": "son daughter mother child",
+    "founder": "founded established created started",
+    "educated": "attended graduated studied educated alumnus",
+    "university": "attended graduated studied university",
+    "member": "member played joined", "sport": "played sport", "team": "played team member",
+    "owner": "owned subsidiary acquired part", "parent": "owned subsidiary part parent",
+    "employer": "worked employed", "language": "speaks spoken language",
+    "charge": "leads head president governs ruled rules", "leader head": "leads head president chair",
+    "located": "located situated in",
+}
 
 
 def stem(word: str) -> str:
@@ -89,6 +97,10 @@ def stem(word: str) -> str:
     if w.endswith("e") and len(w) > 4:
         w = w[:-1]
     return w
+
+
+RELATION_NOUNS: dict[str, frozenset[str]] = {
+    stem(k): frozenset(stem(v) for v in vs.split()) for ks, vs in _RELATION_NOUN_WORDS.items() for k in ks.split()}
 
 
 def words(text: str) -> set[str]:
@@ -262,6 +274,36 @@ class Match:
         return self.relation > 0 or bool(self.rest)
 
 
+# A predicate of only "by" or "from" (and a copula) still states a relation: "X by Y" names
+# X's maker, "X from Y" its origin. The question's words that ask for each (as stems), and
+# "where ... from" asks the origin too.
+_BY_ASKS = frozenset(stem(w) for w in "author writer wrote written composer composed performer performed singer "
+                     "sang director directed creator created maker made producer produced artist band".split())
+_FROM_ASKS = frozenset(stem(w) for w in "born birthplace birth native origin hometown".split())
+
+
+def _preposition_states(a: Asked, predicate: str) -> bool:
+    """Does a predicate written as only "by" or "from" (after a copula) state what ``a`` asks?
+
+    >>> _preposition_states(asked("Decade >> performer"), "by"), _preposition_states(asked("Where was Hans Edler from?"), "born in")
+    (True, False)
+    >>> _preposition_states(asked("In what city was Steven Blankaart born?"), "was from")
+    True
+    """
+    toks = [t for t in tokens(predicate) if t not in ("is", "was", "are", "were")]
+    if toks == ["by"]:
+        return bool(a.relation_words & _BY_ASKS)
+    if toks == ["from"]:
+        return bool(a.relation_words & _FROM_ASKS) or _asks_from(a)
+    return False
+
+
+def _asks_from(a: Asked) -> bool:
+    """"Where was Hans Edler from?", "Where is X from": the question asks an origin."""
+    toks = a.text.split()
+    return bool(toks) and toks[0] == "where" and "from" in toks[-2:]
+
+
 def _generic(member: str) -> bool:
     """A family member too common to say which relation a question asks: only stopwords ("is
     a", "has") or one CJK character ("是", "有").
@@ -361,6 +403,11 @@ def match(a: Asked, c: Candidate) -> Match:
     >>> match(asked("Silverton >> country"), Candidate("c", ("Silverton, Colorado", "United States"), predicate="in")).anchor
     (0,)
 
+    A relation noun meets its predicate's words in any form ("author" / *wrote*):
+
+    >>> match(asked("Dead Ernest >> author"), Candidate("d", ("Phoebe Atwood Taylor", "Dead Ernest"), predicate="wrote")).relation
+    0.8
+
     A side of the words that ask the answer's kind ("many") is no anchor either:
 
     >>> match(asked("How many glorps fit in a wibble?"), Candidate("g", ("many", "Guam"), predicate="attracted to")).anchor
@@ -378,8 +425,10 @@ def match(a: Asked, c: Candidate) -> Match:
         # a bare copula or "has" says only that its family holds, not which member: "Edward
         # Knott [was] English Jesuit" is class membership, not the "part of" a question asks
         relation = 0.8
-    elif pred and any(pred & RELATION_NOUNS.get(w, frozenset()) for w in rel):
+    elif pred and any(pred & RELATION_NOUNS.get(w, frozenset()) for w in rel | ({"birthplac"} if _asks_from(a) else set())):
         relation = 0.8  # "Hello Love >> performer" / *performed by*; "composer" / *written by*
+    elif _preposition_states(a, c.predicate):
+        relation = 0.8  # "Decade >> performer" / *Decade [by] Neil Young*; "In what city was X born?" / *X [was from] Y*
     # a side that is only the asked kind ("country" in "Latvia [is] country" for "What
     # country is Tai Chi-tao from?") is an instance of the answer's type, not the question's thing
     anchor = tuple(i for i, side in enumerate(c.sides)
@@ -405,6 +454,8 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     the question does not name, which answers another question ("What state is KAGH-FM
     located?" / *CHIQ-FM [located in] Winnipeg*). Chosen on MuSiQue's GPT-3.5 graph, confirmed
     on its spaCy graph (scripts/eval/RESULTS.md, "The no-model floor on fresh graphs").
+    A unit the anchor reaches through a first hop (:func:`_bridged`: the second relation of a
+    two-relation question) counts as anchored at :data:`BRIDGE` of an anchor's weight.
 
     >>> cands = [Candidate("smk-014", ("smoking", "COPD", "coronary heart disease", "stroke"), predicate="causes",
     ...                    family=("导致", "cause"), score=3.0),
@@ -428,17 +479,62 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     total = len(a.words) or 1
     alias = bool({"call", "aka", "known", "alia", "synonym", "name"} & {stem(t) for t in tokens(question)}) \
         or any(x in question for x in ("又称", "也称", "别名", "同义"))
-    out = []
-    for c in candidates:
-        m = match(a, c)
+    matches = [match(a, c) for c in candidates]
+
+    def score(c: Candidate, m: Match, held: float) -> float:
         share = len(m.shared) / total
-        s = 2.0 * m.relation * (1.0 if m.anchor else 0.5) + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
+        s = 2.0 * m.relation * (1.0 if held else 0.5) + held + 0.5 * (m.open and bool(held)) + 0.5 * m.kind + share
         if c.synonym and not alias:
             s = min(s, 1.0)  # a name for the anchor is not what it does
-        s += 0.25 * c.score / top  # the retrieval's order among equals
-        out.append(Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(s, 6), m.rest))
+        return s + 0.25 * c.score / top  # the retrieval's order among equals
+
+    scores = {c.id: score(c, m, 1.0 if m.anchor else 0.0) for c, m in zip(candidates, matches)}
+    for c, m in zip(candidates, matches):
+        if _bridged(c, m, candidates, matches):
+            scores[c.id] = max(scores[c.id], score(c, m, BRIDGE))
+    out = [Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(scores[m.id], 6), m.rest) for m in matches]
     order = {c.id: i for i, c in enumerate(candidates)}
     return sorted(out, key=lambda m: (-m.score, order[m.id]))
+
+
+# the anchor a unit reached through a first hop counts for (:func:`_bridged`); a unit anchored
+# itself counts 1. Chosen on MuSiQue's GPT-3.5 graph (0.5 and 1 tried; scripts/eval/RESULTS.md,
+# "First hops' relation words and the bridge")
+BRIDGE = 0.5
+
+
+def _bridged(c: Candidate, m: Match, candidates: Sequence[Candidate], matches: Sequence[Match]) -> list[str]:
+    """The anchored units through which the question's anchor reaches ``c``: the second hop of
+    a two-relation question ("Who was the first president of the association which published
+    Journal of Psychotherapy Integration?": *… [published by] American Psychological
+    Association*, then *G. Stanley Hall [first president of] American Psychological
+    Association*). ``c`` is not anchored itself and states the asked relation; an anchored unit
+    that states the asked relation too has ``c``'s side as its open side (the first hop's
+    answer), with another predicate: a unit saying the same of the same node is the first hop's
+    sibling (*Liverpool and Manchester Railway [used] freight trains* beside *… [used] passenger
+    trains*), not a step further.
+
+    >>> q = asked("Who was the first president of the association which published Journal of Psychotherapy Integration?")
+    >>> cands = [Candidate("j", ("Journal of Psychotherapy Integration", "American Psychological Association"),
+    ...                    predicate="published by"),
+    ...          Candidate("h", ("G. Stanley Hall", "American Psychological Association"), predicate="first president of"),
+    ...          Candidate("s", ("Society X", "American Psychological Association"), predicate="published by")]
+    >>> ms = [match(q, c) for c in cands]
+    >>> [_bridged(c, m, cands, ms) for c, m in zip(cands, ms)]
+    [[], ['j'], []]
+    """
+    if m.anchor or not m.relation > 0:
+        return []
+    mine = {" ".join(tokens(side)) for side in c.sides} - {""}
+    said = _predicate_key(c.predicate)
+    return [ac.id for ac, am in zip(candidates, matches)
+            if am.anchor and am.relation > 0 and _predicate_key(ac.predicate) != said
+            and mine & {" ".join(tokens(side)) for i, side in enumerate(ac.sides) if i not in am.anchor}]
+
+
+def _predicate_key(predicate: str) -> str:
+    """A predicate's words as stems, so two forms of one relation are one (*used* / *uses*)."""
+    return " ".join(sorted(words(predicate))) or predicate.strip().lower()
 
 
 def family_words(members: Mapping[str, object], base_of: Callable[[object], str]) -> dict[str, tuple[str, ...]]:
