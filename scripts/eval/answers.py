@@ -430,6 +430,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --floor: MuSiQue under another graph of its corpus (a set file of the same passages, "
                          "e.g. rules_set.py's or spacy_triples.py's) instead of its GPT-3.5 triples")
     ap.add_argument("--show", action="store_true", help="with --floor: every question's top 3 and verdict")
+    ap.add_argument("--floor-compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                    help="instead: two --floor --json runs of one graph question by question (better / same / "
+                         "worse, sign test)")
     ap.add_argument("--limit", type=int, default=None, help="the first N questions (musique: default 30)")
     ap.add_argument("--only", default="", help="comma-separated question ids (a probe of a few questions)")
     ap.add_argument("--model", help="any litellm model (openai/..., kgoffline/scripted for a replay)")
@@ -447,6 +450,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the rows, totals and ingest figures here")
     ap.add_argument("--data-dir", help="keep the knowledge base here (default: a temporary directory)")
     args = ap.parse_args(argv)
+    if args.floor_compare:
+        from scripts.eval.floor_eval import compare as compare_floors
+
+        print("\n".join(compare_floors(*args.floor_compare)))
+        return 0
     if args.floor:
         from scripts.eval.floor_eval import main as floor
 

@@ -108,6 +108,51 @@ def gold_rank(a: Asked, ids: list[str]) -> int | None:
     return None
 
 
+def answered(q: dict[str, Any], variant: str = SHIPPED) -> bool:
+    """One question of a ``--json`` file: answerable, a gold unit in its top 3 and not "not in the
+    graph"; off-topic, "not in the graph". (The files keep the shipped variant's top 3.)
+
+    >>> answered({"answerable": True, "gold": ["g"], "top3": ["x", "g"], "verdict": {"3": ["strong", "", []]}})
+    True
+    >>> answered({"answerable": False, "gold": [], "top3": ["x"], "verdict": {"3": ["partial", "", []]}})
+    False
+    """
+    found = q["verdict"][variant][0] != "none"
+    if not q["answerable"]:
+        return not found
+    return found and bool(set(q["gold"]) & set(q["top3"]))
+
+
+def compare(before: Path, after: Path) -> list[str]:
+    """Two ``--json`` runs of one graph question by question (answered by
+    :func:`answered`), per group (set and kind): better / same / worse and the sign test's p
+    (:func:`scripts.eval.paired.sign_test`), and which questions changed. Only MuSiQue's
+    questions carry gold unit ids; demo and notes are compared by their verdict alone."""
+    from scripts.eval.paired import sign_test
+
+    a, b = json.loads(before.read_text("utf-8")), json.loads(after.read_text("utf-8"))
+    out = []
+    for graph, qs in a.get("questions", {}).items():
+        other = {(q["set"], q["kind"], q["q"]): q for q in b.get("questions", {}).get(graph, [])}
+        groups: dict[str, list[tuple[bool, bool, str]]] = {}
+        for q in qs:
+            if q["set"] != "musique" and q["answerable"]:
+                continue  # gold facts, not ids: the floor run's own table counts them
+            twin = other.get((q["set"], q["kind"], q["q"]))
+            if twin is None:
+                continue
+            groups.setdefault(f"{graph}: {q['set']}" + (f" ({q['kind']})" if q["answerable"] else ""), []).append(
+                (answered(q), answered(twin), q["q"]))
+        for name, rows in groups.items():
+            up = [r[2] for r in rows if r[1] and not r[0]]
+            down = [r[2] for r in rows if r[0] and not r[1]]
+            out.append(f"{name}: {sum(r[0] for r in rows)} -> {sum(r[1] for r in rows)} of {len(rows)}; "
+                       f"better / same / worse {len(up)} / {len(rows) - len(up) - len(down)} / {len(down)} "
+                       f"(p {sign_test(len(up), len(down)):.2f})")
+            out += [f"    + {q}" for q in up] + [f"    - {q}" for q in down]
+    return out
+
+
 # -- graphs --------------------------------------------------------------------------------------
 
 def _digest(paths: list[Path]) -> str:

@@ -114,3 +114,32 @@ def test_reuse_takes_recorded_replies_and_asks_the_model_only_the_rest(tmp_path,
     assert q1["short_answer"] == "Eddie Vedder"  # the stand-in's: the first unit's object
     # --record wrote the whole run: the reused replies and the new ones
     assert len((rec.read_text("utf-8")).splitlines()) == out["ingest"]["llm"]["calls"] + q1["calls"]
+
+
+def test_floor_compare_counts_each_question_once_by_hand(tmp_path, capsys):
+    """Two --floor --json runs compared question by question: of three first hops, one whose gold
+    unit moved into the top 3 is better, one that abstained is worse, one answered in both is the
+    same (1 / 1 / 1, p = 2 * C(2,0) / 4 capped at 1); an off-topic question answered in the first
+    run and refused in the second is better."""
+    from scripts.eval import floor_eval
+
+    def q(text, kind, answerable, top3, strength, gold=("g",)):
+        return {"set": "musique" if answerable else "off-topic", "kind": kind, "q": text, "answerable": answerable,
+                "gold": list(gold) if answerable else [], "top3": top3, "verdict": {"3": [strength, "", []]}}
+
+    before = {"questions": {"musique": [q("a", "first hop", True, ["x", "y", "z"], "strong"),
+                                        q("b", "first hop", True, ["g"], "strong"),
+                                        q("c", "first hop", True, ["g"], "partial"),
+                                        q("d", "domain", False, ["x"], "partial")]}}
+    after = {"questions": {"musique": [q("a", "first hop", True, ["x", "g", "z"], "strong"),
+                                       q("b", "first hop", True, ["g"], "none"),
+                                       q("c", "first hop", True, ["y", "g"], "strong"),
+                                       q("d", "domain", False, ["x"], "none")]}}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(before)), b.write_text(json.dumps(after))
+    assert answers.main(["--floor-compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "musique: musique (first hop): 2 -> 2 of 3; better / same / worse 1 / 1 / 1 (p 1.00)" in out
+    assert "musique: off-topic: 0 -> 1 of 1; better / same / worse 1 / 0 / 0 (p 1.00)" in out
+    assert "    + a" in out and "    - b" in out and "    + d" in out
+    assert doctest.testmod(floor_eval).failed == 0
