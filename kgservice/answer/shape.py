@@ -490,7 +490,7 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
 
     scores = {c.id: score(c, m, 1.0 if m.anchor else 0.0) for c, m in zip(candidates, matches)}
     for c, m in zip(candidates, matches):
-        if _bridged(c, m, candidates, matches):
+        if _bridged(c, m, candidates, matches, a.relation_words):
             scores[c.id] = max(scores[c.id], score(c, m, BRIDGE))
     out = [Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(scores[m.id], 6), m.rest) for m in matches]
     order = {c.id: i for i, c in enumerate(candidates)}
@@ -503,16 +503,18 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
 BRIDGE = 0.5
 
 
-def _bridged(c: Candidate, m: Match, candidates: Sequence[Candidate], matches: Sequence[Match]) -> list[str]:
+def _bridged(c: Candidate, m: Match, candidates: Sequence[Candidate], matches: Sequence[Match],
+             rel_words: frozenset[str] = frozenset()) -> list[str]:
     """The anchored units through which the question's anchor reaches ``c``: the second hop of
     a two-relation question ("Who was the first president of the association which published
     Journal of Psychotherapy Integration?": *… [published by] American Psychological
     Association*, then *G. Stanley Hall [first president of] American Psychological
     Association*). ``c`` is not anchored itself and states the asked relation; an anchored unit
     that states the asked relation too has ``c``'s side as its open side (the first hop's
-    answer), with another predicate: a unit saying the same of the same node is the first hop's
-    sibling (*Liverpool and Manchester Railway [used] freight trains* beside *… [used] passenger
-    trains*), not a step further.
+    answer), and ``c`` states another relation of the question (:func:`_another_relation`): a
+    unit saying the same of the same node is the first hop's sibling (*Liverpool and Manchester
+    Railway [used] freight trains* beside *… [used] passenger trains*; *community [located near]
+    U.S. Route* beside *Johnnycake [located on] U.S. Route*), not a step further.
 
     >>> q = asked("Who was the first president of the association which published Journal of Psychotherapy Integration?")
     >>> cands = [Candidate("j", ("Journal of Psychotherapy Integration", "American Psychological Association"),
@@ -520,21 +522,34 @@ def _bridged(c: Candidate, m: Match, candidates: Sequence[Candidate], matches: S
     ...          Candidate("h", ("G. Stanley Hall", "American Psychological Association"), predicate="first president of"),
     ...          Candidate("s", ("Society X", "American Psychological Association"), predicate="published by")]
     >>> ms = [match(q, c) for c in cands]
-    >>> [_bridged(c, m, cands, ms) for c, m in zip(cands, ms)]
+    >>> [_bridged(c, m, cands, ms, q.relation_words) for c, m in zip(cands, ms)]
     [[], ['j'], []]
     """
     if m.anchor or not m.relation > 0:
         return []
     mine = {" ".join(tokens(side)) for side in c.sides} - {""}
-    said = _predicate_key(c.predicate)
     return [ac.id for ac, am in zip(candidates, matches)
-            if am.anchor and am.relation > 0 and _predicate_key(ac.predicate) != said
+            if am.anchor and am.relation > 0 and _another_relation(c.predicate, ac.predicate, rel_words)
             and mine & {" ".join(tokens(side)) for i, side in enumerate(ac.sides) if i not in am.anchor}]
 
 
-def _predicate_key(predicate: str) -> str:
-    """A predicate's words as stems, so two forms of one relation are one (*used* / *uses*)."""
-    return " ".join(sorted(words(predicate))) or predicate.strip().lower()
+def _another_relation(second: str, first: str, asked_words: frozenset[str]) -> bool:
+    """Does the ``second`` predicate state a relation the question asks other than the ``first``'s:
+    a word of the question the first does not have ("first president of" after "published by"),
+    or, when neither states a word of the question (a family member, a relation noun), another
+    predicate? *located near* after *located on* states the same "located" again.
+
+    >>> rel = frozenset({"first", "president", "publish", "locat", "administr"})
+    >>> _another_relation("first president of", "published by", rel), _another_relation("located near", "located on", rel)
+    (True, False)
+    >>> _another_relation("located in", "located on", frozenset()), _another_relation("born in", "written by", frozenset())
+    (False, True)
+    """
+    two, one = words(second), words(first)
+    said = two & asked_words
+    if said:
+        return not said <= one
+    return (" ".join(sorted(two)) or second.strip().lower()) != (" ".join(sorted(one)) or first.strip().lower())
 
 
 def family_words(members: Mapping[str, object], base_of: Callable[[object], str]) -> dict[str, tuple[str, ...]]:
