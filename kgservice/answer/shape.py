@@ -454,8 +454,9 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     the question does not name, which answers another question ("What state is KAGH-FM
     located?" / *CHIQ-FM [located in] Winnipeg*). Chosen on MuSiQue's GPT-3.5 graph, confirmed
     on its spaCy graph (scripts/eval/RESULTS.md, "The no-model floor on fresh graphs").
-    A unit the anchor reaches through a first hop (:func:`_bridged`: the second relation of a
-    two-relation question) counts as anchored at :data:`BRIDGE` of an anchor's weight.
+    A unit the anchor reaches only through a first hop (the second relation of a two-relation
+    question) is not lifted: that rule helped where it was chosen (MuSiQue's GPT-3.5 graph) and
+    nowhere held out, so it was removed (RESULTS.md, "First hops' relation words and the bridge").
 
     >>> cands = [Candidate("smk-014", ("smoking", "COPD", "coronary heart disease", "stroke"), predicate="causes",
     ...                    family=("导致", "cause"), score=3.0),
@@ -489,67 +490,9 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
         return s + 0.25 * c.score / top  # the retrieval's order among equals
 
     scores = {c.id: score(c, m, 1.0 if m.anchor else 0.0) for c, m in zip(candidates, matches)}
-    for c, m in zip(candidates, matches):
-        if _bridged(c, m, candidates, matches, a.relation_words):
-            scores[c.id] = max(scores[c.id], score(c, m, BRIDGE))
     out = [Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(scores[m.id], 6), m.rest) for m in matches]
     order = {c.id: i for i, c in enumerate(candidates)}
     return sorted(out, key=lambda m: (-m.score, order[m.id]))
-
-
-# the anchor a unit reached through a first hop counts for (:func:`_bridged`); a unit anchored
-# itself counts 1. Chosen on MuSiQue's GPT-3.5 graph (0.5 and 1 tried; scripts/eval/RESULTS.md,
-# "First hops' relation words and the bridge")
-BRIDGE = 0.5
-
-
-def _bridged(c: Candidate, m: Match, candidates: Sequence[Candidate], matches: Sequence[Match],
-             rel_words: frozenset[str] = frozenset()) -> list[str]:
-    """The anchored units through which the question's anchor reaches ``c``: the second hop of
-    a two-relation question ("Who was the first president of the association which published
-    Journal of Psychotherapy Integration?": *… [published by] American Psychological
-    Association*, then *G. Stanley Hall [first president of] American Psychological
-    Association*). ``c`` is not anchored itself and states the asked relation; an anchored unit
-    that states the asked relation too has ``c``'s side as its open side (the first hop's
-    answer), and ``c`` states another relation of the question (:func:`_another_relation`): a
-    unit saying the same of the same node is the first hop's sibling (*Liverpool and Manchester
-    Railway [used] freight trains* beside *… [used] passenger trains*; *community [located near]
-    U.S. Route* beside *Johnnycake [located on] U.S. Route*), not a step further.
-
-    >>> q = asked("Who was the first president of the association which published Journal of Psychotherapy Integration?")
-    >>> cands = [Candidate("j", ("Journal of Psychotherapy Integration", "American Psychological Association"),
-    ...                    predicate="published by"),
-    ...          Candidate("h", ("G. Stanley Hall", "American Psychological Association"), predicate="first president of"),
-    ...          Candidate("s", ("Society X", "American Psychological Association"), predicate="published by")]
-    >>> ms = [match(q, c) for c in cands]
-    >>> [_bridged(c, m, cands, ms, q.relation_words) for c, m in zip(cands, ms)]
-    [[], ['j'], []]
-    """
-    if m.anchor or not m.relation > 0:
-        return []
-    mine = {" ".join(tokens(side)) for side in c.sides} - {""}
-    return [ac.id for ac, am in zip(candidates, matches)
-            if am.anchor and am.relation > 0 and _another_relation(c.predicate, ac.predicate, rel_words)
-            and mine & {" ".join(tokens(side)) for i, side in enumerate(ac.sides) if i not in am.anchor}]
-
-
-def _another_relation(second: str, first: str, asked_words: frozenset[str]) -> bool:
-    """Does the ``second`` predicate state a relation the question asks other than the ``first``'s:
-    a word of the question the first does not have ("first president of" after "published by"),
-    or, when neither states a word of the question (a family member, a relation noun), another
-    predicate? *located near* after *located on* states the same "located" again.
-
-    >>> rel = frozenset({"first", "president", "publish", "locat", "administr"})
-    >>> _another_relation("first president of", "published by", rel), _another_relation("located near", "located on", rel)
-    (True, False)
-    >>> _another_relation("located in", "located on", frozenset()), _another_relation("born in", "written by", frozenset())
-    (False, True)
-    """
-    two, one = words(second), words(first)
-    said = two & asked_words
-    if said:
-        return not said <= one
-    return (" ".join(sorted(two)) or second.strip().lower()) != (" ".join(sorted(one)) or first.strip().lower())
 
 
 def family_words(members: Mapping[str, object], base_of: Callable[[object], str]) -> dict[str, tuple[str, ...]]:
