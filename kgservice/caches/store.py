@@ -67,6 +67,7 @@ FRONT_SIZE = 512  # whole results (answers, expansions) kept in memory per proce
 log = logging.getLogger(__name__)
 
 _SCHEMA = """
+BEGIN;
 CREATE TABLE IF NOT EXISTS entries (
   cache TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, created REAL NOT NULL,
   hits INTEGER NOT NULL DEFAULT 0, qvec BLOB, bar REAL, PRIMARY KEY (cache, key));
@@ -77,7 +78,8 @@ CREATE TABLE IF NOT EXISTS counters (
   cache TEXT PRIMARY KEY, hits INTEGER NOT NULL DEFAULT 0, misses INTEGER NOT NULL DEFAULT 0,
   puts INTEGER NOT NULL DEFAULT 0, invalidated INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
-"""
+COMMIT;
+"""  # one transaction: a new file's five statements cost one commit (and its syncs), not five
 
 
 class CacheWriteError(ServiceError, OSError):

@@ -123,10 +123,15 @@ def neo4j_change_step(touched: Iterable[str], units: Iterable[str] | None = None
 
 # -- embedded store ---------------------------------------------------------------------------
 
+# One transaction: a new log's tables cost one commit (each statement on its own would be a
+# commit, and a sync, of its own). ``units`` is in the table from the start; a log made before
+# it existed gets the column in _connect.
 _SCHEMA = """
+BEGIN;
 CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY, touched TEXT NOT NULL, everything INTEGER NOT NULL,
-                                    by TEXT, at REAL NOT NULL);
+                                    by TEXT, at REAL NOT NULL, units TEXT);
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
+COMMIT;
 """
 
 
