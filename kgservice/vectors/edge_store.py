@@ -37,6 +37,7 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import threading
@@ -66,7 +67,9 @@ from .base import (
     vectors_by_node,
 )
 
-__all__ = ["EdgeVectorStore", "edge_available"]
+__all__ = ["EdgeVectorStore", "adopt_renamed_shard", "edge_available"]
+
+log = logging.getLogger(__name__)
 
 _BATCH = 1024
 _SCHEMA = 1
@@ -95,6 +98,55 @@ def _own(lock_path: Path, shard_path: Path) -> int:
     return fd
 
 
+def adopt_renamed_shard(path: Path | str, collection: str, family: str) -> str | None:
+    """Give the one shard of a workspace's own vector directory the name the workspace now asks
+    for, and return the name it had (None: nothing to adopt).
+
+    A named workspace's shard is called ``<family>-ws-<name>`` (``Settings.vector_collection``,
+    the name it would have on a shared Qdrant server), but it lives in the workspace's own
+    directory, which ``kg workspaces rename`` moves whole: after ``rename a b`` the directory
+    of ``b`` holds ``<family>-ws-a`` while ``b`` opens ``<family>-ws-b``, which would be a new,
+    empty shard beside the real one (every vector lost to search until rebuilt). So when
+    ``collection`` has no shard here and exactly one other shard of the same family does, it is
+    renamed to ``collection``, sidecar files first and the shard directory last: a process
+    stopped midway leaves the old shard directory, found again by the next opener. Several
+    candidates are left alone (which one is meant cannot be told); a shard another process holds
+    (its lock) is not touched. Each directory belongs to one workspace, so no other workspace's
+    shard can be here. The caller holds ``collection``'s lock (:class:`EdgeVectorStore` does),
+    so two openers of the new name never both adopt or one create beside the other."""
+    root = Path(path)
+    if (root / collection / "edge_config.json").exists() or (root / collection).exists() or not root.is_dir():
+        return None
+    try:
+        names = sorted(p.name for p in root.iterdir()
+                       if p.name != collection and (p.name == family or p.name.startswith(f"{family}-ws-"))
+                       and (p / "edge_config.json").exists())
+    except OSError:
+        return None
+    if len(names) != 1:
+        if names:
+            log.warning("vector directory %s holds %d shards (%s) and none named %s: none adopted",
+                        root, len(names), ", ".join(names), collection)
+        return None
+    old = names[0]
+    try:
+        owner = _own(root / f"{old}.lock", root / old)
+    except VectorStoreLocked:
+        return None  # in use under its old name: left as it is
+    try:
+        for suffix in (".kg.json", ".unflushed"):  # the unflushed marker must follow, or lost writes go unseen
+            src = root / f"{old}{suffix}"
+            if src.exists() and not (root / f"{collection}{suffix}").exists():
+                os.rename(src, root / f"{collection}{suffix}")
+        os.rename(root / old, root / collection)
+        (root / f"{old}.lock").unlink(missing_ok=True)
+        fsync_dir(root)
+    finally:
+        os.close(owner)
+    log.info("vector shard %s in %s renamed to %s (its workspace was renamed)", old, root, collection)
+    return old
+
+
 def edge_available() -> bool:
     return importlib.util.find_spec("qdrant_edge") is not None
 
@@ -110,7 +162,11 @@ class EdgeVectorStore:
         recreate: bool = False,
         exact: bool = False,
         hnsw_ef: int = 256,
+        family: str | None = None,
     ):
+        """``family``: the collection name the workspace names are built on (``qdrant_collection``);
+        given, a shard of this family left under a workspace's former name is adopted
+        (:func:`adopt_renamed_shard`)."""
         try:
             import qdrant_edge as qe
         except ImportError as exc:
@@ -143,6 +199,8 @@ class EdgeVectorStore:
         self._owner = _own(self.path / f"{collection}.lock", self.shard_path)
         try:
             try:
+                if family is not None:
+                    adopt_renamed_shard(self.path, collection, family)
                 self._open(qe, recreate)
             except OSError as exc:
                 raise file_failure(self.path, exc, "cannot use the vector store file") from None

@@ -48,6 +48,7 @@ def open_vector_store(
     recreate: bool = False,
     lock_wait: float = 0.0,
     layout: Any = None,
+    family: str | None = None,
 ) -> VectorStore:
     """Open the vector store for a data directory or server.
 
@@ -60,6 +61,11 @@ def open_vector_store(
 
     ``layout``: a :class:`~kgservice.vectors.qdrant_store.QdrantLayout` for a collection a Qdrant
     server creates (shards, replicas, write consistency, quantization); local stores ignore it.
+
+    ``family``: the base collection name of the workspaces (``qdrant_collection``); a qdrant-edge
+    directory then adopts its workspace's shard left under a former workspace name
+    (:func:`~kgservice.vectors.edge_store.adopt_renamed_shard`). A server's collections are not
+    renamed (one per workspace, named after it).
     """
     backend = resolve_backend(backend, path=path, url=url, collection=collection)
     deadline = time.monotonic() + max(0.0, float(lock_wait))
@@ -67,7 +73,7 @@ def open_vector_store(
     while True:
         try:
             return _open(backend, dim=dim, model_name=model_name, path=path, url=url, api_key=api_key,
-                         collection=collection, recreate=recreate, layout=layout)
+                         collection=collection, recreate=recreate, layout=layout, family=family)
         except VectorStoreLocked:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -77,11 +83,13 @@ def open_vector_store(
 
 
 def _open(backend: str, *, dim: int, model_name: str, path: str | Path | None, url: str | None,
-          api_key: str | None, collection: str, recreate: bool, layout: Any = None) -> VectorStore:
+          api_key: str | None, collection: str, recreate: bool, layout: Any = None,
+          family: str | None = None) -> VectorStore:
     if backend == "edge":
         if path is None or url is not None:
             raise ConfigError("the edge backend needs a local path (and no url)")
-        return EdgeVectorStore(dim=dim, model_name=model_name, path=path, collection=collection, recreate=recreate)
+        return EdgeVectorStore(dim=dim, model_name=model_name, path=path, collection=collection, recreate=recreate,
+                               family=family)
     return QdrantVectorStore(
         dim=dim, model_name=model_name, path=path, url=url, api_key=api_key, collection=collection, recreate=recreate,
         layout=layout if url is not None else None,

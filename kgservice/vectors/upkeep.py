@@ -48,7 +48,7 @@ def open_node_vectors(settings: Settings, store: GraphStore, embedder: Embedder,
         dim=embedder.dim, model_name=embedder.name, backend=s.vector_backend,
         url=s.qdrant_url, api_key=s.qdrant_api_key, collection=s.vector_collection,
         path=None if s.qdrant_url else str(s.kb_dir / "qdrant"), recreate=recreate,
-        lock_wait=s.vector_lock_wait, layout=QdrantLayout.of(s))
+        lock_wait=s.vector_lock_wait, layout=QdrantLayout.of(s), family=s.qdrant_collection)
 
 
 @dataclass(frozen=True)
