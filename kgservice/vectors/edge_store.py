@@ -115,7 +115,7 @@ def adopt_renamed_shard(path: Path | str, collection: str, family: str) -> str |
     shard can be here. The caller holds ``collection``'s lock (:class:`EdgeVectorStore` does),
     so two openers of the new name never both adopt or one create beside the other."""
     root = Path(path)
-    if (root / collection / "edge_config.json").exists() or (root / collection).exists() or not root.is_dir():
+    if (root / collection).exists() or not root.is_dir():  # its shard is here (or being made): nothing to adopt
         return None
     try:
         names = sorted(p.name for p in root.iterdir()
