@@ -155,12 +155,30 @@ def rename_workspace(settings: Settings, old: str, new: str, *, keys: Any, serve
             if src.kb_dir.is_dir() and not dst.kb_dir.exists():  # this machine's caches of it follow it
                 dst.kb_dir.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(src.kb_dir, dst.kb_dir)
+            _vectors_follow(src, dst)
             return new
     src, dst = _named(settings, old, exists=True), _named(settings, new, exists=False)
     refuse_if_served(src, f"renaming workspace {old!r}", exclusive=True, served_here=served_here)
     os.rename(src.kb_dir, dst.kb_dir)
     keys.rename_workspace(old, new)
+    _vectors_follow(src, dst)
     return new
+
+
+def _vectors_follow(src: Settings, dst: Settings) -> None:
+    """A renamed workspace's vectors under its new collection name (``vector_collection``), on a
+    Qdrant server or in qdrant-client's local mode, which rename no collection. Vectors in the
+    graph database carry the workspace as a property (renamed with the store), and a qdrant-edge
+    shard is adopted by its new name on the next open (``edge_store.adopt_renamed_shard``)."""
+    from kgservice.vectors.qdrant_store import move_collection
+
+    if src.vectors_in_graph or src.vector_collection == dst.vector_collection:
+        return
+    if src.qdrant_url:
+        move_collection(old=src.vector_collection, new=dst.vector_collection, url=src.qdrant_url,
+                        api_key=src.qdrant_api_key)
+    elif (dst.kb_dir / "qdrant" / "meta.json").exists():  # local mode, moved with the folder
+        move_collection(old=src.vector_collection, new=dst.vector_collection, path=dst.kb_dir / "qdrant")
 
 
 def delete_workspace(settings: Settings, name: str, *, keys: Any, served_here: bool = False) -> str:
@@ -177,9 +195,20 @@ def delete_workspace(settings: Settings, name: str, *, keys: Any, served_here: b
             keys.drop_workspace(name)
             if ws.kb_dir.is_dir():  # this machine's caches of it
                 shutil.rmtree(ws.kb_dir)
+            _drop_vectors(ws)
             return name
     ws = _named(settings, name, exists=True)
     refuse_if_served(ws, f"deleting workspace {name!r}", exclusive=True, served_here=served_here)
     shutil.rmtree(ws.kb_dir)
     keys.drop_workspace(name)
+    _drop_vectors(ws)
     return name
+
+
+def _drop_vectors(ws: Settings) -> None:
+    """A deleted workspace's collection on a Qdrant server (a local one went with its folder),
+    so a later workspace of the same name starts empty rather than with these vectors."""
+    if ws.qdrant_url and not ws.vectors_in_graph:
+        from kgservice.vectors.qdrant_store import drop_collection
+
+        drop_collection(name=ws.vector_collection, url=ws.qdrant_url, api_key=ws.qdrant_api_key)

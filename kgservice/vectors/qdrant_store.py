@@ -394,3 +394,58 @@ class QdrantVectorStore:
             f"QdrantVectorStore({self._where!r}, collection={self.collection!r}, "
             f"model={self.model_name!r}, dim={self.dim})"
         )
+
+
+def move_collection(*, old: str, new: str, path: Path | str | None = None, url: str | None = None,
+                    api_key: str | None = None) -> int:
+    """The points of collection ``old`` moved to a new collection ``new`` (same vector
+    parameters, layout and metadata), then ``old`` dropped; the number of points moved.
+
+    Why: Qdrant renames no collection, and a workspace's collection is named after the workspace
+    (``Settings.vector_collection``), so ``kg workspaces rename`` must carry its points over, or
+    the renamed workspace would open a new, empty collection and lose every vector to search.
+    ``old`` stays the truth until the copy is whole: a move stopped midway leaves both, and the
+    next move drops the partial ``new`` and copies again. Nothing to move (no ``old``) is 0.
+    ``path``: qdrant-client local mode; ``url``: a server (one of the two).
+    """
+    from qdrant_client import QdrantClient, models
+
+    if (path is None) == (url is None):
+        raise InvalidArgument("give either path (local mode) or url (server)")
+    client = QdrantClient(path=str(path)) if path is not None else QdrantClient(url=url, api_key=api_key)
+    try:
+        if not client.collection_exists(old):
+            return 0
+        if client.collection_exists(new):  # a move stopped midway: old is still whole
+            client.delete_collection(new)
+        info = client.get_collection(old)
+        params = info.config.params
+        client.create_collection(
+            new, vectors_config=params.vectors, shard_number=params.shard_number,
+            replication_factor=params.replication_factor, write_consistency_factor=params.write_consistency_factor,
+            quantization_config=info.config.quantization_config, metadata=info.config.metadata)
+        moved, offset = 0, None
+        while True:
+            points, offset = client.scroll(old, limit=SCROLL_PAGE, offset=offset, with_payload=True, with_vectors=True)
+            if points:
+                client.upsert(new, points=[models.PointStruct(id=p.id, vector=p.vector, payload=p.payload)
+                                           for p in points], wait=True)
+                moved += len(points)
+            if offset is None:
+                break
+        client.delete_collection(old)
+        return moved
+    finally:
+        client.close()
+
+
+def drop_collection(*, name: str, url: str, api_key: str | None = None) -> bool:
+    """Collection ``name`` dropped from a Qdrant server (a deleted workspace's vectors, which a
+    local directory loses with the workspace's folder); False if there was none."""
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(url=url, api_key=api_key)
+    try:
+        return bool(client.collection_exists(name) and client.delete_collection(name))
+    finally:
+        client.close()
