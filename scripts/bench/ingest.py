@@ -67,6 +67,40 @@ def repoint(units: list, merged: dict[str, str]) -> list:
             if any(s in merged for s in u.supersedes) else u for u in units]
 
 
+def reset_neo4j() -> None:
+    """Empty the benchmark database, its constraints and indexes included (Neo4j's own token
+    lookup indexes stay): each code tree under comparison then pays for its own schema only.
+    Trees differ in it (workspaces made every identity constraint (ws, id)); a tree's
+    ``wipe`` deletes nodes but keeps whatever schema the previous tree left."""
+    import neo4j
+
+    env = common.neo4j_env()
+    with neo4j.GraphDatabase.driver(env["uri"], auth=(env["user"], env["password"])) as d:
+        d.execute_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
+        for name, typ, owner in d.execute_query("SHOW INDEXES YIELD name, type, owningConstraint").records:
+            if owner is None and typ != "LOOKUP":
+                d.execute_query(f"DROP INDEX `{name}` IF EXISTS")
+        for (name,) in d.execute_query("SHOW CONSTRAINTS YIELD name").records:
+            d.execute_query(f"DROP CONSTRAINT `{name}` IF EXISTS")
+
+
+def schema_cost() -> dict:
+    """What the last ingest left for the commit to have written: records and the indexes
+    each write updates (the figures per unit are in the parent's summary)."""
+    import neo4j
+
+    env = common.neo4j_env()
+    with neo4j.GraphDatabase.driver(env["uri"], auth=(env["user"], env["password"])) as d:
+        q = d.execute_query
+        nodes = q("MATCH (n) RETURN count(n) AS c").records[0]["c"]
+        rels = q("MATCH ()-[r]->() RETURN count(r) AS c").records[0]["c"]
+        props = q("MATCH (n) RETURN sum(size(keys(n))) AS c").records[0]["c"] or 0
+        rprops = q("MATCH ()-[r]->() RETURN sum(size(keys(r))) AS c").records[0]["c"] or 0
+        idx = [f"{r['name']}:{r['type']}:{','.join(r['labelsOrTypes'] or [])}({','.join(r['properties'] or [])})"
+               for r in q("SHOW INDEXES YIELD name, type, labelsOrTypes, properties").records]
+    return {"db_nodes": nodes, "db_rels": rels, "db_node_props": props, "db_rel_props": rprops, "indexes": sorted(idx)}
+
+
 def child(args: argparse.Namespace) -> dict:
     import corpus
     from kgservice.config import Settings
@@ -147,8 +181,9 @@ def child(args: argparse.Namespace) -> dict:
     if args.backend == "embedded":
         root = kb.store.dir
         disk = sum(p.stat().st_size for p in Path(root).glob("graph.*")) / 1e6
+    cost = schema_cost() if args.backend == "neo4j" else {}
     kb.close()
-    return {
+    return cost | {
         "backend": args.backend, "warm": args.warm if args.backend == "neo4j" else None, "size": n, "embed": args.embed, "vectors": args.vectors if args.embed != "none" else None,
         "units": counts["units"], "nodes": counts["nodes"], "relations": counts["relations"],
         "ingest_s": t_ingest, "units_per_s": n / t_ingest, "parse_per_s": n / t_parse,
@@ -220,11 +255,17 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"... {backend} {common.size_label(n)} embed={embed} code={label} write={write} "
                               f"round {rnd + 1}",
                               file=sys.stderr, flush=True)
+                        if backend == "neo4j" and not a.cold:
+                            reset_neo4j()  # a --cold run starts on a fresh server of its own
                         r = common.run_child(Path(__file__), args, timeout=7200)
                         rows.append(r)
                         print(f"    {r['units_per_s']:,.0f} units/s, peak RSS {r['peak_rss_mb']:,.0f} MB, CPU/10k "
                               f"client {r['client_cpu_per_10k']:.2f} s server {common.fmt(r['server_cpu_per_10k'], 2)} s",
                               file=sys.stderr)
+                        if r.get("db_nodes") is not None:
+                            print(f"    per unit: {r['db_nodes'] / r['units']:.2f} nodes, {r['db_rels'] / r['units']:.2f} "
+                                  f"relationships, {(r['db_node_props'] + r['db_rel_props']) / r['units']:.1f} properties; "
+                                  f"{len(r['indexes'])} indexes: {' '.join(r['indexes'])}", file=sys.stderr)
     headers = ["backend", "size", "embedding", "code", "units/s", "ingest s", "client CPU s/10k",
                "server CPU s/10k", "parse/s", "peak RSS MB", "server RSS MB", "nodes", "load start/end"]
     load0 = [round(x, 1) for x in __import__("os").getloadavg()][0]

@@ -4,13 +4,17 @@
 // Statements are separated by ';' at line end; each is IF NOT EXISTS.
 CREATE CONSTRAINT node_ws_id IF NOT EXISTS FOR (n:Node) REQUIRE (n.ws, n.id) IS UNIQUE;
 CREATE CONSTRAINT unit_ws_id IF NOT EXISTS FOR (u:Unit) REQUIRE (u.ws, u.id) IS UNIQUE;
-CREATE INDEX node_kind IF NOT EXISTS FOR (n:Node) ON (n.kind);
-CREATE INDEX node_label IF NOT EXISTS FOR (n:Node) ON (n.label);
-CREATE INDEX unit_doc IF NOT EXISTS FOR (u:Unit) ON (u.doc);
-CREATE INDEX unit_family IF NOT EXISTS FOR (u:Unit) ON (u.family);
 // ingest's duplicate check (live_fact_units): subject id + U+001F + argument-0 id
-CREATE INDEX unit_probe IF NOT EXISTS FOR (u:Unit) ON (u.probe);
 CREATE INDEX unit_ws_probe IF NOT EXISTS FOR (u:Unit) ON (u.ws, u.probe);
+// Indexes no statement reads, dropped from stores that have them: every unit and node written
+// paid an entry in each at commit. Node.kind / Node.label and Unit.doc / Unit.family are only
+// ever read from a node found otherwise (by (ws, id) or along an edge); Unit.probe alone is
+// the single-property twin of unit_ws_probe, and every probe seek names the workspace.
+DROP INDEX node_kind IF EXISTS;
+DROP INDEX node_label IF EXISTS;
+DROP INDEX unit_doc IF EXISTS;
+DROP INDEX unit_family IF EXISTS;
+DROP INDEX unit_probe IF EXISTS;
 CREATE CONSTRAINT kgschema_id IF NOT EXISTS FOR (m:KgSchema) REQUIRE m.id IS UNIQUE;
 // entity-resolution decisions (merge_decision*.cypher): one per pair of label keys
 CREATE CONSTRAINT kgmerge_ws_pair IF NOT EXISTS FOR (d:KgMergeDecision) REQUIRE (d.ws, d.a, d.b) IS UNIQUE;
