@@ -76,7 +76,8 @@ def reset_neo4j() -> None:
 
     env = common.neo4j_env()
     with neo4j.GraphDatabase.driver(env["uri"], auth=(env["user"], env["password"])) as d:
-        d.execute_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
+        with d.session() as s:  # CALL ... IN TRANSACTIONS needs an implicit (auto-commit) transaction
+            s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()
         for name, typ, owner in d.execute_query("SHOW INDEXES YIELD name, type, owningConstraint").records:
             if owner is None and typ != "LOOKUP":
                 d.execute_query(f"DROP INDEX `{name}` IF EXISTS")
