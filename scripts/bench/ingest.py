@@ -48,6 +48,16 @@ def cpu_s(pid: int | str = "self") -> float | None:
         return None
 
 
+def tx_log_bytes() -> int | None:
+    """Bytes of the benchmark server's transaction log files now (what the commits wrote,
+    before and after each changed record; pruned only past the retention, 2 GB)."""
+    import os
+
+    d = Path(os.environ.get("KG_BENCH_NEO4J_DATA", "/tmp/bench-neo4j")) / "data" / "transactions" / "neo4j"
+    files = list(d.glob("neostore.transaction.db.*"))
+    return sum(f.stat().st_size for f in files) if files else None
+
+
 def store_dir(n: int) -> Path:
     return WORK / "stores" / f"embedded-{n}"
 
@@ -149,12 +159,14 @@ def child(args: argparse.Namespace) -> dict:
     common.reset_peak()
     server_pid = common.neo4j_server_pid() if args.backend == "neo4j" else None
     server_cpu0 = cpu_s(server_pid) if server_pid else None
+    txlog0 = tx_log_bytes() if server_pid else None
     client_cpu = 0.0
     load_start = [round(x, 2) for x in __import__("os").getloadavg()]
     t_parse = t_ingest = 0.0
     batches = []
     nodes = embedded_nodes = 0
     merged: dict[str, str] = {}  # duplicate id -> the unit it was merged into (see repoint)
+    progress_file = __import__("os").environ.get("KG_BENCH_PROGRESS")  # one line per batch: label, batches, ingest s, server CPU s, client CPU s
     for f in files:
         t0 = time.perf_counter()
         units = parse_file(f, lex)
@@ -168,10 +180,15 @@ def child(args: argparse.Namespace) -> dict:
         t_parse += t1 - t0
         t_ingest += t2 - t1b
         batches.append(t2 - t1b)
+        if progress_file:  # a run stopped part-way still compares with another on the same first batches
+            with open(progress_file, "a") as fh:
+                fh.write(f"{args.code_label} {len(batches)} {sum(batches):.2f} "
+                         f"{(cpu_s(server_pid) or 0) - (server_cpu0 or 0):.2f} {client_cpu:.2f}\n")
         nodes += report.nodes_added
         embedded_nodes += len(report.new_embeddable_nodes) if args.embed == "default" else 0
         del units, report
     server_cpu1 = cpu_s(server_pid) if server_pid else None
+    txlog1 = tx_log_bytes() if server_pid else None
     peak = common.peak_rss_mb()
     counts = kb.store.counts()
     server_rss = None
@@ -196,6 +213,7 @@ def child(args: argparse.Namespace) -> dict:
         # excluded; server: the whole Neo4j JVM, background threads included)
         "client_cpu_per_10k": client_cpu / n * 10_000,
         "server_cpu_per_10k": (server_cpu1 - server_cpu0) / n * 10_000 if server_cpu1 is not None else None,
+        "tx_log_bytes_per_unit": (txlog1 - txlog0) / n if txlog0 is not None and txlog1 is not None else None,
         "peak_rss_mb": peak, "server_rss_mb": server_rss, "disk_mb": disk, "embedded_nodes": embedded_nodes,
     }
 
@@ -263,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"    {r['units_per_s']:,.0f} units/s, peak RSS {r['peak_rss_mb']:,.0f} MB, CPU/10k "
                               f"client {r['client_cpu_per_10k']:.2f} s server {common.fmt(r['server_cpu_per_10k'], 2)} s",
                               file=sys.stderr)
+                        if r.get("tx_log_bytes_per_unit") is not None:
+                            print(f"    transaction log written: {r['tx_log_bytes_per_unit']:,.0f} bytes per unit",
+                                  file=sys.stderr)
                         if r.get("db_nodes") is not None:
                             print(f"    per unit: {r['db_nodes'] / r['units']:.2f} nodes, {r['db_rels'] / r['units']:.2f} "
                                   f"relationships, {(r['db_node_props'] + r['db_rel_props']) / r['units']:.1f} properties; "
