@@ -29,6 +29,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_afte
 
 from kgservice.model import IngestReport, NodeKind, Unit
 from kgservice.outage import is_outage
+from kgservice.notation.serializer import format_unit
 from kgservice.stores import cypher
 from kgservice.errors import ReadOnlyError, StoreError
 from kgservice.stores.changelog import neo4j_change_step
@@ -46,21 +47,19 @@ def _unit_row(u: Unit, f: Any, eid: Mapping[str, str] | None = None) -> dict:
     ``eid``, for the staged path (node ids). ``probe`` is :func:`unit_probe` built from the
     facts' ids (the same normalised ids, without normalising again).
 
-    A unit stores what a statement reads beside its JSON (the unit itself): ``family`` (causal
-    chains), ``kind`` (counts) and ``probe`` (the duplicate check). Its notation text,
-    predicate, doc, mode and ingestion time are in the JSON and no statement reads them apart,
-    so they are not stored again: each was property records (the text a string record too)
-    that every commit wrote and no read used. Units stored before keep them, unread. The JSON
-    leaves out fields at their defaults (``inverse`` false, no mods, no supersedes), which
-    every reader fills back in (``Unit.model_validate_json``): a typical unit's JSON then fits
-    two 120-byte string records instead of three."""
+    Beside its JSON (the unit itself) a unit stores what a statement reads (``family``: causal
+    chains, ``kind``: counts, ``probe``: the duplicate check) and what a person reads in Neo4j
+    Browser (``text``, ``predicate``, ``doc``, ``mode``, ``ingested_at``: docs/browser-guide.md
+    queries ``u.text`` and names the others in its model). The JSON leaves out fields at their defaults (``inverse`` false, no mods, no
+    supersedes), which every reader fills back in (``Unit.model_validate_json``): a typical unit's
+    JSON then fits two 120-byte string records instead of three."""
     ref = eid.__getitem__ if eid is not None else str
     key = "node" if eid is not None else "id"
-    return {"id": u.id, "json": u.model_dump_json(exclude_defaults=True), "subject": ref(f.subject),
-            "family": u.family, "kind": u.kind, "probe": _probe(f.subject, f.args[0][1]),
+    return {"id": u.id, "json": u.model_dump_json(exclude_defaults=True), "text": format_unit(u),
+            "subject": ref(f.subject), "predicate": u.predicate, "family": u.family, "kind": u.kind, "doc": u.doc,
+            "mode": u.mode, "ingested_at": u.ingested_at, "probe": _probe(f.subject, f.args[0][1]),
             "args": [{"pos": p, key: ref(n)} for p, n in f.args],
             "mods": [{"slot": s, key: ref(n)} for s, n in f.mods]}
-
 
 
 @dataclass
@@ -347,7 +346,7 @@ class Neo4jWrites(Neo4jConnection):
         inside a write transaction takes a locking unique-index seek per subject, argument,
         modifier and relation end; element ids are direct record reads.
 
-        The unit rows (JSON, probe) are built one chunk at a time while the server
+        The unit rows (JSON, notation text) are built one chunk at a time while the server
         runs the previous statement: ``tx.run`` returns once the server has accepted a query,
         and the next ``tx.run`` waits for it to finish, so the client's row building overlaps
         the server's writes instead of preceding them. Returns (nodes created, new non-literal

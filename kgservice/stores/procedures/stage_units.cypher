@@ -1,13 +1,15 @@
 // stage_units: one bounded chunk of a big batch's units with their SUBJECT / ARG / MOD edges,
 // created as :StagedUnit (invisible to readers: every read matches :Unit).
-// parameters: $stage, $now, $units (list of {id, json, family, kind, probe, edges: [{type: SUBJECT|ARG|MOD, id, new, props}]}); an edge's
+// parameters: $stage, $now, $units (list of {id, json, text, predicate, family, kind, doc, mode,
+//             ingested_at, probe, edges: [{type: SUBJECT|ARG|MOD, id, new, props}]}); an edge's
 //             target is a :StagedNode of this stage when new, else a published :Node.
 // returns: created (units staged)
 MATCH (st:IngestStage {ws: $ws, id: $stage})
 SET st.heartbeat = $now
 WITH st
 UNWIND $units AS u
-CREATE (x:StagedUnit {ws: $ws, id: u.id, json: u.json, family: u.family, kind: u.kind, probe: u.probe,
+CREATE (x:StagedUnit {ws: $ws, id: u.id, json: u.json, text: u.text, predicate: u.predicate, family: u.family,
+                      kind: u.kind, doc: u.doc, mode: u.mode, ingested_at: u.ingested_at, probe: u.probe,
                       stage: $stage})
 WITH x, u
 CALL (x, u) {

@@ -47,7 +47,8 @@ public class BulkWrites {
             Set.of("synonym", "belongs_to", "of", "related_to", "content", "superseded", "narrowed_by");
 
     /** Unit properties in the order ingest_units sets them. */
-    static final String[] UNIT_KEYS = {"id", "json", "family", "kind", "probe"};
+    static final String[] UNIT_KEYS =
+            {"id", "json", "text", "predicate", "family", "kind", "doc", "mode", "ingested_at", "probe"};
 
     private static final class Ops {
         final KernelTransaction ktx;
