@@ -1,4 +1,5 @@
-"""A renamed workspace keeps its vectors (embedded store, qdrant-edge).
+"""A renamed workspace keeps its vectors (embedded store: qdrant-edge, and qdrant-client's local
+mode, whose move is ``qdrant_store.move_collection``: tests/vectors/test_renamed_workspace_qdrant.py).
 
 A named workspace's shard is called ``kg_nodes-ws-<name>`` and lives in the workspace's own
 directory, which ``kg workspaces rename`` moves whole. Before, the renamed workspace opened
@@ -19,7 +20,7 @@ from kgservice.service import KnowledgeBase
 from kgservice.vectors import edge_available
 from kgservice.vectors.edge_store import EdgeVectorStore
 
-pytestmark = pytest.mark.skipif(not edge_available(), reason="no qdrant-edge-py")
+needs_edge = pytest.mark.skipif(not edge_available(), reason="no qdrant-edge-py")
 
 UNITS = "{cat} [is a] {mammal}\n{dog} [is a] {mammal}\n"
 
@@ -38,30 +39,38 @@ def _shard(path: Path, collection: str, ids: list[str]) -> None:
         vs.close()
 
 
-def test_kg_workspaces_rename_keeps_the_workspace_s_vectors(tmp_path: Path):
+@pytest.mark.parametrize("backend", [pytest.param("edge", marks=needs_edge), "qdrant"])
+def test_kg_workspaces_rename_keeps_the_workspace_s_vectors(tmp_path: Path, backend: str):
+    """Edge adopts the shard on open; local mode has its points moved by the rename. Before
+    either, the renamed workspace found 0 of its 3 vectors."""
     from tests.processes import env_for, kg
 
     src = tmp_path / "pets.units"
     src.write_text(UNITS, "utf-8")
-    env = env_for(tmp_path / "kg")
+    env = env_for(tmp_path / "kg", KG_VECTOR_BACKEND=backend)
     assert kg(env, "--workspace", "team-b", "ingest", str(src)).returncode == 0
 
-    def vector_ids(ws: str) -> set[str]:
-        kb = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder=env["KG_EMBEDDER"], workspace=ws))
+    def vectors(ws: str) -> dict[str, np.ndarray]:
+        kb = KnowledgeBase(Settings(data_dir=tmp_path / "kg", embedder=env["KG_EMBEDDER"], workspace=ws,
+                                    vector_backend=backend))
         try:
-            return kb.vectors.ids()
+            return kb.vectors.get_vectors(sorted(kb.vectors.ids()))
         finally:
             kb.close()
 
-    before = vector_ids("team-b")
+    before = vectors("team-b")
     assert len(before) == 3  # cat, dog, mammal: the three labels, by hand
     moved = kg(env, "workspaces", "rename", "team-b", "blue")
     assert moved.returncode == 0, moved.stderr
-    assert vector_ids("blue") == before
-    shards = sorted(p.name for p in (tmp_path / "kg" / "workspaces" / "blue" / "qdrant").iterdir() if p.is_dir())
-    assert shards == ["kg_nodes-ws-blue"]  # adopted, not a second shard beside the old one
+    after = vectors("blue")
+    assert sorted(after) == sorted(before)
+    assert all(np.allclose(after[i], before[i]) for i in before)  # the same vectors, not re-embedded ones
+    where = tmp_path / "kg" / "workspaces" / "blue" / "qdrant"
+    names = sorted(p.name for p in (where if backend == "edge" else where / "collection").iterdir() if p.is_dir())
+    assert names == ["kg_nodes-ws-blue"]  # adopted or moved, not a second one beside the old one
 
 
+@needs_edge
 def test_an_adoption_stopped_midway_is_finished_by_the_next_opener(tmp_path: Path):
     """Sidecar files are renamed before the shard directory: a process stopped after the first
     leaves the old directory, which the next opener still finds and renames."""
@@ -75,6 +84,7 @@ def test_an_adoption_stopped_midway_is_finished_by_the_next_opener(tmp_path: Pat
     assert not (tmp_path / "kg_nodes-ws-a").exists()
 
 
+@needs_edge
 def test_a_shard_left_unflushed_is_still_seen_as_lost_writes_after_the_rename(tmp_path: Path):
     """The marker of writes that never reached a flush follows the shard, so the knowledge base
     still embeds those nodes again (it would not, were the marker left under the old name)."""
@@ -87,6 +97,7 @@ def test_a_shard_left_unflushed_is_still_seen_as_lost_writes_after_the_rename(tm
         vs.close()
 
 
+@needs_edge
 def test_two_candidate_shards_are_left_alone(tmp_path: Path):
     """Which of two former names is meant cannot be told: neither is taken, both stay whole."""
     _shard(tmp_path, "kg_nodes-ws-a", ["n1"])
@@ -101,6 +112,7 @@ def test_two_candidate_shards_are_left_alone(tmp_path: Path):
         assert (tmp_path / name / "edge_config.json").exists()
 
 
+@needs_edge
 def test_a_shard_of_another_family_is_not_adopted(tmp_path: Path):
     _shard(tmp_path, "mine-ws-a", ["n1"])
     vs = _edge(tmp_path, "kg_nodes-ws-b")
