@@ -480,17 +480,15 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     total = len(a.words) or 1
     alias = bool({"call", "aka", "known", "alia", "synonym", "name"} & {stem(t) for t in tokens(question)}) \
         or any(x in question for x in ("又称", "也称", "别名", "同义"))
-    matches = [match(a, c) for c in candidates]
-
-    def score(c: Candidate, m: Match, held: float) -> float:
+    out = []
+    for c in candidates:
+        m = match(a, c)
         share = len(m.shared) / total
-        s = 2.0 * m.relation * (1.0 if held else 0.5) + held + 0.5 * (m.open and bool(held)) + 0.5 * m.kind + share
+        s = 2.0 * m.relation * (1.0 if m.anchor else 0.5) + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
         if c.synonym and not alias:
             s = min(s, 1.0)  # a name for the anchor is not what it does
-        return s + 0.25 * c.score / top  # the retrieval's order among equals
-
-    scores = {c.id: score(c, m, 1.0 if m.anchor else 0.0) for c, m in zip(candidates, matches)}
-    out = [Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(scores[m.id], 6), m.rest) for m in matches]
+        s += 0.25 * c.score / top  # the retrieval's order among equals
+        out.append(Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(s, 6), m.rest))
     order = {c.id: i for i, c in enumerate(candidates)}
     return sorted(out, key=lambda m: (-m.score, order[m.id]))
 
