@@ -116,16 +116,13 @@ def unknown(settings: Settings, store: Callable[[], Any]) -> str | None:
     reads as an empty knowledge base; the embedded store refuses it before opening
     (:func:`kgservice.stores.factory.missing_workspace`), and both say the same. ``store``:
     opens (or returns) the knowledge base's store, called only for a named workspace there."""
-    from kgservice.stores.factory import in_process
+    from kgservice.stores.factory import in_process, no_workspace
 
     name = settings.workspace
     if name == DEFAULT_WORKSPACE or in_process(settings):
         return None
     opened = store()
-    if opened.workspace_exists(name):
-        return None
-    return (f"no workspace {name!r} in {opened.where}: `kg workspaces list` names the workspaces there; "
-            f"`kg --workspace {name} init` or `kg --workspace {name} ingest FILE` makes it")
+    return None if opened.workspace_exists(name) else no_workspace(name, opened.where)
 
 
 def mark(settings: Settings, store: Callable[[], Any]) -> None:

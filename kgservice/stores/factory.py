@@ -62,10 +62,15 @@ def missing_workspace(settings: Settings) -> str | None:
     is made by writing to it (``kg init`` / ``kg ingest --workspace NAME``), never by a read, so
     a mistyped name is an error rather than an empty knowledge base."""
     if in_process(settings) and settings.kb_dir != settings.data_dir and not settings.kb_dir.exists():
-        return (f"no workspace {settings.workspace!r} in {settings.data_dir}: `kg workspaces list` names the "
-                f"workspaces there; `kg --workspace {settings.workspace} init` or `kg --workspace "
-                f"{settings.workspace} ingest FILE` makes it")
+        return no_workspace(settings.workspace, settings.data_dir)
     return None
+
+
+def no_workspace(name: str, where: object) -> str:
+    """The one message for a read of a workspace nobody made, on either backend (``where``: the
+    data directory, or the shared store's redacted address)."""
+    return (f"no workspace {name!r} in {where}: `kg workspaces list` names the workspaces there; "
+            f"`kg --workspace {name} init` or `kg --workspace {name} ingest FILE` makes it")
 
 
 def open_store(settings: Settings, schema_mode: Literal["auto", "check"] = "auto") -> GraphStore:

@@ -64,8 +64,8 @@ def open_vector_store(
 
     ``family``: the base collection name of the workspaces (``qdrant_collection``); a qdrant-edge
     directory then adopts its workspace's shard left under a former workspace name
-    (:func:`~kgservice.vectors.edge_store.adopt_renamed_shard`). A server's collections are not
-    renamed (one per workspace, named after it).
+    (:func:`~kgservice.vectors.edge_store.adopt_renamed_shard`). A Qdrant collection (server or
+    local mode) is moved by the rename itself (``kgservice.workspaces._vectors_follow``).
     """
     backend = resolve_backend(backend, path=path, url=url, collection=collection)
     deadline = time.monotonic() + max(0.0, float(lock_wait))
