@@ -225,7 +225,53 @@ def component_rows() -> dict[str, object]:
         "ablation: a pool sized by the graph, passages by node sums": lambda c, q, s: project_node_sums(
             c, q, s, max_units=graph_sized_pool(c)),
         "ablation: node-vector fusion on the nodes spreading reached only": fusion_reached_only,
+        # how a node's node-vector similarity reaches its units: copied to each (shipped), shared
+        # among them (fusion_shared), or copied with the units spreading did not reach ranked
+        # after those it did (RetrieveParams.dense_units "after_graph")
+        "kgservice retrieval, graph only + node-vector fusion shared among a node's units": lambda c, q, s: fusion_shared(
+            c, q, s, **{**bare, "dense_weight": 0.1}),
+        "kgservice retrieval, graph only + node-vector fusion, its units after the graph's": lambda c, q, s: M.project(
+            c, q, s, **{**bare, "dense_weight": 0.1, "dense_units": "after_graph"}),
+        "ablation: node-vector fusion shared among a node's units": fusion_shared,
+        "ablation: units the graph did not reach ranked after those it did": lambda c, q, s: M.project(
+            c, q, s, dense_units="after_graph"),
+        "ablation: fusion shared among a node's units, with the lexical hop": lambda c, q, s: fusion_shared(
+            c, q, s, hop_weight=0.5),
+        "ablation: units the graph did not reach after those it did, with the lexical hop": lambda c, q, s: M.project(
+            c, q, s, dense_units="after_graph", hop_weight=0.5),
     }
+
+
+def fusion_shared(c: Context, q: str, s: dict[str, float], **kw: object) -> dict[str, float]:
+    """The retrieval (``kw`` as :func:`methods.project`) with each node's node-vector part (its
+    fused score less its scaled energy) shared among its units in the pool, its energy counted
+    for each: a node's vector similarity counted once however many units it has.
+    :func:`kgservice.expansion.retrieve.unit_scores` swapped for the call.
+
+    >>> shared_scores({"u1": {"a", "v"}, "u2": {"v"}, "u3": {"a"}}, {"a": 1.0, "v": 0.3}, {"a": 2.0})
+    {'u1': 1.15, 'u2': 0.15, 'u3': 1.0}
+    """
+    import kgservice.expansion.retrieve as retrieval
+
+    original = retrieval.unit_scores
+    retrieval.unit_scores = lambda pool, scores, graph, mode="copied": shared_scores(pool, scores, graph)  # type: ignore[assignment]
+    try:
+        return M.project(c, q, s, **kw)
+    finally:
+        retrieval.unit_scores = original
+
+
+def shared_scores(pool: dict[str, set[str]], scores: dict[str, float], graph: dict[str, float]) -> dict[str, float]:
+    """Unit scores with each node's node-vector part shared among its units (:func:`fusion_shared`);
+    ``graph`` is raw energy, scaled here as the fusion scales it."""
+    from kgservice.expansion.fusion import scaled
+
+    g = scaled(graph)
+    counts: dict[str, int] = {}
+    for nodes in pool.values():
+        for n in nodes:
+            counts[n] = counts.get(n, 0) + 1
+    return {u: math.fsum(g.get(n, 0.0) + (scores[n] - g.get(n, 0.0)) / counts[n] for n in nodes) for u, nodes in pool.items()}
 
 
 def fusion_reached_only(c: Context, q: str, s: dict[str, float]) -> dict[str, float]:
@@ -309,7 +355,8 @@ def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tup
     """``KnowledgeBase.retrieve`` per question, in two parts (embedding the question; the rest:
     entry step, lexical seeds, spreading, fusion, units, lexical hop, bridge hop; "total" is their
     sum), next to the same retrieval with the lexical hop (off by default), without lexical seeds, without the
-    bridge hop and undamped (δ 0, the default before 2026-12-07), and the PPR baseline
+    bridge hop, undamped (δ 0, the default before 2026-12-07) and with the units the fusion
+    brought alone ranked after the graph's (``dense_units`` "after_graph"), and the PPR baseline
     from the same entry nodes, all alternating per question.
     Each is timed ``repeat`` times per question and the fastest kept (as timeit does): on a
     shared machine the slower runs measure the other processes. Returns, per part, (p50, p95)
@@ -322,8 +369,10 @@ def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tup
     with_hop = RetrieveParams(hop_weight=0.5)
     no_bridge = RetrieveParams(bridge_weight=0.0)
     undamped = RetrieveParams(degree_damping=0.0)
+    after = RetrieveParams(dense_units="after_graph")
     names = ("question embedding", "retrieval", "total", "retrieval, with the lexical hop", "retrieval, no lexical seeds",
-             "retrieval, no bridge hop", "retrieval, δ 0 (undamped)", "PPR baseline")
+             "retrieval, no bridge hop", "retrieval, δ 0 (undamped)", "retrieval, fusion-only units after the graph's",
+             "PPR baseline")
     parts: dict[str, dict[str, list[float]]] = {"wall": {k: [] for k in names}, "cpu": {k: [] for k in names}}
     for q in ctx.ds.questions:
         best = {c: {k: float("inf") for k in names} for c in parts}
@@ -335,7 +384,8 @@ def end_to_end_latency(ctx: Context, repeat: int = 3) -> dict[str, dict[str, tup
             qvec = ctx.kb.embedder.embed([q.question])[0]
             t["question embedding"] = c0, (time.perf_counter(), time.process_time())
             order = [("retrieval", None), ("retrieval, with the lexical hop", with_hop), ("retrieval, no lexical seeds", no_lex),
-                     ("retrieval, no bridge hop", no_bridge), ("retrieval, δ 0 (undamped)", undamped)]
+                     ("retrieval, no bridge hop", no_bridge), ("retrieval, δ 0 (undamped)", undamped),
+                     ("retrieval, fusion-only units after the graph's", after)]
             for name, params in order[r % len(order):] + order[: r % len(order)]:
                 a = (time.perf_counter(), time.process_time())
                 retrieve(ctx.kb, q.question, params, qvec=qvec)

@@ -320,3 +320,30 @@ def test_bridge_hop_starts_from_the_graph_ranking(kb, monkeypatch):
     assert set(graph_source) <= set(fused_source)
     assert "x1" in fused_source and "x1" not in graph_source  # the node-vector neighbour's unit
     assert {u.id: u.score for u in off.units}.get("x1") == {u.id: u.score for u in on.units}.get("x1")  # same pool
+
+
+def test_units_the_fusion_brought_alone_rank_after_the_graphs(kb):
+    """dense_units="after_graph": a unit none of whose nodes spreading reached (here the
+    node-vector neighbour *waterfall country* of x1, x2, x3, which no unit connects to the
+    question's Bubye River) ranks after every unit spreading reached; with the default
+    ("copied") the fusion's weight 1.0 puts it among them. Reached is worked out from
+    spreading's own energy, not from the retrieval's scores."""
+    from dataclasses import replace
+
+    from kgservice.expansion.spread import spread_activation
+
+    kb.ingest_notation(BRIDGE + "".join(f"#x{i} {{waterfall country}} [has] {{fact {i}}}\n" for i in (1, 2, 3)))
+    copied = kb.retrieve(BRIDGE_QUESTION, dense_weight=1.0, bridge_weight=0)
+    after = kb.retrieve(BRIDGE_QUESTION, dense_weight=1.0, bridge_weight=0, dense_units="after_graph")
+    # the retrieval spreads one hop (RetrieveParams.spread_hops)
+    energy = spread_activation(kb.store, after.seeds, replace(kb.spread_params(), max_hops=1)).energy
+
+    def reached(units):
+        return [any(energy.get(n, 0.0) > 0 for n in u.nodes) for u in units]
+    assert copied.seeds == after.seeds and {u.id for u in copied.units} == {u.id for u in after.units}
+    flags = reached(after.units)
+    assert True in flags and False in flags and {u.id for u, f in zip(after.units, flags) if not f} >= {"x1", "x2", "x3"}
+    assert flags == sorted(flags, reverse=True)  # every reached unit first
+    assert reached(copied.units) != flags  # the fused scores put a fusion-only unit above a reached one
+    with pytest.raises(ValueError, match="dense_units"):
+        RetrieveParams(dense_units="shared")
