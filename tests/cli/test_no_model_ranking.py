@@ -98,3 +98,18 @@ def test_a_node_named_by_the_words_asking_the_answers_kind_anchors_nothing(cli, 
     assert "no match" in data["stop_reason"]
     data = cli("ask", "What is Guam?", "--json")
     assert data["found"] is True and "g2" in data["cited"]
+
+
+def test_a_kill_question_in_chinese_cites_the_kills_unit(cli):
+    """"二手烟每年导致多少非吸烟者死亡？" asks 导致…死亡 (cause … to die), which the demo states as
+    ``#smk-028 {second-hand smoke} [kills] {non-smokers}``. Before the lexicon's 致死 family
+    (kills, 导致…死亡 written around its object) the kills unit matched no relation and ranked
+    below every *[导致]* unit of second-hand smoke and smoking (10th); and 导致 alone, stated
+    only inside the question's 导致…死亡, must not outrank it."""
+    cli("ingest", str(DEMO_UNITS))
+    data = cli("ask", "二手烟每年导致多少非吸烟者死亡？", "--json")
+    assert data["found"] is True
+    assert data["cited"][0] == "smk-028", data["cited"]
+    data = cli("ask", "What does smoking cause?", "--json")
+    assert "smk-001" in data["cited"], data["cited"]
+
