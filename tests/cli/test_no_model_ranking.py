@@ -113,3 +113,18 @@ def test_a_kill_question_in_chinese_cites_the_kills_unit(cli):
     data = cli("ask", "What does smoking cause?", "--json")
     assert "smk-001" in data["cited"], data["cited"]
 
+
+def test_a_name_with_no_node_is_not_answered_by_a_common_words_units(cli, tmp_path):
+    """A parse-built graph has common words as nodes (*Burn [released as single from] album*:
+    spaCy's MuSiQue graph). "What label released the album Quartz Harbour Echoes?" names an
+    album the graph lacks, though it uses the word "harbour": the units about the node "album"
+    are about something else, so not in the graph (it was a strong match citing *Burn*). A
+    question whose name is a node is answered as before."""
+    units = tmp_path / "parse.units"
+    units.write_text("#a1 {Burn} [released as single from] {album}\n#a2 {album} [released by] {Island Records}\n"
+                     "#a3 {Harbour Bridge} [located in] {Sydney}\n", "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "What label released the album Quartz Harbour Echoes?", "--json")
+    assert data["found"] is False and data["cited"] == [], data["cited"]
+    data = cli("ask", "Which album was Burn released from?", "--json")
+    assert data["found"] is True and data["cited"][0] == "a1", data["cited"]
