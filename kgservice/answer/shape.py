@@ -517,11 +517,10 @@ def _parts(phrase: str) -> list[str]:
     return [p for p in ("".join(tokens(x)) for x in _ELLIPSIS.split(phrase)) if p]
 
 
-def _stated_members(a: Asked, candidates: Sequence[Candidate]) -> list[tuple[str, tuple[str, ...]]]:
+def _stated_members(a: Asked, candidates: Sequence[Candidate]) -> list[str]:
     """The family members of the candidates' predicates that the question states and that are
-    longer than one part (a CJK member written around its object, or several content words),
-    with their family's words."""
-    out: list[tuple[str, tuple[str, ...]]] = []
+    longer than one part (a CJK member written around its object, or several content words)."""
+    out: list[str] = []
     seen: set[str] = set()
     for c in candidates:
         for m in c.family:
@@ -530,33 +529,33 @@ def _stated_members(a: Asked, candidates: Sequence[Candidate]) -> list[tuple[str
             seen.add(m)
             long_ = len(_parts(m)) > 1 if _CJK.search(m) else len(words(m)) > 1
             if long_ and not _generic(m) and _says(a, m, a.relation_words):
-                out.append((m, c.family))
+                out.append(m)
     return out
 
 
-def _inside_longer(c: Candidate, longer: list[tuple[str, tuple[str, ...]]]) -> bool:
+def _inside_longer(c: Candidate, longer: list[str]) -> bool:
     """Does the question state ``c``'s relation (its predicate or a member of its family) only as
     a part of a longer relation of another family ("二手烟每年导致多少非吸烟者死亡？" states
     导致…死亡, so *二手烟 [导致] 肺癌* is not the asked relation; "How many deaths does smoking
     cause?" states *causes death of*), which the unit's own words do not complete (*tobacco
     [causes] 8 million deaths* does)?
 
-    >>> kill = ("导致...死亡", ("kills", "导致...死亡", "致死"))
-    >>> _inside_longer(Candidate("a", ("二手烟", "肺癌"), predicate="导致", family=("导致", "causes")), [kill])
+    >>> kill = ["导致...死亡"]
+    >>> _inside_longer(Candidate("a", ("二手烟", "肺癌"), predicate="导致", family=("导致", "causes")), kill)
     True
-    >>> _inside_longer(Candidate("b", ("烟草", "800万人死亡"), predicate="导致", family=("导致", "causes")), [kill])
+    >>> _inside_longer(Candidate("b", ("烟草", "800万人死亡"), predicate="导致", family=("导致", "causes")), kill)
     False
-    >>> _inside_longer(Candidate("c", ("二手烟", "非吸烟者"), predicate="kills", family=kill[1]), [kill])
+    >>> _inside_longer(Candidate("c", ("二手烟", "非吸烟者"), predicate="kills", family=("kills", "导致...死亡")), kill)
     False
-    >>> death = ("causes death of", ("kills", "causes death of"))
-    >>> [_inside_longer(Candidate(i, ("smoking", x), predicate="causes", family=("导致", "causes")), [death])
+    >>> death = ["causes death of"]
+    >>> [_inside_longer(Candidate(i, ("smoking", x), predicate="causes", family=("导致", "causes")), death)
     ...  for i, x in (("d", "lung cancer"), ("e", "8 million deaths"))]
     [True, False]
     """
     text = "".join(tokens(" ".join((c.predicate,) + c.sides + c.literals)))
     text_words = words(" ".join((c.predicate,) + c.sides + c.literals))
     own = [m for m in {c.predicate, *c.family} if m and not _generic(m)]
-    for member, family in longer:
+    for member in longer:
         if member in c.family:
             continue
         if _CJK.search(member):
