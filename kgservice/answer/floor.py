@@ -15,7 +15,11 @@ Wikipedia graph answered with three Bogotá units. A question is **not in the gr
   side is the unit's subject (the graph has units about the thing itself; not a synonym
   unit, which only renames it) or the unit is **related** to what the question asks (its
   relation, or another of its words). "When was Java first released?" over a graph where
-  Java is only what Jython is written in: a unit names Java, none is about it.
+  Java is only what Jython is written in: a unit names Java, none is about it. When the
+  question writes a name and the entry step found no node holding a word of it
+  (:func:`name_found`), only a unit anchored by a side holding a word of a name counts: a
+  parse-built graph has common words as nodes ("album", "capital", "born"), and "What label
+  released the album Quartz Harbour Echoes?" is not about the graph's *album* units.
 
 Otherwise the match is **strong** when such a unit also has the question's relation, else
 **partial**.
@@ -46,7 +50,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kgservice.answer.shape import Asked, Candidate, Match, asked, stem, words
+from kgservice.answer.shape import Asked, Candidate, Match, asked, name_stems, stem, words
 from kgservice.entry.match import STOPWORDS, key_of, narrower_than_graph, tokens
 
 if TYPE_CHECKING:
@@ -221,6 +225,19 @@ def about(a: Asked, cand: Candidate, m: Match) -> bool:
     return (0 in m.anchor and not cand.synonym) or m.related or not asks
 
 
+def name_found(names: Sequence[frozenset[str]], candidates: Iterable[Candidate]) -> bool:
+    """Did the entry step name a node holding a word of one of the question's names (``names``:
+    :func:`kgservice.answer.shape.name_stems`), a side of some unit of the pool?
+
+    >>> names = [frozenset({"quartz", "harbour", "echo"})]
+    >>> name_found(names, [Candidate("a", ("album", "fences"), named_sides=frozenset({0}))])
+    False
+    >>> name_found(names, [Candidate("b", ("Quartz Harbour", "album"), named_sides=frozenset({0}))])
+    True
+    """
+    return any(words(c.sides[i]) & n for c in candidates for i in c.named_sides for n in names)
+
+
 def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, Candidate],
               known: Callable[[str], bool], narrower: Callable[[str], bool] = lambda name: False,
               top: int = TOP) -> Relevance:
@@ -244,12 +261,25 @@ def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, C
     ('partial', ())
     >>> verdict("How big is the Capital District?")  # named only as another thing's object
     ('none', ())
+
+    A name the entry step found no node for is not answered by a common word's units:
+
+    >>> album = [Candidate("r", ("Burn", "album"), predicate="released as single from", named_sides=frozenset({1}))]
+    >>> [relevance(q, rank(q, album), {"r": album[0]}, lambda s: True).strength
+    ...  for q in ("What label released the album Quartz Harbour Echoes?", "Which song was released from the album?")]
+    ['none', 'strong']
     """
     a = asked(question)
     gone = missing_names(a, known, narrower)
     if gone:
         return Relevance(NONE, gone, f"the graph has nothing about {', '.join(repr(g) for g in gone)}")
     hits = [m for m in ranked[:top] if about(a, candidates[m.id], m)]
+    names = name_stems(a)
+    if names and not name_found(names, candidates.values()):
+        # the question writes a name the entry step found no node for: a unit anchored only by
+        # another side (a common word the graph has as a node: "capital", "album") is about
+        # something else ("What label released the album Quartz Harbour Echoes?")
+        hits = [m for m in hits if any(words(candidates[m.id].sides[i]) & n for i in m.anchor for n in names)]
     if not hits:
         named = any(m.anchor for m in ranked[:top])
         return Relevance(NONE, (), "units name a thing the question names, none is about it" if named

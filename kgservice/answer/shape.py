@@ -34,6 +34,7 @@ ASK_WORDS = frozenset("many much long old year years date time name named called
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _YEAR = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)|\d{4}-\d{2}|年")
 _DIGIT = re.compile(r"\d")
+_ELLIPSIS = re.compile(r"…|\.\.\.")
 # Chinese question words for the answer's kind: 何时/什么时候/哪一年 a date, 多少/几 a number
 _ZH_WHEN = ("何时", "什么时候", "哪一年", "哪年", "几时")
 _ZH_COUNT = ("多少", "几")
@@ -320,7 +321,15 @@ def _says(a: Asked, phrase: str, among: frozenset[str] | None = None) -> bool:
     of its content stems among the question's words (``among``: only these of them; so word
     order and inflection don't matter)."""
     if _CJK.search(phrase):
-        return "".join(tokens(phrase)) in a.text.replace(" ", "")
+        # a member written around its object ("导致…死亡", "用…编写"; the lexicon's keys have
+        # the ellipsis as "...") states its parts in order
+        text, at = a.text.replace(" ", ""), 0
+        for part in ("".join(tokens(p)) for p in _ELLIPSIS.split(phrase)):
+            found = text.find(part, at)
+            if found < 0:
+                return False
+            at = found + len(part)
+        return True
     w = words(phrase)
     return bool(w) and w <= (a.words if among is None else among)
 
@@ -333,12 +342,12 @@ def _names_side(a: Asked, side: str) -> bool:
     if _says(a, side):
         return True
     w = words(side)
-    if any(set(n) <= w for n in _name_stems(a)):
+    if any(set(n) <= w for n in name_stems(a)):
         return True
     return len(w) >= 3 and not _CJK.search(side) and 2 * len(w & a.words) > len(w)
 
 
-def _name_stems(a: Asked) -> list[frozenset[str]]:
+def name_stems(a: Asked) -> list[frozenset[str]]:
     """The question's names as sets of content stems (numbers alone are no name)."""
     out = []
     for name in a.names:
@@ -457,6 +466,8 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     A unit the anchor reaches only through a first hop (the second relation of a two-relation
     question) is not lifted: that rule helped where it was chosen (MuSiQue's GPT-3.5 graph) and
     nowhere held out, so it was removed (RESULTS.md, "First hops' relation words and the bridge").
+    A relation the question states only inside a longer relation it states counts
+    :data:`PART_OF_LONGER` of itself (:func:`_inside_longer`: 导致 inside 导致…死亡).
 
     >>> cands = [Candidate("smk-014", ("smoking", "COPD", "coronary heart disease", "stroke"), predicate="causes",
     ...                    family=("导致", "cause"), score=3.0),
@@ -481,8 +492,11 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     alias = bool({"call", "aka", "known", "alia", "synonym", "name"} & {stem(t) for t in tokens(question)}) \
         or any(x in question for x in ("又称", "也称", "别名", "同义"))
     out = []
+    longer = _stated_members(a, candidates)
     for c in candidates:
         m = match(a, c)
+        if m.relation > 0 and _inside_longer(c, longer):
+            m = Match(m.id, PART_OF_LONGER * m.relation, m.anchor, m.open, m.kind, m.shared, rest=m.rest)
         share = len(m.shared) / total
         s = 2.0 * m.relation * (1.0 if m.anchor else 0.5) + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
         if c.synonym and not alias:
@@ -491,6 +505,72 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
         out.append(Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(s, 6), m.rest))
     order = {c.id: i for i, c in enumerate(candidates)}
     return sorted(out, key=lambda m: (-m.score, order[m.id]))
+
+
+# the relation of a unit whose predicate the question states only inside a longer relation it
+# states (导致 inside 导致…死亡) counts this share
+PART_OF_LONGER = 0.5
+
+
+def _parts(phrase: str) -> list[str]:
+    """A CJK phrase's parts as the question's text writes them ("导致…死亡" -> 导致, 死亡)."""
+    return [p for p in ("".join(tokens(x)) for x in _ELLIPSIS.split(phrase)) if p]
+
+
+def _stated_members(a: Asked, candidates: Sequence[Candidate]) -> list[str]:
+    """The family members of the candidates' predicates that the question states and that are
+    longer than one part (a CJK member written around its object, or several content words)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for c in candidates:
+        for m in c.family:
+            if m in seen:
+                continue
+            seen.add(m)
+            long_ = len(_parts(m)) > 1 if _CJK.search(m) else len(words(m)) > 1
+            if long_ and not _generic(m) and _says(a, m, a.relation_words):
+                out.append(m)
+    return out
+
+
+def _inside_longer(c: Candidate, longer: list[str]) -> bool:
+    """Does the question state ``c``'s relation (its predicate or a member of its family) only as
+    a part of a longer relation of another family ("二手烟每年导致多少非吸烟者死亡？" states
+    导致…死亡, so *二手烟 [导致] 肺癌* is not the asked relation; "How many deaths does smoking
+    cause?" states *causes death of*), which the unit's own words do not complete (*tobacco
+    [causes] 8 million deaths* does)?
+
+    >>> kill = ["导致...死亡"]
+    >>> _inside_longer(Candidate("a", ("二手烟", "肺癌"), predicate="导致", family=("导致", "causes")), kill)
+    True
+    >>> _inside_longer(Candidate("b", ("烟草", "800万人死亡"), predicate="导致", family=("导致", "causes")), kill)
+    False
+    >>> _inside_longer(Candidate("c", ("二手烟", "非吸烟者"), predicate="kills", family=("kills", "导致...死亡")), kill)
+    False
+    >>> death = ["causes death of"]
+    >>> [_inside_longer(Candidate(i, ("smoking", x), predicate="causes", family=("导致", "causes")), death)
+    ...  for i, x in (("d", "lung cancer"), ("e", "8 million deaths"))]
+    [True, False]
+    """
+    text = "".join(tokens(" ".join((c.predicate,) + c.sides + c.literals)))
+    text_words = words(" ".join((c.predicate,) + c.sides + c.literals))
+    own = [m for m in {c.predicate, *c.family} if m and not _generic(m)]
+    for member in longer:
+        if member in c.family:
+            continue
+        if _CJK.search(member):
+            parts = _parts(member)
+            whole = "".join(parts)
+            inside = any(_CJK.search(m) and (k := "".join(tokens(m))) and k != whole and any(k in p for p in parts)
+                         for m in own)
+            if inside and not all(p in text for p in parts):
+                return True
+        else:
+            mw = words(member)
+            inside = any(not _CJK.search(m) and words(m) and words(m) < mw for m in own)
+            if inside and not mw <= text_words:
+                return True
+    return False
 
 
 def family_words(members: Mapping[str, object], base_of: Callable[[object], str]) -> dict[str, tuple[str, ...]]:

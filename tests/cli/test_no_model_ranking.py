@@ -98,3 +98,33 @@ def test_a_node_named_by_the_words_asking_the_answers_kind_anchors_nothing(cli, 
     assert "no match" in data["stop_reason"]
     data = cli("ask", "What is Guam?", "--json")
     assert data["found"] is True and "g2" in data["cited"]
+
+
+def test_a_kill_question_in_chinese_cites_the_kills_unit(cli):
+    """"二手烟每年导致多少非吸烟者死亡？" asks 导致…死亡 (cause … to die), which the demo states as
+    ``#smk-028 {second-hand smoke} [kills] {non-smokers}``. Before the lexicon's 致死 family
+    (kills, 导致…死亡 written around its object) the kills unit matched no relation and ranked
+    below every *[导致]* unit of second-hand smoke and smoking (10th); and 导致 alone, stated
+    only inside the question's 导致…死亡, must not outrank it."""
+    cli("ingest", str(DEMO_UNITS))
+    data = cli("ask", "二手烟每年导致多少非吸烟者死亡？", "--json")
+    assert data["found"] is True
+    assert data["cited"][0] == "smk-028", data["cited"]
+    data = cli("ask", "What does smoking cause?", "--json")
+    assert "smk-001" in data["cited"], data["cited"]
+
+
+def test_a_name_with_no_node_is_not_answered_by_a_common_words_units(cli, tmp_path):
+    """A parse-built graph has common words as nodes (*Burn [released as single from] album*:
+    spaCy's MuSiQue graph). "What label released the album Quartz Harbour Echoes?" names an
+    album the graph lacks, though it uses the word "harbour": the units about the node "album"
+    are about something else, so not in the graph (it was a strong match citing *Burn*). A
+    question whose name is a node is answered as before."""
+    units = tmp_path / "parse.units"
+    units.write_text("#a1 {Burn} [released as single from] {album}\n#a2 {album} [released by] {Island Records}\n"
+                     "#a3 {Harbour Bridge} [located in] {Sydney}\n", "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "What label released the album Quartz Harbour Echoes?", "--json")
+    assert data["found"] is False and data["cited"] == [], data["cited"]
+    data = cli("ask", "Which album was Burn released from?", "--json")
+    assert data["found"] is True and data["cited"][0] == "a1", data["cited"]
