@@ -30,6 +30,7 @@ see each other's user.
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import threading
@@ -226,7 +227,18 @@ class SqliteChangeFeed:
         the usual way creates its index file (``-shm``), which fails there ("disk I/O error")
         although nothing is to be written. Read it as an immutable file, on a connection of its
         own that is not kept: while the disk refuses writes no writer can append, and the next
-        read opens the usual connection again once it can."""
+        read opens the usual connection again once it can.
+
+        An immutable read sees the main file only. That is exact when no write-ahead file is
+        left, the case this is for (the usual open failed making one). Committed changes still in
+        a write-ahead file (another process holds the log open) would be missed, and a version
+        read behind the data would stamp caches with it: refuse then, as the usual open did."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise ServiceFileError(
+                f"{self.path}: the change log cannot be opened (the disk is full or read-only) and its "
+                "latest changes are still in its write-ahead file, which only that open reads; free "
+                "some space", path=self.path, errno=errno.ENOSPC)
         db = sqlite_file.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
         db.path = self.path  # type: ignore[attr-defined]  # errors name the file, not the URI
         try:

@@ -328,3 +328,51 @@ def test_a_kg_serve_whose_disk_fills_answers_reads_and_refuses_writes_with_507(m
         if proc.poll() is None:
             stop(proc, 20)
     assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def test_the_full_disk_read_of_the_change_log_is_never_behind_its_write_ahead_file(tmp_path, monkeypatch):
+    """The full-disk read opens the change log as an immutable file, which reads the main file only.
+    That is exact when no write-ahead (-wal) file is left, which is the case it is for: opening the
+    log failed because the -wal file could not be made. Should it meet committed changes still in a
+    -wal file (another process holds the log open, so nothing checkpointed them), it would answer
+    an old version and caches stamped with it would be behind the data; it must refuse instead.
+    The usual open is made to fail as a full disk makes it fail."""
+    import errno as errno_
+    import sqlite3
+
+    from kgservice.errors import ServiceFileError
+    from kgservice.stores import changelog
+    from kgservice.stores.changelog import SqliteChangeFeed, record_embedded_change
+
+    store = tmp_path / "graph"
+    store.mkdir()
+    for i in range(5):
+        record_embedded_change(store, [f"n{i}"])  # each closes its connection: checkpointed, no -wal left
+
+    def refused(path):
+        raise ServiceFileError("the disk is full", path=path, errno=errno_.ENOSPC)
+
+    monkeypatch.setattr(changelog, "_connect", refused)
+    feed = SqliteChangeFeed(store)
+    try:
+        assert feed.version() == 5  # nothing in a -wal file: the immutable read is exact
+    finally:
+        feed.close()
+
+    holder = sqlite3.connect(store / CHANGES_FILE)  # keeps the next changes in the -wal file
+    try:
+        holder.execute("SELECT count(*) FROM changes").fetchall()  # opened for real: a reader of the log
+        monkeypatch.undo()
+        for i in range(5, 8):
+            record_embedded_change(store, [f"n{i}"])
+        assert (store / (CHANGES_FILE + "-wal")).stat().st_size > 0
+        monkeypatch.setattr(changelog, "_connect", refused)
+        feed = SqliteChangeFeed(store)
+        try:
+            with pytest.raises(ServiceFileError) as failed:
+                feed.version()  # the main file alone says 5; the log holds 8
+            assert failed.value.errno == errno_.ENOSPC and "write-ahead" in str(failed.value)
+        finally:
+            feed.close()
+    finally:
+        holder.close()
