@@ -9,9 +9,16 @@ side in one run. Two figures, each a ratio of 20 workspaces to 1 (target <= 1.2x
   in the same state); else making each workspace and its first write are part of the ingest;
 * ask p95: the no-model ``KnowledgeBase.ask`` over the same questions, each asked of the
   knowledge base that holds its group (all 20 kept open, as a process serving 20 workspaces).
+  Beside the wall time, each ask's process CPU time (every thread's, qdrant-edge's search pool
+  included), which the machine's load sways less.
 
     python scripts/bench/workspaces.py [--groups 20] [--units 300] [--questions 100] [--rounds 2] [--made]
-                                       [--neo4j]
+                                       [--neo4j] [--search-threads 1,0]
+
+``--search-threads``: the threads of each qdrant-edge shard's search pool
+(``kgservice.vectors.edge_store.SEARCH_THREADS``, the shipped value by default; 0 is
+qdrant-edge's own default, 8 a shard); several values, comma-separated, are each measured 1 vs
+20 in every round, in alternating order.
 
 The data is synthetic: group g has ``--units`` units ``{g-e<i>} [causes] {g-e<j>}`` over 100
 entities of its own (groups share nothing, so splitting them changes no answer). The embedder is
@@ -39,6 +46,7 @@ import common  # noqa: E402,F401  (puts the repository first on sys.path)
 
 from kgservice.config import Settings  # noqa: E402
 from kgservice.service import KnowledgeBase  # noqa: E402
+from kgservice.vectors import edge_store  # noqa: E402
 
 
 def group_text(g: int, units: int, rng: random.Random) -> str:
@@ -99,13 +107,15 @@ def run(split: bool, texts: list[str], questions: list[tuple[int, str]], root: P
         # counted ask paid the rest: 20 of 100 asks against 1, all in the p95.)
         for i, kb in enumerate(kbs):
             kb.ask(f"What does g{i}-e0 cause?")
-        times = []
+        times, cpus = [], []
         for g, q in questions:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             kbs[g if split else 0].ask(q)
             times.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
         return {"ingest_units_per_s": units / ingest_s, "ingest_cpu_s": ingest_cpu_s, "ask_p95_s": common.pct(times, 95),
-                "ask_p50_s": common.pct(times, 50)}
+                "ask_p50_s": common.pct(times, 50), "ask_cpu_p95_s": common.pct(cpus, 95),
+                "ask_cpu_mean_s": statistics.fmean(cpus)}
     finally:
         for kb in kbs:
             kb.close()
@@ -121,40 +131,59 @@ def main() -> int:
                                                        "timed ingest (else the ingest's time includes creating them)")
     ap.add_argument("--neo4j", action="store_true", help="on the Neo4j at KG_NEO4J_URI (NEO4J_PASSWORD); its "
                                                          "database is emptied before each run")
+    ap.add_argument("--search-threads", default=str(edge_store.SEARCH_THREADS),
+                    help="threads of each qdrant-edge shard's search pool, comma-separated to compare (0: "
+                         "qdrant-edge's default)")
     args = ap.parse_args()
     if args.neo4j:
         NEO4J.update(uri=os.environ["KG_NEO4J_URI"], password=os.environ["NEO4J_PASSWORD"])
+    pools = [int(x) for x in args.search_threads.split(",")]
     rng = random.Random(common.SEED)
     texts = [group_text(g, args.units, rng) for g in range(args.groups)]
     questions = [(g, f"What does g{g}-e{rng.randrange(100)} cause?")
                  for g in (rng.randrange(args.groups) for _ in range(args.questions))]
-    ratios: dict[str, list[float]] = {"ingest": [], "ingest_cpu": [], "ask_p95": []}
+    ratios: dict[int, dict[str, list[float]]] = {t: {"ingest": [], "ingest_cpu": [], "ask_p95": [], "ask_cpu_p95": []}
+                                                 for t in pools}
     rows = []
     for r in range(args.rounds):
-        got = {}
-        for split in ((False, True) if r % 2 == 0 else (True, False)):
+        got: dict[tuple[int, bool], dict[str, float]] = {}
+        runs = [(t, split) for t in pools for split in (False, True)]
+        for t, split in (runs if r % 2 == 0 else runs[::-1]):
+            edge_store.SEARCH_THREADS = t or None
             root = Path(tempfile.mkdtemp(prefix="kg-ws-bench-"))
             if NEO4J:
                 empty_neo4j()
             try:
-                got[split] = run(split, texts, questions, root, args.made)
+                got[t, split] = run(split, texts, questions, root, args.made)
             finally:
                 shutil.rmtree(root, ignore_errors=True)
-        ratios["ingest"].append(got[False]["ingest_units_per_s"] / got[True]["ingest_units_per_s"])
-        ratios["ingest_cpu"].append(got[True]["ingest_cpu_s"] / got[False]["ingest_cpu_s"])
-        ratios["ask_p95"].append(got[True]["ask_p95_s"] / got[False]["ask_p95_s"])
         load = os.getloadavg()[0]
-        rows.append({"round": r, "one": got[False], "split": got[True], "load": load})
-        print(f"round {r} (load {load:.1f}): 1 workspace {got[False]['ingest_units_per_s']:.0f} units/s, ask p95 "
-              f"{got[False]['ask_p95_s'] * 1000:.1f} ms, ingest CPU {got[False]['ingest_cpu_s']:.2f} s | {args.groups} "
-              f"workspaces {got[True]['ingest_units_per_s']:.0f} units/s, ingest CPU {got[True]['ingest_cpu_s']:.2f} s, ask p95 {got[True]['ask_p95_s'] * 1000:.1f} ms")
-    ingest, ask = statistics.median(ratios["ingest"]), statistics.median(ratios["ask_p95"])
-    cpu = statistics.median(ratios["ingest_cpu"])
-    print(f"{args.groups} workspaces vs 1 ({args.groups * args.units} units in all): ingest {ingest:.2f}x slower "
-          f"(its CPU {cpu:.2f}x), ask p95 {ask:.2f}x (target <= 1.2x each; medians of {args.rounds} rounds)")
-    common.save("workspaces-neo4j" if NEO4J else "workspaces", rows, {"made": args.made, "neo4j": bool(NEO4J), "groups": args.groups, "units_per_group": args.units,
-                                     "questions": args.questions, "ingest_slowdown": ingest, "ingest_cpu_ratio": cpu,
-                                     "ask_p95_ratio": ask})
+        for t in pools:
+            one, many = got[t, False], got[t, True]
+            ratios[t]["ingest"].append(one["ingest_units_per_s"] / many["ingest_units_per_s"])
+            ratios[t]["ingest_cpu"].append(many["ingest_cpu_s"] / one["ingest_cpu_s"])
+            ratios[t]["ask_p95"].append(many["ask_p95_s"] / one["ask_p95_s"])
+            ratios[t]["ask_cpu_p95"].append(many["ask_cpu_p95_s"] / one["ask_cpu_p95_s"])
+            rows.append({"round": r, "search_threads": t, "one": one, "split": many, "load": load})
+            print(f"round {r} (load {load:.1f}), search threads {t or 'default'}: 1 workspace "
+                  f"{one['ingest_units_per_s']:.0f} units/s, ingest CPU {one['ingest_cpu_s']:.2f} s, ask p95 "
+                  f"{one['ask_p95_s'] * 1000:.1f} ms (CPU {one['ask_cpu_p95_s'] * 1000:.2f}) | {args.groups} workspaces "
+                  f"{many['ingest_units_per_s']:.0f} units/s, ingest CPU {many['ingest_cpu_s']:.2f} s, ask p95 "
+                  f"{many['ask_p95_s'] * 1000:.1f} ms (CPU {many['ask_cpu_p95_s'] * 1000:.2f})", flush=True)
+    summary = {}
+    for t in pools:
+        m = {k: statistics.median(v) for k, v in ratios[t].items()}
+        higher = sum(x > 1 for x in ratios[t]["ask_p95"])
+        summary[str(t)] = {**m, "ask_p95_rounds": ratios[t]["ask_p95"], "rounds_20_higher": higher}
+        print(f"search threads {t or 'default'}: {args.groups} workspaces vs 1 ({args.groups * args.units} units in "
+              f"all): ingest {m['ingest']:.2f}x slower (its CPU {m['ingest_cpu']:.2f}x), ask p95 {m['ask_p95']:.2f}x "
+              f"(its CPU {m['ask_cpu_p95']:.2f}x; higher in {higher} of {args.rounds} rounds) (target <= 1.2x each; "
+              f"medians of {args.rounds} rounds)")
+    first = summary[str(pools[0])]
+    common.save("workspaces-neo4j" if NEO4J else "workspaces", rows, {
+        "made": args.made, "neo4j": bool(NEO4J), "groups": args.groups, "units_per_group": args.units,
+        "questions": args.questions, "search_threads": pools, "ingest_slowdown": first["ingest"],
+        "ingest_cpu_ratio": first["ingest_cpu"], "ask_p95_ratio": first["ask_p95"], "by_search_threads": summary})
     return 0
 
 
