@@ -11,6 +11,7 @@ config file) keeps failing loudly, so a missing recording is never hidden.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -153,10 +154,19 @@ def candidates(parts: Parts, found: Any, units: list[Unit]) -> list[Candidate]:
 
 
 def _family_words(lexicon: Any) -> dict[str, tuple[str, ...]]:
-    key = id(lexicon)
-    if _FAMILIES.get("key") != key:
-        _FAMILIES["key"], _FAMILIES["value"] = key, family_words(lexicon.members, lambda i: i.base)
-    return _FAMILIES["value"]  # type: ignore[return-value]
+    """Each family's words, built once per lexicon: a process serving several workspaces holds one
+    lexicon per knowledge base, and asks alternate between them, so one remembered lexicon was
+    rebuilt on nearly every ask. Kept by ``id`` beside a weak reference, since a new lexicon can
+    reuse a freed one's ``id`` (a Lexicon is an unhashable dataclass, so no weak-keyed dict)."""
+    held = _FAMILIES.get(id(lexicon))
+    if held is not None and held[0]() is lexicon:
+        return held[1]
+    if len(_FAMILIES) >= _FAMILIES_KEPT:
+        _FAMILIES.clear()
+    value = family_words(lexicon.members, lambda i: i.base)
+    _FAMILIES[id(lexicon)] = (weakref.ref(lexicon), value)
+    return value
 
 
-_FAMILIES: dict[str, object] = {}
+_FAMILIES: dict[int, tuple[weakref.ref[Any], dict[str, tuple[str, ...]]]] = {}
+_FAMILIES_KEPT = 256  # lexicons: far above the workspaces one process serves
