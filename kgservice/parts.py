@@ -19,7 +19,8 @@ settings alone, or put a stand-in part in ``parts.__dict__`` before it is first 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,20 @@ class Parts:
     settings: Settings
     validate_job: Callable[[str, Any], Any] | None = None
     _open_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+    _making: int = field(default=0, init=False, repr=False)  # writes under way that may make the workspace
+
+    @contextmanager
+    def making_workspace(self) -> Iterator[None]:
+        """Around a write that makes the workspace if nobody made it yet (init, ingest, sync,
+        restore: what ``kg --workspace NEW`` may run). Outside one, opening the store of a named
+        workspace that does not exist is refused (:meth:`store`)."""
+        with self._open_lock:
+            self._making += 1
+        try:
+            yield
+        finally:
+            with self._open_lock:
+                self._making -= 1
 
     @cached_property
     def lexicon(self) -> Lexicon:
@@ -62,9 +77,24 @@ class Parts:
 
     @cached_property
     def store(self) -> GraphStore:
-        from kgservice.stores.factory import open_store
+        """The graph store. A named workspace nobody made is refused here (InputError, the
+        message the CLI's reads print: :func:`kgservice.stores.factory.no_workspace`) unless a
+        write that makes it is under way: on the embedded store before opening, which would
+        create its directory; in a shared store (Neo4j) by asking it once open. Every other part
+        opens the store first, so a library read of a mistyped workspace is an error, as on the
+        command line, rather than an empty knowledge base (or, embedded, a new one)."""
+        from kgservice.errors import InputError
+        from kgservice.stores.factory import missing_workspace, open_store
+        from kgservice.workspaces import unknown
 
-        return open_store(self.settings)
+        making = self._making > 0
+        if not making and (why := missing_workspace(self.settings)):
+            raise InputError(why)
+        store = open_store(self.settings)
+        if not making and (why := unknown(self.settings, lambda: store)):
+            store.close()
+            raise InputError(why)
+        return store
 
     @cached_property
     def embedder(self) -> Embedder:

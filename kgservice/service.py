@@ -20,13 +20,14 @@ configuration only. Heavy parts (embedding model, Qdrant client, litellm) open l
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ContextManager, Literal
+from typing import TYPE_CHECKING, Any, Concatenate, ContextManager, Literal, ParamSpec, TypeVar
 
 from kgservice.config import Settings, init_data_dir, load_settings
 from kgservice.errors import InputError, InvalidArgument, ReadOnlyError, StoreError  # noqa: F401 (ReadOnlyError re-exported)
@@ -60,6 +61,22 @@ if TYPE_CHECKING:
     from kgservice.vectors.upkeep import NodeVectors
 
 log = logging.getLogger(__name__)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _makes_workspace(method: Callable[Concatenate[KnowledgeBase, _P], _R]) -> Callable[Concatenate[KnowledgeBase, _P], _R]:
+    """A write that makes the knowledge base's workspace when nobody made it yet, as ``kg
+    --workspace NEW init / ingest / sync / restore`` do; every other method refuses a named
+    workspace that does not exist (:meth:`kgservice.parts.Parts.store`)."""
+
+    @functools.wraps(method)
+    def making(self: KnowledgeBase, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self.parts.making_workspace():
+            return method(self, *args, **kwargs)
+
+    return making
 
 
 class NodeNotFound(InputError, LookupError):
@@ -302,6 +319,7 @@ class KnowledgeBase:
 
         return service_params(self.settings, self.lexicon, **over)
 
+    @_makes_workspace
     def init(self) -> Path:
         """Create the data directory and a commented config template; returns the template path.
         In a shared store (Neo4j) a named workspace is marked there too, so it exists for reads
@@ -313,6 +331,7 @@ class KnowledgeBase:
         return path
 
     # -- writes ------------------------------------------------------------------
+    @_makes_workspace
     def ingest_units(self, units: Sequence[Unit], embed: bool = True,
                      progress: Callable[[int], None] | None = None,
                      on_vectors: Callable[[int], None] | None = None) -> IngestReport:
@@ -334,11 +353,13 @@ class KnowledgeBase:
 
         return parse_unit_files(files, self.lexicon)
 
+    @_makes_workspace
     def ingest_unit_files(self, files: Sequence[Path], embed: bool = True,
                           progress: Callable[[int], None] | None = None) -> IngestReport:
         """Unit files (``.units``): all parsed before anything is stored, one batch."""
         return self.ingest_units(self.parse_unit_files(files), embed=embed, progress=progress)
 
+    @_makes_workspace
     def ingest_text(self, paths: Path | str | Sequence[Path | str], mode: str | None = None, *,
                     embed: bool = True, force: bool = False, progress: Progress | None = None) -> TextIngestReport:
         """Text / Markdown files through LLM extraction; idempotent per document content."""
@@ -347,6 +368,7 @@ class KnowledgeBase:
         return ingest_text(self.parts, paths, mode, progress=progress, embed=embed, force=force)
 
     # -- the lifecycle (kgservice.lifecycle): documents, replace, forget, retract, undo ---------
+    @_makes_workspace
     def ingest_paths(self, paths: Sequence[Path | str], mode: str | None = None, *, doc_id: str | None = None,
                      embed: bool = True, force: bool = False, progress: Progress | None = None,
                      ) -> tuple[IngestReport | None, TextIngestReport | None]:
@@ -367,6 +389,7 @@ class KnowledgeBase:
 
         return ingest_documents(self.parts, paths, mode, doc_id=doc_id, embed=embed, force=force, progress=progress)
 
+    @_makes_workspace
     def ingest_document(self, doc_id: str, text: str, *, mode: str | None = None, title: str | None = None,
                         root: str | None = None, expect_version: int | None = None, embed: bool = True,
                         force: bool = False, source: Source | None = None) -> ChangeResult:
@@ -384,6 +407,7 @@ class KnowledgeBase:
 
         return document_mode(doc_id, mode)
 
+    @_makes_workspace
     def ingest_file(self, path: Path | str, *, base: Path | str | None = None, doc_id: str | None = None,
                     mode: str | None = None) -> ChangeResult:
         """A file as a document whose id is its path relative to ``base`` (the folder given to
@@ -396,6 +420,7 @@ class KnowledgeBase:
         return self.ingest_document(doc_id or doc_id_for(p, base), src.text, mode=mode, source=src,
                                     root=str(Path(base).resolve()) if base is not None else None)
 
+    @_makes_workspace
     def sync(self, folder: Path | str, *, delete: bool = True, mode: str | None = None,
              progress: Callable[[str, str], None] | None = None) -> SyncReport:
         """Make the documents ingested from ``folder`` mirror it: new files ingested, changed
@@ -761,6 +786,7 @@ class KnowledgeBase:
 
         return dump(self.store, path)
 
+    @_makes_workspace
     def restore(self, path: Path | str, *, replace: bool = False, merge: bool = False,
                 embed: bool = True) -> dict[str, Any]:
         """Units from a dump, verified whole before anything is written."""

@@ -125,6 +125,21 @@ def unknown(settings: Settings, store: Callable[[], Any]) -> str | None:
     return None if opened.workspace_exists(name) else no_workspace(name, opened.where)
 
 
+def missing(settings: Settings) -> str | None:
+    """Why ``settings.workspace`` does not exist, or None, on either backend, asked before its
+    knowledge base is opened: for the servers (``kg --workspace NAME serve / worker / mcp``),
+    which open it later, in the background or per request, and must refuse to start instead
+    (exit 2) of serving a mistyped name as an empty knowledge base."""
+    from kgservice.stores.factory import missing_workspace
+
+    if settings.workspace == DEFAULT_WORKSPACE:
+        return None
+    if why := missing_workspace(settings):
+        return why
+    with _server_store(settings) as store:
+        return None if store is None else unknown(settings, lambda: store)
+
+
 def mark(settings: Settings, store: Callable[[], Any]) -> None:
     """Make ``settings.workspace`` exist in a shared store (``kg --workspace NAME init`` on
     Neo4j), as the embedded store's directory makes it; a no-op for ``default`` and the

@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from kgservice.cli.common import (MAKES_WORKSPACE, err, errors_reported, knowledge_base, out, print_json,
+from kgservice.cli.common import (MAKES_WORKSPACE, SERVES, err, errors_reported, knowledge_base, out, print_json,
                                   settings_of)
 from kgservice.config import load_settings
 from kgservice.errors import InputError
@@ -149,6 +149,11 @@ def _main(
 
             if why := missing_workspace(settings):
                 raise InputError(why)
+            if ctx.invoked_subcommand in SERVES:  # a shared store is asked too: they open it later
+                from kgservice.workspaces import missing
+
+                if why := missing(settings):
+                    raise InputError(why)
     # whether a workspace was named (flag, KG_WORKSPACE or the config): `kg worker` serves every
     # workspace unless one was
     import os

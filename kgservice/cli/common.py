@@ -59,6 +59,9 @@ MAKES_WORKSPACE = frozenset({"init", "ingest", "ingest-text", "sync", "restore",
 # the commands that may open a store where there is none yet: the servers take their first
 # documents over the wire; `kg workspaces` lists and makes them
 STARTS_EMPTY = frozenset({"serve", "worker", "mcp", "workspaces"})
+# the commands that serve a workspace they open later (in the background, per request): one
+# named that does not exist is refused before they start, on either backend
+SERVES = frozenset({"serve", "worker", "mcp"})
 
 
 def settings_of(ctx: typer.Context) -> Settings:

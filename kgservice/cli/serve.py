@@ -147,7 +147,9 @@ def _deployment(ctx: typer.Context) -> typer.Context:
     settings = settings_of(ctx)
     if settings.workspace == DEFAULT_WORKSPACE:
         return ctx
-    return SimpleNamespace(obj={**ctx.obj, "settings": replace(settings, workspace=DEFAULT_WORKSPACE)})  # type: ignore[return-value]
+    # find_root: knowledge_base asks the root which command runs (keys: one that may make its workspace)
+    return SimpleNamespace(obj={**ctx.obj, "settings": replace(settings, workspace=DEFAULT_WORKSPACE)},  # type: ignore[return-value]
+                           find_root=ctx.find_root)
 
 
 def _grants(ctx: typer.Context, specs: list[str], role: str) -> dict:

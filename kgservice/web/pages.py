@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from kgservice.jobs.model import Job
 from kgservice.config import check_workspace_name
+from kgservice.errors import ConfigError
 from kgservice.server.auth import Principal, Role
 from kgservice.server.middleware import NAMED, PREFIX
 from kgservice.web.assets import Assets
@@ -42,7 +43,7 @@ def base_of(request: Request) -> str:
         return ""
     try:
         check_workspace_name(name)
-    except Exception:
+    except ConfigError:  # its only refusal; anything else is a bug, not a name to drop
         return ""
     return PREFIX + name
 
@@ -177,7 +178,7 @@ class Page:
             return site.render("denied.html", request, status=403, needed=self.role.value)
         kw = await self.extra(site, request, principal) if self.extra else {}
         if request.method == "GET" and session is not None:  # what the last form did, once
-            kw.update(await run_in_threadpool(session.take_flash, request.url.path))
+            kw.update(await run_in_threadpool(session.take_flash, base_of(request) + request.url.path))
         return site.render(self.template, request, **kw)
 
 
@@ -200,7 +201,7 @@ class Write:
         back = safe_back(str(form.get("back") or ""), base + "/ui/documents", base)
 
         async def redirect(**flash: Any) -> Response:  # the flash is the page's, read under its own path
-            await run_in_threadpool(session.set_flash, urlsplit(back).path.removeprefix(base), **flash)
+            await run_in_threadpool(session.set_flash, urlsplit(back).path, **flash)
             return RedirectResponse(back, status_code=303)
 
         kept = {"replace_text": str(form.get("text"))} if form.get("text") else {}
@@ -375,9 +376,9 @@ async def key_create(site: Site, request: Request) -> Response:
         key, rec = await run_in_threadpool(site.gate.keys().create, str(form.get("user") or ""), role,
                                            {p.workspace or "default": role})
     except InputError as exc:
-        await run_in_threadpool(session.set_flash, "/ui/admin", error=str(exc))
+        await run_in_threadpool(session.set_flash, base_of(request) + "/ui/admin", error=str(exc))
     else:
-        await run_in_threadpool(session.set_flash, "/ui/admin",
+        await run_in_threadpool(session.set_flash, base_of(request) + "/ui/admin",
                                 created={"key": key, "user": rec.user, "role": rec.role.value})
     return RedirectResponse(base_of(request) + "/ui/admin", status_code=303)
 
@@ -393,7 +394,7 @@ async def key_revoke(site: Site, request: Request) -> Response:
         return p
 
     async def back(**flash: Any) -> Response:
-        await run_in_threadpool(session.set_flash, "/ui/admin", **flash)
+        await run_in_threadpool(session.set_flash, base_of(request) + "/ui/admin", **flash)
         return RedirectResponse(base_of(request) + "/ui/admin", status_code=303)
 
     key_id = str(form.get("key_id") or "")

@@ -40,7 +40,9 @@ class Session:
 
     def set_flash(self, path: str, **data: Any) -> None:
         """Keeps ``data`` for the next GET of ``path`` (a newer flash replaces it): the outcome of
-        a form survives the redirect without being in the URL, where it would show again."""
+        a form survives the redirect without being in the URL, where it would show again.
+        ``path`` is the page's whole path, its ``/w/<name>`` prefix included, so a flash set in
+        one workspace's page is never shown in another's (one session signs in once for all)."""
         self.keeper.set_flash(self, path, data)
 
     def take_flash(self, path: str) -> dict[str, Any]:

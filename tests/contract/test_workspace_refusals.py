@@ -133,3 +133,75 @@ def test_a_served_workspace_is_not_restored_renamed_or_deleted_on_both_backends(
     done = kg(env, "--workspace", "team-b", "restore", str(dump), "--replace", "--yes")
     assert done.returncode == 0, done.stderr
     assert _units(env, "team-b") == ["w2", "w3"]
+
+
+@pytest.mark.parametrize("backend", ["embedded", "neo4j"])
+def test_a_server_of_a_workspace_nobody_made_does_not_start_on_both_backends(tmp_path: Path, backend: str,
+                                                                            request):
+    """``kg --workspace team-x serve`` (and ``worker``, ``mcp``) of a workspace nobody made exits 2
+    at once with the reads' message, and makes nothing: on Neo4j it used to serve team-x as an
+    empty knowledge base (and the worker to wait on its empty queue). Made with ``kg workspaces
+    create``, the same server starts and answers for it."""
+    import subprocess
+
+    from tests.processes import KG, kg, serving
+
+    env = _env(backend, tmp_path, request)
+    src = tmp_path / "b.units"
+    src.write_text(B_UNITS, "utf-8")
+    assert kg(env, "--workspace", "team-b", "ingest", str(src)).returncode == 0
+    for args in (["serve", "--port", "0"], ["worker"], ["mcp"]):
+        try:  # a bound: before, the server and the worker ran until stopped
+            done = subprocess.run([*KG, "--workspace", "team-x", *args], env=env, capture_output=True, text=True,
+                                  timeout=120, input="")
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"kg --workspace team-x {args[0]} started instead of refusing")
+        assert done.returncode == 2, (args, done.returncode, done.stderr)
+        assert "no workspace 'team-x'" in done.stderr and "kg workspaces list" in done.stderr, (args, done.stderr)
+    assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-b"]
+    assert kg(env, "workspaces", "create", "team-x").returncode == 0
+    made = kg(env, "--workspace", "team-x", "keys", "create", "--user", "xena", "--role", "reader")
+    assert made.returncode == 0, made.stderr
+    with serving({**env, "KG_WORKSPACE": "team-x"}) as (base, _, _):
+        got = httpx.get(f"{base}/v1/stats", headers={"Authorization": f"Bearer {made.stdout.strip()}"}, timeout=60)
+        assert got.status_code == 200 and got.json()["units"] == 0, got.text
+
+
+@pytest.mark.parametrize("backend", ["embedded", "neo4j"])
+def test_the_library_refuses_a_read_of_a_workspace_nobody_made_as_the_cli_does(tmp_path: Path, backend: str,
+                                                                              request):
+    """``KnowledgeBase`` on a workspace nobody made raises the CLI reads' error (InputError, the
+    same message as ``kg --workspace team-x stats``'s exit 2) from every read, and creates
+    nothing; an ingest, as ``kg --workspace team-x ingest``, makes it, and reads then answer.
+    Before, the reads answered empty, and on the embedded store made the workspace."""
+    from kgservice.config import Settings
+    from kgservice.errors import InputError
+    from kgservice.service import KnowledgeBase
+    from tests.processes import kg
+
+    env = _env(backend, tmp_path, request)
+    src = tmp_path / "b.units"
+    src.write_text(B_UNITS, "utf-8")
+    assert kg(env, "--workspace", "team-b", "ingest", str(src)).returncode == 0
+    cli = kg(env, "--workspace", "team-x", "stats")
+    assert cli.returncode == 2
+    over = ({} if backend == "embedded" else
+            {"backend": "neo4j", "neo4j_uri": env["KG_NEO4J_URI"], "neo4j_password": env["NEO4J_PASSWORD"],
+             "vector_backend": "neo4j"})
+    settings = Settings(data_dir=Path(env["KG_DATA_DIR"]), embedder=env["KG_EMBEDDER"], workspace="team-x", **over)
+    reads = {"stats": lambda kb: kb.stats(), "ask": lambda kb: kb.ask("What does smoking cause?"),
+             "search": lambda kb: kb.search("smoking"), "expand": lambda kb: kb.expand("smoking"),
+             "unit": lambda kb: kb.unit("w2"), "documents": lambda kb: kb.documents(),
+             "history": lambda kb: kb.history(), "jobs": lambda kb: kb.jobs.list(),
+             "dump": lambda kb: kb.dump(tmp_path / "x.dump")}
+    for name, read in reads.items():
+        with KnowledgeBase(settings) as kb, pytest.raises(InputError) as refused:
+            read(kb)
+        assert str(refused.value) in cli.stderr, (name, str(refused.value), cli.stderr)
+        assert "no workspace 'team-x'" in str(refused.value), name
+    assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-b"]  # nothing made
+    with KnowledgeBase(settings) as kb:
+        assert kb.ingest_notation("#x1 {tea} [contains] {caffeine}\n").units_added == 1
+    with KnowledgeBase(settings) as kb:
+        assert kb.stats()["units"] == 1 and kb.unit("w2") is None
+    assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-b", "team-x"]

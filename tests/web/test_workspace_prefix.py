@@ -139,3 +139,26 @@ def test_every_url_and_redirect_of_the_page_keeps_the_prefix(tmp_path: Path):
         out = client.post(B + "/ui/logout", data={"csrf": csrf})
         assert out.status_code == 303 and out.headers["location"] == B + "/ui/login"
         assert urlsplit(client.get(B + "/ui/ask").headers["location"]).path == B + "/ui/login"
+
+
+def test_a_flash_set_under_one_workspaces_prefix_never_shows_under_anothers(tmp_path: Path):
+    """One session signs in once for every workspace of its key, and a form's outcome waits in
+    it for the page it came from. Set under ``/w/team-b/``, it is shown by team-b's page and not
+    by team-a's same page (nor taken by it: team-b's page still shows it afterwards)."""
+    env = _two_workspaces(tmp_path)
+    key = workspace_key(env, "cy", "team-a:admin", "team-b:admin")
+    told = "Tick the confirmation box first"
+    with serving(env) as (base, _, _), httpx.Client(base_url=base, follow_redirects=False) as client:
+        client.post(B + "/ui/login", data={"key": key})
+        csrf = CSRF_META.search(client.get(B + "/ui/ask").text).group(1)
+        r = client.post(B + "/ui/documents/retract", data={"unit": "w2", "reason": "r", "csrf": csrf,
+                                                           "back": B + "/ui/documents"})
+        assert r.headers["location"] == B + "/ui/documents"
+        assert told not in client.get("/w/team-a/ui/documents").text
+        assert told in client.get(B + "/ui/documents").text
+        assert told not in client.get(B + "/ui/documents").text  # once
+        r = client.post(B + "/ui/admin/keys", data={"csrf": csrf, "user": ""})  # no user: an error flash
+        assert r.headers["location"] == B + "/ui/admin"
+        alert = '<p class="error" role="alert">'
+        assert alert not in client.get("/w/team-a/ui/admin").text
+        assert alert in client.get(B + "/ui/admin").text

@@ -43,6 +43,7 @@ final class ResidentGraph {
     String epoch;
     long version;
     long[] relCounts;
+    long[] wsCounts; // this workspace's share of relCounts when last checked (wsCounts())
 
     int n;
     int sortedCount;
@@ -152,6 +153,30 @@ final class ResidentGraph {
         for (int k = 0; k < KINDS; k++) {
             int t = kr.typeIds[k];
             c[k] = t == TokenConstants.NO_TOKEN ? 0 : kr.read.countsForRelationship(TokenConstants.ANY_LABEL, t, TokenConstants.ANY_LABEL);
+        }
+        return c;
+    }
+
+    /** Relationship counts of the five spreading types (Graph.SPREAD_TYPES order, as
+     *  {@link #relCounts}) leaving the {@code ws} workspace's :Node nodes: edges never cross a
+     *  workspace, so these are that workspace's edges. One degree read per node (the count store
+     *  keeps no counts per property), so it is asked only when the whole database's counts moved
+     *  with no change logged in this workspace: another workspace's ingest, or a hand edit. */
+    static long[] wsCounts(Transaction tx, String ws) {
+        StringBuilder q = new StringBuilder("MATCH (n:Node) WHERE n.ws = $ws RETURN ");
+        for (int k = 0; k < Graph.SPREAD_TYPES.length; k++) {
+            q.append(k == 0 ? "" : ", ").append("sum(COUNT { (n)-[:`").append(Graph.SPREAD_TYPES[k].name())
+                    .append("`]->() }) AS c").append(k);
+        }
+        long[] c = new long[KINDS];
+        try (var result = tx.execute(q.toString(), java.util.Map.of("ws", ws))) {
+            if (result.hasNext()) {
+                var row = result.next();
+                for (int k = 0; k < KINDS; k++) {
+                    Object v = row.get("c" + k);
+                    c[k] = v instanceof Number num ? num.longValue() : 0L;
+                }
+            }
         }
         return c;
     }

@@ -26,7 +26,11 @@ import org.neo4j.graphdb.Transaction;
  * a missing change (pruned log), a version behind the graph's or another epoch (wipe / restore)
  * -> rebuild. The relationship counts of the five spreading types (count store, O(1)) are a
  * second key: edges created or deleted without a change-log entry (a hand edit in Browser)
- * make them differ and force a rebuild. A stale graph is never served.
+ * make them differ. Those counts are the whole database's, every workspace's together, so when
+ * they moved with no change logged in this graph's workspace the workspace's own counts are
+ * read (ResidentGraph.wsCounts): unchanged -> another workspace's edges moved, the graph is kept
+ * ({@code kept}); changed -> an unlogged edit here, rebuild. A stale graph is never served, and
+ * one team's ingest does not rebuild another team's graph.
  */
 final class ResidentSpread {
     private ResidentSpread() {}
@@ -39,6 +43,7 @@ final class ResidentSpread {
         final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
         volatile ResidentGraph graph;
         volatile long rebuilds;
+        volatile long kept; // times the database's counts moved and this workspace's had not
         final ConcurrentLinkedQueue<Scratch> scratch = new ConcurrentLinkedQueue<>();
     }
 
@@ -72,6 +77,12 @@ final class ResidentSpread {
     /** Bring the holder's graph to the caller's view of the store (caller holds the write lock). */
     private static void refresh(Holder h, Transaction tx, Key k) {
         ResidentGraph g = h.graph;
+        if (g != null && g.epoch.equals(k.epoch()) && g.version == k.version() && g.wsCounts != null
+                && Arrays.equals(g.wsCounts, ResidentGraph.wsCounts(tx, Graph.WS.get()))) {
+            g.relCounts = k.counts(); // edges of other workspaces moved, none of this one's
+            h.kept++;
+            return;
+        }
         if (g != null && g.epoch.equals(k.epoch()) && g.version < k.version()) {
             List<String> touched = new ArrayList<>();
             boolean ok = true;
@@ -90,6 +101,11 @@ final class ResidentSpread {
             }
             if (ok && g.patch(tx, touched)) {
                 g.version = k.version();
+                // this workspace's counts: read again when other workspaces hold spreading edges;
+                // when it held them all, the database's are its own (a workspace's first edges
+                // written meanwhile make them too high: the next check rebuilds, never serves stale)
+                g.wsCounts = g.wsCounts != null && Arrays.equals(g.wsCounts, g.relCounts)
+                        ? k.counts() : ResidentGraph.wsCounts(tx, Graph.WS.get());
                 g.relCounts = ResidentGraph.relCounts(tx);
                 // counts that still differ from the key mean an unlogged change: rebuild
                 if (Arrays.equals(g.relCounts, k.counts())) {
@@ -101,6 +117,7 @@ final class ResidentSpread {
         fresh.epoch = k.epoch();
         fresh.version = k.version();
         fresh.relCounts = k.counts();
+        fresh.wsCounts = ResidentGraph.wsCounts(tx, Graph.WS.get());
         h.graph = fresh;
         h.scratch.clear();
         h.rebuilds++;

@@ -51,6 +51,7 @@ public class SpreadProcedures {
         public long buildMillis;
         public long version;
         public long rebuilds;
+        public long kept;
         public long patches;
         public long patchedNodes;
         public long lastPatchMillis;
@@ -70,6 +71,7 @@ public class SpreadProcedures {
                 lastPatchNodes = g.lastPatchNodes;
             }
             rebuilds = h == null ? 0 : h.rebuilds;
+            kept = h == null ? 0 : h.kept;
         }
     }
 
@@ -129,7 +131,7 @@ public class SpreadProcedures {
     }
 
     @Procedure(name = "kg.spreadGraph", mode = Mode.READ)
-    @Description("kg.spreadGraph() :: (engine, nodes, rows, bytes, buildMillis, version, rebuilds, patches, "
+    @Description("kg.spreadGraph() :: (engine, nodes, rows, bytes, buildMillis, version, rebuilds, kept, patches, "
             + "patchedNodes, lastPatchMillis, lastPatchNodes) - build (or bring up to date) the resident spreading graph of this database now "
             + "and report its size; engine 'walk' when it is disabled or would not fit the heap")
     public Stream<GraphStats> spreadGraph(@Name(value = "ws", defaultValue = "default", description = "the workspace (docs/workspaces.md)") String ws) {
