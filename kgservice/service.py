@@ -71,11 +71,11 @@ def _makes_workspace(method: Callable[Concatenate[KnowledgeBase, _P], _R]) -> Ca
     --workspace NEW init / ingest / sync / restore`` do; every other method refuses a named
     workspace that does not exist (:meth:`kgservice.parts.Parts.store`)."""
 
-    @functools.wraps(method)
-    def making(self: KnowledgeBase, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self.parts.making_workspace():
-            return method(self, *args, **kwargs)
+    def making(kb: KnowledgeBase, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with kb.parts.making_workspace():
+            return method(kb, *args, **kwargs)
 
+    functools.update_wrapper(making, method)  # its return value's type would hide the signature
     return making
 
 
