@@ -108,7 +108,7 @@ class EntryFinder:
         for nid, label in now.items():
             if label is None:
                 labels.pop(nid, None)
-            else:
+            elif labels.get(nid) != label:  # an unchanged entry left alone: no trie node copied for it
                 labels[nid] = label
         after = labels.finish()
         index = state.index.patched(state.labels, now)

@@ -116,10 +116,11 @@ class Holders:
             was = set(within.get(nid, ()))
             label = after.get(nid)
             now = {n for n in index.names_within(label) if n != nid} if label is not None else set()
-            if now:
-                within[nid] = tuple(sorted(now))
-            else:
-                within.pop(nid, None)
+            if now != was:  # an unchanged entry left alone: no trie node copied for it
+                if now:
+                    within[nid] = tuple(sorted(now))
+                else:
+                    within.pop(nid, None)
             for name in was - now:
                 losses.setdefault(name, set()).add(nid)
             for name in now - was:

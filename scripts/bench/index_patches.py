@@ -22,6 +22,7 @@ machine alone costs). No Neo4j, no model: only the patch code is measured.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -143,17 +144,30 @@ class Store:
 
 
 class Probe:
-    """A thread that sleeps ``tick`` seconds at a time and records how late each wake-up is."""
+    """A thread that sleeps ``tick`` seconds at a time and records how late each wake-up is, and,
+    given another thread's CPU clock (``watched``), how much CPU that thread used between two of
+    its wake-ups: the longest such stretch is the longest the other thread kept the interpreter
+    lock from this one (plus one tick), a figure the machine's load does not lengthen (a thread
+    the OS has taken off its core uses no CPU)."""
 
-    def __init__(self, tick: float):
-        self.tick, self.late, self._stop = tick, [], threading.Event()
+    def __init__(self, tick: float, watched: int | None = None):
+        self.tick, self.late, self.stretches, self._stop = tick, [], [], threading.Event()
+        self.watched = watched
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
+        last = time.clock_gettime(self.watched) if self.watched is not None else 0.0
         while not self._stop.is_set():
             t = time.perf_counter()
             time.sleep(self.tick)
             self.late.append(time.perf_counter() - t - self.tick)
+            if self.watched is not None:
+                try:
+                    now = time.clock_gettime(self.watched)
+                except OSError:  # the watched thread ended
+                    break
+                self.stretches.append(now - last)
+                last = now
 
     def __enter__(self) -> Probe:
         self._thread.start()
@@ -187,21 +201,43 @@ def child(a: argparse.Namespace) -> None:
         store.ingest(a.batch)
         out: dict[str, float] = {}
 
+        go, done, release = threading.Event(), threading.Event(), threading.Event()
+
+        pauses: list[tuple[int, float]] = []  # (generation, CPU seconds) of each collection in the refresh
+        started: list[float] = []
+
+        def collecting(phase: str, info: dict) -> None:
+            if phase == "start":
+                started[:] = [time.thread_time()]
+            elif started:
+                pauses.append((info["generation"], time.thread_time() - started[0]))
+
         def timed() -> None:
+            go.wait()
+            gc.callbacks.append(collecting)
             with prompt_switching():
                 c = time.thread_time()
                 refresh()
                 out["cpu_s"] = time.thread_time() - c
+            gc.callbacks.remove(collecting)
+            done.set()
+            release.wait()  # alive (its CPU clock readable) until the probe stopped
 
-        with Probe(a.tick) as busy:
+        th = threading.Thread(target=timed)
+        th.start()
+        with Probe(a.tick, time.pthread_getcpuclockid(th.ident)) as busy:  # type: ignore[arg-type]
             w = time.perf_counter()
-            th = threading.Thread(target=timed)
-            th.start()
-            th.join()
+            go.set()
+            done.wait()
             wall = time.perf_counter() - w
+        release.set()
+        th.join()
         with Probe(a.tick) as idle:
             time.sleep(max(wall, 0.05))
         rounds.append({"cpu_s": out["cpu_s"], "wall_s": wall, "late_max_s": max(busy.late, default=0.0),
+                       "hold_max_s": max(busy.stretches, default=0.0),
+                       "gc_max_s": max((p for _, p in pauses), default=0.0), "gc_s": sum(p for _, p in pauses),
+                       "gc_full": sum(g == 2 for g, _ in pauses),
                        "late_p99_s": _pct(busy.late, 99), "idle_late_max_s": max(idle.late, default=0.0),
                        "wakeups": len(busy.late)})
     print(json.dumps({"built_s": built, "rounds": rounds,
@@ -224,6 +260,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--tick", type=float, default=0.0005, help="the probe's sleep, seconds")
     ap.add_argument("--before", default="/work/main", help="a checkout of the code to compare with")
+    ap.add_argument("--json", action="store_true", help="print every round's figures too")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -245,19 +282,30 @@ def main() -> int:
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     print(f"units {a.units}, batch {a.batch}, rounds {a.rounds}, load {' '.join(load)}")
-    print(f"{'tree':7} {'build s':>8} {'cpu ms/patch (med, max)':>24} {'probe late max ms (med, max)':>29} "
-          f"{'late p99 ms':>11} {'idle late max ms':>16}")
+    print("per patch, median (max) over rounds: the refresh thread's CPU; the longest stretch of it between two of the\n"
+          "probe's wake-ups (the longest hold of the interpreter lock, plus one tick); the probe's longest lateness,\n"
+          "with and without a refresh beside it (the machine's share)")
+    print(f"{'tree':7} {'build s':>8} {'cpu ms':>16} {'longest hold ms':>16} {'late max ms':>16} {'idle late ms':>13} "
+          f"{'longest gc ms':>14} {'gc ms':>12} full gc")
+
+    def cell(rs: list[dict], key: str) -> str:
+        xs = [x[key] * 1e3 for x in rs]
+        return f"{statistics.median(xs):.1f} ({max(xs):.1f})"
+
     for name, r in res.items():
         rs = r["rounds"]
-        cpu = [x["cpu_s"] * 1e3 for x in rs]
-        late = [x["late_max_s"] * 1e3 for x in rs]
-        print(f"{name:7} {r['built_s']:8.1f} {statistics.median(cpu):12.1f} {max(cpu):11.1f} "
-              f"{statistics.median(late):15.2f} {max(late):13.2f} {statistics.median([x['late_p99_s'] * 1e3 for x in rs]):11.2f} "
-              f"{statistics.median([x['idle_late_max_s'] * 1e3 for x in rs]):16.2f}   patches {r['patches']} builds {r['builds']}")
+        print(f"{name:7} {r['built_s']:8.1f} {cell(rs, 'cpu_s'):>16} {cell(rs, 'hold_max_s'):>16} {cell(rs, 'late_max_s'):>16} "
+              f"{cell(rs, 'idle_late_max_s'):>13} {cell(rs, 'gc_max_s'):>14} {cell(rs, 'gc_s'):>12} "
+              f"{sum(x['gc_full'] for x in rs):3}   patches {r['patches']} builds {r['builds']}")
     b, t = res["before"]["rounds"], res["this"]["rounds"]
-    print(f"before/this: cpu {statistics.median([x['cpu_s'] for x in b]) / statistics.median([x['cpu_s'] for x in t]):.1f}x, "
-          f"longest probe lateness {statistics.median([x['late_max_s'] for x in b]) / statistics.median([x['late_max_s'] for x in t]):.1f}x (medians over rounds)")
-    print(json.dumps(res))
+
+    def ratio(key: str) -> float:
+        return statistics.median([x[key] for x in b]) / statistics.median([x[key] for x in t])
+
+    print(f"before/this (medians): cpu {ratio('cpu_s'):.1f}x, longest hold {ratio('hold_max_s'):.1f}x, "
+          f"longest lateness {ratio('late_max_s'):.1f}x")
+    if a.json:
+        print(json.dumps(res))
     return 0
 
 
