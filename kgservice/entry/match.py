@@ -17,8 +17,9 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from immutables import Map
 
@@ -91,12 +92,13 @@ def tokens(text: str) -> list[str]:
     return list(_tokens_of(text))
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=8192)
 def _tokens_of(text: str) -> tuple[str, ...]:
     """:func:`tokens`, remembered for the most recent texts: a patch of the derived indexes
     reads each changed label several times over (the label index, its bare form, the name
     holders before and after, the names within it), and the normalisation is most of a patch's
-    cost when each read tokenises again."""
+    cost when each read tokenises again. A few thousand texts cover one patch's labels; more
+    would hold unit texts too (a build tokenises every unit: 40 MB at 100k units for 64k)."""
     return tuple(_TOKEN.findall(_fold(normalise_label(text))))
 
 
@@ -154,6 +156,9 @@ class Span:
         return other.start <= self.start and self.end <= other.end and (other.end - other.start) > (self.end - self.start)
 
 
+_Table = Any  # a table of LabelIndex: Map, dict or MapMutation by phase (they share get, in, [k] = v, pop)
+
+
 @dataclass
 class LabelIndex:
     """Token key -> node ids with that key (several labels can normalise alike), the keys of
@@ -164,14 +169,15 @@ class LabelIndex:
     persistent maps: a patch shares every entry it does not change with the index it came from,
     so it costs the changed labels' entries, not a copy of every label's."""
 
-    keys: Map[str, list[str]] = field(default_factory=Map)
+    # each table is a Map between patches, a dict while it is built, a MapMutation while patched (_Table)
+    keys: _Table = field(default_factory=Map)  # key -> node ids
     longest: int = 1
-    bare: Map[str, list[str]] = field(default_factory=Map)  # key of a qualified label's bare name -> node ids
+    bare: _Table = field(default_factory=Map)  # key of a qualified label's bare name -> node ids
     # token -> keys of which a label is written as a name (:func:`_name_like`)
-    postings: Map[str, list[str]] = field(default_factory=Map)
-    vocab_n: Map[str, int] = field(default_factory=Map, repr=False)  # token -> labels using it
-    lengths: Map[int, int] = field(default_factory=Map, repr=False)  # token count -> indexed labels that long
-    named: Map[str, int] = field(default_factory=Map, repr=False)  # key -> its labels written as names
+    postings: _Table = field(default_factory=Map)
+    vocab_n: _Table = field(default_factory=Map, repr=False)  # token -> labels using it
+    lengths: _Table = field(default_factory=Map, repr=False)  # token count -> indexed labels that long
+    named: _Table = field(default_factory=Map, repr=False)  # key -> its labels written as names
 
     @property
     def vocab(self) -> Mapping[str, int]:
@@ -188,7 +194,7 @@ class LabelIndex:
         >>> dict(LabelIndex.build([("big eyes", "Big Eyes"), ("mt", "Monster Trucks (film)")]).bare)
         {'monster trucks': ['mt']}
         """
-        ix = cls({}, 1, {}, {}, {}, {}, {})  # type: ignore[arg-type]  # plain dictionaries while building
+        ix = cls({}, 1, {}, {}, {}, {}, {})  # plain dictionaries while building
         seen: set[str] = set()
         for nid, label in labels:
             if nid not in seen:
@@ -211,7 +217,7 @@ class LabelIndex:
         ...     [("c", "Old York"), ("b", "York")])
         True
         """
-        ix = LabelIndex(self.keys.mutate(), self.longest, self.bare.mutate(), self.postings.mutate(),  # type: ignore[arg-type]
+        ix = LabelIndex(self.keys.mutate(), self.longest, self.bare.mutate(), self.postings.mutate(),
                         self.vocab_n.mutate(), self.lengths.mutate(), self.named.mutate())
         fresh: set[tuple[int, str]] = set()
         shrunk = False
@@ -223,13 +229,13 @@ class LabelIndex:
                 shrunk |= ix._remove(nid, old, fresh)
             if label is not None:
                 ix._add(nid, label, fresh)
-        out = LabelIndex(ix.keys.finish(), ix.longest, ix.bare.finish(), ix.postings.finish(),  # type: ignore[attr-defined]
-                         ix.vocab_n.finish(), ix.lengths.finish(), ix.named.finish())  # type: ignore[attr-defined]
+        out = LabelIndex(ix.keys.finish(), ix.longest, ix.bare.finish(), ix.postings.finish(),
+                         ix.vocab_n.finish(), ix.lengths.finish(), ix.named.finish())
         if shrunk:  # a length lost its last label: the longest may be shorter now
             out.longest = max([1, *out.lengths])
         return out
 
-    def _list(self, table: dict[str, list[str]], key: str, fresh: set[tuple[int, str]] | None) -> list[str]:
+    def _list(self, table: _Table, key: str, fresh: set[tuple[int, str]] | None) -> list[str]:
         """``table[key]``, created if absent; in a patch (``fresh`` set) a copy the first time,
         since the list is shared with the index the patch started from."""
         lst = table.get(key)
@@ -242,7 +248,7 @@ class LabelIndex:
             lst = table[key] = list(lst or ())
         return lst
 
-    def _put(self, table: dict[str, list[str]], key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
+    def _put(self, table: _Table, key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
         lst = self._list(table, key, fresh)
         if fresh is None:
             lst.append(item)  # a build sorts every list once at the end
@@ -251,7 +257,7 @@ class LabelIndex:
             if i == len(lst) or lst[i] != item:
                 lst.insert(i, item)
 
-    def _take(self, table: dict[str, list[str]], key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
+    def _take(self, table: _Table, key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
         if key not in table:
             return
         lst = self._list(table, key, fresh)
@@ -558,7 +564,7 @@ def _content_inside(s: Span, o: Span, toks: list[str]) -> bool:
         and not (s.start <= o.start and o.end <= s.end)
 
 
-def _known(word: str, vocab: set[str]) -> bool:
+def _known(word: str, vocab: Container[str]) -> bool:
     """In the vocabulary, allowing an English plural ("versions" ~ "version")."""
     return word in vocab or (word.endswith("s") and (word[:-1] in vocab or (word.endswith("es") and word[:-2] in vocab)))
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -176,7 +176,7 @@ class UnitIndex:
             ix._parent = (self, {t: n for t, n in delta.items() if n})
         return ix
 
-    def derived(self, fn: Callable[[str], str]) -> dict[str, int]:
+    def derived(self, fn: Callable[[str], str]) -> Mapping[str, int]:
         """``fn(word)`` -> how many units use a word that ``fn`` maps there (each word's units
         summed: the relevance floor's stem counts, ``fn`` its stemmer), computed once per index.
         A patched index derives it from the one it came from, word by word for the words the
