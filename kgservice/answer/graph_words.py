@@ -6,7 +6,7 @@ the label index), not of a knowledge base."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kgservice.answer.floor import lacking, missing_names, stem_counts
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 NEAR_UNITS = 200  # units read around each contained node for the numbers near a concept
 
 
-def graph_stems(unit_index: Any) -> dict[str, int]:
+def graph_stems(unit_index: Any) -> Mapping[str, int]:
     """:func:`kgservice.answer.floor.stem_counts` of a BM25 unit index, computed once per index
     and, for an index patched from the change log, from the previous one's counts and the words
     the patch changed (:meth:`kgservice.expansion.lexical.UnitIndex.derived`): recounting every

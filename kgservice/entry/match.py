@@ -13,11 +13,15 @@ label is found as a run of words.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from immutables import Map
 
 from kgservice.ids import normalise_label
 
@@ -85,7 +89,17 @@ def tokens(text: str) -> list[str]:
     >>> tokens("Python 3.12")
     ['python', '3', '12']
     """
-    return _TOKEN.findall(_fold(normalise_label(text)))
+    return list(_tokens_of(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _tokens_of(text: str) -> tuple[str, ...]:
+    """:func:`tokens`, remembered for the most recent texts: a patch of the derived indexes
+    reads each changed label several times over (the label index, its bare form, the name
+    holders before and after, the names within it), and the normalisation is most of a patch's
+    cost when each read tokenises again. A few thousand texts cover one patch's labels; more
+    would hold unit texts too (a build tokenises every unit: 40 MB at 100k units for 64k)."""
+    return tuple(_TOKEN.findall(_fold(normalise_label(text))))
 
 
 def key_of(toks: Iterable[str]) -> str:
@@ -142,23 +156,33 @@ class Span:
         return other.start <= self.start and self.end <= other.end and (other.end - other.start) > (self.end - self.start)
 
 
+_Table = Any  # a table of LabelIndex: Map, dict or MapMutation by phase (they share get, in, [k] = v, pop)
+
+
 @dataclass
 class LabelIndex:
     """Token key -> node ids with that key (several labels can normalise alike), the keys of
     labels less their trailing qualifier (:func:`bare_label`), and each token's keys (for
     :meth:`partial`). Every list is sorted (node ids, keys), so an index patched node by node
     (:meth:`patched`) equals one built from the same labels in any order; the counters beside
-    them say when a word, a length or a named key loses its last label."""
+    them say when a word, a length or a named key loses its last label. The tables are
+    persistent maps: a patch shares every entry it does not change with the index it came from,
+    so it costs the changed labels' entries, not a copy of every label's."""
 
-    keys: dict[str, list[str]] = field(default_factory=dict)
+    # each table is a Map between patches, a dict while it is built, a MapMutation while patched (_Table)
+    keys: _Table = field(default_factory=Map)  # key -> node ids
     longest: int = 1
-    vocab: set[str] = field(default_factory=set)  # every token of every label
-    bare: dict[str, list[str]] = field(default_factory=dict)  # key of a qualified label's bare name -> node ids
+    bare: _Table = field(default_factory=Map)  # key of a qualified label's bare name -> node ids
     # token -> keys of which a label is written as a name (:func:`_name_like`)
-    postings: dict[str, list[str]] = field(default_factory=dict)
-    vocab_n: dict[str, int] = field(default_factory=dict, repr=False)  # token -> labels using it
-    lengths: dict[int, int] = field(default_factory=dict, repr=False)  # token count -> indexed labels that long
-    named: dict[str, int] = field(default_factory=dict, repr=False)  # key -> its labels written as names
+    postings: _Table = field(default_factory=Map)
+    vocab_n: _Table = field(default_factory=Map, repr=False)  # token -> labels using it
+    lengths: _Table = field(default_factory=Map, repr=False)  # token count -> indexed labels that long
+    named: _Table = field(default_factory=Map, repr=False)  # key -> its labels written as names
+
+    @property
+    def vocab(self) -> Mapping[str, int]:
+        """Every token of every label (``in`` is what callers ask of it)."""
+        return self.vocab_n
 
     @classmethod
     def build(cls, labels: Iterable[tuple[str, str]]) -> "LabelIndex":
@@ -167,10 +191,10 @@ class LabelIndex:
         >>> ix = LabelIndex.build([("new york", "New York"), ("york", "York"), ("the", "The")])
         >>> sorted(ix.keys), ix.longest
         (['new york', 'york'], 2)
-        >>> LabelIndex.build([("big eyes", "Big Eyes"), ("mt", "Monster Trucks (film)")]).bare
+        >>> dict(LabelIndex.build([("big eyes", "Big Eyes"), ("mt", "Monster Trucks (film)")]).bare)
         {'monster trucks': ['mt']}
         """
-        ix = cls()
+        ix = cls({}, 1, {}, {}, {}, {}, {})  # plain dictionaries while building
         seen: set[str] = set()
         for nid, label in labels:
             if nid not in seen:
@@ -179,33 +203,39 @@ class LabelIndex:
         for table in (ix.keys, ix.bare, ix.postings):
             for lst in table.values():
                 lst.sort()
-        return ix
+        return cls(Map(ix.keys), ix.longest, Map(ix.bare), Map(ix.postings), Map(ix.vocab_n), Map(ix.lengths),
+                   Map(ix.named))
 
     def patched(self, before: Mapping[str, str], after: Mapping[str, str | None]) -> "LabelIndex":
         """A new index: ``after`` maps each changed node id to its label now (None: gone, or no
         longer indexed), ``before`` gives the labels this index was built with. Costs the
-        entries of the changed labels plus a shallow copy of the tables; this index is left as
-        it was (a request reading it meanwhile sees one consistent version).
+        entries of the changed labels (each list it changes is copied, the rest shared); this
+        index is left as it was (a request reading it meanwhile sees one consistent version).
 
         >>> ix = LabelIndex.build([("a", "New York"), ("b", "York")])
         >>> ix.patched({"a": "New York", "b": "York"}, {"a": None, "c": "Old York"}) == LabelIndex.build(
         ...     [("c", "Old York"), ("b", "York")])
         True
         """
-        ix = LabelIndex(dict(self.keys), self.longest, set(self.vocab), dict(self.bare), dict(self.postings),
-                        dict(self.vocab_n), dict(self.lengths), dict(self.named))
+        ix = LabelIndex(self.keys.mutate(), self.longest, self.bare.mutate(), self.postings.mutate(),
+                        self.vocab_n.mutate(), self.lengths.mutate(), self.named.mutate())
         fresh: set[tuple[int, str]] = set()
+        shrunk = False
         for nid, label in after.items():
             old = before.get(nid)
             if old == label:
                 continue
             if old is not None:
-                ix._remove(nid, old, fresh)
+                shrunk |= ix._remove(nid, old, fresh)
             if label is not None:
                 ix._add(nid, label, fresh)
-        return ix
+        out = LabelIndex(ix.keys.finish(), ix.longest, ix.bare.finish(), ix.postings.finish(),
+                         ix.vocab_n.finish(), ix.lengths.finish(), ix.named.finish())
+        if shrunk:  # a length lost its last label: the longest may be shorter now
+            out.longest = max([1, *out.lengths])
+        return out
 
-    def _list(self, table: dict[str, list[str]], key: str, fresh: set[tuple[int, str]] | None) -> list[str]:
+    def _list(self, table: _Table, key: str, fresh: set[tuple[int, str]] | None) -> list[str]:
         """``table[key]``, created if absent; in a patch (``fresh`` set) a copy the first time,
         since the list is shared with the index the patch started from."""
         lst = table.get(key)
@@ -218,7 +248,7 @@ class LabelIndex:
             lst = table[key] = list(lst or ())
         return lst
 
-    def _put(self, table: dict[str, list[str]], key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
+    def _put(self, table: _Table, key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
         lst = self._list(table, key, fresh)
         if fresh is None:
             lst.append(item)  # a build sorts every list once at the end
@@ -227,7 +257,7 @@ class LabelIndex:
             if i == len(lst) or lst[i] != item:
                 lst.insert(i, item)
 
-    def _take(self, table: dict[str, list[str]], key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
+    def _take(self, table: _Table, key: str, item: str, fresh: set[tuple[int, str]] | None) -> None:
         if key not in table:
             return
         lst = self._list(table, key, fresh)
@@ -247,7 +277,6 @@ class LabelIndex:
         toks, key = self._indexed(label)
         for t in set(toks):
             self.vocab_n[t] = self.vocab_n.get(t, 0) + 1
-            self.vocab.add(t)
         if key is None:
             return
         self._put(self.keys, key, nid, fresh)
@@ -262,7 +291,8 @@ class LabelIndex:
         if bare and bare != toks and not all(t in STOPWORDS for t in bare):
             self._put(self.bare, key_of(bare), nid, fresh)
 
-    def _remove(self, nid: str, label: str, fresh: set[tuple[int, str]]) -> None:
+    def _remove(self, nid: str, label: str, fresh: set[tuple[int, str]]) -> bool:
+        """Takes the label's entries out; True when a label length lost its last label."""
         toks, key = self._indexed(label)
         for t in set(toks):
             left = self.vocab_n.get(t, 0) - 1
@@ -270,16 +300,15 @@ class LabelIndex:
                 self.vocab_n[t] = left
             else:
                 self.vocab_n.pop(t, None)
-                self.vocab.discard(t)
         if key is None:
-            return
+            return False
         self._take(self.keys, key, nid, fresh)
         left = self.lengths.get(len(toks), 0) - 1
+        shrunk = left <= 0
         if left > 0:
             self.lengths[len(toks)] = left
         else:
             self.lengths.pop(len(toks), None)
-            self.longest = max([1, *self.lengths])
         if _name_like(label):
             left = self.named.get(key, 0) - 1
             if left > 0:
@@ -291,6 +320,7 @@ class LabelIndex:
         bare = tokens(bare_label(label))
         if bare and bare != toks and not all(t in STOPWORDS for t in bare):
             self._take(self.bare, key_of(bare), nid, fresh)
+        return shrunk
 
     def spans(self, question: str) -> list[Span]:
         """Every n-gram of the question that is a label, longest spans kept: a match lying
@@ -534,7 +564,7 @@ def _content_inside(s: Span, o: Span, toks: list[str]) -> bool:
         and not (s.start <= o.start and o.end <= s.end)
 
 
-def _known(word: str, vocab: set[str]) -> bool:
+def _known(word: str, vocab: Container[str]) -> bool:
     """In the vocabulary, allowing an English plural ("versions" ~ "version")."""
     return word in vocab or (word.endswith("s") and (word[:-1] in vocab or (word.endswith("es") and word[:-2] in vocab)))
 

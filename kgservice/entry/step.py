@@ -15,9 +15,11 @@ the server, and the eval harness (``KnowledgeBase.entry``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from immutables import Map
 
 from kgservice.entry.match import LabelIndex, Span, fuse_entries, key_of, specificity, tokens
 from kgservice.model import NodeKind
@@ -76,7 +78,7 @@ class _Labels:
     label, and (once retrieval asked for it) the inverse map of names held in labels."""
 
     index: LabelIndex
-    labels: dict[str, str]
+    labels: Mapping[str, str]  # a persistent map: a patch shares the labels it does not change
     held: Any = None
 
 
@@ -94,7 +96,7 @@ class EntryFinder:
 
     def _build(self) -> _Labels:
         nodes = [(n.id, n.label) for n in self.store.iter_nodes() if n.kind != NodeKind.LITERAL]
-        return _Labels(LabelIndex.build(nodes), dict(nodes))
+        return _Labels(LabelIndex.build(nodes), Map(nodes))
 
     def _patch(self, state: _Labels, changes: list[Any]) -> _Labels:
         touched = sorted({n for c in changes for n in c.touched})
@@ -102,12 +104,13 @@ class EntryFinder:
             return state
         now: dict[str, str | None] = dict.fromkeys(touched)
         now.update((n.id, n.label) for n in self.store.get_nodes(touched) if n.kind != NodeKind.LITERAL)
-        after = dict(state.labels)
+        labels = state.labels.mutate()  # type: ignore[attr-defined]
         for nid, label in now.items():
             if label is None:
-                after.pop(nid, None)
-            else:
-                after[nid] = label
+                labels.pop(nid, None)
+            elif labels.get(nid) != label:  # an unchanged entry left alone: no trie node copied for it
+                labels[nid] = label
+        after = labels.finish()
         index = state.index.patched(state.labels, now)
         held = state.held.patched(index, state.labels, after, touched) if state.held is not None else None
         return _Labels(index, after, held)

@@ -13,8 +13,10 @@ a name's holders only when there are few (:meth:`NameHolders.of`).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from immutables import Map
 
 from kgservice.entry.match import LabelIndex, tokens
 
@@ -53,12 +55,12 @@ class Holders:
     (True, False)
     """
 
-    def __init__(self, held: dict[str, tuple[str, ...]], within: dict[str, tuple[str, ...]],
-                 bytoken: dict[str, frozenset[str]]):
+    def __init__(self, held: Mapping[str, tuple[str, ...]], within: Mapping[str, tuple[str, ...]],
+                 bytoken: Mapping[str, frozenset[str]]):
         self.held, self.within, self.bytoken = held, within, bytoken
 
     @classmethod
-    def build(cls, index: LabelIndex, labels: dict[str, str]) -> Holders:
+    def build(cls, index: LabelIndex, labels: Mapping[str, str]) -> Holders:
         within: dict[str, tuple[str, ...]] = {}
         bytoken: dict[str, set[str]] = {}
         for nid, label in labels.items():
@@ -71,27 +73,34 @@ class Holders:
         for nid, names in within.items():
             for name in names:
                 held.setdefault(name, set()).add(nid)
-        return cls({n: tuple(sorted(ids)) for n, ids in held.items()}, within,
-                   {t: frozenset(ns) for t, ns in bytoken.items()})
+        return cls(Map({n: tuple(sorted(ids)) for n, ids in held.items()}), Map(within),
+                   Map({t: frozenset(ns) for t, ns in bytoken.items()}))
 
-    def patched(self, index: LabelIndex, before: dict[str, str], after: dict[str, str],
+    def patched(self, index: LabelIndex, before: Mapping[str, str], after: Mapping[str, str],
                 changed: Iterable[str]) -> Holders:
         """The map for ``index`` (built from ``after``), from this one (built from ``before``):
         ``changed`` lists the nodes whose label came, went or changed. The names inside a
         label depend on which keys exist, so every label that uses all the words of a changed
-        label is looked at again, besides the changed labels themselves."""
-        bytoken = dict(self.bytoken)
+        label is looked at again, besides the changed labels themselves. The maps are
+        persistent (what the patch does not change is shared), and each word's node set is
+        rebuilt once per patch, not once per changed label."""
         changed = [n for n in dict.fromkeys(changed) if before.get(n) != after.get(n)]
+        gone_from: dict[str, set[str]] = {}
+        come_to: dict[str, set[str]] = {}
         for nid in changed:
             old, new = set(tokens(before.get(nid) or "")), set(tokens(after.get(nid) or ""))
             for t in old - new:
-                left = bytoken.get(t, frozenset()) - {nid}
-                if left:
-                    bytoken[t] = left
-                else:
-                    bytoken.pop(t, None)
+                gone_from.setdefault(t, set()).add(nid)
             for t in new - old:
-                bytoken[t] = bytoken.get(t, frozenset()) | {nid}
+                come_to.setdefault(t, set()).add(nid)
+        words = self.bytoken.mutate()  # type: ignore[attr-defined]
+        for t in set(gone_from) | set(come_to):
+            left = (words.get(t, frozenset()) - gone_from.get(t, set())) | come_to.get(t, set())
+            if left:
+                words[t] = left
+            else:
+                words.pop(t, None)
+        bytoken = words.finish()
         again: set[str] = set(changed)
         for nid in changed:
             for label in (before.get(nid), after.get(nid)):
@@ -100,29 +109,30 @@ class Holders:
                     for table in (self.bytoken, bytoken):
                         sets = sorted((table.get(t, frozenset()) for t in toks), key=len)
                         again |= sets[0].intersection(*sets[1:])
-        within = dict(self.within)
+        within = self.within.mutate()  # type: ignore[attr-defined]
         gains: dict[str, set[str]] = {}
         losses: dict[str, set[str]] = {}
         for nid in again:
             was = set(within.get(nid, ()))
             label = after.get(nid)
             now = {n for n in index.names_within(label) if n != nid} if label is not None else set()
-            if now:
-                within[nid] = tuple(sorted(now))
-            else:
-                within.pop(nid, None)
+            if now != was:  # an unchanged entry left alone: no trie node copied for it
+                if now:
+                    within[nid] = tuple(sorted(now))
+                else:
+                    within.pop(nid, None)
             for name in was - now:
                 losses.setdefault(name, set()).add(nid)
             for name in now - was:
                 gains.setdefault(name, set()).add(nid)
-        held = dict(self.held)
+        held = self.held.mutate()  # type: ignore[attr-defined]
         for name in set(gains) | set(losses):
             ids = (set(held.get(name, ())) - losses.get(name, set())) | gains.get(name, set())
             if ids:
                 held[name] = tuple(sorted(ids))
             else:
                 held.pop(name, None)
-        return Holders(held, within, bytoken)
+        return Holders(held.finish(), within.finish(), bytoken)
 
 
 class NameHolders:

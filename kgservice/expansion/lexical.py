@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
+from immutables import Map
 
 from kgservice.entry.match import STOPWORDS, tokens
 from kgservice.model import Unit
@@ -73,18 +74,27 @@ class UnitIndex:
     b = 0.75
 
     def __init__(self) -> None:
-        self.ids: list[str | None] = []  # row -> unit id (None: a removed unit's row)
-        self.rows: dict[str, int] = {}  # unit id -> row
-        self.toks: list[tuple[str, ...] | None] = []  # row -> its tokens (a removal drops their postings)
-        self.lengths = np.zeros(0, dtype=np.int64)  # row -> token count
-        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # token -> (rows ascending, term frequencies)
+        # row -> unit id, row -> its tokens: append-only lists a patch extends in place (rows past
+        # ``size`` belong to a newer index), so a patch costs its own rows, not a copy of every row;
+        # a removed unit's row stays, dead (its id no longer maps to it in ``rows``, its postings go)
+        self.ids: list[str] = []
+        self.toks: list[tuple[str, ...]] = []
+        self.size = 0  # rows of this index (the lists may be longer)
+        self.rows: Map[str, int] = Map()  # unit id -> row (persistent: a patch shares what it does not change)
+        self._lengths = np.zeros(0, dtype=np.int64)  # row -> token count; a buffer with room, extended like the lists
+        self.postings: Map[str, tuple[np.ndarray, np.ndarray]] = Map()  # token -> (rows ascending, term frequencies)
         self.n = 0  # live units
         self.total = 0  # their token count
         self.dead = 0  # rows of removed units (compacted once they outnumber the live ones)
         # derived per-word counts (the relevance floor's stems: :meth:`derived`), and for a patched
         # index the one it came from with the change of each word's unit count
-        self._derived: dict[Any, dict[str, int]] = {}
+        self._derived: dict[Any, Map[str, int]] = {}
         self._parent: tuple[UnitIndex, dict[str, int]] | None = None
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Row -> token count."""
+        return self._lengths[:self.size]
 
     @classmethod
     def build(cls, units: Iterable[tuple[str, str]]) -> UnitIndex:
@@ -96,61 +106,77 @@ class UnitIndex:
         ix = cls()
         tf: dict[str, dict[int, int]] = {}
         lengths: list[int] = []
+        rows: dict[str, int] = {}
         for uid, toks in units:
-            ix._append(uid, toks, tf, lengths)
-        ix.lengths = np.asarray(lengths, dtype=np.int64)
-        for t, d in tf.items():
-            ix.postings[t] = (np.fromiter(d.keys(), dtype=np.int64, count=len(d)),
-                              np.fromiter(d.values(), dtype=np.float64, count=len(d)))
+            ix._append(uid, toks, tf, lengths, rows)
+        ix._lengths = np.asarray(lengths, dtype=np.int64)
+        ix.size = len(lengths)
+        ix.rows = Map(rows)
+        ix.postings = Map({t: (np.fromiter(d.keys(), dtype=np.int64, count=len(d)),
+                               np.fromiter(d.values(), dtype=np.float64, count=len(d))) for t, d in tf.items()})
         return ix
 
     def patched(self, remove: Iterable[str], add: Iterable[tuple[str, str]]) -> UnitIndex:
         """A new index: this one less the units ``remove`` names (absent ones are ignored), with
         ``add``'s (unit id, text) pairs (a unit already in the index is replaced). Costs the
-        postings of the changed units' words and a copy of the flat per-row tables; this index
-        is left as it was (a request reading it meanwhile sees one consistent version)."""
+        changed units' rows and the postings of their words, nothing per unit of the index: the
+        maps are persistent (a patch shares every entry it does not change) and the per-row
+        lists and lengths are extended past this index's rows, not copied. This index is left as
+        it was (a request reading it meanwhile sees one consistent version)."""
+        added = [(uid, tuple(map(sys.intern, tokens(text)))) for uid, text in add]
+        return self._patched_tokens(remove, added)
+
+    def _patched_tokens(self, remove: Iterable[str], added: list[tuple[str, tuple[str, ...]]]) -> UnitIndex:
         ix = UnitIndex.__new__(UnitIndex)
         ix._derived, ix._parent = {}, None
-        ix.ids, ix.rows, ix.toks = list(self.ids), dict(self.rows), list(self.toks)
-        ix.postings = dict(self.postings)
+        newest = len(self.ids) == self.size
+        if newest:  # the newest index of these lists: extend them in place
+            ix.ids, ix.toks, ix._lengths = self.ids, self.toks, self._lengths
+        else:  # a second patch of the same index: its own copies (tests; the fed index patches only its newest)
+            ix.ids, ix.toks, ix._lengths = self.ids[:self.size], self.toks[:self.size], self._lengths[:self.size].copy()
+        ix.size = self.size
         ix.n, ix.total, ix.dead = self.n, self.total, self.dead
-        added = [(uid, tuple(map(sys.intern, tokens(text)))) for uid, text in add]
+        rows = self.rows.mutate()
         drop: dict[str, list[int]] = {}
         for uid in list(remove) + [uid for uid, _ in added]:
-            row = ix.rows.pop(uid, None)
+            row = rows.pop(uid, None)
             if row is None:
                 continue
-            toks = ix.toks[row] or ()
-            ix.ids[row], ix.toks[row] = None, None
+            toks = ix.toks[row]
             ix.n, ix.total, ix.dead = ix.n - 1, ix.total - len(toks), ix.dead + 1
             for t in set(toks):
                 drop.setdefault(t, []).append(row)
         grow: dict[str, dict[int, int]] = {}
         lengths: list[int] = []
         for uid, toks in added:
-            ix._append(uid, toks, grow, lengths)
-        ix.lengths = np.concatenate([self.lengths, np.asarray(lengths, dtype=np.int64)]) if lengths else self.lengths
+            ix._append(uid, toks, grow, lengths, rows)
+        ix.rows = rows.finish()
+        if lengths:
+            ix._lengths = _extended(ix._lengths, self.size, lengths)
+        ix.size = self.size + len(lengths)
+        postings = self.postings.mutate()
         for t in set(drop) | set(grow):
-            rows, tf = ix.postings.get(t, (_NO_ROWS, _NO_TF))
+            got, tf = postings.get(t, (_NO_ROWS, _NO_TF))
             if t in drop:
-                keep = ~np.isin(rows, np.asarray(drop[t], dtype=np.int64))
-                rows, tf = rows[keep], tf[keep]
+                keep = ~np.isin(got, np.asarray(drop[t], dtype=np.int64))
+                got, tf = got[keep], tf[keep]
             if t in grow:
                 d = grow[t]
-                rows = np.concatenate([rows, np.fromiter(d.keys(), dtype=np.int64, count=len(d))])
+                got = np.concatenate([got, np.fromiter(d.keys(), dtype=np.int64, count=len(d))])
                 tf = np.concatenate([tf, np.fromiter(d.values(), dtype=np.float64, count=len(d))])
-            if len(rows):
-                ix.postings[t] = (rows, tf)
+            if len(got):
+                postings[t] = (got, tf)
             else:
-                ix.postings.pop(t, None)
+                postings.pop(t, None)
+        ix.postings = postings.finish()
         if ix.dead > max(ix.n, 1024):  # mostly removed rows: renumber (amortised over as many removals)
-            return UnitIndex._from_tokens((u, ix.toks[r] or ()) for r, u in enumerate(ix.ids) if u is not None)
+            return UnitIndex._from_tokens((u, ix.toks[r]) for u, r in sorted(ix.rows.items(), key=lambda kv: kv[1]))
         delta = {t: len(grow.get(t, ())) - len(drop.get(t, ())) for t in set(drop) | set(grow)}
         if self._derived:  # one link at most: an index nobody derived from keeps no chain alive
             ix._parent = (self, {t: n for t, n in delta.items() if n})
         return ix
 
-    def derived(self, fn: Callable[[str], str]) -> dict[str, int]:
+    def derived(self, fn: Callable[[str], str]) -> Mapping[str, int]:
         """``fn(word)`` -> how many units use a word that ``fn`` maps there (each word's units
         summed: the relevance floor's stem counts, ``fn`` its stemmer), computed once per index.
         A patched index derives it from the one it came from, word by word for the words the
@@ -162,31 +188,34 @@ class UnitIndex:
         parent = self._parent
         base = parent[0]._derived.get(fn) if parent is not None else None
         if base is not None and parent is not None:
-            out = dict(base)
+            counts = base.mutate()  # persistent: the words the patch did not change are shared, not copied
             for t, n in parent[1].items():
                 k = fn(t)
-                left = out.get(k, 0) + n
+                left = counts.get(k, 0) + n
                 if left > 0:
-                    out[k] = left
+                    counts[k] = left
                 else:
-                    out.pop(k, None)
+                    counts.pop(k, None)
+            out = counts.finish()
         else:
-            out = {}
-            for t, (rows, _) in self.postings.items():
+            full: dict[str, int] = {}
+            for t, (got_rows, _) in self.postings.items():
                 k = fn(t)
-                out[k] = out.get(k, 0) + len(rows)
+                full[k] = full.get(k, 0) + len(got_rows)
+            out = Map(full)
         self._derived[fn] = out
         self._parent = None  # the old index may go
         return out
 
-    def _append(self, uid: str, toks: tuple[str, ...], tf: dict[str, dict[int, int]], lengths: list[int]) -> None:
-        """A new row for a unit not in the index (``tf``: token -> row -> count, and ``lengths``
+    def _append(self, uid: str, toks: tuple[str, ...], tf: dict[str, dict[int, int]], lengths: list[int],
+                rows: Any) -> None:
+        """A new row for a unit not in ``rows`` (``tf``: token -> row -> count, and ``lengths``
         gain its entries; the caller turns them into postings and the lengths array)."""
-        if uid in self.rows:
+        if uid in rows:
             return
         row = len(self.ids)
         self.ids.append(uid)
-        self.rows[uid] = row
+        rows[uid] = row
         self.toks.append(toks)
         lengths.append(len(toks))
         self.n, self.total = self.n + 1, self.total + len(toks)
@@ -196,7 +225,7 @@ class UnitIndex:
 
     def contents(self) -> dict[str, tuple[str, ...]]:
         """Unit id -> its tokens: what two indexes of the same units agree on (tests)."""
-        return {u: self.toks[r] or () for u, r in self.rows.items()}
+        return {u: self.toks[r] for u, r in self.rows.items()}
 
     def _vector(self, question: str) -> np.ndarray | None:
         hits = [self.postings[t] for t in sorted(set(tokens(question)) - STOPWORDS) if t in self.postings]
@@ -211,7 +240,7 @@ class UnitIndex:
             norm = k1 * (1 - b + b * self.lengths[rows].astype(np.float64) / avg)
             weights.append(idf * f * (k1 + 1) / (f + norm))
         return np.bincount(np.concatenate([r for r, _ in hits]), weights=np.concatenate(weights),
-                           minlength=len(self.ids))
+                           minlength=self.size)
 
     def scores(self, question: str) -> dict[str, float]:
         """BM25 of every unit sharing a non-stopword token with the question."""
@@ -251,6 +280,25 @@ class UnitIndex:
             kth = np.partition(v[nz], len(nz) - k)[len(nz) - k]
             nz = nz[v[nz] >= kth]
         return sorted(((self.ids[i], float(v[i])) for i in nz), key=lambda kv: (-kv[1], kv[0]))[:k]  # type: ignore[misc]
+
+
+def _extended(buf: np.ndarray, size: int, more: list[int]) -> np.ndarray:
+    """``buf[:size]`` followed by ``more``: written in place past ``size`` when the buffer has
+    room (rows past ``size`` belong to no index: the caller is the newest), else into a new
+    buffer with as much room again, so extending by k rows costs O(k) amortised.
+
+    >>> b = _extended(np.zeros(0, dtype=np.int64), 0, [3, 4]); b[:2].tolist(), len(b) >= 2
+    ([3, 4], True)
+    >>> c = _extended(b, 2, [5]); c[:3].tolist(), b[:2].tolist()
+    ([3, 4, 5], [3, 4])
+    """
+    end = size + len(more)
+    if end > len(buf):
+        grown = np.zeros(max(end, 2 * len(buf), 1024), dtype=np.int64)
+        grown[:size] = buf[:size]
+        buf = grown
+    buf[size:end] = more
+    return buf
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 
 from kgservice.entry.match import _fold, bare_label, key_of, name_tokens, singular, tokens
 
@@ -106,8 +107,8 @@ def relation(a: str, b: str) -> str | None:
     return None
 
 
-def structural_candidates(label: str, keys: dict[str, list[str]], bare: dict[str, list[str]],
-                          postings: dict[str, list[str]]) -> list[str]:
+def structural_candidates(label: str, keys: Mapping[str, list[str]], bare: Mapping[str, list[str]],
+                          postings: Mapping[str, list[str]]) -> list[str]:
     """Node ids whose labels may name the same thing as ``label`` by structure, from a label
     index (:class:`kgservice.entry.match.LabelIndex`'s ``keys``, ``bare`` and ``postings``):
     same words (a plural too), the label less a qualifier or a label that is it plus one, a

@@ -41,6 +41,32 @@ def test_bm25_by_hand():
     assert ix.scores("Schnee") == {}
 
 
+def test_patches_of_one_index_in_any_order_stay_apart():
+    """A patch extends the row lists it shares with the index it came from; a second patch of that
+    same older index (a fork) must not write over the first one's rows, and neither may change it.
+    Each result is compared with a build of the units it should hold, worked out by hand."""
+    texts = {"u1": "snow in Seattle", "u2": "rain in Portland", "u3": "sun in Phoenix",
+             "u4": "snow in Portland", "u5": "heavy rain in Seattle", "u6": "hail in Denver"}
+
+    def built(ids: list[str]) -> UnitIndex:
+        return UnitIndex.build((u, texts[u]) for u in ids)
+
+    def same(a: UnitIndex, b: UnitIndex) -> None:
+        assert a.contents() == b.contents() and (a.n, a.total) == (b.n, b.total)
+        for q in ("snow", "rain Seattle", "Portland", "hail", "sun in Phoenix"):
+            assert a.top(q, 6) == b.top(q, 6)
+            assert a.best_of(q, texts) == b.best_of(q, texts)
+
+    base = built(["u1", "u2", "u3"])
+    first = base.patched(["u1"], [("u4", texts["u4"])])  # the newest: grows the shared rows in place
+    fork = base.patched(["u2"], [("u5", texts["u5"]), ("u6", texts["u6"])])  # the same base again
+    after_first = first.patched(["u3"], [("u1", texts["u1"])])
+    same(base, built(["u1", "u2", "u3"]))
+    same(first, built(["u2", "u3", "u4"]))
+    same(fork, built(["u1", "u3", "u5", "u6"]))
+    same(after_first, built(["u1", "u2", "u4"]))
+
+
 @pytest.fixture
 def kb(bare_kb):
     """kb.retrieve on each graph backend (Neo4j skips without a server, fails under CI)."""
