@@ -16,7 +16,12 @@ corpus and for tests, reading the JSON input object each request carries:
     ``X [song by] Y``, "X is the wife of Y" / "X is Y's son" ``X [wife of] Y`` / ``X [son of]
     Y``, "X, the son of king Y, ..." ``X [son of] Y``, "X is a town in the R region of C"
     ``X [located in] R, C``, "X (born ... in Y)" ``X [born in] Y``: the title entity gets the
-    edge (the lexicon split would give ``1952 film directed by Y`` as one object, or nothing).
+    edge (the lexicon split would give ``1952 film directed by Y`` as one object, or nothing);
+    so do "X is the seventh album of (rapper) Y" ``X [album by] Y`` and "X is a label based in
+    Y, which was founded by Z" ``X [based in] Y``, ``X [founded by] Z``. A sentence does not
+    end after "Mr." or a middle initial before a name ("Harris W. Fawell"), and the section
+    heading a chunk comes with, when it is a name, is whom a surname subject ("Fawell") or a
+    sentence's "He" / "She" / "It" stands for (:func:`whole_name`).
     Query mode finds lexicon predicates in the question and keeps the word
     runs left after removing question words, stop words and a short list of common verbs
     as the key nodes.
@@ -210,6 +215,10 @@ def parse_sentence(sentence: str, mode: str) -> dict[str, Any] | None:
     pm = _predicates(False).search(s)
     if pm is None:
         return None
+    if pm.group(0).lower() in {"is", "are", "was", "were"}:  # "X is connected to Y": the relation after the copula
+        after = _predicates(False).match(s, pm.end() + len(s[pm.end():]) - len(s[pm.end():].lstrip()))
+        if after is not None and after.group(0).lower() not in {"is", "are", "was", "were"}:
+            pm = after
     subj_raw, pred, obj_raw = s[:pm.start()], s[pm.start():pm.end()], s[pm.end():]
     # subject: trailing auxiliaries / modals go; modals are kept as modality in detail mode
     words = subj_raw.split()
@@ -436,7 +445,7 @@ def whole_name(label: str, name: list[str]) -> str:
 def extract(text: str, mode: str, title: str | None = None) -> dict[str, Any]:
     """Units of a text; ``title`` (the section heading a chunk starts under; the text's first
     heading when not given) names the entity the text is about, whose surname or "he" / "she"
-    a sentence's subject may be (:func:`whole_name`)."""
+    / "it" a sentence's subject may be (:func:`whole_name`; "Hence it is connected to Y")."""
     if mode == "query":
         return extract_query(text)
     if title is None and (h := _HEADING.search(text)):
@@ -444,7 +453,8 @@ def extract(text: str, mode: str, title: str | None = None) -> dict[str, Any]:
     name = title_name(title)
     units, seen = [], set()
     for sent in sentences(text):
-        if name and (m := re.match(r"(He|She)\s+(?=[a-z])", sent)):
+        if name and (m := re.match(r"(?:(?:Hence|Thus|Today|Now|Later|Also|However),?\s+)?(?:he|she|it)\s+(?=[a-z])",
+                                   sent, re.I)):
             sent = " ".join(name) + " " + sent[m.end():]
         found = encyclopaedic(sent)
         if not found:

@@ -44,6 +44,10 @@ def test_names_with_initials_and_titles_stay_whole(text, expected):
     ("Corey Taylor", "Taylor was the son of Mark Taylor.", [("Corey Taylor", "son of", ["Mark Taylor"])]),
     # "he" / "she" in a passage about a person
     ("Marie Curie", "She was the wife of Pierre Curie.", [("Marie Curie", "wife of", ["Pierre Curie"])]),
+    # "it" in a passage about a place, and the relation written after the copula
+    ("Kohuwala", "Hence it is connected to Nugegoda and Dehiwala.",
+     [("Kohuwala", "connected to", ["Nugegoda", "Dehiwala"])]),
+    ("Coffee and tea", "It contains caffeine.", [("It", "contains", ["caffeine"])]),
     # a qualifier in parentheses is not part of the name
     ("The Green Years (film)", "Green Years is a 1946 film directed by Victor Saville.",
      [("Green Years", "directed by", ["Victor Saville"]), ("Green Years", "is a", ["1946 film"])]),
