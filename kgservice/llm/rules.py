@@ -16,7 +16,12 @@ corpus and for tests, reading the JSON input object each request carries:
     ``X [song by] Y``, "X is the wife of Y" / "X is Y's son" ``X [wife of] Y`` / ``X [son of]
     Y``, "X, the son of king Y, ..." ``X [son of] Y``, "X is a town in the R region of C"
     ``X [located in] R, C``, "X (born ... in Y)" ``X [born in] Y``: the title entity gets the
-    edge (the lexicon split would give ``1952 film directed by Y`` as one object, or nothing).
+    edge (the lexicon split would give ``1952 film directed by Y`` as one object, or nothing);
+    so do "X is the seventh album of (rapper) Y" ``X [album by] Y`` and "X is a label based in
+    Y, which was founded by Z" ``X [based in] Y``, ``X [founded by] Z``. A sentence does not
+    end after "Mr." or a middle initial before a name ("Harris W. Fawell"), and the section
+    heading a chunk comes with, when it is a name, is whom a surname subject ("Fawell") or a
+    sentence's "He" / "She" / "It" stands for (:func:`whole_name`).
     Query mode finds lexicon predicates in the question and keeps the word
     runs left after removing question words, stop words and a short list of common verbs
     as the key nodes.
@@ -118,7 +123,7 @@ def _predicates(for_query: bool) -> re.Pattern[str]:
 def respond(payload: dict[str, Any]) -> str:
     task = payload.get("task")
     if task == "extract":
-        out = extract(payload.get("text", ""), payload.get("mode", "summary"))
+        out = extract(payload.get("text", ""), payload.get("mode", "summary"), payload.get("section"))
     elif task == "drilldown":
         out = drilldown(payload)
     elif task == "answer":
@@ -136,17 +141,49 @@ _SENT_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
 _MD = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+)")
 
 
+# A full stop after these ends no sentence when a name follows ("Mr. Cool", "St. Louis"); after
+# "Jr." / "Inc." only when the sentence goes on in lower case ("Sammy Davis Jr. was ...").
+_TITLE_ABBR = re.compile(r"(?:^|\s)(?:Mr|Mrs|Ms|Dr|St|Mt|Ft|Prof|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Hon|Fr|Messrs|"
+                         r"Mme|Mlle|Pres|Adm|Maj|Cpl|Pvt|Supt|Bros|vs|[A-Z])\.$")
+_TRAILING_ABBR = re.compile(r"(?:^|\s)(?:Jr|Sr|Inc|Ltd|Co|Corp|Bros|approx|ca|c|e\.g|i\.e)\.$")
+
+
+def _ends_sentence(before: str, after: str) -> bool:
+    """Does the full stop ending ``before`` end a sentence, ``after`` being what follows?
+    Not after a title or a middle initial followed by a name ("Harris W. Fawell", "A. J.
+    Cronin", but "World War I." does end one), nor after "Jr." / "Inc." going on in lower case."""
+    if m := _TITLE_ABBR.search(before):
+        initial = len(m.group(0).strip()) == 2
+        return initial and (m.group(0).strip() == "I." or not after[:1].isupper())
+    return not (_TRAILING_ABBR.search(before) and after[:1].islower())
+
+
 def sentences(text: str) -> list[str]:
-    """Sentences of a text (Markdown headings and list markers dropped)."""
+    """Sentences of a text (Markdown headings and list markers dropped).
+
+    >>> sentences("The Oddventures of Mr. Cool is an album. Harris W. Fawell was born in 1929.")
+    ['The Oddventures of Mr. Cool is an album.', 'Harris W. Fawell was born in 1929.']
+    >>> sentences("It was adapted from A. J. Cronin's novel. It is set in World War I. It won.")
+    ["It was adapted from A. J. Cronin's novel.", 'It is set in World War I.', 'It won.']
+    """
     out = []
     for line in text.splitlines():
         if line.lstrip().startswith("#"):
             continue
         line = _MD.sub("", line).replace("**", "").replace("__", "").replace("`", "")
+        cur = ""
         for s in _SENT_END.split(line):
             s = s.strip()
-            if s:
-                out.append(s)
+            if not s:
+                continue
+            if cur and not _ends_sentence(cur, s):
+                cur = f"{cur} {s}"
+                continue
+            if cur:
+                out.append(cur)
+            cur = s
+        if cur:
+            out.append(cur)
     return out
 
 
@@ -178,6 +215,10 @@ def parse_sentence(sentence: str, mode: str) -> dict[str, Any] | None:
     pm = _predicates(False).search(s)
     if pm is None:
         return None
+    if pm.group(0).lower() in {"is", "are", "was", "were"}:  # "X is connected to Y": the relation after the copula
+        after = _predicates(False).match(s, pm.end() + len(s[pm.end():]) - len(s[pm.end():].lstrip()))
+        if after is not None and after.group(0).lower() not in {"is", "are", "was", "were"}:
+            pm = after
     subj_raw, pred, obj_raw = s[:pm.start()], s[pm.start():pm.end()], s[pm.end():]
     # subject: trailing auxiliaries / modals go; modals are kept as modality in detail mode
     words = subj_raw.split()
@@ -240,6 +281,14 @@ _KIND_BY = re.compile(rf"^(?P<x>{_NAME}){_COPULA}{_KIND}\s*,?\s+(?P<verb>(?:{_BY
                       rf"\s+by\s+(?P<y>.+)$")
 # "X is a song by Y", "X is a novel by Y"
 _NOUN_BY = re.compile(rf"^(?P<x>{_NAME}){_COPULA}{_KIND}\s+by\s+(?P<y>.+)$")
+# "X is the seventh studio album of Filipino rap artist Y": a work "of" its maker
+_WORKS = ("album|single|song|film|novel|book|EP|episode|opera|play|poem|painting|symphony|musical|mixtape|"
+          "soundtrack|game|series|sitcom|comic|manga|sculpture|ballet|cantata|concerto|sonata")
+_WORK_OF = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:the|an?)\s+(?P<kind>[^,;:()]*?\b(?:{_WORKS}))\s+of\s+(?P<y>.+)$")
+# "X is a record label based in Y, Z, which was founded by A and B"
+_BASED = re.compile(rf"^(?P<x>{_NAME}){_COPULA}{_KIND}\s+(?:based|headquartered)\s+in\s+(?P<y>.+)$")
+_FOUNDED = re.compile(r",?\s+(?:which|that|and)\s+(?:was|were|is|has been)\s+(?P<verb>founded|formed|established|"
+                      r"created|started|owned)\s+by\s+(?P<y>.+)$")
 # "X is/was the wife of (king) Y", "X was the eldest son of Y"
 _KIN_OF = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:the|an?)\s+(?:[a-z]+\s+)??(?P<kin>{_KIN})\s+of\s+(?P<y>.+)$", re.I)
 # "X is/was Y's wife"
@@ -274,7 +323,15 @@ def _persons(text: str) -> list[str]:
     cut = re.search(r"\s*(?:;|\(|,\s+(?=[a-z])|\s+(?:and\s+)?(?:who|which|that|in|on|at|from|for|with|about|"
                     r"after|starring|featuring|released|based)\s+)", text)
     head = text[:cut.start()] if cut else text
-    return [_TITLES.sub("", _clean_label(p)).strip() for p in _split_list(head) if p.strip()][:4]
+    return [_TITLES.sub("", _described(_clean_label(p))).strip() for p in _split_list(head) if p.strip()][:4]
+
+
+def _described(label: str) -> str:
+    """A name written after its description keeps the name ("Filipino rap artist Francis
+    Magalona" -> Francis Magalona, "Stone Sour frontman Corey Taylor" -> Corey Taylor);
+    a label ending in a common word is kept whole ("Ottoman admiral")."""
+    m = re.search(r"(?:^|\s)[a-z][\w-]*\s+(?P<name>(?:[A-Z][\w.'’-]*\s+)*[A-Z][\w.'’-]*)$", label)
+    return m.group("name") if m else label
 
 
 def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
@@ -322,6 +379,18 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
         if noun and noun.isalpha() and noun.islower():
             add(m.group("x"), f"{noun} by", _persons(m.group("y")))
             add(m.group("x"), "is a", [kind])
+    elif m := _WORK_OF.match(s):
+        kind = _clean_label(m.group("kind"))
+        add(m.group("x"), f"{kind.split()[-1].lower()} by", _persons(m.group("y")))
+        add(m.group("x"), "is a", [kind])
+    elif m := _BASED.match(s):
+        y = m.group("y")
+        founded = _FOUNDED.search(y)
+        places = _CAPS.findall(re.split(r"\s*[;(]|\s+(?:and|which|that|with)\s+[a-z]", y[:founded.start()] if founded else y)[0])
+        add(m.group("x"), "based in", places[:2])
+        add(m.group("x"), "is a", [_clean_label(m.group("kind"))])
+        if founded:
+            add(m.group("x"), f"{founded.group('verb')} by", _persons(founded.group("y")))
     elif m := _KIN_OF.match(s):
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
     elif m := _KIN_POSS.match(s):
@@ -339,16 +408,60 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
     return out
 
 
-def extract(text: str, mode: str) -> dict[str, Any]:
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+_NAME_WORD = re.compile(r"^(?:[A-Z][\w'’.-]*|[A-Z]\.|\d[\w.-]*)$")
+
+
+def title_name(title: str | None) -> list[str]:
+    """The words of the name a title gives, if it is one: its words up to a comma or a
+    parenthesis ("Harris W. Fawell", "The Green Years (film)" -> The Green Years, "West
+    Chicago, Illinois" -> West Chicago), each capitalised but for a joining "of", "the", "de"
+    ...; none for a heading that is no name ("Coffee and tea", "How to install")."""
+    head = re.split(r"\s*[,(（:：]", (title or "").strip())[0]
+    words = head.split()
+    if not words or not _NAME_WORD.match(words[0]):
+        return []
+    joining = {"of", "the", "de", "du", "des", "la", "le", "von", "van", "der", "den", "da", "di", "del", "y", "a", "in"}
+    return words if all(_NAME_WORD.match(w) or w in joining for w in words) else []
+
+
+def whole_name(label: str, name: list[str]) -> str:
+    """The title's whole name for a label that is its last words standing for it ("Fawell",
+    "Taylor" -> Harris W. Fawell, Corey Taylor), or for "he" / "she" when the title is a
+    name; else the label. Only when every word before the label's is a name word (never
+    "Hungary" for "Kingdom of Hungary")."""
+    if not name:
+        return label
+    if label.lower() in {"he", "she"}:
+        return _clean_label(" ".join(name))
+    words = label.split()
+    k = len(words)
+    if (0 < k < len(name) and words == name[-k:] and _NAME_WORD.match(words[0])
+            and all(_NAME_WORD.match(w) for w in name[:-k])):
+        return _clean_label(" ".join(name))
+    return label
+
+
+def extract(text: str, mode: str, title: str | None = None) -> dict[str, Any]:
+    """Units of a text; ``title`` (the section heading a chunk starts under; the text's first
+    heading when not given) names the entity the text is about, whose surname or "he" / "she"
+    / "it" a sentence's subject may be (:func:`whole_name`; "Hence it is connected to Y")."""
     if mode == "query":
         return extract_query(text)
+    if title is None and (h := _HEADING.search(text)):
+        title = h.group(1)
+    name = title_name(title)
     units, seen = [], set()
     for sent in sentences(text):
+        if name and (m := re.match(r"(?:(?:Hence|Thus|Today|Now|Later|Also|However),?\s+)?(?:he|she|it)\s+(?=[a-z])",
+                                   sent, re.I)):
+            sent = " ".join(name) + " " + sent[m.end():]
         found = encyclopaedic(sent)
         if not found:
             unit = parse_sentence(sent, mode)
             found = [unit] if unit is not None else []
         for unit in found:
+            unit["subject"] = whole_name(unit["subject"], name)
             key = json.dumps(unit, sort_keys=True, ensure_ascii=False)
             if key not in seen:  # summary and detail both merge a fact stated twice
                 seen.add(key)

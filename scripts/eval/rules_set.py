@@ -25,10 +25,10 @@ from scripts.eval.harness import CACHE  # noqa: E402
 
 def rules_triples(title: str, text: str) -> list[list[str]]:
     """(subject, predicate, object) per object of every unit the rules find in the passage's
-    text. The title is not used: the rules emit a unit only for a sentence with a lexicon
-    predicate, and a title is no sentence."""
+    text. The title is given as the section heading a document's chunk carries: it is no
+    sentence, but it names whom "Fawell" and "he" stand for (:func:`kgservice.llm.rules.whole_name`)."""
     out: list[list[str]] = []
-    for u in extract(text, "summary")["units"]:
+    for u in extract(text, "summary", title)["units"]:
         for a in u["args"]:
             obj = a.get("node") or a.get("literal")
             if obj:
