@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from kgservice.caches import Caches
@@ -83,6 +83,12 @@ class Parts:
         create its directory; in a shared store (Neo4j) by asking it once open. Every other part
         opens the store first, so a library read of a mistyped workspace is an error, as on the
         command line, rather than an empty knowledge base (or, embedded, a new one)."""
+        return self.open_store()
+
+    def open_store(self, schema_mode: Literal["auto", "check"] = "auto") -> GraphStore:
+        """A new graph store, the workspace refused as :attr:`store` says; ``schema_mode``
+        "check" opens it without applying schema steps (``kg migrate`` reports them), which
+        must not make a workspace either."""
         from kgservice.errors import InputError
         from kgservice.stores.factory import missing_workspace, open_store
         from kgservice.workspaces import unknown
@@ -90,7 +96,7 @@ class Parts:
         making = self._making > 0
         if not making and (why := missing_workspace(self.settings)):
             raise InputError(why)
-        store = open_store(self.settings)
+        store = open_store(self.settings, schema_mode)
         if not making and (why := unknown(self.settings, lambda: store)):
             store.close()
             raise InputError(why)

@@ -41,7 +41,7 @@ from kgservice.lifecycle.model import (ChangeRecord, ChangeResult, DocumentInfo,
 from kgservice.model import IngestReport, Unit
 from kgservice.parts import Parts
 from kgservice.stores.base import GraphStore
-from kgservice.stores.factory import missing_store, open_store
+from kgservice.stores.factory import missing_store
 
 if TYPE_CHECKING:
     from kgservice.convert.source import Source
@@ -800,7 +800,8 @@ class KnowledgeBase:
         from kgservice.stores.schema import migrate
 
         if not self.parts.is_open("store"):  # opened without applying steps, so the report shows them
-            self.parts.__dict__["store"] = open_store(self.settings, schema_mode="check")
+            # the workspace refused as every read refuses it: this open would make it
+            self.parts.__dict__["store"] = self.parts.open_store(schema_mode="check")
         return migrate(self.store.schema_record(), read_only=self.settings.read_only, dry_run=dry_run)
 
     def cache_stats(self) -> dict[str, Any]:

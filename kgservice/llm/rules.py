@@ -453,7 +453,8 @@ def extract(text: str, mode: str, title: str | None = None) -> dict[str, Any]:
     name = title_name(title)
     units, seen = [], set()
     for sent in sentences(text):
-        if name and (m := re.match(r"(?:(?:Hence|Thus|Today|Now|Later|Also|However),?\s+)?(?:he|she|it)\s+(?=[a-z])",
+        # the next word in lower case, whatever re.I: "It Follows is a film" names the title, no pronoun
+        if name and (m := re.match(r"(?:(?:Hence|Thus|Today|Now|Later|Also|However),?\s+)?(?:he|she|it)\s+(?=(?-i:[a-z]))",
                                    sent, re.I)):
             sent = " ".join(name) + " " + sent[m.end():]
         found = encyclopaedic(sent)

@@ -205,3 +205,37 @@ def test_the_library_refuses_a_read_of_a_workspace_nobody_made_as_the_cli_does(t
     with KnowledgeBase(settings) as kb:
         assert kb.stats()["units"] == 1 and kb.unit("w2") is None
     assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-b", "team-x"]
+
+
+@pytest.mark.parametrize("backend", ["embedded", "neo4j"])
+def test_the_librarys_migrate_of_a_workspace_nobody_made_refuses_and_makes_nothing(tmp_path: Path, backend: str,
+                                                                                 request):
+    """``KnowledgeBase.migrate`` opens its store itself (without applying the schema steps, so its
+    report lists them), past the refusal every other read meets. On a workspace nobody made it
+    must refuse as ``kg --workspace team-x migrate`` does (exit 2, the same message), and make
+    nothing: before, the library made the workspace (embedded: its graph and schema record)."""
+    from dataclasses import replace
+
+    from kgservice.config import Settings
+    from kgservice.errors import InputError
+    from kgservice.service import KnowledgeBase
+    from tests.processes import kg
+
+    env = _env(backend, tmp_path, request)
+    src = tmp_path / "b.units"
+    src.write_text(B_UNITS, "utf-8")
+    assert kg(env, "--workspace", "team-b", "ingest", str(src)).returncode == 0
+    cli = kg(env, "--workspace", "team-x", "migrate")
+    assert cli.returncode == 2 and "no workspace 'team-x'" in cli.stderr, cli.stderr
+    over = ({} if backend == "embedded" else
+            {"backend": "neo4j", "neo4j_uri": env["KG_NEO4J_URI"], "neo4j_password": env["NEO4J_PASSWORD"],
+             "vector_backend": "neo4j"})
+    settings = Settings(data_dir=Path(env["KG_DATA_DIR"]), embedder=env["KG_EMBEDDER"], workspace="team-x", **over)
+    for dry_run in (True, False):
+        with KnowledgeBase(settings) as kb, pytest.raises(InputError) as refused:
+            kb.migrate(dry_run=dry_run)
+        assert str(refused.value) in cli.stderr, (dry_run, str(refused.value), cli.stderr)
+    assert json.loads(kg(env, "workspaces", "list", "--json").stdout) == ["default", "team-b"]  # nothing made
+    assert not (Path(env["KG_DATA_DIR"]) / "workspaces" / "team-x").exists()
+    with KnowledgeBase(replace(settings, workspace="team-b")) as kb:  # one that exists migrates
+        assert kb.migrate(dry_run=True) is not None

@@ -90,3 +90,18 @@ def test_a_documents_heading_names_the_entity_through_the_request():
                    ("Harris W. Fawell", "son of", ["Walter Fawell"])]
     heading = "# Harris W. Fawell\n\nFawell was the husband of Ruth Johnson."
     assert triples(heading) == [("Harris W. Fawell", "husband of", ["Ruth Johnson"])]
+
+
+@pytest.mark.parametrize("title, text, expected", [
+    # a title whose first word is "It" / "He" / "She" is named by its sentence, not a pronoun there:
+    # the sentence keeps its subject, as it does with no heading at all
+    ("It Follows", "It Follows is a 2014 film directed by David Robert Mitchell.",
+     [("It Follows", "directed by", ["David Robert Mitchell"]), ("It Follows", "is a", ["2014 film"])]),
+    ("She Wore a Yellow Ribbon", "She Wore a Yellow Ribbon is a 1949 film directed by John Ford.",
+     [("She Wore a Yellow Ribbon", "directed by", ["John Ford"]), ("She Wore a Yellow Ribbon", "is a", ["1949 film"])]),
+    ("He Xiangning", "He Xiangning was the wife of Liao Zhongkai.", [("He Xiangning", "wife of", ["Liao Zhongkai"])]),
+    # the pronoun itself still stands for the title entity
+    ("He Xiangning", "She was the wife of Liao Zhongkai.", [("He Xiangning", "wife of", ["Liao Zhongkai"])]),
+])
+def test_a_title_beginning_with_a_pronouns_word_is_not_read_as_the_pronoun(title, text, expected):
+    assert triples(text, title) == expected
