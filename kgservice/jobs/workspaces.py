@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from kgservice.config import Settings
+from kgservice.errors import InputError
 
 
 class AllWorkspaces:
@@ -23,7 +24,7 @@ class AllWorkspaces:
         self.settings, self.start, self.skip, self.log = settings, start, skip, log
         self.stop = threading.Event()
         self.workers: dict[str, Any] = {}
-        self._closers: list[Callable[[], None]] = []
+        self._closers: dict[str, Callable[[], None]] = {}
         self._skipped: set[str] = set()
 
     def _refresh(self) -> None:
@@ -38,8 +39,12 @@ class AllWorkspaces:
                 self._skipped.add(name)
                 self.log(f"workspace {name}: skipped ({why})")
                 continue
-            worker, closer = self.start(ws)
-            self._closers.append(closer)
+            try:
+                worker, closer = self.start(ws)
+            except InputError as exc:  # deleted since the listing: not this turn's to run
+                self.log(f"workspace {name}: not run ({exc})")
+                continue
+            self._closers[name] = closer
             worker.stop = self.stop  # one stop for all: finish the job in hand, then exit
             self.workers[name] = worker
 
@@ -61,10 +66,14 @@ class AllWorkspaces:
                              "far, new ones once it answers again")
                 listing_down = True
             claimed = 0
-            for worker in list(self.workers.values()):
+            for name, worker in list(self.workers.items()):
                 if self.stop.is_set() or (max_jobs is not None and n >= max_jobs):
                     break
-                got = worker.run_forever(poll_s, drain=True, max_jobs=1)
+                try:
+                    got = worker.run_forever(poll_s, drain=True, max_jobs=1)
+                except InputError as exc:  # the workspace was deleted under it: the others go on
+                    self._drop(name, exc)
+                    continue
                 claimed += got
                 n += got
             if claimed == 0:
@@ -73,6 +82,20 @@ class AllWorkspaces:
                 self.stop.wait(poll_s)
         return n
 
+    def _drop(self, name: str, why: Exception) -> None:
+        """Stop running a workspace deleted while this worker ran it (``kg workspaces delete``
+        refuses only while a server serves it, and a worker is no server): its store now refuses
+        to open, which is the input error of a name nobody made, not an outage to wait out. The
+        whole worker used to exit 2 on it, leaving every other workspace's jobs unrun."""
+        self.workers.pop(name, None)
+        closer = self._closers.pop(name, None)
+        self.log(f"workspace {name}: no longer run ({why})")
+        if closer is not None:
+            try:
+                closer()
+            except Exception as exc:  # closing what a deleted workspace left open: nothing to keep
+                self.log(f"workspace {name}: closing it failed ({type(exc).__name__}: {exc})")
+
     def close(self) -> None:
-        for closer in self._closers:
+        for closer in self._closers.values():
             closer()
