@@ -88,11 +88,11 @@ def settle(*tables: Any) -> int:
             continue
         untrack(node)
         done += 1
-        for r in referents(node):
+        for r in filter(tracked, referents(node)):  # in C: most entries are strings and settled nodes
             k = type(r)
             if k in nodes:
                 stack.append(r)
-            elif k is list and tracked(r) and _atomic(r):
+            elif k is list and _atomic(r):
                 untrack(r)
                 done += 1
     return done
