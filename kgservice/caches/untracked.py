@@ -14,8 +14,8 @@ strings, numbers, numpy arrays, tuples and lists of strings, frozensets of strin
 them points back at a map or at the index holding it. A container that can be in no cycle
 needs no cyclic collection (reference counting frees it), which is why CPython untracks such
 dicts and tuples itself. :func:`settle` does the same for a finished trie: it untracks the
-nodes a build or a patch made, and the lists of strings they hold. It walks from the root and
-stops at a node already untracked: a patch's new nodes are the paths from the root to what it
+nodes a build or a patch made, and the lists and frozensets of strings they hold (the label
+index's id lists, the name holders' node set of each word). It walks from the root and stops at a node already untracked: a patch's new nodes are the paths from the root to what it
 changed, everything below them is shared with the index before, settled then. So a patch
 pays for the nodes it made, not for the index.
 
@@ -62,14 +62,22 @@ def _node_types() -> frozenset[type]:
 _NODES = _node_types()
 
 
-def _atomic(items: list[Any]) -> bool:
-    return all(type(x) is str or type(x) is int for x in items)
+_ATOMIC = frozenset({str, int})
 
 
-def settle(*tables: Any) -> int:
+def _atomic(items: Any) -> bool:
+    """Only strings and numbers in ``items`` (the check runs in C: a word's node set can hold
+    tens of thousands of ids)."""
+    return set(map(type, items)) <= _ATOMIC
+
+
+def settle(*tables: Any, of_strings: bool = False) -> int:
     """Untracks the trie nodes of each persistent map in ``tables`` that are still tracked (the
     ones the last build or patch made), and the lists of strings among their values; returns
-    how many objects it untracked. Anything else (a dict, a ``MapMutation``) is left alone.
+    how many objects it untracked. Lists and frozensets holding anything but strings and numbers
+stay tracked, and so does anything else (a dict, a ``MapMutation``). ``of_strings``: the
+caller vouches that every list and frozenset in the values holds strings only (checking a
+word's node set of tens of thousands of ids would cost a patch as much as rebuilding it).
 
     >>> from immutables import Map
     >>> m = Map({f"k{i}": [f"v{i}"] for i in range(100)})
@@ -92,7 +100,7 @@ def settle(*tables: Any) -> int:
             k = type(r)
             if k in nodes:
                 stack.append(r)
-            elif k is list and _atomic(r):
+            elif (k is list or k is frozenset) and (of_strings or _atomic(r)):
                 untrack(r)
                 done += 1
     return done

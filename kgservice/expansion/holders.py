@@ -136,9 +136,9 @@ class Holders:
         return Holders(held.finish(), within.finish(), bytoken)._settled()
 
     def _settled(self) -> Holders:
-        """These maps' new trie nodes out of the cyclic collector's work
-        (:func:`kgservice.caches.untracked.settle`: they hold strings only)."""
-        settle(self.held, self.within, self.bytoken)
+        """These maps' new trie nodes and each word's node set out of the cyclic collector's
+        work (:func:`kgservice.caches.untracked.settle`: they hold strings only)."""
+        settle(self.held, self.within, self.bytoken, of_strings=True)  # node ids: strings by construction
         return self
 
 

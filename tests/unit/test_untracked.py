@@ -23,7 +23,7 @@ NODES = {"map_bitmap_node", "map_array_node", "map_collision_node"}
 
 
 def tracked_in(*roots: object) -> tuple[int, int]:
-    """(trie nodes and lists reachable from ``roots`` through maps, how many still tracked)."""
+    """(trie nodes, lists and frozensets reachable from ``roots`` through maps, how many still tracked)."""
     seen: set[int] = set()
     stack = [r for m in roots if isinstance(m, Map) for r in gc.get_referents(m)]
     total = tracked = 0
@@ -36,7 +36,7 @@ def tracked_in(*roots: object) -> tuple[int, int]:
             total += 1
             tracked += gc.is_tracked(o)
             stack.extend(gc.get_referents(o))
-        elif type(o) is list:
+        elif type(o) in (list, frozenset):
             total += 1
             tracked += gc.is_tracked(o)
     return total, tracked
@@ -81,9 +81,11 @@ def test_unit_index_untracked_after_build_and_patch_and_answers_as_a_build() -> 
 def test_a_list_holding_a_container_stays_tracked() -> None:
     cyc: list = []
     cyc.append(cyc)  # a cycle through a list: only the collector can free it
-    m = Map({"a": ["x", "y"], "b": cyc})
+    holder = frozenset({(1, 2), "x"})  # a tuple in it: not only strings, left as it is
+    m = Map({"a": ["x", "y"], "b": cyc, "c": frozenset({"x", "y"}), "d": holder})
     settle(m)
-    assert gc.is_tracked(cyc) and not gc.is_tracked(m["a"])
+    assert gc.is_tracked(cyc) and gc.is_tracked(holder)
+    assert not gc.is_tracked(m["a"]) and not gc.is_tracked(m["c"])
 
 
 def test_dropped_indexes_are_freed() -> None:
