@@ -23,6 +23,7 @@ from typing import Any
 
 from immutables import Map
 
+from kgservice.caches.untracked import settle
 from kgservice.ids import normalise_label
 
 # one CJK / kana / hangul character per token; otherwise a run of letters and digits
@@ -204,7 +205,7 @@ class LabelIndex:
             for lst in table.values():
                 lst.sort()
         return cls(Map(ix.keys), ix.longest, Map(ix.bare), Map(ix.postings), Map(ix.vocab_n), Map(ix.lengths),
-                   Map(ix.named))
+                   Map(ix.named))._settled()
 
     def patched(self, before: Mapping[str, str], after: Mapping[str, str | None]) -> "LabelIndex":
         """A new index: ``after`` maps each changed node id to its label now (None: gone, or no
@@ -233,7 +234,13 @@ class LabelIndex:
                          ix.vocab_n.finish(), ix.lengths.finish(), ix.named.finish())
         if shrunk:  # a length lost its last label: the longest may be shorter now
             out.longest = max([1, *out.lengths])
-        return out
+        return out._settled()
+
+    def _settled(self) -> "LabelIndex":
+        """This index with its tables' new trie nodes and lists out of the cyclic collector's
+        work (:func:`kgservice.caches.untracked.settle`: they can hold no cycle)."""
+        settle(self.keys, self.bare, self.postings, self.vocab_n, self.lengths, self.named)
+        return self
 
     def _list(self, table: _Table, key: str, fresh: set[tuple[int, str]] | None) -> list[str]:
         """``table[key]``, created if absent; in a patch (``fresh`` set) a copy the first time,

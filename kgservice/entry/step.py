@@ -21,6 +21,7 @@ from typing import Any
 
 from immutables import Map
 
+from kgservice.caches.untracked import settle
 from kgservice.entry.match import LabelIndex, Span, fuse_entries, key_of, specificity, tokens
 from kgservice.model import NodeKind
 from kgservice.stores.versioned import FedIndex
@@ -96,7 +97,9 @@ class EntryFinder:
 
     def _build(self) -> _Labels:
         nodes = [(n.id, n.label) for n in self.store.iter_nodes() if n.kind != NodeKind.LITERAL]
-        return _Labels(LabelIndex.build(nodes), Map(nodes))
+        labels = Map(nodes)
+        settle(labels)  # out of the cyclic collector's work: it holds strings only
+        return _Labels(LabelIndex.build(nodes), labels)
 
     def _patch(self, state: _Labels, changes: list[Any]) -> _Labels:
         touched = sorted({n for c in changes for n in c.touched})
@@ -111,6 +114,7 @@ class EntryFinder:
             elif labels.get(nid) != label:  # an unchanged entry left alone: no trie node copied for it
                 labels[nid] = label
         after = labels.finish()
+        settle(after)
         index = state.index.patched(state.labels, now)
         held = state.held.patched(index, state.labels, after, touched) if state.held is not None else None
         return _Labels(index, after, held)

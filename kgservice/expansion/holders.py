@@ -18,6 +18,7 @@ from typing import Any
 
 from immutables import Map
 
+from kgservice.caches.untracked import settle
 from kgservice.entry.match import LabelIndex, tokens
 
 
@@ -74,7 +75,7 @@ class Holders:
             for name in names:
                 held.setdefault(name, set()).add(nid)
         return cls(Map({n: tuple(sorted(ids)) for n, ids in held.items()}), Map(within),
-                   Map({t: frozenset(ns) for t, ns in bytoken.items()}))
+                   Map({t: frozenset(ns) for t, ns in bytoken.items()}))._settled()
 
     def patched(self, index: LabelIndex, before: Mapping[str, str], after: Mapping[str, str],
                 changed: Iterable[str]) -> Holders:
@@ -132,7 +133,13 @@ class Holders:
                 held[name] = tuple(sorted(ids))
             else:
                 held.pop(name, None)
-        return Holders(held.finish(), within.finish(), bytoken)
+        return Holders(held.finish(), within.finish(), bytoken)._settled()
+
+    def _settled(self) -> Holders:
+        """These maps' new trie nodes and each word's node set out of the cyclic collector's
+        work (:func:`kgservice.caches.untracked.settle`: they hold strings only)."""
+        settle(self.held, self.within, self.bytoken, of_strings=True)  # node ids: strings by construction
+        return self
 
 
 class NameHolders:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from immutables import Map
 
+from kgservice.caches.untracked import settle, settle_list
 from kgservice.entry.match import STOPWORDS, tokens
 from kgservice.model import Unit
 from kgservice.stores.versioned import FedIndex
@@ -114,7 +115,15 @@ class UnitIndex:
         ix.rows = Map(rows)
         ix.postings = Map({t: (np.fromiter(d.keys(), dtype=np.int64, count=len(d)),
                                np.fromiter(d.values(), dtype=np.float64, count=len(d))) for t, d in tf.items()})
-        return ix
+        return ix._settled()
+
+    def _settled(self) -> UnitIndex:
+        """This index's new trie nodes and its row lists (ids, token tuples) out of the cyclic
+        collector's work (:func:`kgservice.caches.untracked.settle`): none can hold a cycle."""
+        settle(self.rows, self.postings)
+        settle_list(self.ids)
+        settle_list(self.toks)
+        return self
 
     def patched(self, remove: Iterable[str], add: Iterable[tuple[str, str]]) -> UnitIndex:
         """A new index: this one less the units ``remove`` names (absent ones are ignored), with
@@ -169,6 +178,7 @@ class UnitIndex:
             else:
                 postings.pop(t, None)
         ix.postings = postings.finish()
+        ix._settled()
         if ix.dead > max(ix.n, 1024):  # mostly removed rows: renumber (amortised over as many removals)
             return UnitIndex._from_tokens((u, ix.toks[r]) for u, r in sorted(ix.rows.items(), key=lambda kv: kv[1]))
         delta = {t: len(grow.get(t, ())) - len(drop.get(t, ())) for t in set(drop) | set(grow)}
@@ -203,6 +213,7 @@ class UnitIndex:
                 k = fn(t)
                 full[k] = full.get(k, 0) + len(got_rows)
             out = Map(full)
+        settle(out)  # strings to counts: out of the cyclic collector's work
         self._derived[fn] = out
         self._parent = None  # the old index may go
         return out
