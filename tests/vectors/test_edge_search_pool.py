@@ -28,17 +28,35 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _search_threads_with_open(path: Path, shards: int) -> tuple[int, list[list[str]]]:
     """In a new process: open ``shards`` stores under ``path`` (collections s0, s1, ...), search
-    each, and return the number of qdrant-edge search threads alive then, and each search's ids."""
+    each, and return the number of qdrant-edge search threads alive then, and each search's ids.
+
+    A pool thread is named ``edge-search-N`` by itself, once it runs: read straight after the
+    pool is made, a thread just spawned can still carry the process's name (CI read 1 of 2 on a
+    loaded machine). So the names are read again until at least one thread a shard is named, for
+    up to a minute: what is counted is how many threads the pools have, not how soon they run
+    (with the old default of 8 a shard the count is past ``shards`` at once)."""
     code = textwrap.dedent(f"""
-        import json, os
+        import json, os, time
         from pathlib import Path
         from kgservice.vectors import EdgeVectorStore
 
         stores = [EdgeVectorStore(dim=4, model_name="m", path=Path({str(path)!r}), collection=f"s{{i}}")
                   for i in range({shards})]
         hits = [[h for h, _ in s.search([1.0, 0.0, 0.0, 0.0], top_k=3)] for s in stores]
-        names = [open(f"/proc/self/task/{{t}}/comm").read().strip() for t in os.listdir("/proc/self/task")]
-        print(json.dumps([sum(n.startswith("edge-search") for n in names), hits]))
+
+        def named():
+            count = 0
+            for t in os.listdir("/proc/self/task"):
+                try:
+                    count += open(f"/proc/self/task/{{t}}/comm").read().startswith("edge-search")
+                except FileNotFoundError:  # a thread that ended between the listing and the read
+                    pass
+            return count
+
+        deadline = time.monotonic() + 60
+        while (count := named()) < {shards} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print(json.dumps([count, hits]))
         for s in stores:
             s.close()
     """)
