@@ -145,15 +145,13 @@ def _main(
         settings = load_settings(config, flags={"data_dir": data_dir, "backend": backend, "embedder": embedder,
                                                   "workspace": workspace})
         if ctx.invoked_subcommand and ctx.invoked_subcommand not in MAKES_WORKSPACE:
-            from kgservice.stores.factory import missing_workspace
+            if ctx.invoked_subcommand in SERVES:  # they open the store later: a shared one is asked now too
+                from kgservice.workspaces import missing as why_missing
+            else:  # the store refuses it once opened (Parts.store); the embedded check is free, so asked here
+                from kgservice.stores.factory import missing_workspace as why_missing
 
-            if why := missing_workspace(settings):
+            if why := why_missing(settings):
                 raise InputError(why)
-            if ctx.invoked_subcommand in SERVES:  # a shared store is asked too: they open it later
-                from kgservice.workspaces import missing
-
-                if why := missing(settings):
-                    raise InputError(why)
     # whether a workspace was named (flag, KG_WORKSPACE or the config): `kg worker` serves every
     # workspace unless one was
     import os
