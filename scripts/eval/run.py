@@ -243,15 +243,22 @@ def repeat_damped_passages(ctx: Context, units: Any, scores: dict[str, float], e
 def project_repeat_damped(c: Context, qid: str, s: dict[str, float], power: float = 0.5,
                           **kw: object) -> dict[str, float]:
     """The full retrieval (``kw`` as :func:`methods.project`), its pool's passages ranked by
-    :func:`repeat_damped_passages`; the fused node scores are read from the call
-    (:func:`kgservice.expansion.retrieve.unit_scores` wrapped for it)."""
+    :func:`repeat_damped_passages` over the call's fused node scores (:func:`retrieve_seen`)."""
+    res, seen = retrieve_seen(c, qid, **kw)
+    return repeat_damped_passages(c, res.units, seen["scores"], set(res.bridge) | set(res.hop), power)
+
+
+def retrieve_seen(c: Context, qid: str, **kw: object) -> tuple[Any, dict[str, Any]]:
+    """The retrieval (``kw`` as :func:`methods.project`) and what its unit scoring saw: the
+    pool (unit -> its nodes, the hops' units added after), the fused node scores and the graph's
+    energies, read by wrapping :func:`kgservice.expansion.retrieve.unit_scores` for the call."""
     import kgservice.expansion.retrieve as retrieval
 
     original = retrieval.unit_scores
-    seen: dict[str, float] = {}
+    seen: dict[str, Any] = {"pool": {}, "scores": {}, "graph": {}}
 
     def spy(pool, scores, graph, mode="copied"):  # type: ignore[no-untyped-def]
-        seen.update(scores)
+        seen.update(pool=pool, scores=scores, graph=graph)
         return original(pool, scores, graph, mode)
     retrieval.unit_scores = spy  # type: ignore[assignment]
     try:
@@ -259,7 +266,7 @@ def project_repeat_damped(c: Context, qid: str, s: dict[str, float], power: floa
         res = retrieval.retrieve(c.kb, q.question, retrieval.RetrieveParams(**kw), qvec=c.qvecs[qid])  # type: ignore[arg-type]
     finally:
         retrieval.unit_scores = original
-    return repeat_damped_passages(c, res.units, seen, set(res.bridge) | set(res.hop), power)
+    return res, seen
 
 
 def capped_passages(ctx: Context, units: Any, reached: set[str], below: int = 2) -> dict[str, float]:
@@ -296,21 +303,8 @@ def project_capped(c: Context, qid: str, s: dict[str, float], **kw: object) -> d
     :func:`capped_passages`; a unit is reached when one of its nodes has spreading energy
     (read from :func:`kgservice.expansion.retrieve.unit_scores`, wrapped for the call) or it
     is the bridge or lexical hop's (a hop from what the graph reached)."""
-    import kgservice.expansion.retrieve as retrieval
-
-    original = retrieval.unit_scores
-    seen: dict[str, Any] = {}
-
-    def spy(pool, scores, graph, mode="copied"):  # type: ignore[no-untyped-def]
-        seen["pool"], seen["graph"] = pool, graph
-        return original(pool, scores, graph, mode)
-    retrieval.unit_scores = spy  # type: ignore[assignment]
-    try:
-        q = next(x for x in c.ds.questions if x.id == qid)
-        res = retrieval.retrieve(c.kb, q.question, retrieval.RetrieveParams(**kw), qvec=c.qvecs[qid])  # type: ignore[arg-type]
-    finally:
-        retrieval.unit_scores = original
-    pool, graph = seen.get("pool", {}), seen.get("graph", {})
+    res, seen = retrieve_seen(c, qid, **kw)
+    pool, graph = seen["pool"], seen["graph"]
     reached = {u.id for u in res.units if any(graph.get(n, 0.0) > 0 for n in pool.get(u.id, ()))}
     return capped_passages(c, res.units, reached | set(res.bridge) | set(res.hop))
 
