@@ -311,7 +311,7 @@ def project_capped(c: Context, qid: str, s: dict[str, float], **kw: object) -> d
 
 def graph_sized_pool(c: Context) -> int:
     """A pool sized by the graph: the square root of its units (131 on MuSiQue's 17k-unit GPT
-    graph, 44 on the 1.9k-unit rules graph), at least 20."""
+    graph, 49 on the 2.4k-unit rules graph), at least 20."""
     return max(20, round(math.sqrt(c.build_info.get("units") or 1600)))
 
 
