@@ -378,3 +378,23 @@ def test_dataset_cli_writes_the_generic_shape(tmp_path, capsys):
     assert ds.name == "hotpotqa" and len(ds.passages) == 3 and ds.questions[1].kind == "comparison"
     assert dataset.main(["hotpotqa", "--dir", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
     assert "nowhere" in capsys.readouterr().err
+
+
+def test_passage_scorings_read_the_retrievals_own_scores_and_put_it_back(tiny_ctx):
+    """The passage-scoring rows wrap the retrieval's ``unit_scores`` for the call: counting a
+    node's repeats to the power 1 must give exactly the units' sums of the shipped row (a
+    second computation of the same figure: ties included), and the function is restored."""
+    import kgservice.expansion.retrieve as retrieval
+    from scripts.eval import methods as M
+    from scripts.eval.run import project_capped, project_repeat_damped
+
+    real = retrieval.unit_scores
+    for q in tiny_ctx.ds.questions:
+        shipped = M.project(tiny_ctx, q.id, {})
+        assert project_repeat_damped(tiny_ctx, q.id, {}, 1.0) == shipped
+        # with no node-vector fusion every unit is the graph's, so nothing is capped
+        assert project_capped(tiny_ctx, q.id, {}, dense_weight=0.0) == M.project(tiny_ctx, q.id, {}, dense_weight=0.0)
+        # counting each node once can only lower a passage's score
+        once = project_repeat_damped(tiny_ctx, q.id, {}, 0.0)
+        assert set(once) == set(shipped) and all(once[p] <= shipped[p] + 1e-6 for p in once)
+    assert retrieval.unit_scores is real
