@@ -7,12 +7,9 @@ two were a match citing *creator [is] Maurice Kanbar* and the weather units."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from typer.testing import CliRunner
 
-from kgservice.cli.app import app
+from tests.cli.test_no_model_ranking import cli  # noqa: F401  (the real CLI over a fresh data directory)
 
 UNITS = """#c1 {creator} [is] {Maurice Kanbar}
 #c3 {Healing} [created by] {Kondo}
@@ -23,25 +20,16 @@ UNITS = """#c1 {creator} [is] {Maurice Kanbar}
 
 
 @pytest.fixture()
-def cli(tmp_path, monkeypatch):
-    monkeypatch.delenv("KG_LLM_MODEL", raising=False)
-    monkeypatch.delenv("KG_CONFIG", raising=False)
-    runner = CliRunner()
-    base = ["--data-dir", str(tmp_path / "kg"), "--embedder", "hash:64"]
-
-    def run(*args: str) -> dict:
-        res = runner.invoke(app, [*base, *args])
-        assert res.exit_code == 0, res.output
-        return json.loads(res.stdout) if "--json" in args else {"output": res.output}
+def graph(cli, tmp_path):
     units = tmp_path / "parse.units"
     units.write_text(UNITS, "utf-8")
-    run("ingest", str(units))
-    return run
+    cli("ingest", str(units))
+    return cli
 
 
 @pytest.mark.parametrize("question", ["Who created the zorblatt?", "What is the weather tomorrow?"])
-def test_a_question_around_a_word_the_graph_never_uses_is_not_in_the_graph(cli, question):
-    data = cli("ask", question, "--json")
+def test_a_question_around_a_word_the_graph_never_uses_is_not_in_the_graph(graph, question):
+    data = graph("ask", question, "--json")
     assert data["found"] is False and data["cited"] == [], data["cited"]
 
 
@@ -51,6 +39,6 @@ def test_a_question_around_a_word_the_graph_never_uses_is_not_in_the_graph(cli, 
     # "month" is the asked kind, which the graph need not use
     ("In which month does the weather range to its maximum?", "w1"),
 ])
-def test_a_question_whose_words_the_graph_uses_is_answered(cli, question, first):
-    data = cli("ask", question, "--json")
+def test_a_question_whose_words_the_graph_uses_is_answered(graph, question, first):
+    data = graph("ask", question, "--json")
     assert data["found"] is True and data["cited"][0] == first, data["cited"]
