@@ -19,7 +19,10 @@ Wikipedia graph answered with three Bogotá units. A question is **not in the gr
   question writes a name and the entry step found no node holding a word of it
   (:func:`name_found`), only a unit anchored by a side holding a word of a name counts: a
   parse-built graph has common words as nodes ("album", "capital", "born"), and "What label
-  released the album Quartz Harbour Echoes?" is not about the graph's *album* units.
+  released the album Quartz Harbour Echoes?" is not about the graph's *album* units; or
+* it writes no name, its best units are only a partial match, and it holds a word the graph
+  never uses in any form nor misspells (:func:`stranger_word`): "Who created the zorblatt?"
+  meets a node *creator* through "created", nothing about a zorblatt.
 
 Otherwise the match is **strong** when such a unit also has the question's relation, else
 **partial**.
@@ -46,11 +49,12 @@ set and cost the small ones.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kgservice.answer.shape import Asked, Candidate, Match, asked, name_stems, stem, words
+from kgservice.answer.shape import ASK_WORDS, Asked, Candidate, Match, asked, name_stems, stem, words
 from kgservice.entry.match import STOPWORDS, key_of, narrower_than_graph, tokens
 
 if TYPE_CHECKING:
@@ -225,6 +229,18 @@ def about(a: Asked, cand: Candidate, m: Match) -> bool:
     return (0 in m.anchor and not cand.synonym) or m.related or not asks
 
 
+def holds_name_word(side: str, names: Sequence[frozenset[str]]) -> bool:
+    """Does a unit's side hold a word of one of the question's names (``names``:
+    :func:`kgservice.answer.shape.name_stems`)?
+
+    >>> names = [frozenset({"quartz", "harbour", "echo"})]
+    >>> holds_name_word("Quartz Harbour", names), holds_name_word("album", names)
+    (True, False)
+    """
+    w = words(side)
+    return any(w & n for n in names)
+
+
 def name_found(names: Sequence[frozenset[str]], candidates: Iterable[Candidate]) -> bool:
     """Did the entry step name a node holding a word of one of the question's names (``names``:
     :func:`kgservice.answer.shape.name_stems`), a side of some unit of the pool?
@@ -235,7 +251,53 @@ def name_found(names: Sequence[frozenset[str]], candidates: Iterable[Candidate])
     >>> name_found(names, [Candidate("b", ("Quartz Harbour", "album"), named_sides=frozenset({0}))])
     True
     """
-    return any(words(c.sides[i]) & n for c in candidates for i in c.named_sides for n in names)
+    return any(holds_name_word(c.sides[i], names) for c in candidates for i in c.named_sides)
+
+
+def stranger_word(a: Asked, known: Callable[[str], bool]) -> str:
+    """A word of the question the graph never uses in any form, and no misspelling of one: a
+    lower-case content word (not of a name, not an ask word like "many", not the asked kind:
+    "In which *month* ...") whose stem no unit
+    holds, none of whose first 60 % or more (at least 5 letters) is a stem a unit holds
+    ("operations" meets *operated*), and no word one edit from which a unit holds ("olimpics"
+    is a misspelt *Olympics*). "" when there is none.
+
+    A question written around such a word ("Who created the zorblatt?", "What is the weather
+    tomorrow?") asks about something the graph never mentions; what it shares with the graph is
+    a common word ("created" meeting a node *creator*, the node *weather* of a climate table).
+
+    >>> known = {"creator", "creat", "weath", "olympic", "winter", "will", "next", "held", "operat", "list"}.__contains__
+    >>> [stranger_word(asked(q), known) for q in ("Who created the zorblatt?", "What is the weather tomorrow?",
+    ...  "where will the next winter olimpics be held", "What operations does a list get?", "Who is Zorblatt?",
+    ...  "In which month does the weather peak?")]
+    ['zorblatt', 'tomorrow', '', '', '', 'peak']
+    """
+    named = {t for n in a.names for t in n}
+    for t in a.text.split():
+        if not t.isalpha() or not t.isascii() or len(t) < 4 or t in STOPWORDS or t in ASK_WORDS or t in named \
+                or known(stem(t)) or stem(t) in a.kind_words:
+            continue
+        if any(known(t[:k]) for k in range(max(5, -(-3 * len(t) // 5)), len(t))):
+            continue  # another form of a word the graph uses
+        if not any(known(stem(x)) for x in _one_edit(t)):
+            return t
+    return ""
+
+
+def _one_edit(word: str) -> set[str]:
+    """The words one deletion, transposition, substitution or insertion of a letter away.
+
+    >>> "olympics" in _one_edit("olimpics"), len(_one_edit("ab")) > 50, "ab" in _one_edit("ab")
+    (True, True, False)
+    """
+    letters = string.ascii_lowercase
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    out = {a + b[1:] for a, b in splits if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in splits if b for c in letters}
+    out |= {a + c + b for a, b in splits for c in letters}
+    out.discard(word)
+    return out
 
 
 def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, Candidate],
@@ -279,7 +341,11 @@ def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, C
         # the question writes a name the entry step found no node for: a unit anchored only by
         # another side (a common word the graph has as a node: "capital", "album") is about
         # something else ("What label released the album Quartz Harbour Echoes?")
-        hits = [m for m in hits if any(words(candidates[m.id].sides[i]) & n for i in m.anchor for n in names)]
+        hits = [m for m in hits if any(holds_name_word(candidates[m.id].sides[i], names) for i in m.anchor)]
+    if hits and not names and not any(m.relation > 0 for m in hits) and (odd := stranger_word(a, known)):
+        # a partial match of a question that writes no name, around a word the graph never
+        # uses: the units share a common word with it, not its subject ("Who created the zorblatt?")
+        return Relevance(NONE, (), f"the graph never uses the word {odd!r}; units share only common words")
     if not hits:
         named = any(m.anchor for m in ranked[:top])
         return Relevance(NONE, (), "units name a thing the question names, none is about it" if named

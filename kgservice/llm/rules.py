@@ -17,9 +17,14 @@ corpus and for tests, reading the JSON input object each request carries:
     Y``, "X, the son of king Y, ..." ``X [son of] Y``, "X is a town in the R region of C"
     ``X [located in] R, C``, "X (born ... in Y)" ``X [born in] Y``: the title entity gets the
     edge (the lexicon split would give ``1952 film directed by Y`` as one object, or nothing);
-    so do "X is the seventh album of (rapper) Y" ``X [album by] Y`` and "X is a label based in
-    Y, which was founded by Z" ``X [based in] Y``, ``X [founded by] Z``. A sentence does not
-    end after "Mr." or a middle initial before a name ("Harris W. Fawell"), and the section
+    so do "X is the seventh album of (rapper) Y" ``X [album by] Y``, "X is a label based in
+    Y, which was founded by Z" ``X [based in] Y``, ``X [founded by] Z``, and "X is a fictional
+    character in Y" ``X [character in] Y``. An "in" list keeps up to five places, and the
+    first place after "along", "beside", "12 miles east of" ... is ``X [located near] Y``. A
+    name followed by its acronym in parentheses gives ``{name} [also known as] {ACRONYM}``
+    (:func:`acronym`) and is read without them. A sentence does not
+    end after "Mr." or a middle initial before a name ("Harris W. Fawell"), nor after "Bros."
+    when the firm's name goes on ("Warner Bros. Pictures"), and the section
     heading a chunk comes with, when it is a name, is whom a surname subject ("Fawell") or a
     sentence's "He" / "She" / "It" stands for (:func:`whole_name`).
     Query mode finds lexicon predicates in the question and keeps the word
@@ -144,18 +149,29 @@ _MD = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+)")
 # A full stop after these ends no sentence when a name follows ("Mr. Cool", "St. Louis"); after
 # "Jr." / "Inc." only when the sentence goes on in lower case ("Sammy Davis Jr. was ...").
 _TITLE_ABBR = re.compile(r"(?:^|\s)(?:Mr|Mrs|Ms|Dr|St|Mt|Ft|Prof|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Hon|Fr|Messrs|"
-                         r"Mme|Mlle|Pres|Adm|Maj|Cpl|Pvt|Supt|Bros|vs|[A-Z])\.$")
+                         r"Mme|Mlle|Pres|Adm|Maj|Cpl|Pvt|Supt|vs|[A-Z])\.$")
 _TRAILING_ABBR = re.compile(r"(?:^|\s)(?:Jr|Sr|Inc|Ltd|Co|Corp|Bros|approx|ca|c|e\.g|i\.e)\.$")
 
 
 def _ends_sentence(before: str, after: str) -> bool:
     """Does the full stop ending ``before`` end a sentence, ``after`` being what follows?
     Not after a title or a middle initial followed by a name ("Harris W. Fawell", "A. J.
-    Cronin", but "World War I." does end one), nor after "Jr." / "Inc." going on in lower case."""
+    Cronin", but "World War I." does end one), nor after "Jr." / "Inc." going on in lower case,
+    nor after "Bros." when the firm's name goes on ("Warner Bros. Pictures"; "Warner Bros. The
+    film ..." is a new sentence).
+
+    >>> _ends_sentence("distributed by Warner Bros.", "Pictures."), _ends_sentence("released by Warner Bros.", "The film won.")
+    (False, True)
+    """
     if m := _TITLE_ABBR.search(before):
         initial = len(m.group(0).strip()) == 2
         return initial and (m.group(0).strip() == "I." or not after[:1].isupper())
-    return not (_TRAILING_ABBR.search(before) and after[:1].islower())
+    if not _TRAILING_ABBR.search(before):
+        return True
+    if after[:1].islower():
+        return False
+    first = after.split()[0].strip(".,;:!?") if after.split() else ""
+    return not (before.endswith("Bros.") and first[:1].isupper() and first.lower() not in EN_STOP)
 
 
 def sentences(text: str) -> list[str]:
@@ -301,9 +317,22 @@ _IN_PLACE = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?:[\w-]+\s+){{0
                        rf"commune|suburb|district|county|province|region|neighbourhood|neighborhood|hamlet|island|"
                        rf"river|lake|mountain|parish|settlement|community|locality|state|capital)"
                        rf"(?:\s+(?:located|situated|lying))?\s+(?:in|of|on)\s+(?P<y>.+)$")
+# "Abraham Van Helsing is a fictional character from the 1897 gothic horror novel "Dracula""
+_CHARACTER = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?P<kind>(?:[\w-]+\s+){{0,3}}?character)\s+"
+                        rf"(?:from|in|of)\s+(?P<y>.+)$")
 # "X (born 6 March 1982 in Windhoek, South-West Africa) is ...", "X was born in 1962 in Y, Z"
 _BORN = re.compile(rf"^(?P<x>{_NAME})\s*(?:\((?:[^()]*?;\s*)?born\s+|{_COPULA}born\s+)(?:[^()]*?\s)?in\s+"
                    rf"(?P<y>(?!\d)[^()]+?)(?:\)|$)")
+# the places an "in" list names ("a community in the Canadian province of Nova Scotia, located in the
+# Lunenburg Municipal District in Lunenburg County": four), up to where it says what the place is
+# near, along or beside ("on the shore of the LaHave River", "18 miles south of Des Moines"):
+# the first place after that is where it lies near
+_PLACES = 5
+_NEAR = re.compile(r"(?<!\bthe),?\s+(?:located\s+|situated\s+|lying\s+)?(?:along|beside|atop|near|between|upstream from|"
+                   r"downstream from|across the river from|at the (?:entrance to|mouth of|foot of|confluence of)|"
+                   r"on the (?:\w+\s+)?(?:shores?|banks?|coast|edge) of|(?:about\s+)?(?:\d[\d.,]*\s*(?:miles?|mi|km|"
+                   r"kilometres?|kilometers?)\s+)?(?:north|south|east|west|northeast|northwest|southeast|southwest)(?:ern)?"
+                   r"\s+of)\b")
 _CAPS = re.compile(r"(?:[A-Z][\w.'’-]*)(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w.'’-]*)*")
 # an object ends where a clause or a list of places and dates starts
 _OBJECT_END = re.compile(r"\s*(?:,|;|\(|\s+(?:and|who|which|that|in|on|at|from|for|with|about|after|"
@@ -373,6 +402,10 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
         verb = m.group("verb").split()[0]
         add(m.group("x"), f"{verb} by", _persons(m.group("y")))
         add(m.group("x"), "is a", [_clean_label(m.group("kind"))])
+    elif m := _CHARACTER.match(s):
+        work = re.split(r"\s+by\s+", re.sub(r"[\"“”]", "", m.group("y")))[0]  # "the ... stories by Doyle"
+        add(m.group("x"), "character in", [_clean_label(_described(_object(work)))])
+        add(m.group("x"), "is a", [_clean_label(m.group("kind"))])
     elif m := _NOUN_BY.match(s):
         kind = _clean_label(m.group("kind"))
         noun = kind.split()[-1] if kind else ""
@@ -396,9 +429,12 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
     elif m := _KIN_POSS.match(s):
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
     elif m := _IN_PLACE.match(s):
-        places = [p for p in _CAPS.findall(re.split(r"\s*[;(]|\s+(?:and|which|that|with)\s+[a-z]", m.group("y"))[0])
-                  if p.lower() not in {"the"}][:3]
-        add(m.group("x"), "located in", places)
+        y = re.split(r"\s*[;(]|\.(?=[A-Z][a-z]+\s)|\s+(?:and|which|that|with|including)\s+[a-z]", m.group("y"))[0]
+        near = _NEAR.search(y)
+        inside = y[:near.start()] if near else y
+        add(m.group("x"), "located in", [p for p in _CAPS.findall(inside) if p.lower() not in {"the"}][:_PLACES])
+        if near:
+            add(m.group("x"), "located near", [p for p in _CAPS.findall(y[near.end():]) if p.lower() not in {"the"}][:1])
     if not out and (m := _BORN.match(s)):
         add(re.sub(r"\s*\(.*$", "", m.group("x")), "born in", _CAPS.findall(m.group("y"))[:2])
     for m in _KIN_APPOS.finditer(s):
@@ -425,14 +461,17 @@ def title_name(title: str | None) -> list[str]:
     return words if all(_NAME_WORD.match(w) or w in joining for w in words) else []
 
 
+_HONORIFIC = re.compile(r"^(?:professor|prof\.?|doctor|dr\.?|sir|dame|lord|lady|mr\.?|mrs\.?|ms\.?)\s+", re.I)
+
+
 def whole_name(label: str, name: list[str]) -> str:
     """The title's whole name for a label that is its last words standing for it ("Fawell",
-    "Taylor" -> Harris W. Fawell, Corey Taylor), or for "he" / "she" when the title is a
-    name; else the label. Only when every word before the label's is a name word (never
+    "Taylor" -> Harris W. Fawell, Corey Taylor), for the name after an honorific ("Professor
+    Abraham Van Helsing"), or for "he" / "she" when the title is a name; else the label. Only when every word before the label's is a name word (never
     "Hungary" for "Kingdom of Hungary")."""
     if not name:
         return label
-    if label.lower() in {"he", "she"}:
+    if label.lower() in {"he", "she"} or _HONORIFIC.sub("", label).split() == name:
         return _clean_label(" ".join(name))
     words = label.split()
     k = len(words)
@@ -440,6 +479,35 @@ def whole_name(label: str, name: list[str]) -> str:
             and all(_NAME_WORD.match(w) for w in name[:-k])):
         return _clean_label(" ".join(name))
     return label
+
+
+_ACRONYM = re.compile(r"(?P<name>(?:[A-Z][\w.'’&-]*\s+(?:(?:of|for|and|the|de|on|in|&)\s+)*)*[A-Z][\w.'’-]*)"
+                      r"\s+\((?P<acr>[A-Z][A-Za-z0-9&.-]{1,9})\)")
+
+
+def acronym(sentence: str) -> tuple[str, list[dict[str, Any]]]:
+    """A name followed by its acronym in parentheses: the sentence without the parentheses (so
+    the name can be its subject) and the unit ``{name} [also known as] {ACRONYM}``, when the
+    acronym's capitals are the initials of the name's capitalised words (a word in capitals
+    gives all its letters: "DC Extended Universe (DCEU)"; an article before the name dropped);
+    else the sentence as it was and no unit.
+
+    >>> acronym("The Washington Institute for Near East Policy (WINEP) is a think tank.")
+    ('The Washington Institute for Near East Policy is a think tank.', [{'subject': 'Washington Institute for Near East Policy', 'predicate': 'also known as', 'args': [{'node': 'WINEP'}], 'mods': []}])
+    >>> acronym("Paris (France) is a city."), acronym("Gisvi Isaque (born 1982) is a footballer.")[1]
+    (('Paris (France) is a city.', []), [])
+    """
+    for m in _ACRONYM.finditer(sentence):
+        acr = "".join(c for c in m.group("acr") if c.isupper())
+        words = m.group("name").split()
+        while words:
+            initials = "".join(w if w.isupper() and w.isalpha() else w[0] for w in words if w[0].isupper())
+            if words[0][:1].isupper() and initials == acr and len(acr) >= 2:
+                full = re.sub(r"['’]s$", "", _clean_label(" ".join(words)))
+                unit = {"subject": full, "predicate": "also known as", "args": [{"node": m.group("acr")}], "mods": []}
+                return sentence[:m.end("name")] + sentence[m.end():], [unit]
+            words = words[1:]
+    return sentence, []
 
 
 def extract(text: str, mode: str, title: str | None = None) -> dict[str, Any]:
@@ -457,11 +525,12 @@ def extract(text: str, mode: str, title: str | None = None) -> dict[str, Any]:
         if name and (m := re.match(r"(?:(?:Hence|Thus|Today|Now|Later|Also|However),?\s+)?(?:he|she|it)\s+(?=(?-i:[a-z]))",
                                    sent, re.I)):
             sent = " ".join(name) + " " + sent[m.end():]
+        sent, alias = acronym(sent)
         found = encyclopaedic(sent)
         if not found:
             unit = parse_sentence(sent, mode)
             found = [unit] if unit is not None else []
-        for unit in found:
+        for unit in found + alias:
             unit["subject"] = whole_name(unit["subject"], name)
             key = json.dumps(unit, sort_keys=True, ensure_ascii=False)
             if key not in seen:  # summary and detail both merge a fact stated twice

@@ -105,3 +105,55 @@ def test_a_documents_heading_names_the_entity_through_the_request():
 ])
 def test_a_title_beginning_with_a_pronouns_word_is_not_read_as_the_pronoun(title, text, expected):
     assert triples(text, title) == expected
+
+
+@pytest.mark.parametrize("title, text, expected", [
+    # a name with its acronym in parentheses: the sentence is read without them, and the acronym
+    # names the same thing (the article before the name is no initial)
+    (None, "The International Union for Conservation of Nature (IUCN) is a membership union.",
+     [("International Union for Conservation of Nature", "is a", ["membership union"]),
+      ("International Union for Conservation of Nature", "also known as", ["IUCN"])]),
+    # more than three places the thing is in, then what it lies near
+    (None, "Oakdale is a hamlet in the Wheatland Municipal District in Vulcan County, Alberta, Canada, "
+           "on the bank of the Bow River.",
+     [("Oakdale", "located in", ["Wheatland Municipal District", "Vulcan County", "Alberta", "Canada"]),
+      ("Oakdale", "located near", ["Bow River"])]),
+    # a distance and a direction: near, not in
+    (None, "Millbrook is a village in Dutchess County, New York, United States, 12 miles east of Poughkeepsie.",
+     [("Millbrook", "located in", ["Dutchess County", "New York", "United States"]),
+      ("Millbrook", "located near", ["Poughkeepsie"])]),
+    # "in the south of Spain" is in Spain
+    (None, "Tarifa is a town in the south of Spain, near Gibraltar.",
+     [("Tarifa", "located in", ["Spain"]), ("Tarifa", "located near", ["Gibraltar"])]),
+    # a fictional character and the work it is from; an honorific before the title's name
+    (None, "Inspector Lestrade is a fictional character in the Sherlock Holmes stories by Arthur Conan Doyle.",
+     [("Inspector Lestrade", "character in", ["Sherlock Holmes stories"]),
+      ("Inspector Lestrade", "is a", ["fictional character"])]),
+    ("James Moriarty", 'Professor James Moriarty is a fictional character from the 1893 short story "The Final Problem".',
+     [("James Moriarty", "character in", ["Final Problem"]), ("James Moriarty", "is a", ["fictional character"])]),
+])
+def test_acronyms_places_past_three_and_fictional_characters(title, text, expected):
+    assert triples(text, title) == expected
+
+
+def test_a_word_in_capitals_gives_the_acronym_all_its_letters():
+    assert rules.acronym("It is the fourth film in the DC Extended Universe (DCEU).") == (
+        "It is the fourth film in the DC Extended Universe.",
+        [{"subject": "DC Extended Universe", "predicate": "also known as", "args": [{"node": "DCEU"}], "mods": []}])
+
+
+def test_parentheses_that_are_no_acronym_of_the_name_give_no_alias():
+    assert not [t for t in triples("Lyon (France) is a city. Gisvi Isaque (born 1982) is a footballer.")
+                if t[1] == "also known as"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # "Bros." ends a firm's name, which may go on; a capitalised sentence opener starts a new sentence
+    ("The film was distributed by Warner Bros. Pictures. It grossed well.",
+     ["The film was distributed by Warner Bros. Pictures.", "It grossed well."]),
+    ("It was released by Warner Bros. The film grossed well.",
+     ["It was released by Warner Bros.", "The film grossed well."]),
+    ("Warner Bros. owns the rights.", ["Warner Bros. owns the rights."]),
+])
+def test_bros_ends_a_firms_name_not_always_its_sentence(text, expected):
+    assert rules.sentences(text) == expected
