@@ -25,7 +25,7 @@ from typing import Any
 from immutables import Map
 
 EMPTY: Map = Map()
-MERGE_SHARE = 8  # merge the delta into the base once it is larger than base / MERGE_SHARE ...
+MERGE_SHARE = 32  # merge the delta into the base once it is larger than base / MERGE_SHARE ...
 MERGE_MIN = 64  # ... or than this (a small set is cheap to rebuild)
 
 
