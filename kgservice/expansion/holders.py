@@ -42,7 +42,9 @@ def invert(index: LabelIndex, labels: Iterable[tuple[str, str]]) -> dict[str, tu
 class Holders:
     """The inverse map of one label index, kept current label by label (:meth:`patched`).
 
-    ``held``: name node -> the other nodes whose label holds it (:func:`invert`); ``within``:
+    ``held``: name node -> the other nodes whose label holds it (:func:`invert`; a
+    :class:`kgservice.caches.layered.Layered` set, so that a name many labels hold is not
+    rebuilt for each one that comes); ``within``:
     node -> the names its label holds (what to take back when the label changes); ``bytoken``:
     token -> nodes whose label uses it (which labels can hold a name that comes or goes), a
     :class:`kgservice.caches.layered.Layered` set per token.
@@ -50,15 +52,15 @@ class Holders:
     >>> labels = {n.lower(): n for n in ("Hong Kong", "British Hong Kong", "Kong")}
     >>> ix = LabelIndex.build(labels.items())
     >>> h = Holders.build(ix, labels)
-    >>> h.held["kong"]
-    ('british hong kong', 'hong kong')
+    >>> sorted(h.held["kong"])
+    ['british hong kong', 'hong kong']
     >>> after = {**labels, "hong kong theatres": "Hong Kong theatres"}
     >>> h2 = h.patched(LabelIndex.build(after.items()), labels, after, ["hong kong theatres"])
     >>> h2.held == Holders.build(LabelIndex.build(after.items()), after).held, "hong kong theatres" in h.held["kong"]
     (True, False)
     """
 
-    def __init__(self, held: Mapping[str, tuple[str, ...]], within: Mapping[str, tuple[str, ...]],
+    def __init__(self, held: Mapping[str, Layered], within: Mapping[str, tuple[str, ...]],
                  bytoken: Mapping[str, Layered]):
         self.held, self.within, self.bytoken = held, within, bytoken
 
@@ -76,7 +78,7 @@ class Holders:
         for nid, names in within.items():
             for name in names:
                 held.setdefault(name, set()).add(nid)
-        return cls(Map({n: tuple(sorted(ids)) for n, ids in held.items()}), Map(within),
+        return cls(Map({n: Layered.of(ids) for n, ids in held.items()}), Map(within),
                    Map({t: Layered.of(ns) for t, ns in bytoken.items()}))._settled()
 
     def patched(self, index: LabelIndex, before: Mapping[str, str], after: Mapping[str, str],
@@ -134,12 +136,14 @@ class Holders:
             for name in now - was:
                 gains.setdefault(name, set()).add(nid)
         held = self.held.mutate()  # type: ignore[attr-defined]
-        for name in set(gains) | set(losses):
-            ids = (set(held.get(name, ())) - losses.get(name, set())) | gains.get(name, set())
-            if ids:
-                held[name] = tuple(sorted(ids))
-            else:
-                held.pop(name, None)
+        for name in set(gains) | set(losses):  # a name many labels hold ("united states"): its delta only
+            was = held.get(name)
+            ids = (was.changed(losses.get(name, ()), gains.get(name, ())) if was is not None
+                   else Layered.of(gains[name]) if gains.get(name) else None)
+            if ids is not None:
+                held[name] = ids
+            elif was is not None:
+                del held[name]
         return Holders(held.finish(), within.finish(), bytoken)._settled()
 
     def _settled(self) -> Holders:
@@ -172,9 +176,9 @@ class NameHolders:
         held = self.finder.holders().held
         out: dict[str, None] = {}
         for n in names:
-            ids = held.get(n, ())
-            if len(ids) <= limit:
-                out.update(dict.fromkeys(ids))
+            ids = held.get(n)
+            if ids is not None and len(ids) <= limit:
+                out.update(dict.fromkeys(sorted(ids)))
         return list(out)
 
 
