@@ -100,16 +100,7 @@ class Holders:
                 gone_from.setdefault(t, set()).add(nid)
             for t in new - old:
                 come_to.setdefault(t, set()).add(nid)
-        words = self.bytoken.mutate()  # type: ignore[attr-defined]
-        for t in set(gone_from) | set(come_to):
-            was = words.get(t)
-            left = (was.changed(gone_from.get(t, ()), come_to.get(t, ())) if was is not None
-                    else Layered.of(come_to[t]) if come_to.get(t) else None)
-            if left is not None:
-                words[t] = left
-            elif was is not None:
-                del words[t]
-        bytoken = words.finish()
+        bytoken = _changed(self.bytoken, gone_from, come_to)
         # the labels that use every word of a changed label, before or after: read in the new
         # table alone, since a label the patch did not change uses the same words in both, and
         # every changed one is looked at again anyway
@@ -135,22 +126,29 @@ class Holders:
                 losses.setdefault(name, set()).add(nid)
             for name in now - was:
                 gains.setdefault(name, set()).add(nid)
-        held = self.held.mutate()  # type: ignore[attr-defined]
-        for name in set(gains) | set(losses):  # a name many labels hold ("united states"): its delta only
-            was = held.get(name)
-            ids = (was.changed(losses.get(name, ()), gains.get(name, ())) if was is not None
-                   else Layered.of(gains[name]) if gains.get(name) else None)
-            if ids is not None:
-                held[name] = ids
-            elif was is not None:
-                del held[name]
-        return Holders(held.finish(), within.finish(), bytoken)._settled()
+        held = _changed(self.held, losses, gains)  # a name many labels hold ("united states"): its delta only
+        return Holders(held, within.finish(), bytoken)._settled()
 
     def _settled(self) -> Holders:
         """These maps' new trie nodes and each word's node set out of the cyclic collector's
         work (:func:`kgservice.caches.untracked.settle`: they hold strings only)."""
         settle(self.held, self.within, self.bytoken, of_strings=True)  # node ids: strings by construction
         return self
+
+
+def _changed(table: Mapping[str, Layered], gone: Mapping[str, set[str]], come: Mapping[str, set[str]]) -> Any:
+    """``table`` (a persistent map of layered sets) with the ids in ``gone[key]`` taken from the
+    set of each key and those in ``come[key]`` added; an emptied set's key left out."""
+    out = table.mutate()  # type: ignore[attr-defined]
+    for key in set(gone) | set(come):
+        was = out.get(key)
+        now = (was.changed(gone.get(key, ()), come.get(key, ())) if was is not None
+               else Layered.of(come[key]) if come.get(key) else None)
+        if now is not None:
+            out[key] = now
+        elif was is not None:
+            del out[key]
+    return out.finish()
 
 
 class NameHolders:

@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,7 +25,7 @@ sys.path.insert(0, str(ROOT / "scripts" / "bench"))
 
 
 def child(a: argparse.Namespace) -> None:
-    from index_patches import Store
+    from index_patches import Pauses, Store
 
     from kgservice.entry.match import LabelIndex, tokens
     from kgservice.expansion.holders import Holders
@@ -38,14 +36,8 @@ def child(a: argparse.Namespace) -> None:
     labels = {n.id: n.label for n in store.nodes.values()}
     index = LabelIndex.build(labels.items())
     held = Holders.build(index, labels)
-    pauses: list[tuple[int, float]] = []
-    started: list[float] = []
-
-    def collecting(phase: str, info: dict) -> None:
-        if phase == "start":
-            started[:] = [time.thread_time()]
-        elif started:
-            pauses.append((info["generation"], time.thread_time() - started[0]))
+    collecting = Pauses()
+    pauses = collecting.pauses
 
     def sets_of(table, toks):  # noqa: ANN001, ANN202
         return [table.get(t) for t in toks]
@@ -97,16 +89,11 @@ def main() -> int:
         child(a)
         return 0
     args = ["--units", str(a.units), "--batch", str(a.batch), "--rounds", str(a.rounds), "--seed", str(a.seed)]
-    procs = {name: subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", *args],
-                                    env={**os.environ, "PYTHONPATH": str(tree)}, stdout=subprocess.PIPE, text=True)
-             for name, tree in {"before": Path(a.before).resolve(), "this": ROOT}.items()}
-    res = {}
-    for name, p in procs.items():
-        out, _ = p.communicate()
-        if p.returncode:
-            print(f"{name}: child failed ({p.returncode})", file=sys.stderr)
-            return 1
-        res[name] = json.loads(out)
+    from index_patches import side_by_side
+
+    res = side_by_side(Path(__file__), args, a.before)
+    if res is None:
+        return 1
     with open("/proc/loadavg") as f:
         load = " ".join(f.read().split()[:3])
     print(f"units {a.units}, batch {a.batch}, rounds {a.rounds}, load {load}; median (max) per patch")

@@ -150,6 +150,20 @@ class Store:
         return [self.units[i] for i in ids if i in self.units]
 
 
+class Pauses:
+    """A ``gc.callbacks`` entry: (generation, CPU seconds of this thread) of each collection."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float]] = []
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.thread_time()
+        else:
+            self.pauses.append((info["generation"], time.thread_time() - self._started))
+
+
 class Probe:
     """A thread that sleeps ``tick`` seconds at a time and records how late each wake-up is, and,
     given another thread's CPU clock (``watched``), how much CPU that thread used between two of
@@ -222,14 +236,8 @@ def child(a: argparse.Namespace) -> None:
 
         go, done, release = threading.Event(), threading.Event(), threading.Event()
 
-        pauses: list[tuple[int, float]] = []  # (generation, CPU seconds) of each collection in the refresh
-        started: list[float] = []
-
-        def collecting(phase: str, info: dict) -> None:
-            if phase == "start":
-                started[:] = [time.thread_time()]
-            elif started:
-                pauses.append((info["generation"], time.thread_time() - started[0]))
+        collecting = Pauses()  # each collection in the refresh
+        pauses = collecting.pauses
 
         calls: dict[str, float] = {}  # the longest single C call of each kind in the refresh (--c-calls)
 
@@ -314,6 +322,23 @@ def _pct(xs: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(len(s) * p / 100))]
 
 
+def side_by_side(script: Path, args: list[str], before: str) -> dict[str, Any] | None:
+    """``script --child args`` run on the tree ``before`` and on this tree at once, each in its own
+    process (both under the same load); each child's JSON line, by tree ("before", "this"), or
+    None if one failed (said on stderr)."""
+    procs = {name: subprocess.Popen([sys.executable, str(script.resolve()), "--child", *args],
+                                    env={**os.environ, "PYTHONPATH": str(tree)}, stdout=subprocess.PIPE, text=True)
+             for name, tree in {"before": Path(before).resolve(), "this": ROOT}.items()}
+    res = {}
+    for name, p in procs.items():
+        out, _ = p.communicate()
+        if p.returncode:
+            print(f"{name}: child failed ({p.returncode})", file=sys.stderr)
+            return None
+        res[name] = json.loads(out)
+    return res
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--units", type=int, default=200_000)
@@ -334,19 +359,11 @@ def main() -> int:
     if a.child:
         child(a)
         return 0
-    trees = {"before": Path(a.before).resolve(), "this": ROOT}
     args = ["--units", str(a.units), "--batch", str(a.batch), "--rounds", str(a.rounds), "--seed", str(a.seed),
             "--tick", str(a.tick)] + (["--store-out"] if a.store_out else []) + (["--c-calls"] if a.c_calls else [])
-    procs = {name: subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", *args],
-                                    env={**os.environ, "PYTHONPATH": str(tree)}, stdout=subprocess.PIPE, text=True)
-             for name, tree in trees.items()}  # side by side: both under the same load
-    res = {}
-    for name, p in procs.items():
-        out, _ = p.communicate()
-        if p.returncode:
-            print(f"{name}: child failed ({p.returncode})", file=sys.stderr)
-            return 1
-        res[name] = json.loads(out)
+    res = side_by_side(Path(__file__), args, a.before)
+    if res is None:
+        return 1
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     print(f"units {a.units}, batch {a.batch}, rounds {a.rounds}, load {' '.join(load)}")
