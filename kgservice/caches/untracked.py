@@ -35,6 +35,8 @@ from typing import Any
 
 from immutables import Map
 
+from kgservice.caches.layered import Layered
+
 _UNTRACK = ctypes.pythonapi.PyObject_GC_UnTrack
 _UNTRACK.argtypes = [ctypes.py_object]
 _UNTRACK.restype = None
@@ -92,10 +94,11 @@ word's node set of tens of thousands of ids would cost a patch as much as rebuil
     stack = [r for t in tables if isinstance(t, Map) for r in referents(t) if type(r) in nodes]
     while stack:
         node = stack.pop()
-        if not tracked(node):  # settled before: so is everything below it
-            continue
-        untrack(node)
-        done += 1
+        if type(node) in nodes:
+            if not tracked(node):  # settled before: so is everything below it
+                continue
+            untrack(node)
+            done += 1
         for r in filter(tracked, referents(node)):  # in C: most entries are strings and settled nodes
             k = type(r)
             if k in nodes:
@@ -103,6 +106,10 @@ word's node set of tens of thousands of ids would cost a patch as much as rebuil
             elif (k is list or k is frozenset) and (of_strings or _atomic(r)):
                 untrack(r)
                 done += 1
+            elif k is Layered or k is Map:  # a set patched in layers, or a map, as a value: its parts
+                untrack(r)
+                done += 1
+                stack.append(r)
     return done
 
 

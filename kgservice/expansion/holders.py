@@ -18,6 +18,7 @@ from typing import Any
 
 from immutables import Map
 
+from kgservice.caches.layered import Layered, common
 from kgservice.caches.untracked import settle
 from kgservice.entry.match import LabelIndex, tokens
 
@@ -41,23 +42,26 @@ def invert(index: LabelIndex, labels: Iterable[tuple[str, str]]) -> dict[str, tu
 class Holders:
     """The inverse map of one label index, kept current label by label (:meth:`patched`).
 
-    ``held``: name node -> the other nodes whose label holds it (:func:`invert`); ``within``:
+    ``held``: name node -> the other nodes whose label holds it (:func:`invert`; a
+    :class:`kgservice.caches.layered.Layered` set, so that a name many labels hold is not
+    rebuilt for each one that comes); ``within``:
     node -> the names its label holds (what to take back when the label changes); ``bytoken``:
-    token -> nodes whose label uses it (which labels can hold a name that comes or goes).
+    token -> nodes whose label uses it (which labels can hold a name that comes or goes), a
+    :class:`kgservice.caches.layered.Layered` set per token.
 
     >>> labels = {n.lower(): n for n in ("Hong Kong", "British Hong Kong", "Kong")}
     >>> ix = LabelIndex.build(labels.items())
     >>> h = Holders.build(ix, labels)
-    >>> h.held["kong"]
-    ('british hong kong', 'hong kong')
+    >>> sorted(h.held["kong"])
+    ['british hong kong', 'hong kong']
     >>> after = {**labels, "hong kong theatres": "Hong Kong theatres"}
     >>> h2 = h.patched(LabelIndex.build(after.items()), labels, after, ["hong kong theatres"])
     >>> h2.held == Holders.build(LabelIndex.build(after.items()), after).held, "hong kong theatres" in h.held["kong"]
     (True, False)
     """
 
-    def __init__(self, held: Mapping[str, tuple[str, ...]], within: Mapping[str, tuple[str, ...]],
-                 bytoken: Mapping[str, frozenset[str]]):
+    def __init__(self, held: Mapping[str, Layered], within: Mapping[str, tuple[str, ...]],
+                 bytoken: Mapping[str, Layered]):
         self.held, self.within, self.bytoken = held, within, bytoken
 
     @classmethod
@@ -74,8 +78,8 @@ class Holders:
         for nid, names in within.items():
             for name in names:
                 held.setdefault(name, set()).add(nid)
-        return cls(Map({n: tuple(sorted(ids)) for n, ids in held.items()}), Map(within),
-                   Map({t: frozenset(ns) for t, ns in bytoken.items()}))._settled()
+        return cls(Map({n: Layered.of(ids) for n, ids in held.items()}), Map(within),
+                   Map({t: Layered.of(ns) for t, ns in bytoken.items()}))._settled()
 
     def patched(self, index: LabelIndex, before: Mapping[str, str], after: Mapping[str, str],
                 changed: Iterable[str]) -> Holders:
@@ -83,8 +87,10 @@ class Holders:
         ``changed`` lists the nodes whose label came, went or changed. The names inside a
         label depend on which keys exist, so every label that uses all the words of a changed
         label is looked at again, besides the changed labels themselves. The maps are
-        persistent (what the patch does not change is shared), and each word's node set is
-        rebuilt once per patch, not once per changed label."""
+        persistent (what the patch does not change is shared), and each word's node set is a
+        :class:`kgservice.caches.layered.Layered` set: the patch writes the nodes that came or
+        went into its delta, O(the changes), where rebuilding it cost O(the word's nodes) (a
+        few thousand for a common word) for every word a changed label uses."""
         changed = [n for n in dict.fromkeys(changed) if before.get(n) != after.get(n)]
         gone_from: dict[str, set[str]] = {}
         come_to: dict[str, set[str]] = {}
@@ -94,22 +100,16 @@ class Holders:
                 gone_from.setdefault(t, set()).add(nid)
             for t in new - old:
                 come_to.setdefault(t, set()).add(nid)
-        words = self.bytoken.mutate()  # type: ignore[attr-defined]
-        for t in set(gone_from) | set(come_to):
-            left = (words.get(t, frozenset()) - gone_from.get(t, set())) | come_to.get(t, set())
-            if left:
-                words[t] = left
-            else:
-                words.pop(t, None)
-        bytoken = words.finish()
+        bytoken = _changed(self.bytoken, gone_from, come_to)
+        # the labels that use every word of a changed label, before or after: read in the new
+        # table alone, since a label the patch did not change uses the same words in both, and
+        # every changed one is looked at again anyway
         again: set[str] = set(changed)
-        for nid in changed:
-            for label in (before.get(nid), after.get(nid)):
-                toks = set(tokens(label or ""))
-                if toks:
-                    for table in (self.bytoken, bytoken):
-                        sets = sorted((table.get(t, frozenset()) for t in toks), key=len)
-                        again |= sets[0].intersection(*sets[1:])
+        for words_of in {frozenset(tokens(label)) for nid in changed
+                         for label in (before.get(nid), after.get(nid)) if label}:
+            sets = [bytoken.get(t) for t in words_of]
+            if sets and all(w is not None for w in sets):  # a word no label uses: no label uses them all
+                again |= common(sets)
         within = self.within.mutate()  # type: ignore[attr-defined]
         gains: dict[str, set[str]] = {}
         losses: dict[str, set[str]] = {}
@@ -126,20 +126,29 @@ class Holders:
                 losses.setdefault(name, set()).add(nid)
             for name in now - was:
                 gains.setdefault(name, set()).add(nid)
-        held = self.held.mutate()  # type: ignore[attr-defined]
-        for name in set(gains) | set(losses):
-            ids = (set(held.get(name, ())) - losses.get(name, set())) | gains.get(name, set())
-            if ids:
-                held[name] = tuple(sorted(ids))
-            else:
-                held.pop(name, None)
-        return Holders(held.finish(), within.finish(), bytoken)._settled()
+        held = _changed(self.held, losses, gains)  # a name many labels hold ("united states"): its delta only
+        return Holders(held, within.finish(), bytoken)._settled()
 
     def _settled(self) -> Holders:
         """These maps' new trie nodes and each word's node set out of the cyclic collector's
         work (:func:`kgservice.caches.untracked.settle`: they hold strings only)."""
         settle(self.held, self.within, self.bytoken, of_strings=True)  # node ids: strings by construction
         return self
+
+
+def _changed(table: Mapping[str, Layered], gone: Mapping[str, set[str]], come: Mapping[str, set[str]]) -> Any:
+    """``table`` (a persistent map of layered sets) with the ids in ``gone[key]`` taken from the
+    set of each key and those in ``come[key]`` added; an emptied set's key left out."""
+    out = table.mutate()  # type: ignore[attr-defined]
+    for key in set(gone) | set(come):
+        was = out.get(key)
+        now = (was.changed(gone.get(key, ()), come.get(key, ())) if was is not None
+               else Layered.of(come[key]) if come.get(key) else None)
+        if now is not None:
+            out[key] = now
+        elif was is not None:
+            del out[key]
+    return out.finish()
 
 
 class NameHolders:
@@ -165,9 +174,9 @@ class NameHolders:
         held = self.finder.holders().held
         out: dict[str, None] = {}
         for n in names:
-            ids = held.get(n, ())
-            if len(ids) <= limit:
-                out.update(dict.fromkeys(ids))
+            ids = held.get(n)
+            if ids is not None and len(ids) <= limit:
+                out.update(dict.fromkeys(sorted(ids)))
         return list(out)
 
 

@@ -40,6 +40,16 @@ background refreshes, and the p99 of the service time alone. ``closed`` is the e
 store whose asks are a fixed piece of Python work, asked by the same client: its ratio is what
 the writer's ingest and Neo4j alone cost a process on the same cores.
 
+A writer that costs the machine little (the stall measured is the serving process's own, not the
+CPU a writer on the same cores takes from it): ``--precompute`` embeds every batch the run will
+ingest before the first measurement (the writer's embedder then answers from that memo; misses
+are counted and reported), ``--writer-nice`` lowers the priority of the thread that streams the
+ingests (and, with ``--neo4j-nice``, every thread of the Neo4j server, which stands on another
+machine in a deployment), and ``--control`` runs two control processes, one after the other
+(``control``, ``control b``): the same code twice, so the spread between their ratios is the
+noise floor a child's ratio is read against. Each ask row names the machine's load during its
+stream. An A/A run of the children is ``--before`` set to this tree.
+
 ``--embedder`` (default ``hash:64``) with ``--embed`` embeds the base store and every batch (a real
 embedder: does an unrelated ingest leave a question's top-k entry cached?); without ``--embed`` no
 node has a vector, so every replay counts each top-k entry as entered (a new node without a
@@ -74,6 +84,50 @@ FOUND = "What is marine atlas?"  # answered from the graph: its cache entries su
 QUESTIONS = {"not found": QUESTION, "found": FOUND}
 HOLDER_NAMES = ["agent", "atlas", "circuit"]
 CONTROL_WORK = 30_000  # loop steps of the control process's ask (~1.5 ms on an idle core)
+
+
+class MemoEmbedder:
+    """The writer's embedder answering from vectors computed before the run (``--precompute``):
+    a label it was not given is embedded then, and counted (``misses``)."""
+
+    def __init__(self, real: Any, labels: list[str]):
+        import numpy as np
+
+        self.real, self.name, self.dim, self.misses = real, real.name, real.dim, 0
+        self.vectors = {t: v for i in range(0, len(labels), 256)
+                        for t, v in zip(labels[i:i + 256], real.embed(labels[i:i + 256]))}
+        self._np = np
+
+    def embed(self, texts: list[str]) -> Any:
+        texts = list(texts)
+        miss = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        if miss:
+            self.misses += len(miss)
+            self.vectors.update(zip(miss, self.real.embed(miss)))
+        return self._np.stack([self.vectors[t] for t in texts]) if texts else self.real.embed([])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def labels_of(units: list) -> list[str]:
+    """Every node label a batch of units writes (subjects, node arguments and modifiers)."""
+    out: dict[str, None] = {}
+    for u in units:
+        out[u.subject] = None
+        for v in list(u.args) + [getattr(m, "value", None) for m in u.mods]:
+            if getattr(v, "node", None):
+                out[v.node] = None
+    return list(out)
+
+
+def nice_all(pid: int, nice: int) -> None:
+    """Lowers the priority of every thread of a process (Linux: a nice value is per thread)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, int(tid), nice)
+        except OSError:
+            pass
 
 
 def neo4j_cpu(pid: int | None) -> float:
@@ -347,7 +401,12 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=20, help="asks a second of the open-loop client (below the idle capacity)")
     ap.add_argument("--question", action="append", choices=list(QUESTIONS), help="ask only this one (repeatable)")
     ap.add_argument("--control", action="store_true",
-                    help="also a control process with no store, its asks a fixed piece of Python work (open loop)")
+                    help="also two control processes with no store, their asks a fixed piece of Python work (open "
+                         "loop): the spread of their two ratios is the noise floor")
+    ap.add_argument("--precompute", action="store_true",
+                    help="embed every batch the run ingests before the first measurement (with --embed)")
+    ap.add_argument("--writer-nice", type=int, default=0, help="nice value of the thread that streams the ingests")
+    ap.add_argument("--neo4j-nice", type=int, default=0, help="nice value of every Neo4j server thread during the streams")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--control-child", dest="control_child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -382,8 +441,16 @@ def main() -> int:
     batches = [extra[i:i + a.batch] for i in range(0, len(extra), a.batch)]
     stored = {u.id for u in kb.store.get_units([b[0].id for b in batches])}
     batches = [b for b in batches if b[0].id not in stored]
+    memo = None
+    if a.precompute and a.embed:  # the writer's vectors computed now, not while a child is measured
+        streams = (0 if a.skip_asks else len(a.question or QUESTIONS) * (2 + 2 * a.control)) * (int(a.seconds / a.every) + 2)
+        t = time.perf_counter()
+        memo = MemoEmbedder(kb.parts.embedder, labels_of([u for b in batches[:a.rounds + streams] for u in b]))
+        kb.parts.__dict__["embedder"] = memo  # (a cached property: the writer's vector upkeep reads it per batch)
+        print(f"precomputed {len(memo.vectors)} vectors in {time.perf_counter() - t:.0f} s", flush=True)
     children = [Child("rebuild", Path(a.before), pid), Child("fed", ROOT, pid)]
-    controls = [Child("control", ROOT, None, "--control-child")] if a.control and not a.skip_asks else []
+    controls = ([Child("control", ROOT, None, "--control-child"), Child("control b", ROOT, None, "--control-child")]
+                if a.control and not a.skip_asks else [])
     print("children:", {c.name: c.p.pid for c in children}, flush=True)  # (a profiler may attach)
     warm = {c.name: c.ask("warm") for c in children}
     print("warm-up (the first build):", {k: (round(v["cpu_s"], 1), round(v["neo4j_cpu_s"], 1)) for k, v in warm.items()},
@@ -411,7 +478,7 @@ def main() -> int:
     # one child and one question at a time, each first caught up with what the others' streams ingested
     for n, kind in enumerate([] if a.skip_asks else a.question or list(QUESTIONS)):
         for c in (children if n % 2 == 0 else children[::-1]) + controls:  # alternating: neither tree always first
-            if c.name != "control":
+            if not c.name.startswith("control"):
                 c.ask("catchup")
             capacity = None
             if a.client == "open":  # the idle capacity (closed loop, a few seconds): the rate should stay below it
@@ -423,25 +490,36 @@ def main() -> int:
             ingested = [0]
 
             def stream() -> None:
+                if a.writer_nice:
+                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), a.writer_nice)
                 while not done.is_set() and batches:
                     kb.ingest_units(batches.pop(0), embed=a.embed)
                     ingested[0] += 1
                     done.wait(a.every)
 
             th = threading.Thread(target=stream)
+            if a.neo4j_nice and pid:
+                nice_all(pid, a.neo4j_nice)
+            load0 = os.getloadavg()[0]
             th.start()
             busy = c.ask(command)
             done.set()
             th.join()
-            rows.append(ask_row(c.name, kind, a, idle, busy, capacity, ingested[0]))
+            if a.neo4j_nice and pid:
+                nice_all(pid, 0) if os.geteuid() == 0 else None  # (only root may raise it back)
+            row = ask_row(c.name, kind, a, idle, busy, capacity, ingested[0])
+            rows.append(row | {"load_1min": [round(load0, 1), round(os.getloadavg()[0], 1)]})
     for c in children + controls:
         c.close()
+    if memo is not None:
+        rows.append({"what": "the writer's precomputed vectors", "vectors": len(memo.vectors), "misses": memo.misses})
     kb.close()
     for row in rows:
         print(json.dumps(row), flush=True)
     path = save("fed_indexes", rows, {"units": counts["units"], "nodes": counts["nodes"], "batch": a.batch,
                                       "rounds": a.rounds, "seconds": a.seconds, "every": a.every, "before": a.before,
                                       "embedder": a.embedder, "embed": a.embed, "client": a.client, "rate": a.rate,
+                                      "precompute": a.precompute, "writer_nice": a.writer_nice, "neo4j_nice": a.neo4j_nice,
                                       "machine_at_end": machine()})
     print(f"saved to {path}")
     return 0

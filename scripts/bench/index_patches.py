@@ -150,6 +150,20 @@ class Store:
         return [self.units[i] for i in ids if i in self.units]
 
 
+class Pauses:
+    """A ``gc.callbacks`` entry: (generation, CPU seconds of this thread) of each collection."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float]] = []
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.thread_time()
+        else:
+            self.pauses.append((info["generation"], time.thread_time() - self._started))
+
+
 class Probe:
     """A thread that sleeps ``tick`` seconds at a time and records how late each wake-up is, and,
     given another thread's CPU clock (``watched``), how much CPU that thread used between two of
@@ -222,22 +236,32 @@ def child(a: argparse.Namespace) -> None:
 
         go, done, release = threading.Event(), threading.Event(), threading.Event()
 
-        pauses: list[tuple[int, float]] = []  # (generation, CPU seconds) of each collection in the refresh
-        started: list[float] = []
+        collecting = Pauses()  # each collection in the refresh
+        pauses = collecting.pauses
 
-        def collecting(phase: str, info: dict) -> None:
-            if phase == "start":
-                started[:] = [time.thread_time()]
-            elif started:
-                pauses.append((info["generation"], time.thread_time() - started[0]))
+        calls: dict[str, float] = {}  # the longest single C call of each kind in the refresh (--c-calls)
+
+        def profiled(frame: Any, event: str, arg: Any) -> None:
+            if event == "c_call":
+                started_c.append(time.thread_time())
+            elif event in ("c_return", "c_exception") and started_c:
+                took = time.thread_time() - started_c.pop()
+                name = f"{getattr(arg, '__qualname__', None) or getattr(arg, '__name__', repr(arg))} ({frame.f_code.co_filename.rsplit('/', 2)[-1]}:{frame.f_lineno})"
+                if took > calls.get(name, 0.0):
+                    calls[name] = took
+
+        started_c: list[float] = []
 
         def timed() -> None:
             go.wait()
             gc.callbacks.append(collecting)
+            if a.c_calls:
+                sys.setprofile(profiled)
             with prompt_switching():
                 c = time.thread_time()
                 refresh()
                 out["cpu_s"] = time.thread_time() - c
+            sys.setprofile(None)
             gc.callbacks.remove(collecting)
             done.set()
             release.wait()  # alive (its CPU clock readable) until the probe stopped
@@ -258,7 +282,8 @@ def child(a: argparse.Namespace) -> None:
                        "gc_max_s": max((p for _, p in pauses), default=0.0), "gc_s": sum(p for _, p in pauses),
                        "gc_full": sum(g == 2 for g, _ in pauses),
                        "late_p99_s": _pct(busy.late, 99), "idle_late_max_s": max(idle.late, default=0.0),
-                       "wakeups": len(busy.late)})
+                       "wakeups": len(busy.late),
+                       "c_calls": sorted(calls.items(), key=lambda kv: -kv[1])[:4]})
     census["full_process"] = gc.get_stats()[2]["collections"] - full0  # every full collection in the rounds, any thread
     gc.collect()
     census["tracked_indexes_after"] = len(gc.get_objects()) - tracked0
@@ -297,6 +322,23 @@ def _pct(xs: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(len(s) * p / 100))]
 
 
+def side_by_side(script: Path, args: list[str], before: str) -> dict[str, Any] | None:
+    """``script --child args`` run on the tree ``before`` and on this tree at once, each in its own
+    process (both under the same load); each child's JSON line, by tree ("before", "this"), or
+    None if one failed (said on stderr)."""
+    procs = {name: subprocess.Popen([sys.executable, str(script.resolve()), "--child", *args],
+                                    env={**os.environ, "PYTHONPATH": str(tree)}, stdout=subprocess.PIPE, text=True)
+             for name, tree in {"before": Path(before).resolve(), "this": ROOT}.items()}
+    res = {}
+    for name, p in procs.items():
+        out, _ = p.communicate()
+        if p.returncode:
+            print(f"{name}: child failed ({p.returncode})", file=sys.stderr)
+            return None
+        res[name] = json.loads(out)
+    return res
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--units", type=int, default=200_000)
@@ -309,24 +351,19 @@ def main() -> int:
                     help="freeze the generated store's objects (gc.freeze) before the indexes are built, so the "
                          "collector sees what a server whose store is in another process (Neo4j) holds")
     ap.add_argument("--json", action="store_true", help="print every round's figures too")
+    ap.add_argument("--c-calls", action="store_true",
+                    help="time every C call of the refresh (sys.setprofile; slows the Python around them) and print "
+                         "the longest ones: a hold longer than the switch interval is one C call or a collection")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         child(a)
         return 0
-    trees = {"before": Path(a.before).resolve(), "this": ROOT}
     args = ["--units", str(a.units), "--batch", str(a.batch), "--rounds", str(a.rounds), "--seed", str(a.seed),
-            "--tick", str(a.tick)] + (["--store-out"] if a.store_out else [])
-    procs = {name: subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", *args],
-                                    env={**os.environ, "PYTHONPATH": str(tree)}, stdout=subprocess.PIPE, text=True)
-             for name, tree in trees.items()}  # side by side: both under the same load
-    res = {}
-    for name, p in procs.items():
-        out, _ = p.communicate()
-        if p.returncode:
-            print(f"{name}: child failed ({p.returncode})", file=sys.stderr)
-            return 1
-        res[name] = json.loads(out)
+            "--tick", str(a.tick)] + (["--store-out"] if a.store_out else []) + (["--c-calls"] if a.c_calls else [])
+    res = side_by_side(Path(__file__), args, a.before)
+    if res is None:
+        return 1
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     print(f"units {a.units}, batch {a.batch}, rounds {a.rounds}, load {' '.join(load)}")
@@ -361,6 +398,16 @@ def main() -> int:
 
     print(f"before/this (medians): cpu {ratio('cpu_s'):.1f}x, longest hold {ratio('hold_max_s'):.1f}x, "
           f"longest lateness {ratio('late_max_s'):.1f}x")
+    if a.c_calls:
+        print("the longest single C calls of the refresh (CPU ms, the longest over the rounds; a collection run\n"
+              "inside one counts in it)")
+        for name, r in res.items():
+            longest: dict[str, float] = {}
+            for x in r["rounds"]:
+                for call, took in x["c_calls"]:
+                    longest[call] = max(longest.get(call, 0.0), took)
+            top = sorted(longest.items(), key=lambda kv: -kv[1])[:6]
+            print(f"{name:7} " + "; ".join(f"{call} {took * 1e3:.1f}" for call, took in top))
     if a.json:
         print(json.dumps(res))
     return 0

@@ -14,6 +14,7 @@ import tracemalloc
 
 from immutables import Map
 
+from kgservice.caches.layered import Layered
 from kgservice.caches.untracked import settle
 from kgservice.entry.match import LabelIndex
 from kgservice.expansion.holders import Holders
@@ -23,7 +24,8 @@ NODES = {"map_bitmap_node", "map_array_node", "map_collision_node"}
 
 
 def tracked_in(*roots: object) -> tuple[int, int]:
-    """(trie nodes, lists and frozensets reachable from ``roots`` through maps, how many still tracked)."""
+    """(trie nodes, lists, frozensets, layered sets and the maps in them reachable from ``roots`` through
+    maps, how many still tracked)."""
     seen: set[int] = set()
     stack = [r for m in roots if isinstance(m, Map) for r in gc.get_referents(m)]
     total = tracked = 0
@@ -39,6 +41,10 @@ def tracked_in(*roots: object) -> tuple[int, int]:
         elif type(o) in (list, frozenset):
             total += 1
             tracked += gc.is_tracked(o)
+        elif isinstance(o, (Layered, Map)):  # a word's layered node set, its delta maps: and what they hold
+            total += 1
+            tracked += gc.is_tracked(o)
+            stack.extend(gc.get_referents(o))
     return total, tracked
 
 
