@@ -157,19 +157,32 @@ final class ResidentGraph {
         return c;
     }
 
-    /** Relationship counts of the five spreading types (Graph.SPREAD_TYPES order, as
-     *  {@link #relCounts}) leaving the {@code ws} workspace's :Node nodes: edges never cross a
-     *  workspace, so these are that workspace's edges. One degree read per node (the count store
-     *  keeps no counts per property), so it is asked only when the whole database's counts moved
-     *  with no change logged in this workspace: another workspace's ingest, or a hand edit. */
-    static long[] wsCounts(Transaction tx, String ws) {
-        StringBuilder q = new StringBuilder("MATCH (n:Node) WHERE n.ws = $ws RETURN ");
+    /** The count query of {@link #wsCounts}. {@code n.id IS NOT NULL} is what lets the planner
+     *  seek the (ws, id) constraint's composite index by its first property; with {@code n.ws}
+     *  alone it scans every :Node of every workspace (measured: scripts/bench/RESULTS.md, "The
+     *  Neo4j plugin's resident graph with many workspaces"). Every :Node kgservice writes has an
+     *  id (build skips one without); the edges of one made by hand without it are not counted. */
+    static final String WS_COUNTS;
+
+    static {
+        StringBuilder q = new StringBuilder("MATCH (n:Node) WHERE n.ws = $ws AND n.id IS NOT NULL RETURN ");
         for (int k = 0; k < Graph.SPREAD_TYPES.length; k++) {
             q.append(k == 0 ? "" : ", ").append("sum(COUNT { (n)-[:`").append(Graph.SPREAD_TYPES[k].name())
                     .append("`]->() }) AS c").append(k);
         }
+        WS_COUNTS = q.toString();
+    }
+
+    /** Relationship counts of the five spreading types (Graph.SPREAD_TYPES order, as
+     *  {@link #relCounts}) leaving the {@code ws} workspace's :Node nodes: edges never cross a
+     *  workspace, so these are that workspace's edges. One degree read per node (the count store
+     *  keeps no counts per property), so it is asked only when the whole database's counts moved
+     *  with no change logged in this workspace: another workspace's ingest, or a hand edit.
+     *  The nodes are found through the (ws, id) uniqueness constraint's index, so the cost is
+     *  this workspace's nodes, not the database's (see {@link #WS_COUNTS}). */
+    static long[] wsCounts(Transaction tx, String ws) {
         long[] c = new long[KINDS];
-        try (var result = tx.execute(q.toString(), java.util.Map.of("ws", ws))) {
+        try (var result = tx.execute(WS_COUNTS, java.util.Map.of("ws", ws))) {
             if (result.hasNext()) {
                 var row = result.next();
                 for (int k = 0; k < KINDS; k++) {
