@@ -98,3 +98,65 @@ def test_a_shard_made_with_the_default_pool_gets_one_thread_and_keeps_its_log(tm
     assert cfg["wal_enabled"] is wal
     count, _ = _search_threads_with_open(tmp_path, 2)  # and so on every later open
     assert count == 2
+
+
+def _many_segments(path: Path, name: str) -> None:
+    """A shard of 17 segments, made cheaply: qdrant-edge's optimizer with thresholds of 1 and 8
+    KB starts a new segment for every few hundred 16-d vectors (8 batches of 1,000, each
+    optimized, leave 17: counted when this was written)."""
+    import qdrant_edge as qe
+
+    shard = qe.EdgeShard.create(str(path / name), qe.EdgeConfig(
+        vectors=qe.EdgeVectorParams(size=16, distance=qe.Distance.Cosine), wal_enabled=False,
+        optimizers=qe.EdgeOptimizersConfig(indexing_threshold=1, max_segment_size=8)))
+    rng = np.random.default_rng(0)
+    for b in range(8):
+        shard.update(qe.UpdateOperation.upsert_points(
+            [qe.Point(b * 1000 + i, rng.standard_normal(16).astype(np.float32).tolist(), {"node_id": f"n{b * 1000 + i}"})
+             for i in range(1000)]))
+        shard.optimize()
+    shard.update(qe.UpdateOperation.upsert_points([qe.Point(99_999, [1.0] + [0.0] * 15, {"node_id": "one"})]))
+    shard.flush()
+    shard.close()
+    (path / f"{name}.kg.json").write_text(json.dumps({"kg_model_name": "m", "kg_dim": 16, "kg_vectors_schema": 1}))
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: a pool of one thread a core is one thread")
+def test_a_shard_of_many_segments_searches_on_one_thread_a_core(tmp_path: Path) -> None:
+    """Past 8 segments a shard's search costs enough that a pool pays: one thread a core (at
+    most 8), so asks queued on a large shard use every core. A small shard beside it keeps one."""
+    _many_segments(tmp_path, "s0")
+    assert len([p for p in (tmp_path / "s0" / "segments").iterdir() if p.is_dir()]) > 8
+    with EdgeVectorStore(dim=16, model_name="m", path=tmp_path, collection="s1") as s:
+        s.upsert(["small"], np.array([[1.0] + [0.0] * 15], dtype=np.float32))
+    pool = min(os.cpu_count() or 1, 8)
+    code = textwrap.dedent(f"""
+        import json, os, time
+        from pathlib import Path
+        from kgservice.vectors import EdgeVectorStore
+
+        stores = [EdgeVectorStore(dim=16, model_name="m", path=Path({str(tmp_path)!r}), collection=f"s{{i}}")
+                  for i in range(2)]
+        hits = [[h for h, _ in s.search([1.0] + [0.0] * 15, top_k=1)] for s in stores]
+
+        def named():
+            count = 0
+            for t in os.listdir("/proc/self/task"):
+                try:
+                    count += open(f"/proc/self/task/{{t}}/comm").read().startswith("edge-search")
+                except FileNotFoundError:
+                    pass
+            return count
+
+        deadline = time.monotonic() + 60
+        while (count := named()) < {pool + 1} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print(json.dumps([count, hits]))
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 0, p.stderr[-2000:]
+    count, hits = json.loads(p.stdout.strip().splitlines()[-1])
+    assert count == pool + 1  # the large shard's pool and the small shard's one thread (2 before)
+    assert hits == [["one"], ["small"]]
+    assert json.loads((tmp_path / "s0" / "edge_config.json").read_text())["max_search_threads"] == pool
