@@ -7,7 +7,13 @@ import java.util.Arrays;
 import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.Transaction;
+import org.neo4j.common.EntityType;
+import org.neo4j.exceptions.KernelException;
+import org.neo4j.internal.kernel.api.IndexQueryConstraints;
 import org.neo4j.internal.kernel.api.NodeCursor;
+import org.neo4j.internal.kernel.api.NodeValueIndexCursor;
+import org.neo4j.internal.kernel.api.PropertyIndexQuery;
+import org.neo4j.internal.schema.IndexDescriptor;
 import org.neo4j.internal.kernel.api.PropertyCursor;
 import org.neo4j.internal.kernel.api.Read;
 import org.neo4j.internal.kernel.api.RelationshipTraversalCursor;
@@ -37,6 +43,8 @@ import org.neo4j.values.storable.TextValue;
  */
 final class ResidentGraph {
     static final int KINDS = Graph.SPREAD_KINDS.length;
+    /** The (ws, id) uniqueness constraint's index (kgservice/stores/procedures/schema*.cypher). */
+    static final String WS_ID_INDEX = "node_ws_id";
     private static final byte LITERAL = 1;
 
     // coherence key of the store state this graph reflects (see ResidentSpread)
@@ -59,6 +67,7 @@ final class ResidentGraph {
     int[][] overlay = new int[0][];
     int overlaid;
     long buildMillis;
+    long visited; // nodes the last build looked at to find its workspace's (workspaceNodes)
     long patches;
     long lastPatchMillis;
     int lastPatchNodes;
@@ -232,9 +241,9 @@ final class ResidentGraph {
         int count = 0;
         long maxRef = -1;
         if (nodeLabel != TokenConstants.NO_TOKEN) {
-            read.allNodesScan(nc);
-            while (nc.next()) {
-                if (!nc.hasLabel(nodeLabel) || !inWorkspace()) {
+            for (long ref : workspaceNodes()) {
+                read.singleNode(ref, nc);
+                if (!nc.next()) {
                     continue;
                 }
                 String id = readId();
@@ -285,6 +294,64 @@ final class ResidentGraph {
         n = count;
         sortedCount = count;
         stamp = new int[cap];
+    }
+
+    /** The references of this workspace's :Node nodes. Sought in the (ws, id) uniqueness
+     *  constraint's index (kgservice's schema makes it), so a build reads its own workspace's
+     *  nodes, not the database's; a database without that index (an in-process test one) has
+     *  every node scanned. {@link #visited} counts the nodes looked at. */
+    private long[] workspaceNodes() {
+        long[] refs = new long[1 << 12];
+        int count = 0;
+        visited = 0;
+        NodeValueIndexCursor seek = seekWorkspace();
+        if (seek != null) {
+            try (seek) {
+                while (seek.next()) {
+                    visited++;
+                    if (count == refs.length) {
+                        refs = Arrays.copyOf(refs, count * 2);
+                    }
+                    refs[count++] = seek.nodeReference();
+                }
+            }
+            return Arrays.copyOf(refs, count);
+        }
+        read.allNodesScan(nc);
+        while (nc.next()) {
+            visited++;
+            if (nc.hasLabel(nodeLabel) && inWorkspace()) {
+                if (count == refs.length) {
+                    refs = Arrays.copyOf(refs, count * 2);
+                }
+                refs[count++] = nc.nodeReference();
+            }
+        }
+        return Arrays.copyOf(refs, count);
+    }
+
+    /** A seek of the (ws, id) index for this workspace (every id), or null without the index. */
+    private NodeValueIndexCursor seekWorkspace() {
+        if (wsKey == TokenConstants.NO_TOKEN || idKey == TokenConstants.NO_TOKEN) {
+            return null;
+        }
+        IndexDescriptor index = kernel.ktx.schemaRead().indexGetForName(WS_ID_INDEX);
+        if (index == null || index == IndexDescriptor.NO_INDEX || index.schema().entityType() != EntityType.NODE
+                || !Arrays.equals(index.schema().getEntityTokenIds(), new int[] {nodeLabel})
+                || !Arrays.equals(index.schema().getPropertyIds(), new int[] {wsKey, idKey})) {
+            return null;
+        }
+        NodeValueIndexCursor cursor = kernel.ktx.cursors().allocateNodeValueIndexCursor(
+                kernel.ktx.cursorContext(), kernel.ktx.memoryTracker());
+        try {
+            read.nodeIndexSeek(kernel.ktx.queryContext(), read.indexReadSession(index), cursor,
+                    IndexQueryConstraints.unconstrained(), PropertyIndexQuery.exact(wsKey, ws),
+                    PropertyIndexQuery.exists(idKey));
+            return cursor;
+        } catch (KernelException e) {
+            cursor.close(); // not online (being built): scan instead
+            return null;
+        }
     }
 
     /** Whether the node under the cursor belongs to this graph's workspace (edges never cross one). */

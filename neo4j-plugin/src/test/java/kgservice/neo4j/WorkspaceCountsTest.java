@@ -17,9 +17,10 @@ import org.neo4j.graphdb.GraphDatabaseService;
 
 /**
  * A workspace's own relationship counts (the resident graph's check when another workspace's
- * edges moved) read that workspace's nodes only: the work of the count query for a 3-node
- * workspace is the same whether the database holds 1,000 nodes of another workspace or none.
- * Counts worked out by hand; the store's (ws, id) uniqueness constraint as kgservice makes it.
+ * edges moved) and its resident graph's build read that workspace's nodes only: the work of
+ * the count query for a 3-node workspace is the same whether the database holds 1,000 nodes of
+ * another workspace or none, and its build looks at its 3 nodes. Counts worked out by hand;
+ * the store's (ws, id) uniqueness constraint as kgservice makes it.
  */
 class WorkspaceCountsTest {
     private static DatabaseManagementService dbms;
@@ -80,5 +81,21 @@ class WorkspaceCountsTest {
         assertArrayEquals(new long[] {0, 0, 2, 1, 0}, counts("a"));
         assertArrayEquals(new long[] {0, 0, 0, 1000, 0}, counts("b"));
         assertEquals(alone, dbHits("a")); // a label scan reads b's 1,000 nodes too
+    }
+
+    @Test
+    void aWorkspacesGraphIsBuiltFromItsOwnNodes() {
+        run("UNWIND range(0, 999) AS i CREATE (:Node {ws: 'c', id: 'c' + toString(i)})");
+        try (var tx = db.beginTx()) {
+            ResidentGraph a = ResidentGraph.build(tx, "a");
+            assertEquals(3, a.n);
+            assertEquals("x", a.id(0)); // ids in code-point order: x, y, z
+            assertEquals(3, a.visited); // a scan of every node looks at the other workspaces' 1,000+ too
+            // OF and RELATED_TO spread both ways: x {z, y}, y {x, z}, z {x, y}
+            assertEquals(6, a.rows());
+            ResidentGraph c = ResidentGraph.build(tx, "c");
+            assertEquals(1000, c.n);
+            assertEquals(1000, c.visited);
+        }
     }
 }
