@@ -26,7 +26,8 @@ pytestmark = [pytest.mark.skipif(not edge_available(), reason="no qdrant-edge-py
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _search_threads_with_open(path: Path, shards: int) -> tuple[int, list[list[str]]]:
+def _search_threads_with_open(path: Path, shards: int, dim: int = 4,
+                              expect: int | None = None) -> tuple[int, list[list[str]]]:
     """In a new process: open ``shards`` stores under ``path`` (collections s0, s1, ...), search
     each, and return the number of qdrant-edge search threads alive then, and each search's ids.
 
@@ -34,15 +35,16 @@ def _search_threads_with_open(path: Path, shards: int) -> tuple[int, list[list[s
     pool is made, a thread just spawned can still carry the process's name (CI read 1 of 2 on a
     loaded machine). So the names are read again until at least one thread a shard is named, for
     up to a minute: what is counted is how many threads the pools have, not how soon they run
-    (with the old default of 8 a shard the count is past ``shards`` at once)."""
+    (with the old default of 8 a shard the count is past ``shards`` at once). ``expect``: the
+    count waited for, when it is not one a shard; each search is for the first axis."""
     code = textwrap.dedent(f"""
         import json, os, time
         from pathlib import Path
         from kgservice.vectors import EdgeVectorStore
 
-        stores = [EdgeVectorStore(dim=4, model_name="m", path=Path({str(path)!r}), collection=f"s{{i}}")
+        stores = [EdgeVectorStore(dim={dim}, model_name="m", path=Path({str(path)!r}), collection=f"s{{i}}")
                   for i in range({shards})]
-        hits = [[h for h, _ in s.search([1.0, 0.0, 0.0, 0.0], top_k=3)] for s in stores]
+        hits = [[h for h, _ in s.search([1.0] + [0.0] * {dim - 1}, top_k=3)] for s in stores]
 
         def named():
             count = 0
@@ -54,7 +56,7 @@ def _search_threads_with_open(path: Path, shards: int) -> tuple[int, list[list[s
             return count
 
         deadline = time.monotonic() + 60
-        while (count := named()) < {shards} and time.monotonic() < deadline:
+        while (count := named()) < {expect or shards} and time.monotonic() < deadline:
             time.sleep(0.05)
         print(json.dumps([count, hits]))
         for s in stores:
@@ -130,33 +132,7 @@ def test_a_shard_of_many_segments_searches_on_one_thread_a_core(tmp_path: Path) 
     with EdgeVectorStore(dim=16, model_name="m", path=tmp_path, collection="s1") as s:
         s.upsert(["small"], np.array([[1.0] + [0.0] * 15], dtype=np.float32))
     pool = min(os.cpu_count() or 1, 8)
-    code = textwrap.dedent(f"""
-        import json, os, time
-        from pathlib import Path
-        from kgservice.vectors import EdgeVectorStore
-
-        stores = [EdgeVectorStore(dim=16, model_name="m", path=Path({str(tmp_path)!r}), collection=f"s{{i}}")
-                  for i in range(2)]
-        hits = [[h for h, _ in s.search([1.0] + [0.0] * 15, top_k=1)] for s in stores]
-
-        def named():
-            count = 0
-            for t in os.listdir("/proc/self/task"):
-                try:
-                    count += open(f"/proc/self/task/{{t}}/comm").read().startswith("edge-search")
-                except FileNotFoundError:
-                    pass
-            return count
-
-        deadline = time.monotonic() + 60
-        while (count := named()) < {pool + 1} and time.monotonic() < deadline:
-            time.sleep(0.05)
-        print(json.dumps([count, hits]))
-    """)
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert p.returncode == 0, p.stderr[-2000:]
-    count, hits = json.loads(p.stdout.strip().splitlines()[-1])
+    count, hits = _search_threads_with_open(tmp_path, 2, dim=16, expect=pool + 1)
     assert count == pool + 1  # the large shard's pool and the small shard's one thread (2 before)
-    assert hits == [["one"], ["small"]]
+    assert hits[0][0] == "one" and hits[1] == ["small"]
     assert json.loads((tmp_path / "s0" / "edge_config.json").read_text())["max_search_threads"] == pool
