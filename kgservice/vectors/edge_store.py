@@ -83,22 +83,23 @@ HNSW_EF_CONSTRUCT = 100
 #: 0.31-0.38 ms of process CPU a query round 20 shards against 0.04 ms with one thread, and
 #: the ask p95 of 20 workspaces above one's). The pool runs one segment per thread, and a
 #: shard below ``INDEX_KB`` has one segment; up to ``POOL_SEGMENTS`` segments are searched in turn
-#: (:func:`search_threads`).
+#: (:func:`search_threads`), a larger shard's on a pool.
 SEARCH_THREADS = 1
-#: a shard of more segments than this (each at most ``2 x INDEX_KB`` of vectors: past ~160k
-#: vectors of dim 512) gets a pool of one thread a core, at most 8 (qdrant-edge's default). There
-#: a search costs tens of ms of CPU, so waking a pool is noise, and asks that queue on the shard
-#: search its segments on every core: on 300k x 512 (16 segments, 2 cores) several concurrent
-#: askers got 1.42x the searches a second with 2 threads as with one, for the same CPU a search
-#: (scripts/bench/RESULTS.md, "qdrant-edge's search pool on a large shard"). 2 segments were
-#: measured faster with one thread; between 2 and 16 nothing was measured.
-POOL_SEGMENTS = 8
+#: a shard of more segments than this (from ~40k vectors of dim 512 on; a small workspace's shard
+#: has one) gets a pool of one thread a core, at most 8 (qdrant-edge's default) and one a
+#: segment. The pool spends no more CPU a search; it spreads the segments over the cores: with a
+#: free core, 2 threads cut a search's p50 to 0.50-0.70x on 3, 4, 7 and 16 segments (40k-300k x
+#: 512, 2 cores), and at load 8-29 several askers of a 16-segment shard got 1.42x the searches a
+#: second (scripts/bench/RESULTS.md, "qdrant-edge's search pool on a large shard"). On 2
+#: segments one thread was measured faster than the default pool of 8.
+POOL_SEGMENTS = 2
 
 
 def search_threads(segments: int, cpus: int | None = None) -> int:
     """The search pool of a shard holding ``segments`` segments on a machine of ``cpus`` cores:
-    ``SEARCH_THREADS`` for up to ``POOL_SEGMENTS`` segments (every small workspace's shard),
-    else one thread a core, at most 8 and at most one a segment."""
+    ``SEARCH_THREADS`` for up to ``POOL_SEGMENTS`` segments (every small workspace's shard, so
+    a process serving many holds one thread each), else one thread a core, at most 8 and at
+    most one a segment."""
     if segments <= POOL_SEGMENTS:
         return SEARCH_THREADS
     return max(1, min(cpus or os.cpu_count() or 1, 8, segments))
