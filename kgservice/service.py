@@ -199,15 +199,6 @@ class KnowledgeBase:
         before opening: opening an embedded store creates it."""
         return missing_store(settings)
 
-    def missing_workspace(self) -> str | None:
-        """Why this knowledge base's workspace does not exist in its shared store (Neo4j), or
-        None: :meth:`missing` answers that for the embedded store before opening it; here the
-        store is asked (:func:`kgservice.workspaces.unknown`), so a mistyped workspace is an
-        error on both backends rather than an empty answer on one."""
-        from kgservice.workspaces import unknown
-
-        return unknown(self.settings, lambda: self.store)
-
     def __enter__(self) -> KnowledgeBase:
         return self
 

@@ -79,7 +79,9 @@ def knowledge_base(ctx: typer.Context) -> Iterator[KnowledgeBase]:
     """The command's knowledge base, opened for it. A command that only reads refuses a folder
     holding no store (``KnowledgeBase.missing``): opening one creates it, so a mistyped
     ``--data-dir`` would otherwise answer from a new empty store as if it had looked."""
+    from kgservice.config import DEFAULT_WORKSPACE
     from kgservice.service import KnowledgeBase
+    from kgservice.stores.factory import in_process
 
     settings = settings_of(ctx)
     reads = ctx.find_root().invoked_subcommand not in MAKES_WORKSPACE | STARTS_EMPTY
@@ -89,8 +91,10 @@ def knowledge_base(ctx: typer.Context) -> Iterator[KnowledgeBase]:
     kb = KnowledgeBase(settings)
     with errors_reported():
         try:
-            if reads and (missing := kb.missing_workspace()):  # a shared store: asked of it once open
-                raise InputError(missing)
+            if reads and settings.workspace != DEFAULT_WORKSPACE and not in_process(settings):
+                # a named workspace in a shared store: opened now, so one nobody made is refused
+                # (Parts.store's check) before the command does anything
+                kb.store  # noqa: B018
             yield kb
         finally:
             kb.close()

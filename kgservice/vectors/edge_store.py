@@ -82,8 +82,35 @@ HNSW_EF_CONSTRUCT = 100
 #: holds 160, and a search of a shard not searched lately pays waking its idle pool (measured:
 #: 0.31-0.38 ms of process CPU a query round 20 shards against 0.04 ms with one thread, and
 #: the ask p95 of 20 workspaces above one's). The pool runs one segment per thread, and a
-#: shard below ``INDEX_KB`` has one segment; a large one searches its few segments in turn.
+#: shard below ``INDEX_KB`` has one segment; up to ``POOL_SEGMENTS`` segments are searched in turn
+#: (:func:`search_threads`), a larger shard's on a pool.
 SEARCH_THREADS = 1
+#: a shard of more segments than this (from ~40k vectors of dim 512 on; a small workspace's shard
+#: has one) gets a pool of one thread a core, at most 8 (qdrant-edge's default) and one a
+#: segment. The pool spends no more CPU a search; it spreads the segments over the cores: with a
+#: free core, 2 threads cut a search's p50 to 0.50-0.70x on 3, 4, 7 and 16 segments (40k-300k x
+#: 512, 2 cores), and at load 8-29 several askers of a 16-segment shard got 1.42x the searches a
+#: second (scripts/bench/RESULTS.md, "qdrant-edge's search pool on a large shard"). On 2
+#: segments one thread was measured faster than the default pool of 8.
+POOL_SEGMENTS = 2
+
+
+def search_threads(segments: int, cpus: int | None = None) -> int:
+    """The search pool of a shard holding ``segments`` segments on a machine of ``cpus`` cores:
+    ``SEARCH_THREADS`` for up to ``POOL_SEGMENTS`` segments (every small workspace's shard, so
+    a process serving many holds one thread each), else one thread a core, at most 8 and at
+    most one a segment."""
+    if segments <= POOL_SEGMENTS:
+        return SEARCH_THREADS
+    return max(1, min(cpus or os.cpu_count() or 1, 8, segments))
+
+
+def _segments(shard_path: Path) -> int:
+    """How many segments the shard on disk holds (0: none yet, or unreadable)."""
+    try:
+        return sum(1 for p in (shard_path / "segments").iterdir() if p.is_dir())
+    except OSError:
+        return 0
 
 
 def _own(lock_path: Path, shard_path: Path) -> int:
@@ -234,8 +261,11 @@ class EdgeVectorStore:
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=INDEX_KB, max_segment_size=2 * INDEX_KB),
             max_search_threads=SEARCH_THREADS,
         )
+        # the pool is chosen on each open by the shard's size then (a shard grown past
+        # POOL_SEGMENTS while open gets its pool on the next open)
+        threads = search_threads(_segments(self.shard_path)) if exists else SEARCH_THREADS
         try:
-            if exists and stored.get("max_search_threads") == SEARCH_THREADS:
+            if exists and stored.get("max_search_threads") == threads:
                 self._shard = qe.EdgeShard.load(str(self.shard_path))
             elif exists:
                 # a shard made before SEARCH_THREADS (or with another count): its pool size is
@@ -244,7 +274,7 @@ class EdgeVectorStore:
                 # (already checked against the stored ones) are given beside it
                 self._shard = qe.EdgeShard.load(str(self.shard_path), qe.EdgeConfig(
                     vectors=qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine),
-                    max_search_threads=SEARCH_THREADS))
+                    max_search_threads=threads))
             else:
                 self._shard = qe.EdgeShard.create(str(self.shard_path), config)
         except Exception as exc:

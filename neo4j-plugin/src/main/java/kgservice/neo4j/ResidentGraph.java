@@ -7,7 +7,13 @@ import java.util.Arrays;
 import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.Transaction;
+import org.neo4j.common.EntityType;
+import org.neo4j.exceptions.KernelException;
+import org.neo4j.internal.kernel.api.IndexQueryConstraints;
 import org.neo4j.internal.kernel.api.NodeCursor;
+import org.neo4j.internal.kernel.api.NodeValueIndexCursor;
+import org.neo4j.internal.kernel.api.PropertyIndexQuery;
+import org.neo4j.internal.schema.IndexDescriptor;
 import org.neo4j.internal.kernel.api.PropertyCursor;
 import org.neo4j.internal.kernel.api.Read;
 import org.neo4j.internal.kernel.api.RelationshipTraversalCursor;
@@ -37,6 +43,8 @@ import org.neo4j.values.storable.TextValue;
  */
 final class ResidentGraph {
     static final int KINDS = Graph.SPREAD_KINDS.length;
+    /** The (ws, id) uniqueness constraint's index (kgservice/stores/procedures/schema*.cypher). */
+    static final String WS_ID_INDEX = "node_ws_id";
     private static final byte LITERAL = 1;
 
     // coherence key of the store state this graph reflects (see ResidentSpread)
@@ -59,6 +67,7 @@ final class ResidentGraph {
     int[][] overlay = new int[0][];
     int overlaid;
     long buildMillis;
+    long visited; // nodes the last build looked at to find its workspace's (workspaceNodes)
     long patches;
     long lastPatchMillis;
     int lastPatchNodes;
@@ -157,19 +166,32 @@ final class ResidentGraph {
         return c;
     }
 
-    /** Relationship counts of the five spreading types (Graph.SPREAD_TYPES order, as
-     *  {@link #relCounts}) leaving the {@code ws} workspace's :Node nodes: edges never cross a
-     *  workspace, so these are that workspace's edges. One degree read per node (the count store
-     *  keeps no counts per property), so it is asked only when the whole database's counts moved
-     *  with no change logged in this workspace: another workspace's ingest, or a hand edit. */
-    static long[] wsCounts(Transaction tx, String ws) {
-        StringBuilder q = new StringBuilder("MATCH (n:Node) WHERE n.ws = $ws RETURN ");
+    /** The count query of {@link #wsCounts}. {@code n.id IS NOT NULL} is what lets the planner
+     *  seek the (ws, id) constraint's composite index by its first property; with {@code n.ws}
+     *  alone it scans every :Node of every workspace (measured: scripts/bench/RESULTS.md, "The
+     *  Neo4j plugin's resident graph with many workspaces"). Every :Node kgservice writes has an
+     *  id (build skips one without); the edges of one made by hand without it are not counted. */
+    static final String WS_COUNTS;
+
+    static {
+        StringBuilder q = new StringBuilder("MATCH (n:Node) WHERE n.ws = $ws AND n.id IS NOT NULL RETURN ");
         for (int k = 0; k < Graph.SPREAD_TYPES.length; k++) {
             q.append(k == 0 ? "" : ", ").append("sum(COUNT { (n)-[:`").append(Graph.SPREAD_TYPES[k].name())
                     .append("`]->() }) AS c").append(k);
         }
+        WS_COUNTS = q.toString();
+    }
+
+    /** Relationship counts of the five spreading types (Graph.SPREAD_TYPES order, as
+     *  {@link #relCounts}) leaving the {@code ws} workspace's :Node nodes: edges never cross a
+     *  workspace, so these are that workspace's edges. One degree read per node (the count store
+     *  keeps no counts per property), so it is asked only when the whole database's counts moved
+     *  with no change logged in this workspace: another workspace's ingest, or a hand edit.
+     *  The nodes are found through the (ws, id) uniqueness constraint's index, so the cost is
+     *  this workspace's nodes, not the database's (see {@link #WS_COUNTS}). */
+    static long[] wsCounts(Transaction tx, String ws) {
         long[] c = new long[KINDS];
-        try (var result = tx.execute(q.toString(), java.util.Map.of("ws", ws))) {
+        try (var result = tx.execute(WS_COUNTS, java.util.Map.of("ws", ws))) {
             if (result.hasNext()) {
                 var row = result.next();
                 for (int k = 0; k < KINDS; k++) {
@@ -219,9 +241,9 @@ final class ResidentGraph {
         int count = 0;
         long maxRef = -1;
         if (nodeLabel != TokenConstants.NO_TOKEN) {
-            read.allNodesScan(nc);
-            while (nc.next()) {
-                if (!nc.hasLabel(nodeLabel) || !inWorkspace()) {
+            for (long ref : workspaceNodes()) {
+                read.singleNode(ref, nc);
+                if (!nc.next()) {
                     continue;
                 }
                 String id = readId();
@@ -272,6 +294,64 @@ final class ResidentGraph {
         n = count;
         sortedCount = count;
         stamp = new int[cap];
+    }
+
+    /** The references of this workspace's :Node nodes. Sought in the (ws, id) uniqueness
+     *  constraint's index (kgservice's schema makes it), so a build reads its own workspace's
+     *  nodes, not the database's; a database without that index (an in-process test one) has
+     *  every node scanned. {@link #visited} counts the nodes looked at. */
+    private long[] workspaceNodes() {
+        long[] refs = new long[1 << 12];
+        int count = 0;
+        visited = 0;
+        NodeValueIndexCursor seek = seekWorkspace();
+        if (seek != null) {
+            try (seek) {
+                while (seek.next()) {
+                    visited++;
+                    if (count == refs.length) {
+                        refs = Arrays.copyOf(refs, count * 2);
+                    }
+                    refs[count++] = seek.nodeReference();
+                }
+            }
+            return Arrays.copyOf(refs, count);
+        }
+        read.allNodesScan(nc);
+        while (nc.next()) {
+            visited++;
+            if (nc.hasLabel(nodeLabel) && inWorkspace()) {
+                if (count == refs.length) {
+                    refs = Arrays.copyOf(refs, count * 2);
+                }
+                refs[count++] = nc.nodeReference();
+            }
+        }
+        return Arrays.copyOf(refs, count);
+    }
+
+    /** A seek of the (ws, id) index for this workspace (every id), or null without the index. */
+    private NodeValueIndexCursor seekWorkspace() {
+        if (wsKey == TokenConstants.NO_TOKEN || idKey == TokenConstants.NO_TOKEN) {
+            return null;
+        }
+        IndexDescriptor index = kernel.ktx.schemaRead().indexGetForName(WS_ID_INDEX);
+        if (index == null || index == IndexDescriptor.NO_INDEX || index.schema().entityType() != EntityType.NODE
+                || !Arrays.equals(index.schema().getEntityTokenIds(), new int[] {nodeLabel})
+                || !Arrays.equals(index.schema().getPropertyIds(), new int[] {wsKey, idKey})) {
+            return null;
+        }
+        NodeValueIndexCursor cursor = kernel.ktx.cursors().allocateNodeValueIndexCursor(
+                kernel.ktx.cursorContext(), kernel.ktx.memoryTracker());
+        try {
+            read.nodeIndexSeek(kernel.ktx.queryContext(), read.indexReadSession(index), cursor,
+                    IndexQueryConstraints.unconstrained(), PropertyIndexQuery.exact(wsKey, ws),
+                    PropertyIndexQuery.exists(idKey));
+            return cursor;
+        } catch (KernelException e) {
+            cursor.close(); // not online (being built): scan instead
+            return null;
+        }
     }
 
     /** Whether the node under the cursor belongs to this graph's workspace (edges never cross one). */
