@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kgservice.entry.match import STOPWORDS, name_tokens, tokens
+from kgservice.entry.match import STOPWORDS, bare_label, name_tokens, tokens
 
 # question words that say what kind of answer is wanted, never what it is about
 ASK_WORDS = frozenset("many much long old year years date time name named called kind type sort".split())
@@ -305,6 +305,41 @@ def _asks_from(a: Asked) -> bool:
     return bool(toks) and toks[0] == "where" and "from" in toks[-2:]
 
 
+# the words that ask where a thing is (as stems; "where" itself is a stopword: read off the text)
+_WHERE_ASKS = frozenset(stem(w) for w in "located location situated country state county city province region "
+                        "territorial administrative".split())
+
+
+def _qualifier_states(a: Asked, c: Candidate) -> bool:
+    """Does a side the question names, written as that name, a comma and a place the question
+    does not write ("Silverton, Colorado" for "Silverton"), state where the thing is, when the
+    question asks where? The label's added place is the answer: *Emil Fischer [died in]
+    Silverton, Colorado* says that Silverton is in Colorado, whatever its predicate.
+
+    >>> u = Candidate("e", ("Emil Fischer", "Silverton, Colorado"), predicate="died in")
+    >>> _qualifier_states(asked("Silverton >> located in the administrative territorial entity"), u)
+    True
+    >>> _qualifier_states(asked("Where is Silverton?"), u), _qualifier_states(asked("Who died in Silverton?"), u)
+    (True, False)
+    >>> _qualifier_states(asked("Where is Silverton, Colorado?"), u)  # the question writes the place already
+    False
+    >>> _qualifier_states(asked("Where did Emil Fischer die?"), u)  # the qualified side is not the name asked about
+    False
+    """
+    if not ((a.relation_words | a.kind_words) & _WHERE_ASKS or a.text.split()[:1] == ["where"]):
+        return False
+    names = name_stems(a)
+    for side in c.sides:
+        bare = bare_label(side)
+        rest = side[len(bare):].strip()
+        if not rest.startswith(","):
+            continue
+        named, place = words(bare), words(rest)
+        if named and named in names and place and not place & a.words:
+            return True
+    return False
+
+
 def _generic(member: str) -> bool:
     """A family member too common to say which relation a question asks: only stopwords ("is
     a", "has") or one CJK character ("是", "有").
@@ -438,6 +473,8 @@ def match(a: Asked, c: Candidate) -> Match:
         relation = 0.8  # "Hello Love >> performer" / *performed by*; "composer" / *written by*
     elif _preposition_states(a, c.predicate):
         relation = 0.8  # "Decade >> performer" / *Decade [by] Neil Young*; "In what city was X born?" / *X [was from] Y*
+    elif _qualifier_states(a, c):
+        relation = 0.8  # "Silverton >> located in" / *Emil Fischer [died in] Silverton, Colorado*
     # a side that is only the asked kind ("country" in "Latvia [is] country" for "What
     # country is Tai Chi-tao from?") is an instance of the answer's type, not the question's thing
     anchor = tuple(i for i, side in enumerate(c.sides)
