@@ -173,6 +173,13 @@ class EntryFinder:
                    if h in labels}
         counts = self.store.mention_counts(sorted(set(named) | set(cos)))
         spec = {n: specificity(m) for n, m in counts.items()}
+        # a namesake never outweighs the node the question names exactly: rarer, it would by
+        # specificity alone (West Virginia, United States over West Virginia)
+        for s in spans:
+            if s.namesake and lexical.get(s.node, 0.0) > 0:
+                beside = [spec[o.node] for o in spans if not o.namesake and (o.start, o.end) == (s.start, s.end)]
+                if beside and spec[s.node] > 0:
+                    lexical[s.node] = min(lexical[s.node], max(beside) / spec[s.node])
         weights = fuse_entries(lexical, cos, spec, p.vector_weight)
         nodes = [EntryNode(n, labels.get(n, n), round(w, 6), counts[n], named.get(n), cos.get(n))
                  for n, w in weights.items()]

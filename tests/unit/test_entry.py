@@ -195,6 +195,10 @@ NAMESAKES = """\
 #n10 {Paris, Ontario} [part of] {Brant County}
 #n11 {Paris (2008 film)} [directed by] {Cédric Klapisch}
 #n12 {the world} [has] {oceans}
+#n13 {Rochester} [has] {university}
+#n14 {Rochester} [lies on] {Genesee River}
+#n15 {Kodak} [based in] {Rochester}
+#n16 {George Eastman} [died in] {Rochester, New York}
 """
 
 
@@ -214,6 +218,10 @@ def test_a_name_finds_its_namesakes_with_a_disambiguator(namesakes):
     # the question writes a qualifier's word ("film"): that namesake only, not the band
     assert set(f.find("Who directed the film Big Eyes?", params=p).named) == {"big eyes", "big eyes (film)"}
     assert set(f.find("Who is Big Eyes?", params=p).named) == {"big eyes", "big eyes (film)", "big eyes (band)"}
+    # a namesake never outweighs the node the question names: Rochester is mentioned by 3 units,
+    # Rochester, New York by 1; by specificity alone they would weigh spec(3) : 1, scaled
+    # to spec(3) and 1; capped at Rochester's, both weigh spec(3), scaled to 1
+    assert f.find("Where is Rochester?", params=p).seeds == pytest.approx({"rochester": 1.0, "rochester, new york": 1.0})
     # four things share the name Paris: none is added to the Paris the question names
     assert f.find("Which country is Paris the capital of?", params=p).named == ["paris"]
 
