@@ -299,6 +299,33 @@ def _preposition_states(a: Asked, predicate: str) -> bool:
     return False
 
 
+_COPULA = frozenset("is was are were".split())
+
+
+def _noun_states(a: Asked, c: Candidate) -> bool:
+    """A copula, a noun and "by" / "from" as the predicate: *Izgoy [is album by] Alisa*,
+    *Hello Love [is single by] Hank Snow*, *Akinoshū Kenji [is wrestler from] Hiroshima* (a
+    parse keeps the noun inside the predicate). The "by" / "from" states what
+    :func:`_preposition_states` reads off a predicate of only that word; a participle before it
+    ("was acquired by", "is written by") is a verb of its own and is read as one elsewhere.
+
+    >>> u = Candidate("i", ("Izgoy", "Alisa"), predicate="is album by")
+    >>> _noun_states(asked("Izgoy >> performer"), u), _noun_states(asked("Izgoy >> place of birth"), u)
+    (True, False)
+    >>> _noun_states(asked("Akinoshu Kenji >> place of birth"), Candidate("k", ("Akinoshū Kenji", "Hiroshima"),
+    ...              predicate="is former wrestler from"))
+    True
+    >>> _noun_states(asked("Izgoy >> performer"), Candidate("r", ("Izgoy", "Real Records"), predicate="was acquired by"))
+    False
+    """
+    toks = tokens(c.predicate)
+    if len(toks) < 3 or toks[0] not in _COPULA or toks[-1] not in ("by", "from"):
+        return False
+    if any(t.endswith(("ed", "en")) or t in STOPWORDS for t in toks[1:-1] if t not in ("a", "an", "the")):
+        return False
+    return _preposition_states(a, toks[-1])
+
+
 def _asks_from(a: Asked) -> bool:
     """"Where was Hans Edler from?", "Where is X from": the question asks an origin."""
     toks = a.text.split()
@@ -473,6 +500,8 @@ def match(a: Asked, c: Candidate) -> Match:
         relation = 0.8  # "Hello Love >> performer" / *performed by*; "composer" / *written by*
     elif _preposition_states(a, c.predicate):
         relation = 0.8  # "Decade >> performer" / *Decade [by] Neil Young*; "In what city was X born?" / *X [was from] Y*
+    elif _noun_states(a, c):
+        relation = 0.8  # "Izgoy >> performer" / *Izgoy [is album by] Alisa*
     elif _qualifier_states(a, c):
         relation = 0.8  # "Silverton >> located in" / *Emil Fischer [died in] Silverton, Colorado*
     # a side that is only the asked kind ("country" in "Latvia [is] country" for "What

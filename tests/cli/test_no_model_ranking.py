@@ -145,3 +145,15 @@ def test_a_place_written_with_its_state_says_where_the_place_is(cli, tmp_path):
     # the question writes the state already: the label's place is no answer to it
     data = cli("ask", "Who died in Silverton, Colorado?", "--json")
     assert data["cited"][0] == "s3", data
+
+
+def test_a_copula_noun_by_predicate_states_the_maker(cli, tmp_path):
+    """A parse keeps the noun inside the predicate: *Izgoy [is album by] Alisa* says who made
+    Izgoy as *Decade [by] Neil Young* does. On main it ranked below Izgoy's other units (no
+    relation read), and *[was acquired by]* is a verb of its own, no maker."""
+    units = tmp_path / "parse.units"
+    units.write_text("#i1 {Izgoy} [is] {Изгой}\n#i2 {Izgoy} [is] {studio album}\n#i3 {Outcast} [was] {Izgoy}\n"
+                     "#i4 {Izgoy} [is album by] {Alisa}\n#i5 {Izgoy} [released in] {2005}\n", "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "Izgoy >> performer", "--json")
+    assert data["found"] is True and data["cited"][0] == "i4", data
