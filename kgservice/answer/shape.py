@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kgservice.entry.match import STOPWORDS, name_tokens, tokens
+from kgservice.entry.match import STOPWORDS, bare_label, name_tokens, tokens
 
 # question words that say what kind of answer is wanted, never what it is about
 ASK_WORDS = frozenset("many much long old year years date time name named called kind type sort".split())
@@ -299,10 +299,72 @@ def _preposition_states(a: Asked, predicate: str) -> bool:
     return False
 
 
+_COPULA = frozenset("is was are were".split())
+
+
+def _noun_states(a: Asked, c: Candidate) -> bool:
+    """A copula, a noun and "by" / "from" as the predicate: *Izgoy [is album by] Alisa*,
+    *Hello Love [is single by] Hank Snow*, *Akinoshū Kenji [is wrestler from] Hiroshima* (a
+    parse keeps the noun inside the predicate). The "by" / "from" states what
+    :func:`_preposition_states` reads off a predicate of only that word; a participle before it
+    ("was acquired by", "is written by") is a verb of its own and is read as one elsewhere.
+
+    >>> u = Candidate("i", ("Izgoy", "Alisa"), predicate="is album by")
+    >>> _noun_states(asked("Izgoy >> performer"), u), _noun_states(asked("Izgoy >> place of birth"), u)
+    (True, False)
+    >>> _noun_states(asked("Akinoshu Kenji >> place of birth"), Candidate("k", ("Akinoshū Kenji", "Hiroshima"),
+    ...              predicate="is former wrestler from"))
+    True
+    >>> _noun_states(asked("Izgoy >> performer"), Candidate("r", ("Izgoy", "Real Records"), predicate="was acquired by"))
+    False
+    """
+    toks = tokens(c.predicate)
+    if len(toks) < 3 or toks[0] not in _COPULA or toks[-1] not in ("by", "from"):
+        return False
+    if any(t.endswith(("ed", "en")) or t in STOPWORDS for t in toks[1:-1] if t not in ("a", "an", "the")):
+        return False
+    return _preposition_states(a, toks[-1])
+
+
 def _asks_from(a: Asked) -> bool:
     """"Where was Hans Edler from?", "Where is X from": the question asks an origin."""
     toks = a.text.split()
     return bool(toks) and toks[0] == "where" and "from" in toks[-2:]
+
+
+# the words that ask where a thing is (as stems; "where" itself is a stopword: read off the text)
+_WHERE_ASKS = frozenset(stem(w) for w in "located location situated country state county city province region "
+                        "territorial administrative".split())
+
+
+def _qualifier_states(a: Asked, c: Candidate) -> bool:
+    """Does a side the question names, written as that name, a comma and a place the question
+    does not write ("Silverton, Colorado" for "Silverton"), state where the thing is, when the
+    question asks where? The label's added place is the answer: *Emil Fischer [died in]
+    Silverton, Colorado* says that Silverton is in Colorado, whatever its predicate.
+
+    >>> u = Candidate("e", ("Emil Fischer", "Silverton, Colorado"), predicate="died in")
+    >>> _qualifier_states(asked("Silverton >> located in the administrative territorial entity"), u)
+    True
+    >>> _qualifier_states(asked("Where is Silverton?"), u), _qualifier_states(asked("Who died in Silverton?"), u)
+    (True, False)
+    >>> _qualifier_states(asked("Where is Silverton, Colorado?"), u)  # the question writes the place already
+    False
+    >>> _qualifier_states(asked("Where did Emil Fischer die?"), u)  # the qualified side is not the name asked about
+    False
+    """
+    if not ((a.relation_words | a.kind_words) & _WHERE_ASKS or a.text.split()[:1] == ["where"]):
+        return False
+    names = name_stems(a)
+    for side in c.sides:
+        bare = bare_label(side)
+        rest = side[len(bare):].strip()
+        if not rest.startswith(","):
+            continue
+        named, place = words(bare), words(rest)
+        if named and named in names and place and not place & a.words:
+            return True
+    return False
 
 
 def _generic(member: str) -> bool:
@@ -438,6 +500,10 @@ def match(a: Asked, c: Candidate) -> Match:
         relation = 0.8  # "Hello Love >> performer" / *performed by*; "composer" / *written by*
     elif _preposition_states(a, c.predicate):
         relation = 0.8  # "Decade >> performer" / *Decade [by] Neil Young*; "In what city was X born?" / *X [was from] Y*
+    elif _noun_states(a, c):
+        relation = 0.8  # "Izgoy >> performer" / *Izgoy [is album by] Alisa*
+    elif _qualifier_states(a, c):
+        relation = 0.8  # "Silverton >> located in" / *Emil Fischer [died in] Silverton, Colorado*
     # a side that is only the asked kind ("country" in "Latvia [is] country" for "What
     # country is Tai Chi-tao from?") is an instance of the answer's type, not the question's thing
     anchor = tuple(i for i, side in enumerate(c.sides)

@@ -36,6 +36,8 @@ STOPWORDS = frozenset(
     + list("的了是在和与及或吗呢什么哪谁")
 )
 MAX_NGRAM = 12
+# at most this many nodes share a name with a disambiguator for them all to join the exact one
+NAMESAKES = 3
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
@@ -143,6 +145,26 @@ def bare_label(label: str) -> str:
     return bare if bare.strip() else label
 
 
+def disambiguated(label: str) -> bool:
+    """Is the label a name plus a disambiguator: a closed parenthesis ("Big Eyes (film)",
+    "Paris (2008 film)") or a comma and a name ("Silverton, Colorado")? Not a parenthesis an
+    extractor cut off ("Germany (1.1%", "summer (may − june"): that is a fragment of text, not
+    another thing of the same name.
+
+    >>> [disambiguated(x) for x in ("Big Eyes (film)", "Silverton, Colorado", "Paris (2008 film)", "Germany (1.1%",
+    ...                             "summer (may − june", "Sweden, and others", "Silverton")]
+    [True, True, True, False, False, False, False]
+    """
+    bare = bare_label(label)
+    if bare == label:
+        return False
+    rest = label[len(bare):].strip()
+    if rest.startswith("("):
+        return rest.endswith(")") and any(c.isalpha() for c in rest)
+    flags = name_tokens(rest[1:], sentence=False)
+    return rest.startswith(",") and bool(flags) and all(f or t in STOPWORDS for t, f in zip(tokens(rest[1:]), flags))
+
+
 @dataclass(frozen=True)
 class Span:
     """A question n-gram that names a node: token positions [start, end)."""
@@ -152,6 +174,7 @@ class Span:
     node: str
     name: bool = False  # written like a name in the question (see :func:`name_tokens`)
     partial: bool = False  # the question's name is part of the label, not all of it (:meth:`LabelIndex.partial`)
+    namesake: bool = False  # the label is the question's name plus a disambiguator (:meth:`LabelIndex._namesakes`)
 
     def inside(self, other: "Span") -> bool:
         return other.start <= self.start and self.end <= other.end and (other.end - other.start) > (self.end - self.start)
@@ -359,13 +382,49 @@ class LabelIndex:
                     break  # a label holds every word of the run unchanged but the last
                 head, k = key, i + n - 1
                 key = f"{head} {toks[k]}" if head else toks[k]
-                ids = self.keys.get(key) or self._variants(head, toks[k], single[k], toks[k + 1:k + 2] == ["s"])
+                ids = self.keys.get(key)
+                same = self._namesakes(key) if ids else []
+                if not ids:
+                    ids = self._variants(head, toks[k], single[k], toks[k + 1:k + 2] == ["s"]) or self._titled(key)
                 if ids:
                     cjk = n >= 2 and all(_CJK.match(t) for t in toks[i:i + n])
                     name = cjk or any(names[i:i + n])
                     found.extend(Span(i, i + n, nid, name) for nid in ids)
+                    found.extend(Span(i, i + n, nid, name, namesake=True) for nid in same)
         kept = [s for s in found if not any(s.inside(o) for o in found)]
         return [s for s in kept if not any(_content_inside(s, o, toks) for o in kept)]
+
+    def _namesakes(self, key: str) -> list[str]:
+        """Nodes of the same name with a disambiguator, beside the node the question names
+        exactly: "Silverton" is *Silverton* and also *Silverton, Colorado*, which may hold the
+        facts ("died in Silverton, Colorado"), since an extractor writes a place or a title as
+        its text does. None when more than :data:`NAMESAKES` share the name: a name that many
+        things share says too little to add them (the entry step prefers, among a few, those
+        whose qualifier the question writes: :meth:`EntryFinder.find`).
+
+        >>> ix = LabelIndex.build([(n, n) for n in ("Silverton", "Silverton, Colorado", "Sweden")])
+        >>> ix._namesakes("silverton"), ix._namesakes("sweden")
+        (['Silverton, Colorado'], [])
+        >>> ix = LabelIndex.build([(n, n) for n in ("Paris", "Paris, Texas", "Paris (band)", "Paris, Ontario", "Paris (2008 film)")])
+        >>> ix._namesakes("paris")
+        []
+        """
+        ids = self.bare.get(key) if self.bare else None
+        return list(ids) if ids and len(ids) <= NAMESAKES else []
+
+    def _titled(self, key: str) -> list[str]:
+        """A name written without its leading "The": "Beatles" -> *The Beatles*, "Oddventures
+        of Mr. Cool" -> *The Oddventures of Mr. Cool*. Only labels written as names, so that a
+        lower-case phrase ("the world") is not found by its noun.
+
+        >>> ix = LabelIndex.build([(n, n) for n in ("The Beatles", "the world", "Beatles (band)")])
+        >>> ix._titled("beatles"), ix._titled("world"), ix._titled("the")
+        (['The Beatles'], [], [])
+        """
+        if key in STOPWORDS:
+            return []
+        full = f"the {key}"
+        return list(self.keys.get(full, ())) if self.named.get(full) else []
 
     def _variants(self, head: str, last: str, single: str, possessive: bool) -> list[str]:
         """The nodes a run of words (its key less the last word, ``head``; the last word,

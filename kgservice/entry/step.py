@@ -22,7 +22,8 @@ from typing import Any
 from immutables import Map
 
 from kgservice.caches.untracked import settle
-from kgservice.entry.match import LabelIndex, Span, fuse_entries, key_of, specificity, tokens
+from kgservice.entry.match import (STOPWORDS, LabelIndex, Span, bare_label, disambiguated, fuse_entries, key_of,
+                                  specificity, tokens)
 from kgservice.model import NodeKind
 from kgservice.stores.versioned import FedIndex
 
@@ -40,6 +41,9 @@ class EntryParams:
     # a node whose label holds a name the question writes but no label is ("Hayek" ->
     # Friedrich Hayek: LabelIndex.partial) weighs this times its specificity; 0 turns it off
     partial_weight: float = 1.0
+    # a node of the question's name with a disambiguator ("Silverton" -> Silverton, Colorado:
+    # LabelIndex._namesakes), beside the node of that exact name, weighs this; 0 turns it off
+    namesake_weight: float = 1.0
 
 
 @dataclass
@@ -143,16 +147,17 @@ class EntryFinder:
         p = params or self.params
         state = self._derived.get()
         index, labels = state.index, state.labels
-        spans: list[Span] = index.spans(question)
+        toks = tokens(question)
+        spans: list[Span] = _namesakes_asked(index.spans(question), labels, toks, p.namesake_weight > 0)
         if p.partial_weight > 0:
             spans += index.partial(question, spans)
-        toks = tokens(question)
         named = {s.node: " ".join(toks[s.start:s.end]) for s in spans}
         has_name = any(s.name for s in spans)
         lexical: dict[str, float] = {}
         common: set[str] = set()
         for s in spans:
-            w = (p.partial_weight if s.partial else 1.0) if s.name or not has_name else p.common_weight
+            w = (p.partial_weight if s.partial else p.namesake_weight if s.namesake else 1.0) \
+                if s.name or not has_name else p.common_weight
             lexical[s.node] = max(lexical.get(s.node, 0.0), w)
             if not s.name and has_name:
                 common.add(s.node)
@@ -168,6 +173,13 @@ class EntryFinder:
                    if h in labels}
         counts = self.store.mention_counts(sorted(set(named) | set(cos)))
         spec = {n: specificity(m) for n, m in counts.items()}
+        # a namesake never outweighs the node the question names exactly: rarer, it would by
+        # specificity alone (West Virginia, United States over West Virginia)
+        for s in spans:
+            if s.namesake and lexical.get(s.node, 0.0) > 0:
+                beside = [spec[o.node] for o in spans if not o.namesake and (o.start, o.end) == (s.start, s.end)]
+                if beside and spec[s.node] > 0:
+                    lexical[s.node] = min(lexical[s.node], max(beside) / spec[s.node])
         weights = fuse_entries(lexical, cos, spec, p.vector_weight)
         nodes = [EntryNode(n, labels.get(n, n), round(w, 6), counts[n], named.get(n), cos.get(n))
                  for n, w in weights.items()]
@@ -178,6 +190,38 @@ class EntryFinder:
         exact = {n for n in named if key_of(tokens(labels.get(n, n))) == whole}
         nodes.sort(key=lambda e: (e.node not in exact, -e.weight, e.node))
         return EntryResult(question, nodes, sorted(common))
+
+
+def _namesakes_asked(spans: list[Span], labels: Mapping[str, str], toks: list[str], keep: bool) -> list[Span]:
+    """``spans`` with the namesakes (:meth:`LabelIndex._namesakes`) narrowed to those whose
+    qualifier the question writes ("the film Big Eyes" -> *Big Eyes (film)*, not *Big Eyes
+    (band)*) when any does, all of them otherwise; none when ``keep`` is false, nor any whose
+    label is no name plus a disambiguator (:func:`disambiguated`: "Germany (1.1%" is a fragment).
+
+    >>> spans = [Span(3, 5, "b"), Span(3, 5, "bf", True, namesake=True), Span(3, 5, "bb", True, namesake=True)]
+    >>> labels = {"b": "Big Eyes", "bf": "Big Eyes (film)", "bb": "Big Eyes (band)"}
+    >>> [s.node for s in _namesakes_asked(spans, labels, tokens("Who directed the film Big Eyes?"), True)]
+    ['b', 'bf']
+    >>> [s.node for s in _namesakes_asked(spans, labels, tokens("Who is Big Eyes?"), True)]
+    ['b', 'bf', 'bb']
+    >>> [s.node for s in _namesakes_asked(spans, labels, tokens("Who is Big Eyes?"), False)]
+    ['b']
+    >>> labels["bb"] = "Big Eyes (1.1%"
+    >>> [s.node for s in _namesakes_asked(spans, labels, tokens("Who is Big Eyes?"), True)]
+    ['b', 'bf']
+    """
+    asked = set(toks) - STOPWORDS
+    told: set[tuple[int, int]] = set()
+    said: dict[str, bool] = {}
+    spans = [s for s in spans if not s.namesake or (keep and disambiguated(labels.get(s.node, s.node)))]
+    for s in spans:
+        if s.namesake:
+            label = labels.get(s.node, s.node)
+            qualifier = set(tokens(label)) - set(tokens(bare_label(label)))
+            said[s.node] = bool(qualifier & asked)
+            if said[s.node]:
+                told.add((s.start, s.end))
+    return [s for s in spans if not s.namesake or said[s.node] or (s.start, s.end) not in told]
 
 
 def entry_nodes(store: Any, question: str, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,

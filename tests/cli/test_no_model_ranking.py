@@ -128,3 +128,32 @@ def test_a_name_with_no_node_is_not_answered_by_a_common_words_units(cli, tmp_pa
     assert data["found"] is False and data["cited"] == [], data["cited"]
     data = cli("ask", "Which album was Burn released from?", "--json")
     assert data["found"] is True and data["cited"][0] == "a1", data["cited"]
+
+
+def test_a_place_written_with_its_state_says_where_the_place_is(cli, tmp_path):
+    """"Silverton" is a node, and so is "Silverton, Colorado": the unit that says where Fischer
+    died names the place with its state, which is where Silverton is. The entry step seeds the
+    namesake beside the exact node, and the ranking reads the label's added place as the
+    answer to "where" (on main: "not in the graph", no unit states a relation)."""
+    units = tmp_path / "places.units"
+    units.write_text("#s1 {Silverton} [has] {silver mine}\n#s2 {Emil Fischer} [moved to] {Silverton}\n"
+                     "#s3 {Emil Fischer} [died in] {Silverton, Colorado}\n#s4 {Emil Fischer} [born in] {Dresden}\n",
+                     "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "Where is Silverton?", "--json")
+    assert data["found"] is True and data["cited"][0] == "s3", data
+    # the question writes the state already: the label's place is no answer to it
+    data = cli("ask", "Who died in Silverton, Colorado?", "--json")
+    assert data["cited"][0] == "s3", data
+
+
+def test_a_copula_noun_by_predicate_states_the_maker(cli, tmp_path):
+    """A parse keeps the noun inside the predicate: *Izgoy [is album by] Alisa* says who made
+    Izgoy as *Decade [by] Neil Young* does. On main it ranked below Izgoy's other units (no
+    relation read), and *[was acquired by]* is a verb of its own, no maker."""
+    units = tmp_path / "parse.units"
+    units.write_text("#i1 {Izgoy} [is] {Изгой}\n#i2 {Izgoy} [is] {studio album}\n#i3 {Outcast} [was] {Izgoy}\n"
+                     "#i4 {Izgoy} [is album by] {Alisa}\n#i5 {Izgoy} [released in] {2005}\n", "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "Izgoy >> performer", "--json")
+    assert data["found"] is True and data["cited"][0] == "i4", data

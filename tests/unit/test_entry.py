@@ -9,6 +9,7 @@ import math
 import pytest
 
 import kgservice.entry.match as match
+import kgservice.entry.step as step
 import kgservice.expansion.fusion as fusion
 from kgservice.entry import EntryFinder, EntryParams
 from kgservice.notation import parse_units
@@ -25,7 +26,7 @@ UNITS = """\
 """
 
 
-@pytest.mark.parametrize("module", [match, fusion])
+@pytest.mark.parametrize("module", [match, step, fusion])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
@@ -179,3 +180,58 @@ def test_title_case_and_lower_case_questions_find_a_label_written_otherwise(word
     assert f.find("What came after Rocky Ii?", params=p).named == ["rocky ii"]
     assert f.find("what came after rocky ii", params=p).named == ["rocky ii"]
     assert f.find("WHO DIRECTED TALK ABOUT A STRANGER?", params=p).named == ["talk about a stranger"]
+
+
+NAMESAKES = """\
+#n1 {Silverton} [has] {silver mine}
+#n2 {Emil Fischer} [died in] {Silverton, Colorado}
+#n3 {Big Eyes} [directed by] {Tim Burton}
+#n4 {Big Eyes (film)} [stars] {Amy Adams}
+#n5 {Big Eyes (band)} [formed in] {Brooklyn}
+#n6 {The Oddventures of Mr. Cool} [album by] {Francis Magalona}
+#n7 {Paris} [capital of] {France}
+#n8 {Paris, Texas} [seat of] {Lamar County}
+#n9 {Paris (band)} [formed in] {1993}
+#n10 {Paris, Ontario} [part of] {Brant County}
+#n11 {Paris (2008 film)} [directed by] {Cédric Klapisch}
+#n12 {the world} [has] {oceans}
+#n13 {Rochester} [has] {university}
+#n14 {Rochester} [lies on] {Genesee River}
+#n15 {Kodak} [based in] {Rochester}
+#n16 {George Eastman} [died in] {Rochester, New York}
+"""
+
+
+@pytest.fixture
+def namesakes(tmp_path, lexicon):
+    yield from _stored(tmp_path / "n", NAMESAKES, lexicon, "n.units")
+
+
+def test_a_name_finds_its_namesakes_with_a_disambiguator(namesakes):
+    f = EntryFinder(namesakes)
+    p = EntryParams(use_vectors=False)
+    # "Silverton" is a node and so is "Silverton, Colorado", whose unit says where Fischer died:
+    # both are seeds, each mentioned by one unit, so both weigh 1
+    r = f.find("Where is Silverton?", params=p)
+    assert r.seeds == {"silverton": 1.0, "silverton, colorado": 1.0}
+    assert f.find("Where is Silverton?", params=EntryParams(use_vectors=False, namesake_weight=0.0)).named == ["silverton"]
+    # the question writes a qualifier's word ("film"): that namesake only, not the band
+    assert set(f.find("Who directed the film Big Eyes?", params=p).named) == {"big eyes", "big eyes (film)"}
+    assert set(f.find("Who is Big Eyes?", params=p).named) == {"big eyes", "big eyes (film)", "big eyes (band)"}
+    # a namesake never outweighs the node the question names: Rochester is mentioned by 3 units,
+    # Rochester, New York by 1; by specificity alone they would weigh spec(3) : 1, scaled
+    # to spec(3) and 1; capped at Rochester's, both weigh spec(3), scaled to 1
+    assert f.find("Where is Rochester?", params=p).seeds == pytest.approx({"rochester": 1.0, "rochester, new york": 1.0})
+    # four things share the name Paris: none is added to the Paris the question names
+    assert f.find("Which country is Paris the capital of?", params=p).named == ["paris"]
+
+
+def test_a_title_written_without_its_leading_the(namesakes):
+    f = EntryFinder(namesakes)
+    p = EntryParams(use_vectors=False)
+    # written in lower case, the name is no partial match of a longer name (those are read
+    # from capitalised words): the label less its leading "the" finds it
+    assert f.find("who made oddventures of mr. cool", params=p).named == ["the oddventures of mr. cool"]
+    assert f.find("Who made The Oddventures of Mr. Cool?", params=p).named == ["the oddventures of mr. cool"]
+    # a lower-case label is a phrase, not a title: its noun alone does not name it
+    assert f.find("How big is our world?", params=p).named == []
