@@ -27,6 +27,14 @@ corpus and for tests, reading the JSON input object each request carries:
     when the firm's name goes on ("Warner Bros. Pictures"), and the section
     heading a chunk comes with, when it is a name, is whom a surname subject ("Fawell") or a
     sentence's "He" / "She" / "It" stands for (:func:`whole_name`).
+    A wrong unit costs more than a missing one (it joins passages that have nothing in common),
+    so the rules give none when the split does not read as the relation: "is" followed by no
+    noun phrase ("is located on", "is owned by", "is automatic"; "is 3 miles west of Y" is
+    ``[located near] Y``), a subject that is or opens with a pronoun or a demonstrative ("It"
+    under a heading that is no name, "Its seat", "This woreda", "There") or an opening adverbial
+    ("Because of this ..."), the rest of a sentence cut after "U.S."; objects stop at an
+    adverbial or a clause, and a list after "is a ... of <Name>" is that name's
+    (:func:`stands_for_no_name`, ``_reads_as_relation``, ``_objects``).
     Query mode finds lexicon predicates in the question and keeps the word
     runs left after removing question words, stop words and a short list of common verbs
     as the key nodes.
