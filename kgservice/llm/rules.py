@@ -238,9 +238,6 @@ _COPULAS = {"is", "are", "was", "were"}
 _CLAUSE_WORD = re.compile(r"^(?:after|before|since|during|until|while|when|where|whereas|although|though|because|"
                           r"which|who|whom|whose|that|including|with|without|from|by|near|as|for|"
                           r"named|called|known|located|followed|making|being|then|also|but)\b")
-_DIRECTION = re.compile(r"^(?:about\s+|approximately\s+|some\s+)?(?:[\w.,-]+\s+(?:miles?|mi|km|kilometres?|"
-                        r"kilometers?)\s+)?(?:north|south|east|west|northeast|northwest|southeast|southwest)(?:ern)?"
-                        r"\s+of\s+(?P<y>.+)$", re.I)
 
 
 # "is current coach of Goyang Daekyo WFC": a role of a named thing with its article left out
@@ -343,9 +340,6 @@ def parse_sentence(sentence: str, mode: str) -> dict[str, Any] | None:
         obj = obj[: m.start()]
     if pred == "是" and obj.endswith("的"):
         return None  # 是…的 is emphasis, not "is a"
-    if pred.lower() in _COPULAS and (d := _DIRECTION.match(obj)):  # "X is 3 miles east of Y, in Z": near Y
-        pred, obj = "located near", " ".join(_CAPS.findall(re.split(r"\s*[,;(]|\s+(?:and|which|that|with)\s+[a-z]",
-                                                                    d.group("y"))[0])[:1])
     if not _reads_as_relation(s[:pm.start()], pred, obj):
         return None
     args = []
@@ -409,6 +403,13 @@ _IN_PLACE = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?:[\w-]+\s+){{0
 # "Abraham Van Helsing is a fictional character from the 1897 gothic horror novel "Dracula""
 _CHARACTER = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?P<kind>(?:[\w-]+\s+){{0,3}}?character)\s+"
                         rf"(?:from|in|of)\s+(?P<y>.+)$")
+# "X is located in Y, Z": the places it is in; "X is (located) three miles (5 km) east of Y, in Z, W":
+# where it lies near, and the places the rest says it is in
+_LOCATED_IN = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:located|situated|lying)\s+(?:in|within)\s+(?P<y>.+)$")
+_DIRECTION_OF = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:located\s+|situated\s+)?(?:about\s+|approximately\s+|some\s+)?"
+                           r"(?:[\w.,-]+\s+(?:nautical\s+)?(?:miles?|mi|km|kilometres?|kilometers?)\s+(?:\([^()]*\)\s+)?)?"
+                           r"(?:north|south|east|west|northeast|northwest|southeast|southwest)(?:ern)?\s+of\s+(?:the\s+)?"
+                           r"(?P<y>.+)$")
 # "X (born 6 March 1982 in Windhoek, South-West Africa) is ...", "X was born in 1962 in Y, Z"
 _BORN = re.compile(rf"^(?P<x>{_NAME})\s*(?:\((?:[^()]*?;\s*)?born\s+|{_COPULA}born\s+)(?:[^()]*?\s)?in\s+"
                    rf"(?P<y>(?!\d)[^()]+?)(?:\)|$)")
@@ -450,6 +451,17 @@ def _described(label: str) -> str:
     a label ending in a common word is kept whole ("Ottoman admiral")."""
     m = re.search(r"(?:^|\s)[a-z][\w-]*\s+(?P<name>(?:[A-Z][\w.'’-]*\s+)*[A-Z][\w.'’-]*)$", label)
     return m.group("name") if m else label
+
+
+def _places(x: str, tail: str, add: Any) -> None:
+    """``x [located in]`` the places an "in" tail lists, up to a clause or to where it says
+    what the place is near, and ``x [located near]`` the first place after that."""
+    y = re.split(r"\s*[;(]|\.(?=[A-Z][a-z]+\s)|\s+(?:and|which|that|with|including)\s+[a-z]", tail)[0]
+    near = _NEAR.search(y)
+    inside = y[:near.start()] if near else y
+    add(x, "located in", [p for p in _CAPS.findall(inside) if p.lower() not in {"the"} and len(p.strip(".")) > 1][:_PLACES])
+    if near:
+        add(x, "located near", [p for p in _CAPS.findall(y[near.end():]) if p.lower() not in {"the"}][:1])
 
 
 def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
@@ -517,13 +529,13 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
     elif m := _KIN_POSS.match(s):
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
-    elif m := _IN_PLACE.match(s):
-        y = re.split(r"\s*[;(]|\.(?=[A-Z][a-z]+\s)|\s+(?:and|which|that|with|including)\s+[a-z]", m.group("y"))[0]
-        near = _NEAR.search(y)
-        inside = y[:near.start()] if near else y
-        add(m.group("x"), "located in", [p for p in _CAPS.findall(inside) if p.lower() not in {"the"}][:_PLACES])
-        if near:
-            add(m.group("x"), "located near", [p for p in _CAPS.findall(y[near.end():]) if p.lower() not in {"the"}][:1])
+    elif m := _IN_PLACE.match(s) or _LOCATED_IN.match(s):
+        _places(m.group("x"), m.group("y"), add)
+    elif m := _DIRECTION_OF.match(s):
+        near, _, rest = m.group("y").partition(",")
+        add(m.group("x"), "located near", [p for p in _CAPS.findall(near) if p.lower() not in {"the"}][:1])
+        if r := re.match(r"\s*(?:in|within)\s+(.+)$", rest):
+            _places(m.group("x"), r.group(1), add)
     if not out and (m := _BORN.match(s)):
         add(re.sub(r"\s*\(.*$", "", m.group("x")), "born in", _CAPS.findall(m.group("y"))[:2])
     for m in _KIN_APPOS.finditer(s):

@@ -171,7 +171,11 @@ def test_bros_ends_a_firms_name_not_always_its_sentence(text, expected):
     (None, "Eckelson is west of Sanborn and north of Interstate 94, which has an exit serving Eckelson.",
      [("Eckelson", "located near", ["Sanborn"])]),
     (None, "Dodge City Regional Airport is three miles east of Dodge City, in Ford County, Kansas.",
-     [("Dodge City Regional Airport", "located near", ["Dodge City"])]),
+     [("Dodge City Regional Airport", "located near", ["Dodge City"]),
+      ("Dodge City Regional Airport", "located in", ["Ford County", "Kansas"])]),
+    # "is located in" is where it is, not what it is
+    (None, "Black Hawk Township is located in Jefferson County, Iowa.",
+     [("Black Hawk Township", "located in", ["Jefferson County", "Iowa"])]),
     # an adverbial after the object is no second object
     ("Spanish Wikipedia", "It has the second largest number of users, after the English Wikipedia.",
      [("Spanish Wikipedia", "has", ["second largest number of users"])]),
