@@ -27,6 +27,14 @@ corpus and for tests, reading the JSON input object each request carries:
     when the firm's name goes on ("Warner Bros. Pictures"), and the section
     heading a chunk comes with, when it is a name, is whom a surname subject ("Fawell") or a
     sentence's "He" / "She" / "It" stands for (:func:`whole_name`).
+    A wrong unit costs more than a missing one (it joins passages that have nothing in common),
+    so the rules give none when the split does not read as the relation: "is" followed by no
+    noun phrase ("is located on", "is owned by", "is automatic"; "is 3 miles west of Y" is
+    ``[located near] Y``), a subject that is or opens with a pronoun or a demonstrative ("It"
+    under a heading that is no name, "Its seat", "This woreda", "There") or an opening adverbial
+    ("Because of this ..."), the rest of a sentence cut after "U.S."; objects stop at an
+    adverbial or a clause, and a list after "is a ... of <Name>" is that name's
+    (:func:`stands_for_no_name`, ``_reads_as_relation``, ``_objects``).
     Query mode finds lexicon predicates in the question and keeps the word
     runs left after removing question words, stop words and a short list of common verbs
     as the key nodes.
@@ -221,6 +229,76 @@ def _words(s: str) -> int:
     return len(s.split()) if not CJK.search(s) else max(1, len(s) // 3)
 
 
+# words that stand for something named elsewhere: never a node of their own
+_PRONOUN = {"it", "its", "he", "him", "his", "she", "her", "hers", "they", "them", "their", "theirs", "we", "us",
+            "our", "you", "your", "i", "me", "my", "this", "these", "those", "that", "there", "which", "who",
+            "whom", "whose", "a", "an", "the", "such"}
+_COPULAS = {"is", "are", "was", "were"}
+# a word that starts an adverbial or a clause, not an object ("..., after the English Wikipedia")
+_CLAUSE_WORD = re.compile(r"^(?:after|before|since|during|until|while|when|where|whereas|although|though|because|"
+                          r"which|who|whom|whose|that|including|with|without|from|by|near|as|for|"
+                          r"named|called|known|located|followed|making|being|then|also|but)\b")
+
+
+# "is current coach of Goyang Daekyo WFC": a role of a named thing with its article left out
+_ROLE_OF = re.compile(r"^(?![a-z]+(?:ed|ly|ing)\b|(?:also|now|still|currently|often|located|known|home|part)\b)"
+                      r"[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}\s+of\s+(?:the\s+)?[A-Z]")
+
+
+_DIRECTION_WORDS = {f"{d}{e}" for d in ("north", "south", "east", "west", "central", "northeast", "northwest",
+                                        "southeast", "southwest") for e in ("", "ern")}
+# a sentence's opening adverbial or conjunction left on the subject ("Because of this Ashgabat has ...")
+_OPENER = {"because", "but", "since", "in", "on", "at", "after", "before", "during", "when", "while", "although",
+           "though", "if", "as", "situated", "located", "unlike", "despite", "with", "for", "from", "by",
+           "originally", "however", "today", "also", "and", "or", "so", "yet", "then", "thus", "hence", "via"}
+
+
+def stands_for_no_name(label: str) -> bool:
+    """Is a label a pronoun, a bare determiner, or a phrase one opens ("It", "The", "Its
+    administrative center", "This woreda", "One of their mounds")? It names nothing by itself:
+    as a node it would join every passage that writes it."""
+    words = label.lower().split()
+    return bool(words) and (label.lower() in _PRONOUN or words[0] in _PRONOUN - {"a", "an", "the"}
+                            or (len(words) > 1 and words[0] in {"one", "some", "many", "each", "all", "most", "both"}
+                                and words[1] == "of"))
+
+
+def _reads_as_relation(subj_raw: str, pred: str, obj: str) -> bool:
+    """Does ``subject <predicate> object`` read as the predicate's relation? Not when the
+    predicate is written capitalised inside a name ("All You Need Is Love"), or when a copula ("is",
+    "was": the "is a" family) is followed by what is no noun phrase: a participle, an adverb,
+    a direction ("is located on", "is followed by", "is currently", "is west of": "Eckelson is
+    west of Sanborn" is no "is a")."""
+    if pred[:1].isupper() and subj_raw.strip() and not CJK.search(pred):
+        return False
+    if pred.lower().strip() in _COPULAS:
+        first = obj.split()[0] if obj.split() else ""
+        return bool(first) and (first.lower() in {"a", "an", "the"} or first[:1].isupper() or bool(CJK.match(first))
+                                or bool(_ROLE_OF.match(obj)) or bool(re.match(r"[a-z]+://", first)))
+    return True
+
+
+def _objects(pred: str, obj: str) -> list[str]:
+    """The objects a lexicon split's tail lists, up to where an adverbial or a clause starts
+    ("..., after the English Wikipedia", "..., which ...", "..., named after ..."), a colon,
+    or an unclosed parenthesis; the asides in parentheses left out. After an "is a" whose
+    first object names a place or a work in an "of" ("county seat of Ford County, Kansas,
+    United States", "sister publication of Adweek, Billboard"), the names that follow are that
+    place's or that work's list, not further things the subject is: only the first is kept."""
+    obj = re.split(r"\s*:(?=\s|$)", re.sub(r"\s*\([^()]*\)", "", obj))[0]
+    obj = obj.split("(")[0]
+    out: list[str] = []
+    for part in _split_list(obj):
+        # a verb's own preposition may open its first object ("added to the National Register")
+        if _CLAUSE_WORD.match(part) or (out and re.match(r"(?:in|on|at|into|to)\b", part)):
+            break
+        out.append(part)
+    if len(out) > 1 and _lexicon().resolve(pred.strip()).base == _lexicon().resolve("is a").base \
+            and re.search(r"\s(?:of|in)\s+(?:the\s+)?[\"“]?[A-Z]", out[0]):
+        out = out[:1]
+    return out
+
+
 def parse_sentence(sentence: str, mode: str) -> dict[str, Any] | None:
     s = _strip_end(sentence)
     mods: list[dict[str, str]] = []
@@ -236,8 +314,9 @@ def parse_sentence(sentence: str, mode: str) -> dict[str, Any] | None:
         if after is not None and after.group(0).lower() not in {"is", "are", "was", "were"}:
             pm = after
     subj_raw, pred, obj_raw = s[:pm.start()], s[pm.start():pm.end()], s[pm.end():]
-    # subject: trailing auxiliaries / modals go; modals are kept as modality in detail mode
-    words = subj_raw.split()
+    # subject: asides in parentheses ("X (born 1964) is ...") and trailing auxiliaries / modals go;
+    # modals are kept as modality in detail mode
+    words = re.sub(r"\s*[(（][^()（）]*[)）]", "", subj_raw).split()
     while words and words[-1].lower() in AUX | MODALS:
         w = words.pop()
         if w.lower() in MODALS:
@@ -261,15 +340,19 @@ def parse_sentence(sentence: str, mode: str) -> dict[str, Any] | None:
         obj = obj[: m.start()]
     if pred == "是" and obj.endswith("的"):
         return None  # 是…的 is emphasis, not "is a"
+    if not _reads_as_relation(s[:pm.start()], pred, obj):
+        return None
     args = []
-    for part in _split_list(obj):
+    for part in _objects(pred, obj):
         label = _clean_label(part)
         if not label:
             continue
         if _words(label) >= 8:  # the extraction check refuses a copied clause of 8+ words
             return None
         args.append({"literal": label} if QUANTITY.match(label) else {"node": label})
-    if subj in {"这", "那", "它", "他", "她", "我们", "他们", "这些", "那些", "it", "this", "that", "they"}:
+    if subj in {"这", "那", "它", "他", "她", "我们", "他们", "这些", "那些"} or subj.lower() in _PRONOUN:
+        return None
+    if re.search(r"\s(?:is|are|was|were)\s", f" {subj} "):  # a verb of its own: "Nature Physics was first"
         return None
     if not subj or not args or _words(subj) > 6 or re.search(r"[,，;；:：]", subj):
         return None
@@ -320,6 +403,13 @@ _IN_PLACE = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?:[\w-]+\s+){{0
 # "Abraham Van Helsing is a fictional character from the 1897 gothic horror novel "Dracula""
 _CHARACTER = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?P<kind>(?:[\w-]+\s+){{0,3}}?character)\s+"
                         rf"(?:from|in|of)\s+(?P<y>.+)$")
+# "X is located in Y, Z": the places it is in; "X is (located) three miles (5 km) east of Y, in Z, W":
+# where it lies near, and the places the rest says it is in
+_LOCATED_IN = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:located|situated|lying)\s+(?:in|within)\s+(?P<y>.+)$")
+_DIRECTION_OF = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:located\s+|situated\s+)?(?:about\s+|approximately\s+|some\s+)?"
+                           r"(?:[\w.,-]+\s+(?:nautical\s+)?(?:miles?|mi|km|kilometres?|kilometers?)\s+(?:\([^()]*\)\s+)?)?"
+                           r"(?:north|south|east|west|northeast|northwest|southeast|southwest)(?:ern)?\s+of\s+(?:the\s+)?"
+                           r"(?P<y>.+)$")
 # "X (born 6 March 1982 in Windhoek, South-West Africa) is ...", "X was born in 1962 in Y, Z"
 _BORN = re.compile(rf"^(?P<x>{_NAME})\s*(?:\((?:[^()]*?;\s*)?born\s+|{_COPULA}born\s+)(?:[^()]*?\s)?in\s+"
                    rf"(?P<y>(?!\d)[^()]+?)(?:\)|$)")
@@ -361,6 +451,17 @@ def _described(label: str) -> str:
     a label ending in a common word is kept whole ("Ottoman admiral")."""
     m = re.search(r"(?:^|\s)[a-z][\w-]*\s+(?P<name>(?:[A-Z][\w.'’-]*\s+)*[A-Z][\w.'’-]*)$", label)
     return m.group("name") if m else label
+
+
+def _places(x: str, tail: str, add: Any) -> None:
+    """``x [located in]`` the places an "in" tail lists, up to a clause or to where it says
+    what the place is near, and ``x [located near]`` the first place after that."""
+    y = re.split(r"\s*[;(]|\.(?=[A-Z][a-z]+\s)|\s+(?:and|which|that|with|including)\s+[a-z]", tail)[0]
+    near = _NEAR.search(y)
+    inside = y[:near.start()] if near else y
+    add(x, "located in", [p for p in _CAPS.findall(inside) if p.lower() not in {"the"} and len(p.strip(".")) > 1][:_PLACES])
+    if near:
+        add(x, "located near", [p for p in _CAPS.findall(y[near.end():]) if p.lower() not in {"the"}][:1])
 
 
 def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
@@ -428,13 +529,13 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
     elif m := _KIN_POSS.match(s):
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
-    elif m := _IN_PLACE.match(s):
-        y = re.split(r"\s*[;(]|\.(?=[A-Z][a-z]+\s)|\s+(?:and|which|that|with|including)\s+[a-z]", m.group("y"))[0]
-        near = _NEAR.search(y)
-        inside = y[:near.start()] if near else y
-        add(m.group("x"), "located in", [p for p in _CAPS.findall(inside) if p.lower() not in {"the"}][:_PLACES])
-        if near:
-            add(m.group("x"), "located near", [p for p in _CAPS.findall(y[near.end():]) if p.lower() not in {"the"}][:1])
+    elif m := _IN_PLACE.match(s) or _LOCATED_IN.match(s):
+        _places(m.group("x"), m.group("y"), add)
+    elif m := _DIRECTION_OF.match(s):
+        near, _, rest = m.group("y").partition(",")
+        add(m.group("x"), "located near", [p for p in _CAPS.findall(near) if p.lower() not in {"the"}][:1])
+        if r := re.match(r"\s*(?:in|within)\s+(.+)$", rest):
+            _places(m.group("x"), r.group(1), add)
     if not out and (m := _BORN.match(s)):
         add(re.sub(r"\s*\(.*$", "", m.group("x")), "born in", _CAPS.findall(m.group("y"))[:2])
     for m in _KIN_APPOS.finditer(s):
@@ -520,18 +621,31 @@ def extract(text: str, mode: str, title: str | None = None) -> dict[str, Any]:
         title = h.group(1)
     name = title_name(title)
     units, seen = [], set()
+    prev = ""
     for sent in sentences(text):
+        # the rest of a sentence the splitter cut, going on in lower case: after "U.S." or a
+        # line that breaks mid-phrase ("... New Hampshire and northern" / "northern part of ...")
+        fragment = sent[:1].islower() and bool(
+            re.search(r"(?:^|\s)(?:[A-Z]\.){2,}$", prev)
+            or (prev.split() and prev.split()[-1].lower() in EN_STOP | _DIRECTION_WORDS))
+        prev = sent
         # the next word in lower case, whatever re.I: "It Follows is a film" names the title, no pronoun
         if name and (m := re.match(r"(?:(?:Hence|Thus|Today|Now|Later|Also|However),?\s+)?(?:he|she|it)\s+(?=(?-i:[a-z]))",
                                    sent, re.I)):
             sent = " ".join(name) + " " + sent[m.end():]
         sent, alias = acronym(sent)
-        found = encyclopaedic(sent)
-        if not found:
+        found = [] if fragment else encyclopaedic(sent)
+        if not found and not fragment:
             unit = parse_sentence(sent, mode)
             found = [unit] if unit is not None else []
         for unit in found + alias:
             unit["subject"] = whole_name(unit["subject"], name)
+            unit["args"] = [a for a in unit["args"] if not stands_for_no_name(a.get("node") or "")]
+            named = unit["subject"].split() == _clean_label(" ".join(name)).split()
+            opener = unit["subject"].split()[0].lower() in _OPENER if unit["subject"].split() else False
+            if not unit["args"] or ((stands_for_no_name(unit["subject"]) or opener or "(" in unit["subject"])
+                                    and not named):
+                continue  # "Its seat", "This woreda": named elsewhere (a title "Their Eyes ..." names itself)
             key = json.dumps(unit, sort_keys=True, ensure_ascii=False)
             if key not in seen:  # summary and detail both merge a fact stated twice
                 seen.add(key)
