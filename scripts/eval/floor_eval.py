@@ -223,6 +223,20 @@ def musique_questions(ctx: Any) -> list[tuple[str, list[str], str]]:
 
 
 AUDITED = SETS / "musique-gold-audited.json"
+# read gold for MuSiQue over another graph of its passages, by the --floor-data file's name
+AUDITED_BY_DATA = {"musique-spacy.json": SETS / "musique-gold-audited-spacy.json"}
+
+
+def audited_file(musique_data: Path | None) -> Path:
+    """The read gold for the graph being scored: the GPT-3.5 graph's, or the one kept for the
+    ``musique_data`` file's name; a graph nobody labelled is refused (its unit ids name other
+    triples)."""
+    if musique_data is None:
+        return AUDITED
+    if musique_data.name not in AUDITED_BY_DATA:
+        raise GoldError(f"--gold audited: no read gold for {musique_data.name} "
+                        f"(there is for musique.json and {', '.join(AUDITED_BY_DATA)})")
+    return AUDITED_BY_DATA[musique_data.name]
 
 
 class GoldError(ValueError):
@@ -253,10 +267,13 @@ def audited_first_hops(ctx: Any, doc: dict[str, Any]) -> tuple[list[tuple[str, l
             left.append((qid, q.get("reason", "no stating unit")))
             continue
         stored = []
-        for g in gold:
+        for g, seen in zip(gold, q.get("gold_text") or [None] * len(gold)):
             n = g.rpartition(".t")[2]
             if not n.isdigit() or unit_id(pid, int(n)) != g or g not in triples:
                 raise GoldError(f"audited gold: question {qid}: {g!r} is not a unit of passage {pid!r}")
+            if seen is not None and " ".join(seen.replace(" | ", " ").lower().split()) != triples[g]:
+                raise GoldError(f"audited gold: question {qid}: {g!r} was read as {seen!r}, "
+                                "this graph holds other words: not the graph the gold was read on")
             if g in texts:
                 stored.append(g)
             else:
@@ -308,11 +325,9 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
     ``musique_data``: MuSiQue's questions over another graph of its passages (a set file in the
     generic shape, :func:`scripts.eval.dataset.load`; its passages must be MuSiQue's, in order).
     ``gold="audited"``: MuSiQue's first hops are scored against the read gold of
-    :data:`AUDITED` (:func:`audited_first_hops`; GPT-3.5 graph only, whose unit ids it names),
-    the whole questions keep the mechanical gold."""
-    if gold == "audited" and musique_data is not None:
-        raise GoldError("--gold audited names units of the GPT-3.5 graph (musique.json); "
-                         f"it cannot score {musique_data.name}")
+    :func:`audited_file` (:func:`audited_first_hops`: the GPT-3.5 graph's, or the spaCy graph's
+    for ``musique-spacy.json``), the whole questions keep the mechanical gold."""
+    audited = audited_file(musique_data) if gold == "audited" else None
     a = argparse.Namespace(demo="demo" in sets or not sets, notes="notes" in sets or not sets,
                            musique="musique" in sets or not sets, show=show, json=json_path)
     floors = VARIANTS
@@ -343,8 +358,8 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
         else:
             ctx = build(load_musique())
         qs = musique_questions(ctx)
-        if gold == "audited":
-            read, left = audited_first_hops(ctx, json.loads(AUDITED.read_text("utf-8")))
+        if audited is not None:
+            read, left = audited_first_hops(ctx, json.loads(audited.read_text("utf-8")))
             qs = [q for q in qs if q[2] != "first hop"] + read
             print(f"musique: audited gold, {len(read)} first hops with a stating unit; {len(left)} left out:")
             for qid, why in left:

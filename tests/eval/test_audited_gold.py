@@ -2,7 +2,7 @@
 ``answers.py --floor --gold audited``): on the tiny hand-made set, the gold ids a reader wrote
 become the stored units (a duplicate triple read as the unit it was merged into), steps with no
 stating unit are left out with their reason, and a file naming units of another graph or
-passage is refused."""
+passage, or read as other triples, is refused."""
 
 from __future__ import annotations
 
@@ -56,21 +56,36 @@ def test_a_unit_of_another_passage_is_refused(tiny_ctx):
         floor_eval.audited_first_hops(tiny_ctx, _doc({"id": "qe", "step": "x", "passage": "p9", "gold": ["p9.t0"]}))
 
 
-def test_audited_gold_on_another_graph_is_an_input_error(tmp_path, capsys):
-    """The read gold names GPT-3.5 units; another graph's units have the same ids but other
-    triples, so --floor-data with --gold audited stops before anything is built (exit 2)."""
-    with pytest.raises(SystemExit) as e:
-        answers.main(["--floor", "--floor-set", "musique", "--gold", "audited",
-                      "--floor-data", str(tmp_path / "musique-spacy.json")])
-    assert e.value.code == 2
-    assert "--gold audited names units of the GPT-3.5 graph" in capsys.readouterr().err
+def test_gold_read_on_other_triples_is_refused(tiny_ctx):
+    """A gold unit keeps the triple it was read as: p1.t0 here is "Hello Love | performed by |
+    Hank Snow" (case and spacing aside it matches); read as "Hello Love | is a | song" it is
+    another graph's p1.t0, so the file is refused."""
+    ok = _doc({"id": "qa", "step": "Hello Love >> performer", "passage": "p1", "gold": ["p1.t0"],
+               "gold_text": ["hello love | Performed by | Hank  Snow"]})
+    assert floor_eval.audited_first_hops(tiny_ctx, ok)[0] == [("Hello Love >> performer", ["p1.t0"], "first hop")]
+    bad = _doc({"id": "qa", "step": "Hello Love >> performer", "passage": "p1", "gold": ["p1.t0"],
+                "gold_text": ["Hello Love | is a | song"]})
+    with pytest.raises(floor_eval.GoldError, match="not the graph the gold was read on"):
+        floor_eval.audited_first_hops(tiny_ctx, bad)
 
 
-def test_the_shipped_file_is_whole():
+def test_audited_gold_on_an_unlabelled_graph_is_an_input_error(tmp_path, capsys):
+    """Read gold exists for the GPT-3.5 graph and the spaCy one; the rules graph's units have
+    the same ids but other triples, so --gold audited stops before anything is built (exit 2)."""
+    assert floor_eval.audited_file(None) == floor_eval.AUDITED
+    assert floor_eval.audited_file(tmp_path / "musique-spacy.json").name == "musique-gold-audited-spacy.json"
+    code = answers.main(["--floor", "--floor-set", "musique", "--gold", "audited",
+                         "--floor-data", str(tmp_path / "musique-rules.json")])
+    assert code == 2
+    assert "--gold audited: no read gold for musique-rules.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", [floor_eval.AUDITED, *floor_eval.AUDITED_BY_DATA.values()])
+def test_the_shipped_files_are_whole(path):
     """Every question carries either gold units of its own passage or a reason, once each."""
-    doc = json.loads(floor_eval.AUDITED.read_text("utf-8"))
+    doc = json.loads(path.read_text("utf-8"))
     qs = doc["questions"]
-    assert doc["kind"] == "first hop" and doc["graph"] == "gpt-3.5"
+    assert doc["kind"] == "first hop"
     assert len({q["id"] for q in qs}) == len(qs) == 100
     for q in qs:
         assert bool(q["gold"]) != bool(q.get("reason")), q["id"]
