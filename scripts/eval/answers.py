@@ -429,6 +429,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--floor-data", type=Path, default=None,
                     help="with --floor: MuSiQue under another graph of its corpus (a set file of the same passages, "
                          "e.g. rules_set.py's or spacy_triples.py's) instead of its GPT-3.5 triples")
+    ap.add_argument("--gold", choices=("mechanical", "audited"), default="mechanical",
+                    help="with --floor: MuSiQue first hops' gold units, every unit of the supporting passage "
+                         "holding the answer's words (mechanical) or the read ones of "
+                         "answer_sets/musique-gold-audited*.json (audited; the GPT-3.5 and spaCy graphs)")
     ap.add_argument("--show", action="store_true", help="with --floor: every question's top 3 and verdict")
     ap.add_argument("--floor-compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
                     help="instead: two --floor --json runs of one graph question by question (better / same / "
@@ -456,9 +460,14 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(compare_floors(*args.floor_compare)))
         return 0
     if args.floor:
-        from scripts.eval.floor_eval import main as floor
+        from scripts.eval.floor_eval import GoldError, main as floor
 
-        return floor(args.floor_set, args.show, Path(args.json) if args.json else None, args.floor_data)
+        try:
+            return floor(args.floor_set, args.show, Path(args.json) if args.json else None, args.floor_data,
+                         args.gold)
+        except GoldError as e:
+            print(f"answers.py: {e}", file=sys.stderr)
+            return 2
     if not args.set:
         ap.error("--set (or --floor) is required")
     if args.set == "musique" and args.limit is None:

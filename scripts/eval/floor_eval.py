@@ -222,6 +222,69 @@ def musique_questions(ctx: Any) -> list[tuple[str, list[str], str]]:
     return out
 
 
+AUDITED = SETS / "musique-gold-audited.json"
+# read gold for MuSiQue over another graph of its passages, by the --floor-data file's name
+AUDITED_BY_DATA = {"musique-spacy.json": SETS / "musique-gold-audited-spacy.json"}
+
+
+def audited_file(musique_data: Path | None) -> Path:
+    """The read gold for the graph being scored: the GPT-3.5 graph's, or the one kept for the
+    ``musique_data`` file's name; a graph nobody labelled is refused (its unit ids name other
+    triples)."""
+    if musique_data is None:
+        return AUDITED
+    if musique_data.name not in AUDITED_BY_DATA:
+        raise GoldError(f"--gold audited: no read gold for {musique_data.name} "
+                        f"(there is for musique.json and {', '.join(AUDITED_BY_DATA)})")
+    return AUDITED_BY_DATA[musique_data.name]
+
+
+class GoldError(ValueError):
+    """A gold file that does not fit the graph it is asked to score (bad input: exit 2)."""
+
+
+def audited_first_hops(ctx: Any, doc: dict[str, Any]) -> tuple[list[tuple[str, list[str], str]], list[tuple[str, str]]]:
+    """MuSiQue's first hops with read gold (``answer_sets/musique-gold-audited.json``): the
+    mechanical gold of :func:`musique_questions` counts every unit holding the answer's words,
+    stating it or not and about the named thing or not, so a hit there may be no answer. Gives
+    (step, stored gold unit ids, ``first hop``) for each step with a stating unit, and
+    (question id, reason) for the steps left out. A gold id merged into another passage's unit
+    at ingest (duplicate triples) is read as the stored unit of its passage with its text; an
+    id that is not a unit of the step's passage is refused (:class:`GoldError` naming it)."""
+    if doc.get("kind") != "first hop" or not isinstance(doc.get("questions"), list):
+        raise GoldError("audited gold: expected kind 'first hop' and a list of questions")
+    from scripts.eval.dataset import unit_id
+
+    triples = {unit_id(p.id, n): " ".join(" ".join(t).lower().split())
+               for p in ctx.ds.passages for n, t in enumerate(p.triples)
+               if isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t)}
+    texts = {u.id: unit_text(u) for u in ctx.kb.store.iter_units()}
+    out: list[tuple[str, list[str], str]] = []
+    left: list[tuple[str, str]] = []
+    for q in doc["questions"]:
+        qid, pid, gold = q.get("id", "?"), q.get("passage", ""), q.get("gold", [])
+        if not gold:
+            left.append((qid, q.get("reason", "no stating unit")))
+            continue
+        stored = []
+        for g, seen in zip(gold, q.get("gold_text") or [None] * len(gold)):
+            n = g.rpartition(".t")[2]
+            if not n.isdigit() or unit_id(pid, int(n)) != g or g not in triples:
+                raise GoldError(f"audited gold: question {qid}: {g!r} is not a unit of passage {pid!r}")
+            if seen is not None and " ".join(seen.replace(" | ", " ").lower().split()) != triples[g]:
+                raise GoldError(f"audited gold: question {qid}: {g!r} was read as {seen!r}, "
+                                "this graph holds other words: not the graph the gold was read on")
+            if g in texts:
+                stored.append(g)
+            else:
+                stored += [u for u, ps in ctx.unit_passages.items() if pid in ps and texts.get(u) == triples[g]]
+        if not stored:
+            left.append((qid, "its stating units are not in the store"))
+            continue
+        out.append((q["step"], sorted(set(stored)), "first hop"))
+    return out, left
+
+
 # -- report ---------------------------------------------------------------------------------------
 
 def summary(asked: list[Asked], f: float) -> dict[str, Any]:
@@ -255,11 +318,16 @@ def prf(asked: list[Asked], f: float) -> tuple[float, float, float]:
             100.0 * (len(abst) - tp) / ans if ans else 0.0)
 
 
-def main(sets: list[str], show: bool = False, json_path: Path | None = None, musique_data: Path | None = None) -> int:
+def main(sets: list[str], show: bool = False, json_path: Path | None = None, musique_data: Path | None = None,
+         gold: str = "mechanical") -> int:
     """Every variant on the named sets (``demo``, ``notes``, ``musique``; all when none), a
     table per graph; ``show`` prints every question's top 3 and verdict (shipped variant).
     ``musique_data``: MuSiQue's questions over another graph of its passages (a set file in the
-    generic shape, :func:`scripts.eval.dataset.load`; its passages must be MuSiQue's, in order)."""
+    generic shape, :func:`scripts.eval.dataset.load`; its passages must be MuSiQue's, in order).
+    ``gold="audited"``: MuSiQue's first hops are scored against the read gold of
+    :func:`audited_file` (:func:`audited_first_hops`: the GPT-3.5 graph's, or the spaCy graph's
+    for ``musique-spacy.json``), the whole questions keep the mechanical gold."""
+    audited = audited_file(musique_data) if gold == "audited" else None
     a = argparse.Namespace(demo="demo" in sets or not sets, notes="notes" in sets or not sets,
                            musique="musique" in sets or not sets, show=show, json=json_path)
     floors = VARIANTS
@@ -290,6 +358,12 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
         else:
             ctx = build(load_musique())
         qs = musique_questions(ctx)
+        if audited is not None:
+            read, left = audited_first_hops(ctx, json.loads(audited.read_text("utf-8")))
+            qs = [q for q in qs if q[2] != "first hop"] + read
+            print(f"musique: audited gold, {len(read)} first hops with a stating unit; {len(left)} left out:")
+            for qid, why in left:
+                print(f"  - {qid}: {why}")
         lost = [q for q in qs if not q[1]]
         print(f"musique: {len(lost)} of {len(qs)} steps have no unit holding their answer (left out)")
         graphs["musique"] = [ask(ctx.kb, "musique", q, True, g, floors, kind) for q, g, kind in qs if g] + \
