@@ -123,6 +123,12 @@ def build(ds: Dataset, embedder: str = "default", workdir: Path | None = None,
         marker.write_text(json.dumps(info))
         log(f"built {info['units']} units ({skipped} triples skipped, {len(dups)} duplicates merged), "
             f"{info['nodes']} nodes in {info['ingest_seconds']} s -> {work}")
+    # A build that raced another one on the same cache directory can end with the marker written
+    # and the vectors owed: the racer that wrote the graph failed on the vector store the other
+    # held, after the other had settled (2026-12-07: a rules graph measured with 0 of 3,110 node
+    # vectors, pools of 0-3 units). The store's note says so; pay it before measuring anything.
+    if owed := kb.settle_owed_vectors():
+        log(f"embedded {owed} node vectors an earlier build of {work} owed")
     ctx = Context(ds, kb, {k: list(v) for k, v in info["unit_passages"].items()})
     ctx.build_info = {k: v for k, v in info.items() if k != "unit_passages"}
     units = {u.id: u for u in kb.store.iter_units()}

@@ -398,3 +398,34 @@ def test_passage_scorings_read_the_retrievals_own_scores_and_put_it_back(tiny_ct
         once = project_repeat_damped(tiny_ctx, q.id, {}, 0.0)
         assert set(once) == set(shipped) and all(once[p] <= shipped[p] + 1e-6 for p in once)
     assert retrieval.unit_scores is real
+
+
+def test_a_cached_build_left_owing_vectors_is_repaired_before_use(tmp_path):
+    """Two builds of one cache directory at once can leave the marker written and the node
+    vectors owed (the one that wrote the graph failed on the vector store the other held); the
+    harness must pay them before measuring, or every vector-fed row runs on an empty index."""
+    from kgservice.config import Settings
+    from kgservice.service import KnowledgeBase
+    from kgservice.vectors.owed import OwedVectors
+
+    good = build(load(TINY), "hash:64", workdir=tmp_path / "good", log=lambda m: None)
+    nodes = good.kb.store.counts()["nodes"]
+    assert good.kb.vectors.count() == nodes > 0
+    good.kb.close()
+    # the raced state, made by hand: the graph written without its vectors, a failed writer's
+    # note, and the other racer's marker
+    raced = tmp_path / "raced"
+    kb = KnowledgeBase(Settings(data_dir=raced / "kg", embedder="hash:64", vector_backend="edge"))
+    units, _, _ = build_units(load(TINY), kb.lexicon)
+    notes = OwedVectors(raced / "kg")
+    note = notes.begin()
+    kb.ingest_units(units, embed=False)
+    notes.end(note, failed=True)
+    assert kb.vectors.count() == 0
+    kb.close()
+    (raced / "built.json").write_text((tmp_path / "good" / "built.json").read_text())
+    said: list[str] = []
+    ctx = build(load(TINY), "hash:64", workdir=raced, log=said.append)
+    assert ctx.kb.vectors.count() == nodes
+    assert said[0] == f"embedded {nodes} node vectors an earlier build of {raced} owed"
+    ctx.kb.close()
