@@ -50,6 +50,16 @@ machine in a deployment), and ``--control`` runs two control processes, one afte
 noise floor a child's ratio is read against. Each ask row names the machine's load during its
 stream. An A/A run of the children is ``--before`` set to this tree.
 
+Whose stall is it (``--busy``)? A busy control is a control process (no store, no catch-up)
+with a background thread that burns, for each batch the writer ingests (one byte down a pipe),
+the CPU the fed child's cache-refresh thread spent per batch in the same question's stream
+(read from that thread's own CPU clock, reported as ``refresh_thread_cpu_ms_per_batch``), under
+the switch interval a refresh runs with: ``python`` in short pure-Python steps, ``c`` in long C
+calls (a ``list.sort`` each, ~2 ms) that hold the interpreter lock throughout. A catching-up
+child worse than the busy control is the patch's own code; the two alike is any background CPU
+in a Python process on overloaded cores. ``--refresh-nice N`` adds a child ``fed nice`` whose
+refresh thread alone runs at nice N (Linux applies a nice value per thread).
+
 ``--embedder`` (default ``hash:64``) with ``--embed`` embeds the base store and every batch (a real
 embedder: does an unrelated ingest leave a question's top-k entry cached?); without ``--embed`` no
 node has a vector, so every replay counts each top-k entry as entered (a new node without a
@@ -84,6 +94,73 @@ FOUND = "What is marine atlas?"  # answered from the graph: its cache entries su
 QUESTIONS = {"not found": QUESTION, "found": FOUND}
 HOLDER_NAMES = ["agent", "atlas", "circuit"]
 CONTROL_WORK = 30_000  # loop steps of the control process's ask (~1.5 ms on an idle core)
+PY_STEP = 200  # loop steps between two reads of the thread's CPU clock in a pure-Python burn (~10 us)
+C_STEP_ITEMS = 20_000  # floats one C-call step of a burn sorts (one list.sort holding the lock, ~2 ms idle)
+
+
+def burn(cpu_s: float, mode: str = "python", data: list[float] | None = None) -> dict:
+    """Spends at least ``cpu_s`` seconds of this thread's own CPU (``time.thread_time``): in
+    short pure-Python steps (``python``: the interpreter may switch threads between any two
+    bytecodes, as it does in a refresh's Python code), or in long C calls that hold the
+    interpreter lock throughout (``c``: one ``list.sort`` of ``data`` a step, as a refresh's
+    largest set and map operations do). What the busy control's thread does per ingest batch:
+    the CPU a catch-up spends, without the catch-up's code. Returns the CPU spent, the steps,
+    and the longest step's CPU."""
+    start = time.thread_time()
+    now, steps, longest = start, 0, 0.0
+    if mode == "c":
+        import random
+
+        data = data if data is not None else [random.random() for _ in range(C_STEP_ITEMS)]
+    while now - start < cpu_s:
+        before = now
+        if mode == "c":
+            sorted(data)  # type: ignore[arg-type]
+        else:
+            total = 0
+            for i in range(PY_STEP):
+                total += i * i
+        now = time.thread_time()
+        steps += 1
+        longest = max(longest, now - before)
+    return {"cpu_s": now - start, "steps": steps, "longest_step_s": longest}
+
+
+class BusyThread:
+    """The busy control's background thread: for each byte read from ``fd`` (the writer writes
+    one per ingested batch), :func:`burn` ``cpu_s`` of CPU, under the same switch interval a
+    refresh runs with (``prompt_switching``, on a tree that has it). Counts what it spent."""
+
+    def __init__(self, fd: int):
+        import random
+
+        self.fd, self.cpu_s, self.mode = fd, 0.0, "python"
+        self.data = [random.random() for _ in range(C_STEP_ITEMS)]
+        self.burns, self.spent_s, self.longest_step_s = 0, 0.0, 0.0
+        self.thread = threading.Thread(target=self._run, name="kg-bench-busy", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            from kgservice.caches.switching import prompt_switching
+        except ImportError:
+            from contextlib import nullcontext as prompt_switching  # type: ignore[assignment]
+        while os.read(self.fd, 1):
+            with prompt_switching():
+                got = burn(self.cpu_s, self.mode, self.data)
+            self.burns += 1
+            self.spent_s += got["cpu_s"]
+            self.longest_step_s = max(self.longest_step_s, got["longest_step_s"])
+
+    def counts(self) -> dict:
+        return {"burns": self.burns, "spent_s": self.spent_s, "longest_step_s": self.longest_step_s}
+
+
+def thread_cpu(th: threading.Thread | None) -> float:
+    """CPU seconds a live thread of this process has used (0 for none)."""
+    if th is None or th.ident is None or not th.is_alive():
+        return 0.0
+    return time.clock_gettime(time.pthread_getcpuclockid(th.ident))
 
 
 class MemoEmbedder:
@@ -176,6 +253,15 @@ def child() -> None:
 
     pid = int(os.environ["KG_BENCH_NEO4J_PID"]) if os.environ.get("KG_BENCH_NEO4J_PID") else None
     kb = KnowledgeBase(settings(Path(tempfile.mkdtemp(prefix="kg-fed-child-"))))
+    refresh_nice = int(os.environ.get("KG_BENCH_REFRESH_NICE") or 0)
+    if refresh_nice and hasattr(kb.caches, "_refresh_loop"):  # the refresh thread alone niced (Linux: per thread)
+        loop = kb.caches._refresh_loop
+
+        def niced_loop() -> None:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), refresh_nice)
+            loop()
+
+        kb.caches._refresh_loop = niced_loop  # (the thread's target is read from the instance)
 
     def indexes() -> None:
         kb.entry_finder.index()
@@ -239,12 +325,24 @@ def control() -> None:
             total += i * i
         return SimpleNamespace(stale=False, llm={})
 
+    fd = os.environ.get("KG_BENCH_BATCH_FD")
+    busy = BusyThread(int(fd)) if fd else None
     for line in sys.stdin:
         cmd = line.split()
         if not cmd or cmd[0] == "quit":
             break
-        if cmd[0] == "open":
+        if cmd[0] == "busy":  # busy CPU_S MODE: what the busy thread burns per batch from now on
+            assert busy is not None
+            busy.cpu_s, busy.mode = float(cmd[1]), cmd[2]
+            out = {"ok": True}
+        elif cmd[0] == "open":
+            c0 = busy.counts() if busy else None
             out = open_loop(None, float(cmd[1]), float(cmd[2]), "", ask=work)
+            if busy is not None:
+                time.sleep(0.2)  # (the last batch's burn, if the stream ended during it)
+                c1 = busy.counts()
+                out["busy"] = {"burns": c1["burns"] - c0["burns"], "spent_s": c1["spent_s"] - c0["spent_s"],
+                               "longest_step_s": c1["longest_step_s"]}
         else:  # asks SECONDS: the closed-loop probe
             times: list[float] = []
             until = time.perf_counter() + float(cmd[1])
@@ -284,6 +382,8 @@ def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], 
     stale = front = computed = with_calls = 0
     misses0 = {c: v["misses"] for c, v in caches.session_counts().items()}
     refreshes0 = getattr(caches, "refreshes", 0)
+    refresher0 = getattr(caches, "_refresher", None)
+    refresh_cpu0, cpu0 = thread_cpu(refresher0), time.process_time()
     start = time.perf_counter()
     try:
         for i in range(max(5, int(seconds * rate))):
@@ -308,18 +408,32 @@ def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], 
     if hasattr(caches, "wait_refreshed"):
         caches.wait_refreshed()  # the background refreshes' misses count too
     misses = {c: v["misses"] - misses0.get(c, 0) for c, v in caches.session_counts().items()}
+    refresher = getattr(caches, "_refresher", None)
+    refresh_cpu = thread_cpu(refresher) - (refresh_cpu0 if refresher is refresher0 else 0.0)
     return {"times": latency, "service": service, "stale": stale, "front": front, "computed": computed,
             "with_llm_calls": with_calls, "cache_misses": misses, "wall_s": time.perf_counter() - start,
-            "refreshes": getattr(caches, "refreshes", 0) - refreshes0}
+            "refreshes": getattr(caches, "refreshes", 0) - refreshes0, "refresh_thread_cpu_s": refresh_cpu,
+            "process_cpu_s": time.process_time() - cpu0}
 
 
 class Child:
-    def __init__(self, name: str, tree: Path, neo4j_pid: int | None, role: str = "--child"):
+    def __init__(self, name: str, tree: Path, neo4j_pid: int | None, role: str = "--child",
+                 env: dict[str, str] | None = None, busy: str | None = None):
         env = {**os.environ, "PYTHONPATH": str(tree), "KG_BENCH_NEO4J_PID": str(neo4j_pid or ""),
-               "OPENBLAS_NUM_THREADS": "1"}
-        self.name = name
+               "OPENBLAS_NUM_THREADS": "1", **(env or {})}
+        self.name, self.busy, self.batch_w = name, busy, None
+        fds: tuple[int, ...] = ()
+        if busy:  # a busy control: one byte down this pipe per ingested batch
+            r, self.batch_w = os.pipe()
+            env["KG_BENCH_BATCH_FD"], fds = str(r), (r,)
         self.p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), role], env=env, cwd=str(tree),
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, pass_fds=fds)
+        if fds:
+            os.close(fds[0])
+
+    def batch_ingested(self) -> None:
+        if self.batch_w is not None:
+            os.write(self.batch_w, b"x")
 
     def ask(self, cmd: str) -> dict:
         assert self.p.stdin is not None and self.p.stdout is not None
@@ -335,6 +449,8 @@ class Child:
             self.ask("quit")
         except (SystemExit, BrokenPipeError, json.JSONDecodeError):
             pass
+        if self.batch_w is not None:
+            os.close(self.batch_w)
         self.p.wait(60)
 
 
@@ -407,6 +523,12 @@ def main() -> int:
                     help="embed every batch the run ingests before the first measurement (with --embed)")
     ap.add_argument("--writer-nice", type=int, default=0, help="nice value of the thread that streams the ingests")
     ap.add_argument("--neo4j-nice", type=int, default=0, help="nice value of every Neo4j server thread during the streams")
+    ap.add_argument("--busy", action="append", choices=("python", "c"),
+                    help="also a busy control (repeatable, one per mode): a control process whose background thread "
+                         "burns, per ingested batch, the CPU the fed child's refresh thread spent per batch in the "
+                         "same question's stream, in short pure-Python steps or in long C calls")
+    ap.add_argument("--refresh-nice", type=int, default=0,
+                    help="also a child 'fed nice' on this tree whose cache-refresh thread runs at this nice value")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--control-child", dest="control_child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -425,7 +547,8 @@ def main() -> int:
     pid = neo4j_server_pid()
     # a fixed reserve of new units (the corpus, and so the base, depends on --units and --batch only)
     base, extra = units_of(a.units, a.batch * 100, a.seed)
-    if 100 < a.rounds + (0 if a.skip_asks else 2 * len(QUESTIONS) * int(a.seconds / a.every + 1)):
+    measured = 2 + bool(a.refresh_nice) + (2 * a.control + len(a.busy or ()) if not a.skip_asks else 0)
+    if 100 < a.rounds + (0 if a.skip_asks else measured * len(a.question or QUESTIONS) * int(a.seconds / a.every + 1)):
         raise SystemExit("--rounds and the streams of --seconds / --every batches need more than 100 batches")
     kb = KnowledgeBase(settings(Path(tempfile.mkdtemp(prefix="kg-fed-writer-"))))
     t0 = time.perf_counter()
@@ -443,14 +566,18 @@ def main() -> int:
     batches = [b for b in batches if b[0].id not in stored]
     memo = None
     if a.precompute and a.embed:  # the writer's vectors computed now, not while a child is measured
-        streams = (0 if a.skip_asks else len(a.question or QUESTIONS) * (2 + 2 * a.control)) * (int(a.seconds / a.every) + 2)
+        streams = (0 if a.skip_asks else len(a.question or QUESTIONS) * measured) * (int(a.seconds / a.every) + 2)
         t = time.perf_counter()
         memo = MemoEmbedder(kb.parts.embedder, labels_of([u for b in batches[:a.rounds + streams] for u in b]))
         kb.parts.__dict__["embedder"] = memo  # (a cached property: the writer's vector upkeep reads it per batch)
         print(f"precomputed {len(memo.vectors)} vectors in {time.perf_counter() - t:.0f} s", flush=True)
     children = [Child("rebuild", Path(a.before), pid), Child("fed", ROOT, pid)]
-    controls = ([Child("control", ROOT, None, "--control-child"), Child("control b", ROOT, None, "--control-child")]
-                if a.control and not a.skip_asks else [])
+    if a.refresh_nice:
+        children.append(Child("fed nice", ROOT, pid, env={"KG_BENCH_REFRESH_NICE": str(a.refresh_nice)}))
+    plain = ([Child("control", ROOT, None, "--control-child"), Child("control b", ROOT, None, "--control-child")]
+             if a.control and not a.skip_asks else [])
+    busies = [Child(f"busy {m}", ROOT, None, "--control-child", busy=m) for m in (a.busy or ())] if not a.skip_asks else []
+    controls = [c for pair in zip(plain + [None] * 2, busies + [None] * 2) for c in pair if c is not None]
     print("children:", {c.name: c.p.pid for c in children}, flush=True)  # (a profiler may attach)
     warm = {c.name: c.ask("warm") for c in children}
     print("warm-up (the first build):", {k: (round(v["cpu_s"], 1), round(v["neo4j_cpu_s"], 1)) for k, v in warm.items()},
@@ -477,9 +604,13 @@ def main() -> int:
     # cached ask latency: idle, then during a stream of ingests (a batch every --every seconds),
     # one child and one question at a time, each first caught up with what the others' streams ingested
     for n, kind in enumerate([] if a.skip_asks else a.question or list(QUESTIONS)):
+        per_batch = None  # the fed child's refresh-thread CPU per batch in this question's stream
         for c in (children if n % 2 == 0 else children[::-1]) + controls:  # alternating: neither tree always first
-            if not c.name.startswith("control"):
+            if c in children:
                 c.ask("catchup")
+            if c.busy:  # what the fed child's refresh thread spent per batch (else its catch-up's median CPU)
+                asked = per_batch if per_batch else rounds["fed"][len(rounds["fed"]) // 2]["cpu_s"]
+                c.ask(f"busy {asked} {c.busy}")
             capacity = None
             if a.client == "open":  # the idle capacity (closed loop, a few seconds): the rate should stay below it
                 probe = c.ask(f"asks {min(5.0, a.seconds)} {kind}")
@@ -495,6 +626,7 @@ def main() -> int:
                 while not done.is_set() and batches:
                     kb.ingest_units(batches.pop(0), embed=a.embed)
                     ingested[0] += 1
+                    c.batch_ingested()  # (a busy control burns its batch's CPU now)
                     done.wait(a.every)
 
             th = threading.Thread(target=stream)
@@ -508,6 +640,15 @@ def main() -> int:
             if a.neo4j_nice and pid:
                 nice_all(pid, 0) if os.geteuid() == 0 else None  # (only root may raise it back)
             row = ask_row(c.name, kind, a, idle, busy, capacity, ingested[0])
+            if "refresh_thread_cpu_s" in busy:
+                row |= {"refresh_thread_cpu_ms_per_batch": round(busy["refresh_thread_cpu_s"] * 1e3 / max(ingested[0], 1), 1),
+                        "process_cpu_s_stream": round(busy["process_cpu_s"], 3)}
+                if c.name == "fed" and ingested[0]:
+                    per_batch = busy["refresh_thread_cpu_s"] / ingested[0]
+            if "busy" in busy:
+                row |= {"busy_cpu_ms_per_batch_asked": round(asked * 1e3, 1),
+                        "busy_cpu_ms_per_batch_spent": round(busy["busy"]["spent_s"] * 1e3 / max(busy["busy"]["burns"], 1), 1),
+                        "busy_burns": busy["busy"]["burns"], "busy_longest_step_ms": round(busy["busy"]["longest_step_s"] * 1e3, 2)}
             rows.append(row | {"load_1min": [round(load0, 1), round(os.getloadavg()[0], 1)]})
     for c in children + controls:
         c.close()
@@ -520,6 +661,7 @@ def main() -> int:
                                       "rounds": a.rounds, "seconds": a.seconds, "every": a.every, "before": a.before,
                                       "embedder": a.embedder, "embed": a.embed, "client": a.client, "rate": a.rate,
                                       "precompute": a.precompute, "writer_nice": a.writer_nice, "neo4j_nice": a.neo4j_nice,
+                                      "busy": a.busy, "refresh_nice": a.refresh_nice,
                                       "machine_at_end": machine()})
     print(f"saved to {path}")
     return 0
