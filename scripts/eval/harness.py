@@ -9,13 +9,15 @@ start from the same entry nodes (kgservice.entry), so rows differ only in what t
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,10 +98,33 @@ def _passage_vectors_path(ds: Dataset, embedder: str) -> Path:
     return CACHE / "passage-vectors" / f"{embedder.replace(':', '_')}-{_digest([[p.title, p.text] for p in ds.passages])}.npy"
 
 
+@contextmanager
+def building(work: Path) -> Iterator[None]:
+    """One build of a cache directory at a time, across processes: two eval runs started
+    together on one ``KG_EVAL_DIR`` built the same store at once (2026-12-07: one wrote the
+    graph and failed on the vector store the other held; the other wrote the marker), and the
+    second run measured a store with no vectors. The second now waits, then finds the marker.
+    (Measuring from one store at once stays one process's: the embedded vector store refuses a
+    second opener with its own message.)"""
+    work.parent.mkdir(parents=True, exist_ok=True)
+    with open(work.parent / f".{work.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def build(ds: Dataset, embedder: str = "default", workdir: Path | None = None,
           log: Callable[[str], None] = print) -> Context:
     """Ingest the dataset's units into an embedded store (cached per dataset + embedder)."""
     work = workdir or CACHE / _fingerprint(ds, embedder)
+    with building(work):
+        return _build(ds, embedder, work, workdir is not None, log)
+
+
+def _build(ds: Dataset, embedder: str, work: Path, own_dir: bool, log: Callable[[str], None]) -> Context:
+    """:func:`build`, under the cache directory's lock."""
     settings = Settings(data_dir=work / "kg", embedder=embedder, vector_backend="edge")
     kb = KnowledgeBase(settings)
     marker = work / "built.json"
@@ -142,7 +167,7 @@ def build(ds: Dataset, embedder: str = "default", workdir: Path | None = None,
             for n in nodes:
                 ctx.node_passages.setdefault(n, set()).add(pid)
     ctx.pids = [p.id for p in ds.passages]
-    pv = (work / "passages.npy") if workdir is not None else _passage_vectors_path(ds, embedder)
+    pv = (work / "passages.npy") if own_dir else _passage_vectors_path(ds, embedder)
     if pv.exists():
         ctx.pvecs = np.load(pv)
     else:

@@ -429,3 +429,32 @@ def test_a_cached_build_left_owing_vectors_is_repaired_before_use(tmp_path):
     assert ctx.kb.vectors.count() == nodes
     assert said[0] == f"embedded {nodes} node vectors an earlier build of {raced} owed"
     ctx.kb.close()
+
+
+def test_a_second_build_of_one_cache_directory_waits_for_the_first(tmp_path):
+    """While one process holds a cache directory's build, another one's build must not touch
+    it: a child process holds the lock (as a build in progress does); our build may not write
+    the marker until the child lets go, and then finds the directory to build in."""
+    work = tmp_path / "tiny"
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom scripts.eval.harness import building\n"
+         "with building(Path(sys.argv[1])):\n    print('held', flush=True)\n    sys.stdin.readline()\n", str(work)],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert child.stdout.readline().strip() == "held"
+        import threading
+        done: list[object] = []
+        t = threading.Thread(target=lambda: done.append(build(load(TINY), "hash:64", workdir=work, log=lambda m: None)))
+        t.start()
+        t.join(timeout=3)
+        # however slow the machine, a build that respects the lock has written nothing yet
+        assert not (work / "built.json").exists() and not done
+        child.stdin.write("\n")
+        child.stdin.flush()
+        t.join()
+        assert (work / "built.json").exists() and len(done) == 1
+        done[0].kb.close()  # type: ignore[attr-defined]
+    finally:
+        child.kill()
+        child.wait()
