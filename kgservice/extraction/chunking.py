@@ -16,8 +16,11 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；])")
 # (a pronoun, an article, a connective: "born in the U.S. He moved", "plan B. The plan"); "I."
 # is the Roman one ("World War I."). After "Jr." / "Inc." / "e.g." a sentence ends unless
 # the text goes on in lower case.
-_NAME_DOT = re.compile(r"(?:^|[\s(])(?:(?:Mr|Mrs|Ms|Dr|St|Mt|Ft|Prof|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Hon|Fr|"
-                       r"Messrs|Mme|Mlle|Pres|Adm|Maj|Cpl|Pvt|Supt|Bros|vs)\.|(?:[A-Z]\.)+)$")
+#: the titles a name follows ("Mr. Cool", "St. Louis"), as a regex alternation: chunking's splitter
+#: and the rules extractor's (``kgservice.llm.rules``) both keep a name whole after them
+TITLE_ABBREVIATIONS = ("Mr|Mrs|Ms|Dr|St|Mt|Ft|Prof|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Hon|Fr|Messrs|Mme|Mlle|Pres|"
+                       "Adm|Maj|Cpl|Pvt|Supt|vs")
+_NAME_DOT = re.compile(rf"(?:^|[\s(])(?:(?:{TITLE_ABBREVIATIONS}|Bros)\.|(?:[A-Z]\.)+)$")
 _TRAILING_DOT = re.compile(r"(?:^|[\s(])(?:Jr|Sr|Inc|Ltd|Co|Corp|approx|ca|etc|e\.g|i\.e)\.$")
 _OPENER = re.compile(r"(?:He|She|It|They|We|You|His|Her|Its|Their|Our|The|This|That|These|Those|There|Then|A|An|"
                      r"In|On|At|After|Before|When|While|But|And|However|Later|Today)(?![\w.])")

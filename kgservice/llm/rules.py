@@ -63,6 +63,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from kgservice.extraction.chunking import TITLE_ABBREVIATIONS
 from kgservice.families import Lexicon
 from kgservice.ids import normalise_label
 
@@ -156,8 +157,7 @@ _MD = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+)")
 
 # A full stop after these ends no sentence when a name follows ("Mr. Cool", "St. Louis"); after
 # "Jr." / "Inc." only when the sentence goes on in lower case ("Sammy Davis Jr. was ...").
-_TITLE_ABBR = re.compile(r"(?:^|\s)(?:Mr|Mrs|Ms|Dr|St|Mt|Ft|Prof|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Hon|Fr|Messrs|"
-                         r"Mme|Mlle|Pres|Adm|Maj|Cpl|Pvt|Supt|vs|[A-Z])\.$")
+_TITLE_ABBR = re.compile(rf"(?:^|\s)(?:{TITLE_ABBREVIATIONS}|[A-Z])\.$")
 _TRAILING_ABBR = re.compile(r"(?:^|\s)(?:Jr|Sr|Inc|Ltd|Co|Corp|Bros|approx|ca|c|e\.g|i\.e)\.$")
 
 
