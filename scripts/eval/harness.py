@@ -148,10 +148,12 @@ def _build(ds: Dataset, embedder: str, work: Path, own_dir: bool, log: Callable[
         marker.write_text(json.dumps(info))
         log(f"built {info['units']} units ({skipped} triples skipped, {len(dups)} duplicates merged), "
             f"{info['nodes']} nodes in {info['ingest_seconds']} s -> {work}")
-    # A build that raced another one on the same cache directory can end with the marker written
-    # and the vectors owed: the racer that wrote the graph failed on the vector store the other
-    # held, after the other had settled (2026-12-07: a rules graph measured with 0 of 3,110 node
-    # vectors, pools of 0-3 units). The store's note says so; pay it before measuring anything.
+    # Two builds of one cache directory at once (before :func:`building` made them take turns)
+    # could end with the marker written and the vectors owed: the racer that wrote the graph
+    # failed on the vector store the other held, after the other had settled (2026-12-07: a
+    # rules graph measured with 0 of 3,110 node vectors, pools of 0-3 units). Such a cache is
+    # keyed by its data, not the code, so it outlives the fix; the store's note says what it
+    # owes: pay it before measuring anything (one directory listing when nothing is owed).
     if owed := kb.settle_owed_vectors():
         log(f"embedded {owed} node vectors an earlier build of {work} owed")
     ctx = Context(ds, kb, {k: list(v) for k, v in info["unit_passages"].items()})
