@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gold", choices=("mechanical", "audited"), default="mechanical",
                     help="with --floor: MuSiQue first hops' gold units, every unit of the supporting passage "
                          "holding the answer's words (mechanical) or the read ones of "
-                         "answer_sets/musique-gold-audited*.json (audited; the GPT-3.5 and spaCy graphs)")
+                         "answer_sets/musique-gold-audited*.json (audited; the GPT-3.5, spaCy and rules graphs)")
     ap.add_argument("--show", action="store_true", help="with --floor: every question's top 3 and verdict")
     ap.add_argument("--floor-compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
                     help="instead: two --floor --json runs of one graph question by question (better / same / "

@@ -225,13 +225,16 @@ def musique_questions(ctx: Any) -> list[tuple[str, list[str], str]]:
 
 AUDITED = SETS / "musique-gold-audited.json"
 # read gold for MuSiQue over another graph of its passages, by the --floor-data file's name
-AUDITED_BY_DATA = {"musique-spacy.json": SETS / "musique-gold-audited-spacy.json"}
+AUDITED_BY_DATA = {"musique-spacy.json": SETS / "musique-gold-audited-spacy.json",
+                   "musique-rules.json": SETS / "musique-gold-audited-rules.json"}
 
 
 def audited_file(musique_data: Path | None) -> Path:
     """The read gold for the graph being scored: the GPT-3.5 graph's, or the one kept for the
-    ``musique_data`` file's name; a graph nobody labelled is refused (its unit ids name other
-    triples)."""
+    ``musique_data`` file's name (the spaCy graph's, the rules graph's); a graph nobody labelled
+    is refused (its unit ids name other triples). A file picked by name alone could still be
+    another graph's under that name: :func:`audited_first_hops` refuses a gold unit whose triple
+    is not the one it was read as."""
     if musique_data is None:
         return AUDITED
     if musique_data.name not in AUDITED_BY_DATA:
@@ -326,8 +329,9 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
     ``musique_data``: MuSiQue's questions over another graph of its passages (a set file in the
     generic shape, :func:`scripts.eval.dataset.load`; its passages must be MuSiQue's, in order).
     ``gold="audited"``: MuSiQue's first hops are scored against the read gold of
-    :func:`audited_file` (:func:`audited_first_hops`: the GPT-3.5 graph's, or the spaCy graph's
-    for ``musique-spacy.json``), the whole questions keep the mechanical gold."""
+    :func:`audited_file` (:func:`audited_first_hops`: the GPT-3.5 graph's, or the spaCy or rules
+    graph's for ``musique-spacy.json`` / ``musique-rules.json``), the whole questions keep the
+    mechanical gold."""
     audited = audited_file(musique_data) if gold == "audited" else None
     a = argparse.Namespace(demo="demo" in sets or not sets, notes="notes" in sets or not sets,
                            musique="musique" in sets or not sets, show=show, json=json_path)
