@@ -72,3 +72,18 @@ def test_a_name_the_graph_lacks_says_so_in_the_notes(parse_kb, boundary):
     res = ask(parse_kb, "Who created Quibbleton?", params=ask_params())
     assert not res.found and res.llm["calls"] == 0 and boundary.count == 0
     assert res.notes == [BEFORE_CALL + "the graph has nothing about 'quibbleton'"]
+
+
+def test_an_odd_word_near_a_node_vector_goes_to_the_model(parse_kb, boundary, monkeypatch):
+    """As the model's entry step would, the odd word meets a node's vector above the ask's
+    threshold: a synonym the graph never writes ("cigarettes" for *smoking*). The test's hash
+    embedder has no synonyms, so it is made to embed "zorblatt" as the node *Healing*."""
+    parts = parse_kb.parts
+    node = parse_kb.resolve_node("Healing")
+    near = parts.vectors.get_vectors([node])[node]
+    real = parts.embedder.embed
+    monkeypatch.setattr(parts.embedder, "embed",
+                        lambda texts: [near if t == "zorblatt" else v for t, v in zip(texts, real(texts))])
+    res = ask(parse_kb, "Who created the zorblatt?", params=ask_params())
+    assert res.llm["calls"] > 0 and boundary.count > 0
+    assert not any(n.startswith(BEFORE_CALL) for n in res.notes)
