@@ -16,8 +16,12 @@ a question the graph answers. Two ways:
   (the path before this gate) and once with the gate, the caches cleared before each pass.
   Counts per set: questions refused before any call, calls made, and every answerable question
   the gate refused (listed).
+* ``--probes``: :data:`PROBES` over the demo graph (the floor's verdict alone as a gate, the
+  shipped gate, the model path without a gate); ``--wider demo|musique``: what a wider gate would
+  refuse (verdicts only).
 
-    python scripts/eval/gate_eval.py --offline demo --offline notes --offline musique --probes [--json FILE]
+    python scripts/eval/gate_eval.py --offline demo --offline notes --offline musique --probes \
+        --wider demo --wider musique [--json FILE]
 """
 
 from __future__ import annotations
