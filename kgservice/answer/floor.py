@@ -36,10 +36,14 @@ contains and that the graph states nowhere (no label, predicate, value or modifi
 holds ("Python 4"), sets it apart; a word joined by a preposition ("lyricist *of* Brother")
 describes something related, which a search can find.
 
-The model-backed path applies the name rule to the question before its first call (a name
-the graph lacks needs no model to refuse) and :func:`lacking` to the key concepts the model
-read; it does not apply the *about* rule, which reads only the retrieval's best units: a
-drill-down finds answers two hops from them. Pure functions; the caller gathers the units and
+The model-backed path applies the name rule before its first call, and the stranger-word
+rule where a model could not read the question onto the graph either
+(:func:`kgservice.pipeline.asking.not_in_graph_before_call`: not when the units are about a node
+the question names, "What does smoking *provoke*?"), and :func:`lacking` to the key concepts the
+model read; it does not apply the *about* rule, which reads only the retrieval's best units (a
+drill-down finds answers two hops from them), nor "names nothing" (the model's vector entry
+finds a question's synonyms: "cigarettes" for *smoking*). :attr:`Relevance.rule` says which rule
+gave a verdict. Pure functions; the caller gathers the units and
 what the graph knows (:mod:`kgservice.answer.retrieval_only`, :mod:`kgservice.pipeline.asking`).
 The rules were chosen on the demo and checked on MuSiQue and the reverse, with a written set
 of off-topic questions (scripts/eval/RESULTS.md, "Answer-shaped ranking and the relevance
@@ -61,6 +65,9 @@ if TYPE_CHECKING:
     from kgservice.entry.match import LabelIndex
 
 STRONG, PARTIAL, NONE = "strong", "partial", "none"
+# which rule said "not in the graph" (:attr:`Relevance.rule`): a name the graph lacks, nothing
+# named and no word shared, no best unit about a named thing, a word the graph never uses
+NAME_RULE, NOTHING_RULE, ABOUT_RULE, STRANGER_RULE = "name", "nothing named", "about", "stranger word"
 # how many of the ranked units the verdict reads; the answer lists the ones it found about a
 # named thing first (:func:`about_first`), so it shows what the verdict rests on
 TOP = 3
@@ -70,11 +77,14 @@ TOP = 3
 class Relevance:
     """How strongly the graph answers a question: ``strength`` is strong / partial / none
     (none: "not in the graph"); ``missing`` the question's names the graph lacks; ``reason``
-    one line for a person."""
+    one line for a person; ``rule`` which rule said none (``NAME_RULE`` ...; "" when found): the
+    model-backed path applies only some of them before its first call
+    (:func:`kgservice.pipeline.asking.not_in_graph_before_call`)."""
 
     strength: str
     missing: tuple[str, ...] = ()
     reason: str = ""
+    rule: str = ""
 
     @property
     def found(self) -> bool:
@@ -334,7 +344,7 @@ def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, C
     a = asked(question)
     gone = missing_names(a, known, narrower)
     if gone:
-        return Relevance(NONE, gone, f"the graph has nothing about {', '.join(repr(g) for g in gone)}")
+        return Relevance(NONE, gone, f"the graph has nothing about {', '.join(repr(g) for g in gone)}", NAME_RULE)
     hits = [m for m in ranked[:top] if about(a, candidates[m.id], m)]
     names = name_stems(a)
     if names and not name_found(names, candidates.values()):
@@ -345,11 +355,12 @@ def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, C
     if hits and not names and not any(m.relation > 0 for m in hits) and (odd := stranger_word(a, known)):
         # a partial match of a question that writes no name, around a word the graph never
         # uses: the units share a common word with it, not its subject ("Who created the zorblatt?")
-        return Relevance(NONE, (), f"the graph never uses the word {odd!r}; units share only common words")
+        return Relevance(NONE, (), f"the graph never uses the word {odd!r}; units share only common words",
+                         STRANGER_RULE)
     if not hits:
         named = any(m.anchor for m in ranked[:top])
         return Relevance(NONE, (), "units name a thing the question names, none is about it" if named
-                         else "no unit is about a thing the question names")
+                         else "no unit is about a thing the question names", ABOUT_RULE)
     if any(m.relation > 0 for m in hits):
         return Relevance(STRONG, (), "a unit states the asked relation of a thing the question names")
     return Relevance(PARTIAL, (), "units about a thing the question names, none with the asked relation")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kgservice.answer.floor import NONE, TOP, Relevance, about_first, relevance
+from kgservice.answer.floor import NONE, NOTHING_RULE, TOP, Relevance, about_first, relevance
 from kgservice.answer.shape import Candidate, Match, family_words, rank
 from kgservice.config import DEFAULT_LLM_MODEL
 from kgservice.answer.graph_words import concept_lacking, known_in
@@ -74,6 +74,7 @@ class AnswerUnits:
     units: list[Unit]
     relevance: Relevance
     matches: list[Match] = field(default_factory=list)
+    candidates: dict[str, Candidate] = field(default_factory=dict)  # the ranked pool, by unit id
 
 
 def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: Any = None,
@@ -83,8 +84,9 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
     best (:func:`kgservice.answer.floor.relevance`), those it rests on first
     (:func:`kgservice.answer.floor.about_first`): none ("not in the graph") gives no units.
 
-    The model-backed path asks the same before spending a call: ``answer_units(parts,
-    question).relevance.found``. ``retrieval``: the default retrieval of ``question`` when the caller has it."""
+    The model-backed path reads the verdict before spending a call
+    (:func:`kgservice.pipeline.asking.not_in_graph_before_call`: some of its rules, and the
+    ``candidates`` it rests on). ``retrieval``: the default retrieval of ``question`` when the caller has it."""
     if retrieval is None:
         from kgservice.expansion.retrieve import retrieve
 
@@ -93,7 +95,7 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
     if not found.entry.named and not found.lexical:
         # nothing named, no word shared: only vector neighbours, too weak to claim the question
         # is about the graph (the rule of the drill-down's entry fallback)
-        return AnswerUnits([], Relevance(NONE, (), "the question names nothing in the graph"))
+        return AnswerUnits([], Relevance(NONE, (), "the question names nothing in the graph", NOTHING_RULE))
     units = parts.store.get_units([u.id for u in found.units])
     units += parts.store.get_units(narrower_units(parts.store, found.entry.named, {u.id for u in units}))
     cands, scores = candidates(parts, found, units), {u.id: u.score for u in found.units}
@@ -104,10 +106,10 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
     rel = relevance(question, ranked, by_cand, known_in(units_ix),
                     lambda name: bool(concept_lacking(name, parts.store, units_ix, labels)[1]), top=judge)
     if not rel.found:
-        return AnswerUnits([], rel, ranked)
+        return AnswerUnits([], rel, ranked, by_cand)
     ranked = about_first(question, ranked, by_cand, judge)
     by_id = {u.id: u for u in units}
-    return AnswerUnits([by_id[m.id] for m in ranked[:top]], rel, ranked)
+    return AnswerUnits([by_id[m.id] for m in ranked[:top]], rel, ranked, by_cand)
 
 
 def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: int = NARROWER_UNITS) -> list[str]:

@@ -187,6 +187,52 @@ def names_not_in_graph(parts: Parts, question: str) -> str | None:
     return f"the graph has nothing about {', '.join(repr(g) for g in gone)}" if gone else None
 
 
+def not_in_graph_before_call(parts: Parts, question: str, threshold: float = AskParams.threshold) -> str | None:
+    """What the model-backed path refuses before its first call, with the reason: the floor's
+    name rule (:func:`names_not_in_graph`), and its stranger-word verdict on the no-model
+    answer's units (:func:`kgservice.answer.floor.stranger_word`: a question that writes no
+    name, whose best units are only a partial match and that holds a word the graph never uses
+    in any form) where a model could not read the question onto the graph either: "Who created
+    the zorblatt?" over a graph whose node *creator* meets only "created".
+
+    A model reads what the floor's words cannot, so the verdict is left to it when
+
+    * a unit the verdict rests on is about a node the question names (its anchor is an entry
+      node of the question): the odd word may be how the question asks the relation ("What does
+      smoking *provoke*?": the no-model answer lists *smoking causes lung cancer* and still says
+      "not in the graph"; a model maps *provoke* to *causes*); or
+    * the odd word meets a node's vector above the entry threshold (``threshold``, the ask's
+      own), as the model's entry step would ("cigarettes" meets *smoking* at 0.82).
+
+    Not the floor's other verdicts: "no unit is about a thing the question names" reads only
+    the lexical retrieval's best units, and "the question names nothing in the graph" leaves out
+    the vector entry: the model path answers questions both refuse ("What do cigarettes lead
+    to?"). Measured in scripts/eval/RESULTS.md, "The model path's floor before the first call".
+    The retrieval runs only when the question holds a word the graph never uses (most do not)."""
+    from kgservice.answer.floor import STRANGER_RULE, TOP, about, stranger_word
+    from kgservice.answer.graph_words import known_in
+    from kgservice.answer.retrieval_only import answer_units
+    from kgservice.answer.shape import asked
+
+    refused = names_not_in_graph(parts, question)
+    if refused is not None:
+        return refused
+    a = asked(question)
+    odd = stranger_word(a, known_in(parts.lexical_units.index()))
+    if not odd:
+        return None  # the verdict below cannot be the stranger-word one
+    got = answer_units(parts, question)
+    if got.relevance.rule != STRANGER_RULE:
+        return None
+    for m in got.matches[:TOP]:
+        cand = got.candidates[m.id]
+        if about(a, cand, m) and not cand.named_sides.isdisjoint(m.anchor):
+            return None
+    if parts.vectors.search(parts.embedder.embed([odd])[0], top_k=1, threshold=threshold):
+        return None
+    return got.relevance.reason
+
+
 def entry_fallback(parts: Parts, question: str, kq: KeyQuery) -> QueryState | None:
     """When the key-node step found no key node at all: the no-LLM entry step
     (:mod:`kgservice.entry`) — nodes named in the question become the key nodes, and every
@@ -344,10 +390,11 @@ def ask_with_llm(parts: Parts, question: str, trace: bool = False, *, params: As
         return replace(front, seconds=round(time.perf_counter() - t0, 3))
     usage0, cache0 = llm.usage.snapshot(), caches.session_counts()
 
-    refused = names_not_in_graph(parts, question)
-    if refused is not None:  # a name the graph lacks: no call (the no-model answer's rule)
+    refused = not_in_graph_before_call(parts, question, params.threshold)
+    if refused is not None:  # the no-model answer's verdict (a name or a word the graph lacks): no call
         kq, classes, entries = KeyQuery(nodes=[], predicates=[]), {}, []
         state = QueryState(key=kq, matches={}, seeds={})
+        notes.append(f"not in the graph, decided before any model call: {refused}")
     else:
         kq, classes, _ = key_nodes_step(parts, llm, caches, question)
         entries = entry_step(parts, caches, kq, params.top_k, params.threshold)
