@@ -165,7 +165,7 @@ def load_hotpotqa(directory: Path = HOTPOTQA_DIR, limit: int | None = None, slic
     its sentences joined, gold = the titles of the question's supporting facts, ``type`` =
     HotpotQA's own (``bridge`` / ``comparison``), two hops each. No triples: HippoRAG released
     none for this slice, so a graph comes from an extractor (``spacy_triples.py``,
-    ``rules_set.py --data``)."""
+    ``rules_set.py --set hotpotqa``)."""
     qs = json.loads((directory / "hotpotqa_train.json").read_text("utf-8"))
     corpus = json.loads((directory / "hotpotqa_train_corpus.json").read_text("utf-8"))
     ids = {title: f"h{i:04d}" for i, title in enumerate(corpus)}

@@ -22,6 +22,13 @@ verdict:
 * ``simpler``: the folds disagree, or a choice is not confirmed: the simpler setting (without
   it) is preferred.
 
+With ``--group A,B,C --group D,E`` (sets named as their files' ``set``: the sets of one group
+share their questions, e.g. three graphs of MuSiQue's 100 and two of HotpotQA's 100), a third
+verdict holds out a whole **question set**: a group is held out in turn, the component is
+chosen when its mean help over the other groups' sets (every question) is above zero, and
+confirmed on each set of the held-out group (every question): the only folds where neither
+the questions nor the graph were seen when choosing. Sets named in no group are a group each.
+
 >>> q = lambda g, a, b: {"type": "bridge", "gold": g, "rankings": {"A": a, "B": b}}
 >>> s = {"per_question": [q(["p"], ["p"], ["x"]), q(["p"], ["p"], ["x"])]}
 >>> help_of(s, "A", "B", 0), help_of(s, "A", "B", 1)
@@ -82,7 +89,23 @@ def _pair(s: dict[str, Any], pairs: list[tuple[str, str]]) -> tuple[str, str] | 
     return next(((a, b) for a, b in pairs if a in rankings and b in rankings), None)
 
 
-def table(sets: list[dict[str, Any]], names: list[str], components: dict[str, list[tuple[str, str]]]) -> list[str]:
+def group_folds(whole: list[float], groups: list[list[int]]) -> list[tuple[bool, bool]]:
+    """(chosen, confirmed) per held-out set, a whole group of sets held out at a time:
+    chosen on the mean help over the other groups' sets, confirmed on the held-out set.
+
+    >>> group_folds([2.0, 1.0, -1.0, 0.5], [[0, 1], [2, 3]])
+    [(False, True), (False, True), (True, False), (True, True)]
+    """
+    out: list[tuple[bool, bool]] = []
+    for i in range(len(whole)):
+        g = next(g for g in groups if i in g)
+        others = [whole[j] for j in range(len(whole)) if j not in g]
+        out.append((bool(others) and sum(others) / len(others) > 0, whole[i] > 0))
+    return out
+
+
+def table(sets: list[dict[str, Any]], names: list[str], components: dict[str, list[tuple[str, str]]],
+          groups: list[list[int]] | None = None) -> list[str]:
     head = ("| component | " + " | ".join(f"{n}: help all / even / odd" for n in names)
             + " | folds (held out: chosen on the others' even half → help on its odd half) | verdict |")
     out = [head, "|---" * (len(names) + 3) + "|"]
@@ -101,8 +124,9 @@ def table(sets: list[dict[str, Any]], names: list[str], components: dict[str, li
             notes.append(f"{names[i]}: {'kept' if chosen else 'dropped'} → {helps[i][1]:+.1f}")
         whole = [(sum(helps[j][None] for j in range(len(sets)) if j != i) > 0, helps[i][None] > 0)
                  for i in range(len(sets))]
+        by_group = f"; question sets: {verdict(group_folds([h[None] for h in helps], groups))}" if groups else ""
         out.append(f"| {comp} | " + " | ".join(cells) + f" | {'; '.join(notes)} | halves: {verdict(folds)}; "
-                   f"whole sets: {verdict(whole)} |")
+                   f"whole sets: {verdict(whole)}{by_group} |")
     return out
 
 
@@ -158,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="NAME=ROW WITH IT || ROW WITHOUT IT: a component measured between two rows")
     ap.add_argument("--only-given", action="store_true", help="only the components named by --component/--variant/--pair")
     ap.add_argument("--paired", action="append", default=[], help="a row to compare the full retrieval with")
+    ap.add_argument("--group", action="append", default=[],
+                    help="SET,SET,...: sets sharing their questions; adds the verdict holding out a whole group")
     a = ap.parse_args(argv)
     if len(a.sets) < 2:
         print("leave-one-set-out needs two sets or more", file=sys.stderr)
@@ -190,7 +216,17 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         comps[name] = [(with_it.strip(), without.strip())]
     names = [s["set"] for s in sets]
-    print("\n".join(table(sets, names, comps)))
+    groups: list[list[int]] = []
+    for g in a.group:
+        members = [x.strip() for x in g.split(",") if x.strip()]
+        unknown = [m for m in members if m not in names]
+        if unknown or any(names.index(m) in h for m in members for h in groups):
+            print(f"--group {g!r}: {', '.join(unknown) or 'a set named twice'} "
+                  f"(the sets: {', '.join(names)})", file=sys.stderr)
+            return 2
+        groups.append([names.index(m) for m in members])
+    groups += [[i] for i in range(len(names)) if groups and not any(i in h for h in groups)]
+    print("\n".join(table(sets, names, comps, groups or None)))
     print()
     print("\n".join(paired_cells(sets, names, comps)))
     if a.paired:

@@ -1,13 +1,17 @@
-"""A second eval set: MuSiQue's corpus and questions with triples from the project's own rules
-extraction (:func:`kgservice.llm.rules.extract`, summary mode) instead of HippoRAG's GPT
-OpenIE, so the graph is not LLM-built.
+"""A second eval set: MuSiQue's (or HotpotQA's) corpus and questions with triples from the
+project's own rules extraction (:func:`kgservice.llm.rules.extract`, summary mode) instead of
+HippoRAG's GPT OpenIE, so the graph is not LLM-built.
 
-``python scripts/eval/rules_set.py [--musique DIR] [--out FILE]`` writes the set in the
-generic shape (scripts/eval/dataset.py) to ``$KG_EVAL_DIR/musique-rules.json`` by default;
-run it with ``scripts/eval/run.py --data FILE``. The file is derived data and stays out of
-the repository, like the MuSiQue files it comes from. Passage ids, gold passages and
-questions are those of ``--musique``, so the two sets differ only in their triples (and the
-passage vectors are shared through the harness's text-keyed cache).
+``python scripts/eval/rules_set.py [--set musique|hotpotqa] [--dir DIR] [--out FILE]`` writes
+the set in the generic shape (scripts/eval/dataset.py) to ``$KG_EVAL_DIR/<set>-rules.json`` by
+default (``musique-rules.json`` with no ``--set``, as before); run it with
+``scripts/eval/run.py --data FILE``. ``--dir`` is the source's folder (default
+``KG_EVAL_MUSIQUE`` / ``KG_EVAL_HOTPOTQA``); ``--musique DIR`` is kept as ``--set musique
+--dir DIR``. The file is derived data and stays out of the repository, like the files it
+comes from. Passage ids, gold passages and questions are those of the source set, so a rules
+set differs from the source's other graphs only in its triples (and the passage vectors are
+shared through the harness's text-keyed cache). HotpotQA's slice has no released triples, so
+``hotpotqa-rules`` sits beside ``hotpotqa-spacy`` (``spacy_triples.py``), not beside a GPT graph.
 """
 
 from __future__ import annotations
@@ -19,7 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kgservice.llm.rules import extract  # noqa: E402
-from scripts.eval.dataset import MUSIQUE_DIR, Dataset, load_musique, save  # noqa: E402
+from scripts.eval.dataset import (HOTPOTQA_DIR, MUSIQUE_DIR, Dataset, load_hotpotqa, load_musique,  # noqa: E402
+                                  save)
+
+# set -> (loader, default folder, the corpus file that must be in the folder)
+SOURCES = {"musique": (load_musique, MUSIQUE_DIR, "musique_train_corpus.json"),
+           "hotpotqa": (load_hotpotqa, HOTPOTQA_DIR, "hotpotqa_train_corpus.json")}
 from scripts.eval.harness import CACHE  # noqa: E402
 
 
@@ -36,26 +45,44 @@ def rules_triples(title: str, text: str) -> list[list[str]]:
     return out
 
 
-def rules_set(directory: Path = MUSIQUE_DIR) -> Dataset:
-    ds = load_musique(directory)
+def rules_set(directory: Path | None = None, source: str = "musique") -> Dataset:
+    """The ``source`` set (``musique`` or ``hotpotqa``) read from ``directory`` (default: its
+    folder), every passage's triples replaced by the rules extraction's; named ``<source>-rules``."""
+    loader, default, _ = SOURCES[source]
+    ds = loader(directory or default)
     for p in ds.passages:
         p.triples = rules_triples(p.title, p.text)
-    ds.name = "musique-rules"
+    ds.name = f"{source}-rules"
     return ds
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--musique", type=Path, default=MUSIQUE_DIR)
-    ap.add_argument("--out", type=Path, default=CACHE / "musique-rules.json")
+    ap.add_argument("--set", choices=sorted(SOURCES), default="musique", dest="source",
+                    help="the source set (default musique)")
+    ap.add_argument("--dir", type=Path, help="the source's folder (default: KG_EVAL_MUSIQUE / KG_EVAL_HOTPOTQA)")
+    ap.add_argument("--musique", type=Path, help="the MuSiQue folder (the same as --set musique --dir DIR)")
+    ap.add_argument("--out", type=Path, help="default: $KG_EVAL_DIR/<set>-rules.json")
     a = ap.parse_args(argv)
-    if not (a.musique / "musique_train_corpus.json").exists():
-        print(f"--musique {a.musique}: no musique_train_corpus.json there", file=sys.stderr)
+    if a.musique is not None:
+        if a.source != "musique" or a.dir is not None:
+            print(f"--musique {a.musique}: give either --musique DIR or --set/--dir, not both", file=sys.stderr)
+            return 2
+        a.dir = a.musique
+    _, default, corpus = SOURCES[a.source]
+    directory = a.dir or default
+    if not (directory / corpus).exists():
+        print(f"--set {a.source} --dir {directory}: no {corpus} there", file=sys.stderr)
         return 2
-    ds = rules_set(a.musique)
-    save(ds, a.out)
+    out = a.out or CACHE / f"{a.source}-rules.json"
+    try:
+        ds = rules_set(directory, a.source)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"--set {a.source} --dir {directory}: {exc}", file=sys.stderr)
+        return 2
+    save(ds, out)
     n = sum(len(p.triples) for p in ds.passages)
-    print(f"{a.out}: {len(ds.passages)} passages ({sum(bool(p.triples) for p in ds.passages)} with triples), "
+    print(f"{out}: {len(ds.passages)} passages ({sum(bool(p.triples) for p in ds.passages)} with triples), "
           f"{n} triples, {len(ds.questions)} questions")
     return 0
 

@@ -81,3 +81,35 @@ def test_loso_pair_measures_a_component_between_any_two_rows(tmp_path, capsys):
     assert cells == "| c added | 3 / 1 / 0 (p 0.25); 3 / 0 / 1 (p 0.62) | 3 / 1 / 0 (p 0.25); 3 / 0 / 1 (p 0.62) |"
     assert not any(line.startswith("| lexical seeds") for line in out)
     assert loso.main([*files, "--pair", "no separator=bare + c"]) == 2
+
+
+def test_loso_group_holds_out_a_whole_question_set(tmp_path, capsys):
+    # m1, m2 share questions (group), h1 is another question set: the component helps on the
+    # group's two graphs (+200 per question) and hurts on h1 (-200). Holding out the group it is
+    # chosen on h1 -> not chosen; holding out h1 it is chosen on the group and h1 does not
+    # confirm it -> the simpler setting
+    import json
+
+    def write(name, helps):
+        q = _q(["p"], ["p", "a"], ["a", "b"]) if helps else _q(["p"], ["a", "b"], ["p", "a"])
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"set": name, "per_question": [q for _ in range(4)]}))
+        return str(path)
+    files = [write("m1", True), write("m2", True), write("h1", False)]
+    assert loso.main([*files, "--only-given", "--component", "x=no x", "--group", "m1,m2"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| x |"))
+    assert row.endswith("| halves: simpler; whole sets: simpler; question sets: simpler |")
+    # no --group: the verdict column is as before
+    assert loso.main([*files, "--only-given", "--component", "x=no x"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| x |"))
+    assert row.endswith("| halves: simpler; whole sets: simpler |")
+    # a group naming a set no file holds: exit 2, naming it and the sets there are
+    assert loso.main([*files, "--group", "m1,nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert "nosuch" in err and "m1, m2, h1" in err
+
+
+def test_loso_group_keeps_a_component_that_helps_every_question_set():
+    sets = [{"per_question": [_q(["p"], ["p", "a"], ["a", "b"]) for _ in range(4)]} for _ in range(3)]
+    rows = loso.table(sets, ["m1", "m2", "h1"], {"x": [(FULL, "no x")]}, [[0, 1], [2]])
+    assert rows[-1].endswith("| halves: keep; whole sets: keep; question sets: keep |")
