@@ -26,6 +26,7 @@ from typing import Any
 from kgservice.families.lexicon import COPULAS
 from kgservice.ids import is_literal_id, normalise_label
 from kgservice.stores.embedded.graph import _SPREAD_OUT, BIDIRECTIONAL
+from kgservice.stores.spreading import hop_share
 
 MODES = ("content", "damped", "off")
 _ARTICLES = ("a", "an", "the")
@@ -60,8 +61,8 @@ def step(store: Any, copulas: frozenset[str], mode: str) -> Callable[..., dict[s
 
     def spread_step(frontier: Mapping[str, float], tau: Mapping[str, float], max_fanout: int | None = None,
                     degree_damping: float = 0.0) -> dict[str, float]:
-        if max_fanout is not None or degree_damping:
-            raise NotImplementedError("the copula variants are measured with the retrieval's δ 0 and no fan-out cap")
+        if max_fanout is not None:  # the store's fan-out cap, on the store's own degree
+            frontier = {n: e for n, e in frontier.items() if store._spread_degree(n) <= max_fanout}
         sup, kinds = s.superseded_by, s.kinds
         incoming: dict[str, float] = {}
         for n in sorted(frontier):
@@ -92,10 +93,12 @@ def step(store: Any, copulas: frozenset[str], mode: str) -> Callable[..., dict[s
                 both = {m for m in cop_out | cop_in if not is_literal_id(m)}
                 if both:
                     rows.append((tau.get("belongs_to", 0.0) / len(both) ** 0.5, both))
+            rows = [(t, {m for m in ms if not is_literal_id(m)}) for t, ms in rows]
+            if degree_damping:  # as the store: (e / max(1, d) ** δ) * τ, d = this hop's rows
+                e = hop_share(e, sum(len(ms) for _, ms in rows), degree_damping)
             for t, ms in rows:
                 for m in ms:
-                    if not is_literal_id(m):
-                        incoming[m] = incoming.get(m, 0.0) + e * t
+                    incoming[m] = incoming.get(m, 0.0) + e * t
         return incoming
 
     return spread_step

@@ -69,3 +69,18 @@ def test_off_mode_and_the_store_keeps_the_reading(store):
     # the patch is gone and the units are still belongs_to
     assert store.spread_step({"cid": 1.0}, default_tau()) == {"boxer": 0.7}
     assert {store.s.units[u][4] for u in copula.copula_units(store)} == {"belongs_to"}
+
+
+def test_variants_take_the_retrievals_degree_damping_and_fanout_cap(store):
+    # δ 0.5 (the retrieval's): a node's energy is divided by sqrt(its rows this hop) before τ.
+    # content mode: Ann has 3 rows (club, Rome, boxer moved to content) -> 1 / sqrt(3) = 0.5774;
+    # boxer's copula rows go nowhere in content mode, so it passes nothing
+    step = copula.step(store, copula.copula_units(store), "content")
+    got = {n: round(e, 4) for n, e in step({"ann": 1.0, "boxer": 1.0}, default_tau(), degree_damping=0.5).items()}
+    assert got == {"boxer": 0.1732, "club": 0.4041, "rome": 0.1732}
+    # off mode: Ann keeps 2 rows (club, Rome) -> 1 / sqrt(2)
+    step = copula.step(store, copula.copula_units(store), "off")
+    got = {n: round(e, 4) for n, e in step({"ann": 1.0}, default_tau(), degree_damping=0.5).items()}
+    assert got == {"club": 0.495, "rome": 0.2121}
+    # the fan-out cap reads the store's own degree (Ann 3, boxer 3): a cap of 2 spreads nothing
+    assert step({"ann": 1.0, "boxer": 1.0}, default_tau(), max_fanout=2) == {}
