@@ -19,7 +19,22 @@ corpus and for tests, reading the JSON input object each request carries:
     edge (the lexicon split would give ``1952 film directed by Y`` as one object, or nothing);
     so do "X is the seventh album of (rapper) Y" ``X [album by] Y``, "X is a label based in
     Y, which was founded by Z" ``X [based in] Y``, ``X [founded by] Z``, and "X is a fictional
-    character in Y" ``X [character in] Y``. An "in" list keeps up to five places, and the
+    character in Y" ``X [character in] Y``. Asides after the opening name are read and taken
+    out (:func:`_lead`): a parenthesis ("X (Japanese: ...) is a film ..."), "X, also known as Y,
+    is ..." ``X [also known as] Y``, "X, situated in Y, is ..." ``X [located in] Y``; a person's
+    years with places "X (15 March 1834, Wrocław – 5 April 1868, Prague)" give ``X [born in]
+    Wrocław`` and ``X [died in] Prague`` (:func:`_life`). Each verb of a "by" tail keeps its own
+    makers ("directed by Y and written by Z", "..., first released in 1957 by W"; "produced by
+    one of its stars, Z" is Z), also after an adverb, "that was" or a date ("independently
+    released by", "a novel that was published in 1944 by"); a description before a name is
+    dropped ("German artist and producer Y" is Y; a lone adjective is no name). The newer
+    shapes, for a subject that is a name: "X is a historic church / a public high school
+    (located) in Y, Z" ``X [located in] Y, Z`` and ``X [is a] <kind>``; "X is a tributary of
+    the R in Y" ``X [tributary of] R``; "X is a former goalkeeper for T1, T2" / "... who plays
+    for T" ``X [played for | plays for] T``; "X is a politician from the P Party" ``X [member
+    of] P Party``; "X was a battle that occurred on <date>, in Y" / "X took place ... in Y"
+    ``X [took place in] Y``. A month or a demonym ("English") is no place, "on the R River" is
+    near it. An "in" list keeps up to five places, and the
     first place after "along", "beside", "12 miles east of" ... is ``X [located near] Y``. A
     name followed by its acronym in parentheses gives ``{name} [also known as] {ACRONYM}``
     (:func:`acronym`) and is read without them. A sentence does not
