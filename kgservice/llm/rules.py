@@ -19,7 +19,22 @@ corpus and for tests, reading the JSON input object each request carries:
     edge (the lexicon split would give ``1952 film directed by Y`` as one object, or nothing);
     so do "X is the seventh album of (rapper) Y" ``X [album by] Y``, "X is a label based in
     Y, which was founded by Z" ``X [based in] Y``, ``X [founded by] Z``, and "X is a fictional
-    character in Y" ``X [character in] Y``. An "in" list keeps up to five places, and the
+    character in Y" ``X [character in] Y``. Asides after the opening name are read and taken
+    out (:func:`_lead`): a parenthesis ("X (Japanese: ...) is a film ..."), "X, also known as Y,
+    is ..." ``X [also known as] Y``, "X, situated in Y, is ..." ``X [located in] Y``; a person's
+    years with places "X (15 March 1834, Wrocław – 5 April 1868, Prague)" give ``X [born in]
+    Wrocław`` and ``X [died in] Prague`` (:func:`_life`). Each verb of a "by" tail keeps its own
+    makers ("directed by Y and written by Z", "..., first released in 1957 by W"; "produced by
+    one of its stars, Z" is Z), also after an adverb, "that was" or a date ("independently
+    released by", "a novel that was published in 1944 by"); a description before a name is
+    dropped ("German artist and producer Y" is Y; a lone adjective is no name). The newer
+    shapes, for a subject that is a name: "X is a historic church / a public high school
+    (located) in Y, Z" ``X [located in] Y, Z`` and ``X [is a] <kind>``; "X is a tributary of
+    the R in Y" ``X [tributary of] R``; "X is a former goalkeeper for T1, T2" / "... who plays
+    for T" ``X [played for | plays for] T``; "X is a politician from the P Party" ``X [member
+    of] P Party``; "X was a battle that occurred on <date>, in Y" / "X took place ... in Y"
+    ``X [took place in] Y``. A month or a demonym ("English") is no place, "on the R River" is
+    near it. An "in" list keeps up to five places, and the
     first place after "along", "beside", "12 miles east of" ... is ``X [located near] Y``. A
     name followed by its acronym in parentheses gives ``{name} [also known as] {ACRONYM}``
     (:func:`acronym`) and is read without them. A sentence does not
@@ -372,17 +387,31 @@ _TITLES = re.compile(r"^(?:(?:the )?(?:king|queen|emperor|empress|prince|princes
 _BY_VERBS = ("directed|written|produced|composed|performed|sung|recorded|created|developed|designed|published|"
              "founded|owned|released|illustrated|edited|narrated|hosted|played|built|invented|co-written|"
              "co-directed|co-produced|authored|painted|sculpted|distributed|operated|manufactured|organized|"
-             "organised|sponsored|commissioned|presented|starring")
+             "organised|sponsored|commissioned|presented|starring|initiated|led|conceived|coined|discovered|"
+             "formed|established|translated|arranged|adapted")
 _COPULA = r"\s+(?:is|was|are|were|has been|had been)\s+"
 _KIND = r"(?:an?|the)\s+(?P<kind>[^,;:()]*?)"
 # "X is a 1952 American film noir directed by Y", "X was a song written and recorded by Y"
-_KIND_BY = re.compile(rf"^(?P<x>{_NAME}){_COPULA}{_KIND}\s*,?\s+(?P<verb>(?:{_BY_VERBS})(?:\s+and\s+(?:{_BY_VERBS}))?)"
-                      rf"\s+by\s+(?P<y>.+)$")
+# (also "an extended play, independently released by Y", "a novel that was published in 1944 by Y")
+_WHEN = r"(?:\s+(?:in|on)\s+(?:[\w,]+\s+){0,2}?\d{4})?"
+_KIND_BY = re.compile(rf"^(?P<x>{_NAME}){_COPULA}{_KIND}\s*,?\s+(?:(?:that|which)\s+(?:was|were|is)\s+)?(?:[a-z]+ly\s+)?"
+                      rf"(?P<verb>(?:{_BY_VERBS})(?:\s+and\s+(?:{_BY_VERBS}))?)(?:\s+[a-z]+ly)?{_WHEN}\s+by\s+(?P<y>.+)$")
+# "... directed by Y and written by Z", "..., first released in April 1957 by W": each verb its own makers
+_NEXT_BY = re.compile(rf"(?:,\s*|\s+)(?:and\s+)?(?:was\s+|were\s+)?(?:first\s+|later\s+|originally\s+|also\s+)?"
+                      rf"(?P<verb>{_BY_VERBS}){_WHEN}\s+by\s+")
 # "X is a song by Y", "X is a novel by Y"
 _NOUN_BY = re.compile(rf"^(?P<x>{_NAME}){_COPULA}{_KIND}\s+by\s+(?P<y>.+)$")
 # "X is the seventh studio album of Filipino rap artist Y": a work "of" its maker
 _WORKS = ("album|single|song|film|novel|book|EP|episode|opera|play|poem|painting|symphony|musical|mixtape|"
           "soundtrack|game|series|sitcom|comic|manga|sculpture|ballet|cantata|concerto|sonata")
+# what a "<noun> by Y" names the maker of ("a live EP by Iron Maiden"); not "an attempt by", "a process by"
+_BY_NOUNS = (f"{_WORKS}|ballad|cycle|track|anthem|hymn|suite|work|piece|composition|collection|memoir|biography|essay|"
+             "story|documentary|comedy|drama|thriller|show|programme|program|recording|remix|duet|cover|oratorio|"
+             "mass|requiem|march|waltz|overture|rhapsody|study|portrait|statue|mural|fresco|photograph|installation|"
+             "novella|anthology|trilogy|sequel|magazine|journal|newspaper|cartoon|speech|lecture|letter|report|"
+             "treatise|libretto|screenplay|script|record|LP|release|compilation|video|music video|sketch|drawing|"
+             "print|engraving|etching|tapestry|building|design|poster|typeface|novelette|serial|miniseries|project|map|"
+             "advertisement|campaign|model|translation|adaptation|edition|font|opera|production|staging")
 _WORK_OF = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:the|an?)\s+(?P<kind>[^,;:()]*?\b(?:{_WORKS}))\s+of\s+(?P<y>.+)$")
 # "X is a record label based in Y, Z, which was founded by A and B"
 _BASED = re.compile(rf"^(?P<x>{_NAME}){_COPULA}{_KIND}\s+(?:based|headquartered)\s+in\s+(?P<y>.+)$")
@@ -403,6 +432,37 @@ _IN_PLACE = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?:[\w-]+\s+){{0
 # "Abraham Van Helsing is a fictional character from the 1897 gothic horror novel "Dracula""
 _CHARACTER = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?P<kind>(?:[\w-]+\s+){{0,3}}?character)\s+"
                         rf"(?:from|in|of)\s+(?P<y>.+)$")
+# "X is a registered historic building in Atwater, Ohio", "X is a Local Government Area in Katsina
+# State, Nigeria", "X is a secondary school (grades 9-12) located in the city of Greenfield, Indiana":
+# things that stand somewhere, "in" only (no preposition among the words before the noun)
+_SITES = ("building|house|church|chapel|school|college|university|site|area|museum|station|airport|park|bridge|"
+          "stadium|arena|castle|palace|fort|temple|cathedral|monastery|abbey|mosque|synagogue|dam|reservoir|"
+          "forest|valley|hill|bay|beach|creek|stream|canal|borough|township|ward|quarter|place|hospital|hotel|"
+          "library|theatre|theater|cemetery|farm|mansion|lighthouse|mall|square|street|road|neighbourhood|"
+          "neighborhood|prison|tower|monument|memorial|zoo|garden|gardens|reserve|peninsula|desert|glacier|"
+          "volcano|waterfall|falls|plantation|mill|mine|port|harbour|harbor|headland|archipelago")
+_SITE_IN = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?P<kind>(?:(?!(?:in|of|at|on|for|from|by|to|with|"
+                      rf"and|that|which)\b)[\w'’-]+\s+){{0,5}}?(?i:{_SITES}))(?:\s+(?:located|situated|lying))?"
+                      rf"\s+in\s+(?P<y>.+)$")
+# "X is a tributary of the Limpopo River in Beitbridge District and Gwanda District, Zimbabwe"
+_TRIBUTARY = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?:[a-z-]+\s+){{0,2}}?(?:tributary|distributary)\s+"
+                        r"of\s+(?:the\s+)?(?P<r>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*)(?:\s+(?:in|within)\s+(?P<y>.+))?$")
+# "X is a former football goalkeeper for Chelsea, the St. Louis Stars ...", "X is an American former
+# outfielder in Major League Baseball who played for the Houston Astros"
+_PLAYER = ("player|footballer|goalkeeper|goaltender|defender|midfielder|forward|striker|winger|outfielder|"
+           "infielder|pitcher|catcher|shortstop|quarterback|linebacker|cricketer|batsman|bowler|fullback")
+_PLAYS_FOR = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+(?P<kind>[^;:()]*?\b(?:{_PLAYER}))"
+                        r"(?:\s+(?:in|of)\s+(?:the\s+)?[A-Z][^;:(),]*?)?(?:,?\s+who\s+(?:has\s+)?(?:played|plays)"
+                        r"(?:\s+as\s+an?\s+[a-z]+)?)?\s+for\s+(?P<y>.+)$")
+# "X is a Mexican surgeon politician from the National Action Party"
+_PARTY = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:an?|the)\s+[^;:()]*?\b(?:politician|member|leader|candidate|senator|"
+                    r"representative|deputy|legislator|activist)\s+(?:from|of|for)\s+(?:the\s+)?"
+                    r"(?P<y>(?:[A-Z][\w'’-]*\s+){1,5}Party)\b")
+# "X was a battle that occurred on October 25, 1864, in Kansas", "X took place between ... 1984, in
+# Thessaloniki, Greece", "X is an event that is scheduled to take place from 4 to 20 February 2022, in Beijing"
+_EVENT = re.compile(rf"^(?P<x>{_NAME})(?:{_COPULA}(?:an?|the)\s+[^;:()]*?\s+(?:that|which)\s+(?:was|is|were)?\s*|\s+)"
+                    r"(?:occurred|took place|was held|were held|is held|is scheduled to take place|was fought)\b(?P<rest>.*)$")
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 # "X is located in Y, Z": the places it is in; "X is (located) three miles (5 km) east of Y, in Z, W":
 # where it lies near, and the places the rest says it is in
 _LOCATED_IN = re.compile(rf"^(?P<x>{_NAME}){_COPULA}(?:located|situated|lying)\s+(?:in|within)\s+(?P<y>.+)$")
@@ -420,7 +480,7 @@ _BORN = re.compile(rf"^(?P<x>{_NAME})\s*(?:\((?:[^()]*?;\s*)?born\s+|{_COPULA}bo
 _PLACES = 5
 _NEAR = re.compile(r"(?<!\bthe),?\s+(?:located\s+|situated\s+|lying\s+)?(?:along|beside|atop|near|between|upstream from|"
                    r"downstream from|across the river from|at the (?:entrance to|mouth of|foot of|confluence of)|"
-                   r"on the (?:\w+\s+)?(?:shores?|banks?|coast|edge) of|(?:about\s+)?(?:\d[\d.,]*\s*(?:miles?|mi|km|"
+                   r"on the (?:\w+\s+)?(?:shores?|banks?|coast|edge) of|on the (?=(?:[A-Z][\w'’-]*\s+){1,3}(?:River|Lake|Sea|Bay|Ocean|Creek|Canal|Gulf|Strait|Channel)\b)|(?:about\s+)?(?:\d[\d.,]*\s*(?:miles?|mi|km|"
                    r"kilometres?|kilometers?)\s+)?(?:north|south|east|west|northeast|northwest|southeast|southwest)(?:ern)?"
                    r"\s+of)\b")
 _CAPS = re.compile(r"(?:[A-Z][\w.'’-]*)(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w.'’-]*)*")
@@ -434,34 +494,139 @@ def _object(text: str) -> str:
     "Don Medford"), its title words ("king") dropped so it is named as other sentences name it."""
     cut = _OBJECT_END.search(text)
     obj = _clean_label(text[:cut.start()] if cut else text)
+    if m := re.search(r"(?:^|\s)(?i:leader|president|chairman|premier|minister|king|queen|emperor|empress|prince|"
+                      r"princess|duke|general|senator|governor|pharaoh|sultan|tsar)\s+(?P<n>(?:[A-Z][\w.'’-]*\s+)*"
+                      r"[A-Z][\w.'’-]*)$", obj):
+        return m.group("n")  # "former North Korean Supreme Leader Kim Jong-il" -> Kim Jong-il
     return _TITLES.sub("", obj).strip()
 
 
+def _kind(text: str) -> str:
+    """What a thing is, without the clause a lazy match leaves on it ("basketball player who
+    was", "locomotive which was", "leading sport in Israel and is", "comedy film made", "nature
+    preserve owned and"): a relative or a second verb ends it, then a trailing participle,
+    adverb or conjunction goes."""
+    k = re.split(r"\s+(?:who|which|that|whose|to be|and is|and was|and has)\b", _clean_label(text))[0]
+    while (t := re.sub(r"\s+(?:[a-z]+ed|[a-z]+ly|made|built|run|known|and|or|also|then)$", "", k)) != k and t:
+        k = t
+    return k
+
+
 def _persons(text: str) -> list[str]:
-    """The names a "by" tail lists ("Y and Z", "Y, Z and W"), up to where a clause starts."""
+    """The names a "by" tail lists ("Y and Z", "Y, Z and W"), up to where a clause starts
+    ("Y writing as Z", "Y to produce ..."); a part that is no name ("one of its stars") is
+    left out."""
     cut = re.search(r"\s*(?:;|\(|,\s+(?=[a-z])|\s+(?:and\s+)?(?:who|which|that|in|on|at|from|for|with|about|"
-                    r"after|starring|featuring|released|based)\s+)", text)
+                    r"after|starring|featuring|released|based|writing\s+as|under|as|to\s+[a-z]+)\s+)", text)
     head = text[:cut.start()] if cut else text
-    return [_TITLES.sub("", _described(_clean_label(p))).strip() for p in _split_list(head) if p.strip()][:4]
+    names = []
+    for part in (_clean_label(p) for p in _split_list(head) if p.strip()):
+        n = re.sub(r"(?:\s+(?!(?:of|de|the|von|van|da|di|du|del|der|y)\b)[a-z][\w-]*)+$", "", part)
+        if n != part and len(n.split()) == 1:
+            continue  # "German artist" / "American singer-songwriter": a description, no name
+        names.append(_TITLES.sub("", _described(n)).strip())
+    names = [n for n in names if re.search(r"[A-Z]", n)]
+    return [n for n in names if n[:1].isupper() or n[:1].isdigit()][:4]
+
+
+def _by_chain(verb: str, tail: str) -> list[tuple[str, list[str]]]:
+    """Each verb of a "by" tail with its makers: "Steven Spielberg and written by Robert Rodat"
+    after "directed" -> directed: Steven Spielberg; written: Robert Rodat (not two directors)."""
+    out, cur = [], verb
+    while (m := _NEXT_BY.search(tail)) is not None:
+        out.append((cur, _persons(tail[:m.start()])))
+        cur, tail = m.group("verb"), tail[m.end():]
+    out.append((cur, _persons(tail)))
+    return out
 
 
 def _described(label: str) -> str:
     """A name written after its description keeps the name ("Filipino rap artist Francis
     Magalona" -> Francis Magalona, "Stone Sour frontman Corey Taylor" -> Corey Taylor);
     a label ending in a common word is kept whole ("Ottoman admiral")."""
-    m = re.search(r"(?:^|\s)[a-z][\w-]*\s+(?P<name>(?:[A-Z][\w.'’-]*\s+)*[A-Z][\w.'’-]*)$", label)
+    m = re.search(r"(?:^|\s)(?!(?:of|de|du|des|la|le|von|van|der|den|da|di|del|y|and|the)\s)[a-z][\w-]*\s+"
+                  r"(?P<name>(?:[A-Z][\w.'’-]*\s+)*[A-Z][\w.'’-]*)$", label)
     return m.group("name") if m else label
 
 
 def _places(x: str, tail: str, add: Any) -> None:
     """``x [located in]`` the places an "in" tail lists, up to a clause or to where it says
-    what the place is near, and ``x [located near]`` the first place after that."""
-    y = re.split(r"\s*[;(]|\.(?=[A-Z][a-z]+\s)|\s+(?:and|which|that|with|including)\s+[a-z]", tail)[0]
+    what the place is near, and ``x [located near]`` the first place after that (no month is a
+    place: "(re)opened in November 2006")."""
+
+    def place(p: str) -> bool:
+        return (p.lower() != "the" and len(p.strip(".")) > 1 and not re.fullmatch(_MONTHS, p.split()[0])
+                and not re.fullmatch(r"[A-Z][a-z]+(?:ish|ese|ian)", p))
+
+    y = re.split(rf"\s*[;(]|\.(?=[A-Z][a-z]+\s)|\s+(?:and|which|that|with|including)\s+[a-z]|\s+(?:as|during|for|to|when|"
+                 rf"after|before|under|until|since|where|dating|listed)\s|\s+(?:{_BY_VERBS})\s+by\s|\s+[a-z]+ing\s|"
+                 rf",?\s+(?:an?\s+)?(?:left\s+|right\s+)?tributary\b|,\s+(?!located|situated)[a-z]+ed\s", tail)[0]
     near = _NEAR.search(y)
     inside = y[:near.start()] if near else y
-    add(x, "located in", [p for p in _CAPS.findall(inside) if p.lower() not in {"the"} and len(p.strip(".")) > 1][:_PLACES])
+    add(x, "located in", [p for p in _CAPS.findall(inside) if place(p)][:_PLACES])
     if near:
-        add(x, "located near", [p for p in _CAPS.findall(y[near.end():]) if p.lower() not in {"the"}][:1])
+        add(x, "located near", [p for p in _CAPS.findall(y[near.end():]) if place(p)][:1])
+
+
+# the aside a title entity's name is followed by before its verb: "X, also known as Y, is ...",
+# "X, situated in New Delhi, is ...", "X, organized by FIDE and ..., took place ..."
+_ASIDE = re.compile(rf"^(?P<x>{_NAME}),\s+(?P<aside>(?:also|originally|officially|commonly|formerly|sometimes|"
+                    r"better|often|now|published|released|first|organi[sz]ed|situated|located|based|founded|"
+                    r"established|built|nicknamed|known|or)\b[^;:]*?),\s+(?=(?:is|was|are|were|has been|had been|"
+                    r"took place|occurred|lies)\b)")
+_ASIDE_BY = re.compile(rf"^(?:first\s+)?(?P<verb>organi[sz]ed|founded|established|built|published|released){_WHEN}\s+by\s+(?P<y>.+)$")
+_LIFE_END = re.compile(r"\d{3,4}\s*(?:,\s*|\s+in\s+)(?P<place>[A-Z][^()]*)$")
+# a person's years and places, "X (15 March 1834, Wrocław – 5 April 1868, Prague)", "X (born March 12,
+# 1909, St Louis, Missouri, died October 8, 1973, Los Angeles, California)"
+_LIFE = re.compile(rf"^(?P<x>{_NAME})\s*\((?P<life>[^()]*\d{{3,4}}[^()]*)\)")
+
+
+def _life(x: str, life: str, add: Any) -> None:
+    """``x [born in]`` and ``x [died in]`` the places a parenthesis of years gives after each
+    year ("1838 or 1839 in Dresden, Saxony – September 23, 1898 in Silverton, Colorado"); a
+    parenthesis with no dash and no "born" ("(2010, Columbia Pictures)") gives nothing."""
+    parts = re.split(r"\s*[–—]\s*|\s+-\s+|(?<=\d)-\s*(?=\d)|[,;]\s*died\s+", life, maxsplit=1)
+    born = re.match(r"^\s*born\s+(?!in\s)(.*)$", parts[0])
+    if len(parts) < 2 and not born:
+        return
+    for pred, part in (("born in", born.group(1) if born else parts[0]), ("died in", parts[1] if len(parts) > 1 else "")):
+        if (m := _LIFE_END.search(part.strip())) is not None:
+            add(x, pred, [p for p in _CAPS.findall(re.split(r"\s+(?:on|and)\s+", m.group("place"))[0])
+                          if not re.fullmatch(_MONTHS, p.split()[0])][:3])
+
+
+def _is_name(x: str) -> bool:
+    """Does a subject read as a name ("Bubye River", "26th Chess Olympiad"), not a common noun
+    ("The events", "the site")? The newer shapes give units of names only."""
+    words = _clean_label(x).split()
+    joining = {"of", "the", "de", "du", "des", "la", "le", "von", "van", "der", "den", "da", "di", "del", "y", "a",
+               "in", "and", "or", "on", "for", "at", "an", "es", "el", "&"}
+    return bool(words) and (words[0][:1].isupper() or words[0][:1].isdigit()) and \
+        all(w[:1].isupper() or w[:1].isdigit() or w in joining or not w[:1].isalpha() for w in words)
+
+
+def _lead(s: str, add: Any) -> str:
+    """The sentence with the asides after its opening name taken out (a parenthesis, a dash
+    before "is", ", also known as Y,"), so the shapes below see "X is ..."; the asides' own
+    facts go to ``add``: the years' places (:func:`_life`), ``X [also known as] Y``, ``X
+    [located in]`` where it is "situated in", ``X [organized by] Y``."""
+    if (m := _LIFE.match(s)) and _is_name(m.group("x")):
+        _life(m.group("x").strip(), m.group("life"), add)
+    while (t := re.sub(r"\s*\([^()]*\)", "", s)) != s:
+        s = t
+    s = re.sub(rf"^(?P<x>{_NAME})\s+[-–—]\s+(?=(?:is|was)\s)", r"\g<x> ", s)
+    if (m := _ASIDE.match(s)) and _is_name(m.group("x")):
+        x, aside = m.group("x"), m.group("aside")
+        for k in re.finditer(r"\bknown\s+as\s+(?P<y>[^,]+)", aside):
+            names = re.split(r"\s+(?:and|or)\s+(?=the\s|as\s|[\"“])", k.group("y"))
+            names = [_clean_label(re.split(r"\s+(?!(?:of|de|the|von|van|da|di|del|y)\b)[a-z]", n)[0]) for n in names]
+            add(x, "also known as", [n for n in names if n[:1].isupper()])
+        if p := re.match(r"^(?:situated|located|based)\s+in\s+(?P<y>.+)$", aside):
+            _places(x, p.group("y"), add)
+        if b := _ASIDE_BY.match(aside):
+            add(x, f"{b.group('verb')} by", _persons(b.group("y")))
+        s = x + " " + s[m.end():]
+    return s
 
 
 def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
@@ -490,31 +655,43 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
     >>> encyclopaedic("Smoking causes lung cancer.")
     []
     """
-    s = _strip_end(sentence)
+    whole = _strip_end(sentence)
     out: list[dict[str, Any]] = []
 
     def add(x: str, pred: str, ys: list[str]) -> None:
-        x = _clean_label(x)
+        x = _clean_label(re.sub(r"\s+(?:or|and)$", "", x.strip()))
         args = [{"node": y} for y in ys if y and _words(y) <= 8 and y.lower() != x.lower()]
         if x and args and _words(x) <= 8 and x.lower() not in {"it", "he", "she", "they", "this", "that"}:
             out.append({"subject": x, "predicate": pred, "args": args, "mods": []})
 
+    s = _lead(whole, add)
+
     if m := _KIND_BY.match(s):
-        verb = m.group("verb").split()[0]
-        add(m.group("x"), f"{verb} by", _persons(m.group("y")))
-        add(m.group("x"), "is a", [_clean_label(m.group("kind"))])
+        kind, _, maker = _kind(m.group("kind")).partition(" by ")  # "a studio album by Alisa released by Z"
+        if maker and (p := re.search(r"\s(?P<v>[a-z]+ed|made|built|written|sung|run)\b", kind)):
+            add(m.group("x"), f"{p.group('v')} by", _persons(maker))  # "a vodka distilled in ... France by Y"
+            kind = _kind(kind[:p.start()])
+        elif maker and kind.split() and re.fullmatch(_BY_NOUNS, kind.split()[-1]):
+            add(m.group("x"), f"{kind.split()[-1]} by", _persons(maker))
+        for verb, makers in _by_chain(m.group("verb").split()[0], m.group("y")):
+            add(m.group("x"), f"{verb} by", makers)
+        add(m.group("x"), "is a", [kind])
     elif m := _CHARACTER.match(s):
         work = re.split(r"\s+by\s+", re.sub(r"[\"“”]", "", m.group("y")))[0]  # "the ... stories by Doyle"
         add(m.group("x"), "character in", [_clean_label(_described(_object(work)))])
-        add(m.group("x"), "is a", [_clean_label(m.group("kind"))])
+        add(m.group("x"), "is a", [_kind(m.group("kind"))])
     elif m := _NOUN_BY.match(s):
         kind = _clean_label(m.group("kind"))
         noun = kind.split()[-1] if kind else ""
-        if noun and noun.isalpha() and noun.islower():
+        if re.fullmatch(r"[a-z]+(?:ed|en)|made|built|run|held|led|won|sung|written|broadcast|drawn|shown|sold|taught",
+                        noun) and len(kind.split()) > 1:
+            add(m.group("x"), f"{noun} by", _persons(m.group("y")))  # "a captured steamship acquired by Y"
+            add(m.group("x"), "is a", [_kind(kind.rsplit(" ", 1)[0])])
+        elif noun and re.fullmatch(_BY_NOUNS, noun):
             add(m.group("x"), f"{noun} by", _persons(m.group("y")))
-            add(m.group("x"), "is a", [kind])
+            add(m.group("x"), "is a", [_kind(kind)])
     elif m := _WORK_OF.match(s):
-        kind = _clean_label(m.group("kind"))
+        kind = _kind(m.group("kind"))
         add(m.group("x"), f"{kind.split()[-1].lower()} by", _persons(m.group("y")))
         add(m.group("x"), "is a", [kind])
     elif m := _BASED.match(s):
@@ -522,22 +699,49 @@ def encyclopaedic(sentence: str) -> list[dict[str, Any]]:
         founded = _FOUNDED.search(y)
         places = _CAPS.findall(re.split(r"\s*[;(]|\s+(?:and|which|that|with)\s+[a-z]", y[:founded.start()] if founded else y)[0])
         add(m.group("x"), "based in", places[:2])
-        add(m.group("x"), "is a", [_clean_label(m.group("kind"))])
+        add(m.group("x"), "is a", [_kind(m.group("kind"))])
         if founded:
             add(m.group("x"), f"{founded.group('verb')} by", _persons(founded.group("y")))
     elif m := _KIN_OF.match(s):
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
     elif m := _KIN_POSS.match(s):
         add(m.group("x"), f"{m.group('kin').lower()} of", [_object(m.group("y"))])
-    elif m := _IN_PLACE.match(s) or _LOCATED_IN.match(s):
+    elif (m := _IN_PLACE.match(s) or _LOCATED_IN.match(s)) and _clean_label(m.group("x"))[:1].isupper():
+        y = m.group("y")  # "a city on the Fulda River" / "on the shore of Lake Ontario": near; "on the east coast of": in
+        on = s[:m.start("y")].endswith(" on ") and not re.match(r"the\s+(?:\w+\s+)?(?:coast|edge)\s+of\s", y)
+        _places(m.group("x"), " on " + y if on else y, add)
+    elif (m := _TRIBUTARY.match(s)) and _is_name(m.group("x")):
+        add(m.group("x"), "tributary of", [m.group("r")])
+        if m.group("y"):
+            _places(m.group("x"), m.group("y"), add)
+    elif (m := _PLAYS_FOR.match(s)) and _is_name(m.group("x")):
+        teams = re.split(r"\s*[;(]|\s+(?:of|in|from|since|until|during|between|before|after|where|when|who|as)\s+", m.group("y"))[0]
+        past = "was" in m.group(0).split()[:8] or "former" in m.group("kind") or re.search(r"\bplayed\s", m.group(0))
+        add(m.group("x"), "played for" if past else "plays for",
+            [n for n in (_clean_label(p) for p in _split_list(teams)) if n[:1].isupper()][:5])
+    elif (m := _PARTY.match(s)) and _is_name(m.group("x")):
+        add(m.group("x"), "member of", [m.group("y").strip()])
+    elif (m := _SITE_IN.match(s)) and _is_name(m.group("x")):
         _places(m.group("x"), m.group("y"), add)
+        if out:
+            add(m.group("x"), "is a", [_kind(m.group("kind"))])
+        if b := re.search(rf"\s(?P<verb>{_BY_VERBS})\s+by\s+(?P<y>.+)$", m.group("y")):
+            add(m.group("x"), f"{b.group('verb')} by", _persons(b.group("y")))
+    elif (m := _EVENT.match(s)) and _is_name(m.group("x")) and (w := re.match(rf",?(?:\s+(?:on|between|from|during|in)\s+[^;]*?\d{{4}})?,?\s+in\s+"
+                                                   rf"(?!(?:{_MONTHS})\b|\d)(?=(?:the\s+)?[A-Z])", m.group("rest"))):
+        _places(m.group("x"), m.group("rest")[w.end():], add)
+        for u in out:
+            if u["predicate"] == "located in":
+                u["predicate"] = "took place in"
     elif m := _DIRECTION_OF.match(s):
         near, _, rest = m.group("y").partition(",")
         add(m.group("x"), "located near", [p for p in _CAPS.findall(near) if p.lower() not in {"the"}][:1])
         if r := re.match(r"\s*(?:in|within)\s+(.+)$", rest):
             _places(m.group("x"), r.group(1), add)
-    if not out and (m := _BORN.match(s)):
-        add(re.sub(r"\s*\(.*$", "", m.group("x")), "born in", _CAPS.findall(m.group("y"))[:2])
+    if not any(u["predicate"] == "born in" for u in out) and (m := _BORN.match(whole)):
+        add(re.sub(r"\s*\(.*$", "", m.group("x")), "born in",
+            [p for p in _CAPS.findall(re.split(r"\s+(?:on|and|to)\s+|,\s+(?:the|an?)\s+|,\s+[a-z]", m.group("y"))[0])
+             if not re.fullmatch(_MONTHS, p.split()[0])][:3])
     for m in _KIN_APPOS.finditer(s):
         if not out:
             x = re.sub(r"^(?:In|On|At|By|After|Before|During)\s+\S+\s*", "", m.group("x")).strip()
