@@ -102,6 +102,9 @@ class Settings:
     # seconds a server may answer a request without a bookmark from the previous store version's
     # cached result while it catches up with another process's change (docs/jobs-and-caches.md); 0 = never
     stale_seconds: float = 5.0
+    # seconds before its arrival a version read may have started for a request without a bookmark
+    # (its caches then wait for no round trip; 0 = every request reads the version after it arrived)
+    stale_read_seconds: float = 1.0
     vector_lock_wait: float = 30.0  # seconds a reader waits for a local vector dir another process writes
     embedder: str = "default"
     llm_model: str = "kgoffline/scripted"  # any litellm model; kgoffline/scripted|rules are offline (kgservice.llm.offline)
@@ -233,6 +236,7 @@ _ENV = {
     "KG_SINGLE_PROCESS": ("single_process", lambda v: parse_bool("KG_SINGLE_PROCESS", v)),
     "KG_STORE_TIMEOUT": ("store_timeout", float),
     "KG_STALE_SECONDS": ("stale_seconds", float),
+    "KG_STALE_READ_SECONDS": ("stale_read_seconds", float),
     "KG_VECTOR_LOCK_WAIT": ("vector_lock_wait", float),
     "KG_EMBEDDER": ("embedder", str),
     "KG_LLM_MODEL": ("llm_model", str),

@@ -140,6 +140,7 @@ class Parts:
             read_only=self.settings.read_only,
             clock=clock,
             stale_seconds=self.settings.stale_seconds,
+            stale_read_seconds=self.settings.stale_read_seconds,
         )
 
     @cached_property

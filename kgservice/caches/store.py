@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from kgservice.caches.switching import prompt_switching
+from kgservice.stores import causal
 from kgservice.stores.changelog import Change, ChangeFeed, VersionClock
 from kgservice.errors import InvalidArgument, ServiceError, ServiceFileError
 
@@ -97,6 +98,7 @@ class Caches:
         read_only: bool = False,
         clock: VersionClock | None = None,
         stale_seconds: float = 0.0,
+        stale_read_seconds: float = 0.0,
     ):
         """``path`` None keeps the caches in memory. ``changes`` is the store's change log
         (preferred); ``store_state`` returns the store's unit count (the fallback without
@@ -106,7 +108,10 @@ class Caches:
         their own reads. ``clock`` reads the version of ``changes`` (the store's own clock,
         :meth:`GraphStore.version_clock`, so the caches and the indexes built from the store
         share one read per request); without it the caches make their own. ``stale_seconds``
-        bounds a stale reply (:meth:`front_stale`; 0: none is ever given)."""
+        bounds a stale reply (:meth:`front_stale`; 0: none is ever given). ``stale_read_seconds``:
+        how long before its arrival a version read may have started for a request that accepts a
+        stale reply (:meth:`_request_version`; 0, or no stale replies: every request reads after
+        it arrived)."""
         self.read_only = read_only
         self.path = Path(path) if path is not None else None
         self._lock = threading.RLock()
@@ -127,6 +132,7 @@ class Caches:
         # bounded staleness (front_stale): front entries of versions since superseded, with the
         # monotonic time a newer version was first seen; served only to callers that accept it
         self.stale_seconds = float(stale_seconds)
+        self.stale_read_seconds = float(stale_read_seconds)
         self.monotonic: Callable[[], float] = time.monotonic  # tests replace it (no wall clock in tests)
         self._previous: OrderedDict[str, tuple[int, Any, dict[str, int], float]] = OrderedDict()
         self._newer_at: float | None = None  # when a version newer than _seen was first observed
@@ -388,11 +394,23 @@ class Caches:
         row = self._db.execute("SELECT v FROM meta WHERE k = 'seen_version'").fetchone()
         return None if row is None else int(row[0])
 
+    def _request_version(self) -> int:
+        """The store's version for this request. A request that accepts a stale reply (a server
+        request without a bookmark, :func:`causal.stale_allowed`) takes a version read that
+        started up to ``stale_read_seconds`` before it arrived, without waiting for a round trip
+        (:meth:`VersionClock.recent`): the one Neo4j round trip a cached ask made was its stall
+        while another server's ingests kept the database busy (scripts/bench/RESULTS.md, "The
+        version round trip"). Every other caller reads after its request arrived, as before."""
+        assert self.clock is not None
+        if self.stale_read_seconds > 0 and self.stale_seconds > 0 and causal.stale_allowed():
+            return self.clock.recent(self.stale_read_seconds)
+        return self.clock.read()
+
     def _replay_changes(self) -> bool:
         """One version read per call; the replay itself only when the version moved."""
         t0 = time.perf_counter()
         assert self.clock is not None
-        version = self.clock.read()
+        version = self._request_version()
         self._request.observed = version
         if version == self._seen:
             self.last_sync = {"version": version, "replayed": 0, "invalidated": 0, "cleared": False,
@@ -534,7 +552,7 @@ class Caches:
         with self._stale_lock:
             got = self._stale(key, None, refresh)
         if got is None:
-            version = self.clock.read()
+            version = self._request_version()
             with self._stale_lock:
                 got = self._stale(key, version, refresh)
         return self._counted(got)

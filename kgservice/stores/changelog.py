@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import errno
 import json
+import queue
 import sqlite3
 import threading
 import time
@@ -324,6 +325,8 @@ class VersionClock:
         self._flight: tuple[float, threading.Event, list[Any]] | None = None  # read in progress
         self.reads = 0
         self.calls = 0
+        self.ahead = 0  # calls of recent() answered from a read that started before their request
+        self._ahead_q: queue.SimpleQueue[tuple[float, threading.Event, list[Any]]] | None = None
         self._aflight: tuple[float, Any, Any] | None = None  # (start, asyncio future, loop): the latest async read
         self._anext: Any = None  # the future of the read queued behind a running one (aread)
 
@@ -409,6 +412,54 @@ class VersionClock:
             if self._last is None or self._last[0] < started:
                 self._last = (started, version)
         return version
+
+    def recent(self, max_age: float) -> int:
+        """A version from a read that started at most ``max_age`` seconds before this request
+        arrived, without waiting for a round trip when one has finished (else :meth:`read`).
+
+        For a request that accepts a bounded-stale reply (no bookmark: a cluster secondary may
+        lag as much) and only through the caches (:meth:`Caches.front_stale`): a cached ask then
+        makes no round trip of its own while requests keep the clock fresh. When the version it
+        returns comes from a read that started before the request arrived, one read is started
+        in a background thread (never two at once), so the next request gets a newer version; a
+        caller of :meth:`read` whose request arrived before that read started shares it. The
+        staleness this adds is bounded by ``max_age``: a change committed more than ``max_age``
+        before the request arrived is always seen (the read used started after it)."""
+        arrived = self._not_before()
+        with self._lock:
+            last = self._last
+            if last is None or last[0] < arrived - max_age:
+                last = None
+            else:
+                self.calls += 1
+                if last[0] < arrived:  # read before this request arrived: read ahead for the next ones
+                    self.ahead += 1
+                    if self._flight is None:
+                        mine: tuple[float, threading.Event, list[Any]] = (time.monotonic(), threading.Event(), [])
+                        self._flight = mine
+                        self.reads += 1
+                        if self._ahead_q is None:  # one reader thread per clock (a store session of its own)
+                            self._ahead_q = queue.SimpleQueue()
+                            threading.Thread(target=self._read_ahead, name="kg-version-read", daemon=True).start()
+                        self._ahead_q.put(mine)
+        return self.read() if last is None else last[1]
+
+    def _read_ahead(self) -> None:
+        """The reader thread of :meth:`recent`: one read per flight queued (a failed read is
+        the next :meth:`read`'s to report; its waiters read again)."""
+        assert self._ahead_q is not None
+        while True:
+            mine = self._ahead_q.get()
+            started, done, box = mine
+            try:
+                box.extend((True, self._read_from(started)))
+            except Exception:
+                box.extend((False, None))
+            finally:
+                with self._lock:
+                    if self._flight is mine:
+                        self._flight = None
+                done.set()
 
     def read(self) -> int:
         not_before = self._not_before()

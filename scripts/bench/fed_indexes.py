@@ -156,6 +156,42 @@ class BusyThread:
         return {"burns": self.burns, "spent_s": self.spent_s, "longest_step_s": self.longest_step_s}
 
 
+class TimedFeed:
+    """A change feed whose ``version()`` (the one Neo4j round trip a cached ask makes) is timed per
+    thread: ``took()`` is what the calling thread spent in it since its last ``reset()``. The asks'
+    version reads are told from the rest of their service time with it (the background refresh's
+    reads, in its own thread, are not counted)."""
+
+    def __init__(self, feed: Any):
+        self.feed, self.local = feed, threading.local()
+
+    def reset(self) -> None:
+        self.local.s, self.local.n = 0.0, 0
+
+    def took(self) -> tuple[float, int]:
+        return getattr(self.local, "s", 0.0), getattr(self.local, "n", 0)
+
+    def version(self) -> int:
+        t = time.perf_counter()
+        try:
+            return self.feed.version()
+        finally:
+            self.local.s = getattr(self.local, "s", 0.0) + time.perf_counter() - t
+            self.local.n = getattr(self.local, "n", 0) + 1
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.feed, name)
+
+
+def timed_clock(clock: Any) -> TimedFeed | None:
+    """Wraps a version clock's feed in a :class:`TimedFeed` (None when there is no clock)."""
+    if clock is None:
+        return None
+    if not isinstance(clock.feed, TimedFeed):
+        clock.feed = TimedFeed(clock.feed)
+    return clock.feed
+
+
 def thread_cpu(th: threading.Thread | None) -> float:
     """CPU seconds a live thread of this process has used (0 for none)."""
     if th is None or th.ident is None or not th.is_alive():
@@ -319,7 +355,16 @@ def control() -> None:
     Python work (~1.5 ms on an idle core). Its latency idle and during the stream, with the same
     client, is what the writer's ingest and the Neo4j server alone cost a process on these cores:
     the part of a child's ratio that no change to the child's code can remove."""
+    clock = None
+    if os.environ.get("KG_BENCH_CONTROL_READ"):  # a control that also reads the version from Neo4j per ask
+        from kgservice.stores.factory import open_store
+
+        clock = open_store(settings(Path(tempfile.mkdtemp(prefix="kg-fed-control-")))).version_clock()
+    timed = timed_clock(clock)
+
     def work() -> object:
+        if clock is not None:
+            clock.read()  # one round trip per ask: open_loop marks each ask a new request
         total = 0
         for i in range(CONTROL_WORK):
             total += i * i
@@ -337,7 +382,7 @@ def control() -> None:
             out = {"ok": True}
         elif cmd[0] == "open":
             c0 = busy.counts() if busy else None
-            out = open_loop(None, float(cmd[1]), float(cmd[2]), "", ask=work)
+            out = open_loop(None, float(cmd[1]), float(cmd[2]), "", ask=work, timed=timed)
             if busy is not None:
                 time.sleep(0.2)  # (the last batch's burn, if the stream ended during it)
                 c1 = busy.counts()
@@ -354,7 +399,8 @@ def control() -> None:
         print(json.dumps(out), flush=True)
 
 
-def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], Any] | None = None) -> dict:
+def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], Any] | None = None,
+              timed: TimedFeed | None = None) -> dict:
     """Asks ``question`` at ``rate`` a second for ``seconds``, each at its scheduled time (or as soon
     as the previous one returns, if that is later), as a server request without a bookmark.
 
@@ -363,7 +409,12 @@ def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], 
     closed loop instead asks more often when answers are fast, and weighs cheap stale replies
     above the rest. Also per ask: whether it was a stale reply, answered whole from the front
     (in this thread: the background refresh's own lookups are not counted), or computed in the
-    foreground (neither: the pipeline ran, with or without a model call)."""
+    foreground (neither: the pipeline ran, with or without a model call). With ``timed`` (the
+    version clock's feed, timed), each ask's time in the version round trip is kept apart
+    (``version``, and the round trips it made, ``version_reads``), and each ask's kind (``kinds``:
+    s stale, f front, c computed) beside its service time."""
+    if timed is None and kb is not None:
+        timed = timed_clock(getattr(kb.caches, "clock", None))
     caches = kb.caches if kb is not None else SimpleNamespace(front_get=lambda key: None, session_counts=dict)
     local = threading.local()
     front_get = caches.front_get
@@ -379,6 +430,9 @@ def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], 
     interval = 1.0 / rate
     latency: list[float] = []
     service: list[float] = []
+    version: list[float] = []
+    reads: list[int] = []
+    kinds: list[str] = []
     stale = front = computed = with_calls = 0
     misses0 = {c: v["misses"] for c, v in caches.session_counts().items()}
     refreshes0 = getattr(caches, "refreshes", 0)
@@ -393,12 +447,18 @@ def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], 
                 time.sleep(wait)
             began = time.perf_counter()
             local.front = False
+            if timed is not None:
+                timed.reset()
             with as_a_server_request():
                 res = ask()
             ended = time.perf_counter()
             latency.append(ended - scheduled)
             service.append(ended - began)
+            took = timed.took() if timed is not None else (0.0, 0)
+            version.append(took[0])
+            reads.append(took[1])
             is_stale = bool(getattr(res, "stale", False))
+            kinds.append("s" if is_stale else "f" if local.front else "c")
             stale += is_stale
             front += local.front and not is_stale
             computed += not (local.front or is_stale)
@@ -410,7 +470,8 @@ def open_loop(kb, rate: float, seconds: float, question: str, ask: Callable[[], 
     misses = {c: v["misses"] - misses0.get(c, 0) for c, v in caches.session_counts().items()}
     refresher = getattr(caches, "_refresher", None)
     refresh_cpu = thread_cpu(refresher) - (refresh_cpu0 if refresher is refresher0 else 0.0)
-    return {"times": latency, "service": service, "stale": stale, "front": front, "computed": computed,
+    return {"times": latency, "service": service, "version": version, "version_reads": reads, "kinds": kinds,
+            "stale": stale, "front": front, "computed": computed,
             "with_llm_calls": with_calls, "cache_misses": misses, "wall_s": time.perf_counter() - start,
             "refreshes": getattr(caches, "refreshes", 0) - refreshes0, "refresh_thread_cpu_s": refresh_cpu,
             "process_cpu_s": time.process_time() - cpu0}
@@ -496,7 +557,33 @@ def ask_row(name: str, kind: str, a: argparse.Namespace, idle: dict, busy: dict,
                 "asks_front_stream": busy["front"], "asks_computed_idle": idle["computed"],
                 "asks_computed_stream": busy["computed"], "refreshes_stream": busy["refreshes"],
                 "stream_service_p99_ms": round(pct(busy["service"], 99) * 1e3, 1)}
+        row |= split_service(idle, "idle") | split_service(busy, "stream")
     return row
+
+
+def split_service(run: dict, when: str) -> dict:
+    """The service time of one window's asks, split (ms): the version round trip (p50 / p99 over
+    the asks that made one, and how many did), the rest of each ask (service minus its version
+    read), and the service p99 of each kind of ask (stale / front / computed)."""
+    if "version" not in run:
+        return {}
+    out: dict[str, Any] = {}
+    made = [v for v, n in zip(run["version"], run["version_reads"]) if n]
+    out[f"{when}_version_reads"] = sum(run["version_reads"])
+    if made:
+        out[f"{when}_version_p50_ms"] = round(pct(made, 50) * 1e3, 1)
+        out[f"{when}_version_p99_ms"] = round(pct(made, 99) * 1e3, 1)
+    rest = [s - v for s, v in zip(run["service"], run["version"])]
+    # how late each ask began after its scheduled time (the client's thread waking up for the
+    # interpreter and the cores, and any ask before it still running): latency minus service
+    out[f"{when}_late_p99_ms"] = round(pct([t - s for t, s in zip(run["times"], run["service"])], 99) * 1e3, 1)
+    out[f"{when}_service_p99_ms"] = round(pct(run["service"], 99) * 1e3, 1)
+    out[f"{when}_service_minus_version_p99_ms"] = round(pct(rest, 99) * 1e3, 1)
+    for kind, name in (("s", "stale"), ("f", "front"), ("c", "computed")):
+        xs = [s for s, k in zip(run["service"], run.get("kinds", [])) if k == kind]
+        if xs and run.get("kinds") and any(k != "c" for k in run["kinds"]):
+            out[f"{when}_service_p99_ms_{name}"] = round(pct(xs, 99) * 1e3, 1)
+    return out
 
 
 def main() -> int:
@@ -523,10 +610,16 @@ def main() -> int:
                     help="embed every batch the run ingests before the first measurement (with --embed)")
     ap.add_argument("--writer-nice", type=int, default=0, help="nice value of the thread that streams the ingests")
     ap.add_argument("--neo4j-nice", type=int, default=0, help="nice value of every Neo4j server thread during the streams")
-    ap.add_argument("--busy", action="append", choices=("python", "c"),
+    ap.add_argument("--busy", action="append", choices=("python", "c", "python+read", "c+read"),
                     help="also a busy control (repeatable, one per mode): a control process whose background thread "
                          "burns, per ingested batch, the CPU the fed child's refresh thread spent per batch in the "
-                         "same question's stream, in short pure-Python steps or in long C calls")
+                         "same question's stream, in short pure-Python steps or in long C calls; +read: its asks "
+                         "also read the store's version from Neo4j, one round trip each, as a cached ask does")
+    ap.add_argument("--control-read", action="store_true",
+                    help="also a control process whose asks read the store's version from Neo4j (one round trip "
+                         "per ask, as a cached ask) and burn nothing in the background")
+    ap.add_argument("--twin", action="store_true",
+                    help="also a child 'fed b' on this tree, the same as 'fed': the A/A pair of the run")
     ap.add_argument("--refresh-nice", type=int, default=0,
                     help="also a child 'fed nice' on this tree whose cache-refresh thread runs at this nice value")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -547,7 +640,7 @@ def main() -> int:
     pid = neo4j_server_pid()
     # a fixed reserve of new units (the corpus, and so the base, depends on --units and --batch only)
     base, extra = units_of(a.units, a.batch * 100, a.seed)
-    measured = 2 + bool(a.refresh_nice) + (2 * a.control + len(a.busy or ()) if not a.skip_asks else 0)
+    measured = 2 + a.twin + bool(a.refresh_nice) + (2 * a.control + a.control_read + len(a.busy or ()) if not a.skip_asks else 0)
     if 100 < a.rounds + (0 if a.skip_asks else measured * len(a.question or QUESTIONS) * int(a.seconds / a.every + 1)):
         raise SystemExit("--rounds and the streams of --seconds / --every batches need more than 100 batches")
     kb = KnowledgeBase(settings(Path(tempfile.mkdtemp(prefix="kg-fed-writer-"))))
@@ -572,12 +665,18 @@ def main() -> int:
         kb.parts.__dict__["embedder"] = memo  # (a cached property: the writer's vector upkeep reads it per batch)
         print(f"precomputed {len(memo.vectors)} vectors in {time.perf_counter() - t:.0f} s", flush=True)
     children = [Child("rebuild", Path(a.before), pid), Child("fed", ROOT, pid)]
+    if a.twin:
+        children.append(Child("fed b", ROOT, pid))
     if a.refresh_nice:
         children.append(Child("fed nice", ROOT, pid, env={"KG_BENCH_REFRESH_NICE": str(a.refresh_nice)}))
     plain = ([Child("control", ROOT, None, "--control-child"), Child("control b", ROOT, None, "--control-child")]
              if a.control and not a.skip_asks else [])
-    busies = [Child(f"busy {m}", ROOT, None, "--control-child", busy=m) for m in (a.busy or ())] if not a.skip_asks else []
-    controls = [c for pair in zip(plain + [None] * 2, busies + [None] * 2) for c in pair if c is not None]
+    read = {"KG_BENCH_CONTROL_READ": "1"}
+    if a.control_read and not a.skip_asks:
+        plain.append(Child("control read", ROOT, None, "--control-child", env=read))
+    busies = [Child(f"busy {m}", ROOT, None, "--control-child", busy=m.split("+")[0], env=read if "+read" in m else None)
+              for m in (a.busy or ())] if not a.skip_asks else []
+    controls = [c for pair in zip(plain + [None] * 4, busies + [None] * 4) for c in pair if c is not None]
     print("children:", {c.name: c.p.pid for c in children}, flush=True)  # (a profiler may attach)
     warm = {c.name: c.ask("warm") for c in children}
     print("warm-up (the first build):", {k: (round(v["cpu_s"], 1), round(v["neo4j_cpu_s"], 1)) for k, v in warm.items()},
@@ -661,7 +760,8 @@ def main() -> int:
                                       "rounds": a.rounds, "seconds": a.seconds, "every": a.every, "before": a.before,
                                       "embedder": a.embedder, "embed": a.embed, "client": a.client, "rate": a.rate,
                                       "precompute": a.precompute, "writer_nice": a.writer_nice, "neo4j_nice": a.neo4j_nice,
-                                      "busy": a.busy, "refresh_nice": a.refresh_nice,
+                                      "busy": a.busy, "refresh_nice": a.refresh_nice, "control_read": a.control_read,
+                                      "twin": a.twin,
                                       "machine_at_end": machine()})
     print(f"saved to {path}")
     return 0
