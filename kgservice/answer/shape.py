@@ -396,17 +396,42 @@ def _says(a: Asked, phrase: str, among: frozenset[str] | None = None) -> bool:
     return bool(w) and w <= (a.words if among is None else among)
 
 
-def _names_side(a: Asked, side: str) -> bool:
+def _names_side(a: Asked, side: str, found: Sequence[frozenset[str]] = ()) -> bool:
     """Does the question name this side of a unit: state it (:func:`_says`); hold one of the
     question's names whole ("Silverton, Colorado" for "Silverton"); or, for a side of three
     words or more, more than half of them ("poor CPU-bound thread scaling" in "why do CPU-bound
-    threads scale poorly"; not "Capital District" for "capital")."""
+    threads scale poorly"; not "Capital District" for "capital") — unless it is a look-alike of
+    a name the question asks about (:func:`_look_alike`; ``found``: the names the entry step
+    found, as stems, beside the question's own).
+
+    >>> a = asked("where was the battle of mine creek fought")
+    >>> mine = [frozenset({"battl", "mine", "creek"})]
+    >>> _names_side(a, "Battle of Stoney Creek"), _names_side(a, "Battle of Stoney Creek", mine)
+    (True, False)
+    >>> _names_side(asked("why do CPU-bound threads scale poorly"), "poor CPU-bound thread scaling")
+    True
+    """
     if _says(a, side):
         return True
     w = words(side)
     if any(set(n) <= w for n in name_stems(a)):
         return True
-    return len(w) >= 3 and not _CJK.search(side) and 2 * len(w & a.words) > len(w)
+    return len(w) >= 3 and not _CJK.search(side) and 2 * len(w & a.words) > len(w) \
+        and not _look_alike(a, w, [*name_stems(a), *found])
+
+
+def _look_alike(a: Asked, side: set[str] | frozenset[str], names: Sequence[frozenset[str]]) -> bool:
+    """Is a side (its stems) another thing named like one the question asks about: it shares
+    words with the name, lacks a word of it the question writes, and has a word the question
+    does not write — the name with a word swapped (*Battle of Stoney Creek* for "the battle of
+    Mine Creek", *Kim Jong-il* for "Kim Jong-chul"). Most of its words are the question's, which
+    is why it passed for a paraphrase of it; a paraphrase leaves out no word of the name.
+
+    >>> a = asked("Kim Jong-chul >> father")
+    >>> [_look_alike(a, words(s), name_stems(a)) for s in ("Kim Jong-il", "Kim Jong-chul", "Kim Jong-chul's school")]
+    [True, False, False]
+    """
+    return any(side & n and (n - side) & a.words and side - a.words for n in names)
 
 
 def name_stems(a: Asked) -> list[frozenset[str]]:
@@ -445,7 +470,7 @@ def _only_ask(side: str) -> bool:
 _ASK_STEMS = frozenset(stem(w) for w in ASK_WORDS)
 
 
-def match(a: Asked, c: Candidate) -> Match:
+def match(a: Asked, c: Candidate, found: Sequence[frozenset[str]] = ()) -> Match:
     """How well ``c`` answers ``a`` (module doc).
 
     >>> a = asked("What does smoking cause?")
@@ -507,7 +532,7 @@ def match(a: Asked, c: Candidate) -> Match:
     # a side that is only the asked kind ("country" in "Latvia [is] country" for "What
     # country is Tai Chi-tao from?") is an instance of the answer's type, not the question's thing
     anchor = tuple(i for i, side in enumerate(c.sides)
-                   if (i in c.named_sides or _names_side(a, side)) and not _only_kind(a, side)
+                   if (i in c.named_sides or _names_side(a, side, found)) and not _only_kind(a, side)
                    and not _only_ask(side))
     open_ = len(anchor) < len(c.sides) or bool(c.literals)
     text = " ".join(c.sides + c.literals + (c.predicate,))
@@ -534,6 +559,11 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     nowhere held out, so it was removed (RESULTS.md, "First hops' relation words and the bridge").
     A relation the question states only inside a longer relation it states counts
     :data:`PART_OF_LONGER` of itself (:func:`_inside_longer`: 导致 inside 导致…死亡).
+    A side that passes for a name the question asks about by most of its words but swaps one of
+    the name's words for another (*Battle of Stoney Creek* for "the battle of mine creek", *Kim
+    Jong-il* for "Kim Jong-chul") is another thing: no anchor (:func:`_look_alike`). Chosen on
+    MuSiQue's GPT-3.5 graph, confirmed on its spaCy graph (RESULTS.md, "The answering unit ranked
+    4th or lower: look-alike names, …").
 
     >>> cands = [Candidate("smk-014", ("smoking", "COPD", "coronary heart disease", "stroke"), predicate="causes",
     ...                    family=("导致", "cause"), score=3.0),
@@ -559,8 +589,9 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
         or any(x in question for x in ("又称", "也称", "别名", "同义"))
     out = []
     longer = _stated_members(a, candidates)
+    found = found_names(candidates)
     for c in candidates:
-        m = match(a, c)
+        m = match(a, c, found)
         if m.relation > 0 and _inside_longer(c, longer):
             m = Match(m.id, PART_OF_LONGER * m.relation, m.anchor, m.open, m.kind, m.shared, rest=m.rest)
         share = len(m.shared) / total
@@ -571,6 +602,24 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
         out.append(Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(s, 6), m.rest))
     order = {c.id: i for i, c in enumerate(candidates)}
     return sorted(out, key=lambda m: (-m.score, order[m.id]))
+
+
+def found_names(candidates: Sequence[Candidate]) -> list[frozenset[str]]:
+    """The labels the entry step found for the question's names (the candidates' named sides),
+    as stems: a question in lower case ("where was the battle of mine creek fought") writes no
+    name by its capitals, and these say which thing it names.
+
+    >>> [sorted(n) for n in found_names([Candidate("u", ("Battle of Mine Creek", "Kansas"), predicate="in",
+    ...                                            named_sides=frozenset({0}))])]
+    [['battl', 'creek', 'mine']]
+    """
+    out: list[frozenset[str]] = []
+    for c in candidates:
+        for i in c.named_sides:
+            w = frozenset(words(c.sides[i]))
+            if w and w not in out:
+                out.append(w)
+    return out
 
 
 # the relation of a unit whose predicate the question states only inside a longer relation it
