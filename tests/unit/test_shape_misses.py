@@ -47,3 +47,29 @@ def test_a_paraphrase_still_anchors():
     writes, leaving out none of its names, is still the thing asked about."""
     cands = [Candidate("p", ("poor CPU-bound thread scaling", "the GIL"), predicate="caused by", score=1.0)]
     assert rank("why do CPU-bound threads scale poorly", cands)[0].anchor == (0,)
+
+
+def test_participle_relation_the_other_way_round():
+    """"Johnnycake, West Virginia >> located in …" asks where Johnnycake is; *Iaeger [located
+    in] West Virginia* says where Iaeger is. Its predicate is the asked participle and its
+    subject is not named: it counts like a unit with no anchor. By hand (words: johnnycak,
+    west, virginia, locat, administ, territorial, entity: 7): Iaeger 2.0 * 0.5 + 1 + 0.5 + 3/7
+    + 0.25 = 3.18; Johnnycake 2.0 + 1 + 0.5 + 2/7 + 0.125 = 3.91."""
+    q = "Johnnycake, West Virginia >> located in the administrative territorial entity"
+    cands = [Candidate("iaeger", ("Iaeger", "West Virginia"), predicate="located in", score=2.0),
+             Candidate("jc", ("Johnnycake", "McDowell County"), predicate="located in", named_sides=frozenset({0}),
+                       score=1.0)]
+    ranked = rank(q, cands)
+    assert [m.id for m in ranked] == ["jc", "iaeger"]
+    assert [round(m.score, 2) for m in ranked] == [3.91, 3.18]
+
+
+def test_noun_relation_keeps_its_direction():
+    """A noun relation is answered from either side: *Henrik Ibsen [author of] Brand*
+    and *Hank Snow [performed] Hello Love* are the answers, anchored on their objects."""
+    cands = [Candidate("x", ("Hello Love", "1974"), predicate="released in", named_sides=frozenset({0}), score=2.0),
+             Candidate("h", ("Hank Snow", "Hello Love"), predicate="performed", named_sides=frozenset({1}), score=1.0)]
+    assert _order("Hello Love >> performer", cands)[0] == "h"
+    cands = [Candidate("y", ("Brand", "1865"), predicate="published in", named_sides=frozenset({0}), score=2.0),
+             Candidate("b", ("Henrik Ibsen", "Brand"), predicate="author of", named_sides=frozenset({1}), score=1.0)]
+    assert _order("Brand >> author", cands)[0] == "b"
