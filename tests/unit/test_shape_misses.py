@@ -6,6 +6,7 @@ store, no model), with the retrieval's scores ordering them as the retrieval did
 
 from __future__ import annotations
 
+from kgservice.answer.floor import relevance
 from kgservice.answer.shape import Candidate, rank
 
 
@@ -73,3 +74,26 @@ def test_noun_relation_keeps_its_direction():
     cands = [Candidate("y", ("Brand", "1865"), predicate="published in", named_sides=frozenset({0}), score=2.0),
              Candidate("b", ("Henrik Ibsen", "Brand"), predicate="author of", named_sides=frozenset({1}), score=1.0)]
     assert _order("Brand >> author", cands)[0] == "b"
+
+
+def test_place_of_death_reads_died():
+    """"place of death" asks what *died in* states, as "place of birth" asks *born in*: the
+    relation (0.8) lifts the unit over the subject's other units, and the floor says "strong"."""
+    cands = [Candidate("m", ("Henry Worrall", "musician"), predicate="is", named_sides=frozenset({0}), score=2.0),
+             Candidate("a", ("Henry Worrall", "American visual artist"), predicate="is", named_sides=frozenset({0}),
+                       score=1.9),
+             Candidate("d", ("Henry Worrall", "Kansas"), predicate="died in", named_sides=frozenset({0}), score=1.0)]
+    q = "Henry Worrall >> place of death"
+    ranked = rank(q, cands)
+    assert ranked[0].id == "d" and ranked[0].relation == 0.8
+    assert relevance(q, ranked, {c.id: c for c in cands}, lambda s: True).strength == "strong"
+
+
+def test_creators_reads_founded():
+    """"the creators of NATO" asks who founded it: *France [founding member of] NATO* states it
+    (as "founder" already read *founded*); NATO's member list does not."""
+    cands = [Candidate(f"m{i}", ("NATO", c), predicate="has member states including", named_sides=frozenset({0}),
+                       score=2.0 - i / 10) for i, c in enumerate(("Norway", "Portugal", "Spain"))]
+    cands.append(Candidate("f", ("France", "NATO"), predicate="founding member of", named_sides=frozenset({1}),
+                           score=1.0))
+    assert _order("Which country is considered one of the creators of NATO?", cands)[0] == "f"
