@@ -97,3 +97,27 @@ def test_creators_reads_founded():
     cands.append(Candidate("f", ("France", "NATO"), predicate="founding member of", named_sides=frozenset({1}),
                            score=1.0))
     assert _order("Which country is considered one of the creators of NATO?", cands)[0] == "f"
+
+
+def test_copula_noun_in_states_where():
+    """"Shringarpur >> located in the administrative territorial entity": the parse wrote the
+    place's preposition inside the predicate (*[is village in] Maharashtra state*), which states
+    where Shringarpur is as *located in* would. By hand (words: shringarpur, locat, administ,
+    territorial, entity: 5): the village unit 2.0 * 0.8 + 1 + 0.5 + 1/5 + 0.125 = 3.425; *[is]
+    small village* 1 + 0.5 + 1/5 + 0.25 = 1.95."""
+    q = "Shringarpur >> located in the administrative territorial entity"
+    cands = [Candidate("v", ("Shringarpur", "small village"), predicate="is", named_sides=frozenset({0}), score=2.0),
+             Candidate("m", ("Shringarpur", "Maharashtra state"), predicate="is village in", named_sides=frozenset({0}),
+                       score=1.0)]
+    ranked = rank(q, cands)
+    assert [m.id for m in ranked] == ["m", "v"] and [round(m.score, 3) for m in ranked] == [3.425, 1.95]
+
+
+def test_in_is_no_answer_to_another_verbs_place():
+    """"At what location did Karel Purkyně die?" asks where he died: *[was in] Austria-Hungary*
+    is where he was, and *[died in] Prague* keeps the lead by the retrieval's order alone."""
+    cands = [Candidate("w", ("Karel Purkyně", "Austria-Hungary"), predicate="was in", named_sides=frozenset({0}),
+                       score=2.0),
+             Candidate("d", ("Karel Purkyně", "Prague"), predicate="died in", named_sides=frozenset({0}), score=1.9)]
+    ranked = rank("At what location did Karel Purkyně die?", cands)
+    assert ranked[0].relation == 0 and ranked[1].relation == 0
