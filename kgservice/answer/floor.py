@@ -39,7 +39,10 @@ describes something related, which a search can find.
 The model-backed path applies the name rule before its first call, and the stranger-word
 rule where a model could not read the question onto the graph either
 (:func:`kgservice.pipeline.asking.not_in_graph_before_call`: not when the units are about a node
-the question names, "What does smoking *provoke*?"), and :func:`lacking` to the key concepts the
+the question names, "What does smoking *provoke*?", nor when the odd word's vector meets a node).
+Both paths read one stranger-word signal (:func:`stranger_read`), each with its narrowings:
+the no-model answer takes neither (measured held out, scripts/eval/RESULTS.md "One stranger-word
+signal": they gained no answerable question on any graph and let off-topic ones through), and :func:`lacking` to the key concepts the
 model read; it does not apply the *about* rule, which reads only the retrieval's best units (a
 drill-down finds answers two hops from them), nor "names nothing" (the model's vector entry
 finds a question's synonyms: "cigarettes" for *smoking*). :attr:`Relevance.rule` says which rule
@@ -294,6 +297,41 @@ def stranger_word(a: Asked, known: Callable[[str], bool]) -> str:
     return ""
 
 
+# the narrowings of the stranger-word rule (:func:`stranger_read`)
+NAMED, VECTOR = "named", "vector"
+
+
+def stranger_read(a: Asked, heads: Sequence[Match], candidates: Mapping[str, Candidate], odd: str,
+                  narrow: frozenset[str], meets: Callable[[str], bool] | None = None) -> bool:
+    """Does the question read onto the graph despite its odd word ``odd`` (:func:`stranger_word`),
+    so the stranger-word rule must not say "not in the graph"? One signal for the no-model answer
+    and the model-backed path before its first call (:func:`kgservice.pipeline.asking.not_in_graph_before_call`),
+    each with the narrowings ``narrow`` it takes:
+
+    * ``NAMED``: a unit of ``heads`` (the units the verdict rests on) is about a node the question
+      names (:func:`about`, and its anchor is one of the entry step's named nodes): the odd word
+      may be how the question asks the relation ("What does smoking *provoke*?" over *smoking
+      causes lung cancer");
+    * ``VECTOR``: the odd word's vector meets a node (``meets``, above an entry threshold), as a
+      model's entry step would ("cigarettes" meets *smoking*).
+
+    >>> from kgservice.answer.shape import match
+    >>> a = asked("What does smoking provoke?")
+    >>> c = Candidate("s", ("smoking", "lung cancer"), predicate="causes", named_sides=frozenset({0}))
+    >>> m = match(a, c)
+    >>> stranger_read(a, [m], {"s": c}, "provoke", frozenset({NAMED})), stranger_read(a, [m], {"s": c}, "provoke", frozenset())
+    (True, False)
+    >>> stranger_read(a, [m], {"s": c}, "provoke", frozenset({VECTOR}), lambda w: w == "provoke")
+    True
+    """
+    if NAMED in narrow:
+        for m in heads:
+            cand = candidates[m.id]
+            if about(a, cand, m) and not cand.named_sides.isdisjoint(m.anchor):
+                return True
+    return VECTOR in narrow and meets is not None and meets(odd)
+
+
 def _one_edit(word: str) -> set[str]:
     """The words one deletion, transposition, substitution or insertion of a letter away.
 
@@ -312,9 +350,12 @@ def _one_edit(word: str) -> set[str]:
 
 def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, Candidate],
               known: Callable[[str], bool], narrower: Callable[[str], bool] = lambda name: False,
-              top: int = TOP) -> Relevance:
+              top: int = TOP, narrow: frozenset[str] = frozenset(),
+              meets: Callable[[str], bool] | None = None) -> Relevance:
     """The verdict over the ``top`` best of ``ranked`` (module doc). ``known``: is a stem in any
-    unit of the graph; ``narrower``: does the graph hold this name only in a broader form.
+    unit of the graph; ``narrower``: does the graph hold this name only in a broader form;
+    ``narrow`` and ``meets``: when the stranger-word rule leaves the question to a reader
+    (:func:`stranger_read`).
 
     >>> from kgservice.answer.shape import rank
     >>> cands = [Candidate("b1", ("Bogotá", "Capital District"), predicate="administered as"),
@@ -352,7 +393,8 @@ def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, C
         # another side (a common word the graph has as a node: "capital", "album") is about
         # something else ("What label released the album Quartz Harbour Echoes?")
         hits = [m for m in hits if any(holds_name_word(candidates[m.id].sides[i], names) for i in m.anchor)]
-    if hits and not names and not any(m.relation > 0 for m in hits) and (odd := stranger_word(a, known)):
+    if hits and not names and not any(m.relation > 0 for m in hits) and (odd := stranger_word(a, known)) \
+            and not stranger_read(a, hits, candidates, odd, narrow, meets):
         # a partial match of a question that writes no name, around a word the graph never
         # uses: the units share a common word with it, not its subject ("Who created the zorblatt?")
         return Relevance(NONE, (), f"the graph never uses the word {odd!r}; units share only common words",

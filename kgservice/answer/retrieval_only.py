@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kgservice.answer.floor import NONE, NOTHING_RULE, TOP, Relevance, about_first, relevance
+from kgservice.answer.floor import NONE, NOTHING_RULE, TOP, VECTOR, Relevance, about_first, relevance
 from kgservice.answer.shape import Candidate, Match, family_words, rank
 from kgservice.config import DEFAULT_LLM_MODEL
 from kgservice.answer.graph_words import concept_lacking, known_in
@@ -33,6 +33,13 @@ TOP_UNITS = 3
 # at most this many units of the named things' narrower kinds join the answer's pool (:func:`narrower_units`)
 NARROWER_UNITS = 40
 _MARKUP = re.compile(r"[{}\[\]]")
+# when the floor's stranger-word rule leaves a question to the answer (:func:`kgservice.answer.floor.stranger_read`):
+# the no-model answer's narrowings — none: on the MuSiQue graphs and the rules case they were
+# not designed on they saved no answerable question and let an off-topic one through on the demo
+# and the spaCy graph (scripts/eval/RESULTS.md, "One stranger-word signal") — and the cosine above
+# which the odd word's vector meets a node (the model-backed ask's entry threshold, AskParams)
+NO_MODEL_NARROWING: frozenset[str] = frozenset()
+ODD_WORD_THRESHOLD = 0.6
 
 
 def unit_sentence(unit: Unit) -> str:
@@ -77,8 +84,14 @@ class AnswerUnits:
     candidates: dict[str, Candidate] = field(default_factory=dict)  # the ranked pool, by unit id
 
 
+def odd_word_meets(parts: Parts, threshold: float = ODD_WORD_THRESHOLD) -> Callable[[str], bool]:
+    """Does a word's vector meet a node's above ``threshold`` (the floor's ``VECTOR`` narrowing)?"""
+    return lambda word: bool(parts.vectors.search(parts.embedder.embed([word])[0], top_k=1, threshold=threshold))
+
+
 def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: Any = None,
-                 judge: int = TOP) -> AnswerUnits:
+                 judge: int = TOP, narrow: frozenset[str] = NO_MODEL_NARROWING,
+                 threshold: float = ODD_WORD_THRESHOLD) -> AnswerUnits:
     """The ``top`` units that best answer the question among the no-LLM retrieval's pool
     (:func:`kgservice.answer.shape.rank`), and the relevance floor's verdict on the ``judge``
     best (:func:`kgservice.answer.floor.relevance`), those it rests on first
@@ -86,7 +99,9 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
 
     The model-backed path reads the verdict before spending a call
     (:func:`kgservice.pipeline.asking.not_in_graph_before_call`: some of its rules, and the
-    ``candidates`` it rests on). ``retrieval``: the default retrieval of ``question`` when the caller has it."""
+    ``candidates`` it rests on). ``retrieval``: the default retrieval of ``question`` when the caller has it.
+    ``narrow``, ``threshold``: when the stranger-word rule leaves the question to the answer
+    (:func:`kgservice.answer.floor.stranger_read`; the model-backed path passes its own)."""
     if retrieval is None:
         from kgservice.expansion.retrieve import retrieve
 
@@ -104,7 +119,8 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
     units_ix, labels = parts.lexical_units.index(), parts.entry_finder.index()
     ranked = rank(question, cands)
     rel = relevance(question, ranked, by_cand, known_in(units_ix),
-                    lambda name: bool(concept_lacking(name, parts.store, units_ix, labels)[1]), top=judge)
+                    lambda name: bool(concept_lacking(name, parts.store, units_ix, labels)[1]), top=judge,
+                    narrow=narrow, meets=odd_word_meets(parts, threshold) if VECTOR in narrow else None)
     if not rel.found:
         return AnswerUnits([], rel, ranked, by_cand)
     ranked = about_first(question, ranked, by_cand, judge)

@@ -195,7 +195,9 @@ def not_in_graph_before_call(parts: Parts, question: str, threshold: float = Ask
     in any form) where a model could not read the question onto the graph either: "Who created
     the zorblatt?" over a graph whose node *creator* meets only "created".
 
-    A model reads what the floor's words cannot, so the verdict is left to it when
+    A model reads what the floor's words cannot, so the verdict is left to it when (both
+    narrowings of :func:`kgservice.answer.floor.stranger_read`, the one signal the no-model answer
+    reads with the narrowings it takes)
 
     * a unit the verdict rests on is about a node the question names (its anchor is an entry
       node of the question): the odd word may be how the question asks the relation ("What does
@@ -209,7 +211,7 @@ def not_in_graph_before_call(parts: Parts, question: str, threshold: float = Ask
     the vector entry: the model path answers questions both refuse ("What do cigarettes lead
     to?"). Measured in scripts/eval/RESULTS.md, "The model path's floor before the first call".
     The retrieval runs only when the question holds a word the graph never uses (most do not)."""
-    from kgservice.answer.floor import STRANGER_RULE, TOP, about, stranger_word
+    from kgservice.answer.floor import NAMED, STRANGER_RULE, VECTOR, stranger_word
     from kgservice.answer.graph_words import known_in
     from kgservice.answer.retrieval_only import answer_units
     from kgservice.answer.shape import asked
@@ -217,20 +219,10 @@ def not_in_graph_before_call(parts: Parts, question: str, threshold: float = Ask
     refused = names_not_in_graph(parts, question)
     if refused is not None:
         return refused
-    a = asked(question)
-    odd = stranger_word(a, known_in(parts.lexical_units.index()))
-    if not odd:
+    if not stranger_word(asked(question), known_in(parts.lexical_units.index())):
         return None  # the verdict below cannot be the stranger-word one
-    got = answer_units(parts, question)
-    if got.relevance.rule != STRANGER_RULE:
-        return None
-    for m in got.matches[:TOP]:
-        cand = got.candidates[m.id]
-        if about(a, cand, m) and not cand.named_sides.isdisjoint(m.anchor):
-            return None
-    if parts.vectors.search(parts.embedder.embed([odd])[0], top_k=1, threshold=threshold):
-        return None
-    return got.relevance.reason
+    got = answer_units(parts, question, narrow=frozenset({NAMED, VECTOR}), threshold=threshold)
+    return got.relevance.reason if got.relevance.rule == STRANGER_RULE else None
 
 
 def entry_fallback(parts: Parts, question: str, kq: KeyQuery) -> QueryState | None:

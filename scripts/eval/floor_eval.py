@@ -36,14 +36,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from kgservice.answer.floor import TOP, Relevance  # noqa: E402
+from kgservice.answer.floor import NAMED, TOP, VECTOR, Relevance  # noqa: E402
 from kgservice.answer.retrieval_only import answer_units  # noqa: E402
 from kgservice.entry.match import tokens  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "answer_sets"
 # the variants measured side by side: how many ranked units the verdict reads, and after an "@"
-# how many of the retrieval's units the answer ranks (its pool; none: the shipped pool)
-VARIANTS = ("3", "5", "10", "3@200")
+# how many of the retrieval's units the answer ranks (its pool; none: the shipped pool); a
+# trailing "n" / "v": the stranger-word rule with the floor's NAMED / VECTOR narrowing
+# (:func:`kgservice.answer.floor.stranger_read`) instead of the no-model answer's own
+VARIANTS = ("3", "5", "10", "3@200", "3n", "3v", "3nv")
+NARROWINGS = {"n": NAMED, "v": VECTOR}
 SHIPPED = f"{TOP}"
 
 
@@ -82,7 +85,10 @@ def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str]
                 [u.id for u in found.units[:3]], kind=kind)
     for v in variants:
         judge, _, size = v.partition("@")
-        res = answer_units(kb, question, retrieval=wide[size] if size else found, judge=int(judge))
+        narrow = frozenset(NARROWINGS[c] for c in judge.lstrip("0123456789"))
+        kw = {"narrow": narrow} if narrow else {}
+        res = answer_units(kb, question, retrieval=wide[size] if size else found,
+                           judge=int(judge.rstrip("nv")), **kw)
         out.relevance[v] = res.relevance
         out.rankings[v] = [m.id for m in res.matches] or out.retrieval
     out.ranked = out.rankings[variants[0]]

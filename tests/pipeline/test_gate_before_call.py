@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from kgservice.answer import NOT_IN_GRAPH_EN
-from kgservice.answer.floor import STRANGER_RULE
+from kgservice.answer.floor import NAMED, STRANGER_RULE, VECTOR
 from kgservice.answer.retrieval_only import answer_units
 from kgservice.notation import parse_units
 from kgservice.pipeline import ask
@@ -87,3 +87,23 @@ def test_an_odd_word_near_a_node_vector_goes_to_the_model(parse_kb, boundary, mo
     res = ask(parse_kb, "Who created the zorblatt?", params=ask_params())
     assert res.llm["calls"] > 0 and boundary.count > 0
     assert not any(n.startswith(BEFORE_CALL) for n in res.notes)
+
+
+@pytest.mark.parametrize("question, first", [("What does smoking provoke?", "s1"),
+                                             ("What is the weather tomorrow?", "w1")])
+def test_the_gate_and_the_no_model_answer_read_one_stranger_word_signal(parse_kb, question, first):
+    """The gate is the no-model answer's own verdict read with the narrowings the model path
+    takes (:func:`kgservice.answer.floor.stranger_read`), not a second copy of the rule: with the
+    narrowing to units about a named node the no-model answer lists *smoking causes lung cancer*;
+    without it (the no-model answer's own, measured in scripts/eval/RESULTS.md) "not in the graph"."""
+    got = answer_units(parse_kb.parts, question, narrow=frozenset({NAMED}))
+    assert got.relevance.found and got.units[0].id == first, [u.id for u in got.units]
+    assert answer_units(parse_kb.parts, question).relevance.rule == STRANGER_RULE
+
+
+def test_a_word_the_graph_never_uses_is_refused_by_either_narrowing(parse_kb):
+    """No narrowing lets the zorblatt through: its units are about *creator*, a node the
+    question does not name, and the hash embedder meets no node with the word."""
+    for narrow in (frozenset(), frozenset({NAMED}), frozenset({VECTOR}), frozenset({NAMED, VECTOR})):
+        got = answer_units(parse_kb.parts, "Who created the zorblatt?", narrow=narrow)
+        assert got.relevance.rule == STRANGER_RULE and got.units == [], narrow
