@@ -411,6 +411,12 @@ class Caches:
         t0 = time.perf_counter()
         assert self.clock is not None
         version = self._request_version()
+        if self._seen is not None and version < self._seen:
+            # a read that began before the one these caches last replayed to (a concurrent
+            # request's, or a version read ahead of this request): a reset of the store only if
+            # a read begun after this request arrived says so too, else every cache is cleared
+            # for nothing
+            version = self.clock.read()
         self._request.observed = version
         if version == self._seen:
             self.last_sync = {"version": version, "replayed": 0, "invalidated": 0, "cleared": False,

@@ -151,3 +151,42 @@ def test_a_change_the_read_ahead_saw_still_gives_a_marked_stale_reply(tmp_path: 
     assert feed.mine() == before and caches.stale_served == 1
     caches.wait_refreshed()
     caches.close()
+
+
+def test_a_version_older_than_the_replayed_one_is_read_again_not_taken_for_a_reset(tmp_path: Path):
+    """Two requests: X took version 1 (a read that began before Y's), Y replayed to version 2
+    first. X's replay must not read 1 < 2 as a reset of the store (which clears every cache):
+    it reads again, and only a read begun after it arrived that is also older is a reset."""
+    caches, feed = _held_answer(tmp_path, 1.0)
+    record_embedded_change(tmp_path, ["n2"], units=["u2"])
+    with request_arrived():
+        caches.sync_store()  # Y: replays to 2
+    assert caches._seen == 2
+    caches._request_version = lambda: 1  # X: its version came from the earlier read
+    before = feed.mine()
+    with request_arrived():
+        assert caches._replay_changes() is False
+    assert caches._seen == 2 and caches.last_sync.get("reason", "") != "the store was reset"
+    assert feed.mine() == before + 1  # the one strict read that settled it
+    caches.close()
+
+
+def test_a_store_whose_version_went_back_is_still_a_reset(tmp_path: Path):
+    caches, feed = _held_answer(tmp_path, 1.0)
+    record_embedded_change(tmp_path, ["n2"], units=["u2"])
+    with request_arrived():
+        caches.sync_store()
+    assert caches._seen == 2
+
+    class Behind:  # the store recreated: its log starts again below what the caches saw
+        def version(self) -> int:
+            return 1
+
+        def since(self, after: int, upto: int):
+            return []
+
+    caches.clock = VersionClock(Behind())
+    with request_arrived():
+        caches._replay_changes()
+    assert caches._seen == 1 and caches.last_sync["reason"] == "the store was reset"
+    caches.close()
