@@ -679,10 +679,11 @@ class Caches:
             stamped, value, counts, until = hit[0], hit[1], hit[2], self._newer_at + self.stale_seconds
         else:
             old = self._previous.get(key)
-            if old is None or (version is not None and old[0] >= version):
+            # a held answer is of a version before `seen`; a refresh's result may be of `seen` itself
+            # (the front did not keep it: it made calls): given stale too, rather than computing the
+            # ask in the foreground, and the refresh this queues puts it in the front
+            if old is None or (version is not None and old[0] > version):
                 return None
-            if version is None and old[0] >= seen:
-                return None  # a refresh's result at the version this process is at: current as far as it knows
             stamped, value, counts, until = old
             if stamped == seen and self._newer_at is not None:  # as _supersede will extend it
                 until = max(until, self._newer_at + self.stale_seconds)
