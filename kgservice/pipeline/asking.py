@@ -80,8 +80,9 @@ class AskResult:
     sources: list[dict[str, Any]] = field(default_factory=list)
     # the store's change-log version the answer reflects (at least); None when none was read
     as_of_version: int | None = None
-    # True: a cached answer of an older store version (as_of_version), given to a server request
-    # without a bookmark while this server catches up with a newer one (docs/jobs-and-caches.md)
+    # True: a cached answer of an older store version (as_of_version), or a background refresh's
+    # answer not yet kept whole, given to a server request without a bookmark while this server
+    # catches up (docs/jobs-and-caches.md)
     stale: bool = False
 
     def to_dict(self) -> dict[str, Any]:
