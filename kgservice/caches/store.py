@@ -24,7 +24,9 @@ Bounded staleness (docs/jobs-and-caches.md, "Stale replies during a catch-up"): 
 whole results of the previous version are kept aside when the version moves (:meth:`front_stale`,
 :meth:`stale_peek`), and a caller that says a stale reply is acceptable (a server request that
 carries no bookmark) gets one while its refresh runs in the background, for at most
-``stale_seconds`` after a newer version was first seen. Nothing else reads them: every other
+``stale_seconds`` after a newer version was first seen; each background refresh's result is
+kept the same way (:meth:`keep_refreshed`), for at most ``2 × stale_seconds`` after that
+refresh began, so under a steady stream of changes the bound restarts at each refresh. Nothing else reads them: every other
 lookup keeps the rule that a value is never older than the version its request observed.
 
 The caches are an optimisation, so a cache file that cannot be written (a full or read-only
@@ -129,13 +131,18 @@ class Caches:
         self._pending_hits: dict[tuple[str, str], int] = {}  # (cache, key) -> hits not yet written
         # key -> (version, value, cache hits it stands for): whole results, valid at one version
         self._front: OrderedDict[str, tuple[int, Any, dict[str, int]]] = OrderedDict()
-        # bounded staleness (front_stale): front entries of versions since superseded, with the
-        # monotonic time a newer version was first seen; served only to callers that accept it
+        # bounded staleness (front_stale): front entries of versions since superseded, and the
+        # latest background refresh's result of each key, with the monotonic time until which each
+        # may be served; served only to callers that accept it
         self.stale_seconds = float(stale_seconds)
         self.stale_read_seconds = float(stale_read_seconds)
         self.monotonic: Callable[[], float] = time.monotonic  # tests replace it (no wall clock in tests)
+        # key -> (version, value, cache hits it stands for, monotonic time until which it may be served)
         self._previous: OrderedDict[str, tuple[int, Any, dict[str, int], float]] = OrderedDict()
         self._newer_at: float | None = None  # when a version newer than _seen was first observed
+        # bumped by whatever drops every stale entry (a local write, a clear, a reset): a refresh
+        # result computed across it is not kept (see keep_refreshed)
+        self._epoch = 0
         self._refreshing: set[str] = set()  # keys whose refresh is queued or running
         # guards _newer_at, _refreshing and the queue: a stale lookup never waits for the main
         # lock, which a replay holds through its reads of the change log (the catch-up itself)
@@ -145,6 +152,7 @@ class Caches:
         self._closed = False
         self.stale_served = 0  # replies given from a superseded version (tests, /metrics, the bench)
         self.refreshes = 0  # background refreshes finished
+        self.refresh_kept = 0  # refresh results kept for stale replies (keep_refreshed)
         try:
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -302,7 +310,7 @@ class Caches:
         them now enters); returns how many entries were dropped."""
         ids = {i for i in node_ids if i}
         self._front.clear()
-        self._previous.clear()  # this process wrote: nothing from before its write is served, even stale
+        self._drop_stale()  # this process wrote: nothing from before its write is served, even stale
 
         def op() -> int:
             n = 0
@@ -443,7 +451,7 @@ class Caches:
                 had = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
                 dropped, cleared = self._clear_entries(), bool(had)
                 self._front.clear()
-                self._previous.clear()  # a reset or a change the log cannot list: not even a stale reply
+                self._drop_stale()  # a reset or a change the log cannot list: not even a stale reply
             else:
                 self._supersede()  # stamped with an older version: never served fresh again
             self._db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('seen_version', ?)", (str(version),))
@@ -518,17 +526,72 @@ class Caches:
 
     # -- bounded staleness: the previous version's whole results while a refresh runs ----------
     def _supersede(self) -> None:
-        """The version moved (a replay): the front's entries become stale ones, stamped with when
-        a newer version was first seen. Caller holds the lock."""
+        """The version moved (a replay): the front's entries become stale ones, served until
+        ``stale_seconds`` after a newer version was first seen; so may a refresh's result of the
+        version just left, if that is later than its own deadline (:meth:`keep_refreshed`).
+        Caller holds the lock."""
         with self._stale_lock:
             since = self._newer_at if self._newer_at is not None else self.monotonic()
+            until = since + self.stale_seconds
+            for key, (version, value, counts, was) in list(self._previous.items()):
+                if version == self._seen and was < until:
+                    self._previous[key] = (version, value, counts, until)
             for key, (version, value, counts) in list(self._front.items()):
-                self._previous[key] = (version, value, counts, since)
+                self._previous[key] = (version, value, counts, until)
                 self._previous.move_to_end(key)
             self._front.clear()
             self._newer_at = None
             while len(self._previous) > FRONT_SIZE:
                 self._previous.popitem(last=False)
+
+    def _drop_stale(self) -> None:
+        """Nothing held so far may be served stale any more (a local write, a clear, a reset), nor
+        any refresh result computed across this moment. Caller holds the main lock."""
+        with self._stale_lock:
+            self._previous.clear()
+            self._epoch += 1
+
+    def refresh_mark(self) -> tuple[int, float]:
+        """Taken by a refresh before it computes (:meth:`keep_refreshed` wants it back): the
+        drop epoch, and the time, which is before the refresh's version read started."""
+        with self._stale_lock:
+            return self._epoch, self.monotonic()
+
+    def keep_refreshed(self, key: str, value: Any, version: int | None, counts: dict[str, int],
+                       mark: tuple[int, float]) -> bool:
+        """Keep a background refresh's result of ``key``, computed at store version ``version``
+        (the version its request observed), as the stale reply for ``key``: served to a caller
+        that accepts a stale reply until ``2 × stale_seconds`` after ``mark``'s time, so the
+        version it reflects was read by this process at most that long before the reply.
+
+        Why: a result that made model calls is not kept whole in the front, and under a steady
+        stream of other processes' changes touching the question's nodes every refresh makes
+        calls and is overtaken by the next change, so the front never holds the question again;
+        without this the stale bound ran out 5 s after the first change and the asks were
+        computed in the foreground (scripts/bench/RESULTS.md, "Stale replies from the latest
+        refresh"). With it, each completed refresh restarts the bound. Why it is safe to offer:
+        the value is the ordinary ask's answer at ``version``, like a held front entry.
+
+        Not kept (False): no version or no stale replies; the caches dropped their stale entries
+        since ``mark`` (a local write, a clear, a reset: the refresh may have read before it); a
+        result at a version not newer than the one already held for ``key``; or one past its
+        deadline already. Treat the value as read-only."""
+        if version is None or not self.stale_seconds > 0 or self.degraded is not None:
+            return False
+        epoch, began = mark
+        until = began + 2 * self.stale_seconds
+        with self._stale_lock:
+            if epoch != self._epoch or self._closed or self.monotonic() > until:
+                return False
+            held = self._previous.get(key)
+            if held is not None and held[0] >= version:
+                return False
+            self._previous[key] = (version, value, dict(counts), until)
+            self._previous.move_to_end(key)
+            while len(self._previous) > FRONT_SIZE:
+                self._previous.popitem(last=False)
+            self.refresh_kept += 1
+        return True
 
     def front_fresh(self, key: str) -> bool:
         """Whether the front holds ``key`` at the version this process last replayed to."""
@@ -542,8 +605,10 @@ class Caches:
 
         Given only when all of these hold: the store's version (read as :meth:`sync_store`
         reads it, no replay) is newer than the entry's; the front has no entry for ``key`` at
-        that version yet; a newer version was first seen at most ``stale_seconds`` ago (by
-        :attr:`monotonic`); and a refresh of ``key`` is queued or running (``refresh`` is queued
+        that version yet; the entry is within its bound (by :attr:`monotonic`): a version newer
+        than the entry's was first seen at most ``stale_seconds`` ago, or, for the result of a
+        background refresh (:meth:`keep_refreshed`), that refresh began at most
+        ``2 × stale_seconds`` ago; and a refresh of ``key`` is queued or running (``refresh`` is queued
         now if none is: it recomputes the value the ordinary way, in a background thread, and so
         brings this process's caches and indexes to the new version). The caller marks its
         reply stale with the version returned. Why it is safe to offer: the value was a correct
@@ -607,6 +672,8 @@ class Caches:
         if version is not None and version < seen:
             return None  # the store went back (a reset): no stale reply
         now = self.monotonic()
+        if version is not None and version > seen and self._newer_at is None:
+            self._newer_at = now  # the bound of what this process holds at `seen` starts now
         hit = self._front.get(key)
         if hit is not None and hit[0] == seen:
             if version is not None and hit[0] >= version:
@@ -615,13 +682,18 @@ class Caches:
                 if version is None:
                     return None  # current as far as this process knows (the refresh may have just put it)
                 self._newer_at = now
-            stamped, value, counts, since = hit[0], hit[1], hit[2], self._newer_at
+            stamped, value, counts, until = hit[0], hit[1], hit[2], self._newer_at + self.stale_seconds
         else:
             old = self._previous.get(key)
-            if old is None or (version is not None and old[0] >= version):
+            # a held answer is of a version before `seen`; a refresh's result may be of `seen` itself
+            # (the front did not keep it: it made calls): given stale too, rather than computing the
+            # ask in the foreground, and the refresh this queues puts it in the front
+            if old is None or (version is not None and old[0] > version):
                 return None
-            stamped, value, counts, since = old
-        if not now - since <= self.stale_seconds:
+            stamped, value, counts, until = old
+            if stamped == seen and self._newer_at is not None:  # as _supersede will extend it
+                until = max(until, self._newer_at + self.stale_seconds)
+        if not now <= until:
             return None  # past the bound: the caller waits for the catch-up like any other
         if key not in self._refreshing:
             if len(self._refreshing) >= FRONT_SIZE or self._closed:
@@ -717,7 +789,7 @@ class Caches:
         with self._lock:
             try:
                 self._front.clear()
-                self._previous.clear()
+                self._drop_stale()
                 n = self._clear_entries()
                 self._db.execute("DELETE FROM counters")
                 self._db.commit()

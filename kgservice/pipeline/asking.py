@@ -80,8 +80,9 @@ class AskResult:
     sources: list[dict[str, Any]] = field(default_factory=list)
     # the store's change-log version the answer reflects (at least); None when none was read
     as_of_version: int | None = None
-    # True: a cached answer of an older store version (as_of_version), given to a server request
-    # without a bookmark while this server catches up with a newer one (docs/jobs-and-caches.md)
+    # True: a cached answer of an older store version (as_of_version), or a background refresh's
+    # answer not yet kept whole, given to a server request without a bookmark while this server
+    # catches up (docs/jobs-and-caches.md)
     stale: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -241,6 +242,9 @@ def entry_fallback(parts: Parts, question: str, kq: KeyQuery) -> QueryState | No
 
 # --- the whole query ------------------------------------------------------------------------------
 
+CLEARED_NOTE = "the store changed without a cache invalidation (another process?): caches cleared"
+
+
 def _front_key(question: str, trace: bool, params: AskParams, model: str | None) -> str:
     return cache_key("ask", question, trace, asdict(params), model)
 
@@ -273,13 +277,27 @@ def _refresher(parts: Parts, key: str, question: str, trace: bool, params: AskPa
     the first made model calls (a result that made calls is not kept whole; the second is served
     from the entries the first stored). Runs in its own thread, so it sees no request's
     bookmark and never accepts a stale reply itself. The configured model gets a client of its
-    own, so a request's usage counts never include a refresh's calls."""
+    own, so a request's usage counts never include a refresh's calls.
+
+    A pass whose result the front did not keep (it made calls, or the version moved while it
+    ran) still leaves that result as the stale reply for the question
+    (:meth:`Caches.keep_refreshed`, its bound counted from the pass's start): under a steady
+    stream of other processes' changes that touch the question's nodes no pass is ever kept
+    whole, and the stale replies would otherwise run out ``stale_seconds`` after the first
+    change. The kept copy says it made no model call (a reply given from it makes none)."""
+    from kgservice.llm.client import Usage
+
     def refresh() -> None:
         client = parts.new_llm() if llm.model == parts.settings.llm_model else llm
         for _ in range(2):
-            ask_with_llm(parts, question, trace, params=params, llm=client)
+            mark = parts.caches.refresh_mark()
+            result = ask_with_llm(parts, question, trace, params=params, llm=client)
             if parts.caches.front_fresh(key):
                 return
+            if CLEARED_NOTE not in result.notes:  # that note is the pass's own, as in front_put
+                kept = replace(copy.deepcopy(result), llm=Usage().to_dict())
+                parts.caches.keep_refreshed(key, kept, result.as_of_version,
+                                            {c: v["hits"] for c, v in result.caches.items()}, mark)
 
     return refresh
 
@@ -372,7 +390,7 @@ def ask_with_llm(parts: Parts, question: str, trace: bool = False, *, params: As
             return replace(got[0], stale=True, as_of_version=got[1], seconds=round(time.perf_counter() - t0, 3))
     cleared = caches.sync_store()
     if cleared:
-        notes.append("the store changed without a cache invalidation (another process?): caches cleared")
+        notes.append(CLEARED_NOTE)
     observed = caches.observed_version()
     front = caches.front_get(front_key)
     if front is not None:

@@ -134,6 +134,89 @@ def test_a_local_write_or_a_reset_leaves_nothing_stale(tmp_path: Path):
     caches.close()
 
 
+def test_a_refresh_overtaken_by_the_next_change_leaves_its_result_as_the_stale_reply(tmp_path: Path):
+    """Each refresh is overtaken by the next change (so the front never holds the key again, as
+    when every refresh makes model calls): the stale reply is the latest completed refresh's
+    result, past the held answer's own bound, and never one whose refresh began more than
+    2 × stale_seconds ago."""
+    feed = SqliteChangeFeed(tmp_path)
+    record_embedded_change(tmp_path, ["n1"], units=["u1"])
+    caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
+    caches.monotonic = clock = Clock()
+    caches.sync_store()
+    assert caches.front_put("k", "answer at 1", {"decision": 1})
+
+    def overtaken(answer: str, change: int) -> Any:
+        def refresh() -> None:
+            mark = caches.refresh_mark()
+            caches.sync_store()  # the refresh's replay, as ask_with_llm's
+            version = caches.observed_version()
+            record_embedded_change(tmp_path, [f"n{change}"], units=[f"u{change}"])  # the next batch lands
+            assert caches.keep_refreshed("k", answer, version, {"decision": 1}, mark)
+        return refresh
+
+    record_embedded_change(tmp_path, ["n2"], units=["u2"])
+    assert caches.front_stale("k", overtaken("answer at 2", 3)) == ("answer at 1", 1)  # t 100: newer seen
+    caches.wait_refreshed()
+    clock.now = 106.0  # past the held answer's bound (105); the refresh of t 100 kept "answer at 2"
+    assert caches.front_stale("k", overtaken("answer at 3", 4)) == ("answer at 2", 2)
+    caches.wait_refreshed()  # that refresh began at 106: its result may be given until 116
+    assert caches.front_get("k") is None  # never served fresh
+    clock.now = 107.0  # a request sees version 4 (the refresh's next batch): newer than 3 first seen
+    assert caches.front_stale("k", lambda: None) == ("answer at 3", 3)
+    caches.wait_refreshed()  # a refresh that kept nothing (it failed, or is still running)
+    clock.now = 115.9
+    assert caches.front_stale("k", lambda: None) == ("answer at 3", 3)
+    caches.wait_refreshed()
+    clock.now = 116.1
+    assert caches.front_stale("k", lambda: None) is None  # past 2 × 5 s after the latest refresh began
+    assert caches.refresh_kept == 2
+    caches.close()
+
+
+def test_a_refresh_result_is_not_kept_across_a_local_write_nor_over_a_newer_one(tmp_path: Path):
+    caches = _answer_held_then_another_change(tmp_path, {})
+    mark = caches.refresh_mark()
+    caches.sync_store()
+    assert caches.keep_refreshed("k", "answer at 2", 2, {}, mark)
+    assert not caches.keep_refreshed("k", "answer at 1 again", 1, {}, mark)  # older than the one held
+    late = caches.refresh_mark()
+    caches.invalidate(["n3"])  # this process wrote: a refresh that read before it keeps nothing
+    assert not caches.keep_refreshed("k", "answer at 2", 2, {}, late)
+    record_embedded_change(tmp_path, ["n4"], units=["u4"])
+    assert caches.front_stale("k", lambda: None) is None
+    caches.wait_refreshed()
+    caches.close()
+
+
+def test_a_refresh_result_of_the_current_version_is_bounded_from_when_a_newer_one_is_seen(tmp_path: Path):
+    """The refresh finished while its version was still the store's (its answer made model
+    calls, so the front does not hold it): it is given, marked stale with that version, rather
+    than computed in the foreground, while the refresh that queues puts it in the front. Once a
+    newer version is seen it is given for stale_seconds from then (as a held answer is), even
+    past 2 × stale_seconds after the refresh began."""
+    caches = _answer_held_then_another_change(tmp_path, {})
+    clock = caches.monotonic
+    assert isinstance(clock, Clock)
+    mark = caches.refresh_mark()
+    caches.sync_store()
+    assert caches.keep_refreshed("k", "answer at 2", 2, {}, mark)
+    assert caches.front_stale("k", lambda: None) == ("answer at 2", 2)  # not computed in the foreground
+    caches.wait_refreshed()
+    clock.now = 108.0
+    record_embedded_change(tmp_path, ["n3"], units=["u3"])
+    assert caches.front_stale("k", lambda: None) == ("answer at 2", 2)  # newer first seen at 108
+    clock.now = 111.0
+    assert caches.front_stale("k", lambda: None) == ("answer at 2", 2)  # before the replay too
+    caches.sync_store()  # the replay to 3: the bound stays 108 + 5
+    clock.now = 113.0
+    assert caches.front_stale("k", lambda: None) == ("answer at 2", 2)
+    clock.now = 113.5
+    assert caches.front_stale("k", lambda: None) is None
+    caches.wait_refreshed()
+    caches.close()
+
+
 # -- two servers on one Neo4j: B catches up with A's ingest while asks arrive --------------------
 
 def _settings(d: Path) -> Settings:
@@ -286,3 +369,42 @@ def test_an_answer_with_the_entry_steps_note_is_kept_whole(tmp_path: Path):
         assert kb.caches.front_fresh(_front_key(question, False, AskParams(), "kgoffline/rules"))
     finally:
         kb.close()
+
+
+def _ingest_on(a: KnowledgeBase, b: KnowledgeBase, notation: str, doc: str) -> int:
+    """A's ingest, then B reads the version once (as any request does): returns that version."""
+    a.ingest_notation(notation, doc=doc)
+    assert b.caches.clock is not None
+    return b.caches.clock.read()
+
+
+def test_a_refresh_overtaken_by_the_next_ingest_keeps_the_question_answered_stale(servers):
+    """The failure of scripts/bench/RESULTS.md ("Stale replies from the latest refresh"): every
+    ingest touches the question's nodes, so each refresh makes model calls (its result is not
+    kept whole) and the next ingest lands while it runs. Past the held answer's 5 s bound a
+    request without a bookmark is still answered at once, from the latest completed refresh."""
+    a, b = servers
+    v1 = _warm(b)
+    held = Held(b)
+    b.caches.monotonic = clock = Clock()
+    v2 = _ingest_on(a, b, "#u2 {Portland} [has] {mild weather}\n", "portland.units")
+    with causal.accepting_stale():
+        first = b.ask(QUESTION)  # t 100: a newer version first seen; the refresh starts
+    assert (first.stale, first.as_of_version) == (True, v1)
+    assert held.entered.wait(WAIT)  # the refresh's first pass, at v2, is in its catch-up
+    clock.now = 103.0
+    v3 = _ingest_on(a, b, "#u3 {Portland} [has] {rainy winters}\n", "portland-rain.units")  # overtaken
+    held.release.set()
+    b.caches.wait_refreshed()  # pass 1 at v2, pass 2 (began at 103) at v3: each made model calls
+    assert v1 < v2 < v3
+    clock.now = 106.0  # past the held answer's bound (100 + 5)
+    v4 = _ingest_on(a, b, "#u4 {Portland} [has] {coastal fog}\n", "portland-fog.units")
+    with causal.accepting_stale():
+        late = b.ask(QUESTION)
+    assert (late.stale, late.as_of_version, late.found) == (True, v3, True)
+    assert late.llm["calls"] == 0 and {"u2", "u3"} <= set(late.cited) and "u4" not in late.cited
+    assert b.caches.refresh_kept == 2  # both passes of the first refresh (counted before this reply's)
+    b.caches.wait_refreshed()  # the refresh that reply queued brings B to v4
+    with causal.accepting_stale():
+        fresh = b.ask(QUESTION)
+    assert fresh.stale is False and fresh.as_of_version == v4 and "u4" in fresh.cited
