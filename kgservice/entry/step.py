@@ -144,6 +144,17 @@ class EntryFinder:
         return self._derived.get().index
 
 
+    def read(self, question: str) -> str:
+        """The question as the entry step reads it: a word no label uses, one letter from one
+        that labels do, read as that word ("olimpics" -> *olympics*: :mod:`kgservice.entry.spelling`).
+        The no-model answer ranks and judges the question so read."""
+        return self._read(question, self._derived.get().index)
+
+    def _read(self, question: str, index: LabelIndex) -> str:
+        vocab, uses = index.vocab, self.word_uses
+        return respelled(question, lambda w: vocab.get(w, 0),
+                         own=lambda w: max(vocab.get(singular(w), 0), uses(w) if uses is not None else 0))
+
     def find(self, question: str, qvec: Any = None, params: EntryParams | None = None,
              hits: Sequence[tuple[str, float]] | None = None) -> EntryResult:
         """Seeds for a question. ``qvec``: its vector when the caller has one already;
@@ -152,11 +163,8 @@ class EntryFinder:
         p = params or self.params
         state = self._derived.get()
         index, labels = state.index, state.labels
-        # a word no label uses, one letter from one that labels do, is read as that word
-        # ("olimpics" -> *Olympics*: :mod:`kgservice.entry.spelling`); the vectors read it as written
-        vocab, uses = index.vocab, self.word_uses
-        read = respelled(question, lambda w: vocab.get(w, 0),
-                         own=lambda w: max(vocab.get(singular(w), 0), uses(w) if uses is not None else 0))
+        # misspellings read as the graph's words (:meth:`read`); the vectors read it as written
+        read = self._read(question, index)
         toks = tokens(read)
         spans: list[Span] = _namesakes_asked(index.spans(read), labels, toks, p.namesake_weight > 0)
         if p.partial_weight > 0:
