@@ -165,9 +165,11 @@ class Parts:
 
     @cached_property
     def entry_finder(self) -> EntryFinder:
+        from kgservice.answer.graph_words import stem_uses
         from kgservice.entry import EntryFinder
 
-        return EntryFinder(self.store, self.embedder.embed, self.vectors)
+        return EntryFinder(self.store, self.embedder.embed, self.vectors,
+                           word_uses=lambda w: stem_uses(self.lexical_units.index(), w))
 
     @cached_property
     def lexical_units(self) -> LexicalUnits:

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgservice.answer.shape import ASK_WORDS, Asked, Candidate, Match, asked, name_stems, stem, words
 from kgservice.entry.match import STOPWORDS, key_of, narrower_than_graph, tokens
+from kgservice.entry.spelling import one_edit, respelt
 
 if TYPE_CHECKING:
     from kgservice.entry.match import LabelIndex
@@ -102,8 +103,10 @@ class Relevance:
 def missing_names(a: Asked, known: Callable[[str], bool],
                   narrower: Callable[[str], bool] = lambda name: False) -> tuple[str, ...]:
     """The question's names (:attr:`Asked.names`) none of whose words the graph uses
-    (``known``: is this stem in any unit?), or that ``narrower`` says the graph has only in a
-    broader form; numbers alone are no name.
+    (``known``: is this stem in any unit?) nor misspells by one letter (a long word one edit
+    from a single word the graph uses, :func:`kgservice.entry.spelling.respelt`: MuSiQue's
+    "Margaraviate" is the graph's *Margraviate*), or that ``narrower`` says the graph has only
+    in a broader form; numbers alone are no name.
 
     >>> missing_names(asked("What is the capital of Mars?"), {"capital"}.__contains__)
     ('mars',)
@@ -111,12 +114,16 @@ def missing_names(a: Asked, known: Callable[[str], bool],
     ()
     >>> missing_names(asked("Who created Python 4?"), {"python"}.__contains__, lambda n: n == "python 4")
     ('python 4',)
+    >>> known = {"margraviat", "mart", "rule"}.__contains__
+    >>> missing_names(asked("Who ruled the Margaraviate?"), known), missing_names(asked("Who ruled Mars?"), known)
+    ((), ('mars',))
     """
     out = []
     for name in a.names:
         content = [t for t in name if t not in STOPWORDS and not t.isdigit()]
         text = " ".join(name)
-        if content and (not any(known(stem(t)) for t in content) or narrower(text)):
+        if content and (not any(known(stem(t)) or respelt(t, lambda x: int(known(stem(x))), same=stem)
+                                for t in content) or narrower(text)):
             out.append(text)
     return tuple(out)
 
@@ -273,7 +280,7 @@ def stranger_word(a: Asked, known: Callable[[str], bool]) -> str:
     "In which *month* ...") whose stem no unit
     holds, none of whose first 60 % or more (at least 5 letters) is a stem a unit holds
     ("operations" meets *operated*), and no word one edit from which a unit holds ("olimpics"
-    is a misspelt *Olympics*). "" when there is none.
+    is a misspelt *Olympics*; any length, unlike the name rule's reading, :func:`missing_names`). "" when there is none.
 
     A question written around such a word ("Who created the zorblatt?", "What is the weather
     tomorrow?") asks about something the graph never mentions; what it shares with the graph is
@@ -292,7 +299,7 @@ def stranger_word(a: Asked, known: Callable[[str], bool]) -> str:
             continue
         if any(known(t[:k]) for k in range(max(5, -(-3 * len(t) // 5)), len(t))):
             continue  # another form of a word the graph uses
-        if not any(known(stem(x)) for x in _one_edit(t)):
+        if not any(known(stem(x)) for x in one_edit(t)):
             return t
     return ""
 
@@ -330,22 +337,6 @@ def stranger_read(a: Asked, heads: Sequence[Match], candidates: Mapping[str, Can
             if about(a, cand, m) and not cand.named_sides.isdisjoint(m.anchor):
                 return True
     return VECTOR in narrow and meets is not None and meets(odd)
-
-
-def _one_edit(word: str) -> set[str]:
-    """The words one deletion, transposition, substitution or insertion of a letter away.
-
-    >>> "olympics" in _one_edit("olimpics"), len(_one_edit("ab")) > 50, "ab" in _one_edit("ab")
-    (True, True, False)
-    """
-    letters = string.ascii_lowercase
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    out = {a + b[1:] for a, b in splits if b}
-    out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
-    out |= {a + c + b[1:] for a, b in splits if b for c in letters}
-    out |= {a + c + b for a, b in splits for c in letters}
-    out.discard(word)
-    return out
 
 
 def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, Candidate],

@@ -36,6 +36,12 @@ def known_in(unit_index: Any) -> Callable[[str], bool]:
     return lambda s: df.get(s, 0) > 0
 
 
+def stem_uses(unit_index: Any, word: str) -> int:
+    """How many units use ``word`` in any form (its stem): whether a question word the labels
+    lack is the graph's word all the same (:mod:`kgservice.entry.spelling`)."""
+    return graph_stems(unit_index).get(stem(word), 0)
+
+
 def nearby_text(store: GraphStore, nodes: list[str]) -> str:
     """The words of the units that mention these nodes (at most :data:`NEAR_UNITS` each)."""
     from kgservice.expansion.lexical import unit_text

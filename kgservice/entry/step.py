@@ -23,7 +23,8 @@ from immutables import Map
 
 from kgservice.caches.untracked import settle
 from kgservice.entry.match import (STOPWORDS, LabelIndex, Span, bare_label, disambiguated, fuse_entries, key_of,
-                                  specificity, tokens)
+                                  singular, specificity, tokens)
+from kgservice.entry.spelling import respelled
 from kgservice.model import NodeKind
 from kgservice.stores.versioned import FedIndex
 
@@ -94,8 +95,12 @@ class EntryFinder:
     process's ingest costs this one the nodes it touched, not a scan of every node."""
 
     def __init__(self, store: Any, embed: Callable[[list[str]], Any] | None = None, vectors: Any = None,
-                 params: EntryParams = EntryParams()):
+                 params: EntryParams = EntryParams(), word_uses: Callable[[str], int] | None = None):
+        """``word_uses``: how many units use a word in any form (its stem), asked only of a long
+        question word no label uses (:mod:`kgservice.entry.spelling`); without it only the labels'
+        words say whether the question writes a word of the graph."""
         self.store, self.embed, self.vectors, self.params = store, embed, vectors, params
+        self.word_uses = word_uses
         self._derived: FedIndex[_Labels] = FedIndex(store, self._build, self._patch)
         self._held_lock = threading.Lock()
 
@@ -139,6 +144,17 @@ class EntryFinder:
         return self._derived.get().index
 
 
+    def read(self, question: str) -> str:
+        """The question as the entry step reads it: a word no label uses, one letter from one
+        that labels do, read as that word ("olimpics" -> *olympics*: :mod:`kgservice.entry.spelling`).
+        The no-model answer ranks and judges the question so read."""
+        return self._read(question, self._derived.get().index)
+
+    def _read(self, question: str, index: LabelIndex) -> str:
+        vocab, uses = index.vocab, self.word_uses
+        return respelled(question, lambda w: vocab.get(w, 0),
+                         own=lambda w: max(vocab.get(singular(w), 0), uses(w) if uses is not None else 0))
+
     def find(self, question: str, qvec: Any = None, params: EntryParams | None = None,
              hits: Sequence[tuple[str, float]] | None = None) -> EntryResult:
         """Seeds for a question. ``qvec``: its vector when the caller has one already;
@@ -147,10 +163,12 @@ class EntryFinder:
         p = params or self.params
         state = self._derived.get()
         index, labels = state.index, state.labels
-        toks = tokens(question)
-        spans: list[Span] = _namesakes_asked(index.spans(question), labels, toks, p.namesake_weight > 0)
+        # misspellings read as the graph's words (:meth:`read`); the vectors read it as written
+        read = self._read(question, index)
+        toks = tokens(read)
+        spans: list[Span] = _namesakes_asked(index.spans(read), labels, toks, p.namesake_weight > 0)
         if p.partial_weight > 0:
-            spans += index.partial(question, spans)
+            spans += index.partial(read, spans)
         named = {s.node: " ".join(toks[s.start:s.end]) for s in spans}
         has_name = any(s.name for s in spans)
         lexical: dict[str, float] = {}

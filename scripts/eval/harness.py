@@ -180,7 +180,12 @@ def _build(ds: Dataset, embedder: str, work: Path, own_dir: bool, log: Callable[
         log(f"embedded {len(ds.passages)} passages in {time.perf_counter() - t0:.1f} s")
     qs = [q.question for q in ds.questions]
     ctx.qvecs = dict(zip([q.id for q in ds.questions], kb.embedder.embed(qs))) if qs else {}
-    ctx.finder = EntryFinder(kb.store, kb.embedder.embed, kb.vectors)
+    from kgservice.answer.graph_words import stem_uses
+
+    # as the service builds it (kgservice/parts.py): the units' stems say whether a word the
+    # labels lack is a misspelling (kgservice/entry/spelling.py)
+    ctx.finder = EntryFinder(kb.store, kb.embedder.embed, kb.vectors,
+                             word_uses=lambda w: stem_uses(kb.parts.lexical_units.index(), w))
     return ctx
 
 

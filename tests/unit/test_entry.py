@@ -9,6 +9,7 @@ import math
 import pytest
 
 import kgservice.entry.match as match
+import kgservice.entry.spelling as spelling
 import kgservice.entry.step as step
 import kgservice.expansion.fusion as fusion
 from kgservice.entry import EntryFinder, EntryParams
@@ -26,7 +27,7 @@ UNITS = """\
 """
 
 
-@pytest.mark.parametrize("module", [match, step, fusion])
+@pytest.mark.parametrize("module", [match, step, fusion, spelling])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
