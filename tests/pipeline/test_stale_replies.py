@@ -39,13 +39,19 @@ class Clock:
         return self.now
 
 
-def test_a_stale_entry_is_given_only_to_a_caller_that_accepts_it_within_the_bound(tmp_path: Path):
+def _answered_at_1(tmp_path: Path) -> tuple[SqliteChangeFeed, Caches, Clock]:
+    """Caches on a change log at version 1, with the fake clock, holding "answer at 1" for "k"."""
     feed = SqliteChangeFeed(tmp_path)
     record_embedded_change(tmp_path, ["n1"], units=["u1"])
     caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
     caches.monotonic = clock = Clock()
     caches.sync_store()
     assert caches.front_put("k", "answer at 1", {"decision": 1})
+    return feed, caches, clock
+
+
+def test_a_stale_entry_is_given_only_to_a_caller_that_accepts_it_within_the_bound(tmp_path: Path):
+    feed, caches, clock = _answered_at_1(tmp_path)
     held, refreshed = threading.Event(), []
 
     def refresh() -> None:
@@ -139,12 +145,7 @@ def test_a_refresh_overtaken_by_the_next_change_leaves_its_result_as_the_stale_r
     when every refresh makes model calls): the stale reply is the latest completed refresh's
     result, past the held answer's own bound, and never one whose refresh began more than
     2 × stale_seconds ago."""
-    feed = SqliteChangeFeed(tmp_path)
-    record_embedded_change(tmp_path, ["n1"], units=["u1"])
-    caches = Caches(None, changes=feed, clock=VersionClock(feed), stale_seconds=5)
-    caches.monotonic = clock = Clock()
-    caches.sync_store()
-    assert caches.front_put("k", "answer at 1", {"decision": 1})
+    feed, caches, clock = _answered_at_1(tmp_path)
 
     def overtaken(answer: str, change: int) -> Any:
         def refresh() -> None:
