@@ -148,9 +148,9 @@ class EntryFinder:
         """The question as the entry step reads it: a word no label uses, one letter from one
         that labels do, read as that word ("olimpics" -> *olympics*: :mod:`kgservice.entry.spelling`).
         The no-model answer ranks and judges the question so read."""
-        return self._read(question, self._derived.get().index)
+        return self._respelt(question, self._derived.get().index)
 
-    def _read(self, question: str, index: LabelIndex) -> str:
+    def _respelt(self, question: str, index: LabelIndex) -> str:
         vocab, uses = index.vocab, self.word_uses
         return respelled(question, lambda w: vocab.get(w, 0),
                          own=lambda w: max(vocab.get(singular(w), 0), uses(w) if uses is not None else 0))
@@ -164,7 +164,7 @@ class EntryFinder:
         state = self._derived.get()
         index, labels = state.index, state.labels
         # misspellings read as the graph's words (:meth:`read`); the vectors read it as written
-        read = self._read(question, index)
+        read = self._respelt(question, index)
         toks = tokens(read)
         spans: list[Span] = _namesakes_asked(index.spans(read), labels, toks, p.namesake_weight > 0)
         if p.partial_weight > 0:
