@@ -36,17 +36,18 @@ contains and that the graph states nowhere (no label, predicate, value or modifi
 holds ("Python 4"), sets it apart; a word joined by a preposition ("lyricist *of* Brother")
 describes something related, which a search can find.
 
-The model-backed path applies the name rule before its first call, and the stranger-word
-rule where a model could not read the question onto the graph either
+The model-backed path applies the name rule before its first call, the stranger-word rule
+where a model could not read the question onto the graph either
 (:func:`kgservice.pipeline.asking.not_in_graph_before_call`: not when the units are about a node
-the question names, "What does smoking *provoke*?", nor when the odd word's vector meets a node).
-Both paths read one stranger-word signal (:func:`stranger_read`), each with its narrowings:
-the no-model answer takes neither (measured held out, scripts/eval/RESULTS.md "One stranger-word
-signal": they gained no answerable question on any graph and let off-topic ones through), and :func:`lacking` to the key concepts the
-model read; it does not apply the *about* rule, which reads only the retrieval's best units (a
-drill-down finds answers two hops from them), nor "names nothing" (the model's vector entry
-finds a question's synonyms: "cigarettes" for *smoking*). :attr:`Relevance.rule` says which rule
-gave a verdict. Pure functions; the caller gathers the units and
+the question names, "What does smoking *provoke*?", nor when the odd word's vector meets a node),
+and :func:`lacking` to the key concepts the model read; it does not apply the *about* rule,
+which reads only the retrieval's best units (a drill-down finds answers two hops from them), nor
+"names nothing" (the model's vector entry finds a question's synonyms: "cigarettes" for
+*smoking*). Both paths read one stranger-word signal (:func:`stranger_read`), each with its
+narrowings: the no-model answer takes neither (measured held out, scripts/eval/RESULTS.md "One
+stranger-word signal": they gained no answerable question on any graph and let off-topic ones
+through). :attr:`Relevance.rule` says which rule gave a verdict. Pure functions; the caller
+gathers the units and
 what the graph knows (:mod:`kgservice.answer.retrieval_only`, :mod:`kgservice.pipeline.asking`).
 The rules were chosen on the demo and checked on MuSiQue and the reverse, with a written set
 of off-topic questions (scripts/eval/RESULTS.md, "Answer-shaped ranking and the relevance
