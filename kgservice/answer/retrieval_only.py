@@ -117,8 +117,9 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
     cands.sort(key=lambda c: -scores.get(c.id, 0.0))
     by_cand = {c.id: c for c in cands}
     units_ix, labels = parts.lexical_units.index(), parts.entry_finder.index()
-    # ranked and judged as the entry step read it: "olimpics" is the graph's *olympics*
-    question = parts.entry_finder.read(question)
+    # ranked and judged as the entry step read it: "olimpics" is the graph's *olympics* (read
+    # once, by the retrieval's entry step; a caller's entry result without it is read here)
+    question = found.entry.read or parts.entry_finder.read(question)
     ranked = rank(question, cands)
     rel = relevance(question, ranked, by_cand, known_in(units_ix),
                     lambda name: bool(concept_lacking(name, parts.store, units_ix, labels)[1]), top=judge,

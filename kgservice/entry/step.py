@@ -65,6 +65,9 @@ class EntryResult:
     # Aschenbrodel"), weighed at ``common_weight`` (0: not among the nodes): a later step that
     # meets them again (retrieval's lexical seeds) can weigh them alike
     common: list[str] = field(default_factory=list)
+    # the question as the entry step read it (:meth:`EntryFinder.read`): a later step that ranks
+    # or judges the question so read takes it from here, not by reading the question again
+    read: str = ""
 
     @property
     def seeds(self) -> dict[str, float]:
@@ -147,7 +150,8 @@ class EntryFinder:
     def read(self, question: str) -> str:
         """The question as the entry step reads it: a word no label uses, one letter from one
         that labels do, read as that word ("olimpics" -> *olympics*: :mod:`kgservice.entry.spelling`).
-        The no-model answer ranks and judges the question so read."""
+        The no-model answer ranks and judges the question so read (:attr:`EntryResult.read`:
+        :meth:`find` reads it once for both)."""
         return self._respelt(question, self._derived.get().index)
 
     def _respelt(self, question: str, index: LabelIndex) -> str:
@@ -207,7 +211,7 @@ class EntryFinder:
         whole = key_of(toks)
         exact = {n for n in named if key_of(tokens(labels.get(n, n))) == whole}
         nodes.sort(key=lambda e: (e.node not in exact, -e.weight, e.node))
-        return EntryResult(question, nodes, sorted(common))
+        return EntryResult(question, nodes, sorted(common), read)
 
 
 def _namesakes_asked(spans: list[Span], labels: Mapping[str, str], toks: list[str], keep: bool) -> list[Span]:

@@ -7,6 +7,7 @@ nonsense name, and a short name one letter from a graph word ("Mars" / *mart*), 
 
 from __future__ import annotations
 
+import kgservice.entry.step as entry_step
 from kgservice.answer import NOT_IN_GRAPH_EN
 from kgservice.answer.retrieval_only import answer_units
 from kgservice.notation import parse_units
@@ -33,12 +34,31 @@ def _kb(kb):
 def test_a_misspelt_word_names_its_node(kb):
     found = _kb(kb).entry("Where will the next winter olimpics be held?")
     assert [n.label for n in found.nodes if n.named] == ["Winter Olympics"]
+    assert found.read == "Where will the next winter olympics be held?"
 
 
 def test_the_no_model_answer_lists_the_misspelt_things_unit(kb):
     got = answer_units(_kb(kb).parts, "Where will the next winter olimpics be held?")
     assert got.relevance.found
     assert got.units[0].id == "o1"
+
+
+def test_the_no_model_answer_reads_the_question_once(kb, monkeypatch):
+    """The entry step reads the misspellings, and the answer ranks and judges the question as
+    it read it: one reading per ask, not one for the retrieval's entry step and one for the
+    answer (a spy on the reading, not a timing)."""
+    _kb(kb)
+    calls: list[str] = []
+    real = entry_step.respelled
+
+    def spy(text, *args, **kw):
+        calls.append(text)
+        return real(text, *args, **kw)
+
+    monkeypatch.setattr(entry_step, "respelled", spy)
+    got = answer_units(kb.parts, "Where will the next winter olimpics be held?")
+    assert got.relevance.found and got.units[0].id == "o1"
+    assert calls == ["Where will the next winter olimpics be held?"]
 
 
 def test_a_misspelt_name_goes_to_the_model(kb, boundary):
