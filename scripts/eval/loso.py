@@ -84,6 +84,47 @@ def verdict(folds: list[tuple[bool, bool]]) -> str:
     return "simpler"
 
 
+def named_rows(option: str, arg: str, rows: set[str], pair: bool = False) -> tuple[str, list[str]]:
+    """``arg`` of ``option`` read as NAME=ROW (``pair``: NAME=ROW WITH IT || ROW WITHOUT IT): the
+    name and its rows. A name or a row may hold "=" ("damping=0.5=kg full (δ 0.5)"), so the
+    split is the one "=" after which every row is one of the files' ``rows``; none, or more
+    than one, is an error naming the argument (split at the first "=", a name holding one
+    read the rest of the name as a row the files lack, and the component was silently left out).
+
+    >>> rows = {"kg full", "kg full (δ=0.5)", "bare"}
+    >>> named_rows("--variant", "δ=0.5=kg full (δ=0.5)", rows)
+    ('δ=0.5', ['kg full (δ=0.5)'])
+    >>> named_rows("--pair", "a=b=kg full || bare", rows, pair=True)
+    ('a=b', ['kg full', 'bare'])
+    >>> named_rows("--variant", "v=no such row", rows)
+    Traceback (most recent call last):
+    ...
+    ValueError: --variant 'v=no such row': no NAME=ROW split names a row of the files (their rows: bare; kg full; kg full (δ=0.5))
+    """
+    found: list[tuple[str, list[str]]] = []
+    for i, ch in enumerate(arg):
+        if ch != "=" or not arg[:i].strip():
+            continue
+        rest = arg[i + 1:]
+        if pair:
+            with_it, sep, without = rest.partition("||")
+            if not sep:
+                continue
+            parts = [with_it.strip(), without.strip()]
+        else:
+            parts = [rest.strip()]
+        if all(r in rows for r in parts):
+            found.append((arg[:i].strip(), parts))
+    shape = "NAME=ROW WITH IT || ROW WITHOUT IT" if pair else "NAME=ROW"
+    if not found:
+        raise ValueError(f"{option} {arg!r}: no {shape} split names a row of the files "
+                         f"(their rows: {'; '.join(sorted(rows))})")
+    if len(found) > 1:
+        raise ValueError(f"{option} {arg!r}: {shape} splits more than one way into rows of the files "
+                         f"({'; '.join(repr(n) for n, _ in found)}); rename the rows")
+    return found[0]
+
+
 def _pair(s: dict[str, Any], pairs: list[tuple[str, str]]) -> tuple[str, str] | None:
     rankings = s["per_question"][0]["rankings"]
     return next(((a, b) for a, b in pairs if a in rankings and b in rankings), None)
@@ -202,19 +243,20 @@ def main(argv: list[str] | None = None) -> int:
             for q, r in zip(same["per_question"], s["per_question"]):
                 q["rankings"].update(r["rankings"])
     comps = {} if a.only_given else dict(COMPONENTS)
-    for c in a.component:
-        name, _, row = c.partition("=")
-        comps[name] = [(FULL, row)]
-    for c in a.variant:
-        name, _, row = c.partition("=")
-        comps[name] = [(row, FULL)]
-    for c in a.pair:
-        name, _, rows = c.partition("=")
-        with_it, sep, without = rows.partition("||")
-        if not sep:
-            print(f"--pair {c!r}: give NAME=ROW WITH IT || ROW WITHOUT IT", file=sys.stderr)
-            return 2
-        comps[name] = [(with_it.strip(), without.strip())]
+    rows = {r for s in sets for r in s["per_question"][0]["rankings"]}
+    try:
+        for c in a.component:
+            name, (row,) = named_rows("--component", c, rows)
+            comps[name] = [(FULL, row)]
+        for c in a.variant:
+            name, (row,) = named_rows("--variant", c, rows)
+            comps[name] = [(row, FULL)]
+        for c in a.pair:
+            name, (with_it, without) = named_rows("--pair", c, rows, pair=True)
+            comps[name] = [(with_it, without)]
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
     names = [s["set"] for s in sets]
     groups: list[list[int]] = []
     for g in a.group:

@@ -55,6 +55,27 @@ def test_loso_variant_is_measured_against_the_full_retrieval(tmp_path, capsys):
     assert row.endswith("| halves: keep; whole sets: keep |")
 
 
+def test_loso_reads_a_name_or_a_row_holding_an_equals_sign_and_refuses_a_row_no_file_has(tmp_path, capsys):
+    # split at the first "=", "better=yes=v (x=2)" named the component "better" with the row
+    # "yes=v (x=2)", which no file has: the component was silently left out and the run
+    # exited 0; a row no file has (a typo) was left out the same way
+    import json
+
+    def q():
+        return {"type": "bridge", "gold": ["p"], "rankings": {FULL: ["a", "b", "p"], "v (x=2)": ["p", "a", "b"]}}
+    files = []
+    for name in ("s1", "s2"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"set": name, "per_question": [q() for _ in range(4)]}))
+        files.append(str(path))
+    assert loso.main([*files, "--only-given", "--variant", "better=yes=v (x=2)"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| better=yes |"))
+    assert row.endswith("| halves: keep; whole sets: keep |")
+    assert loso.main([*files, "--only-given", "--component", "x=no such row"]) == 2
+    err = capsys.readouterr().err
+    assert "--component 'x=no such row'" in err and "v (x=2)" in err
+
+
 def test_loso_pair_measures_a_component_between_any_two_rows(tmp_path, capsys):
     # "bare + c" finds the gold passage at rank 1 on the first three questions of each set and
     # misses it on the fourth, where "bare" has it at rank 4: top 2 better on 3, worse on none;
