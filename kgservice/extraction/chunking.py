@@ -11,19 +11,29 @@ from kgservice.errors import InvalidArgument
 DEFAULT_MAX_CHARS = 2400  # ~600 tokens of text per request
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；])")
-# A full stop after a title ("Mr."), an initial ("Harris W.", "A. J.") or a dotted acronym
-# ("U.S.") is part of a name, not the sentence's end, unless the next word opens a sentence
-# (a pronoun, an article, a connective: "born in the U.S. He moved", "plan B. The plan"); "I."
-# is the Roman one ("World War I."). After "Jr." / "Inc." / "e.g." a sentence ends unless
-# the text goes on in lower case.
+# A full stop after a title ("Mr."), an initial ("Harris W.", "A. J."), a dotted acronym
+# ("U.S.", "e.g.", "a.m.") or an abbreviation a number or name follows ("No. 5", "Jan. 5") is part of
+# what follows, not the sentence's end, unless the next word opens a sentence (a pronoun, an
+# article, a connective: "born in the U.S. He moved", "plan B. The plan"); "I." is the Roman one
+# ("World War I."). After "Jr." / "Inc." / "et al." a sentence ends unless the text goes on in
+# lower case, with a bracket or with another such abbreviation.
 #: the titles a name follows ("Mr. Cool", "St. Louis"), as a regex alternation: chunking's splitter
 #: and the rules extractor's (``kgservice.llm.rules``) both keep a name whole after them
 TITLE_ABBREVIATIONS = ("Mr|Mrs|Ms|Dr|St|Mt|Ft|Prof|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Hon|Fr|Messrs|Mme|Mlle|Pres|"
                        "Adm|Maj|Cpl|Pvt|Supt|vs")
-_NAME_DOT = re.compile(rf"(?:^|[\s(])(?:(?:{TITLE_ABBREVIATIONS}|Bros)\.|(?:[A-Z]\.)+)$")
-_TRAILING_DOT = re.compile(r"(?:^|[\s(])(?:Jr|Sr|Inc|Ltd|Co|Corp|approx|ca|etc|e\.g|i\.e)\.$")
+# abbreviations a number or a name follows (any case: "no. 5", "Vol. 2"), not titles: the rules
+# extractor's splitter does not share these (it is frozen with the rules graph built from it)
+_REFERENCES = ("No|Nos|Fig|Figs|Vol|Vols|pp|Dept|Univ|est|cf|Ave|Blvd|Rd|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|"
+               "Dec")
+_NAME_DOT = re.compile(rf"(?:^|[\s(\"'“‘-])(?:(?:{TITLE_ABBREVIATIONS}|Bros|(?i:{_REFERENCES}))\.|(?:[A-Z]\.)+|(?:[a-z]\.){{2,}})$")
+_TRAILING = r"Jr|Sr|Inc|Ltd|Co|Corp|approx|ca|etc|eg|ie|al|eds?"
+_TRAILING_DOT = re.compile(rf"(?:^|[\s(\"'“‘])(?:{_TRAILING})\.$")
+# what goes on after a trailing abbreviation within its sentence: lower case, a bracket, or
+# another such abbreviation ("Sons & Co. Ltd.", "Company Ltd. (Prince Line)", "Sr. & Jr.")
+_GOES_ON = re.compile(rf"[(\[&]|(?:{_TRAILING})\.")
 _OPENER = re.compile(r"(?:He|She|It|They|We|You|His|Her|Its|Their|Our|The|This|That|These|Those|There|Then|A|An|"
                      r"In|On|At|After|Before|When|While|But|And|However|Later|Today)(?![\w.])")
+_CJK_END = ("。", "！", "？", "；")
 
 
 @dataclass(frozen=True)
@@ -54,16 +64,40 @@ def split_sentences(text: str) -> list[str]:
 
 
 def ends_sentence(before: str, after: str) -> bool:
-    """Does the full stop (or ? / !) ending ``before`` end a sentence, ``after`` being the text
-    that follows it? A name's full stop ("Mr.", "W.", "U.S.") does not, unless ``after`` opens
-    with a word that starts sentences and no name; "I." does (a Roman numeral, "World War
-    I."). Wrong either way only costs where a chunk may be cut, never a word.
+    """Does the mark ending ``before`` (. ! ? or a CJK full stop) end a sentence, ``after`` being
+    the text that follows it? A name's or a reference's full stop ("Mr.", "W.", "U.S.", "No.")
+    does not, unless ``after`` opens with a word that starts sentences and no name; "I." does
+    (a Roman numeral, "World War I."); after "Jr.", "Inc.", "et al." only lower case, a bracket
+    or another such abbreviation goes on.
+
+    One rule for both splitters of prose: chunking's (:func:`split_sentences`: a wrong end only
+    moves where a long paragraph may be cut) and the sentence spans of converted documents and
+    of alignment (:func:`kgservice.extraction.sentences.sentence_spans`: a wrong end cuts a
+    name's sentence in two, a missed one joins two). The rules extractor keeps its own
+    (``kgservice.llm.rules._ends_sentence``): the rules graphs the eval reads gold on are built
+    from it, and a change there moves their triples.
 
     >>> ends_sentence("Then Mr.", "Cool sang."), ends_sentence("in the U.S.", "He moved.")
     (False, True)
+    >>> ends_sentence("Edward F.", "Knapp State Airport"), ends_sentence("in World War I.", "It ended.")
+    (False, True)
+    >>> ends_sentence("as shown in Fig.", "3 it rises."), ends_sentence("It is vol.", "2 of the set.")
+    (False, False)
+    >>> ends_sentence("Smith et al.", "found it."), ends_sentence("Sammy Davis Jr.", "He sang.")
+    (False, True)
+    >>> ends_sentence("from 7 a.m.", "to 3 a.m."), ends_sentence("Sons & Co.", "Ltd. Set in it,")
+    (False, False)
+    >>> ends_sentence("isolates (e.g.", "Haida)"), ends_sentence("at 9 p.m.", "The show ran.")
+    (False, True)
+    >>> ends_sentence('the album "U.S.A.', "(United State of Atlanta)"), ends_sentence("by News Corp.", "The paper")
+    (False, True)
+    >>> ends_sentence("Paris hosts it?", "Yes."), ends_sentence("吸烟有害。", "它导致癌症。")
+    (True, True)
     """
+    if before.endswith(_CJK_END):
+        return True
     if _TRAILING_DOT.search(before):
-        return not after[:1].islower()
+        return not (after[:1].islower() or _GOES_ON.match(after))
     if not _NAME_DOT.search(before) or before.endswith((" I.", "(I.")) or before == "I.":
         return True
     return bool(_OPENER.match(after))

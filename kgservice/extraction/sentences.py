@@ -4,40 +4,32 @@ one sentence a line, and for finding the sentence that states an extracted unit
 
 A sentence ends at ``.``, ``!`` or ``?`` (and any closing quote or bracket) followed by space
 (the next may start in lower case: ``gunzip is ...``), or right after a CJK full stop; a period after
-an initial (``Edward F. Knapp``), a dotted abbreviation (``B.S.``, ``U.S.``) or a common
-abbreviation (``St.``, ``e.g.``) ends none. Blank lines, Markdown headings, list items and
-table rows always end one: they are blocks of their own.
+an initial (``Edward F. Knapp``), a dotted abbreviation (``B.S.``, ``U.S.``) or a title or
+reference (``St.``, ``No. 5``) ends none unless the next word opens a sentence ("born in the
+U.S. He moved"): chunking's rule, one for both (:func:`kgservice.extraction.chunking.ends_sentence`).
+Blank lines, Markdown headings, list items and table rows always end one: they are blocks of
+their own.
 """
 
 from __future__ import annotations
 
 import re
 
+from kgservice.extraction.chunking import ends_sentence
+
 _END = re.compile(r"[.!?][\"'”’)\]]*(?=\s)|[。！？]")
-_ABBREV = frozenset("""
-mr mrs ms dr st mt no nos vs etc e.g i.e eg ie inc ltd co corp jr sr prof gen gov sen rep fig figs al approx
-dept est ca cf vol pp ed eds rev univ ave blvd rd jan feb mar apr jun jul aug sep sept oct nov dec
-""".split())
 _BLOCK_LINE = re.compile(r"\s{0,3}(#{1,6}\s|[-*+•]\s|\d{1,3}[.)]\s)|.*\s\|\s")
 
 
 def _ends_sentence(text: str, dot: int, after: int) -> bool:
-    """Whether the mark at ``dot`` (its match ending at ``after``) ends a sentence."""
-    if text[dot] in "。！？":
-        return True
+    """Whether the mark at ``dot`` (its match, with any closing quote or bracket, ending at
+    ``after``) ends a sentence: never at the end of the text, else chunking's rule
+    (:func:`kgservice.extraction.chunking.ends_sentence`) on the words either side."""
     if not text[after:].strip():
         return False
-    if text[dot] != ".":
-        return True
-    word = re.search(r"([\w.]+)$", text[:dot])
-    if word is None:
-        return True
-    w = word.group(1)
-    if len(w) == 1 and w.isalpha() and w.isupper():  # an initial
-        return False
-    if re.fullmatch(r"(?:\w\.)+\w", w):  # B.S / U.S / e.g
-        return False
-    return w.lower() not in _ABBREV
+    # the rule reads the last word before the mark and the first after it: a window, not a copy
+    # of the whole text at every mark (a word of over 80 characters reads as the text's first)
+    return ends_sentence(text[max(0, dot - 80):dot + 1], text[after:after + 200].lstrip())
 
 
 def blocks(text: str) -> list[tuple[int, int]]:
