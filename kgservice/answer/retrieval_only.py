@@ -184,9 +184,14 @@ def _family_words(lexicon: Any) -> dict[str, tuple[str, ...]]:
         return held[1]
     if len(_FAMILIES) >= _FAMILIES_KEPT:
         _FAMILIES.clear()
-    value = family_words(lexicon.members, lambda i: i.base)
+    value = family_words(lexicon.members, _base_of)
     _FAMILIES[id(lexicon)] = (weakref.ref(lexicon), value)
     return value
+
+
+def _base_of(info: Any) -> str:
+    """A lexicon member's family base (:class:`kgservice.families.Lexicon`'s member info)."""
+    return str(info.base)
 
 
 _FAMILIES: dict[int, tuple[weakref.ref[Any], dict[str, tuple[str, ...]]]] = {}

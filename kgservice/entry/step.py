@@ -189,7 +189,7 @@ class EntryFinder:
         if p.use_vectors and hits is not None:
             cos = {h: float(s) for h, s in list(hits)[: p.top_k] if s >= p.threshold and h in labels}
         elif p.use_vectors and self.vectors is not None and (qvec is not None or self.embed is not None):
-            if qvec is None:
+            if qvec is None and self.embed is not None:  # the condition above: one of the two is there
                 qvec = self.embed([question])[0]
             cos = {h: float(s) for h, s in self.vectors.search(qvec, top_k=p.top_k, threshold=p.threshold)
                    if h in labels}
