@@ -77,22 +77,17 @@ def ends_sentence(before: str, after: str) -> bool:
     (``kgservice.llm.rules._ends_sentence``): the rules graphs the eval reads gold on are built
     from it, and a change there moves their triples.
 
-    >>> ends_sentence("Then Mr.", "Cool sang."), ends_sentence("in the U.S.", "He moved.")
-    (False, True)
-    >>> ends_sentence("Edward F.", "Knapp State Airport"), ends_sentence("in World War I.", "It ended.")
-    (False, True)
-    >>> ends_sentence("as shown in Fig.", "3 it rises."), ends_sentence("It is vol.", "2 of the set.")
-    (False, False)
-    >>> ends_sentence("Smith et al.", "found it."), ends_sentence("Sammy Davis Jr.", "He sang.")
-    (False, True)
-    >>> ends_sentence("from 7 a.m.", "to 3 a.m."), ends_sentence("Sons & Co.", "Ltd. Set in it,")
-    (False, False)
-    >>> ends_sentence("isolates (e.g.", "Haida)"), ends_sentence("at 9 p.m.", "The show ran.")
-    (False, True)
-    >>> ends_sentence('the album "U.S.A.', "(United State of Atlanta)"), ends_sentence("by News Corp.", "The paper")
-    (False, True)
-    >>> ends_sentence("Paris hosts it?", "Yes."), ends_sentence("吸烟有害。", "它导致癌症。")
-    (True, True)
+    >>> names = [("Then Mr.", "Cool sang."), ("Edward F.", "Knapp State Airport"), ("Sons & Co.", "Ltd. Set in it,"),
+    ...          ('the album "U.S.A.', "(United State of Atlanta)"), ("isolates (e.g.", "Haida)")]
+    >>> references = [("as shown in Fig.", "3 it rises."), ("It is vol.", "2 of the set."), ("Smith et al.", "found it."),
+    ...               ("from 7 a.m.", "to 3 a.m.")]
+    >>> [ends_sentence(b, a) for b, a in names + references]
+    [False, False, False, False, False, False, False, False, False]
+    >>> ends = [("in the U.S.", "He moved."), ("in World War I.", "It ended."), ("Sammy Davis Jr.", "He sang."),
+    ...         ("at 9 p.m.", "The show ran."), ("by News Corp.", "The paper"), ("Paris hosts it?", "Yes."),
+    ...         ("吸烟有害。", "它导致癌症。")]
+    >>> [ends_sentence(b, a) for b, a in ends]
+    [True, True, True, True, True, True, True]
     """
     if before.endswith(_CJK_END):
         return True

@@ -37,18 +37,23 @@ def test_loso_keeps_a_component_that_helps_every_held_out_half():
     assert rows[-1].endswith("| halves: simpler; whole sets: simpler |")
 
 
-def test_loso_variant_is_measured_against_the_full_retrieval(tmp_path, capsys):
-    # a variant row "v" finds the gold passage at rank 1 on every question where the full
-    # retrieval has it at rank 3: with it +100 (R@2) + 0 (R@5) per question -> +100 everywhere
+def _set_files(tmp_path, question):
+    """Two ``run.py --json`` files, sets s1 and s2, of four questions each (``question(i)``)."""
     import json
 
-    def q():
-        return {"type": "bridge", "gold": ["p"], "rankings": {FULL: ["a", "b", "p"], "v": ["p", "a", "b"]}}
     files = []
     for name in ("s1", "s2"):
         path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps({"set": name, "per_question": [q() for _ in range(4)]}))
+        path.write_text(json.dumps({"set": name, "per_question": [question(i) for i in range(4)]}))
         files.append(str(path))
+    return files
+
+
+def test_loso_variant_is_measured_against_the_full_retrieval(tmp_path, capsys):
+    # a variant row "v" finds the gold passage at rank 1 on every question where the full
+    # retrieval has it at rank 3: with it +100 (R@2) + 0 (R@5) per question -> +100 everywhere
+    files = _set_files(tmp_path, lambda i: {"type": "bridge", "gold": ["p"],
+                                            "rankings": {FULL: ["a", "b", "p"], "v": ["p", "a", "b"]}})
     assert loso.main([*files, "--variant", "v better=v"]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| v better |"))
     assert "| +100.0 / +100.0 / +100.0 | +100.0 / +100.0 / +100.0 |" in row
@@ -59,15 +64,8 @@ def test_loso_reads_a_name_or_a_row_holding_an_equals_sign_and_refuses_a_row_no_
     # split at the first "=", "better=yes=v (x=2)" named the component "better" with the row
     # "yes=v (x=2)", which no file has: the component was silently left out and the run
     # exited 0; a row no file has (a typo) was left out the same way
-    import json
-
-    def q():
-        return {"type": "bridge", "gold": ["p"], "rankings": {FULL: ["a", "b", "p"], "v (x=2)": ["p", "a", "b"]}}
-    files = []
-    for name in ("s1", "s2"):
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps({"set": name, "per_question": [q() for _ in range(4)]}))
-        files.append(str(path))
+    files = _set_files(tmp_path, lambda i: {"type": "bridge", "gold": ["p"],
+                                            "rankings": {FULL: ["a", "b", "p"], "v (x=2)": ["p", "a", "b"]}})
     assert loso.main([*files, "--only-given", "--variant", "better=yes=v (x=2)"]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| better=yes |"))
     assert row.endswith("| halves: keep; whole sets: keep |")
@@ -82,17 +80,11 @@ def test_loso_pair_measures_a_component_between_any_two_rows(tmp_path, capsys):
     # top 5 better on 3, worse on 1 (p = 2 * 4/16 = 0.625). Help per question: R@2 (3 x 100) +
     # R@5 (3 x 100 - 100) = 500 over 4 questions = +125 whole; even half (q0, q2) +200; odd half
     # (q1: +200, q3: -100) +50. The full retrieval is not in the files: only the pair is measured
-    import json
-
     def q(i):
         hit, miss = ["p", "a", "b", "c", "d"], ["a", "b", "c", "p", "d"]
         return {"type": "bridge", "gold": ["p"],
                 "rankings": {"bare + c": hit if i < 3 else ["a", "b", "c", "d", "e"], "bare": miss if i == 3 else ["x"]}}
-    files = []
-    for name in ("s1", "s2"):
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps({"set": name, "per_question": [q(i) for i in range(4)]}))
-        files.append(str(path))
+    files = _set_files(tmp_path, q)
     assert loso.main([*files, "--only-given", "--pair", "c added=bare + c || bare"]) == 0
     out = capsys.readouterr().out.splitlines()
     row = next(line for line in out if line.startswith("| c added | +"))
