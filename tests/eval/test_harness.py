@@ -458,3 +458,29 @@ def test_a_second_build_of_one_cache_directory_waits_for_the_first(tmp_path):
     finally:
         child.kill()
         child.wait()
+
+
+def test_pool_scorings_of_the_losses_to_ppr(tiny_ctx):
+    """The passage scorings measured against PPR's wins ("The second passage …",
+    scripts/eval/RESULTS.md): with the seeds' repeats counted whole, a non-seed node once or
+    shared among its units can only lower a passage's units' sum; with no lexical seeds, no
+    fusion and no bridge hop every pool unit is the entry seeds' own spreading's, so the
+    entry-reached cap changes nothing; and the retrieval's functions are put back."""
+    import kgservice.expansion.retrieve as retrieval
+    from scripts.eval import methods as M
+    from scripts.eval.run import POOL_SCORINGS, project_pool_scored
+
+    real = (retrieval.unit_scores, retrieval.lexical_seeds)
+    bare = {"lexical_weight": 0.0, "dense_weight": 0.0, "bridge_weight": 0.0}
+    lowered = 0
+    for q in tiny_ctx.ds.questions:
+        shipped = M.project(tiny_ctx, q.id, {})
+        for how in ("non-seed once", "shared"):
+            got = project_pool_scored(tiny_ctx, q.id, {}, how)
+            assert set(got) == set(shipped) and all(got[p] <= shipped[p] + 1e-9 for p in got)
+            lowered += sum(got[p] < shipped[p] - 1e-9 for p in got)
+        assert project_pool_scored(tiny_ctx, q.id, {}, "entry cap", **bare) == M.project(tiny_ctx, q.id, {}, **bare)
+    assert lowered > 0  # the tiny set has a passage of two units about one non-seed node
+    assert set(POOL_SCORINGS.values()) == {"non-seed once", "shared", "entry cap", "entry cap, bridge reached",
+                                           "non-seed once, entry cap"}
+    assert (retrieval.unit_scores, retrieval.lexical_seeds) == real
