@@ -94,6 +94,12 @@ def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str]
         out.relevance[v] = res.relevance
         out.rankings[v] = [m.id for m in res.matches] or out.retrieval
     out.ranked = out.rankings[variants[0]]
+    # the answer may rank units beyond the retrieval's (its own pool): read their words too, or a
+    # gold fact among them is never seen (the demo's free-threaded CPython unit, ranked but
+    # outside the 40 units, had no text when the 200-unit variant was not run)
+    beyond = sorted({u for r in out.rankings.values() for u in r} - set(out.texts))
+    for u in kb.store.get_units(beyond):
+        out.texts[u.id], out.shown[u.id] = unit_text(u), unit_sentence(u)
     return out
 
 
