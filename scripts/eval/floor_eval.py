@@ -493,7 +493,7 @@ def answer_report(graphs: dict[str, list[Asked]], extra: dict[str, list[Asked]],
         raise GoldError(str(e)) from e
     print("\n## answer-level read (labels: " + labels.name + ")")
     print("| graph: set | answerable | answer-level: answers / partly only / abstained | "
-          "unit-level gold: questions, hits | on those questions, answer-level answers |")
+          "unit-level gold: questions, hits | on those questions, answer-level answers (with partly) |")
     groups: dict[str, list[tuple[dict[str, Any], tuple[bool, bool]]]] = {}
     for r, u in zip(scored, unit):
         groups.setdefault(f"{r['graph']}: {r['set']}", []).append((r, u))
@@ -502,16 +502,17 @@ def answer_report(graphs: dict[str, list[Asked]], extra: dict[str, list[Asked]],
         print(f"| {name} | {len(rs)} | {sum(r['verdict'] == 'answers' for r, _ in rs)} / "
               f"{sum(r['verdict'] == 'partly' for r, _ in rs)} / {sum(r['verdict'] == 'abstained' for r, _ in rs)} | "
               f"{len(with_gold)}, {sum(u[1] for _, u in with_gold)} | "
-              f"{sum(r['verdict'] == 'answers' for r, _ in with_gold)} |")
+              f"{sum(r['verdict'] == 'answers' for r, _ in with_gold)} "
+              f"({sum(r['verdict'] in ('answers', 'partly') for r, _ in with_gold)}) |")
     print("\nquestions whose verdicts part (unit-level read gold vs answer-level read):")
     for name, rs in groups.items():
         for r, (has, uhit) in rs:
             ahit = r["verdict"] == "answers"
-            if has and uhit != ahit:
+            if has and (uhit != ahit or (not uhit and r["verdict"] == "partly")):
                 print(f"  {name}: unit {'hit' if uhit else 'miss'}, answer {r['verdict']}: {r['q']}")
                 for u, lab in zip(r["units"], r["labels"]):
                     print(f"      [{lab}] {u['id']}: {u['text'][:110]}")
-            elif not has and ahit:
+            elif not has and r["verdict"] in ("answers", "partly"):
                 print(f"  {name}: no unit-level gold, answer {r['verdict']}: {r['q']}")
                 for u, lab in zip(r["units"], r["labels"]):
                     print(f"      [{lab}] {u['id']}: {u['text'][:110]}")

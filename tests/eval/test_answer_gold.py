@@ -112,7 +112,7 @@ def test_report_puts_unit_level_beside_answer_level(tmp_path, capsys):
     extra["g"] = extra.pop("musique")
     assert floor_eval.answer_report(graphs, extra, None, labels, None) == 0
     out = capsys.readouterr().out
-    assert "| g: musique | 3 | 1 / 1 / 1 | 2, 1 | 1 |" in out
+    assert "| g: musique | 3 | 1 / 1 / 1 | 2, 1 | 1 (2) |" in out
     assert "unit miss, answer answers: where are the 2022 games?" in out
     assert "unit hit, answer partly: who hosts?" in out
     dump = tmp_path / "todo.json"
