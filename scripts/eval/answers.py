@@ -429,10 +429,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--floor-data", type=Path, default=None,
                     help="with --floor: MuSiQue under another graph of its corpus (a set file of the same passages, "
                          "e.g. rules_set.py's or spacy_triples.py's) instead of its GPT-3.5 triples")
-    ap.add_argument("--gold", choices=("mechanical", "audited"), default="mechanical",
+    ap.add_argument("--gold", choices=("mechanical", "audited", "answers"), default="mechanical",
                     help="with --floor: MuSiQue first hops' gold units, every unit of the supporting passage "
                          "holding the answer's words (mechanical) or the read ones of "
-                         "answer_sets/musique-gold-audited*.json (audited; the GPT-3.5, spaCy and rules graphs)")
+                         "answer_sets/musique-gold-audited*.json (audited; the GPT-3.5, spaCy and rules graphs); "
+                         "answers: the answer-level read of the top 3 (answer_sets/answer-level-read.json) beside "
+                         "the unit-level read gold, over every first hop (scripts/eval/answer_gold.py)")
+    ap.add_argument("--answers-labels", type=Path, default=None,
+                    help="with --gold answers: the labels file (default answer_sets/answer-level-read.json)")
+    ap.add_argument("--answers-unlabelled", type=Path, default=None, metavar="FILE",
+                    help="with --gold answers: write the run's unlabelled top-3 units to FILE (blind, shuffled) "
+                         "instead of scoring")
+    ap.add_argument("--answers-merge", type=Path, default=None, metavar="FILE",
+                    help="instead: add FILE's labelled rows (an --answers-unlabelled file, labelled) to the labels file")
     ap.add_argument("--show", action="store_true", help="with --floor: every question's top 3 and verdict")
     ap.add_argument("--floor-compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
                     help="instead: two --floor --json runs of one graph question by question (better / same / "
@@ -459,12 +468,26 @@ def main(argv: list[str] | None = None) -> int:
 
         print("\n".join(compare_floors(*args.floor_compare)))
         return 0
+    if args.answers_merge:
+        from scripts.eval import answer_gold
+        from scripts.eval.floor_eval import ANSWER_LABELS
+
+        target = args.answers_labels or ANSWER_LABELS
+        try:
+            new = json.loads(args.answers_merge.read_text("utf-8"))["rows"]
+            doc = answer_gold.merge(json.loads(target.read_text("utf-8")), new)
+        except (OSError, KeyError, ValueError) as e:
+            print(f"answers.py: --answers-merge {args.answers_merge}: {e}", file=sys.stderr)
+            return 2
+        target.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", "utf-8")
+        print(f"{len(new)} rows added to {target}")
+        return 0
     if args.floor:
-        from scripts.eval.floor_eval import GoldError, main as floor
+        from scripts.eval.floor_eval import ANSWER_LABELS, GoldError, main as floor
 
         try:
             return floor(args.floor_set, args.show, Path(args.json) if args.json else None, args.floor_data,
-                         args.gold)
+                         args.gold, args.answers_labels or ANSWER_LABELS, args.answers_unlabelled)
         except GoldError as e:
             print(f"answers.py: {e}", file=sys.stderr)
             return 2

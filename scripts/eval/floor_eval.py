@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from kgservice.answer.floor import NAMED, TOP, VECTOR, Relevance  # noqa: E402
-from kgservice.answer.retrieval_only import answer_units  # noqa: E402
+from kgservice.answer.retrieval_only import answer_units, unit_sentence  # noqa: E402
 from kgservice.entry.match import tokens  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "answer_sets"
@@ -65,6 +65,8 @@ class Asked:
     relevance: dict[str, Relevance] = field(default_factory=dict)
     rankings: dict[str, list[str]] = field(default_factory=dict)
     kind: str = ""
+    shown: dict[str, str] = field(default_factory=dict)  # unit id -> its sentence as the no-model answer shows it
+    answers: list[str] = field(default_factory=list)  # the gold answer strings a reader reads the units against
 
 
 def unit_text(u: Any) -> str:
@@ -82,7 +84,7 @@ def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str]
     wide = {p: kb.retrieve(question, max_units=int(p)) for p in pools}
     pool = kb.store.get_units(sorted({u.id for f in [found, *wide.values()] for u in f.units}))
     out = Asked(set_name, question, answerable, gold, [], {u.id: unit_text(u) for u in pool},
-                [u.id for u in found.units[:3]], kind=kind)
+                [u.id for u in found.units[:3]], kind=kind, shown={u.id: unit_sentence(u) for u in pool})
     for v in variants:
         judge, _, size = v.partition("@")
         narrow = frozenset(NARROWINGS[c] for c in judge.lstrip("0123456789"))
@@ -92,6 +94,12 @@ def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str]
         out.relevance[v] = res.relevance
         out.rankings[v] = [m.id for m in res.matches] or out.retrieval
     out.ranked = out.rankings[variants[0]]
+    # the answer may rank units beyond the retrieval's (its own pool): read their words too, or a
+    # gold fact among them is never seen (the demo's free-threaded CPython unit, ranked but
+    # outside the 40 units, had no text when the 200-unit variant was not run)
+    beyond = sorted({u for r in out.rankings.values() for u in r} - set(out.texts))
+    for u in kb.store.get_units(beyond):
+        out.texts[u.id], out.shown[u.id] = unit_text(u), unit_sentence(u)
     return out
 
 
@@ -230,6 +238,7 @@ def musique_questions(ctx: Any) -> list[tuple[str, list[str], str]]:
 
 
 AUDITED = SETS / "musique-gold-audited.json"
+ANSWER_LABELS = SETS / "answer-level-read.json"  # the answer-level read of the top 3 (--gold answers)
 # read gold for MuSiQue over another graph of its passages, by the --floor-data file's name
 AUDITED_BY_DATA = {"musique-spacy.json": SETS / "musique-gold-audited-spacy.json",
                    "musique-rules.json": SETS / "musique-gold-audited-rules.json"}
@@ -329,7 +338,7 @@ def prf(asked: list[Asked], f: float) -> tuple[float, float, float]:
 
 
 def main(sets: list[str], show: bool = False, json_path: Path | None = None, musique_data: Path | None = None,
-         gold: str = "mechanical") -> int:
+         gold: str = "mechanical", labels: Path = ANSWER_LABELS, unlabelled_out: Path | None = None) -> int:
     """Every variant on the named sets (``demo``, ``notes``, ``musique``; all when none), a
     table per graph; ``show`` prints every question's top 3 and verdict (shipped variant).
     ``musique_data``: MuSiQue's questions over another graph of its passages (a set file in the
@@ -337,11 +346,18 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
     ``gold="audited"``: MuSiQue's first hops are scored against the read gold of
     :func:`audited_file` (:func:`audited_first_hops`: the GPT-3.5 graph's, or the spaCy or rules
     graph's for ``musique-spacy.json`` / ``musique-rules.json``), the whole questions keep the
-    mechanical gold."""
+    mechanical gold. ``gold="answers"``: the answer-level read (:mod:`scripts.eval.answer_gold`,
+    ``labels``) beside the unit-level one (the read gold where the graph has one), over demo,
+    notes and *every* MuSiQue first hop (whole questions are not asked; the shipped variant
+    only); ``unlabelled_out``: write the run's unlabelled top-3 units there instead of scoring."""
+    answer_level = gold == "answers"
+    if answer_level and (musique_data is None or musique_data.name in AUDITED_BY_DATA):
+        gold = "audited"
     audited = audited_file(musique_data) if gold == "audited" else None
     a = argparse.Namespace(demo="demo" in sets or not sets, notes="notes" in sets or not sets,
                            musique="musique" in sets or not sets, show=show, json=json_path)
-    floors = VARIANTS
+    floors = (SHIPPED,) if answer_level else VARIANTS
+    extra: dict[str, list[Asked]] = {}  # first hops with no unit-level gold, for the answer-level read only
     spec = json.loads((SETS / "demo.json").read_text("utf-8"))
     off = json.loads((SETS / "offtopic.json").read_text("utf-8"))["questions"]
     graphs: dict[str, list[Asked]] = {}
@@ -351,13 +367,15 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
         if a.demo:
             kb = text_graph("demo", [demo / "units"], [demo / "texts"])
             kbs.append(kb)
-            graphs["demo"] = [ask(kb, "demo", x["q"], True, x["gold"], floors) for x in spec["demo"]] + \
+            graphs["demo"] = [_answers(ask(kb, "demo", x["q"], True, x["gold"], floors), x["gold"])
+                              for x in spec["demo"]] + \
                 [ask(kb, "off-topic", x["q"], False, [], floors, x["kind"]) for x in off
                  if x["kind"] != "near-musique"]
         if a.notes:
             kb = text_graph("notes", [], [SETS / "notes"])
             kbs.append(kb)
-            graphs["notes"] = [ask(kb, "notes", x["q"], True, x["gold"], floors) for x in spec["notes"]]
+            graphs["notes"] = [_answers(ask(kb, "notes", x["q"], True, x["gold"], floors), x["gold"])
+                               for x in spec["notes"]]
     if a.musique:
         from scripts.eval.dataset import load_musique
         from scripts.eval.harness import build
@@ -377,8 +395,15 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
                 print(f"  - {qid}: {why}")
         lost = [q for q in qs if not q[1]]
         print(f"musique: {len(lost)} of {len(qs)} steps have no unit holding their answer (left out)")
-        graphs["musique"] = [ask(ctx.kb, "musique", q, True, g, floors, kind) for q, g, kind in qs if g] + \
-            [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"]) for x in off if x["kind"] != "near-demo"]
+        offtopic = [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"]) for x in off if x["kind"] != "near-demo"]
+        if answer_level:
+            unit_gold = {q: g for q, g, kind in qs if kind == "first hop"}
+            hops = [_answers(ask(ctx.kb, "musique", step, True, unit_gold.get(step, []), floors, "first hop"), [ans])
+                    for step, ans in first_hop_answers()]
+            graphs["musique"] = [h for h in hops if h.gold] + offtopic
+            extra["musique"] = [h for h in hops if not h.gold]
+        else:
+            graphs["musique"] = [ask(ctx.kb, "musique", q, True, g, floors, kind) for q, g, kind in qs if g] + offtopic
     doc: dict[str, Any] = {}
     for gname, asked in graphs.items():
         print(f"\n## {gname}")
@@ -412,5 +437,84 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
         a.json.write_text(json.dumps(doc, indent=1, ensure_ascii=False), "utf-8")
     for kb in kbs:
         kb.close()
+    if answer_level:
+        return answer_report(graphs, extra, musique_data, labels, unlabelled_out)
+    return 0
+
+
+
+def _answers(a: Asked, answers: list[str]) -> Asked:
+    a.answers = list(answers)
+    return a
+
+
+def first_hop_answers() -> list[tuple[str, str]]:
+    """(first step, its answer) of each MuSiQue question, in the set's order."""
+    from scripts.eval.dataset import MUSIQUE_DIR
+
+    raw = json.loads((MUSIQUE_DIR / "musique_train.json").read_text("utf-8"))
+    return [(q["question_decomposition"][0]["question"], q["question_decomposition"][0]["answer"]) for q in raw]
+
+
+def graph_key(name: str, musique_data: Path | None) -> str:
+    """The labels' name for a graph: ``demo``, ``notes``, ``musique-gpt`` (the GPT-3.5 triples)
+    or ``musique-<file stem without 'musique-'>`` for ``--floor-data``.
+
+    >>> graph_key("musique", None), graph_key("musique", Path("x/musique-rules.json")), graph_key("demo", None)
+    ('musique-gpt', 'musique-rules', 'demo')
+    """
+    if name != "musique":
+        return name
+    return "musique-gpt" if musique_data is None else "musique-" + musique_data.stem.removeprefix("musique-")
+
+
+def answer_report(graphs: dict[str, list[Asked]], extra: dict[str, list[Asked]], musique_data: Path | None,
+                  labels: Path, unlabelled_out: Path | None) -> int:
+    """The answer-level read of a run (:mod:`scripts.eval.answer_gold`) beside the unit-level
+    gold, per set; or, with ``unlabelled_out``, the run's unlabelled top-3 units written there."""
+    from scripts.eval import answer_gold
+
+    doc = json.loads(labels.read_text("utf-8")) if labels.exists() else {"rows": []}
+    run, unit = [], []
+    for g, asked in graphs.items():
+        qs = [x for x in asked + extra.get(g, []) if x.answerable]
+        run += answer_gold.rows(graph_key(g, musique_data), qs, SHIPPED)
+        unit += [(bool(x.gold), hit(x, x.rankings[SHIPPED][:3]) and x.relevance[SHIPPED].found) for x in qs]
+    if unlabelled_out is not None:
+        todo = answer_gold.unlabelled(run, doc)
+        unlabelled_out.write_text(json.dumps({"rules": answer_gold.RULES, "rows": todo}, indent=1,
+                                             ensure_ascii=False) + "\n", "utf-8")
+        print(f"answer-level read: {sum(len(r['units']) for r in todo)} unlabelled top-3 units of "
+              f"{len(todo)} questions written to {unlabelled_out}")
+        return 0
+    try:
+        scored = answer_gold.score(run, doc)
+    except answer_gold.LabelError as e:
+        raise GoldError(str(e)) from e
+    print("\n## answer-level read (labels: " + labels.name + ")")
+    print("| graph: set | answerable | answer-level: answers / partly only / abstained | "
+          "unit-level gold: questions, hits | on those questions, answer-level answers (with partly) |")
+    groups: dict[str, list[tuple[dict[str, Any], tuple[bool, bool]]]] = {}
+    for r, u in zip(scored, unit):
+        groups.setdefault(f"{r['graph']}: {r['set']}", []).append((r, u))
+    for name, rs in groups.items():
+        with_gold = [(r, u) for r, u in rs if u[0]]
+        print(f"| {name} | {len(rs)} | {sum(r['verdict'] == 'answers' for r, _ in rs)} / "
+              f"{sum(r['verdict'] == 'partly' for r, _ in rs)} / {sum(r['verdict'] == 'abstained' for r, _ in rs)} | "
+              f"{len(with_gold)}, {sum(u[1] for _, u in with_gold)} | "
+              f"{sum(r['verdict'] == 'answers' for r, _ in with_gold)} "
+              f"({sum(r['verdict'] in ('answers', 'partly') for r, _ in with_gold)}) |")
+    print("\nquestions whose verdicts part (unit-level read gold vs answer-level read):")
+    for name, rs in groups.items():
+        for r, (has, uhit) in rs:
+            ahit = r["verdict"] == "answers"
+            if has and (uhit != ahit or (not uhit and r["verdict"] == "partly")):
+                print(f"  {name}: unit {'hit' if uhit else 'miss'}, answer {r['verdict']}: {r['q']}")
+                for u, lab in zip(r["units"], r["labels"]):
+                    print(f"      [{lab}] {u['id']}: {u['text'][:110]}")
+            elif not has and r["verdict"] in ("answers", "partly"):
+                print(f"  {name}: no unit-level gold, answer {r['verdict']}: {r['q']}")
+                for u, lab in zip(r["units"], r["labels"]):
+                    print(f"      [{lab}] {u['id']}: {u['text'][:110]}")
     return 0
 
