@@ -42,7 +42,7 @@ def test_the_dictionary_knows_forms_and_not_misspellings() -> None:
     from kgservice.entry.spelling import dictionary_word
 
     assert [dictionary_word(w) for w in ("premiere", "premiered", "thinking", "olympics")] == [True] * 4
-    assert [dictionary_word(w) for w in ("olimpics", "margaraviate", "thinging" + "x")] == [False] * 3
+    assert [dictionary_word(w) for w in ("olimpics", "margaraviate", "zorblatt")] == [False] * 3
 
 
 def test_a_short_name_spelt_another_way_is_read_as_the_graphs() -> None:
