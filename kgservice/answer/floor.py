@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 from kgservice.answer.shape import ASK_WORDS, Asked, Candidate, Match, asked, name_stems, stem, words
 from kgservice.entry.match import STOPWORDS, key_of, narrower_than_graph, tokens
 from kgservice.entry.spelling import one_edit, respelt
+from kgservice.families.lemma import lemma
 
 if TYPE_CHECKING:
     from kgservice.entry.match import LabelIndex
@@ -280,18 +281,22 @@ def stranger_word(a: Asked, known: Callable[[str], bool]) -> str:
     lower-case content word (not of a name, not an ask word like "many", not the asked kind:
     "In which *month* ...") whose stem no unit
     holds, none of whose first 60 % or more (at least 5 letters) is a stem a unit holds
-    ("operations" meets *operated*), and no word one edit from which a unit holds ("olimpics"
-    is a misspelt *Olympics*; any length, unlike the name rule's reading, :func:`missing_names`). "" when there is none.
+    ("operations" meets *operated*), whose base form's stem no unit holds either (the English
+    lemmatiser's, :func:`kgservice.families.lemma.lemma`: "lowest" is a form of *low*, "wrote"
+    of *write*, which no stem or prefix reaches), and no word one edit from which a unit holds
+    ("olimpics" is a misspelt *Olympics*; any length, unlike the name rule's reading,
+    :func:`missing_names`). "" when there is none.
 
     A question written around such a word ("Who created the zorblatt?", "What is the weather
     tomorrow?") asks about something the graph never mentions; what it shares with the graph is
     a common word ("created" meeting a node *creator*, the node *weather* of a climate table).
 
-    >>> known = {"creator", "creat", "weath", "olympic", "winter", "will", "next", "held", "operat", "list"}.__contains__
+    >>> known = {"creator", "creat", "weath", "olympic", "winter", "will", "next", "held", "operat", "list",
+    ...          "low", "continent"}.__contains__
     >>> [stranger_word(asked(q), known) for q in ("Who created the zorblatt?", "What is the weather tomorrow?",
     ...  "where will the next winter olimpics be held", "What operations does a list get?", "Who is Zorblatt?",
-    ...  "In which month does the weather peak?")]
-    ['zorblatt', 'tomorrow', '', '', '', 'peak']
+    ...  "In which month does the weather peak?", "Which continent has the lowest temperature?")]
+    ['zorblatt', 'tomorrow', '', '', '', 'peak', 'temperature']
     """
     named = {t for n in a.names for t in n}
     for t in a.text.split():
@@ -300,6 +305,8 @@ def stranger_word(a: Asked, known: Callable[[str], bool]) -> str:
             continue
         if any(known(t[:k]) for k in range(max(5, -(-3 * len(t) // 5)), len(t))):
             continue  # another form of a word the graph uses
+        if known(stem(lemma(t))):
+            continue  # a form the stemmer does not undo: "lowest" is *low*'s, "wrote" *write*'s
         if not any(known(stem(x)) for x in one_edit(t)):
             return t
     return ""

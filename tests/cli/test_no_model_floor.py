@@ -42,3 +42,30 @@ def test_a_question_around_a_word_the_graph_never_uses_is_not_in_the_graph(graph
 def test_a_question_whose_words_the_graph_uses_is_answered(graph, question, first):
     data = graph("ask", question, "--json")
     assert data["found"] is True and data["cited"][0] == first, data["cited"]
+
+
+# MuSiQue's rules graph refused "Which continent has the lowest average temperature?" because no
+# unit uses "lowest" nor its stem: the graph writes *low*, of which "lowest" is a form only the
+# lemmatiser undoes. A word of the same shape the graph lacks in every form stays refused.
+FORMS = """#a1 {annual average temperature} [is a] {relatively continuous 26 °C}
+#a2 {Antarctica} [is] {continent of low rainfall}
+#a3 {continent} [includes] {Madagascar}
+"""
+
+
+@pytest.fixture()
+def forms(cli, tmp_path):
+    units = tmp_path / "forms.units"
+    units.write_text(FORMS, "utf-8")
+    cli("ingest", str(units))
+    return cli
+
+
+def test_a_superlative_of_a_word_the_graph_uses_is_no_stranger(forms):
+    data = forms("ask", "Which continent has the lowest average temperature?", "--json")
+    assert data["found"] is True and data["cited"], data
+
+
+def test_a_superlative_of_a_word_the_graph_never_uses_stays_refused(forms):
+    data = forms("ask", "Which continent has the bluest average temperature?", "--json")
+    assert data["found"] is False and data["cited"] == [], data["cited"]
