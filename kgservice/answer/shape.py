@@ -463,13 +463,46 @@ def _names_side(a: Asked, side: str, found: Sequence[frozenset[str]] = ()) -> bo
     >>> _names_side(asked("why do CPU-bound threads scale poorly"), "poor CPU-bound thread scaling")
     True
     """
+    w = words(side)
+    if _part_of_name(a, w):
+        return False
     if _says(a, side):
         return True
-    w = words(side)
     if any(set(n) <= w for n in name_stems(a)):
         return True
     return len(w) >= 3 and not _CJK.search(side) and 2 * len(w & a.words) > len(w) \
         and not _look_alike(a, w, [*name_stems(a), *found])
+
+
+def _part_of_name(a: Asked, side: set[str] | frozenset[str]) -> bool:
+    """Is a side (its stems) words taken apart from a longer name the question writes, written
+    nowhere else in the question? *European Union* is not what "European Trade Union
+    Confederation >> applies to jurisdiction" names: its two words are the confederation's,
+    with "Trade" between them, and the question names the confederation. A side that is a run
+    of the name's words ("West Virginia" in "Johnnycake, West Virginia", "Python" in "Python
+    3.0") is named by it.
+
+    >>> a = asked("European Trade Union Confederation >> applies to jurisdiction")
+    >>> [_part_of_name(a, words(s)) for s in ("European Union", "European Trade Union Confederation", "Trade Union")]
+    [True, False, False]
+    >>> b = asked("Which union did the European Trade Union Confederation join in Europe?")  # written outside the name too
+    >>> _part_of_name(b, words("European Union"))
+    False
+    >>> [_part_of_name(asked(q), words(s)) for q, s in (("Johnnycake, West Virginia >> located in", "West Virginia"),
+    ...  ("When was Python 3.0 released?", "Python"))]
+    [False, False]
+    """
+    toks = [stem(t) for t in a.text.split() if t not in STOPWORDS and _meaningful(t)]
+    for name in a.names:
+        n = [stem(t) for t in name if t not in STOPWORDS and _meaningful(t)]
+        if not side or not side < set(n):
+            continue
+        at = [i for i, w in enumerate(n) if w in side]
+        if at[-1] - at[0] + 1 == len(at):
+            continue  # a run of the name's words
+        if all(toks.count(w) <= n.count(w) for w in side):
+            return True
+    return False
 
 
 def _look_alike(a: Asked, side: set[str] | frozenset[str], names: Sequence[frozenset[str]]) -> bool:

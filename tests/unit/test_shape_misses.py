@@ -121,3 +121,24 @@ def test_in_is_no_answer_to_another_verbs_place():
              Candidate("d", ("Karel Purkyně", "Prague"), predicate="died in", named_sides=frozenset({0}), score=1.9)]
     ranked = rank("At what location did Karel Purkyně die?", cands)
     assert ranked[0].relation == 0 and ranked[1].relation == 0
+
+
+def test_words_taken_apart_from_a_name_are_no_anchor():
+    """"European Trade Union Confederation >> applies to jurisdiction": *European Union* has
+    both its words in the question, but only inside the confederation's name, with "Trade"
+    between them; the question names the confederation, not the Union. Read as named, the
+    answer *ETUC [recognized by] European Union* had every side named and no open slot, and
+    ranked under every other ETUC unit. By hand (words: european, trad, union, confederation,
+    apply, jurisdiction: 6): each other unit 1 + 0.5 + 4/6 + 0.25 * 1/2 = 2.29; the answer
+    1 + 0.5 + 4/6 + 0.25 = 2.42 (before: 1 + 0 + 4/6 + 0.25 = 1.92, last)."""
+    etuc = "European Trade Union Confederation"
+    cands = [Candidate("set", (etuc,), ("1973",), predicate="was set up in", named_sides=frozenset({0}), score=1.0),
+             Candidate("rep", (etuc, "working people"), predicate="represents", named_sides=frozenset({0}), score=1.0),
+             Candidate("coe", (etuc, "Council of Europe"), predicate="recognized by", named_sides=frozenset({0}),
+                       score=1.0),
+             Candidate("eu", (etuc, "European Union"), predicate="recognized by", named_sides=frozenset({0}),
+                       score=2.0)]
+    ranked = rank("European Trade Union Confederation >> applies to jurisdiction", cands)
+    assert [m.id for m in ranked][0] == "eu"
+    eu = ranked[0]
+    assert eu.anchor == (0,) and eu.open and round(eu.score, 2) == 2.42
