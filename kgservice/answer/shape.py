@@ -251,6 +251,9 @@ class Candidate:
     named_sides: frozenset[int] = frozenset()
     score: float = 0.0
     synonym: bool = False  # a synonym unit ("咖啡 同义 coffee"): answers only "what else is X called"
+    # the text the unit was extracted from (its document's lines; "" when no document states
+    # it): breaks ties between units that answer alike by their own words (:func:`by_source`)
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -682,6 +685,7 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     alias = bool({"call", "aka", "known", "alia", "synonym", "name"} & {stem(t) for t in tokens(question)}) \
         or any(x in question for x in ("又称", "也称", "别名", "同义"))
     out = []
+    shape: dict[str, float] = {}
     longer = _stated_members(a, candidates)
     found = found_names(candidates)
     for c in candidates:
@@ -693,10 +697,56 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
         s = 2.0 * m.relation * own + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
         if c.synonym and not alias:
             s = min(s, 1.0)  # a name for the anchor is not what it does
+        shape[c.id] = round(s, 6)
         s += 0.25 * c.score / top  # the retrieval's order among equals
         out.append(Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(s, 6), m.rest))
     order = {c.id: i for i, c in enumerate(candidates)}
-    return sorted(out, key=lambda m: (-m.score, order[m.id]))
+    ranked = sorted(out, key=lambda m: (-m.score, order[m.id]))
+    return by_source(a, ranked, shape, {c.id: c.source for c in candidates}, [*name_stems(a), *found])
+
+
+def by_source(a: Asked, ranked: list[Match], shape: Mapping[str, float], source: Mapping[str, str],
+              names: Sequence[frozenset[str]] = ()) -> list[Match]:
+    """``ranked`` with each run of units that answer alike by their own words (equal ``shape``
+    score: only the retrieval's order parts them) re-ordered by how many of the question's
+    content words outside its names (``names``: the question's and the entry step's, as stems)
+    their source text holds, the retrieval's order kept among equals. A unit is its sentence
+    cut short: *Abraham Van Helsing [from] Dracula* and *Abraham Van Helsing [is] vampire
+    hunter* both meet "What fictional work does Abraham Van Helsing exist in?" by the name
+    alone, but the first was read from "… is a fictional character from the 1897 gothic horror
+    novel Dracula". The name itself is not counted: a sentence that says "it" for the river
+    ("… it joins the Atbarah River") states as much as one that repeats its name. No tie-break
+    by the units' own shape (the subject named, a longer or shorter open side, a copula or not,
+    the asked kind's vector) was right on ties in general (scripts/eval/RESULTS.md, "Ties, the
+    pool and a name taken apart"). Units with no source keep their order.
+
+    >>> ms = [Match(i, 0.0, (0,), True, False, score=2.5 - k / 10) for k, i in enumerate("abc")]
+    >>> src = {"a": "Van Helsing is a vampire hunter.", "c": "Van Helsing is a fictional character from Dracula."}
+    >>> [m.id for m in by_source(asked("What fictional work is Van Helsing in?"), ms, dict.fromkeys("abc", 2.0), src)]
+    ['c', 'a', 'b']
+    >>> [m.id for m in by_source(asked("What fictional work is Van Helsing in?"), ms, {"a": 2.1, "b": 2.0, "c": 2.0}, src)]
+    ['a', 'c', 'b']
+    >>> a = asked("What river does Tekeze River turn into?")  # the name counts for nothing
+    >>> src = {"a": "The Tekeze River rises in the Ethiopian Highlands.", "c": "After Sudan it joins the Atbarah River."}
+    >>> [m.id for m in by_source(a, ms, dict.fromkeys("abc", 2.0), src, name_stems(a))]
+    ['a', 'b', 'c']
+    """
+    if not any(source.values()):
+        return ranked
+    asks = a.words - {w for n in names for w in n}
+    out: list[Match] = []
+    i = 0
+    while i < len(ranked):
+        j = i
+        while j + 1 < len(ranked) and shape.get(ranked[j + 1].id) == shape.get(ranked[i].id):
+            j += 1
+        run = ranked[i:j + 1]
+        if len(run) > 1:
+            held = {m.id: len(words(source.get(m.id, "")) & asks) for m in run}
+            run = sorted(run, key=lambda m: -held[m.id])  # stable: the retrieval's order among equals
+        out += run
+        i = j + 1
+    return out
 
 
 def _inverse(question: str, a: Asked, c: Candidate, m: Match) -> bool:
