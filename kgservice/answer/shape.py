@@ -718,7 +718,8 @@ def by_source(a: Asked, ranked: list[Match], shape: Mapping[str, float], source:
     ("… it joins the Atbarah River") states as much as one that repeats its name. No tie-break
     by the units' own shape (the subject named, a longer or shorter open side, a copula or not,
     the asked kind's vector) was right on ties in general (scripts/eval/RESULTS.md, "Ties, the
-    pool and a name taken apart"). Units with no source keep their order.
+    pool and a name taken apart"). A unit with no source counts none; when no unit has one (a graph
+    whose documents are not kept) the order is the retrieval's.
 
     >>> ms = [Match(i, 0.0, (0,), True, False, score=2.5 - k / 10) for k, i in enumerate("abc")]
     >>> src = {"a": "Van Helsing is a vampire hunter.", "c": "Van Helsing is a fictional character from Dracula."}
