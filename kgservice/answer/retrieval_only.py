@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -91,7 +91,8 @@ def odd_word_meets(parts: Parts, threshold: float = ODD_WORD_THRESHOLD) -> Calla
 
 def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: Any = None,
                  judge: int = TOP, narrow: frozenset[str] = NO_MODEL_NARROWING,
-                 threshold: float = ODD_WORD_THRESHOLD) -> AnswerUnits:
+                 threshold: float = ODD_WORD_THRESHOLD,
+                 sources: Callable[[list[Unit]], Mapping[str, str]] | None = None) -> AnswerUnits:
     """The ``top`` units that best answer the question among the no-LLM retrieval's pool
     (:func:`kgservice.answer.shape.rank`), and the relevance floor's verdict on the ``judge``
     best (:func:`kgservice.answer.floor.relevance`), those it rests on first
@@ -101,7 +102,10 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
     (:func:`kgservice.pipeline.asking.not_in_graph_before_call`: some of its rules, and the
     ``candidates`` it rests on). ``retrieval``: the default retrieval of ``question`` when the caller has it.
     ``narrow``, ``threshold``: when the stranger-word rule leaves the question to the answer
-    (:func:`kgservice.answer.floor.stranger_read`; the model-backed path passes its own)."""
+    (:func:`kgservice.answer.floor.stranger_read`; the model-backed path passes its own).
+    ``sources``: the pool's units to the text each was extracted from, which breaks the
+    ranking's ties (:func:`kgservice.answer.shape.by_source`); by default the lines of the
+    documents stating them (:func:`unit_sources`)."""
     if retrieval is None:
         from kgservice.expansion.retrieve import retrieve
 
@@ -113,7 +117,8 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
         return AnswerUnits([], Relevance(NONE, (), "the question names nothing in the graph", NOTHING_RULE))
     units = parts.store.get_units([u.id for u in found.units])
     units += parts.store.get_units(narrower_units(parts.store, found.entry.named, {u.id for u in units}))
-    cands, scores = candidates(parts, found, units), {u.id: u.score for u in found.units}
+    source = sources(units) if sources is not None else unit_sources(parts.store, [u.id for u in units])
+    cands, scores = candidates(parts, found, units, source), {u.id: u.score for u in found.units}
     cands.sort(key=lambda c: -scores.get(c.id, 0.0))
     by_cand = {c.id: c for c in cands}
     units_ix, labels = parts.lexical_units.index(), parts.entry_finder.index()
@@ -152,10 +157,38 @@ def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: i
     return out
 
 
-def candidates(parts: Parts, found: Any, units: list[Unit]) -> list[Candidate]:
+def unit_sources(store: GraphStore, ids: list[str]) -> dict[str, str]:
+    """Each unit's source: the lines of every document stating it (two store reads; each
+    document's text unpacked once); none for a unit no document states or whose lines were not
+    kept."""
+    stated = store.stated_by(ids)
+    wanted = sorted({d for ds in stated.values() for d in ds})
+    if not wanted:
+        return {}
+    docs = {d.id: d for d in store.documents(wanted)}
+    rows: dict[str, list[str]] = {}
+    out: dict[str, str] = {}
+    for uid, ds in stated.items():
+        said: list[str] = []
+        for doc_id in ds:
+            d = docs.get(doc_id)
+            lines = d.unit_lines.get(uid) if d is not None else None
+            if d is None or not lines:
+                continue
+            if doc_id not in rows:
+                text = d.text() or ""
+                rows[doc_id] = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            said.append("\n".join(rows[doc_id][max(0, lines[0] - 1):lines[1]]))
+        if said:
+            out[uid] = "\n".join(said)
+    return out
+
+
+def candidates(parts: Parts, found: Any, units: list[Unit], source: Mapping[str, str] | None = None) -> list[Candidate]:
     """The retrieval's pool as :class:`kgservice.answer.shape.Candidate`: each unit's sides
-    (subject, node arguments, node modifiers), literals, predicate, family words, and which
-    sides are nodes the question names (the entry step's named nodes and their synonyms)."""
+    (subject, node arguments, node modifiers), literals, predicate, family words, which sides
+    are nodes the question names (the entry step's named nodes and their synonyms), and its
+    source text (``source``, by unit id: :func:`unit_sources`)."""
     store = parts.store
     named: set[str] = set()
     for n in found.entry.named:
@@ -170,7 +203,7 @@ def candidates(parts: Parts, found: Any, units: list[Unit]) -> list[Candidate]:
         lits = tuple(v.literal for v in values if v.literal)
         out.append(Candidate(u.id, tuple(label for _, label in sides), lits, u.predicate, family.get(u.family, ()),
                              frozenset(i for i, (nid, _) in enumerate(sides) if nid in named),
-                             scores.get(u.id, 0.0), u.kind == "synonym"))
+                             scores.get(u.id, 0.0), u.kind == "synonym", (source or {}).get(u.id, "")))
     return out
 
 

@@ -251,6 +251,9 @@ class Candidate:
     named_sides: frozenset[int] = frozenset()
     score: float = 0.0
     synonym: bool = False  # a synonym unit ("咖啡 同义 coffee"): answers only "what else is X called"
+    # the text the unit was extracted from (its document's lines; "" when no document states
+    # it): breaks ties between units that answer alike by their own words (:func:`by_source`)
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -463,13 +466,46 @@ def _names_side(a: Asked, side: str, found: Sequence[frozenset[str]] = ()) -> bo
     >>> _names_side(asked("why do CPU-bound threads scale poorly"), "poor CPU-bound thread scaling")
     True
     """
+    w = words(side)
+    if _part_of_name(a, w):
+        return False
     if _says(a, side):
         return True
-    w = words(side)
     if any(set(n) <= w for n in name_stems(a)):
         return True
     return len(w) >= 3 and not _CJK.search(side) and 2 * len(w & a.words) > len(w) \
         and not _look_alike(a, w, [*name_stems(a), *found])
+
+
+def _part_of_name(a: Asked, side: set[str] | frozenset[str]) -> bool:
+    """Is a side (its stems) words taken apart from a longer name the question writes, written
+    nowhere else in the question? *European Union* is not what "European Trade Union
+    Confederation >> applies to jurisdiction" names: its two words are the confederation's,
+    with "Trade" between them, and the question names the confederation. A side that is a run
+    of the name's words ("West Virginia" in "Johnnycake, West Virginia", "Python" in "Python
+    3.0") is named by it.
+
+    >>> a = asked("European Trade Union Confederation >> applies to jurisdiction")
+    >>> [_part_of_name(a, words(s)) for s in ("European Union", "European Trade Union Confederation", "Trade Union")]
+    [True, False, False]
+    >>> b = asked("Which union did the European Trade Union Confederation join in Europe?")  # written outside the name too
+    >>> _part_of_name(b, words("European Union"))
+    False
+    >>> [_part_of_name(asked(q), words(s)) for q, s in (("Johnnycake, West Virginia >> located in", "West Virginia"),
+    ...  ("When was Python 3.0 released?", "Python"))]
+    [False, False]
+    """
+    toks = [stem(t) for t in a.text.split() if t not in STOPWORDS and _meaningful(t)]
+    for name in a.names:
+        n = [stem(t) for t in name if t not in STOPWORDS and _meaningful(t)]
+        if not side or not side < set(n):
+            continue
+        at = [i for i, w in enumerate(n) if w in side]
+        if at[-1] - at[0] + 1 == len(at):
+            continue  # a run of the name's words
+        if all(toks.count(w) <= n.count(w) for w in side):
+            return True
+    return False
 
 
 def _look_alike(a: Asked, side: set[str] | frozenset[str], names: Sequence[frozenset[str]]) -> bool:
@@ -649,6 +685,7 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     alias = bool({"call", "aka", "known", "alia", "synonym", "name"} & {stem(t) for t in tokens(question)}) \
         or any(x in question for x in ("又称", "也称", "别名", "同义"))
     out = []
+    shape: dict[str, float] = {}
     longer = _stated_members(a, candidates)
     found = found_names(candidates)
     for c in candidates:
@@ -660,10 +697,57 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
         s = 2.0 * m.relation * own + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
         if c.synonym and not alias:
             s = min(s, 1.0)  # a name for the anchor is not what it does
+        shape[c.id] = round(s, 6)
         s += 0.25 * c.score / top  # the retrieval's order among equals
         out.append(Match(m.id, m.relation, m.anchor, m.open, m.kind, m.shared, round(s, 6), m.rest))
     order = {c.id: i for i, c in enumerate(candidates)}
-    return sorted(out, key=lambda m: (-m.score, order[m.id]))
+    ranked = sorted(out, key=lambda m: (-m.score, order[m.id]))
+    return by_source(a, ranked, shape, {c.id: c.source for c in candidates}, [*name_stems(a), *found])
+
+
+def by_source(a: Asked, ranked: list[Match], shape: Mapping[str, float], source: Mapping[str, str],
+              names: Sequence[frozenset[str]] = ()) -> list[Match]:
+    """``ranked`` with each run of units that answer alike by their own words (equal ``shape``
+    score: only the retrieval's order parts them) re-ordered by how many of the question's
+    content words outside its names (``names``: the question's and the entry step's, as stems)
+    their source text holds, the retrieval's order kept among equals. A unit is its sentence
+    cut short: *Abraham Van Helsing [from] Dracula* and *Abraham Van Helsing [is] vampire
+    hunter* both meet "What fictional work does Abraham Van Helsing exist in?" by the name
+    alone, but the first was read from "… is a fictional character from the 1897 gothic horror
+    novel Dracula". The name itself is not counted: a sentence that says "it" for the river
+    ("… it joins the Atbarah River") states as much as one that repeats its name. No tie-break
+    by the units' own shape (the subject named, a longer or shorter open side, a copula or not,
+    the asked kind's vector) was right on ties in general (scripts/eval/RESULTS.md, "Ties, the
+    pool and a name taken apart"). A unit with no source counts none; when no unit has one (a graph
+    whose documents are not kept) the order is the retrieval's.
+
+    >>> ms = [Match(i, 0.0, (0,), True, False, score=2.5 - k / 10) for k, i in enumerate("abc")]
+    >>> src = {"a": "Van Helsing is a vampire hunter.", "c": "Van Helsing is a fictional character from Dracula."}
+    >>> [m.id for m in by_source(asked("What fictional work is Van Helsing in?"), ms, dict.fromkeys("abc", 2.0), src)]
+    ['c', 'a', 'b']
+    >>> [m.id for m in by_source(asked("What fictional work is Van Helsing in?"), ms, {"a": 2.1, "b": 2.0, "c": 2.0}, src)]
+    ['a', 'c', 'b']
+    >>> a = asked("What river does Tekeze River turn into?")  # the name counts for nothing
+    >>> src = {"a": "The Tekeze River rises in the Ethiopian Highlands.", "c": "After Sudan it joins the Atbarah River."}
+    >>> [m.id for m in by_source(a, ms, dict.fromkeys("abc", 2.0), src, name_stems(a))]
+    ['a', 'b', 'c']
+    """
+    if not any(source.values()):
+        return ranked
+    asks = a.words - {w for n in names for w in n}
+    out: list[Match] = []
+    i = 0
+    while i < len(ranked):
+        j = i
+        while j + 1 < len(ranked) and shape.get(ranked[j + 1].id) == shape.get(ranked[i].id):
+            j += 1
+        run = ranked[i:j + 1]
+        if len(run) > 1:
+            held = {m.id: len(words(source.get(m.id, "")) & asks) for m in run}
+            run = sorted(run, key=lambda m: -held[m.id])  # stable: the retrieval's order among equals
+        out += run
+        i = j + 1
+    return out
 
 
 def _inverse(question: str, a: Asked, c: Candidate, m: Match) -> bool:

@@ -76,9 +76,10 @@ def unit_text(u: Any) -> str:
 
 
 def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str], variants: tuple[str, ...],
-        kind: str = "") -> Asked:
+        kind: str = "", sources: Any = None) -> Asked:
     """The no-model answer (:func:`kgservice.answer.retrieval_only.answer_units`) in every
-    variant, from one retrieval."""
+    variant, from one retrieval. ``sources``: the units' source texts when the graph keeps no
+    documents (:func:`passage_sources`)."""
     found = kb.retrieve(question)
     pools = {v.partition("@")[2] for v in variants} - {""}
     wide = {p: kb.retrieve(question, max_units=int(p)) for p in pools}
@@ -88,7 +89,9 @@ def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str]
     for v in variants:
         judge, _, size = v.partition("@")
         narrow = frozenset(NARROWINGS[c] for c in judge.lstrip("0123456789"))
-        kw = {"narrow": narrow} if narrow else {}
+        kw: dict[str, Any] = {"narrow": narrow} if narrow else {}
+        if sources is not None:
+            kw["sources"] = sources
         res = answer_units(kb, question, retrieval=wide[size] if size else found,
                            judge=int(judge.rstrip("nv")), **kw)
         out.relevance[v] = res.relevance
@@ -101,6 +104,29 @@ def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str]
     for u in kb.store.get_units(beyond):
         out.texts[u.id], out.shown[u.id] = unit_text(u), unit_sentence(u)
     return out
+
+
+def passage_sources(ctx: Any) -> Any:
+    """The units' source texts for a graph built from a set's triples, which keeps no documents:
+    the sentence of each unit's passage (its ``doc``; the title counts as its first sentence)
+    that shares the most words with the unit. The service gives a unit the lines of the
+    document it was read from (:func:`kgservice.answer.retrieval_only.unit_sources`); a MuSiQue
+    triple has no lines, and its whole paragraph would stand in for a sentence: on MuSiQue's
+    whole questions, many words long, it lifted *Brooklyn Nets [started playing in] 2012* by
+    its article's other sentences (scripts/eval/RESULTS.md, "Ties, the pool and a name taken
+    apart")."""
+    from kgservice.answer.shape import words
+
+    sentences = {p.id: [p.title, *_SENTENCE.split(p.text)] for p in ctx.ds.passages}
+
+    def stated(u: Any) -> str:
+        own = words(" ".join([u.subject, u.predicate] + [a.node or a.literal or "" for a in u.args]))
+        return max(sentences[u.doc], key=lambda s: len(words(s) & own))
+
+    return lambda units: {u.id: stated(u) for u in units if u.doc in sentences}
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def hit(a: Asked, ids: list[str]) -> bool:
@@ -395,15 +421,17 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
                 print(f"  - {qid}: {why}")
         lost = [q for q in qs if not q[1]]
         print(f"musique: {len(lost)} of {len(qs)} steps have no unit holding their answer (left out)")
-        offtopic = [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"]) for x in off if x["kind"] != "near-demo"]
+        src = passage_sources(ctx)
+        offtopic = [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"], src)
+                    for x in off if x["kind"] != "near-demo"]
         if answer_level:
             unit_gold = {q: g for q, g, kind in qs if kind == "first hop"}
-            hops = [_answers(ask(ctx.kb, "musique", step, True, unit_gold.get(step, []), floors, "first hop"), [ans])
-                    for step, ans in first_hop_answers()]
+            hops = [_answers(ask(ctx.kb, "musique", step, True, unit_gold.get(step, []), floors, "first hop", src),
+                             [ans]) for step, ans in first_hop_answers()]
             graphs["musique"] = [h for h in hops if h.gold] + offtopic
             extra["musique"] = [h for h in hops if not h.gold]
         else:
-            graphs["musique"] = [ask(ctx.kb, "musique", q, True, g, floors, kind) for q, g, kind in qs if g] + offtopic
+            graphs["musique"] = [ask(ctx.kb, "musique", q, True, g, floors, kind, src) for q, g, kind in qs if g] + offtopic
     doc: dict[str, Any] = {}
     for gname, asked in graphs.items():
         print(f"\n## {gname}")

@@ -6,6 +6,8 @@ store, no model), with the retrieval's scores ordering them as the retrieval did
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kgservice.answer.floor import relevance
 from kgservice.answer.shape import Candidate, rank
 
@@ -121,3 +123,58 @@ def test_in_is_no_answer_to_another_verbs_place():
              Candidate("d", ("Karel Purkyně", "Prague"), predicate="died in", named_sides=frozenset({0}), score=1.9)]
     ranked = rank("At what location did Karel Purkyně die?", cands)
     assert ranked[0].relation == 0 and ranked[1].relation == 0
+
+
+def test_words_taken_apart_from_a_name_are_no_anchor():
+    """"European Trade Union Confederation >> applies to jurisdiction": *European Union* has
+    both its words in the question, but only inside the confederation's name, with "Trade"
+    between them; the question names the confederation, not the Union. Read as named, the
+    answer *ETUC [recognized by] European Union* had every side named and no open slot, and
+    ranked under every other ETUC unit. By hand (words: european, trad, union, confederation,
+    apply, jurisdiction: 6): each other unit 1 + 0.5 + 4/6 + 0.25 * 1/2 = 2.29; the answer
+    1 + 0.5 + 4/6 + 0.25 = 2.42 (before: 1 + 0 + 4/6 + 0.25 = 1.92, last)."""
+    etuc = "European Trade Union Confederation"
+    cands = [Candidate("set", (etuc,), ("1973",), predicate="was set up in", named_sides=frozenset({0}), score=1.0),
+             Candidate("rep", (etuc, "working people"), predicate="represents", named_sides=frozenset({0}), score=1.0),
+             Candidate("coe", (etuc, "Council of Europe"), predicate="recognized by", named_sides=frozenset({0}),
+                       score=1.0),
+             Candidate("eu", (etuc, "European Union"), predicate="recognized by", named_sides=frozenset({0}),
+                       score=2.0)]
+    ranked = rank("European Trade Union Confederation >> applies to jurisdiction", cands)
+    assert [m.id for m in ranked][0] == "eu"
+    eu = ranked[0]
+    assert eu.anchor == (0,) and eu.open and round(eu.score, 2) == 2.42
+
+
+def test_a_tie_goes_to_the_unit_whose_source_says_what_is_asked():
+    """"What fictional work does Abraham Van Helsing exist in?": five units meet it by the name
+    alone (relation 0, anchor, open side), so their scores differ only by the retrieval's order
+    and the answer, *Abraham Van Helsing [from] Dracula*, was 5th. Its source sentence holds
+    "fictional" and "work" ("a fictional character from the 1897 gothic horror work Dracula");
+    the others' hold no word of the question besides the name. By hand (words: fictional, work,
+    abraham, van, hels, exist: 6): every unit 1 + 0.5 + 3/6 = 2.0 before the retrieval's share;
+    outside the name, the answer's source holds 2 of the question's words, the others' none."""
+    name = "Abraham Van Helsing"
+    other = f"{name} is a Dutch doctor with a wide range of interests."
+    cands = [Candidate(i, (name, x), predicate=p, named_sides=frozenset({0}), score=s, source=other)
+             for i, x, p, s in (("hunter", "vampire hunter", "is", 1.33), ("foe", "Count Dracula", "is archenemy of", 1.32),
+                                ("doctor", "Dutch doctor", "is", 1.32), ("md", "MD degree", "has", 1.25))]
+    cands.append(Candidate("from", (name, "Dracula"), predicate="from", named_sides=frozenset({0}), score=1.21,
+                           source=f"{name} is a fictional character from the 1897 gothic horror work Dracula."))
+    q = "What fictional work does Abraham Van Helsing exist in?"
+    assert _order(q, [replace(c, source="") for c in cands])[4] == "from"  # no source: the retrieval's order
+    ranked = rank(q, cands)
+    assert [m.id for m in ranked][:2] == ["from", "hunter"]
+    retrieval = {c.id: c.score for c in cands}
+    assert {round(m.score - 0.25 * retrieval[m.id] / 1.33, 6) for m in ranked} == {2.0}
+
+
+def test_the_source_does_not_lift_a_unit_over_a_better_answer():
+    """The source only orders units that answer alike by their own words: a unit stating the
+    asked relation stays first though another's source holds more of the question."""
+    q = "Who founded the Rockefeller Foundation?"
+    cands = [Candidate("loc", ("Rockefeller Foundation", "New York"), predicate="located in", named_sides=frozenset({0}),
+                       score=2.0, source="The Rockefeller Foundation, founded in New York, was founded by founders."),
+             Candidate("fdr", ("Rockefeller Foundation", "John D. Rockefeller"), predicate="founded by",
+                       named_sides=frozenset({0}), score=1.0)]
+    assert _order(q, cands)[0] == "fdr"
