@@ -494,10 +494,11 @@ class KnowledgeBase:
         """Load now what the first question would otherwise load on a user's clock: the asking
         pipeline, the model client's own tables (litellm and its tokenizer for a real model; the
         offline stand-in's tokenizer; nothing when no model is configured), the embedder's
-        model, the vector index and the label index. Makes no model call. Questions asked
-        meanwhile wait for it (:meth:`ask`) instead of loading the same parts beside it. A
-        server runs it in the background (:meth:`start_warm_up`); anything that fails here
-        fails again, and is reported, on the request that needs it, so a failure is only logged."""
+        model, the vector index, the label index and the lemmatiser's dictionary. Makes no
+        model call. Questions asked meanwhile wait for it (:meth:`ask`) instead of loading the
+        same parts beside it. A server runs it in the background (:meth:`start_warm_up`);
+        anything that fails here fails again, and is reported, on the request that needs it,
+        so a failure is only logged."""
         self._warm.clear()
         try:
             import kgservice.pipeline.asking  # noqa: F401
@@ -515,6 +516,9 @@ class KnowledgeBase:
             self.embedder.embed(["warm up"])
             _ = self.vectors
             self.entry_finder.index()
+            from kgservice.entry.spelling import dictionary_word
+
+            dictionary_word("warm")  # the lemmatiser's table (0.3 s to load): the entry step's misspellings ask it
         except Exception as exc:  # noqa: BLE001 - best effort: the real request reports it properly
             log.info("warm-up stopped early: %s: %s", type(exc).__name__, exc)
         finally:

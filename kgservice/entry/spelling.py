@@ -20,7 +20,11 @@ A word of the question is read as a word of the graph when
   *premiered*, nor "thinking" a misspelt *thinging*, whatever the graph's words.
 
 Cheap: the edits of a word of n letters are about 54n + 25 dictionary look-ups, made only for a
-long word the graph does not use; no scan of the graph's labels. The vocabulary is whatever the
+long word the graph does not use and the language does not know; no scan of the graph's labels.
+The language's dictionary is asked first (a look-up, some 5 µs) because making the edits costs
+0.2–0.3 ms a word, and most long words a graph's labels lack are words of the language
+("performer", "located"): asked last, it cost the rules graphs' retrieval 0.4–0.5 ms a question
+(scripts/eval/RESULTS.md, "Latency since this morning"). The vocabulary is whatever the
 caller holds already: the label index's tokens (the entry step), the stems of the units' words
 (the floor's name rule).
 """
@@ -62,7 +66,8 @@ def one_edit(word: str) -> set[str]:
 def dictionary_word(word: str) -> bool:
     """Does the English lemmatiser know ``word`` (lower case) as a word or a form of one? Its
     dictionary loads on first use (as :func:`kgservice.families.lemma.lemma`'s does: the same
-    table), so it is asked only of a word that would otherwise be read as another.
+    table; the service's warm-up loads it), and is asked only of a long word the graph does
+    not use, before its edits are made.
 
     >>> [dictionary_word(w) for w in ("premiere", "thinking", "olimpics", "margaraviate")]
     [True, True, False, False]
@@ -99,15 +104,18 @@ def respelt(word: str, used: Callable[[str], int], min_letters: int = MIN_LETTER
     """
     if len(word) < min_letters or not word.isascii() or not word.isalpha() or word in STOPWORDS or used(word):
         return ""
+    if known(word):
+        return ""  # a word of the language: asked before the edits, which cost fifty times more
     floor = own(word)
     best: dict[str, tuple[int, str]] = {}
-    for x in sorted(one_edit(word)):
-        n = used(x)
-        if n > floor and n > best.get(same(x), (0, ""))[0]:
+    # the edits the graph uses more than the word's own forms, in their alphabetical order (the
+    # first of a reading's forms used most stands for it); sorting only these, not every edit
+    for n, x in sorted(((n, x) for x in one_edit(word) if (n := used(x)) > floor), key=lambda e: e[1]):
+        if n > best.get(same(x), (0, ""))[0]:
             best[same(x)] = (n, x)
     counts = sorted(best.values(), reverse=True)
-    if not counts or (len(counts) > 1 and counts[1][0] == counts[0][0]) or known(word):
-        return ""  # no such word, two read equally well, or a word of the language
+    if not counts or (len(counts) > 1 and counts[1][0] == counts[0][0]):
+        return ""  # no such word, or two read equally well
     return counts[0][1]
 
 
