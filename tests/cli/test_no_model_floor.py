@@ -19,12 +19,17 @@ UNITS = """#c1 {creator} [is] {Maurice Kanbar}
 """
 
 
-@pytest.fixture()
-def graph(cli, tmp_path):
-    units = tmp_path / "parse.units"
-    units.write_text(UNITS, "utf-8")
+def _ingested(cli, tmp_path, name: str, text: str):
+    """The CLI fixture after ``kg ingest`` of ``text`` (a units file)."""
+    units = tmp_path / name
+    units.write_text(text, "utf-8")
     cli("ingest", str(units))
     return cli
+
+
+@pytest.fixture()
+def graph(cli, tmp_path):
+    return _ingested(cli, tmp_path, "parse.units", UNITS)
 
 
 @pytest.mark.parametrize("question", ["Who created the zorblatt?", "What is the weather tomorrow?"])
@@ -55,10 +60,7 @@ FORMS = """#a1 {annual average temperature} [is a] {relatively continuous 26 °C
 
 @pytest.fixture()
 def forms(cli, tmp_path):
-    units = tmp_path / "forms.units"
-    units.write_text(FORMS, "utf-8")
-    cli("ingest", str(units))
-    return cli
+    return _ingested(cli, tmp_path, "forms.units", FORMS)
 
 
 def test_a_superlative_of_a_word_the_graph_uses_is_no_stranger(forms):
