@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from kgservice.answer.floor import NONE, NOTHING_RULE, TOP, VECTOR, Relevance, about_first, relevance
 from kgservice.answer.shape import Candidate, Match, family_words, rank
 from kgservice.config import DEFAULT_LLM_MODEL
+from kgservice.lifecycle.model import cut_lines
 from kgservice.answer.graph_words import concept_lacking, known_in
 
 if TYPE_CHECKING:
@@ -158,8 +159,9 @@ def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: i
 
 
 def unit_sources(store: GraphStore, ids: list[str]) -> dict[str, str]:
-    """Each unit's source: the lines of every document stating it (two store reads; each
-    document's text unpacked once); none for a unit no document states or whose lines were not
+    """Each unit's source: the lines of every document stating it, as its
+    :meth:`~kgservice.lifecycle.model.DocumentRecord.snippet` cuts them but whole (two store
+    reads; each document's text unpacked and split once); none for a unit no document states or whose lines were not
     kept."""
     stated = store.stated_by(ids)
     wanted = sorted({d for ds in stated.values() for d in ds})
@@ -176,9 +178,8 @@ def unit_sources(store: GraphStore, ids: list[str]) -> dict[str, str]:
             if d is None or not lines:
                 continue
             if doc_id not in rows:
-                text = d.text() or ""
-                rows[doc_id] = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-            said.append("\n".join(rows[doc_id][max(0, lines[0] - 1):lines[1]]))
+                rows[doc_id] = d.rows() or []
+            said.append(cut_lines(rows[doc_id], lines))
         if said:
             out[uid] = "\n".join(said)
     return out

@@ -95,14 +95,28 @@ class DocumentRecord(DocumentInfo):
         data = data[:cap]
         return base64.b64encode(zlib.compress(data, 6)).decode("ascii"), cut
 
+    def rows(self) -> list[str] | None:
+        """The stored text's lines (any line ending), for :func:`cut_lines`; None when no text is
+        kept. A caller cutting several units' lines from one document splits it once."""
+        text = self.text()
+        return None if text is None else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
     def snippet(self, lines: Lines | None, max_chars: int = 600) -> str | None:
         """The source lines ``lines`` (1-based, inclusive) of the stored text."""
-        text = self.text()
-        if text is None or lines is None:
+        rows = self.rows()
+        if rows is None or lines is None:
             return None
-        rows = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        out = "\n".join(rows[max(0, lines[0] - 1):lines[1]])
+        out = cut_lines(rows, lines)
         return out if len(out) <= max_chars else out[:max_chars] + "…"
+
+
+def cut_lines(rows: list[str], lines: Lines) -> str:
+    """Lines ``lines`` (1-based, inclusive) of a text split into ``rows``.
+
+    >>> cut_lines(["a", "b", "c"], (2, 3)).splitlines(), cut_lines(["a"], (1, 1)), cut_lines(["a"], (2, 3))
+    (['b', 'c'], 'a', '')
+    """
+    return "\n".join(rows[max(0, lines[0] - 1):lines[1]])
 
 
 class ChangeRecord(BaseModel):
