@@ -560,21 +560,27 @@ def _ppr(c: Context, qid: str, s: dict[str, float], own_seeds: bool) -> dict[str
     return _memo(c, qid, "ppr-kg-seeds", lambda: M.ppr(c, qid, _kg_and_seeds(c, qid)[1]))  # type: ignore[no-any-return]
 
 
-# PPR's passage scores as a component of kg full (issue 39 line 5): a grid of five rows
+# PPR's passage scores as a component of kg full (issue 39 line 5): a grid of six rows (the
+# sixth, over kg's pool alone, added after the first five were read: PPR only reorders what the
+# library returns, as a component inside ``retrieve`` would)
 PPR_FUSIONS: dict[str, tuple[str, float, bool]] = {
     "ablation: PPR fused: kg full + 0.25 × PPR (each ÷ its max)": ("sum", 0.25, False),
     "ablation: PPR fused: kg full + 0.5 × PPR (each ÷ its max)": ("sum", 0.5, False),
     "ablation: PPR fused: reciprocal ranks of kg full and PPR (k 60)": ("rrf", 60, False),
     "ablation: PPR fused: kg full + 0.25 × PPR from kg's seeds (each ÷ its max)": ("sum", 0.25, True),
     "ablation: PPR fused: kg full + 0.5 × PPR from kg's seeds (each ÷ its max)": ("sum", 0.5, True),
+    "ablation: PPR fused: kg full + 0.5 × PPR from kg's seeds, kg's pool only (each ÷ its max)": ("pool", 0.5, True),
 }
 
 
 def ppr_fused(c: Context, qid: str, s: dict[str, float], how: str, weight: float, own_seeds: bool) -> dict[str, float]:
     """kg full's passages fused with PPR's (:data:`PPR_FUSIONS`): over the union of both, so a
-    passage PPR ranks and kg's pool of 40 lacks can enter."""
+    passage PPR ranks and kg's pool of 40 lacks can enter ("sum", "rrf"), or over kg's
+    passages alone, PPR scaled by its maximum among them ("pool")."""
     kg = _kg_and_seeds(c, qid)[0]
     pr = _ppr(c, qid, s, own_seeds)
+    if how == "pool":
+        return scaled_sum(kg, {p: v for p, v in pr.items() if p in kg}, weight)
     return scaled_sum(kg, pr, weight) if how == "sum" else reciprocal_ranks(kg, pr, int(weight))
 
 
