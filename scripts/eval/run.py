@@ -157,6 +157,7 @@ def ablations() -> dict[str, object]:
     rows["ablation: δ=0.5, no lexical hop"] = lambda c, q, s: M.project(c, q, s, hop_weight=0.0, degree_damping=0.5)
     rows.update(tau_ablations())
     rows.update(component_rows())
+    rows.update(ppr_fusion_rows())
     return rows
 
 
@@ -490,6 +491,101 @@ def component_rows() -> dict[str, object]:
         "ablation: units the graph did not reach after those it did, with the lexical hop": lambda c, q, s: M.project(
             c, q, s, dense_units="after_graph", hop_weight=0.5),
     }
+
+
+def scaled_sum(a: dict[str, float], b: dict[str, float], weight: float) -> dict[str, float]:
+    """Two passage scorings each divided by its own maximum (so each lies in [0, 1] for the
+    question; both are non-negative) and added, ``b`` times ``weight``, over the union of their
+    passages (a passage one of them does not score counts 0 there).
+
+    >>> scaled_sum({"p": 4.0, "q": 2.0}, {"q": 0.2, "r": 0.1}, 0.5)
+    {'p': 1.0, 'q': 1.0, 'r': 0.25}
+    >>> scaled_sum({}, {"r": 0.1}, 0.5)
+    {'r': 0.5}
+    """
+    ma, mb = max(a.values(), default=0.0), max(b.values(), default=0.0)
+    out = {p: v / ma for p, v in a.items()} if ma > 0 else {}
+    if mb > 0:
+        for p, v in b.items():
+            out[p] = out.get(p, 0.0) + weight * v / mb
+    return out
+
+
+def reciprocal_ranks(a: dict[str, float], b: dict[str, float], k: int = 60) -> dict[str, float]:
+    """Reciprocal-rank fusion of two passage scorings: a passage scores the sum of
+    1 / (k + its rank) in each ranking that holds it (ranks from 1, ties broken by passage id as
+    :func:`harness.ordered` breaks them).
+
+    >>> r = reciprocal_ranks({"p": 2.0, "q": 1.0}, {"q": 0.3, "r": 0.2}, k=1)
+    >>> {p: round(v, 4) for p, v in r.items()}
+    {'p': 0.5, 'q': 0.8333, 'r': 0.3333}
+    """
+    out: dict[str, float] = {}
+    for scores in (a, b):
+        for i, p in enumerate(ordered(scores)):
+            out[p] = out.get(p, 0.0) + 1.0 / (k + i + 1)
+    return out
+
+
+_PPR_MEMO: dict[tuple[int, str, str], Any] = {}
+
+
+def _memo(c: Context, qid: str, key: str, fn: Any) -> Any:
+    """One computation per (context, question, key): the fusion rows share kg full's retrieval
+    and the two PPR runs."""
+    k = (id(c), qid, key)
+    if k not in _PPR_MEMO:
+        _PPR_MEMO[k] = fn()
+    return _PPR_MEMO[k]
+
+
+def _kg_and_seeds(c: Context, qid: str) -> tuple[dict[str, float], dict[str, float]]:
+    """kg full's passage scores (the shipped row's) and the seeds its spreading started from
+    (entry seeds and lexical seeds, with the retrieval's weights)."""
+    from kgservice.expansion.retrieve import RetrieveParams, retrieve
+
+    def run() -> tuple[dict[str, float], dict[str, float]]:
+        q = next(x for x in c.ds.questions if x.id == qid)
+        res = retrieve(c.kb, q.question, RetrieveParams(), qvec=c.qvecs[qid])
+        return unit_passages_scores(c, res.units), dict(res.seeds)
+    return _memo(c, qid, "kg", run)  # type: ignore[no-any-return]
+
+
+def _ppr(c: Context, qid: str, s: dict[str, float], own_seeds: bool) -> dict[str, float]:
+    """PPR's passage scores (the baseline row's: damping 0.5, passage = sum of its nodes'
+    probabilities), personalised from the entry step's nodes (HippoRAG's way, the baseline) or
+    from kg full's own seeds (entry + lexical seeds, kg's weights)."""
+    if not own_seeds:
+        return _memo(c, qid, "ppr", lambda: M.ppr(c, qid, s))  # type: ignore[no-any-return]
+    return _memo(c, qid, "ppr-kg-seeds", lambda: M.ppr(c, qid, _kg_and_seeds(c, qid)[1]))  # type: ignore[no-any-return]
+
+
+# PPR's passage scores as a component of kg full (issue 39 line 5): a grid of six rows (the
+# sixth, over kg's pool alone, added after the first five were read: PPR only reorders what the
+# library returns, as a component inside ``retrieve`` would)
+PPR_FUSIONS: dict[str, tuple[str, float, bool]] = {
+    "ablation: PPR fused: kg full + 0.25 × PPR (each ÷ its max)": ("sum", 0.25, False),
+    "ablation: PPR fused: kg full + 0.5 × PPR (each ÷ its max)": ("sum", 0.5, False),
+    "ablation: PPR fused: reciprocal ranks of kg full and PPR (k 60)": ("rrf", 60, False),
+    "ablation: PPR fused: kg full + 0.25 × PPR from kg's seeds (each ÷ its max)": ("sum", 0.25, True),
+    "ablation: PPR fused: kg full + 0.5 × PPR from kg's seeds (each ÷ its max)": ("sum", 0.5, True),
+    "ablation: PPR fused: kg full + 0.5 × PPR from kg's seeds, kg's pool only (each ÷ its max)": ("pool", 0.5, True),
+}
+
+
+def ppr_fused(c: Context, qid: str, s: dict[str, float], how: str, weight: float, own_seeds: bool) -> dict[str, float]:
+    """kg full's passages fused with PPR's (:data:`PPR_FUSIONS`): over the union of both, so a
+    passage PPR ranks and kg's pool of 40 lacks can enter ("sum", "rrf"), or over kg's
+    passages alone, PPR scaled by its maximum among them ("pool")."""
+    kg = _kg_and_seeds(c, qid)[0]
+    pr = _ppr(c, qid, s, own_seeds)
+    if how == "pool":
+        return scaled_sum(kg, {p: v for p, v in pr.items() if p in kg}, weight)
+    return scaled_sum(kg, pr, weight) if how == "sum" else reciprocal_ranks(kg, pr, int(weight))
+
+
+def ppr_fusion_rows() -> dict[str, object]:
+    return {name: (lambda c, q, s, spec=spec: ppr_fused(c, q, s, *spec)) for name, spec in PPR_FUSIONS.items()}
 
 
 def fusion_shared(c: Context, q: str, s: dict[str, float], **kw: object) -> dict[str, float]:
