@@ -6,15 +6,20 @@ An answer's source lines (the no-model answer's :func:`kgservice.answer.retrieva
 the model path's :func:`kgservice.answer.sources.cited_sources`) cut a few lines out of each
 document stating a pool unit. Reading the whole record brought the compressed text *and* the
 original file (a PDF / DOCX of up to KG_DOC_TEXT_MAX_BYTES, over the wire on Neo4j) on every
-ask, and decompressing + splitting a 2 MB text costs ~5 ms of CPU each time.
+ask, and decompressing + splitting its text cost milliseconds of CPU per MB each time
+(scripts/bench/document_reads.py).
 
-Coherence: the rows are keyed by (document id, sha256, version, when) and the key is read from
+Coherence: the rows are keyed by (document id, sha256, version, when, text_truncated) and the
+key is read from
 the store on every call (the records' ``"meta"`` read, no text), so a replaced, forgotten,
 re-ingested or undone document is never served from stale rows, on any server: a replacement
 bumps ``version`` and ``when``, a forget + re-ingest starts again at version 1 with a new
-``when``, an undo brings the old record (and key) back with its old text. The cache only saves
+``when`` (or, within the same second, a new content hash when the text differs), an undo brings the old record (and key) back with its old text. The cache only saves
 unpacking text that has not changed; it never decides what is current. It is per process and
-bounded by the characters it holds (:data:`MAX_CHARS`), least recently used first out.
+bounded by about the memory its rows take (:data:`MAX_SIZE`), least recently used first out.
+The one case the key cannot tell apart: a document forgotten and re-ingested with the same
+content within the same second by a server whose KG_DOC_TEXT_MAX_BYTES cuts its text elsewhere
+(``text_truncated`` in the key catches it unless both versions were cut).
 """
 
 from __future__ import annotations
@@ -28,32 +33,37 @@ if TYPE_CHECKING:
     from kgservice.lifecycle.model import DocumentRecord
     from kgservice.stores.base import GraphStore
 
-# ~64 MB of text: a team's most cited documents stay unpacked; one oversized text is not kept
-MAX_CHARS = 64_000_000
+# ~64 MB of split text (characters plus a str's overhead per line): a team's most cited
+# documents stay unpacked; a text larger than the whole bound is not kept
+MAX_SIZE = 64_000_000
+_ROW_OVERHEAD = 56  # bytes of a short str object beyond its characters (sys.getsizeof("") is 49)
 
 Rows = tuple[str, ...]
-RowsKey = tuple[str, str, int, str]
+RowsKey = tuple[str, str, int, str, bool]
 
 
 def rows_key(rec: DocumentRecord) -> RowsKey:
-    """What a document's stored text is a function of: its id, content hash, version and the
-    time that version was written (a forget + re-ingest restarts the version but not the time)."""
-    return (rec.id, rec.sha256, rec.version, rec.when)
+    """What a document's stored text is a function of: its id, content hash, version, the
+    time that version was written (a forget + re-ingest restarts the version but not the time)
+    and whether the text was cut to KG_DOC_TEXT_MAX_BYTES."""
+    return (rec.id, rec.sha256, rec.version, rec.when, rec.text_truncated)
 
 
 class RowsCache:
-    """Split texts by :func:`rows_key`, least recently used out past ``max_chars`` characters.
+    """Split texts by :func:`rows_key`, least recently used out past ``max_size`` (characters
+    plus a per-line overhead: :func:`rows_size`).
 
-    >>> c = RowsCache(max_chars=5)
-    >>> c.put(("a", "h", 1, "t"), ("abc",)); c.put(("b", "h", 1, "t"), ("de",)); c.get(("a", "h", 1, "t"))
+    >>> c = RowsCache(max_size=rows_size(("abc",)) + rows_size(("de",)) + rows_size(("fg",)) - 1)
+    >>> a, b, d = (("a", "h", 1, "t", False), ("b", "h", 1, "t", False), ("d", "h", 1, "t", False))
+    >>> c.put(a, ("abc",)); c.put(b, ("de",)); c.get(a)
     ('abc',)
-    >>> c.put(("c", "h", 1, "t"), ("fg",)); c.get(("b", "h", 1, "t")) is None, c.chars
-    (True, 5)
+    >>> c.put(d, ("fg",)); c.get(b) is None, c.get(a), c.size == rows_size(("abc",)) + rows_size(("fg",))
+    (True, ('abc',), True)
     """
 
-    def __init__(self, max_chars: int = MAX_CHARS) -> None:
-        self.max_chars = max_chars
-        self.chars = 0
+    def __init__(self, max_size: int = MAX_SIZE) -> None:
+        self.max_size = max_size
+        self.size = 0
         self._rows: OrderedDict[RowsKey, Rows] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -65,23 +75,32 @@ class RowsCache:
             return rows
 
     def put(self, key: RowsKey, rows: Rows) -> None:
-        size = sum(map(len, rows))
-        if size > self.max_chars:
+        size = rows_size(rows)
+        if size > self.max_size:
             return
         with self._lock:
             old = self._rows.pop(key, None)
             if old is not None:
-                self.chars -= sum(map(len, old))
+                self.size -= rows_size(old)
             self._rows[key] = rows
-            self.chars += size
-            while self.chars > self.max_chars:
+            self.size += size
+            while self.size > self.max_size:
                 _, gone = self._rows.popitem(last=False)
-                self.chars -= sum(map(len, gone))
+                self.size -= rows_size(gone)
 
     def clear(self) -> None:
         with self._lock:
             self._rows.clear()
-            self.chars = 0
+            self.size = 0
+
+
+def rows_size(rows: Rows) -> int:
+    """About the memory ``rows`` take: their characters and a str's overhead per line.
+
+    >>> rows_size(("ab", "")) == 2 + 2 * _ROW_OVERHEAD
+    True
+    """
+    return sum(map(len, rows)) + _ROW_OVERHEAD * len(rows)
 
 
 ROWS = RowsCache()
