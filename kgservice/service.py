@@ -421,8 +421,9 @@ class KnowledgeBase:
         return sync(self.parts, Path(folder), delete=delete, mode=mode, progress=progress)
 
     def documents(self) -> list[DocumentInfo]:
-        """Every document (no text), by id."""
-        return [d.info() for d in self.store.documents()]
+        """Every document (no text), by id: the records read without their texts and original
+        files (``parts="meta"``), which a listing never shows."""
+        return [d.info() for d in self.store.documents(parts="meta")]
 
     def document(self, doc_id: str) -> DocumentRecord:
         """One document with its text and statements; an unknown id is an InputError naming it."""

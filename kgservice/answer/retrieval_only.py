@@ -161,14 +161,16 @@ def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: i
 def unit_sources(store: GraphStore, ids: list[str]) -> dict[str, str]:
     """Each unit's source: the lines of every document stating it, as its
     :meth:`~kgservice.lifecycle.model.DocumentRecord.snippet` cuts them but whole (two store
-    reads; each document's text unpacked and split once); none for a unit no document states or whose lines were not
-    kept."""
+    reads, a third for texts not yet split: :func:`kgservice.lifecycle.rows.source_documents`
+    never reads the original files and unpacks a text once per version); none for a unit no
+    document states or whose lines were not kept."""
+    from kgservice.lifecycle.rows import source_documents
+
     stated = store.stated_by(ids)
     wanted = sorted({d for ds in stated.values() for d in ds})
     if not wanted:
         return {}
-    docs = {d.id: d for d in store.documents(wanted)}
-    rows: dict[str, list[str]] = {}
+    docs, rows = source_documents(store, wanted)
     out: dict[str, str] = {}
     for uid, ds in stated.items():
         said: list[str] = []
@@ -177,9 +179,7 @@ def unit_sources(store: GraphStore, ids: list[str]) -> dict[str, str]:
             lines = d.unit_lines.get(uid) if d is not None else None
             if d is None or not lines:
                 continue
-            if doc_id not in rows:
-                rows[doc_id] = d.rows() or []
-            said.append(cut_lines(rows[doc_id], lines))
+            said.append(cut_lines(rows.get(doc_id, ()), lines))
         if said:
             out[uid] = "\n".join(said)
     return out

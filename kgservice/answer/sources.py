@@ -24,23 +24,27 @@ def cited_sources(parts: Parts, unit_ids: Sequence[str]) -> list[dict[str, Any]]
     """One row per (cited unit, document stating it), in citation order: ``unit``, ``doc``,
     ``lines``, ``snippet``, ``ref``. A unit no document states (ingested before documents
     existed) has one row with the name it was ingested under and no lines. Three store reads
-    whatever the number of citations."""
+    whatever the number of citations (a fourth for texts not yet split: never the original
+    files, each text unpacked once per version, :func:`kgservice.lifecycle.rows.source_documents`)."""
+    from kgservice.lifecycle.model import cut_snippet
     from kgservice.lifecycle.place import locate
+    from kgservice.lifecycle.rows import source_documents
 
     ids = list(dict.fromkeys(u.lstrip("#") for u in unit_ids))
     if not ids:
         return []
     store = parts.store
     stated = store.stated_by(ids)
-    docs = {d.id: d for d in store.documents(sorted({d for ds in stated.values() for d in ds}))}
+    docs, texts = source_documents(store, sorted({d for ds in stated.values() for d in ds}))
     bare = {u.id: u for u in store.get_units([i for i in ids if not any(d in docs for d in stated.get(i, []))])}
     rows: list[dict[str, Any]] = []
     for uid in ids:
         found = [docs[d] for d in stated.get(uid, []) if d in docs]
         for d in found:
             ln = d.unit_lines.get(uid)
-            place = locate(d, ln)
-            rows.append({"unit": uid, "doc": d.id, "lines": list(ln) if ln else None, "snippet": d.snippet(ln),
+            text = texts.get(d.id)
+            place = locate(d, ln, text)
+            rows.append({"unit": uid, "doc": d.id, "lines": list(ln) if ln else None, "snippet": cut_snippet(text, ln),
                          "ref": source_ref(d.id, ln), "page": place.page, "page_word": place.page_word,
                          "page_lines": list(place.page_lines) if place.page_lines else None,
                          "section": place.section, "location": place.location})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import zlib
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -15,6 +16,9 @@ from kgservice.model import Unit
 
 ChangeKind = Literal["ingest", "replace", "forget", "retract", "undo", "purge"]
 Lines = tuple[int, int]
+# which bulky fields a document read returns (GraphStore.documents): "whole" the text and the
+# original converted file, "text" the text only, "meta" neither (listings, cached source rows)
+DocumentParts = Literal["whole", "text", "meta"]
 
 
 class DocumentInfo(BaseModel):
@@ -103,14 +107,23 @@ class DocumentRecord(DocumentInfo):
 
     def snippet(self, lines: Lines | None, max_chars: int = 600) -> str | None:
         """The source lines ``lines`` (1-based, inclusive) of the stored text."""
-        rows = self.rows()
-        if rows is None or lines is None:
-            return None
-        out = cut_lines(rows, lines)
-        return out if len(out) <= max_chars else out[:max_chars] + "…"
+        return cut_snippet(self.rows(), lines, max_chars)
 
 
-def cut_lines(rows: list[str], lines: Lines) -> str:
+def cut_snippet(rows: Sequence[str] | None, lines: Lines | None, max_chars: int = 600) -> str | None:
+    """:meth:`DocumentRecord.snippet` on a text already split into ``rows``: the lines, cut
+    to ``max_chars`` (an ellipsis marks the cut); None without rows or lines.
+
+    >>> cut_snippet(["ab", "cd"], (1, 2), 4), cut_snippet(["ab"], None), cut_snippet(None, (1, 1))
+    ('ab\\nc…', None, None)
+    """
+    if rows is None or lines is None:
+        return None
+    out = cut_lines(rows, lines)
+    return out if len(out) <= max_chars else out[:max_chars] + "…"
+
+
+def cut_lines(rows: Sequence[str], lines: Lines) -> str:
     """Lines ``lines`` (1-based, inclusive) of a text split into ``rows``.
 
     >>> cut_lines(["a", "b", "c"], (2, 3)).splitlines(), cut_lines(["a"], (1, 1)), cut_lines(["a"], (2, 3))

@@ -298,15 +298,20 @@ def history(parts: Parts, target: str | None = None) -> list[ChangeRecord]:
 
 
 def provenance(parts: Parts, unit_id: str) -> list[Provenance]:
+    """Each document stating the unit, with its lines, their text and where they are (the
+    records read as an answer's sources are: no original files, texts split once per version)."""
+    from kgservice.lifecycle.model import cut_snippet
     from kgservice.lifecycle.place import locate
+    from kgservice.lifecycle.rows import source_documents
 
     uid = unit_id.lstrip("#")
-    docs = parts.store.stated_by([uid]).get(uid, [])
+    docs, texts = source_documents(parts.store, parts.store.stated_by([uid]).get(uid, []))
     out = []
-    for d in parts.store.documents(docs):
+    for d in docs.values():
         ln = d.unit_lines.get(uid)
-        place = locate(d, ln)
-        out.append(Provenance(doc=d.id, lines=ln, snippet=d.snippet(ln), **place.model_dump()))
+        text = texts.get(d.id)
+        place = locate(d, ln, text)
+        out.append(Provenance(doc=d.id, lines=ln, snippet=cut_snippet(text, ln), **place.model_dump()))
     return out
 
 

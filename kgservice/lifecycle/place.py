@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -37,7 +38,7 @@ def _lines_word(a: int, b: int) -> str:
     return f"line {a}" if a == b else f"lines {a}–{b}"
 
 
-def page_of(starts: list[int], line: int, rows: list[str] | None = None) -> tuple[int, int] | None:
+def page_of(starts: list[int], line: int, rows: Sequence[str] | None = None) -> tuple[int, int] | None:
     """(1-based page, line within it) of ``line``, given each page's first line; with the
     text's ``rows``, blank lines are not counted (a page's lines as printed on it).
 
@@ -58,7 +59,15 @@ def section_of(text: str | None, line: int) -> str | None:
     """The Markdown heading nearest above ``line`` (1-based) of ``text``, or None."""
     if not text:
         return None
-    rows = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return section_in(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), line)
+
+
+def section_in(rows: Sequence[str], line: int) -> str | None:
+    """:func:`section_of` on a text already split into ``rows``.
+
+    >>> section_in(["# Tea", "green", "## Kinds", "oolong"], 4), section_in(["plain"], 1)
+    ('Kinds', None)
+    """
     for row in reversed(rows[: max(line, 0)]):
         m = _HEADING.match(row)
         if m:
@@ -66,18 +75,20 @@ def section_of(text: str | None, line: int) -> str | None:
     return None
 
 
-def locate(rec: DocumentRecord, lines: Lines | None) -> Place:
+def locate(rec: DocumentRecord, lines: Lines | None, rows: Sequence[str] | None = None) -> Place:
     """Where ``lines`` of ``rec``'s text are: the page (slide, sheet) they start on and their
-    lines within it, the heading they are under, and the label a reader sees."""
+    lines within it, the heading they are under, and the label a reader sees. ``rows``: the
+    text already split (:meth:`DocumentRecord.rows`, or an answer's cached rows), so a caller
+    placing many lines of one document does not unpack its text for each."""
     from kgservice.convert import page_word
 
     if not lines:
         return Place(location=rec.id)
     a, b = lines[0], lines[1]
-    text = rec.text()
-    section = section_of(text, a) if rec.mode != "manual" else None
+    if rows is None:
+        rows = rec.rows()
+    section = section_in(rows, a) if rec.mode != "manual" and rows is not None else None
     word = page_word(rec.format)
-    rows = text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if text is not None else None
     first = page_of(rec.pages, a, rows) if word else None
     if first is None:
         where = f"{rec.id}, {_lines_word(a, b)}"

@@ -52,7 +52,7 @@ def _sync(parts: Parts, folder: Path, *, delete: bool = True, mode: str | None =
     files = sorted(f for f in folder.rglob("*") if f.is_file()
                    and (f.suffix in UNIT_SUFFIXES or f.suffix.lower() in TEXT_MODES))
     emit = progress or (lambda event, doc: None)
-    known = {d.id: d for d in parts.store.documents() if d.root == root}
+    known = {d.id: d for d in parts.store.documents(parts="meta") if d.root == root}  # ids and roots only
     report = SyncReport()
     seen = set()
     # every file read (a document converted) before the first is stored: a bad file stores nothing

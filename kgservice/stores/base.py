@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from kgservice.apikeys.store import KeyStore
     from kgservice.jobs.queue import JobQueue
+    from kgservice.lifecycle.model import DocumentParts
     from kgservice.stores.changelog import ChangeFeed, VersionClock
     from kgservice.stores.shared import CommunityMap, MergeDecision, SavedResult
     from kgservice.vectors.base import VectorStore
@@ -256,8 +257,14 @@ class GraphStore(ABC):
         batch's IngestReport, node ids no live unit mentions any more, now removed)."""
 
     @abstractmethod
-    def documents(self, ids: Iterable[str] | None = None) -> list[Any]:
-        """Document records (DocumentRecord, with text and statements), by id; None: all, sorted."""
+    def documents(self, ids: Iterable[str] | None = None, *, parts: DocumentParts = "whole") -> list[Any]:
+        """Document records (DocumentRecord, with statements), by id; None: all, sorted.
+
+        ``parts`` says which bulky fields to read: ``"whole"`` both the compressed text and the
+        original converted file, ``"text"`` the text only (``original_z`` left None), ``"meta"``
+        neither (``text_z`` None too; ``text_stored`` / ``original_stored`` still say what is
+        kept). A listing or an answer's source lines needs no original file (a PDF of up to
+        KG_DOC_TEXT_MAX_BYTES, over the wire on Neo4j) and, when its rows are cached, no text."""
 
     @abstractmethod
     def stated_by(self, unit_ids: Iterable[str]) -> dict[str, list[str]]:

@@ -22,6 +22,7 @@ from kgservice.stores.spreading import hop_share
 from kgservice.stores.validate import ingest_stamp, paused_gc, prepare_batch
 
 if TYPE_CHECKING:
+    from kgservice.lifecycle.model import DocumentParts
     from kgservice.apikeys.store import KeyStore
     from kgservice.jobs.queue import JobQueue
     from kgservice.stores.changelog import ChangeFeed, VersionClock
@@ -206,12 +207,15 @@ class EmbeddedStore(JournaledStore, GraphStore):
 
             self._snapshot_or_undo(undo)
 
-    def documents(self, ids: Iterable[str] | None = None) -> list[Any]:
+    def documents(self, ids: Iterable[str] | None = None, *, parts: DocumentParts = "whole") -> list[Any]:
         from kgservice.lifecycle.model import DocumentRecord
 
         docs = self.s.documents
         wanted = sorted(docs) if ids is None else [i for i in ids if i in docs]
-        return [DocumentRecord.model_validate(docs[i]) for i in wanted]
+        if parts == "whole":
+            return [DocumentRecord.model_validate(docs[i]) for i in wanted]
+        drop = {"original_z": None} if parts == "text" else {"original_z": None, "text_z": None}
+        return [DocumentRecord.model_validate({**docs[i], **drop}) for i in wanted]
 
     def stated_by(self, unit_ids: Iterable[str]) -> dict[str, list[str]]:
         st = self.s.stated

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgservice.model import IngestReport, Unit
 from kgservice.stores import cypher
@@ -26,6 +26,9 @@ from kgservice.stores.base import check_current, pause_point
 from kgservice.errors import ReadOnlyError
 from kgservice.stores.neo4j.writes import Neo4jWrites, _fact_probes
 from kgservice.stores.validate import paused_gc, prepare_batch
+
+if TYPE_CHECKING:
+    from kgservice.lifecycle.model import DocumentParts
 
 # the listing fields a Document node carries as properties (for people browsing the graph);
 # the record itself is its ``json`` property plus ``text_z`` and ``original_z`` (the bulky parts)
@@ -236,7 +239,7 @@ class Neo4jLifecycle(Neo4jWrites):
             session.execute_write(work)
 
     # -- reads -------------------------------------------------------------------------------
-    def documents(self, ids: Iterable[str] | None = None) -> list[Any]:
+    def documents(self, ids: Iterable[str] | None = None, *, parts: DocumentParts = "whole") -> list[Any]:
         from kgservice.lifecycle.model import DocumentRecord
 
         wanted = None if ids is None else list(ids)
@@ -244,7 +247,7 @@ class Neo4jLifecycle(Neo4jWrites):
             return []
         got = {r["id"]: DocumentRecord.model_validate({**json.loads(r["json"]), "text_z": r["text_z"],
                                                        "original_z": r["original_z"]})
-               for r in self.read("life_documents", ids=wanted)}
+               for r in self.read("life_documents", ids=wanted, text=parts != "meta", original=parts == "whole")}
         return list(got.values()) if wanted is None else [got[i] for i in dict.fromkeys(wanted) if i in got]
 
     def stated_by(self, unit_ids: Iterable[str]) -> dict[str, list[str]]:
