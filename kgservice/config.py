@@ -13,6 +13,7 @@ import re
 import stat
 import tomllib
 from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +220,7 @@ def env_read_only(env: dict[str, str] | None = None) -> bool:
     return bool(value) and parse_bool("KG_READ_ONLY", value)
 
 
-_ENV = {
+_ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "KG_DATA_DIR": ("data_dir", Path),
     "KG_BACKEND": ("backend", str),
     "KG_WORKSPACE": ("workspace", str),

@@ -91,14 +91,22 @@ def _open_write(path: Path, gz: bool) -> IO[bytes]:
     raw = open(path, "wb")
     if not gz:
         return raw
-    return _GzipOwning(filename="", fileobj=raw, mode="wb", mtime=0)  # no temp name in the header  # type: ignore[return-value]
+    # filename "": no temp name in the header. The ignore: a GzipFile is a binary file object
+    # (io.BufferedIOBase), but typeshed does not declare it an IO[bytes], the type replaced() takes
+    return _GzipOwning(raw)  # type: ignore[return-value]
 
 
 class _GzipOwning(gzip.GzipFile):
     """A GzipFile that also closes the file it writes to (GzipFile leaves a given fileobj open)."""
 
+    _raw: IO[bytes] | None = None  # also when __init__ failed (close() still runs at collection)
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__(filename="", fileobj=raw, mode="wb", mtime=0)
+        self._raw = raw
+
     def close(self) -> None:
-        raw = self.fileobj
+        raw, self._raw = self._raw, None
         try:
             super().close()
         finally:

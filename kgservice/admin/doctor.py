@@ -449,9 +449,9 @@ def repair(parts: Parts, report: DoctorReport | None = None, vectors: bool = Tru
             parts.caches.invalidate(stray + missing)
             # Neo4j's vector index: one population again, the shape of a freshly built index
             # (small ingests each left a Lucene segment that every search walks in full)
-            rebuild = getattr(parts.vectors, "rebuild_index", None)
-            if rebuild is not None:
-                done["vector_index_rebuilt"] = rebuild()
+            rebuild_index = getattr(parts.vectors, "rebuild_index", None)  # Neo4j's vectors only
+            if rebuild_index is not None:
+                done["vector_index_rebuilt"] = rebuild_index()
     report.repaired = done
     report.after = check(parts, vectors=vectors)
     return report

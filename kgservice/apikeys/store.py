@@ -183,8 +183,8 @@ class KeyStore(ABC):
             if version != self._table_version:
                 self._table.clear()
                 self._table_version = version
-            kept = self._table.get(key_id, _MISSING)
-            if kept is _MISSING or time.monotonic() - kept[1] > KEY_TABLE_TTL:
+            kept = self._table.get(key_id)
+            if kept is None or time.monotonic() - kept[1] > KEY_TABLE_TTL:
                 return _MISSING
             return kept[0]
 

@@ -417,7 +417,7 @@ class Caches:
     def _replay_changes(self) -> bool:
         """One version read per call; the replay itself only when the version moved."""
         t0 = time.perf_counter()
-        assert self.clock is not None
+        assert self.clock is not None and self.changes is not None  # sync_store calls this only with a change log
         version = self._request_version()
         if self._seen is not None and version < self._seen:
             # a read that began before the one these caches last replayed to (a concurrent

@@ -384,10 +384,10 @@ def search(
         if as_json:
             print_json(hits)
             return
-        for h in hits:
-            how = ", ".join(x for x in (f"named '{h['named']}'" if h["named"] else "",
-                                         f"cosine {h['cosine']:.3f}" if h["cosine"] is not None else "") if x)
-            out.print(f"{h['score']:.3f}  {escape(h['label'])}  [dim]({escape(how)}; {h['mentions']} units)[/dim]",
+        for n in found.nodes:
+            how = ", ".join(x for x in (f"named '{n.named}'" if n.named else "",
+                                         f"cosine {n.cosine:.3f}" if n.cosine is not None else "") if x)
+            out.print(f"{n.weight:.3f}  {escape(n.label)}  [dim]({escape(how)}; {n.mentions} units)[/dim]",
                       highlight=False, markup=True)
         if not hits:
             out.print("no entry node: no node named in the text, none above the threshold")

@@ -28,7 +28,11 @@ def assemble(pages: Sequence[Sequence[str]]) -> tuple[str, list[int]]:
             lines += block.split("\n")
     nxt = len(lines) + 1
     for i in range(len(starts) - 1, -1, -1):  # an empty page starts where the next text does
-        nxt = starts[i] = starts[i] if starts[i] is not None else nxt
+        start = starts[i]
+        if start is None:
+            starts[i] = nxt
+        else:
+            nxt = start
     return "\n".join(lines), [int(x) for x in starts if x is not None]
 
 

@@ -75,7 +75,7 @@ def _pages(data: bytes, name: str) -> list[list[tuple[str, float, bool]]]:
 
 def pdf_text(data: bytes, name: str) -> tuple[str, list[int]]:
     pages = _pages(data, name)
-    body = Counter()
+    body: Counter[float] = Counter()
     for rows in pages:
         for text, size, _ in rows:
             body[size] += len(text)

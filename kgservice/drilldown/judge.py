@@ -4,7 +4,7 @@ signature, question) in the ``decision`` cache."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -31,7 +31,7 @@ class Decision(BaseModel):
 
 
 def judge_messages(question: str, key_nodes: list[dict[str, Any]], key_predicates: list[dict[str, str]],
-                   mode: str, expanded: Sequence[str], units: Sequence[Unit],
+                   mode: str, expanded: Iterable[str], units: Sequence[Unit],
                    held_back: dict[str, int] | None = None) -> list[dict[str, str]]:
     """The round's request. ``units`` are the ones shown (earlier rounds' relevant units, then
     this round's best); ``held_back`` counts the units of a crowded node not shown yet."""

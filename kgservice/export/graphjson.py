@@ -86,7 +86,7 @@ def build_graph_data(store: GraphStore, communities: bool = True, *, store_commu
         for nid in u.context_node_ids():
             unit_count[nid] += 1
 
-    nodes = []
+    nodes: list[dict[str, Any]] = []
     for n in sorted(store.iter_nodes(), key=lambda n: n.id):
         origin = first_seen.get(n.id)
         nodes.append({
@@ -100,7 +100,7 @@ def build_graph_data(store: GraphStore, communities: bool = True, *, store_commu
             "units": unit_count.get(n.id, 0),
         })
 
-    links = []
+    links: list[dict[str, Any]] = []
     for u in units:
         conf, score = _confidence(u)
         base = {"confidence": conf, "confidence_score": score, "source_file": u.doc or "",
@@ -122,12 +122,12 @@ def build_graph_data(store: GraphStore, communities: bool = True, *, store_commu
     multigraph = len(set(undirected)) != len(undirected)
 
     if communities and 0 < len(nodes) <= COMMUNITY_LIMIT:
-        cid = shared_communities(store, [n["id"] for n in nodes], directed_pairs, save=store_communities)
-        for n in nodes:
-            n["community"] = cid.get(n["id"])
+        cid = shared_communities(store, [entry["id"] for entry in nodes], directed_pairs, save=store_communities)
+        for entry in nodes:
+            entry["community"] = cid.get(entry["id"])
     else:
-        for n in nodes:
-            n["community"] = None
+        for entry in nodes:
+            entry["community"] = None
 
     return {
         "directed": False,

@@ -133,8 +133,9 @@ def structural_candidates(label: str, keys: Mapping[str, list[str]], bare: Mappi
             out += keys.get(key_of(toks[i:i + n]), [])
     # a longer name holding this one whole (postings list only labels written as names)
     lists = [postings.get(t) for t in set(toks)]
-    if all(lists):
-        for key in min(lists, key=len)[:50]:  # type: ignore[index]
+    present = [lst for lst in lists if lst]
+    if len(present) == len(lists):
+        for key in min(present, key=len)[:50]:
             k = key.split(" ")
             if len(k) > len(toks) and any(k[i:i + len(toks)] == toks for i in range(len(k) - len(toks) + 1)):
                 out += keys.get(key, [])

@@ -97,8 +97,8 @@ class TraversalView(HubCheck):
         self._index: dict[str, int] | None = None
         # base (unfiltered) adjacency: node -> {nbr: entry}; entry = merged dict (simple)
         # or {key: dict} (multi)
-        self._base: dict[str, dict[str, object]] = {}
-        self._filt: dict[str, dict[str, object]] = {}
+        self._base: dict[str, dict[str, dict]] = {}
+        self._filt: dict[str, dict[str, dict]] = {}
         self._hub: int | None = None
         self._pos: dict[str, dict[str, int]] = {}
 
@@ -119,7 +119,7 @@ class TraversalView(HubCheck):
             return list(ins)
         return sorted(set(outs) | set(ins))
 
-    def base(self, n: str) -> dict[str, object]:
+    def base(self, n: str) -> dict[str, dict]:
         adj = self._base.get(n)
         if adj is not None:
             return adj
@@ -127,10 +127,10 @@ class TraversalView(HubCheck):
         self._base[n] = adj
         return adj
 
-    def _build_undirected(self, n: str) -> dict[str, object]:
+    def _build_undirected(self, n: str) -> dict[str, dict]:
         """G itself (undirected file): pairs in first-link order, data merged per pair / key."""
         g = self.g
-        adj: dict[str, object] = {}
+        adj: dict[str, dict] = {}
         multi = self.multi
         for i in self._incident_sorted(n):
             lk = g.links[i]
@@ -142,17 +142,17 @@ class TraversalView(HubCheck):
                     keydict = adj[m] = {}
                 key = data.pop("key", None)
                 if key is None:
-                    keydict[_new_key(keydict)] = data  # type: ignore[index]
-                elif key in keydict:  # type: ignore[operator]
-                    keydict[key].update(data)  # type: ignore[index]
+                    keydict[_new_key(keydict)] = data
+                elif key in keydict:
+                    keydict[key].update(data)
                 else:
-                    keydict[key] = data  # type: ignore[index]
+                    keydict[key] = data
             else:
                 cur = adj.get(m)
                 if cur is None:
                     adj[m] = data
                 else:
-                    cur.update(data)  # type: ignore[union-attr]
+                    cur.update(data)
         return adj
 
     def _arcs(self, u: str, v: str, idx_list: list[int]) -> list[dict]:
@@ -175,7 +175,7 @@ class TraversalView(HubCheck):
                 keydict[key] = data
         return list(keydict.values())
 
-    def _build_from_directed(self, n: str) -> dict[str, object]:
+    def _build_from_directed(self, n: str) -> dict[str, dict]:
         """H from a directed G: ``H.add_edge(u, v, **d)`` over ``G.edges(data=True)``."""
         g = self.g
         idx = self.index()
@@ -186,7 +186,7 @@ class TraversalView(HubCheck):
             lk = g.links[i]
             arcs.setdefault((lk.u, lk.v), []).append(i)
         ordered = sorted(arcs.items(), key=lambda kv: (idx[kv[0][0]], kv[1][0]))
-        adj: dict[str, object] = {}
+        adj: dict[str, dict] = {}
         for (u, v), idx_list in ordered:
             m = v if u == n else u
             for d in self._arcs(u, v, idx_list):
@@ -194,20 +194,20 @@ class TraversalView(HubCheck):
                     keydict = adj.get(m)
                     if keydict is None:
                         keydict = adj[m] = {}
-                    keydict[_new_key(keydict)] = d  # type: ignore[index]
+                    keydict[_new_key(keydict)] = d
                 else:
                     cur = adj.get(m)
                     if cur is None:
                         adj[m] = dict(d)
                     else:
-                        cur.update(d)  # type: ignore[union-attr]
+                        cur.update(d)
         return adj
 
     # -- context-filtered view H2 ---------------------------------------------------------
     def _keep(self, d: dict) -> bool:
         return d.get("context") in self.contexts  # type: ignore[operator]
 
-    def adj(self, n: str) -> dict[str, object]:
+    def adj(self, n: str) -> dict[str, dict]:
         if self.contexts is None:
             return self.base(n)
         adj = self._filt.get(n)
@@ -218,11 +218,11 @@ class TraversalView(HubCheck):
         entries = []
         for m, entry in base.items():
             if self.multi:
-                kept = {k: d for k, d in entry.items() if self._keep(d)}  # type: ignore[union-attr]
+                kept = {k: d for k, d in entry.items() if self._keep(d)}
                 if not kept:
                     continue
             else:
-                if not self._keep(entry):  # type: ignore[arg-type]
+                if not self._keep(entry):
                     continue
                 kept = entry
             # H.edges() yields the pair from its earlier node, at the later one's place
@@ -251,14 +251,14 @@ class TraversalView(HubCheck):
         entry = self.adj(u).get(v)
         if entry is None:
             return []
-        return list(entry.values()) if self.multi else [entry]  # type: ignore[union-attr,list-item]
+        return list(entry.values()) if self.multi else [entry]
 
     def degree(self, n: str) -> int:
         adj = self.adj(n)
         if self.multi:
-            d = sum(len(e) for e in adj.values())  # type: ignore[arg-type]
+            d = sum(len(e) for e in adj.values())
             loop = adj.get(n)
-            return d + (len(loop) if loop else 0)  # type: ignore[arg-type]
+            return d + (len(loop) if loop else 0)
         return len(adj) + (1 if n in adj else 0)
 
     def degree_bound(self, n: str) -> int:

@@ -175,15 +175,15 @@ def shortest_path(g: Graph, source: str, target: str, undirected: bool = False,
     if meet is None:
         return None
     path: list[str] = []
-    w: str | None = meet
-    while w is not None:
-        path.append(w)
-        w = fwd_parent[w]
+    step: str | None = meet
+    while step is not None:
+        path.append(step)
+        step = fwd_parent[step]
     path.reverse()
-    w = bwd_parent[path[-1]]
-    while w is not None:
-        path.append(w)
-        w = bwd_parent[w]
+    step = bwd_parent[path[-1]]
+    while step is not None:
+        path.append(step)
+        step = bwd_parent[step]
     return path
 
 
@@ -198,7 +198,8 @@ def _arc_edges(g: Graph, a: str, b: str) -> list[Link]:
 
 def _hop(g: Graph, u: str, v: str) -> tuple[list[str], list[str], bool]:
     """The relations and confidences stored on the hop u→v, and whether it runs forward."""
-    fwd, bwd = [], []
+    fwd: list[dict] = []
+    bwd: list[dict] = []
     for lk in _arc_edges(g, u, v) + (_arc_edges(g, v, u) if u != v else []):
         (fwd if lk.src == u else bwd).append(lk.data)
     datas = fwd or bwd

@@ -389,6 +389,7 @@ def render_graphify(g: Graph, question: str, seeds: list[str], *, mode: str, dep
     from kgservice.graphify.nxview import TraversalView, bfs, dfs
 
     explicit = normalize_contexts(contexts)
+    ctx_source: str | None
     if explicit:
         ctx, ctx_source = explicit, "explicit"
     else:

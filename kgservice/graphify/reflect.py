@@ -130,7 +130,9 @@ def _bucket() -> dict[str, Any]:
 
 
 def _finalize(b: dict[str, Any], k: int) -> dict[str, list]:
-    preferred, tentative, contested = [], [], []
+    preferred: list[dict[str, Any]] = []
+    tentative: list[dict[str, Any]] = []
+    contested: list[dict[str, Any]] = []
     for node, raw in b["score"].items():
         pos, neg = b["pos"][node], b["neg"][node]
         score = round(raw, SCORE_DIGITS)

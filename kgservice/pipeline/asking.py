@@ -401,6 +401,7 @@ def ask_with_llm(parts: Parts, question: str, trace: bool = False, *, params: As
     usage0, cache0 = llm.usage.snapshot(), caches.session_counts()
 
     refused = not_in_graph_before_call(parts, question, params.threshold)
+    classes: dict[str, list[str]]
     if refused is not None:  # the no-model answer's verdict (a name or a word the graph lacks): no call
         kq, classes, entries = KeyQuery(nodes=[], predicates=[]), {}, []
         state = QueryState(key=kq, matches={}, seeds={})

@@ -131,7 +131,7 @@ def create_app(settings: Settings, options: ServeOptions | None = None) -> FastA
 
     from kgservice.server.cached_replies import CachedReplies
 
-    posts = {r.path: r for r in app.routes if isinstance(r, APIRoute) and "POST" in r.methods}
+    posts = {r.path: r for r in app.routes if isinstance(r, APIRoute) and "POST" in (r.methods or ())}
     app.add_middleware(CachedReplies, ctx=sc, routes=posts,  # innermost: after the key check
                        handlers=app.exception_handlers)
     # the limits are the deployment's, shared out among the servers of the store (kgservice.server.peers)

@@ -46,7 +46,7 @@ def redact(text: str, settings: Settings) -> str:
         return text
     for path, name in _prefixes(str(settings.data_dir), os.getcwd(), os.path.expanduser("~")):
         if path in text:
-            text = re.sub(re.escape(path) + r"(?![^/\\\s'\"(),;:\]\[])", lambda _m, n=name: n, text)
+            text = re.sub(re.escape(path) + r"(?![^/\\\s'\"(),;:\]\[])", lambda _m: name, text)  # re.sub calls it before the loop moves on
     return text
 
 

@@ -16,6 +16,8 @@ import anyio
 import anyio.to_thread
 
 if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
+
     from kgservice.config import Settings
     from kgservice.server.context import ServerContext
 
@@ -68,7 +70,7 @@ class LazyMCP:
         if self._stop is not None:
             self._stop.set()
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.app is None and self._ready is not None:
             await self._ready.wait()
         if self.app is None:

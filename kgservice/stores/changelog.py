@@ -470,14 +470,14 @@ class VersionClock:
                     return self._last[1]
                 flight = self._flight
                 if flight is None or flight[0] < not_before:
-                    mine = (time.monotonic(), threading.Event(), [])
+                    mine: tuple[float, threading.Event, list[Any]] = (time.monotonic(), threading.Event(), [])
                     self._flight = mine
                     self.reads += 1
                     break
             flight[1].wait()  # a read that started after this request arrived: its answer is good here
-            ok, value = flight[2] or (False, None)
-            if ok:
-                return value
+            answer = flight[2]  # (True, version) when that read succeeded
+            if answer and answer[0]:
+                return answer[1]
             self.calls -= 1  # that read failed: try with our own (its error is reported to its caller)
         started, done, box = mine
         try:

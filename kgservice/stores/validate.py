@@ -60,7 +60,9 @@ def text_body_problem(text: str) -> str | None:
 def _text_ok(text: str | None) -> bool:
     """A cheap sufficient test for ``text_problem(text or "") is None``: printable text has no
     control characters (Cc) and no lone surrogates (Cs); False means "ask text_problem"."""
-    return bool(text) and text.isprintable() and len(text) * 4 <= MAX_TEXT_BYTES and not text.isspace()
+    if not text:
+        return False
+    return text.isprintable() and len(text) * 4 <= MAX_TEXT_BYTES and not text.isspace()
 
 
 def _unit_ok(u: Unit) -> bool:
@@ -103,7 +105,7 @@ def unit_text_problems(u: Unit) -> list[str]:
     for what, uid in ids:
         if not UNIT_ID.match(uid) or len(uid) > 200:
             out.append(f"{what} {uid[:80]!r} is not a valid unit id (letters, digits, _ - . : ; at most 200)")
-    texts = [("subject", u.subject), ("predicate", u.predicate), ("family", u.family)]
+    texts: list[tuple[str, str | None]] = [("subject", u.subject), ("predicate", u.predicate), ("family", u.family)]
     for i, a in enumerate(u.args, 1):
         if a.unit is not None:
             out.append(f"unit #{u.id[:80]!r}: argument {i} is a #unit reference; arguments are nodes or literals")

@@ -66,7 +66,10 @@ __all__ = [
 @runtime_checkable
 class Embedder(Protocol):
     name: str  # stable id of the model, stored with the collection
-    dim: int
+
+    @property
+    def dim(self) -> int:  # read-only: an attribute or a property (LiteLLMEmbedder finds it on first use)
+        ...
 
     def embed(self, texts: list[str]) -> np.ndarray:  # (n, dim) float32, L2-normalised rows
         ...
@@ -137,8 +140,8 @@ class HashEmbedder:
             h = np.asarray(hashes, dtype=np.int64)
             np.add.at(out, (np.asarray(rows, dtype=np.int64), h % self.dim),
                       np.where((h >> 31) & 1, 1.0, -1.0).astype(np.float32))
-        for r in np.flatnonzero(~out.any(axis=1)):  # all features cancelled out: one fixed slot
-            out[r, zlib.crc32(texts[r].encode("utf-8")) % self.dim] = 1.0
+        for blank in np.flatnonzero(~out.any(axis=1)):  # all features cancelled out: one fixed slot
+            out[blank, zlib.crc32(texts[blank].encode("utf-8")) % self.dim] = 1.0
         return _l2_normalise(out) if len(texts) else out
 
     def __repr__(self) -> str:
@@ -340,7 +343,10 @@ class LiteLLMEmbedder:
         for pos, item in enumerate(data):
             get = item.get if isinstance(item, dict) else (lambda k, d=None, _i=item: getattr(_i, k, d))
             idx = get("index")
-            rows.append((pos if idx is None else int(idx), get("embedding")))
+            vec = get("embedding")
+            if vec is None:  # numpy would read it as NaN (or refuse the whole batch's shape)
+                raise EmbedderFailed(f"{self.name}: the reply's item {pos} has no embedding")
+            rows.append((pos if idx is None else int(idx), vec))
         rows.sort(key=lambda r: r[0])
         if len(rows) != len(batch):
             raise EmbedderFailed(f"{self.name}: asked for {len(batch)} embeddings, got {len(rows)}")

@@ -21,6 +21,7 @@ import hmac
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,7 +180,7 @@ def csrf_ok(session: Session, presented: str | None) -> bool:
     return bool(presented) and hmac.compare_digest(session.csrf.encode(), (presented or "").encode())
 
 
-def cookie_of(scope: dict, name: str = COOKIE) -> str | None:
+def cookie_of(scope: Mapping[str, Any], name: str = COOKIE) -> str | None:
     """The value of cookie ``name`` in an ASGI scope's headers (the gate reads the session's
     before any request object exists; the pages read it to tell an ended session from none)."""
     for k, v in scope.get("headers", ()):

@@ -30,6 +30,7 @@ from kgservice.vectors import (
     make_embedder,
 )
 from kgservice.vectors import embedder as emb_mod
+from kgservice.vectors.base import EmbedderFailed
 from kgservice.vectors.embedder import Embedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,3 +229,12 @@ def test_litellm_embedder_batches_and_orders(monkeypatch):
     assert e.dim == 2
 
 # The vector store contract (every backend): tests/vectors/test_store_contract.py
+
+
+def test_litellm_embedder_refuses_an_item_without_embedding(monkeypatch):
+    """A reply item with no embedding is named, not read by numpy as NaN or as a ragged batch."""
+    litellm = pytest.importorskip("litellm")
+    monkeypatch.setattr(litellm, "embedding", lambda model, input, **kw: {
+        "data": [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": None}]})
+    with pytest.raises(EmbedderFailed, match="item 1 has no embedding"):
+        LiteLLMEmbedder("ollama/nomic-embed-text", batch_size=2).embed(["a", "b"])

@@ -123,17 +123,17 @@ class _Graph:
             for src, dst, kind in edges:
                 e = (src, dst, uid)
                 o = out[kind]
-                lst = o.get(src)
-                if lst is None:
+                arcs = o.get(src)
+                if arcs is None:
                     o[src] = [e]
                 else:
-                    lst.append(e)
+                    arcs.append(e)
                 i = inn[kind]
-                lst = i.get(dst)
-                if lst is None:
+                arcs = i.get(dst)
+                if arcs is None:
                     i[dst] = [e]
                 else:
-                    lst.append(e)
+                    arcs.append(e)
                 if kind in _RELATION_SET:
                     self.relations += 1
             for old in rec[8]:

@@ -221,7 +221,7 @@ class SqliteJobQueue(JobQueue):
                              (status, json.dumps(result, ensure_ascii=False) if result is not None else None, error,
                               now, job_id, worker_id))
             if cur.rowcount == 1:
-                self._event(db, job_id, status, message or (error if status == "failed" else status), now)
+                self._event(db, job_id, status, message or error or status, now)
         return cur.rowcount == 1
 
     def close(self) -> None:

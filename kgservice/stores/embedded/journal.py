@@ -330,7 +330,7 @@ class JournaledStore:
         """Apply journal records beyond what ``g`` holds (all of them after a snapshot load)."""
         epoch, payloads, end, size = _read_journal(self.journal, self._journal_end or None)
         if epoch is None or epoch != g.epoch:
-            if payloads and self._prev_epoch is not None and epoch != self._prev_epoch:
+            if payloads and epoch is not None and self._prev_epoch is not None and epoch != self._prev_epoch:
                 raise _journal_damaged(self.journal, f"it continues epoch {epoch[:12]}, but the snapshot is epoch "
                                                      f"{g.epoch[:12]} (and its previous one {self._prev_epoch[:12]})")
             self._journal_end, self._journal_size = 0, size  # stale: its batches are in the snapshot

@@ -8,7 +8,7 @@ that becomes a :class:`~kgservice.model.Unit` model only when read; strings a ba
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -73,6 +73,10 @@ class _Interner:
         self.table: dict[str, str] = {}
         self.labels = labels
 
+    @overload
+    def __call__(self, s: str) -> str: ...
+    @overload
+    def __call__(self, s: None) -> None: ...
     def __call__(self, s: str | None) -> str | None:
         if s is None:
             return None

@@ -115,4 +115,4 @@ class Neo4jJobQueue(JobQueue):
                 error: str | None, message: str | None = None) -> bool:
         return bool(self._write("jobs_finish", id=job_id, worker=worker_id, status=status,
                                 result=json.dumps(result, ensure_ascii=False) if result is not None else None,
-                                error=error, message=message or (error if status == "failed" else status))[0]["ok"])
+                                error=error, message=message or error or status)[0]["ok"])

@@ -140,6 +140,11 @@ def _retryable(exc: BaseException) -> bool:
 class Neo4jWrites(Neo4jConnection):
     """Ingest: one batch, one transaction (or staged when big); the whole ingest retried."""
 
+    # given by sibling mixins of Neo4jStore (Neo4jAdmin, Neo4jProcedures): annotations only, so
+    # no class attribute here shadows theirs (Neo4jWrites precedes them in the store's MRO)
+    alias_states: Callable[[Iterable[str]], dict[str, tuple[str, bool]]]
+    plugin_procedures: Callable[[], set[str]]
+
     def ingest(self, units: Sequence[Unit], progress: Callable[[int], None] | None = None) -> IngestReport:
         """One batch, one transaction; the whole ingest (validation included) is retried on
         transient failures and constraint races, within ``ingest_attempts`` / ``ingest_max_seconds``."""
@@ -267,7 +272,7 @@ class Neo4jWrites(Neo4jConnection):
         report = IngestReport(units_unchanged=unchanged, duplicates=dups)
         # merged duplicates become (:UnitAlias) in the transaction that makes the batch visible
         # (_commit_steps), so a later batch can supersede / refer to them by their own id
-        alias_rows = [{"id": d, "unit": k} for d, k in sorted(dups.items())]
+        alias_rows: list[dict[str, str | None]] = [{"id": d, "unit": k} for d, k in sorted(dups.items())]
         if not new:
             if alias_rows:
                 self.add_aliases(dups)
@@ -449,7 +454,7 @@ class Neo4jWrites(Neo4jConnection):
         stored units it supersedes, :func:`_retire_steps`): relabel the staged nodes and units
         (stage_publish), upgrade existing nodes seen as derived; then (second list) the
         relations and supersession edges. :meth:`_commit_steps` follows them."""
-        steps = [(stmt, {"stage": stage}) for stmt in cypher.statements("stage_publish")]
+        steps: list[tuple[str, dict]] = [(stmt, {"stage": stage}) for stmt in cypher.statements("stage_publish")]
         steps += [(cypher.load("ingest_nodes"), {"nodes": upgrades[i:i + BATCH_ROWS]})
                   for i in range(0, len(upgrades), BATCH_ROWS)]
         return steps, self._relation_steps(rel_rows, pairs, cypher.load("publish_relations"))
