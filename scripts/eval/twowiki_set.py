@@ -29,6 +29,7 @@ import json
 import os
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -234,15 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     save(ds, out)
     n = sum(len(p.triples) for p in ds.passages)
     print(f"{out}: {len(ds.passages)} passages, {n} triples, {len(ds.questions)} questions "
-          f"({', '.join(f'{k} {v}' for k, v in sorted(_count(q.type for q in ds.questions).items()))})")
+          f"({', '.join(f'{k} {v}' for k, v in sorted(Counter(str(q.type) for q in ds.questions).items()))})")
     return 0
-
-
-def _count(xs: object) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for x in xs:  # type: ignore[attr-defined]
-        out[str(x)] = out.get(str(x), 0) + 1
-    return out
 
 
 if __name__ == "__main__":
