@@ -33,6 +33,9 @@ NO_MODEL_NOTE = (f"no model configured ({DEFAULT_LLM_MODEL} has no recorded resp
 TOP_UNITS = 3
 # at most this many units of the named things' narrower kinds join the answer's pool (:func:`narrower_units`)
 NARROWER_UNITS = 40
+# at most this many units of the types the named things belong to count as theirs (:func:`inherited_units`)
+INHERITED_UNITS = 40
+BELONGS_TO = "belongs_to"  # the family class of is a / subclass of / part of (Unit.kind)
 _MARKUP = re.compile(r"[{}\[\]]")
 # when the floor's stranger-word rule leaves a question to the answer (:func:`kgservice.answer.floor.stranger_read`):
 # the no-model answer's narrowings — none: on the MuSiQue graphs and the rules case they were
@@ -118,8 +121,11 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
         return AnswerUnits([], Relevance(NONE, (), "the question names nothing in the graph", NOTHING_RULE))
     units = parts.store.get_units([u.id for u in found.units])
     units += parts.store.get_units(narrower_units(parts.store, found.entry.named, {u.id for u in units}))
+    inherited = inherited_units(parts.store, found.entry.named)
+    have = {u.id for u in units}
+    units += parts.store.get_units([uid for uid in inherited if uid not in have])
     source = sources(units) if sources is not None else unit_sources(parts.store, [u.id for u in units])
-    cands, scores = candidates(parts, found, units, source), {u.id: u.score for u in found.units}
+    cands, scores = candidates(parts, found, units, source, inherited), {u.id: u.score for u in found.units}
     cands.sort(key=lambda c: -scores.get(c.id, 0.0))
     by_cand = {c.id: c for c in cands}
     units_ix, labels = parts.lexical_units.index(), parts.entry_finder.index()
@@ -158,6 +164,49 @@ def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: i
     return out
 
 
+def inherited_units(store: GraphStore, named: list[str], limit: int = INHERITED_UNITS) -> dict[str, str]:
+    """The units stating a fact of a type a thing the question names belongs to (its belongs-to
+    ancestors, nearest first, and their synonyms; the named things' synonyms' too), at most ``limit``: unit id -> that type's node.
+
+    DESIGN's belongs-to closure: facts on a super-class sink to its sub-classes and members
+    (the directed expansion's "inherited from", :mod:`kgservice.expansion.directed`). The answer
+    read them as facts about the type only: "What methods and operations does a list get from
+    the types it belongs to?" ranked *mutable sequence type [has] append method* 11th, anchored
+    on nothing the question names, below *list [is a] mutable sequence type* and two other units
+    about *list* that name no method. These units count their type as the named thing
+    (:attr:`kgservice.answer.shape.Candidate.inherited_sides`) and those the retrieval's pool
+    lacks join it below every retrieved unit, as :func:`narrower_units` do; the answer-shaped
+    ranking decides whether they answer. The walk is the store's closure (its depth bound);
+    ``limit`` bounds how many facts one question inherits, as it bounds the narrower kinds', so
+    a type many things belong to ("city", "film") lends at most that many. A type the question
+    names itself is not inherited from: its units are the question's own. The type's own
+    belongs-to units are the closure's edges, not facts it carries (what *mutable sequence type
+    [subclass of] sequence type* lends a list is the next type, whose facts the walk already
+    reaches): counted as the named thing's, each step of the hierarchy outranked the facts it
+    passes down (they meet "belongs" in the question as the asked relation), so they are left
+    as they were ranked. In-sample: this exclusion was chosen on the demo question above;
+    scripts/eval/RESULTS.md, "The belongs-to closure in the no-model answer", has both forms."""
+    own = {m for node in named for m in store.synonym_class(node)}  # ≡ merge: a synonym is the thing itself
+    depth: dict[str, int] = {}
+    for node in sorted(own):
+        for anc, d in store.belongs_to_ancestors(node).items():
+            if anc not in own and d < depth.get(anc, d + 1):
+                depth[anc] = d
+    out: dict[str, str] = {}
+    for anc in sorted(depth, key=lambda n: (depth[n], n)):
+        for syn in store.synonym_class(anc):
+            if syn in own:
+                continue
+            ids = [uid for uid in store.subject_mentions(syn) if uid not in out]
+            for i in range(0, len(ids), limit):  # a hub type's units are read a bounded batch at a time
+                for u in store.get_units(ids[i:i + limit]):
+                    if u.kind != BELONGS_TO:
+                        out[u.id] = syn
+                        if len(out) >= limit:
+                            return out
+    return out
+
+
 def unit_sources(store: GraphStore, ids: list[str]) -> dict[str, str]:
     """Each unit's source: the lines of every document stating it, as its
     :meth:`~kgservice.lifecycle.model.DocumentRecord.snippet` cuts them but whole (two store
@@ -185,11 +234,13 @@ def unit_sources(store: GraphStore, ids: list[str]) -> dict[str, str]:
     return out
 
 
-def candidates(parts: Parts, found: Any, units: list[Unit], source: Mapping[str, str] | None = None) -> list[Candidate]:
+def candidates(parts: Parts, found: Any, units: list[Unit], source: Mapping[str, str] | None = None,
+               inherited: Mapping[str, str] | None = None) -> list[Candidate]:
     """The retrieval's pool as :class:`kgservice.answer.shape.Candidate`: each unit's sides
     (subject, node arguments, node modifiers), literals, predicate, family words, which sides
-    are nodes the question names (the entry step's named nodes and their synonyms), and its
-    source text (``source``, by unit id: :func:`unit_sources`)."""
+    are nodes the question names (the entry step's named nodes and their synonyms), which side
+    is the type whose fact the unit states (``inherited``, unit id -> that type's node:
+    :func:`inherited_units`), and its source text (``source``, by unit id: :func:`unit_sources`)."""
     store = parts.store
     named: set[str] = set()
     for n in found.entry.named:
@@ -204,7 +255,9 @@ def candidates(parts: Parts, found: Any, units: list[Unit], source: Mapping[str,
         lits = tuple(v.literal for v in values if v.literal)
         out.append(Candidate(u.id, tuple(label for _, label in sides), lits, u.predicate, family.get(u.family, ()),
                              frozenset(i for i, (nid, _) in enumerate(sides) if nid in named),
-                             scores.get(u.id, 0.0), u.kind == "synonym", (source or {}).get(u.id, "")))
+                             scores.get(u.id, 0.0), u.kind == "synonym", (source or {}).get(u.id, ""),
+                             frozenset(i for i, (nid, _) in enumerate(sides)
+                                       if inherited and nid == inherited.get(u.id) and nid not in named)))
     return out
 
 

@@ -254,6 +254,12 @@ class Candidate:
     # the text the unit was extracted from (its document's lines; "" when no document states
     # it): breaks ties between units that answer alike by their own words (:func:`by_source`)
     source: str = ""
+    # the sides that are a type a thing the question names belongs to, on a unit stating that
+    # type's fact (*mutable sequence type [has] append method* when the question names *list*,
+    # which [is a] mutable sequence type): the fact sinks to the named thing (DESIGN's belongs-to
+    # closure), so the side anchors the unit as a named side does; kept apart from
+    # ``named_sides``, which also say which names the entry step found (:func:`found_names`)
+    inherited_sides: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -596,6 +602,13 @@ def match(a: Asked, c: Candidate, found: Sequence[frozenset[str]] = ()) -> Match
 
     >>> match(asked("How many glorps fit in a wibble?"), Candidate("g", ("many", "Guam"), predicate="attracted to")).anchor
     ()
+
+    A type the named thing belongs to anchors its own facts (``inherited_sides``), which the
+    question does not name:
+
+    >>> match(asked("What does a list have?"), Candidate("s", ("sequence type", "count method"), predicate="has",
+    ...                                                inherited_sides=frozenset({0}))).anchor
+    (0,)
     """
     relation = 0.0
     cjk = bool(_CJK.search(c.predicate))
@@ -620,7 +633,8 @@ def match(a: Asked, c: Candidate, found: Sequence[frozenset[str]] = ()) -> Match
     # a side that is only the asked kind ("country" in "Latvia [is] country" for "What
     # country is Tai Chi-tao from?") is an instance of the answer's type, not the question's thing
     anchor = tuple(i for i, side in enumerate(c.sides)
-                   if (i in c.named_sides or _names_side(a, side, found)) and not _only_kind(a, side)
+                   if (i in c.named_sides or i in c.inherited_sides or _names_side(a, side, found))
+                   and not _only_kind(a, side)
                    and not _only_ask(side))
     if relation == 0 and 0 in anchor and _place_states(a, c, found):
         relation = 0.8  # "Which state is Dodge City Regional Airport located?" / *… [is in] Kansas*
@@ -661,6 +675,13 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
     A predicate of "in" after a copula and at most two nouns states where its subject is when
     the question asks only where (:func:`_place_states`): chosen on the spaCy graph, no question
     of the GPT-3.5 graph (held out) moved.
+    A unit anchored only by a type a named thing belongs to (``inherited_sides``: the type's fact
+    sinks to the thing) is about the thing, but its relation counts as on a unit with no anchor:
+    the type states it in general, and a statement of the thing itself (or of its narrower kind)
+    overrides it, as a sub-class's own fact does its super-class's (*Python implementation [runs]
+    Python source code* is true of CPython, but does not say which build of CPython runs without
+    the GIL). In-sample: chosen on the demo (scripts/eval/RESULTS.md, "The belongs-to closure in
+    the no-model answer").
 
     >>> cands = [Candidate("smk-014", ("smoking", "COPD", "coronary heart disease", "stroke"), predicate="causes",
     ...                    family=("导致", "cause"), score=3.0),
@@ -693,7 +714,9 @@ def rank(question: str, candidates: Sequence[Candidate]) -> list[Match]:
         if m.relation > 0 and _inside_longer(c, longer):
             m = Match(m.id, PART_OF_LONGER * m.relation, m.anchor, m.open, m.kind, m.shared, rest=m.rest)
         share = len(m.shared) / total
-        own = 1.0 if m.anchor and not _inverse(question, a, c, m) else 0.5  # the relation of the thing asked about
+        # the relation of the thing asked about; a type's fact (anchored only by an inherited side)
+        # states it of the type, and the thing's own or its narrower kind's statement comes first
+        own = 1.0 if set(m.anchor) - c.inherited_sides and not _inverse(question, a, c, m) else 0.5
         s = 2.0 * m.relation * own + 1.0 * bool(m.anchor) + 0.5 * (m.open and bool(m.anchor)) + 0.5 * m.kind + share
         if c.synonym and not alias:
             s = min(s, 1.0)  # a name for the anchor is not what it does
