@@ -48,7 +48,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -201,10 +201,12 @@ def _retrieve(parts: Parts, question: str, params: RetrieveParams | None, qvec: 
     dense = {n: s for n, s in hits[: p.dense_top_k]} if p.dense_weight else {}
     graph = {n: e for n, e in energy.items() if not is_literal_id(n)}
     scores = fuse_scores(graph, dense, p.dense_weight) if dense else fuse_scores(graph, {}, 0.0)
-    best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: p.top_nodes]
+    # the key is a total order (node ids differ): the same list as sorting them all
+    best = heapq.nsmallest(p.top_nodes, scores.items(), key=lambda kv: (-kv[1], kv[0]))
     store = parts.store
     found: dict[str, set[str]] = {}
-    for n, uids in store.mentions_of([n for n, _ in best]).items():
+    near = store.mentions_of([n for n, _ in best])
+    for n, uids in near.items():
         for uid in uids:
             found.setdefault(uid, set()).add(n)
     ends = store.superseded_end(sorted(found)) if found else {}
@@ -217,7 +219,7 @@ def _retrieve(parts: Parts, question: str, params: RetrieveParams | None, qvec: 
     bridge: list[str] = []
     if p.bridge_weight and p.bridge_units and scored:
         source = (graph_ranked(pool, graph) if p.bridge_graph else {}) or scored
-        bridge = bridge_hop(parts, question, source, seeds, p.bridge_units)
+        bridge = bridge_hop(parts, question, source, seeds, p.bridge_units, near)
     hop = lexical_hop(parts, question, lexical, entry.seeds, p.hop_holders) if p.hop_weight and lexical and scored else []
     for uids, weight in ((bridge, p.bridge_weight), (hop, p.hop_weight)):
         for unit in store.get_units(uids):
@@ -248,11 +250,29 @@ def unit_scores(pool: dict[str, set[str]], scores: dict[str, float], graph: dict
     >>> s["u1"], s["u3"], 0 < s["u2"] < 1e-6
     (1.3, 1.0, True)
     """
-    # fsum: exact, so a unit's score does not depend on its set's iteration order (hash seed)
-    out = {uid: math.fsum(scores[n] for n in nodes) for uid, nodes in pool.items()}
+    # exact (:func:`exact_sum`), so a unit's score does not depend on its set's iteration order (hash seed)
+    out = {uid: exact_sum([scores[n] for n in nodes]) for uid, nodes in pool.items()}
     if mode == "after_graph":
         out = {uid: v if any(graph.get(n, 0.0) > 0 for n in pool[uid]) else v * 1e-6 for uid, v in out.items()}
     return out
+
+
+def exact_sum(xs: list[float]) -> float:
+    """``math.fsum(xs)`` (the correctly rounded sum, whatever the order), without its call for
+    one or two terms, most units' count: one term is itself, and one IEEE addition of two is
+    already correctly rounded (round half to even, as fsum), so the result is the same float.
+
+    >>> exact_sum([]), exact_sum([0.3]), exact_sum([0.1, 0.2]) == math.fsum([0.1, 0.2])
+    (0.0, 0.3, True)
+    >>> exact_sum([0.1, 0.2, 0.3]) == math.fsum([0.1, 0.2, 0.3]) != (0.1 + 0.2) + 0.3
+    True
+    """
+    n = len(xs)
+    if n == 1:
+        return xs[0] + 0.0  # fsum([-0.0]) is 0.0
+    if n == 2:
+        return xs[0] + xs[1]
+    return math.fsum(xs)
 
 
 def lexical_seeds(parts: Parts, question: str, seeds: dict[str, float], p: RetrieveParams,
@@ -346,8 +366,8 @@ def graph_ranked(pool: dict[str, set[str]], graph: dict[str, float]) -> dict[str
     {'u1': 1.5, 'u3': 0.5}
     """
     g = scaled(graph)
-    out = {uid: math.fsum(g[n] for n in nodes if n in g) for uid, nodes in pool.items()}
-    return {uid: s for uid, s in sorted(out.items()) if s > 0}
+    out = {uid: exact_sum([g[n] for n in nodes if n in g]) for uid, nodes in pool.items()}
+    return dict(sorted((uid, s) for uid, s in out.items() if s > 0))  # left out before sorting: most have none
 
 
 def residual(question: str, units: list[Unit]) -> str:
@@ -365,7 +385,7 @@ def residual(question: str, units: list[Unit]) -> str:
 
 
 def bridge_hop(parts: Parts, question: str, scored: dict[str, float], seeds: dict[str, float],
-               units: int) -> list[str]:
+               units: int, known: Mapping[str, list[str]] | None = None) -> list[str]:
     """The unit one hop past the pool's best ``units`` (module doc, step 6), as a one-item
     list (empty when there is none).
 
@@ -375,7 +395,8 @@ def bridge_hop(parts: Parts, question: str, scored: dict[str, float], seeds: dic
     :func:`lexical_hop`); the candidates are the bridges' other units, less those
     best units and every unit that mentions a seed (it leads back, and already scores its
     seed's weight); the best is the one with the highest BM25 against the question's residual
-    words (:func:`residual`), its terminal unit when superseded."""
+    words (:func:`residual`), its terminal unit when superseded. ``known``: nodes' mentions
+    this call read already (:func:`_retrieve`'s best nodes, the seeds among them), not read again."""
     store, index = parts.store, parts.entry_finder.index()
     top = [u for u, _ in heapq.nsmallest(units, scored.items(), key=lambda kv: (-kv[1], kv[0]))]
     tops = store.get_units(top)
@@ -387,7 +408,11 @@ def bridge_hop(parts: Parts, question: str, scored: dict[str, float], seeds: dic
     bridges = list(dict.fromkeys(bridges + [a for n in bridges for a in index.names_within(labels[n]) if a not in seeds]))
     if not bridges:
         return []
-    near = store.mentions_of(bridges + sorted(seeds))
+    known = known or {}
+    near = dict(known)
+    unread = [n for n in bridges + sorted(seeds) if n not in known]
+    if unread:
+        near.update(store.mentions_of(unread))
     cands = {u for n in bridges for u in near[n]}
     for n in seeds:
         cands.difference_update(near[n])

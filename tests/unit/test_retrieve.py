@@ -161,6 +161,44 @@ def test_top_breaks_ties_by_unit_id():
     assert ix.top("x", 0) == []
 
 
+def test_top_is_the_best_of_every_units_scores():
+    """``top`` ranks the rows sharing a word without an array of every unit: the same units and
+    the same floats as the k best of :meth:`UnitIndex.scores` (ties by unit id), repeated words,
+    ties and units sharing no word included."""
+    import random
+
+    rng = random.Random(7)
+    words = ["snow", "rain", "sun", "wind", "fog", "hail", "ice", "heat"]
+    ix = UnitIndex.build([(f"u{i:03d}", " ".join(rng.choices(words, k=rng.randint(1, 6)))) for i in range(300)]
+                         + [("z", "nothing alike"), ("y", "snow rain")])
+    for q in ["snow", "rain and fog", "snow snow hail heat", "wind ice sun rain", "nothing", "absent"]:
+        every = sorted(ix.scores(q).items(), key=lambda kv: (-kv[1], kv[0]))
+        for k in (1, 3, 10, 400):
+            assert ix.top(q, k) == every[:k]
+
+
+def test_bridge_hop_reads_no_node_twice(kb, monkeypatch):
+    """The mentions retrieval read for its best nodes serve the bridge hop (``known``): it asks
+    the store only for the others, and finds the same unit as when it reads them all."""
+    from kgservice.expansion.retrieve import bridge_hop
+
+    kb.ingest_notation(BRIDGE)
+    seeds = {"bubye river": 1.0}
+    known = kb.store.mentions_of(["bubye river"])
+    asked: list[list[str]] = []
+    real = type(kb.store).mentions_of
+
+    def spy(self, ids):
+        asked.append(list(ids))
+        return real(self, ids)
+
+    monkeypatch.setattr(type(kb.store), "mentions_of", spy)
+    assert bridge_hop(kb, BRIDGE_QUESTION, {"b1": 1.0, "b6": 0.5}, seeds, 1) == ["b2"]
+    assert "bubye river" in asked[-1]
+    assert bridge_hop(kb, BRIDGE_QUESTION, {"b1": 1.0, "b6": 0.5}, seeds, 1, known) == ["b2"]
+    assert "bubye river" not in asked[-1] and asked[-1]
+
+
 def test_entry_from_hits_the_caller_searched_already(kb):
     """retrieve searches the vectors once for the entry step and the fusion: the entry step
     given those hits finds what it finds when it searches itself."""
@@ -330,9 +368,9 @@ def test_bridge_hop_starts_from_the_graph_ranking(kb, monkeypatch):
     seen: list[dict[str, float]] = []
     real = R.bridge_hop
 
-    def spy(kb_, question, scored, seeds, units):
+    def spy(kb_, question, scored, seeds, units, *known):
         seen.append(dict(scored))
-        return real(kb_, question, scored, seeds, units)
+        return real(kb_, question, scored, seeds, units, *known)
 
     monkeypatch.setattr(R, "bridge_hop", spy)
     on = kb.retrieve(BRIDGE_QUESTION, dense_weight=1.0)
