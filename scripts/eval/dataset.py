@@ -202,13 +202,18 @@ def build_units(ds: Dataset, lexicon: Lexicon) -> tuple[list[Unit], dict[str, st
     return units, origin, skipped
 
 
-def save(ds: Dataset, path: Path) -> None:
+def save(ds: Dataset, path: Path) -> str:
     """Write the set in the generic shape through a temporary file, so a reader never sees half
-    of one (``spacy_triples.py`` writes its own: it imports nothing of kgservice)."""
+    of one (``spacy_triples.py`` writes its own: it imports nothing of kgservice); returns the
+    line the set builders print: where, and how many passages (with triples), triples and
+    questions."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(ds.to_json(), ensure_ascii=False), "utf-8")
     tmp.replace(path)
+    n = sum(len(p.triples) for p in ds.passages)
+    return (f"{path}: {len(ds.passages)} passages ({sum(bool(p.triples) for p in ds.passages)} with triples), "
+            f"{n} triples, {len(ds.questions)} questions")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,8 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError) as exc:
         print(f"{a.set} from {a.dir or default}: {exc}", file=sys.stderr)
         return 2
-    save(ds, a.out)
-    print(f"{a.out}: {len(ds.passages)} passages, {len(ds.questions)} questions")
+    print(save(ds, a.out))
     return 0
 
 

@@ -80,10 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError) as exc:
         print(f"--set {a.source} --dir {directory}: {exc}", file=sys.stderr)
         return 2
-    save(ds, out)
-    n = sum(len(p.triples) for p in ds.passages)
-    print(f"{out}: {len(ds.passages)} passages ({sum(bool(p.triples) for p in ds.passages)} with triples), "
-          f"{n} triples, {len(ds.questions)} questions")
+    print(save(ds, out))
     return 0
 
 

@@ -232,10 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     from scripts.eval.harness import CACHE
 
     out = a.out or CACHE / f"{ds.name}.json"
-    save(ds, out)
-    n = sum(len(p.triples) for p in ds.passages)
-    print(f"{out}: {len(ds.passages)} passages, {n} triples, {len(ds.questions)} questions "
-          f"({', '.join(f'{k} {v}' for k, v in sorted(Counter(str(q.type) for q in ds.questions).items()))})")
+    print(save(ds, out) + f" ({', '.join(f'{k} {v}' for k, v in sorted(Counter(str(q.type) for q in ds.questions).items()))})")
     return 0
 
 
