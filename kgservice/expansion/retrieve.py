@@ -400,8 +400,9 @@ def bridge_hop(parts: Parts, question: str, scored: dict[str, float], seeds: dic
     store, index = parts.store, parts.entry_finder.index()
     top = [u for u, _ in heapq.nsmallest(units, scored.items(), key=lambda kv: (-kv[1], kv[0]))]
     tops = store.get_units(top)
-    ends = [(unit.subject_id, unit.subject) for unit in tops] + [
-        (v.node_ref, v.node) for unit in tops for v in list(unit.args) + [m.value for m in unit.mods] if v.node]
+    ends = [(unit.subject_id, unit.subject) for unit in tops] + [  # a node value has both its id and its label
+        (v.node_ref, v.node) for unit in tops for v in list(unit.args) + [m.value for m in unit.mods]
+        if v.node and v.node_ref]
     bridges = list(dict.fromkeys(n for n, _ in ends if not is_literal_id(n) and n not in seeds))
     # the same entities in their other surface forms, as the lexical hop finds them
     labels = {n: label for n, label in ends if n in bridges}
