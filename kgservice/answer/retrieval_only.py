@@ -178,7 +178,8 @@ def inherited_units(store: GraphStore, named: list[str], limit: int = INHERITED_
     lacks join it below every retrieved unit, as :func:`narrower_units` do; the answer-shaped
     ranking decides whether they answer. The walk is the store's closure (its depth bound);
     ``limit`` bounds how many facts one question inherits, as it bounds the narrower kinds', so
-    a type many things belong to ("city", "film") lends at most that many. A type the question
+    a type many things belong to ("city", "film") lends at most that many. A fact a later unit
+    superseded is not lent (the directed expansion reads supersession chains' ends too). A type the question
     names itself is not inherited from: its units are the question's own. The type's own
     belongs-to units are the closure's edges, not facts it carries (what *mutable sequence type
     [subclass of] sequence type* lends a list is the next type, whose facts the walk already
@@ -199,7 +200,9 @@ def inherited_units(store: GraphStore, named: list[str], limit: int = INHERITED_
                 continue
             ids = [uid for uid in store.subject_mentions(syn) if uid not in out]
             for i in range(0, len(ids), limit):  # a hub type's units are read a bounded batch at a time
-                for u in store.get_units(ids[i:i + limit]):
+                batch = ids[i:i + limit]
+                ends = store.superseded_end(batch)  # a superseded fact is no longer the type's
+                for u in store.get_units([uid for uid in batch if ends.get(uid, [uid]) == [uid]]):
                     if u.kind != BELONGS_TO:
                         out[u.id] = syn
                         if len(out) >= limit:
