@@ -156,8 +156,10 @@ def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: i
     out: list[str] = []
     for node in named:
         for derived in store.narrowed_by(node):
-            for uid in store.subject_mentions(derived):
-                if uid not in have and uid not in out:
+            ids = store.subject_mentions(derived)
+            ends = store.superseded_end(ids) if ids else {}  # a superseded fact is no longer the kind's
+            for uid in ids:
+                if uid not in have and uid not in out and ends.get(uid, [uid]) == [uid]:
                     out.append(uid)
                     if len(out) >= limit:
                         return out
