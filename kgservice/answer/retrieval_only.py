@@ -195,20 +195,22 @@ def inherited_units(store: GraphStore, named: list[str], limit: int = INHERITED_
         for anc, d in store.belongs_to_ancestors(node).items():
             if anc not in own and d < depth.get(anc, d + 1):
                 depth[anc] = d
-    out: dict[str, str] = {}
+    lent: dict[str, str] = {}  # unit id -> the type's node it is read under (the first, nearest)
     for anc in sorted(depth, key=lambda n: (depth[n], n)):
         for syn in store.synonym_class(anc):
-            if syn in own:
-                continue
-            ids = [uid for uid in store.subject_mentions(syn) if uid not in out]
-            for i in range(0, len(ids), limit):  # a hub type's units are read a bounded batch at a time
-                batch = ids[i:i + limit]
-                ends = store.superseded_end(batch)  # a superseded fact is no longer the type's
-                for u in store.get_units([uid for uid in batch if ends.get(uid, [uid]) == [uid]]):
-                    if u.kind != BELONGS_TO:
-                        out[u.id] = syn
-                        if len(out) >= limit:
-                            return out
+            if syn not in own:
+                for uid in store.subject_mentions(syn):
+                    lent.setdefault(uid, syn)
+    ids = list(lent)
+    out: dict[str, str] = {}
+    for i in range(0, len(ids), limit):  # a bounded batch at a time: two reads each, whatever the types
+        batch = ids[i:i + limit]
+        ends = store.superseded_end(batch)  # a superseded fact is no longer the type's
+        for u in store.get_units([uid for uid in batch if ends.get(uid, [uid]) == [uid]]):
+            if u.kind != BELONGS_TO:
+                out[u.id] = lent[u.id]
+                if len(out) >= limit:
+                    return out
     return out
 
 
