@@ -156,8 +156,10 @@ def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: i
     out: list[str] = []
     for node in named:
         for derived in store.narrowed_by(node):
-            for uid in store.subject_mentions(derived):
-                if uid not in have and uid not in out:
+            ids = store.subject_mentions(derived)
+            ends = store.superseded_end(ids) if ids else {}  # a superseded fact is no longer the kind's
+            for uid in ids:
+                if uid not in have and uid not in out and ends.get(uid, [uid]) == [uid]:
                     out.append(uid)
                     if len(out) >= limit:
                         return out
@@ -178,7 +180,8 @@ def inherited_units(store: GraphStore, named: list[str], limit: int = INHERITED_
     lacks join it below every retrieved unit, as :func:`narrower_units` do; the answer-shaped
     ranking decides whether they answer. The walk is the store's closure (its depth bound);
     ``limit`` bounds how many facts one question inherits, as it bounds the narrower kinds', so
-    a type many things belong to ("city", "film") lends at most that many. A type the question
+    a type many things belong to ("city", "film") lends at most that many. A fact a later unit
+    superseded is not lent (the directed expansion reads supersession chains' ends too). A type the question
     names itself is not inherited from: its units are the question's own. The type's own
     belongs-to units are the closure's edges, not facts it carries (what *mutable sequence type
     [subclass of] sequence type* lends a list is the next type, whose facts the walk already
@@ -192,18 +195,22 @@ def inherited_units(store: GraphStore, named: list[str], limit: int = INHERITED_
         for anc, d in store.belongs_to_ancestors(node).items():
             if anc not in own and d < depth.get(anc, d + 1):
                 depth[anc] = d
-    out: dict[str, str] = {}
+    lent: dict[str, str] = {}  # unit id -> the type's node it is read under (the first, nearest)
     for anc in sorted(depth, key=lambda n: (depth[n], n)):
         for syn in store.synonym_class(anc):
-            if syn in own:
-                continue
-            ids = [uid for uid in store.subject_mentions(syn) if uid not in out]
-            for i in range(0, len(ids), limit):  # a hub type's units are read a bounded batch at a time
-                for u in store.get_units(ids[i:i + limit]):
-                    if u.kind != BELONGS_TO:
-                        out[u.id] = syn
-                        if len(out) >= limit:
-                            return out
+            if syn not in own:
+                for uid in store.subject_mentions(syn):
+                    lent.setdefault(uid, syn)
+    ids = list(lent)
+    out: dict[str, str] = {}
+    for i in range(0, len(ids), limit):  # a bounded batch at a time: two reads each, whatever the types
+        batch = ids[i:i + limit]
+        ends = store.superseded_end(batch)  # a superseded fact is no longer the type's
+        for u in store.get_units([uid for uid in batch if ends.get(uid, [uid]) == [uid]]):
+            if u.kind != BELONGS_TO:
+                out[u.id] = lent[u.id]
+                if len(out) >= limit:
+                    return out
     return out
 
 

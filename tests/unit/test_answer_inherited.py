@@ -58,3 +58,35 @@ def named_type(kb, label: str) -> str:
     """The node id the entry step reads a label as."""
     (node,) = kb.retrieve(label).entry.named
     return node
+
+
+def test_a_superseded_fact_of_a_type_is_not_inherited(bare_kb) -> None:
+    """A type's fact that a later unit superseded is not the type's any more: the directed
+    expansion reads the chain's end (:meth:`superseded_end`), and so does the answer's
+    inheritance (before: *widget kind [has] spin method* joined the pool after *... [has] turn
+    method* superseded it, and was inherited as Zorp's)."""
+    from kgservice.notation import parse_units
+
+    bare_kb.ingest_units(parse_units(UNITS, bare_kb.lexicon))
+    bare_kb.ingest_units(parse_units("#w9 {widget kind} [has] {turn method}\n    ()[supersedes] #w3\n",
+                                     bare_kb.lexicon))
+    named = bare_kb.retrieve(QUESTION).entry.named
+    got = inherited_units(bare_kb.store, named)
+    assert "w3" not in got and got.get("w9") == named_type(bare_kb, "widget kind"), got
+    assert "w3" not in {u.id for u in answer_units(bare_kb, QUESTION).units}
+
+
+def test_a_superseded_fact_of_a_narrower_kind_does_not_join_the_pool(bare_kb) -> None:
+    """The same for :func:`narrower_units`: a narrower kind's fact that a later unit superseded
+    does not join the no-model answer's pool (before: *free-threaded CPython [has] no GIL*
+    joined it after *… [has] per-object locks* superseded it)."""
+    from kgservice.answer.retrieval_only import narrower_units
+    from kgservice.notation import parse_units
+
+    bare_kb.ingest_units(parse_units("#n1 {free-threaded CPython} [narrows] {CPython}\n"
+                                     "#n2 {free-threaded CPython} [has] {no GIL}\n"
+                                     "#n0 {CPython} [is a] {Python implementation}\n", bare_kb.lexicon))
+    bare_kb.ingest_units(parse_units("#n3 {free-threaded CPython} [has] {per-object locks}\n    ()[supersedes] #n2\n",
+                                     bare_kb.lexicon))
+    got = narrower_units(bare_kb.store, [named_type(bare_kb, "CPython")], set())
+    assert "n3" in got and "n2" not in got, got
