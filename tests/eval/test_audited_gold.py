@@ -8,22 +8,12 @@ and refuses the same ids over other triples."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from scripts.eval import answers, floor_eval
 from scripts.eval.dataset import load
 from scripts.eval.harness import build
-
-TINY = Path(__file__).with_name("tiny.json")
-
-
-@pytest.fixture(scope="module")
-def tiny_ctx(tmp_path_factory):
-    ctx = build(load(TINY), "hash:64", workdir=tmp_path_factory.mktemp("tiny-gold"), log=lambda m: None)
-    yield ctx
-    ctx.kb.close()
 
 
 def _doc(*questions: dict) -> dict:

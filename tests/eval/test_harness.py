@@ -136,13 +136,6 @@ def test_dataset_errors(tmp_path):
         load(path)
 
 
-@pytest.fixture(scope="module")
-def tiny_ctx(tmp_path_factory):
-    ctx = build(load(TINY), "hash:64", workdir=tmp_path_factory.mktemp("tiny"), log=lambda m: None)
-    yield ctx
-    ctx.kb.close()
-
-
 def test_duplicate_triples_map_to_every_passage(tiny_ctx):
     # p4.t1 restates p1.t0: merged at ingest, and the stored unit maps back to both passages
     assert tiny_ctx.build_info["duplicates"] == 1

@@ -9,14 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
-
-import pytest
-
-from scripts.eval.dataset import load
-from scripts.eval.harness import build
-
-TINY = Path(__file__).with_name("tiny.json")
 
 
 def _burn(n: int = 300_000) -> int:
@@ -63,13 +55,6 @@ def test_work_on_another_thread_shows_in_process_cpu_only():
     _, ms = timed(on_another_thread)
     assert own and own[0] > 0
     assert ms["process_cpu"] > ms["thread_cpu"]
-
-
-@pytest.fixture(scope="module")
-def tiny_ctx(tmp_path_factory):
-    ctx = build(load(TINY), "hash:64", workdir=tmp_path_factory.mktemp("tiny-lat"), log=lambda m: None)
-    yield ctx
-    ctx.kb.close()
 
 
 def test_latency_block_has_every_clock_and_thread_cpu_leaves_the_embedding_out(tiny_ctx):
