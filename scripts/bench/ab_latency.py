@@ -37,23 +37,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
-
-
-def percentile(xs: list[float], p: float) -> float:
-    """Nearest-rank percentile, as run.py's (``scripts/eval/metrics.py``).
-
-    >>> percentile([5.0, 1.0, 4.0, 2.0, 3.0], 50), percentile([float(x) for x in range(1, 101)], 95)
-    (3.0, 95.0)
-    """
-    s = sorted(xs)
-    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
 
 
 # ---------------------------------------------------------------- worker (one checkout)
@@ -144,6 +133,11 @@ class Side:
 
 
 def drive(args: argparse.Namespace) -> int:
+    # run.py's nearest-rank percentile, from this checkout (the driver imports neither side's
+    # code; each worker puts its own tree first)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from scripts.eval.metrics import percentile
+
     sides = [Side("A", args.a, args.a_cache, args), Side("B", args.b, args.b_cache, args)]
     info = {s.name: s.ready() for s in sides}
     n = info["A"]["questions"]
