@@ -49,10 +49,15 @@ def rules_set(directory: Path | None = None, source: str = "musique") -> Dataset
     """The ``source`` set (``musique`` or ``hotpotqa``) read from ``directory`` (default: its
     folder), every passage's triples replaced by the rules extraction's; named ``<source>-rules``."""
     loader, default, _ = SOURCES[source]
-    ds = loader(directory or default)
+    return ruled(loader(directory or default))
+
+
+def ruled(ds: Dataset) -> Dataset:
+    """``ds`` with every passage's triples replaced by the rules extraction's
+    (:func:`rules_triples`), named ``<its name>-rules``: any set's rules graph."""
     for p in ds.passages:
         p.triples = rules_triples(p.title, p.text)
-    ds.name = f"{source}-rules"
+    ds.name += "-rules"
     return ds
 
 

@@ -220,11 +220,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"2wiki from {directory}: {exc}", file=sys.stderr)
         return 2
     if a.rules:
-        from scripts.eval.rules_set import rules_triples
+        from scripts.eval.rules_set import ruled
 
-        for p in ds.passages:
-            p.triples = rules_triples(p.title, p.text)
-        ds.name += "-rules"
+        ds = ruled(ds)
     if a.show:
         title = {p.id: p.title for p in ds.passages}
         for q in ds.questions:
