@@ -55,6 +55,9 @@ class Context:
     finder: EntryFinder | None = None
     nx_graph: Any = None
     build_info: dict[str, Any] = field(default_factory=dict)
+    # (question id, what) -> a result several method rows share, computed once per context
+    # (run.py's PPR fusion rows: kg full's retrieval and the PPR runs)
+    memo: dict[tuple[str, str], Any] = field(default_factory=dict)
 
 
 def _digest(obj: Any) -> str:

@@ -527,16 +527,12 @@ def reciprocal_ranks(a: dict[str, float], b: dict[str, float], k: int = 60) -> d
     return out
 
 
-_PPR_MEMO: dict[tuple[int, str, str], Any] = {}
-
-
 def _memo(c: Context, qid: str, key: str, fn: Any) -> Any:
-    """One computation per (context, question, key): the fusion rows share kg full's retrieval
-    and the two PPR runs."""
-    k = (id(c), qid, key)
-    if k not in _PPR_MEMO:
-        _PPR_MEMO[k] = fn()
-    return _PPR_MEMO[k]
+    """One computation per (context, question, key), kept on the context (:attr:`Context.memo`):
+    the fusion rows share kg full's retrieval and the two PPR runs."""
+    if (qid, key) not in c.memo:
+        c.memo[qid, key] = fn()
+    return c.memo[qid, key]
 
 
 def _kg_and_seeds(c: Context, qid: str) -> tuple[dict[str, float], dict[str, float]]:
