@@ -100,14 +100,24 @@ class DocumentRecord(DocumentInfo):
         return base64.b64encode(zlib.compress(data, 6)).decode("ascii"), cut
 
     def rows(self) -> list[str] | None:
-        """The stored text's lines (any line ending), for :func:`cut_lines`; None when no text is
-        kept. A caller cutting several units' lines from one document splits it once."""
+        """The stored text's lines (:func:`text_rows`), for :func:`cut_lines`; None when no text
+        is kept. A caller cutting several units' lines from one document splits it once."""
         text = self.text()
-        return None if text is None else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        return None if text is None else text_rows(text)
 
     def snippet(self, lines: Lines | None, max_chars: int = 600) -> str | None:
         """The source lines ``lines`` (1-based, inclusive) of the stored text."""
         return cut_snippet(self.rows(), lines, max_chars)
+
+
+def text_rows(text: str) -> list[str]:
+    """A text's lines whatever its line endings (CRLF, CR, LF): the rows a unit's ``Lines``
+    number from 1, as ingest counted them.
+
+    >>> text_rows("a\\r\\nb\\rc\\n")
+    ['a', 'b', 'c', '']
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def cut_snippet(rows: Sequence[str] | None, lines: Lines | None, max_chars: int = 600) -> str | None:

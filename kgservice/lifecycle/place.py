@@ -55,15 +55,9 @@ def page_of(starts: list[int], line: int, rows: Sequence[str] | None = None) -> 
     return i + 1, max(1, sum(1 for r in rows[starts[i] - 1:line] if r.strip()))
 
 
-def section_of(text: str | None, line: int) -> str | None:
-    """The Markdown heading nearest above ``line`` (1-based) of ``text``, or None."""
-    if not text:
-        return None
-    return section_in(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), line)
-
-
 def section_in(rows: Sequence[str], line: int) -> str | None:
-    """:func:`section_of` on a text already split into ``rows``.
+    """The Markdown heading nearest above ``line`` (1-based) of a text split into ``rows``
+    (:func:`kgservice.lifecycle.model.text_rows`), or None.
 
     >>> section_in(["# Tea", "green", "## Kinds", "oolong"], 4), section_in(["plain"], 1)
     ('Kinds', None)

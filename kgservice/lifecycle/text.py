@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from kgservice.errors import ReadOnlyError
-from kgservice.lifecycle.model import ChangeResult, Lines
+from kgservice.lifecycle.model import ChangeResult, Lines, text_rows
 from kgservice.model import Unit
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def ingest_document_text(parts: Parts, doc_id: str, text: str, mode: str, *, tit
     hashes: dict[str, list[str]] = {}
     lines_of: dict[str, Lines | None] = {}
     extracted = reused = 0
-    rows = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    rows = text_rows(text)
     for chunk, ln in zip(chunks, ranges):
         h = chunk_hash(chunk.text, mode, tag)
         if old is not None and not force and h in old.chunks and all(u in reuse for u in old.chunks[h]):

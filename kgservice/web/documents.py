@@ -123,6 +123,7 @@ def document_view(kb: Any, doc_id: str) -> dict[str, Any]:
     box's starting text (the current text). A document that is gone says how it went (the last
     change naming it) instead of offering to change it."""
     from kgservice.errors import InputError
+    from kgservice.lifecycle.model import text_rows
     from kgservice.notation import format_unit
 
     history = [c.summary() for c in kb.history(doc_id)][::-1]
@@ -141,7 +142,7 @@ def document_view(kb: Any, doc_id: str) -> dict[str, Any]:
             by_line.setdefault(lines[0], []).append(row)
         else:
             unplaced.append(row)
-    rows = [] if text is None else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    rows = [] if text is None else text_rows(text)
     return {"doc": rec.info(), "lines": [(i, line, by_line.get(i, [])) for i, line in enumerate(rows, 1)],
             "unplaced": unplaced, "has_text": text is not None, "text": text or "", "history": history,
             **paging(rec, rows)}
