@@ -1,6 +1,6 @@
 """The relevance floor of the no-model answer, measured unit by unit: is an answering unit among
 its 3 units, and does it say "not in the graph" where it should (:mod:`kgservice.answer.floor`)?
-Run through the answer eval: ``python scripts/eval/answers.py --floor [--floor-set demo|notes|musique]
+Run through the answer eval: ``python scripts/eval/answers.py --floor [--floor-set demo|notes|musique|2wiki]
 [--json FILE] [--show]`` (its whole answers, scored against gold answers, are ``answers.py --set``).
 
 Sets (``scripts/eval/answer_sets/``):
@@ -12,8 +12,14 @@ Sets (``scripts/eval/answer_sets/``):
   build), two ways — the whole multi-hop question, and its first hop alone (MuSiQue's own
   decomposition, "What company published Journal of Psychotherapy Integration?"); a gold unit
   is one of the step's supporting passage whose text holds the step's answer (or an alias);
+* ``2wiki`` (with ``--floor-data`` naming one of the 2Wiki graphs' set files, and ``--gold
+  audited``): the first hops of 2WikiMultiHopQA's 20 IRCoT questions (``2wiki-first-hops.json``,
+  written from each question's reasoning alone) against the units read blind as stating their
+  answer (``2wiki-gold-spacy.json``, ``2wiki-gold-rules.json``; the 6,195-passage haystack graphs
+  give the questions' 102 passages the same triples, so one gold serves both sizes): a set no rule
+  of the no-model answer was chosen on;
 * ``offtopic.json``: questions neither graph answers (other domains, nonsense, near misses),
-  asked of the demo graph and of the MuSiQue graph.
+  asked of the demo graph and of the MuSiQue graph (30 each), and all 36 of a 2Wiki graph.
 
 For each variant (how many ranked units the floor's verdict reads) it prints, per set: answerable questions with a gold unit in the top 3 (and how
 many the retrieval's own top 3 held), false abstentions ("not in the graph" for an answerable
@@ -133,7 +139,7 @@ def hit(a: Asked, ids: list[str]) -> bool:
     """A gold unit among ``ids``: a gold fact held in its text (demo, notes), or its id (MuSiQue)."""
     for uid in ids:
         text = a.texts.get(uid, "")
-        if uid in a.gold or (a.set != "musique" and any(g in text for g in a.gold)):
+        if uid in a.gold or (a.set not in ID_GOLD and any(g in text for g in a.gold)):
             return True
     return False
 
@@ -167,7 +173,7 @@ def compare(before: Path, after: Path) -> list[str]:
     """Two ``--json`` runs of one graph question by question (answered by
     :func:`answered`), per group (set and kind): better / same / worse and the sign test's p
     (:func:`scripts.eval.paired.sign_test`), and which questions changed. Only MuSiQue's
-    questions carry gold unit ids; demo and notes are compared by their verdict alone."""
+    and 2Wiki's questions carry gold unit ids; demo and notes are compared by their verdict alone."""
     from scripts.eval.paired import sign_test
 
     a, b = json.loads(before.read_text("utf-8")), json.loads(after.read_text("utf-8"))
@@ -176,7 +182,7 @@ def compare(before: Path, after: Path) -> list[str]:
         other = {(q["set"], q["kind"], q["q"]): q for q in b.get("questions", {}).get(graph, [])}
         groups: dict[str, list[tuple[bool, bool, str]]] = {}
         for q in qs:
-            if q["set"] != "musique" and q["answerable"]:
+            if q["set"] not in ID_GOLD and q["answerable"]:
                 continue  # gold facts, not ids: the floor run's own table counts them
             twin = other.get((q["set"], q["kind"], q["q"]))
             if twin is None:
@@ -265,6 +271,12 @@ def musique_questions(ctx: Any) -> list[tuple[str, list[str], str]]:
 
 AUDITED = SETS / "musique-gold-audited.json"
 ANSWER_LABELS = SETS / "answer-level-read.json"  # the answer-level read of the top 3 (--gold answers)
+# read gold for 2Wiki's first hops, by the --floor-data file's name (the haystack sets give the
+# questions' passages the same ids and triples: one gold per extraction)
+TWOWIKI_GOLD = {f"2wiki{size}-{g}.json": SETS / f"2wiki-gold-{g}.json"
+                for size in ("", "-haystack") for g in ("spacy", "rules")}
+# the sets whose gold is unit ids (the rest: gold facts matched in a unit's words)
+ID_GOLD = ("musique", "2wiki")
 # read gold for MuSiQue over another graph of its passages, by the --floor-data file's name
 AUDITED_BY_DATA = {"musique-spacy.json": SETS / "musique-gold-audited-spacy.json",
                    "musique-rules.json": SETS / "musique-gold-audited-rules.json"}
@@ -286,6 +298,19 @@ def audited_file(musique_data: Path | None) -> Path:
 
 class GoldError(ValueError):
     """A gold file that does not fit the graph it is asked to score (bad input: exit 2)."""
+
+
+def twowiki_gold_file(data: Path | None) -> Path:
+    """The read gold for a 2Wiki graph, by its set file's name; any other graph is refused
+    (its unit ids would name other triples).
+
+    >>> twowiki_gold_file(Path("x/2wiki-haystack-rules.json")).name
+    '2wiki-gold-rules.json'
+    """
+    if data is None or data.name not in TWOWIKI_GOLD:
+        raise GoldError(f"--floor-set 2wiki: needs --floor-data naming one of {', '.join(TWOWIKI_GOLD)} "
+                        f"(got {data.name if data else 'none'})")
+    return TWOWIKI_GOLD[data.name]
 
 
 def audited_first_hops(ctx: Any, doc: dict[str, Any]) -> tuple[list[tuple[str, list[str], str]], list[tuple[str, str]]]:
@@ -379,7 +404,15 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
     answer_level = gold == "answers"
     if answer_level and (musique_data is None or musique_data.name in AUDITED_BY_DATA):
         gold = "audited"
-    audited = audited_file(musique_data) if gold == "audited" else None
+    twowiki = "2wiki" in sets
+    if twowiki:
+        if gold != "audited":
+            raise GoldError("--floor-set 2wiki: its first hops have read gold only (--gold audited)")
+        if "musique" in sets:
+            raise GoldError("--floor-set 2wiki and musique: one --floor-data, one set at a time")
+        audited = twowiki_gold_file(musique_data)
+    else:
+        audited = audited_file(musique_data) if gold == "audited" else None
     a = argparse.Namespace(demo="demo" in sets or not sets, notes="notes" in sets or not sets,
                            musique="musique" in sets or not sets, show=show, json=json_path)
     floors = (SHIPPED,) if answer_level else VARIANTS
@@ -432,6 +465,8 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
             extra["musique"] = [h for h in hops if not h.gold]
         else:
             graphs["musique"] = [ask(ctx.kb, "musique", q, True, g, floors, kind, src) for q, g, kind in qs if g] + offtopic
+    if twowiki:
+        graphs["2wiki"] = twowiki_asked(musique_data, audited, floors)
     doc: dict[str, Any] = {}
     for gname, asked in graphs.items():
         print(f"\n## {gname}")
@@ -469,6 +504,26 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
         return answer_report(graphs, extra, musique_data, labels, unlabelled_out)
     return 0
 
+
+
+def twowiki_asked(data: Path, gold_file: Path, floors: tuple[str, ...]) -> list[Asked]:
+    """2Wiki's first hops with read gold (:func:`audited_first_hops`, the same loader and checks
+    as MuSiQue's) and all 36 off-topic questions (none is about 2Wiki's films and people; the
+    near-MuSiQue ones ask 2Wiki's shapes of invented names), asked of the graph of ``data``."""
+    from scripts.eval.dataset import load
+    from scripts.eval.harness import build
+
+    ctx = build(load(data))
+    read, left = audited_first_hops(ctx, json.loads(gold_file.read_text("utf-8")))
+    print(f"2wiki: read gold ({gold_file.name}), {len(read)} first hops with a stating unit; {len(left)} left out "
+          "(no gold in this graph):")
+    for qid, why in left:
+        print(f"  - {qid}: {why}")
+    answers = {q["step"]: q["answer"] for q in json.loads(gold_file.read_text("utf-8"))["questions"]}
+    src = passage_sources(ctx)
+    off = json.loads((SETS / "offtopic.json").read_text("utf-8"))["questions"]
+    return [_answers(ask(ctx.kb, "2wiki", q, True, g, floors, kind, src), [answers[q]]) for q, g, kind in read] + \
+        [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"], src) for x in off]
 
 
 def _answers(a: Asked, answers: list[str]) -> Asked:
