@@ -390,7 +390,8 @@ def prf(asked: list[Asked], f: float) -> tuple[float, float, float]:
 
 def main(sets: list[str], show: bool = False, json_path: Path | None = None, musique_data: Path | None = None,
          gold: str = "mechanical", labels: Path = ANSWER_LABELS, unlabelled_out: Path | None = None) -> int:
-    """Every variant on the named sets (``demo``, ``notes``, ``musique``; all when none), a
+    """Every variant on the named sets (``demo``, ``notes``, ``musique``: all three when none;
+    ``2wiki``: :func:`twowiki_asked`, its graph the ``musique_data`` file, read gold only), a
     table per graph; ``show`` prints every question's top 3 and verdict (shipped variant).
     ``musique_data``: MuSiQue's questions over another graph of its passages (a set file in the
     generic shape, :func:`scripts.eval.dataset.load`; its passages must be MuSiQue's, in order).
