@@ -19,6 +19,24 @@ Lines = tuple[int, int]
 # which bulky fields a document read returns (GraphStore.documents): "whole" the text and the
 # original converted file, "text" the text only, "meta" neither (listings, cached source rows)
 DocumentParts = Literal["whole", "text", "meta"]
+DOCUMENT_PARTS: tuple[DocumentParts, ...] = ("whole", "text", "meta")
+
+
+def document_parts(parts: str) -> DocumentParts:
+    """``parts`` checked, for a store's ``documents``: each backend reads a different subset for
+    each value, so a misspelt one would read a different subset on each instead of failing.
+
+    >>> document_parts("meta")
+    'meta'
+    >>> document_parts("Meta")
+    Traceback (most recent call last):
+    ...
+    ValueError: parts must be one of 'whole', 'text', 'meta', not 'Meta'
+    """
+    for known in DOCUMENT_PARTS:
+        if parts == known:
+            return known
+    raise ValueError(f"parts must be one of {', '.join(map(repr, DOCUMENT_PARTS))}, not {parts!r}")
 
 
 class DocumentInfo(BaseModel):

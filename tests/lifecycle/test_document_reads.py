@@ -128,3 +128,17 @@ def test_rows_follow_the_record_not_the_document_id(ingested: Path, open_kb) -> 
         assert rec.kind == "ingest" and doc.version == 1
         cat = next(u for u, ln in doc.unit_lines.items() if ln == (2, 2))
         assert unit_sources(kb.store, [cat]) == {cat: "{cat} [is a] {mammal}"}
+
+
+def test_each_part_reads_the_same_fields_on_every_backend(ingested: Path, open_kb) -> None:
+    """``parts`` means the same on both stores, and a value outside the three is refused rather
+    than read as some subset (before the check, "Meta" read the text on Neo4j and nothing
+    bulky on the embedded store)."""
+    with open_kb(ingested) as kb:
+        whole, text, meta = (kb.store.documents([HTML.name], parts=p)[0] for p in ("whole", "text", "meta"))
+        assert whole.text_z and whole.original_z
+        assert text.text_z == whole.text_z and text.original_z is None
+        assert meta.text_z is None and meta.original_z is None
+        assert meta.text_stored and meta.original_stored  # what is kept is still said
+        with pytest.raises(ValueError, match="parts must be one of 'whole', 'text', 'meta', not 'Meta'"):
+            kb.store.documents([HTML.name], parts="Meta")  # type: ignore[arg-type]

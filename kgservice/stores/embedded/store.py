@@ -208,8 +208,9 @@ class EmbeddedStore(JournaledStore, GraphStore):
             self._snapshot_or_undo(undo)
 
     def documents(self, ids: Iterable[str] | None = None, *, parts: DocumentParts = "whole") -> list[Any]:
-        from kgservice.lifecycle.model import DocumentRecord
+        from kgservice.lifecycle.model import DocumentRecord, document_parts
 
+        parts = document_parts(parts)
         docs = self.s.documents
         wanted = sorted(docs) if ids is None else [i for i in ids if i in docs]
         if parts == "whole":

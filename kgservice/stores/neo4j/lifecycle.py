@@ -240,8 +240,9 @@ class Neo4jLifecycle(Neo4jWrites):
 
     # -- reads -------------------------------------------------------------------------------
     def documents(self, ids: Iterable[str] | None = None, *, parts: DocumentParts = "whole") -> list[Any]:
-        from kgservice.lifecycle.model import DocumentRecord
+        from kgservice.lifecycle.model import DocumentRecord, document_parts
 
+        parts = document_parts(parts)
         wanted = None if ids is None else list(ids)
         if wanted is not None and not wanted:
             return []
