@@ -424,9 +424,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", choices=("real-model", "musique"))
     ap.add_argument("--floor", action="store_true",
                     help="instead: the no-model answer's relevance floor, unit by unit, in every variant (floor_eval.py)")
-    ap.add_argument("--floor-set", action="append", choices=("demo", "notes", "musique", "2wiki"), default=[],
+    ap.add_argument("--floor-set", action="append", choices=("demo", "notes", "musique", "2wiki", "hotpotqa"),
+                    default=[],
                     help="with --floor: a set to measure (repeatable; default demo, notes and musique); 2wiki: "
-                         "the 2Wiki first hops, with --floor-data naming a 2Wiki graph's set file and --gold audited")
+                         "the 2Wiki first hops, with --floor-data naming a 2Wiki graph's set file and --gold audited; "
+                         "hotpotqa: the off-topic questions and HotpotQA's whole questions (no gold: refusals only), "
+                         "with --floor-data naming a HotpotQA graph's set file")
     ap.add_argument("--floor-data", type=Path, default=None,
                     help="with --floor: MuSiQue under another graph of its corpus (a set file of the same passages, "
                          "e.g. rules_set.py's or spacy_triples.py's) instead of its GPT-3.5 triples")

@@ -18,6 +18,11 @@ Sets (``scripts/eval/answer_sets/``):
   answer (``2wiki-gold-spacy.json``, ``2wiki-gold-rules.json``; the 6,195-passage haystack graphs
   give the questions' 102 passages the same triples, so one gold serves both sizes): a set no rule
   of the no-model answer was chosen on;
+* ``hotpotqa`` (with ``--floor-data`` naming a HotpotQA graph's set file): the off-topic
+  questions, all 36, and HotpotQA's 100 whole questions with no gold (the set has no unit gold):
+  their refusals are a proxy for false abstentions (a whole multi-hop question the graph may not
+  answer in its top 3 is still about the graph's things, so "not in the graph" for it is wrong),
+  and their top-3 column is empty by construction;
 * ``offtopic.json``: questions neither graph answers (other domains, nonsense, near misses),
   asked of the demo graph and of the MuSiQue graph (30 each), and all 36 of a 2Wiki graph.
 
@@ -162,10 +167,14 @@ def answered(q: dict[str, Any], variant: str = SHIPPED) -> bool:
     True
     >>> answered({"answerable": False, "gold": [], "top3": ["x"], "verdict": {"3": ["partial", "", []]}})
     False
+    >>> answered({"set": "hotpotqa", "answerable": True, "gold": [], "top3": ["x"], "verdict": {"3": ["weak", "", []]}})
+    True
     """
     found = q["verdict"][variant][0] != "none"
     if not q["answerable"]:
         return not found
+    if q.get("set") in NO_GOLD:
+        return found  # no gold: only a refusal is scored (the false-abstention proxy)
     return found and bool(set(q["gold"]) & set(q["top3"]))
 
 
@@ -182,7 +191,7 @@ def compare(before: Path, after: Path) -> list[str]:
         other = {(q["set"], q["kind"], q["q"]): q for q in b.get("questions", {}).get(graph, [])}
         groups: dict[str, list[tuple[bool, bool, str]]] = {}
         for q in qs:
-            if q["set"] not in ID_GOLD and q["answerable"]:
+            if q["set"] not in ID_GOLD + NO_GOLD and q["answerable"]:
                 continue  # gold facts, not ids: the floor run's own table counts them
             twin = other.get((q["set"], q["kind"], q["q"]))
             if twin is None:
@@ -277,6 +286,9 @@ TWOWIKI_GOLD = {f"2wiki{size}-{g}.json": SETS / f"2wiki-gold-{g}.json"
                 for size in ("", "-haystack") for g in ("spacy", "rules")}
 # the sets whose gold is unit ids (the rest: gold facts matched in a unit's words)
 ID_GOLD = ("musique", "2wiki")
+# the sets asked with no gold at all: an answerable question counts as answered unless refused
+# (a proxy for false abstentions, :func:`answered`)
+NO_GOLD = ("hotpotqa",)
 # read gold for MuSiQue over another graph of its passages, by the --floor-data file's name
 AUDITED_BY_DATA = {"musique-spacy.json": SETS / "musique-gold-audited-spacy.json",
                    "musique-rules.json": SETS / "musique-gold-audited-rules.json"}
@@ -406,7 +418,12 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
     if answer_level and (musique_data is None or musique_data.name in AUDITED_BY_DATA):
         gold = "audited"
     twowiki = "2wiki" in sets
-    if twowiki:
+    hotpot = "hotpotqa" in sets
+    if hotpot and (len(sets) > 1 or musique_data is None):
+        raise GoldError("--floor-set hotpotqa: alone, with --floor-data naming a HotpotQA graph's set file")
+    if hotpot:
+        audited = None
+    elif twowiki:
         if gold != "audited":
             raise GoldError("--floor-set 2wiki: its first hops have read gold only (--gold audited)")
         if "musique" in sets:
@@ -468,6 +485,9 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
             graphs["musique"] = [ask(ctx.kb, "musique", q, True, g, floors, kind, src) for q, g, kind in qs if g] + offtopic
     if twowiki:
         graphs["2wiki"] = twowiki_asked(musique_data, audited, floors)
+    if hotpot:
+        assert musique_data is not None
+        graphs["hotpotqa"] = hotpot_asked(musique_data, floors)
     doc: dict[str, Any] = {}
     for gname, asked in graphs.items():
         print(f"\n## {gname}")
@@ -524,6 +544,21 @@ def twowiki_asked(data: Path, gold_file: Path, floors: tuple[str, ...]) -> list[
     src = passage_sources(ctx)
     off = json.loads((SETS / "offtopic.json").read_text("utf-8"))["questions"]
     return [_answers(ask(ctx.kb, "2wiki", q, True, g, floors, kind, src), [answers[q]]) for q, g, kind in read] + \
+        [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"], src) for x in off]
+
+
+def hotpot_asked(data: Path, floors: tuple[str, ...]) -> list[Asked]:
+    """A HotpotQA graph (``data``, a set file of HotpotQA's passages, e.g. ``hotpotqa-spacy.json``):
+    all 36 off-topic questions, and the set's 100 whole questions as answerable with no gold
+    (kind ``whole, no gold``): HotpotQA has no unit gold, so only their refusals are scored, a
+    proxy for false abstentions, and their top-3 column is empty by construction."""
+    from scripts.eval.dataset import load
+    from scripts.eval.harness import build
+
+    ctx = build(load(data))
+    src = passage_sources(ctx)
+    off = json.loads((SETS / "offtopic.json").read_text("utf-8"))["questions"]
+    return [ask(ctx.kb, "hotpotqa", q.question, True, [], floors, "whole, no gold", src) for q in ctx.ds.questions] + \
         [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"], src) for x in off]
 
 
