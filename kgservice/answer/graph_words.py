@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kgservice.answer.floor import lacking, missing_names, stem_counts
+from kgservice.answer.floor import lacking, missing_names, stem_counts, unqualified
 from kgservice.answer.shape import asked, stem
 
 if TYPE_CHECKING:
@@ -58,6 +58,8 @@ def concept_lacking(label: str, store: GraphStore, unit_index: Any, labels: Labe
 
 def names_missing(question: str, store: GraphStore, unit_index: Any, labels: LabelIndex) -> tuple[str, ...]:
     """The question's names the graph lacks (:func:`kgservice.answer.floor.missing_names`):
-    none of their words in any unit, or held only in a broader form."""
-    return missing_names(asked(question), known_in(unit_index),
+    none of their words in any unit, or held only in a broader form; a name's bracketed
+    qualifier is no part of it (:func:`kgservice.answer.floor.unqualified`), as in the no-model
+    answer's floor."""
+    return missing_names(asked(unqualified(question)), known_in(unit_index),
                          lambda name: bool(concept_lacking(name, store, unit_index, labels)[1]))

@@ -107,3 +107,15 @@ def test_a_word_the_graph_never_uses_is_refused_by_either_narrowing(parse_kb):
     for narrow in (frozenset(), frozenset({NAMED}), frozenset({VECTOR}), frozenset({NAMED, VECTOR})):
         got = answer_units(parse_kb.parts, "Who created the zorblatt?", narrow=narrow)
         assert got.relevance.rule == STRANGER_RULE and got.units == [], narrow
+
+
+def test_a_names_bracketed_qualifier_is_not_refused_before_the_call(kb, boundary):
+    """The model path's name rule reads a name without its bracketed qualifier, as the no-model
+    floor does (:func:`kgservice.answer.floor.unqualified`): "Krishna Shah (Nepalese Royal)"
+    names *Krishna Shah*, whose units the graph holds; on main it was refused before any call
+    ("the graph has nothing about 'krishna shah nepalese royal'")."""
+    kb.ingest_units(parse_units("#k1 {Krishna Shah} [was father of] {Rudra Shah}\n"
+                                "#k2 {Dambar Shah} [was father of] {Krishna Shah}\n", kb.lexicon, doc="royals.units"))
+    res = ask(kb, "Who is the child of Krishna Shah (Nepalese Royal)?", params=ask_params())
+    assert res.llm["calls"] > 0 and boundary.count > 0
+    assert not any(n.startswith(BEFORE_CALL) for n in res.notes), res.notes
