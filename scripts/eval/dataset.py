@@ -91,12 +91,17 @@ class Question:
 
 @dataclass
 class Dataset:
+    """``graph``: the name of another set whose passages (ids, texts and triples) this one shares
+    and whose built store it reuses, when only the questions differ (a second question set over
+    one corpus, ``twowiki_dev.py``); the store's key still digests the passages and triples, so a
+    set naming a graph it does not match builds its own store under that name."""
     name: str
     passages: list[Passage]
     questions: list[Question]
+    graph: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name,
+        return {"name": self.name, **({"graph": self.graph} if self.graph else {}),
                 "passages": [p.__dict__ for p in self.passages],
                 "questions": [q.__dict__ for q in self.questions]}
 
@@ -123,7 +128,8 @@ def load(path: Path) -> Dataset:
         bad = [g for g in q.gold if g not in ids]
         if bad or not q.gold:
             raise DatasetError(f"{path}: question {q.id} has gold passages that are not passages: {bad or 'none given'}")
-    return Dataset(str(raw.get("name", Path(path).stem)), passages, questions)
+    graph = raw.get("graph")
+    return Dataset(str(raw.get("name", Path(path).stem)), passages, questions, str(graph) if graph else None)
 
 
 def subset(ds: Dataset, limit: int | None = None, slice_corpus: bool = False) -> Dataset:
@@ -136,7 +142,7 @@ def subset(ds: Dataset, limit: int | None = None, slice_corpus: bool = False) ->
         keep = {p for q in questions for p in (*q.gold, *q.candidates)}
         passages = [p for p in ds.passages if p.id in keep]
     name = ds.name + (f"-{limit}q" if limit is not None else "") + ("-sliced" if slice_corpus else "")
-    return Dataset(name, passages, questions)
+    return Dataset(name, passages, questions, ds.graph if not slice_corpus else None)
 
 
 def load_musique(directory: Path = MUSIQUE_DIR, limit: int | None = None, slice_corpus: bool = False) -> Dataset:

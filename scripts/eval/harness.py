@@ -67,9 +67,10 @@ def _digest(obj: Any) -> str:
 def _fingerprint(ds: Dataset, embedder: str) -> str:
     """The ingest cache's key: what the graph is built from (the passages' ids and triples),
     the families the lexicon gives their predicates (:func:`families_key`) and the embedder;
-    the questions do not change the graph, so a subset of them reuses it."""
+    the questions do not change the graph, so a subset of them reuses it, and so does another
+    question set over the same passages that names this set's graph (``Dataset.graph``)."""
     h = _digest([[p.id, p.triples] for p in ds.passages] + [families_key(ds)])
-    return f"{graph_name(ds.name)}-{embedder.replace(':', '_')}-{h}"
+    return f"{graph_name(ds.graph or ds.name)}-{embedder.replace(':', '_')}-{h}"
 
 
 def families_key(ds: Dataset, lexicon: Lexicon | None = None) -> str:
