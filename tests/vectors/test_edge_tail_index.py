@@ -59,13 +59,15 @@ def test_a_shard_past_the_threshold_gets_its_tail_indexed_on_the_next_optimize(t
     assert sum(f == f"n{2_100 + i}" for i, f in enumerate(found)) >= 48
 
 
-def test_a_large_shard_made_before_gets_its_tail_index_on_its_next_write(tmp_path: Path) -> None:
+@pytest.mark.parametrize("wal", [False, True])
+def test_a_large_shard_made_before_gets_its_tail_index_on_its_next_write(tmp_path: Path, wal: bool) -> None:
     """A shard made before the tail policy (the small config only: one indexed segment and a tail
-    below INDEX_KB, scanned exactly) gets its tail indexed by the next writer's optimize."""
+    below INDEX_KB, scanned exactly) gets its tail indexed by the next writer's optimize, and
+    keeps the write-ahead log setting it was made with (older shards have one)."""
     import qdrant_edge as qe
 
     shard = qe.EdgeShard.create(str(tmp_path / "kg_nodes"), qe.EdgeConfig(
-        vectors=qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine), wal_enabled=False,
+        vectors=qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine), wal_enabled=wal,
         hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=32),
         optimizers=qe.EdgeOptimizersConfig(indexing_threshold=64, max_segment_size=128), max_search_threads=1))
     for start, m in ((0, _vectors(2_100, 0)), (2_100, _vectors(600, 1))):
@@ -79,6 +81,7 @@ def test_a_large_shard_made_before_gets_its_tail_index_on_its_next_write(tmp_pat
     assert _indexed(tmp_path) == (2_700, 2_100)  # opening alone changes nothing
     _write(tmp_path, 5_000, _vectors(1, 2))  # the next write
     assert _indexed(tmp_path) == (2_701, 2_701)
+    assert json.loads((tmp_path / "kg_nodes" / "edge_config.json").read_text())["wal_enabled"] is wal
 
 
 def test_a_small_shard_stays_exact_and_keeps_its_config(tmp_path: Path) -> None:
