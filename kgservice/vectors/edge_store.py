@@ -16,7 +16,8 @@ Once a shard holds an HNSW segment its answers are approximate anyway, and scann
 exactly buys little: on the 51k-node eval graph the exact scan of its second, 18.5k-vector
 segment was most of the vector search (~2.5 ms of ~4 ms). So from then on the shard is *large*:
 :meth:`optimize` lowers its indexing and full-scan thresholds to ``TAIL_INDEX_KB`` (~5k vectors
-of dim 512, Qdrant's own default for both) and indexes the tail too; the shard's recorded config
+of dim 512: Qdrant's default full-scan threshold, half its documented default indexing threshold
+of 20,000 KB) and indexes the tail too; the shard's recorded config
 keeps that, so it is decided once (a shard that shrinks again stays large). The writer's next
 optimize gives a large shard made before this its tail index. Index builds run inside the
 writer's lease on the directory, during which readers wait (``KG_VECTOR_LOCK_WAIT``): seconds
