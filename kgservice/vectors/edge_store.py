@@ -7,12 +7,26 @@ shard: a second opener gets :class:`VectorStoreLocked`.
 
 Search: a segment smaller than the indexing threshold (``INDEX_KB``, ~20k vectors of dim
 512) is scanned exactly; :meth:`optimize` (run by the writer after each upsert, a no-op when
-nothing is due) builds an HNSW index for segments past it, searched with ``hnsw_ef``. That
-build runs inside the writer's lease on the directory: seconds per 20k vectors, during
-which readers wait
-(``KG_VECTOR_LOCK_WAIT``). So a
-small knowledge base gets exact answers, and a large one stays within milliseconds per query
-(an exact scan grows with the collection). ``exact=True`` forces exact scans.
+nothing is due) builds an HNSW index for segments past it, searched with ``hnsw_ef``. So a
+small knowledge base (every shard that never held a segment past ``INDEX_KB``) gets exact
+answers, and a large one stays within milliseconds per query (an exact scan grows with the
+collection). ``exact=True`` forces exact scans.
+
+Once a shard holds an HNSW segment its answers are approximate anyway, and scanning the rest
+exactly buys little: on the 51k-node eval graph the exact scan of its second, 18.5k-vector
+segment was most of the vector search (~2.5 ms of ~4 ms). So from then on the shard is *large*:
+:meth:`optimize` lowers its indexing and full-scan thresholds to ``TAIL_INDEX_KB`` (~5k vectors
+of dim 512: Qdrant's default full-scan threshold, half its documented default indexing threshold
+of 20,000 KB) and indexes the tail too; the shard's recorded config
+keeps that, so it is decided once (a shard that shrinks again stays large). The writer's next
+optimize gives a large shard made before this its tail index. Index builds run inside the
+writer's lease on the directory, during which readers wait (``KG_VECTOR_LOCK_WAIT``): seconds
+per build, each of at most ``2 * INDEX_KB`` of vectors as before (qdrant-edge's optimizer merges
+a new indexed tail with an indexed segment up to that size); a large shard builds more often,
+every ~5k new vectors instead of every ~20k. Measured on a copy of the 51k-node shard growing by
+3k random vectors a write (load ~5, 2 cores): a build of 4.7-6.7 s of CPU every second write,
+against builds of 9 and 24 s of CPU over the same 24k vectors before (scripts/eval/RESULTS.md,
+"The vector store's tail indexed ...").
 
 Durability: new shards run without qdrant-edge's write-ahead log (every vector would be
 serialised twice, and the graph can rebuild what it protects), so a write is durable once
@@ -75,6 +89,9 @@ _BATCH = 1024
 _SCHEMA = 1
 #: segments past this size (KB of vector data) get an HNSW index on optimize()
 INDEX_KB = 40_000
+#: once a shard holds an HNSW segment: the indexing threshold and the full-scan threshold (a
+#: segment below it is scanned even when indexed) of its later segments, in KB (the module doc)
+TAIL_INDEX_KB = 10_000
 HNSW_M = 16
 HNSW_EF_CONSTRUCT = 100
 #: threads in each shard's search pool (qdrant-edge's ``max_search_threads``). Its default is
@@ -252,18 +269,12 @@ class EdgeVectorStore:
         stored: dict[str, Any] = {}
         if exists:
             stored = self._check_meta()
-        config = qe.EdgeConfig(
-            vectors=qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine),
-            hnsw_config=qe.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=INDEX_KB // 2),
-            # segments stay <= 2 x the threshold, so one optimize() indexes at most ~40k vectors
-            # (seconds) instead of merging everything into one index rebuilt from scratch
-            wal_enabled=False,  # durable at flush(); see the module doc
-            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=INDEX_KB, max_segment_size=2 * INDEX_KB),
-            max_search_threads=SEARCH_THREADS,
-        )
+        config = self._config(large=False, threads=SEARCH_THREADS, wal=False)  # wal: durable at flush()
         # the pool is chosen on each open by the shard's size then (a shard grown past
         # POOL_SEGMENTS while open gets its pool on the next open)
         threads = search_threads(_segments(self.shard_path)) if exists else SEARCH_THREADS
+        self._threads = threads
+        self._large = (stored.get("optimizers") or {}).get("indexing_threshold") == TAIL_INDEX_KB
         try:
             if exists and stored.get("max_search_threads") == threads:
                 self._shard = qe.EdgeShard.load(str(self.shard_path))
@@ -290,6 +301,24 @@ class EdgeVectorStore:
         self.lost_writes = self._unflushed = self.unflushed_path.exists()
 
     # ------------------------------------------------------------------ setup
+
+    def _config(self, *, large: bool, threads: int, wal: bool | None) -> Any:
+        """The shard's qdrant-edge config: a small shard's (``INDEX_KB``) or a large one's
+        (``TAIL_INDEX_KB``, the module doc). ``wal`` None keeps a shard's own (fixed at creation)."""
+        qe = self._qe
+        index_kb = TAIL_INDEX_KB if large else INDEX_KB
+        return qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine),
+            # a small shard's indexed segment (>= INDEX_KB) is always past its full-scan threshold;
+            # a large shard's tail, indexed from TAIL_INDEX_KB on, is searched through its index too
+            hnsw_config=qe.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT,
+                                           full_scan_threshold=TAIL_INDEX_KB if large else INDEX_KB // 2),
+            # segments stay <= 2 x INDEX_KB, so one optimize() indexes at most ~40k vectors
+            # (seconds) instead of merging everything into one index rebuilt from scratch
+            wal_enabled=wal,
+            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=index_kb, max_segment_size=2 * INDEX_KB),
+            max_search_threads=threads,
+        )
 
     def _check_not_locked(self) -> None:
         if (self.shard_path / "edge_config.json").exists():
@@ -429,9 +458,24 @@ class EdgeVectorStore:
             return int(self._shard.count(self._qe.CountRequest(exact=True)))
 
     def optimize(self) -> None:
-        """Merge segments and build the HNSW index (blocking); call after bulk loads."""
+        """Merge segments and build the HNSW index (blocking); call after bulk loads. The first
+        time the shard holds an HNSW segment it becomes large (the module doc): it is reopened
+        with the large config, recorded in the shard, and optimized again, which indexes its tail."""
+        qe = self._qe
         self._check_open()
         with self._lock:
+            self._shard.optimize()
+            if self._large or not self._shard.info().indexed_vectors_count:
+                return
+            self._shard.flush()
+            self._shard.close()
+            try:
+                self._shard = qe.EdgeShard.load(str(self.shard_path),
+                                                self._config(large=True, threads=self._threads, wal=None))
+            except BaseException:
+                self._shard = qe.EdgeShard.load(str(self.shard_path))  # as it was: the handle stays usable
+                raise
+            self._large = True
             self._shard.optimize()
 
     def flush(self) -> None:
