@@ -272,6 +272,58 @@ _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
 }
 
 
+def _kind(tp: Any) -> tuple[str, Callable[[Any], bool]]:
+    """What a config-file value of type ``tp`` must be (in words) and the test of a TOML value
+    for it. TOML has no null, so an optional setting takes its type's values."""
+    import types
+    from typing import Union, get_args, get_origin
+
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _kind(inner[0]) if len(inner) == 1 else ("a value", lambda v: True)
+    if tp is bool:
+        return "true or false (a TOML boolean)", lambda v: isinstance(v, bool)
+    if tp is int:
+        return "a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)
+    if tp is float:
+        return "a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+    if tp in (str, Path):
+        return "a string" if tp is str else "a path (a string)", lambda v: isinstance(v, str)
+    if origin is tuple:
+        word, ok = _kind(args[0])
+        return f"a list of {word.split(' (')[0].removeprefix('a ')}s", \
+            lambda v: isinstance(v, list) and all(ok(x) for x in v)
+    if origin is dict:
+        word, ok = _kind(args[1])
+        return f"a table of {word.removeprefix('a ')}s", \
+            lambda v: isinstance(v, dict) and all(isinstance(k, str) and ok(x) for k, x in v.items())
+    return "a value", lambda v: True
+
+
+def check_file_types(path: Path, raw: dict[str, Any]) -> None:
+    """Each setting of a config file has its setting's type: ``embedder = 5`` or
+    ``allowed_hosts = "kg.internal"`` (a string where a list belongs, read letter by letter)
+    is an error naming the file and the setting, not an internal error or a silent misreading
+    later.
+
+    >>> check_file_types(Path("kg.toml"), {"epsilon": 0.1, "max_hops": 3, "allowed_hosts": ["a"]})
+    >>> check_file_types(Path("kg.toml"), {"max_hops": "three"})
+    Traceback (most recent call last):
+    ...
+    kgservice.errors.ConfigError: kg.toml: max_hops must be a whole number, got 'three'
+    """
+    from typing import get_type_hints
+
+    hints = get_type_hints(Settings)
+    for name, value in raw.items():
+        if name not in hints:
+            continue
+        word, ok = _kind(hints[name])
+        if not ok(value):
+            raise ConfigError(f"{path}: {name} must be {word}, got {value!r}")
+
+
 def _read_file(path: Path) -> dict[str, Any]:
     try:
         raw = tomllib.loads(path.read_text("utf-8"))
@@ -283,6 +335,7 @@ def _read_file(path: Path) -> dict[str, Any]:
     unknown = set(raw) - known
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {sorted(unknown)}; known: {sorted(known)}")
+    check_file_types(path, raw)
     if SECRET_FIELDS & set(raw):
         mode = path.stat().st_mode
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
