@@ -394,6 +394,11 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
     if settings.backend not in ("embedded", "neo4j"):
         where = "--backend" if "backend" in given else "KG_BACKEND" if env.get("KG_BACKEND") else f"backend in {path}"
         raise ConfigError(f"{where} must be 'embedded' or 'neo4j', got {settings.backend!r}")
+    if settings.data_dir.exists() and not settings.data_dir.is_dir():
+        where = ("--data-dir" if "data_dir" in given else "KG_DATA_DIR" if env.get("KG_DATA_DIR")
+                 else f"data_dir in {path}" if path is not None else "the data directory")
+        raise ConfigError(f"{where} {str(settings.data_dir)!r} is a file, not a folder: the data directory holds "
+                          "the knowledge store (default ./.kg); give a folder, or one to be made")
     if settings.local_role not in ("reader", "writer", "admin"):
         raise ConfigError(f"local_role (KG_LOCAL_ROLE) must be reader, writer or admin, got {settings.local_role!r}")
     if settings.backend == "neo4j" and not settings.neo4j_uri:

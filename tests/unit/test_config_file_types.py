@@ -50,3 +50,16 @@ def test_the_cli_refuses_it_with_exit_2_and_no_internal_error(tmp_path):
     r = runner.invoke(app, ["--config", str(cfg), "--data-dir", str(data), "search", "tea"])
     assert r.exit_code == 2, r.output
     assert f"{cfg}: embedder must be a string, got 5" in r.output and "internal error" not in r.output
+
+
+@pytest.mark.parametrize("command", [["stats"], ["ask", "x"], ["init"]])
+def test_a_data_dir_that_is_a_file_is_exit_2_naming_it(tmp_path, command):
+    # it was exit 1, "cannot create the store directory afile/graph: Not a directory", for reads too
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n", "utf-8")
+    r = CliRunner().invoke(app, ["--data-dir", str(afile), "--embedder", "hash:64", *command])
+    assert r.exit_code == 2, r.output
+    assert f"--data-dir {str(afile)!r} is a file, not a folder" in r.output
+    with pytest.raises(ConfigError, match="KG_DATA_DIR .* is a file"):
+        load_settings(None, env={"KG_DATA_DIR": str(afile)})
+    assert afile.read_text("utf-8") == "not a folder\n"
