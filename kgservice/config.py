@@ -357,6 +357,13 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         if not path.exists():
             raise ConfigError(f"config file not found: {path}")
         values.update(_read_file(path))
+    else:
+        path = data_dir_config(flags or {}, env)
+        if path is not None:
+            values.update(_read_file(path))
+            if "data_dir" in values:
+                raise ConfigError(f"{path}: data_dir cannot be set in the data directory's own {CONFIG_FILE}; "
+                                  "give it with --data-dir or KG_DATA_DIR, or in a file named by --config / KG_CONFIG")
     for var, (name, conv) in _ENV.items():
         if env.get(var):
             try:
@@ -411,6 +418,16 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
     check_cluster_settings(settings)
     check_lexicon(settings, "KG_LEXICON" if env.get("KG_LEXICON") else f"lexicon_files in {path}")
     return settings
+
+
+def data_dir_config(flags: dict[str, Any], env: dict[str, str]) -> Path | None:
+    """``<data dir>/kg.toml`` (the file ``kg init`` writes) when it exists: the config file of
+    every command on that data directory unless ``--config`` / ``KG_CONFIG`` names another. The
+    data directory is the flag's, else ``KG_DATA_DIR``'s, else ``./.kg``."""
+    given = flags.get("data_dir")
+    data_dir = Path(given) if given is not None else Path(env["KG_DATA_DIR"]) if env.get("KG_DATA_DIR") else Settings.data_dir
+    candidate = data_dir / CONFIG_FILE
+    return candidate if candidate.is_file() else None
 
 
 def check_workspace_name(name: object) -> None:
@@ -477,8 +494,9 @@ def check_cluster_settings(settings: Settings) -> None:
 
 CONFIG_FILE = "kg.toml"
 CONFIG_TEMPLATE = (
-    "# kgservice settings; env vars override these. Secrets (neo4j_password, qdrant_api_key)\n"
-    "# belong in the environment, or here only with `chmod 600`.\n"
+    "# kgservice settings, read by every kg command on this data directory (unless --config or\n"
+    "# KG_CONFIG names another file); env vars and flags override these. Secrets (neo4j_password,\n"
+    "# qdrant_api_key) belong in the environment, or here only with `chmod 600`.\n"
     "# backend = \"neo4j\"\n# neo4j_uri = \"bolt://127.0.0.1:7687\"\n"
     "# qdrant_url = \"http://127.0.0.1:6333\"\n# embedder = \"default\"\n"
     "# llm_model = \"kgoffline/scripted\"\n# epsilon = 0.05\n# max_hops = 3\n")
