@@ -272,6 +272,58 @@ _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
 }
 
 
+def _kind(tp: Any) -> tuple[str, Callable[[Any], bool]]:
+    """What a config-file value of type ``tp`` must be (in words) and the test of a TOML value
+    for it. TOML has no null, so an optional setting takes its type's values."""
+    import types
+    from typing import Union, get_args, get_origin
+
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _kind(inner[0]) if len(inner) == 1 else ("a value", lambda v: True)
+    if tp is bool:
+        return "true or false (a TOML boolean)", lambda v: isinstance(v, bool)
+    if tp is int:
+        return "a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)
+    if tp is float:
+        return "a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+    if tp in (str, Path):
+        return "a string" if tp is str else "a path (a string)", lambda v: isinstance(v, str)
+    if origin is tuple:
+        word, ok = _kind(args[0])
+        return f"a list of {word.split(' (')[0].removeprefix('a ')}s", \
+            lambda v: isinstance(v, list) and all(ok(x) for x in v)
+    if origin is dict:
+        word, ok = _kind(args[1])
+        return f"a table of {word.removeprefix('a ')}s", \
+            lambda v: isinstance(v, dict) and all(isinstance(k, str) and ok(x) for k, x in v.items())
+    return "a value", lambda v: True
+
+
+def check_file_types(path: Path, raw: dict[str, Any]) -> None:
+    """Each setting of a config file has its setting's type: ``embedder = 5`` or
+    ``allowed_hosts = "kg.internal"`` (a string where a list belongs, read letter by letter)
+    is an error naming the file and the setting, not an internal error or a silent misreading
+    later.
+
+    >>> check_file_types(Path("kg.toml"), {"epsilon": 0.1, "max_hops": 3, "allowed_hosts": ["a"]})
+    >>> check_file_types(Path("kg.toml"), {"max_hops": "three"})
+    Traceback (most recent call last):
+    ...
+    kgservice.errors.ConfigError: kg.toml: max_hops must be a whole number, got 'three'
+    """
+    from typing import get_type_hints
+
+    hints = get_type_hints(Settings)
+    for name, value in raw.items():
+        if name not in hints:
+            continue
+        word, ok = _kind(hints[name])
+        if not ok(value):
+            raise ConfigError(f"{path}: {name} must be {word}, got {value!r}")
+
+
 def _read_file(path: Path) -> dict[str, Any]:
     try:
         raw = tomllib.loads(path.read_text("utf-8"))
@@ -283,6 +335,7 @@ def _read_file(path: Path) -> dict[str, Any]:
     unknown = set(raw) - known
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {sorted(unknown)}; known: {sorted(known)}")
+    check_file_types(path, raw)
     if SECRET_FIELDS & set(raw):
         mode = path.stat().st_mode
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
@@ -304,6 +357,13 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
         if not path.exists():
             raise ConfigError(f"config file not found: {path}")
         values.update(_read_file(path))
+    else:
+        path = data_dir_config(flags or {}, env)
+        if path is not None:
+            values.update(_read_file(path))
+            if "data_dir" in values:
+                raise ConfigError(f"{path}: data_dir cannot be set in the data directory's own {CONFIG_FILE}; "
+                                  "give it with --data-dir or KG_DATA_DIR, or in a file named by --config / KG_CONFIG")
     for var, (name, conv) in _ENV.items():
         if env.get(var):
             try:
@@ -341,6 +401,11 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
     if settings.backend not in ("embedded", "neo4j"):
         where = "--backend" if "backend" in given else "KG_BACKEND" if env.get("KG_BACKEND") else f"backend in {path}"
         raise ConfigError(f"{where} must be 'embedded' or 'neo4j', got {settings.backend!r}")
+    if settings.data_dir.exists() and not settings.data_dir.is_dir():
+        where = ("--data-dir" if "data_dir" in given else "KG_DATA_DIR" if env.get("KG_DATA_DIR")
+                 else f"data_dir in {path}" if path is not None else "the data directory")
+        raise ConfigError(f"{where} {str(settings.data_dir)!r} is a file, not a folder: the data directory holds "
+                          "the knowledge store (default ./.kg); give a folder, or one to be made")
     if settings.local_role not in ("reader", "writer", "admin"):
         raise ConfigError(f"local_role (KG_LOCAL_ROLE) must be reader, writer or admin, got {settings.local_role!r}")
     if settings.backend == "neo4j" and not settings.neo4j_uri:
@@ -353,6 +418,16 @@ def load_settings(config_file: Path | None = None, env: dict[str, str] | None = 
     check_cluster_settings(settings)
     check_lexicon(settings, "KG_LEXICON" if env.get("KG_LEXICON") else f"lexicon_files in {path}")
     return settings
+
+
+def data_dir_config(flags: dict[str, Any], env: dict[str, str]) -> Path | None:
+    """``<data dir>/kg.toml`` (the file ``kg init`` writes) when it exists: the config file of
+    every command on that data directory unless ``--config`` / ``KG_CONFIG`` names another. The
+    data directory is the flag's, else ``KG_DATA_DIR``'s, else ``./.kg``."""
+    given = flags.get("data_dir")
+    data_dir = Path(given) if given is not None else Path(env["KG_DATA_DIR"]) if env.get("KG_DATA_DIR") else Settings.data_dir
+    candidate = data_dir / CONFIG_FILE
+    return candidate if candidate.is_file() else None
 
 
 def check_workspace_name(name: object) -> None:
@@ -419,8 +494,9 @@ def check_cluster_settings(settings: Settings) -> None:
 
 CONFIG_FILE = "kg.toml"
 CONFIG_TEMPLATE = (
-    "# kgservice settings; env vars override these. Secrets (neo4j_password, qdrant_api_key)\n"
-    "# belong in the environment, or here only with `chmod 600`.\n"
+    "# kgservice settings, read by every kg command on this data directory (unless --config or\n"
+    "# KG_CONFIG names another file); env vars and flags override these. Secrets (neo4j_password,\n"
+    "# qdrant_api_key) belong in the environment, or here only with `chmod 600`.\n"
     "# backend = \"neo4j\"\n# neo4j_uri = \"bolt://127.0.0.1:7687\"\n"
     "# qdrant_url = \"http://127.0.0.1:6333\"\n# embedder = \"default\"\n"
     "# llm_model = \"kgoffline/scripted\"\n# epsilon = 0.05\n# max_hops = 3\n")

@@ -620,6 +620,8 @@ class KnowledgeBase:
         nearest node vectors, weighted by specificity."""
         if top_k < 1:  # 0 asks the vectors for nothing: a search that can only miss
             raise InvalidArgument(f"top_k (--top-k) must be at least 1, got {top_k}")
+        if not text.strip():  # it listed the nodes nearest the vector of nothing, as if they matched
+            raise InvalidArgument("empty search text: give the words to find entry nodes for")
         return self.entry(text, top_k=top_k, threshold=threshold)
 
     @property

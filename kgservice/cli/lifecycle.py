@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from kgservice.cli.common import errors_reported, knowledge_base, out, print_json, print_listing, refuse_beside_server
+from kgservice.cli.common import errors_reported, knowledge_base, out, print_json, print_listing, refuse_beside_server, with_llm
 from kgservice.errors import InputError
 
 if TYPE_CHECKING:
@@ -136,9 +136,11 @@ def purge(ctx: typer.Context,
 def sync(ctx: typer.Context, folder: Annotated[Path, typer.Argument(help="The folder to mirror.")],
          no_delete: Annotated[bool, typer.Option("--no-delete", help="Keep documents whose files are gone.")] = False,
          mode: Annotated[Optional[str], typer.Option("--mode", help="Text files: summary | detail.")] = None,
+         llm: Annotated[Optional[str], typer.Option("--llm", help="Text files: litellm model for this run (env KG_LLM_MODEL).")] = None,
          as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Make the knowledge base mirror a folder: new files ingested, changed replaced, gone forgotten."""
     refuse_beside_server(ctx, "`kg sync`")
+    with_llm(ctx, llm)
     with knowledge_base(ctx) as kb:
         rep = kb.sync(folder, delete=not no_delete, mode=mode,
                       progress=None if as_json else (lambda kind, doc: out.print(f"{kind}: {doc}", markup=False)))

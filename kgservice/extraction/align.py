@@ -87,9 +87,12 @@ def sentences(text: str, first_line: int = 1) -> list[Sentence]:
     """The sentences of ``text`` (a chunk that starts at line ``first_line`` of its document),
     each with its first and last line."""
     out = []
+    line, pos = first_line, 0  # the line at offset pos: counted on from the last sentence, not from 0 each time
     for a, b in sentence_spans(text):
-        out.append(Sentence((first_line + text.count("\n", 0, a), first_line + text.count("\n", 0, b)),
-                            frozenset(words(text[a:b])), text[a] == "#"))
+        line += text.count("\n", pos, a)
+        last = line + text.count("\n", a, b)
+        out.append(Sentence((line, last), frozenset(words(text[a:b])), text[a] == "#"))
+        line, pos = last, b
     return out
 
 

@@ -244,7 +244,7 @@ def load_graph(path: str | Path) -> Graph:
         try:
             data = json.loads(raw)
         except ValueError as exc:
-            raise GraphLoadError(f"graph.json is corrupted ({exc}). Rebuild it (kg export or graphify update).") from None
+            raise GraphLoadError(f"{p} is corrupted: not JSON ({exc}). Rebuild it (kg export or graphify update).") from None
         return graph_from_data(data, p)
     finally:
         if collecting:

@@ -17,6 +17,7 @@ from kgservice.errors import InputError
 from kgservice.lifecycle.model import SyncReport
 
 if TYPE_CHECKING:
+    from kgservice.convert.source import Source
     from kgservice.parts import Parts
 
 
@@ -28,6 +29,19 @@ def doc_id_for(path: Path, base: Path | str | None) -> str:
     except ValueError:
         rel = path
     return rel.as_posix()
+
+
+def _refuse_text_without_model(parts: Parts, folder: Path, sources: dict[Path, Source], mode: str | None) -> None:
+    """Before the first document is stored, as ``kg ingest`` does: a new or changed text to
+    extract with no model to do it stores nothing. Found only at that file, the sync had
+    stored the documents sorted before it and stopped (exit 2) halfway."""
+    from kgservice.lifecycle.text import needs_extraction
+    from kgservice.llm.check import refuse_text_without_model
+    from kgservice.pipeline.ingest import UNIT_SUFFIXES, mode_for
+
+    refuse_text_without_model(parts.settings, [
+        str(f) for f, src in sources.items()
+        if f.suffix not in UNIT_SUFFIXES and needs_extraction(parts, doc_id_for(f, folder), src.text, mode_for(f, mode))])
 
 
 def sync(parts: Parts, folder: Path, *, delete: bool = True, mode: str | None = None,
@@ -57,6 +71,7 @@ def _sync(parts: Parts, folder: Path, *, delete: bool = True, mode: str | None =
     seen = set()
     # every file read (a document converted) before the first is stored: a bad file stores nothing
     sources = {f: read_source(f, keep_original=False) for f in files}
+    _refuse_text_without_model(parts, folder, sources, mode)
     for f in files:
         did = doc_id_for(f, folder)
         seen.add(did)

@@ -160,7 +160,7 @@ def refuse_text_without_model(settings: Settings, subjects: Sequence[str]) -> No
         raise NoModelConfigured(
             f"text needs a model to extract units, and none is configured ({settings.llm_model} has no "
             f"recorded response for {', '.join(subjects)}); set KG_LLM_MODEL (or llm_model in the config file, "
-            "or kg ingest's --llm) to a litellm model, or kgoffline/rules for the offline stand-in; unit "
+            "or --llm of kg ingest / kg sync) to a litellm model, or kgoffline/rules for the offline stand-in; unit "
             "notation (.units files, or 'units' instead of 'text' in a request) needs no model")
 
 

@@ -23,6 +23,9 @@ def refusal(principal: Principal | None, role: Role) -> tuple[int, str] | None:
     if principal is None:
         return 401, "missing API key"
     if not principal.allows(role):
+        if principal.key_id is None and principal.workspaces is None:  # no key: kg mcp (stdio), kg serve --no-auth
+            return 403, (f"this needs the {role.value} role; without a key the local operator has the "
+                         f"{principal.role.value} role (KG_LOCAL_ROLE, local_role in the config file)")
         return 403, f"this needs the {role.value} role; {principal.user}'s key has the {principal.role.value} role"
     return None
 

@@ -71,6 +71,12 @@ class LazyMCP:
             self._stop.set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not _is_mcp(scope.get("path", "")):
+            # mounted at "/", this app receives every request no route took: an unknown path, or a
+            # known one with another method. Answer those as the rest of the API does (the JSON
+            # error envelope, 405 with Allow), not with the MCP app's plain-text "Not Found".
+            await _no_route(scope, receive, send)
+            return
         if self.app is None and self._ready is not None:
             await self._ready.wait()
         if self.app is None:
@@ -80,6 +86,41 @@ class LazyMCP:
             await JSONResponse({"detail": f"MCP is not available ({why})"}, status_code=503)(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+MCP_PATH = "/mcp"
+
+
+def _is_mcp(path: str) -> bool:
+    """The paths the MCP app serves (``/mcp``; a trailing slash it redirects itself).
+
+    >>> [_is_mcp(p) for p in ("/mcp", "/mcp/", "/v1/nope", "/mcpx", "/")]
+    [True, True, False, False, False]
+    """
+    return path == MCP_PATH or path.startswith(MCP_PATH + "/")
+
+
+async def _no_route(scope: Scope, receive: Receive, send: Send) -> None:
+    """404 in the error envelope for a path no route serves; 405 (with ``Allow``) for a path a
+    route serves with other methods."""
+    from starlette.responses import JSONResponse
+    from starlette.routing import Match
+
+    from kgservice.server.errors import error_body
+
+    allowed: set[str] = set()
+    app = scope.get("app")
+    for route in getattr(getattr(app, "router", None), "routes", ()):
+        methods = getattr(route, "methods", None)
+        if methods and route.matches(scope)[0] == Match.PARTIAL:
+            allowed |= set(methods)
+    if allowed:
+        body = error_body(405, f"method {scope.get('method')} is not allowed here; use {', '.join(sorted(allowed))}")
+        response = JSONResponse(body, status_code=405, headers={"Allow": ", ".join(sorted(allowed))})
+    else:
+        response = JSONResponse(error_body(404, f"no route {scope.get('path')!r} (the API's routes: /docs)"),
+                                status_code=404)
+    await response(scope, receive, send)
 
 
 __all__ = ["LazyMCP"]

@@ -126,7 +126,10 @@ def document_view(kb: Any, doc_id: str) -> dict[str, Any]:
     from kgservice.lifecycle.model import text_rows
     from kgservice.notation import format_unit
 
-    history = [c.summary() for c in kb.history(doc_id)][::-1]
+    try:
+        history = [c.summary() for c in kb.history(doc_id)][::-1]
+    except InputError:  # no document and no change ever named it (a mistyped or made-up ?doc=)
+        history = []
     try:
         rec = kb.document(doc_id)
     except InputError as exc:

@@ -524,5 +524,20 @@ def bound(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Respons
 
 def build_pages(gate: Any, settings: Any, ctx: Any) -> Starlette:
     """The pages of :data:`ROUTES` over this gate, settings and server context."""
+    from kgservice.errors import InputError, ServiceError
+
     site = Site.build(gate, settings, ctx)
-    return Starlette(routes=[Route(path, bound(site, handler), methods=methods) for path, handler, methods in ROUTES])
+
+    async def failed(request: Request, exc: Exception) -> Response:
+        """A library refusal inside a page (bad input, a store that is down) as a page saying
+        so, with the API's status for it; these escaped the pages' app as a bare-text 500 with a
+        traceback in the log (the pages are their own app, outside the API's error handlers)."""
+        from kgservice.server.disclosure import redact
+        from kgservice.server.errors import status_of
+
+        status = status_of(exc)
+        title = "Not found" if status == 404 else "Not available" if status >= 500 else "Cannot do that"
+        return site.render("failed.html", request, status=status, title=title, message=redact(str(exc), site.settings))
+
+    return Starlette(routes=[Route(path, bound(site, handler), methods=methods) for path, handler, methods in ROUTES],
+                     exception_handlers={InputError: failed, ServiceError: failed})

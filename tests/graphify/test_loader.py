@@ -40,8 +40,9 @@ def test_errors(tmp_path):
     with pytest.raises(GraphLoadError, match="not found"):
         load_graph(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text("[1, 2")
-    with pytest.raises(GraphLoadError, match="corrupted"):
+    with pytest.raises(GraphLoadError, match="corrupted") as err:
         load_graph(tmp_path / "bad.json")
+    assert str(tmp_path / "bad.json") in str(err.value)  # it named only "graph.json", whichever file it was
     (tmp_path / "list.json").write_text("[]")
     with pytest.raises(GraphLoadError, match="node_link"):
         load_graph(tmp_path / "list.json")
