@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from scripts.eval import answers, floor_eval, harness
+from scripts.eval import answers, floor_eval
 
 SET = {
     "name": "hotpotqa-rules",
@@ -26,23 +26,12 @@ SET = {
 
 
 @pytest.fixture()
-def tiny_hotpot(tmp_path, monkeypatch):
-    """The inline set as ``hotpotqa-rules.json``, built with the hash embedder in a temporary
+def tiny_hotpot(tmp_path, hash_built):
+    """The inline set as ``hotpotqa-rules.json``, built with the hash embedder (``hash_built``) in a temporary
     directory (no download, no model)."""
     data = tmp_path / "hotpotqa-rules.json"
     data.write_text(json.dumps(SET), "utf-8")
-    real = harness.build
-    built = []
-
-    def build(ds, *a, **kw):
-        ctx = real(ds, "hash:64", workdir=tmp_path / "store", log=lambda m: None)
-        built.append(ctx)
-        return ctx
-
-    monkeypatch.setattr(harness, "build", build)
-    yield data
-    for ctx in built:
-        ctx.kb.close()
+    return data
 
 
 def test_offtopic_and_whole_questions_asked(tiny_hotpot, tmp_path):

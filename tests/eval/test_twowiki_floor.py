@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from scripts.eval import answers, floor_eval, harness
+from scripts.eval import answers, floor_eval
 
 SET = {
     "name": "2wiki-rules",
@@ -38,7 +38,7 @@ GOLD = {"kind": "first hop", "graph": "rules", "questions": [
 
 
 @pytest.fixture()
-def tiny_2wiki(tmp_path, monkeypatch):
+def tiny_2wiki(tmp_path, monkeypatch, hash_built):
     """The inline set as ``2wiki-rules.json`` with its read gold in place of the shipped one, built
     with the hash embedder in a temporary directory (no download, no model)."""
     data = tmp_path / "2wiki-rules.json"
@@ -46,19 +46,7 @@ def tiny_2wiki(tmp_path, monkeypatch):
     gold = tmp_path / "gold.json"
     gold.write_text(json.dumps(GOLD), "utf-8")
     monkeypatch.setitem(floor_eval.TWOWIKI_GOLD, "2wiki-rules.json", gold)
-    real = harness.build
-    work = tmp_path / "store"
-    built = []
-
-    def build(ds, *a, **kw):
-        ctx = real(ds, "hash:64", workdir=work, log=lambda m: None)
-        built.append(ctx)
-        return ctx
-
-    monkeypatch.setattr(harness, "build", build)
-    yield data
-    for ctx in built:
-        ctx.kb.close()
+    return data
 
 
 def test_first_hops_scored_by_read_gold_ids(tiny_2wiki, tmp_path, capsys):
