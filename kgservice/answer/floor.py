@@ -85,7 +85,8 @@ STRONG, PARTIAL, NONE = "strong", "partial", "none"
 # named and no word shared, no best unit about a named thing, a word the graph never uses
 NAME_RULE, NOTHING_RULE, ABOUT_RULE, STRANGER_RULE = "name", "nothing named", "about", "stranger word"
 # how many of the ranked units the verdict reads; the answer lists the ones it found about a
-# named thing first (:func:`about_first`), so it shows what the verdict rests on
+# named thing first (:func:`about_first`), so it shows what the verdict rests on, and none of
+# them that shares nothing with the question (:func:`listed`)
 TOP = 3
 
 
@@ -538,3 +539,37 @@ def about_first(question: str, ranked: Sequence[Match], candidates: Mapping[str,
     head = list(ranked[:top])
     first = [m for m in head if about(a, candidates[m.id], m)]
     return first + [m for m in head if m not in first] + list(ranked[top:])
+
+
+def shares(m: Match) -> bool:
+    """Does a ranked unit share anything with the question: an anchor (a side the question
+    names), the asked relation, or one of the question's content words (:class:`Match`)?
+
+    >>> from kgservice.answer.shape import match
+    >>> a = asked("What does green tea contain?")
+    >>> [shares(match(a, Candidate(i, sides, predicate=p))) for i, sides, p in (
+    ...     ("t", ("Green tea", "caffeine"), "contains"), ("r", ("Fowler River", "Grafton County"), "located in"),
+    ...     ("c", ("coffee", "caffeine"), "contains"), ("g", ("Green Lake", "Maine"), "in"))]
+    [True, False, True, True]
+    """
+    return bool(m.anchor) or m.relation > 0 or bool(m.shared)
+
+
+def listed(ranked: Sequence[Match], top: int = TOP) -> list[Match]:
+    """The units the no-model answer lists: of the ``top`` best of ``ranked`` (the verdict's, its
+    units about a named thing first: :func:`about_first`), those that share something with the
+    question (:func:`shares`). The verdict reads the best units together, and one unit about a
+    named thing is enough for it; the list was filled to ``top`` whatever the others were, so
+    "What does green tea contain?" over four small documents listed *Fowler River [located in]
+    Grafton County* third, under "found", where a reader takes it for part of the answer. A
+    unit that shares no name, no relation and no word with the question answers another one:
+    the answer lists fewer (scripts/eval/RESULTS.md, "Units that share nothing with the
+    question").
+
+    >>> ms = [Match("t", 1.0, (0,), True, False, frozenset({"green", "tea", "contain"})),
+    ...       Match("b", 0.0, (0,), True, False, frozenset({"green", "tea"})),
+    ...       Match("r", 0.0, (), True, False, frozenset()), Match("x", 0.0, (0,), True, False)]
+    >>> [m.id for m in listed(ms)]
+    ['t', 'b']
+    """
+    return [m for m in ranked[:top] if shares(m)]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kgservice.answer.floor import NONE, NOTHING_RULE, TOP, VECTOR, Relevance, about_first, relevance
+from kgservice.answer.floor import NONE, NOTHING_RULE, TOP, VECTOR, Relevance, about_first, listed, relevance
 from kgservice.answer.shape import Candidate, Match, family_words, rank
 from kgservice.config import DEFAULT_LLM_MODEL
 from kgservice.lifecycle.model import cut_lines
@@ -100,7 +100,8 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
     """The ``top`` units that best answer the question among the no-LLM retrieval's pool
     (:func:`kgservice.answer.shape.rank`), and the relevance floor's verdict on the ``judge``
     best (:func:`kgservice.answer.floor.relevance`), those it rests on first
-    (:func:`kgservice.answer.floor.about_first`): none ("not in the graph") gives no units.
+    (:func:`kgservice.answer.floor.about_first`), less those that share nothing with the question
+    (:func:`kgservice.answer.floor.listed`): none ("not in the graph") gives no units.
 
     The model-backed path reads the verdict before spending a call
     (:func:`kgservice.pipeline.asking.not_in_graph_before_call`: some of its rules, and the
@@ -140,7 +141,7 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
         return AnswerUnits([], rel, ranked, by_cand)
     ranked = about_first(question, ranked, by_cand, judge)
     by_id = {u.id: u for u in units}
-    return AnswerUnits([by_id[m.id] for m in ranked[:top]], rel, ranked, by_cand)
+    return AnswerUnits([by_id[m.id] for m in listed(ranked, top)], rel, ranked, by_cand)
 
 
 def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: int = NARROWER_UNITS) -> list[str]:

@@ -46,11 +46,11 @@ class LabelError(ValueError):
 
 def rows(graph: str, asked: list[Any], variant: str) -> list[dict[str, Any]]:
     """One row per answerable question asked of ``graph``: the question, its gold answer
-    strings and the top 3 units the no-model answer showed in ``variant`` (ids and sentences),
+    strings and the units (of its top 3) the no-model answer showed in ``variant`` (ids and sentences),
     whether it abstained. (``asked``: :class:`scripts.eval.floor_eval.Asked`.)"""
     return [{"graph": graph, "set": a.set, "kind": a.kind, "q": a.question, "answers": list(a.answers),
              "found": bool(a.relevance[variant].found),
-             "units": [{"id": u, "text": a.shown.get(u, "")} for u in a.rankings[variant][:3]]}
+             "units": [{"id": u, "text": a.shown.get(u, "")} for u in a.top(variant)]}
             for a in asked if a.answerable]
 
 

@@ -78,6 +78,20 @@ class Asked:
     kind: str = ""
     shown: dict[str, str] = field(default_factory=dict)  # unit id -> its sentence as the no-model answer shows it
     answers: list[str] = field(default_factory=list)  # the gold answer strings a reader reads the units against
+    # how many units the answer lists, per variant: of its top 3, those sharing something with
+    # the question (:func:`kgservice.answer.floor.listed`); none when it says "not in the graph"
+    listed: dict[str, list[str]] = field(default_factory=dict)
+
+    def top(self, variant: str) -> list[str]:
+        """The units the answer lists in ``variant`` (its top 3 when it lists none: a refusal's
+        best units, shown for reading)."""
+        return self.listed.get(variant) or self.rankings[variant][:3]
+
+    def not_listed(self, variant: str) -> list[str]:
+        """The units of the answer's top 3 it does not list, sharing nothing with the question
+        (none when it says "not in the graph")."""
+        got = self.listed.get(variant)
+        return [u for u in self.rankings[variant][:3] if u not in got] if got else []
 
 
 def unit_text(u: Any) -> str:
@@ -107,6 +121,7 @@ def ask(kb: Any, set_name: str, question: str, answerable: bool, gold: list[str]
                            judge=int(judge.rstrip("nv")), **kw)
         out.relevance[v] = res.relevance
         out.rankings[v] = [m.id for m in res.matches] or out.retrieval
+        out.listed[v] = [u.id for u in res.units]
     out.ranked = out.rankings[variants[0]]
     # the answer may rank units beyond the retrieval's (its own pool): read their words too, or a
     # gold fact among them is never seen (the demo's free-threaded CPython unit, ranked but
@@ -381,7 +396,7 @@ def summary(asked: list[Asked], f: float) -> dict[str, Any]:
         off = [a for a in qs if not a.answerable]
         out[name] = {
             "n": len(qs),
-            "top3": sum(hit(a, a.rankings[f][:3]) and a.relevance[f].found for a in ans),
+            "top3": sum(hit(a, a.top(f)) and a.relevance[f].found for a in ans),
             "top3_retrieval": sum(hit(a, a.retrieval) for a in ans),
             "false_abstain": sum(not a.relevance[f].found for a in ans),
             "abstain_offtopic": sum(not a.relevance[f].found for a in off),
@@ -507,14 +522,17 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
         if a.show:
             for x in asked:
                 r = x.relevance[SHIPPED]
-                mark = ("HIT " if hit(x, x.ranked[:3]) else "miss") if x.answerable else "off "
+                mark = ("HIT " if hit(x, x.top(SHIPPED)) else "miss") if x.answerable else "off "
                 print(f"- [{mark}] {r.label}: {r.reason} | {x.question}")
                 if r.found or x.answerable:
-                    for uid in x.rankings[SHIPPED][:3]:
+                    for uid in x.top(SHIPPED):
                         print(f"      {uid}: {x.texts.get(uid, '')[:100]}")
+                    for uid in x.not_listed(SHIPPED):
+                        print(f"      (not listed: shares nothing with the question) {uid}: {x.texts.get(uid, '')[:100]}")
     if a.json:
         doc["questions"] = {g: [{"set": x.set, "kind": x.kind, "q": x.question, "answerable": x.answerable,
-                                 "gold": x.gold, "top3": x.ranked[:3], "retrieval_top3": x.retrieval,
+                                 "gold": x.gold, "top3": x.top(SHIPPED), "retrieval_top3": x.retrieval,
+                                 "not_listed": x.not_listed(SHIPPED),
                                  "gold_rank": {f: gold_rank(x, r) for f, r in x.rankings.items()}, "pool": len(x.ranked),
                                  "verdict": {str(f): [r.strength, r.reason, list(r.missing)] for f, r in x.relevance.items()}}
                                 for x in asked] for g, asked in graphs.items()}
@@ -598,7 +616,7 @@ def answer_report(graphs: dict[str, list[Asked]], extra: dict[str, list[Asked]],
     for g, asked in graphs.items():
         qs = [x for x in asked + extra.get(g, []) if x.answerable]
         run += answer_gold.rows(graph_key(g, musique_data), qs, SHIPPED)
-        unit += [(bool(x.gold), hit(x, x.rankings[SHIPPED][:3]) and x.relevance[SHIPPED].found) for x in qs]
+        unit += [(bool(x.gold), hit(x, x.top(SHIPPED)) and x.relevance[SHIPPED].found) for x in qs]
     if unlabelled_out is not None:
         todo = answer_gold.unlabelled(run, doc)
         unlabelled_out.write_text(json.dumps({"rules": answer_gold.RULES, "rows": todo}, indent=1,

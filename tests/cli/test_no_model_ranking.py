@@ -204,3 +204,20 @@ def test_the_noun_a_what_is_the_n_of_question_asks_for_anchors_nothing(cli, tmp_
     assert data["found"] is False and data["cited"] == [], data
     data = cli("ask", "What is the capital of Peru?", "--json")
     assert data["found"] is True and data["cited"][0] == "p1", data
+
+
+def test_a_unit_sharing_nothing_with_the_question_is_not_listed(cli, tmp_path):
+    """Four small documents (tea, rivers, airports, lakes): "What does green tea contain?" listed
+    *Green tea contains caffeine*, *Green tea is a beverage* and, third, *Fowler River located in
+    Grafton County* — no name, relation or word of the question — under "found", where a reader
+    takes it for part of the answer (on main the list was always filled to three). It lists the two
+    units about green tea; a unit sharing a word with the question is still listed."""
+    units = tmp_path / "kb.units"
+    units.write_text("#t1 {Green tea} [contains] {caffeine}\n#t2 {Green tea} [is a] {beverage}\n"
+                     "#r1 {Fowler River} [located in] {Grafton County}\n#a1 {Logan Airport} [serves] {Boston}\n"
+                     "#l1 {Lake Winnipesaukee} [located in] {Belknap County}\n", "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "What does green tea contain?", "--json")
+    assert data["found"] is True and data["cited"] == ["t1", "t2"], data
+    data = cli("ask", "What does green tea contain, and where is Fowler River?", "--json")
+    assert data["found"] is True and {"t1", "r1"} <= set(data["cited"]), data
