@@ -299,13 +299,19 @@ class UnitIndex:
         >>> ix.best_of("snowfall", ["u2", "nope"]) is None
         True
         """
-        rows = sorted((u, self.rows[u]) for u in set(ids) if u in self.rows)
+        known = self.rows
+        rows = [(u, r) for u in set(ids) if (r := known.get(u)) is not None]
         v = self._vector(question)
         if v is None or not rows:
             return None
-        vals = v[[r for _, r in rows]]
-        i = int(np.argmax(vals))  # the first maximum: the smallest id among ties
-        return (rows[i][0], float(vals[i])) if vals[i] > 0 else None
+        vals = v[np.fromiter((r for _, r in rows), dtype=np.int64, count=len(rows))]
+        best = vals.max()
+        if not best > 0:
+            return None
+        # the smallest id among the maxima (the candidates are not sorted: a bridge hop asks of
+        # hundreds on a large graph, and only the few tied at the top need comparing)
+        u = min(rows[int(j)][0] for j in np.flatnonzero(vals == best))
+        return u, float(best)
 
     def top(self, question: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` best units, best first (ties by unit id)."""

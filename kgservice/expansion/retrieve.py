@@ -202,18 +202,14 @@ def _retrieve(parts: Parts, question: str, params: RetrieveParams | None, qvec: 
     graph = {n: e for n, e in energy.items() if not is_literal_id(n)}
     scores = fuse_scores(graph, dense, p.dense_weight) if dense else fuse_scores(graph, {}, 0.0)
     # the key is a total order (node ids differ): the same list as sorting them all
-    best = heapq.nsmallest(p.top_nodes, scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    best = top_items(scores, p.top_nodes)
     store = parts.store
     found: dict[str, set[str]] = {}
     near = store.mentions_of([n for n, _ in best])
     for n, uids in near.items():
         for uid in uids:
             found.setdefault(uid, set()).add(n)
-    ends = store.superseded_end(sorted(found)) if found else {}
-    pool: dict[str, set[str]] = {}
-    for uid, nodes in found.items():
-        for t in ends.get(uid, [uid]):
-            pool.setdefault(t, set()).update(nodes)
+    pool = terminal_pool(found, store.superseded_end(list(found)) if found else {})
     scored = unit_scores(pool, scores, graph, p.dense_units)
     top = max(scored.values()) if scored else 0.0
     bridge: list[str] = []
@@ -227,9 +223,54 @@ def _retrieve(parts: Parts, question: str, params: RetrieveParams | None, qvec: 
                 n for n in [unit.subject_id] + unit.context_node_ids() if not is_literal_id(n))
             scored[unit.id] = max(scored.get(unit.id, 0.0), weight * top)
     # the pool holds every unit of the best nodes (thousands around a hub): rank, then describe the few kept
-    ranked = heapq.nsmallest(p.max_units, scored.items(), key=lambda kv: (-kv[1], kv[0]))
+    ranked = top_items(scored, p.max_units)
     return Retrieval(question, entry, lexical, seeds, hop, bridge, dict(best),
                      [RetrievedUnit(u, round(s, 9), sorted(pool[u])) for u, s in ranked], time.perf_counter() - t0)
+
+
+def top_items(scores: Mapping[str, float], k: int) -> list[tuple[str, float]]:
+    """The ``k`` best (id, score) pairs, best first, ties by id: exactly
+    ``heapq.nsmallest(k, scores.items(), key=lambda kv: (-kv[1], kv[0]))`` (the same pairs, the
+    same floats, the same order; scores are never NaN), without a Python key call per item.
+    Why: retrieval takes the best of every unit of its best nodes, thousands around a hub on a
+    large graph (the slow tail of the 51k-node graph's questions: scripts/eval/RESULTS.md), and
+    most of them tie (a node's units score alike). The k-th best score comes from the floats
+    alone; the items above it are sorted, and those tied with it give the smallest ids.
+
+    >>> s = {"c": 1.0, "a": 1.0, "b": 2.0, "d": 0.5, "e": 1.0}
+    >>> top_items(s, 3), top_items(s, 1), top_items(s, 0), top_items({}, 2)
+    ([('b', 2.0), ('a', 1.0), ('c', 1.0)], [('b', 2.0)], [], [])
+    >>> top_items(s, 9) == sorted(s.items(), key=lambda kv: (-kv[1], kv[0]))
+    True
+    """
+    if k <= 0 or not scores:
+        return []
+    if len(scores) <= k:
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    kth = heapq.nlargest(k, scores.values())[-1]
+    above = sorted(((u, s) for u, s in scores.items() if s > kth), key=lambda kv: (-kv[1], kv[0]))
+    # ids differ, so the pairs compare by id alone
+    return above + heapq.nsmallest(k - len(above), [(u, s) for u, s in scores.items() if s == kth])
+
+
+def terminal_pool(found: dict[str, set[str]], ends: Mapping[str, list[str]]) -> dict[str, set[str]]:
+    """Each found unit's nodes moved to its terminal units (``ends``: :meth:`superseded_end`;
+    a unit it leaves out, or maps to itself, stays): the union of the nodes of every found
+    unit a terminal unit stands for. Reuses ``found``'s sets (the caller drops it); only the
+    few superseded units are moved, not every unit copied into a new map.
+
+    >>> found = {"u1": {"a"}, "old": {"b"}, "u2": {"c"}, "older": {"d"}}
+    >>> pool = terminal_pool(found, {"u1": ["u1"], "old": ["u2"], "u2": ["u2"], "older": ["u3", "u4"]})
+    >>> sorted((u, sorted(nodes)) for u, nodes in pool.items())
+    [('u1', ['a']), ('u2', ['b', 'c']), ('u3', ['d']), ('u4', ['d'])]
+    """
+    moved = [uid for uid, ts in ends.items() if not (len(ts) == 1 and ts[0] == uid) and uid in found]
+    pool = found
+    for uid in moved:
+        nodes = pool.pop(uid)
+        for t in ends[uid]:
+            pool.setdefault(t, set()).update(nodes)
+    return pool
 
 
 def unit_scores(pool: dict[str, set[str]], scores: dict[str, float], graph: dict[str, float],
@@ -250,8 +291,15 @@ def unit_scores(pool: dict[str, set[str]], scores: dict[str, float], graph: dict
     >>> s["u1"], s["u3"], 0 < s["u2"] < 1e-6
     (1.3, 1.0, True)
     """
-    # exact (:func:`exact_sum`), so a unit's score does not depend on its set's iteration order (hash seed)
-    out = {uid: exact_sum([scores[n] for n in nodes]) for uid, nodes in pool.items()}
+    # exact (:func:`exact_sum`), so a unit's score does not depend on its set's iteration order (hash seed);
+    # most units have one of the best nodes (its one term inlined: thousands per question near a hub)
+    out: dict[str, float] = {}
+    for uid, nodes in pool.items():
+        if len(nodes) == 1:
+            for n in nodes:
+                out[uid] = scores[n] + 0.0  # exact_sum of one term
+        else:
+            out[uid] = exact_sum([scores[n] for n in nodes])
     if mode == "after_graph":
         out = {uid: v if any(graph.get(n, 0.0) > 0 for n in pool[uid]) else v * 1e-6 for uid, v in out.items()}
     return out
@@ -366,8 +414,16 @@ def graph_ranked(pool: dict[str, set[str]], graph: dict[str, float]) -> dict[str
     {'u1': 1.5, 'u3': 0.5}
     """
     g = scaled(graph)
-    out = {uid: exact_sum([g[n] for n in nodes if n in g]) for uid, nodes in pool.items()}
-    return dict(sorted((uid, s) for uid, s in out.items() if s > 0))  # left out before sorting: most have none
+    out: dict[str, float] = {}
+    for uid, nodes in pool.items():
+        if len(nodes) == 1:  # most units (as in :func:`unit_scores`): exact_sum of one term or none
+            for n in nodes:
+                s = g.get(n, 0.0) + 0.0
+        else:
+            s = exact_sum([g[n] for n in nodes if n in g])
+        if s > 0:
+            out[uid] = s
+    return out  # in the pool's order: the bridge hop takes its best by a total order (:func:`top_items`)
 
 
 def residual(question: str, units: list[Unit]) -> str:
@@ -398,7 +454,7 @@ def bridge_hop(parts: Parts, question: str, scored: dict[str, float], seeds: dic
     words (:func:`residual`), its terminal unit when superseded. ``known``: nodes' mentions
     this call read already (:func:`_retrieve`'s best nodes, the seeds among them), not read again."""
     store, index = parts.store, parts.entry_finder.index()
-    top = [u for u, _ in heapq.nsmallest(units, scored.items(), key=lambda kv: (-kv[1], kv[0]))]
+    top = [u for u, _ in top_items(scored, units)]
     tops = store.get_units(top)
     ends = [(unit.subject_id, unit.subject) for unit in tops] + [  # a node value has both its id and its label
         (v.node_ref, v.node) for unit in tops for v in list(unit.args) + [m.value for m in unit.mods]

@@ -411,3 +411,63 @@ def test_units_the_fusion_brought_alone_rank_after_the_graphs(kb):
     assert reached(copied.units) != flags  # the fused scores put a fusion-only unit above a reached one
     with pytest.raises(ValueError, match="dense_units"):
         RetrieveParams(dense_units="shared")
+
+
+def test_the_slow_tails_shortcuts_give_the_same_output():
+    """The per-unit steps made cheaper for the large graph's slow questions (top_items,
+    terminal_pool, one-node units scored inline, best_of without sorting its candidates)
+    return exactly what the plain forms return: the same pairs, the same floats, the same
+    order, on random pools with many ties (a node's units score alike) and superseded units."""
+    import heapq
+    import random
+
+    from kgservice.expansion import retrieve as r
+    from kgservice.expansion.fusion import scaled
+
+    rng = random.Random(11)
+    for trial in range(200):
+        nodes = [f"n{i}" for i in range(rng.randint(1, 12))]
+        scores = {n: rng.choice([0.0, 0.25, 0.5, 1.0, rng.random()]) for n in nodes}
+        graph = {n: rng.random() * 3 for n in nodes if rng.random() < 0.7}
+        found = {f"u{rng.randrange(10 ** 6):06d}": set(rng.sample(nodes, rng.choice([1, 1, 1, 2, 3][:len(nodes)])))
+                 for _ in range(rng.randint(0, 300))}
+        # a superseded unit's terminals: units found themselves or not (never superseded), or
+        # none (a cycle); the rest map to themselves, or are left out as a store may leave them
+        kept = [u for u in found if rng.random() < 0.9]
+        others = sorted(set(found) - set(kept))
+        terminals = kept + [f"t{i}" for i in range(3)]
+        ends = {u: [u] for u in kept if rng.random() < 0.8}
+        ends.update({u: sorted(rng.sample(terminals, min(len(terminals), rng.randint(0, 2)))) for u in others})
+        plain: dict[str, set[str]] = {}
+        for uid, ns in found.items():
+            for t in ends.get(uid, [uid]):
+                plain.setdefault(t, set()).update(ns)
+        pool = r.terminal_pool({u: set(ns) for u, ns in found.items()}, ends)
+        assert pool == plain
+        got = r.unit_scores(pool, scores, graph)
+        assert got == {u: math.fsum(scores[n] for n in ns) for u, ns in pool.items()}
+        g = scaled(graph)
+        sums = {u: math.fsum(g[n] for n in ns if n in g) for u, ns in pool.items()}
+        assert r.graph_ranked(pool, graph) == {u: s for u, s in sums.items() if s > 0}
+        for k in (0, 1, 3, 10, 40, 400):
+            want = heapq.nsmallest(k, got.items(), key=lambda kv: (-kv[1], kv[0]))
+            assert r.top_items(got, k) == want, (trial, k)
+
+
+def test_best_of_is_the_best_of_the_sorted_candidates():
+    """``best_of`` picks the best candidate without sorting them: the same unit and float as
+    the first maximum over the candidates in id order (the smallest id among ties)."""
+    import random
+
+    rng = random.Random(5)
+    words = ["snow", "rain", "sun", "wind", "fog"]
+    ix = UnitIndex.build([(f"u{i:03d}", " ".join(rng.choices(words, k=rng.randint(1, 4)))) for i in range(200)])
+    every = [f"u{i:03d}" for i in range(200)]
+    for q in ["snow", "rain fog", "sun sun wind", "hail", "fog snow rain"]:
+        scores = ix.scores(q)
+        for _ in range(30):
+            cands = rng.sample(every, rng.randint(1, 60)) + ["absent"]
+            scored = sorted((u, scores.get(u, 0.0)) for u in cands if u != "absent")
+            best = max(s for _, s in scored)
+            want = next((u, s) for u, s in scored if s == best) if best > 0 else None
+            assert ix.best_of(q, cands) == want
