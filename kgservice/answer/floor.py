@@ -102,6 +102,11 @@ class Relevance:
     missing: tuple[str, ...] = ()
     reason: str = ""
     rule: str = ""
+    #: the ranked units the verdict rests on (about a thing the question names), best first
+    rests_on: tuple[str, ...] = ()
+    #: units the floor's rules read as about another thing than the one the question names
+    #: ("Zyphora Nights" / *Night of Nights*): never listed as part of the answer
+    other_things: tuple[str, ...] = ()
 
     @property
     def found(self) -> bool:
@@ -490,6 +495,7 @@ def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, C
     if gone:
         return Relevance(NONE, gone, f"the graph has nothing about {', '.join(repr(g) for g in gone)}", NAME_RULE)
     hits = [m for m in ranked[:top] if about(a, candidates[m.id], m)]
+    about_ids = [m.id for m in hits]
     unheld = unheld_name_words(bare, known)
     if unheld:
         # a name with a word the graph never uses is no name the graph holds: a side sharing
@@ -518,26 +524,34 @@ def relevance(question: str, ranked: Sequence[Match], candidates: Mapping[str, C
         named = any(m.anchor for m in ranked[:top])
         return Relevance(NONE, (), "units name a thing the question names, none is about it" if named
                          else "no unit is about a thing the question names", ABOUT_RULE)
+    kept = tuple(m.id for m in hits)
+    others = tuple(i for i in about_ids if i not in kept)
     if any(m.relation > 0 for m in hits):
-        return Relevance(STRONG, (), "a unit states the asked relation of a thing the question names")
-    return Relevance(PARTIAL, (), "units about a thing the question names, none with the asked relation")
+        return Relevance(STRONG, (), "a unit states the asked relation of a thing the question names",
+                         rests_on=kept, other_things=others)
+    return Relevance(PARTIAL, (), "units about a thing the question names, none with the asked relation",
+                     rests_on=kept, other_things=others)
 
 
-def about_first(question: str, ranked: Sequence[Match], candidates: Mapping[str, Candidate],
-                top: int = TOP) -> list[Match]:
-    """``ranked`` with the units of its ``top`` best that are about a thing the question names
-    (:func:`about`) moved to the front, each group in its order: the answer lists the units its
-    verdict rests on.
+def about_first(ranked: Sequence[Match], rel: Relevance, top: int = TOP) -> list[Match]:
+    """``ranked`` with the units of its ``top`` best that the verdict ``rel`` rests on
+    (:attr:`Relevance.rests_on`: about a thing the question names, :func:`about`, and kept by
+    the floor's rules) moved to the front, each group in its order: the answer lists the units
+    its verdict rests on first. Read from the verdict rather than from :func:`about` again: a
+    unit the floor's rules set aside (*capital [is] Poona* for "What is the capital of
+    Colombia?") is about a named side by :func:`about` and was listed before the unit the
+    verdict stood on.
 
     >>> from kgservice.answer.shape import rank
     >>> cands = [Candidate("j", ("Jython", "Java"), predicate="written in"),
     ...          Candidate("k", ("Java", "Oracle"), predicate="owned by")]
-    >>> [m.id for m in about_first("Who made Java?", rank("Who made Java?", cands), {c.id: c for c in cands})]
-    ['k', 'j']
+    >>> ranked = rank("Who made Java?", cands)
+    >>> rel = relevance("Who made Java?", ranked, {c.id: c for c in cands}, lambda s: True)
+    >>> rel.rests_on, [m.id for m in about_first(ranked, rel)]
+    (('k',), ['k', 'j'])
     """
-    a = asked(question)
     head = list(ranked[:top])
-    first = [m for m in head if about(a, candidates[m.id], m)]
+    first = [m for i in rel.rests_on for m in head if m.id == i]
     return first + [m for m in head if m not in first] + list(ranked[top:])
 
 
@@ -555,7 +569,7 @@ def shares(m: Match) -> bool:
     return bool(m.anchor) or m.relation > 0 or bool(m.shared)
 
 
-def listed(ranked: Sequence[Match], top: int = TOP) -> list[Match]:
+def listed(ranked: Sequence[Match], top: int = TOP, other_things: Iterable[str] = ()) -> list[Match]:
     """The units the no-model answer lists: of the ``top`` best of ``ranked`` (the verdict's, its
     units about a named thing first: :func:`about_first`), those that share something with the
     question (:func:`shares`). The verdict reads the best units together, and one unit about a
@@ -564,12 +578,14 @@ def listed(ranked: Sequence[Match], top: int = TOP) -> list[Match]:
     Grafton County* third, under "found", where a reader takes it for part of the answer. A
     unit that shares no name, no relation and no word with the question answers another one:
     the answer lists fewer (scripts/eval/RESULTS.md, "Units that share nothing with the
-    question").
+    question"). Nor does it list a unit the floor's rules read as about another thing
+    (``other_things``: :attr:`Relevance.other_things`), though it shares a word.
 
     >>> ms = [Match("t", 1.0, (0,), True, False, frozenset({"green", "tea", "contain"})),
     ...       Match("b", 0.0, (0,), True, False, frozenset({"green", "tea"})),
     ...       Match("r", 0.0, (), True, False, frozenset()), Match("x", 0.0, (0,), True, False)]
-    >>> [m.id for m in listed(ms)]
-    ['t', 'b']
+    >>> [m.id for m in listed(ms)], [m.id for m in listed(ms, other_things=["b"])]
+    (['t', 'b'], ['t'])
     """
-    return [m for m in ranked[:top] if shares(m)]
+    leave = set(other_things)
+    return [m for m in ranked[:top] if shares(m) and m.id not in leave]

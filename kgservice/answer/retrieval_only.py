@@ -139,9 +139,9 @@ def answer_units(parts: Parts, question: str, top: int = TOP_UNITS, retrieval: A
                     narrow=narrow, meets=odd_word_meets(parts, threshold) if VECTOR in narrow else None)
     if not rel.found:
         return AnswerUnits([], rel, ranked, by_cand)
-    ranked = about_first(question, ranked, by_cand, judge)
+    ranked = about_first(ranked, rel, judge)
     by_id = {u.id: u for u in units}
-    return AnswerUnits([by_id[m.id] for m in listed(ranked, top)], rel, ranked, by_cand)
+    return AnswerUnits([by_id[m.id] for m in listed(ranked, top, rel.other_things)], rel, ranked, by_cand)
 
 
 def narrower_units(store: GraphStore, named: list[str], have: set[str], limit: int = NARROWER_UNITS) -> list[str]:

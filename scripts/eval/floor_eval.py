@@ -528,7 +528,7 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
                     for uid in x.top(SHIPPED):
                         print(f"      {uid}: {x.texts.get(uid, '')[:100]}")
                     for uid in x.not_listed(SHIPPED):
-                        print(f"      (not listed: shares nothing with the question) {uid}: {x.texts.get(uid, '')[:100]}")
+                        print(f"      (not listed: shares nothing with the question, or the floor read it as another thing) {uid}: {x.texts.get(uid, '')[:100]}")
     if a.json:
         doc["questions"] = {g: [{"set": x.set, "kind": x.kind, "q": x.question, "answerable": x.answerable,
                                  "gold": x.gold, "top3": x.top(SHIPPED), "retrieval_top3": x.retrieval,

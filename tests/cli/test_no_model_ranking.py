@@ -221,3 +221,18 @@ def test_a_unit_sharing_nothing_with_the_question_is_not_listed(cli, tmp_path):
     assert data["found"] is True and data["cited"] == ["t1", "t2"], data
     data = cli("ask", "What does green tea contain, and where is Fowler River?", "--json")
     assert data["found"] is True and {"t1", "r1"} <= set(data["cited"]), data
+
+
+def test_a_unit_the_floor_reads_as_another_thing_is_not_listed(cli, tmp_path):
+    """The floor's rules set a unit aside as about another thing (*capital [is] Poona* for "What
+    is the capital of Peru?": about some capital, not Peru; *Night of Nights* for "Zyphora
+    Nights"), but the list was made by reading each unit's anchors again, so such a unit was
+    listed beside the one the verdict stood on (on main: *p1* cited with *c1* and *c2*). The
+    answer lists what the verdict rests on, and not those."""
+    units = tmp_path / "parse.units"
+    units.write_text("#c1 {capital} [is] {Poona}\n#c2 {capital} [is] {Buenos Aires}\n"
+                     "#p1 {Peru} [has capital] {Lima}\n#p2 {Peru} [located in] {South America}\n", "utf-8")
+    cli("ingest", str(units))
+    data = cli("ask", "What is the capital of Peru?", "--json")
+    assert data["found"] is True and data["cited"][0] == "p1", data
+    assert not {"c1", "c2"} & set(data["cited"]), data
