@@ -36,9 +36,11 @@ def _refuse_text_without_model(parts: Parts, folder: Path, sources: dict[Path, S
     extract with no model to do it stores nothing. Found only at that file, the sync had
     stored the documents sorted before it and stopped (exit 2) halfway."""
     from kgservice.lifecycle.text import needs_extraction
-    from kgservice.llm.check import refuse_text_without_model
+    from kgservice.llm.check import refuse_text_without_model, refuses_text
     from kgservice.pipeline.ingest import UNIT_SUFFIXES, mode_for
 
+    if not refuses_text(parts.settings):  # a model is set: no document need be read to refuse nothing
+        return
     refuse_text_without_model(parts.settings, [
         str(f) for f, src in sources.items()
         if f.suffix not in UNIT_SUFFIXES and needs_extraction(parts, doc_id_for(f, folder), src.text, mode_for(f, mode))])

@@ -92,7 +92,8 @@ def needs_extraction(parts: Parts, doc_id: str, text: str, mode: str, force: boo
     :func:`kgservice.llm.check.refuse_text_without_model`."""
     from kgservice.pipeline.ingest import content_hash
 
-    return _changes(next(iter(parts.store.documents([doc_id])), None), content_hash(text), mode, force)
+    # the hash and mode are in the record's meta: no text or original file is read for them
+    return _changes(next(iter(parts.store.documents([doc_id], parts="meta")), None), content_hash(text), mode, force)
 
 
 def ingest_document_text(parts: Parts, doc_id: str, text: str, mode: str, *, title: str | None = None,

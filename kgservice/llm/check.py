@@ -143,6 +143,13 @@ def calls_no_model(settings: Settings, model: str | None = None) -> bool:
     return no_model_configured(settings, model) and not _recordings(settings) and not SCRIPT.has_replies()
 
 
+def refuses_text(settings: Settings) -> bool:
+    """Whether :func:`refuse_text_without_model` refuses a text under ``settings``: nobody chose a
+    model and no recordings are there to replay. A caller that must read the store to name its
+    texts (``kg sync``) asks this first, and reads nothing when a model is set."""
+    return no_model_configured(settings, settings.llm_model) and not _recordings(settings)
+
+
 def refuse_text_without_model(settings: Settings, subjects: Sequence[str]) -> None:
     """Raise :class:`NoModelConfigured` when ``subjects`` (the texts that would be extracted,
     named as the caller knows them: file paths, a request's field) are not empty and nobody
@@ -156,7 +163,7 @@ def refuse_text_without_model(settings: Settings, subjects: Sequence[str]) -> No
     here (its failures stay loud), nor the default when recordings are there to replay
     (``KG_LLM_RECORDINGS``, or packaged ones): they may hold this text's replies."""
 
-    if subjects and no_model_configured(settings, settings.llm_model) and not _recordings(settings):
+    if subjects and refuses_text(settings):
         raise NoModelConfigured(
             f"text needs a model to extract units, and none is configured ({settings.llm_model} has no "
             f"recorded response for {', '.join(subjects)}); set KG_LLM_MODEL (or llm_model in the config file, "
@@ -165,4 +172,4 @@ def refuse_text_without_model(settings: Settings, subjects: Sequence[str]) -> No
 
 
 __all__ = ["ModelStatus", "NoModelConfigured", "PING_TASK", "calls_no_model", "check_model", "configured_status",
-           "refuse_text_without_model"]
+           "refuse_text_without_model", "refuses_text"]
