@@ -42,6 +42,8 @@ ALLOWED = {
                                                        "and stops drafting; the grounded check decides the reply",
     ("llm/client.py", "the provider's stream ended with no reply"): "raised inside the provider call: "
                                                                     "LLMClient wraps it as LLMProviderError",
+    ("lifecycle/model.py", "parts must be one of "): "an internal argument (GraphStore.documents' callers pass a "
+                                                      "literal mypy checks): a code defect, never user input",
     ("graphify/memory.py", "outcome must be one of"): "graphify imports only config and the saved-result model "
                                                       "from the core, lazily (DESIGN §7); the server checks the "
                                                       "outcome in its request model first",
