@@ -118,6 +118,19 @@ class Relevance:
         return f"{'no' if self.strength == NONE else self.strength} match"
 
 
+def held(word: str, known: Callable[[str], bool]) -> bool:
+    """Does the graph use ``word`` (``known``: is this stem in any unit?) in some form, or is it a
+    one-letter misspelling of a word the graph uses (:func:`kgservice.entry.spelling.respelt`)?
+    The test every word of a question's name is put to (:func:`missing_names`,
+    :func:`unheld_name_words`).
+
+    >>> known = {"margraviat", "mart"}.__contains__
+    >>> held("Margraviates", known), held("Margaraviate", known), held("Mars", known)
+    (True, True, False)
+    """
+    return known(stem(word)) or bool(respelt(word, lambda x: int(known(stem(x))), same=stem))
+
+
 def missing_names(a: Asked, known: Callable[[str], bool],
                   narrower: Callable[[str], bool] = lambda name: False) -> tuple[str, ...]:
     """The question's names (:attr:`Asked.names`) none of whose words the graph uses
@@ -140,8 +153,7 @@ def missing_names(a: Asked, known: Callable[[str], bool],
     for name in a.names:
         content = [t for t in name if t not in STOPWORDS and not t.isdigit()]
         text = " ".join(name)
-        if content and (not any(known(stem(t)) or respelt(t, lambda x: int(known(stem(x))), same=stem)
-                                for t in content) or narrower(text)):
+        if content and (not any(held(t, known) for t in content) or narrower(text)):
             out.append(text)
     return tuple(out)
 
@@ -298,8 +310,7 @@ def unheld_name_words(a: Asked, known: Callable[[str], bool]) -> list[tuple[froz
             elif not t.isdigit() and len(t) > 1:
                 runs[-1].append(t)
         for run in runs:
-            odd = frozenset(stem(t) for t in run
-                            if not (known(stem(t)) or respelt(t, lambda x: int(known(stem(x))), same=stem)))
+            odd = frozenset(stem(t) for t in run if not held(t, known))
             if odd:
                 out.append((frozenset(stem(t) for t in run), odd))
     return out
