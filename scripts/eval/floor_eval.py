@@ -451,7 +451,6 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
     floors = (SHIPPED,) if answer_level else VARIANTS
     extra: dict[str, list[Asked]] = {}  # first hops with no unit-level gold, for the answer-level read only
     spec = json.loads((SETS / "demo.json").read_text("utf-8"))
-    off = json.loads((SETS / "offtopic.json").read_text("utf-8"))["questions"]
     graphs: dict[str, list[Asked]] = {}
     kbs = []
     if a.demo or a.notes:
@@ -460,9 +459,7 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
             kb = text_graph("demo", [demo / "units"], [demo / "texts"])
             kbs.append(kb)
             graphs["demo"] = [_answers(ask(kb, "demo", x["q"], True, x["gold"], floors), x["gold"])
-                              for x in spec["demo"]] + \
-                [ask(kb, "off-topic", x["q"], False, [], floors, x["kind"]) for x in off
-                 if x["kind"] != "near-musique"]
+                              for x in spec["demo"]] + offtopic_asked(kb, floors, leave_out="near-musique")
         if a.notes:
             kb = text_graph("notes", [], [SETS / "notes"])
             kbs.append(kb)
@@ -488,8 +485,7 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
         lost = [q for q in qs if not q[1]]
         print(f"musique: {len(lost)} of {len(qs)} steps have no unit holding their answer (left out)")
         src = passage_sources(ctx)
-        offtopic = [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"], src)
-                    for x in off if x["kind"] != "near-demo"]
+        offtopic = offtopic_asked(ctx.kb, floors, src, leave_out="near-demo")
         if answer_level:
             unit_gold = {q: g for q, g, kind in qs if kind == "first hop"}
             hops = [_answers(ask(ctx.kb, "musique", step, True, unit_gold.get(step, []), floors, "first hop", src),
@@ -545,6 +541,14 @@ def main(sets: list[str], show: bool = False, json_path: Path | None = None, mus
 
 
 
+def offtopic_asked(kb: Any, floors: tuple[str, ...], src: Any = None, leave_out: str | None = None) -> list[Asked]:
+    """The off-topic questions (``offtopic.json``) asked of ``kb``; ``leave_out``: the kind of
+    near miss written for another graph (the demo's "near-musique" ones, MuSiQue's "near-demo"
+    ones), none for a graph of another kind (2Wiki, HotpotQA: all 36)."""
+    off = json.loads((SETS / "offtopic.json").read_text("utf-8"))["questions"]
+    return [ask(kb, "off-topic", x["q"], False, [], floors, x["kind"], src) for x in off if x["kind"] != leave_out]
+
+
 def twowiki_asked(data: Path, gold_file: Path, floors: tuple[str, ...]) -> list[Asked]:
     """2Wiki's first hops with read gold (:func:`audited_first_hops`, the same loader and checks
     as MuSiQue's) and all 36 off-topic questions (none is about 2Wiki's films and people; the
@@ -553,16 +557,16 @@ def twowiki_asked(data: Path, gold_file: Path, floors: tuple[str, ...]) -> list[
     from scripts.eval.harness import build
 
     ctx = build(load(data))
-    read, left = audited_first_hops(ctx, json.loads(gold_file.read_text("utf-8")))
+    gold = json.loads(gold_file.read_text("utf-8"))
+    read, left = audited_first_hops(ctx, gold)
     print(f"2wiki: read gold ({gold_file.name}), {len(read)} first hops with a stating unit; {len(left)} left out "
           "(no gold in this graph):")
     for qid, why in left:
         print(f"  - {qid}: {why}")
-    answers = {q["step"]: q["answer"] for q in json.loads(gold_file.read_text("utf-8"))["questions"]}
+    answers = {q["step"]: q["answer"] for q in gold["questions"]}
     src = passage_sources(ctx)
-    off = json.loads((SETS / "offtopic.json").read_text("utf-8"))["questions"]
     return [_answers(ask(ctx.kb, "2wiki", q, True, g, floors, kind, src), [answers[q]]) for q, g, kind in read] + \
-        [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"], src) for x in off]
+        offtopic_asked(ctx.kb, floors, src)
 
 
 def hotpot_asked(data: Path, floors: tuple[str, ...]) -> list[Asked]:
@@ -575,9 +579,8 @@ def hotpot_asked(data: Path, floors: tuple[str, ...]) -> list[Asked]:
 
     ctx = build(load(data))
     src = passage_sources(ctx)
-    off = json.loads((SETS / "offtopic.json").read_text("utf-8"))["questions"]
     return [ask(ctx.kb, "hotpotqa", q.question, True, [], floors, "whole, no gold", src) for q in ctx.ds.questions] + \
-        [ask(ctx.kb, "off-topic", x["q"], False, [], floors, x["kind"], src) for x in off]
+        offtopic_asked(ctx.kb, floors, src)
 
 
 def _answers(a: Asked, answers: list[str]) -> Asked:
